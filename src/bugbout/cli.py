@@ -1,0 +1,306 @@
+"""The ``bugbout`` command line: the only module that imports Hydra.
+
+Subcommands that run the pipeline compose their settings with Hydra (the user's
+``bugbout.yaml`` as the primary config, bugbout's packaged groups on the search path,
+command-line overrides last), convert them to the core's pydantic models and call the
+core. Errors a user can cause print as one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bugbout import __version__
+from bugbout.core.errors import BugboutError, ConfigError
+from bugbout.core.layout import CONFIG_NAME, find_config
+from bugbout.ui import Console
+
+USAGE = f"""\
+usage: bugbout [--quiet] COMMAND [ARGS...] [OVERRIDES...]
+
+Which coding agent really fixes bugs in your codebase? (bugbout {__version__})
+
+commands:
+  init      write a commented {CONFIG_NAME} for the repository here
+  tasks     mine fixed bugs and compute their ground truth
+  plugins   list every plugin by kind, with the distribution it came from
+  demo      build the example repository and run `bugbout tasks` on it
+
+Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job`.
+Run `bugbout COMMAND --help` for a command's options.
+"""
+
+GROUPS = {"miner": "miner", "env": "env"}
+"""Config groups the settings know, by the plugin kind they select."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``bugbout`` script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    quiet = "--quiet" in args or "-q" in args
+    args = [arg for arg in args if arg not in ("--quiet", "-q")]
+    console = Console(quiet=quiet)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if args else 2
+    if args[0] == "--version":
+        print(f"bugbout {__version__}")
+        return 0
+    command, rest = args[0], args[1:]
+    handlers: dict[str, Callable[[list[str], Console], int]] = {
+        "init": _init,
+        "tasks": _tasks,
+        "plugins": _plugins,
+        "demo": _demo,
+    }
+    if command not in handlers:
+        console.error(f"unknown command {command!r}; the commands are {', '.join(handlers)}")
+        return 2
+    try:
+        return handlers[command](rest, console)
+    except BugboutError as exc:
+        console.error(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        console.error("interrupted; everything finished so far is saved, run again to resume")
+        return 130
+
+
+# -- init ---------------------------------------------------------------------------------
+
+
+def _init(args: list[str], console: Console) -> int:
+    """``bugbout init [--force] [--source DIR] [--tests DIR]``"""
+    import argparse
+
+    from bugbout.core.git import Git
+    from bugbout.core.layout import detect_source, detect_tests, render_config
+    from bugbout.core.store import write_atomic
+
+    parser = argparse.ArgumentParser(
+        prog="bugbout init", description=f"Write a commented {CONFIG_NAME} here."
+    )
+    parser.add_argument("--force", action="store_true", help=f"overwrite an existing {CONFIG_NAME}")
+    parser.add_argument("--source", help="the package directory (found from the layout)")
+    parser.add_argument("--tests", help="the tests directory (found from the layout)")
+    options = parser.parse_args(args)
+    root = Path.cwd()
+    git = Git(root)
+    if git.is_repository():
+        root = Path(git.run("rev-parse", "--show-toplevel").strip())
+    target = root / CONFIG_NAME
+    if target.exists() and not options.force:
+        raise ConfigError(f"{target} already exists; pass --force to overwrite it")
+    source = options.source or detect_source(root)
+    tests = options.tests or detect_tests(root, source)
+    write_atomic(target, render_config(source, tests))
+    console.info(f"wrote {target} (source: {source}, tests: {tests}); next: `bugbout tasks`")
+    return 0
+
+
+# -- plugins ------------------------------------------------------------------------------
+
+
+def _plugins(args: list[str], console: Console) -> int:
+    """``bugbout plugins``: every plugin by kind and its distribution."""
+    from bugbout.core.manager import make_plugins
+
+    if args and args[0] in ("-h", "--help"):
+        print("usage: bugbout plugins\n\nList every plugin by kind, with its distribution.")
+        return 0
+    if args:
+        raise ConfigError(f"`bugbout plugins` takes no arguments (got {' '.join(args)})")
+    plugins = make_plugins()
+    for problem in plugins.problems:
+        console.warn(problem)
+    console.plugin_table(plugins.all())
+    return 0
+
+
+# -- demo ---------------------------------------------------------------------------------
+
+
+def _demo(args: list[str], console: Console) -> int:
+    """``bugbout demo [DIR]``: the example repository, then ``bugbout tasks`` in it."""
+    import os
+
+    from bugbout.example import build_example
+
+    if args and args[0] in ("-h", "--help"):
+        print("usage: bugbout demo [DIR] [OVERRIDES...]\n\nBuild the example repository in "
+              "DIR (default ./bugbout-demo) and run `bugbout tasks` on it.")
+        return 0
+    target = Path(args[0] if args and "=" not in args[0] else "bugbout-demo").resolve()
+    overrides = args[1:] if args and "=" not in args[0] else args
+    if target.exists():
+        raise ConfigError(f"{target} already exists; remove it or name another directory")
+    build_example(target)
+    console.info(f"built the example repository in {target}")
+    os.chdir(target)
+    return _tasks(overrides, console)
+
+
+# -- tasks (Hydra) ------------------------------------------------------------------------
+
+
+def _tasks(args: list[str], console: Console) -> int:
+    """``bugbout tasks [OVERRIDES]``: mine, find issues, compute ground truth."""
+    if args and args[0] in ("-h", "--help"):
+        print(
+            "usage: bugbout tasks [OVERRIDES...]\n\nMine fixed bugs and compute their ground "
+            "truth; writes .bugbout/tasks.json and .bugbout/oracles.json.\n\nExamples:\n"
+            "  bugbout tasks tasks.limit=5\n  bugbout tasks env=interpreter\n"
+            "  bugbout tasks --cfg job      # show the composed settings\n"
+        )
+        return 0
+
+    def job(settings: Any, plugins: Any) -> None:
+        from bugbout.core.store import Store
+        from bugbout.core.tasks import compute_oracles, mine_tasks
+
+        store = Store(settings.store_dir)
+        with store.lock(), console.progress() as progress:
+            tasks = mine_tasks(settings, plugins, store, progress)
+            oracles = compute_oracles(settings, plugins, store, tasks, progress)
+        console.task_table(tasks, oracles)
+        console.info(f"wrote {store.path('tasks.json')} and {store.path('oracles.json')}")
+
+    return _run_with_hydra("tasks", args, console, job)
+
+
+def _run_with_hydra(
+    command: str, args: list[str], console: Console, job: Callable[[Any, Any], None]
+) -> int:
+    """Compose the settings with Hydra and call ``job(settings, plugins)``."""
+    import hydra
+    from omegaconf import DictConfig
+
+    from bugbout.core.manager import make_plugins
+
+    config = find_config(Path.cwd())
+    root = config.parent
+    _check_defaults(config)
+    plugins = make_plugins()
+    for problem in plugins.problems:
+        console.warn(problem)
+    _register_plugin_options(plugins)
+    _check_group_choices(args, plugins)
+    exit_code = 0
+
+    @hydra.main(version_base="1.3", config_path=None, config_name=CONFIG_NAME[:-5])
+    def hydra_job(cfg: DictConfig) -> None:
+        nonlocal exit_code
+        try:
+            job(_settings(cfg, root), plugins)
+        except BugboutError as exc:
+            console.error(str(exc))
+            exit_code = 2
+
+    store = root / ".bugbout"
+    argv = [
+        f"bugbout {command}", "--config-dir", str(root), *args,
+        "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
+        f"hydra.run.dir={store}", f"hydra.sweep.dir={store}/sweeps/${{now:%Y-%m-%d_%H-%M-%S}}",
+        "hydra.job.chdir=false", "hydra/job_logging=none", "hydra/hydra_logging=none",
+    ]  # fmt: skip
+    saved = sys.argv
+    sys.argv = argv
+    try:
+        hydra_job()
+    finally:
+        sys.argv = saved
+    return exit_code
+
+
+def _settings(cfg: Any, root: Path) -> Any:
+    """The core's settings from Hydra's composed config; errors name the key."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import MissingMandatoryValue
+    from pydantic import ValidationError
+
+    from bugbout.core.settings import BoutSettings
+
+    try:
+        data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue as exc:
+        key = exc.full_key or "a key"
+        raise ConfigError(f"{key} is not set; add it to {root / CONFIG_NAME}") from None
+    assert isinstance(data, dict)
+    try:
+        return BoutSettings.model_validate({**data, "root": root})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(f"{root / CONFIG_NAME}: {where}: {error['msg']}") from None
+
+
+def _check_defaults(config: Path) -> None:
+    from omegaconf import OmegaConf
+
+    try:
+        loaded = OmegaConf.load(config)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{config} is not valid YAML ({first}); fix it or rerun `bugbout init --force`") from None
+    defaults = loaded.get("defaults") if hasattr(loaded, "get") else None
+    if not defaults or "base" not in [str(item) for item in defaults]:
+        raise ConfigError(
+            f"{config} must start with `defaults: [base, _self_]` to load bugbout's settings"
+        )
+
+
+def _packaged_options(group: str) -> set[str]:
+    from importlib import resources
+
+    folder = resources.files("bugbout.conf") / group
+    if not folder.is_dir():
+        return set()
+    return {item.name[:-5] for item in folder.iterdir() if item.name.endswith(".yaml")}
+
+
+def _register_plugin_options(plugins: Any) -> None:
+    """Make every registered plugin selectable by name, without shipping YAML."""
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    for kind, group in GROUPS.items():
+        packaged = _packaged_options(group)
+        for name in plugins.of_kind(kind):
+            if name not in packaged:
+                store.store(group=group, name=name, node={"name": name})
+
+
+def _check_group_choices(args: list[str], plugins: Any) -> None:
+    """An unknown option for a group is one line listing the valid ones."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    overrides = [arg for arg in args if not arg.startswith("-") and "=" in arg]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ConfigError(f"cannot read the overrides: {first}") from None
+    for override in parsed:
+        group = override.key_or_group
+        if group not in GROUPS.values() or override.is_delete():
+            continue
+        kind = next(k for k, g in GROUPS.items() if g == group)
+        valid = _packaged_options(group) | set(plugins.of_kind(kind))
+        values = (
+            [str(v) for v in override.sweep_iterator()]
+            if override.is_sweep_override()
+            else [str(override.value())]
+        )
+        for value in values:
+            if value not in valid:
+                raise ConfigError(
+                    f"{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
+                )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Environment builders: what the project's tests run in.
+
+A builder prepares an :class:`Environment` for one project era (a Python version and
+the dependencies as of a fix's date); the environment turns a pytest command line and
+the tree under test into the exact command to run. The project itself is never
+installed: the tree under test goes on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import Field
+
+from bugbout.core.records import Record
+from bugbout.core.settings import ProjectSettings
+
+
+class EnvironmentRequest(Record):
+    """What a builder is asked for: the environment a task's tests need."""
+
+    project: ProjectSettings
+    tree: Path
+    """A tree of the project at the fix, to read its declared Python and dependencies from."""
+    date: str | None = None
+    """The fix's date (ISO 8601): dependencies are resolved as they were then."""
+    home: Path
+    """``BUGBOUT_HOME``: where environments are cached."""
+
+
+class Command(Record):
+    """A command line ready to run: argv, extra environment variables, working directory."""
+
+    argv: list[str]
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path
+
+
+class Environment(Protocol):
+    """A built environment."""
+
+    @property
+    def description(self) -> str:
+        """A short description for reports, e.g. ``uv: Python 3.9.18, 2021-06-01``."""
+        ...
+
+    @property
+    def key(self) -> str:
+        """What determines the environment; a changed key invalidates oracles."""
+        ...
+
+    def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
+        """The command that runs ``python -m pytest <args>`` on ``tree``.
+
+        ``extra_paths`` must be on ``PYTHONPATH`` (in that order) before the tree's own
+        entries; the working directory is the tree.
+        """
+        ...
+
+
+class EnvironmentBuilder(Protocol):
+    """What an environment plugin's factory returns."""
+
+    def build(self, request: EnvironmentRequest) -> Environment:
+        """Build (or find in the cache) the environment for ``request``.
+
+        Raises :class:`bugbout.core.errors.EnvironmentFailure` with a one-line message
+        when it cannot.
+        """
+        ...

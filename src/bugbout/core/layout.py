@@ -1,0 +1,100 @@
+"""Finding a repository's package and tests, and writing its ``bugbout.yaml``."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from bugbout.core.errors import ConfigError
+
+CONFIG_NAME = "bugbout.yaml"
+NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks",
+                "scripts", "tools", "build", "dist", "site-packages"}  # fmt: skip
+TEST_DIRECTORIES = ("tests", "test", "testing")
+
+
+def find_config(start: Path) -> Path:
+    """The ``bugbout.yaml`` in ``start`` or the nearest parent directory."""
+    for directory in (start, *start.parents):
+        candidate = directory / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        f"no {CONFIG_NAME} in {start} or its parents; run `bugbout init` at your "
+        "repository's root first"
+    )
+
+
+def detect_source(root: Path) -> str:
+    """The package directory: ``src/<pkg>`` or a top-level package, preferring the one
+    named like the project in ``pyproject.toml``."""
+    candidates = [
+        path.parent.relative_to(root).as_posix()
+        for base in (root / "src", root)
+        if base.is_dir()
+        for path in sorted(base.glob("*/__init__.py"))
+        if path.parent.name not in NOT_PACKAGES and not path.parent.name.startswith(".")
+    ]
+    if not candidates:
+        raise ConfigError(
+            f"found no Python package in {root} or {root / 'src'}; "
+            "write project.source in bugbout.yaml yourself (e.g. 'src/mypkg')"
+        )
+    wanted = _project_name(root)
+    for candidate in candidates:
+        if wanted and Path(candidate).name == wanted:
+            return candidate
+    return candidates[0]
+
+
+def detect_tests(root: Path, source: str) -> str:
+    """The tests directory: ``tests``, ``test`` or ``testing``, else the package's own."""
+    for name in TEST_DIRECTORIES:
+        if (root / name).is_dir():
+            return name
+    for name in TEST_DIRECTORIES:
+        if (root / source / name).is_dir():
+            return f"{source}/{name}"
+    return "tests"
+
+
+def _project_name(root: Path) -> str | None:
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    name = data.get("project", {}).get("name")
+    return name.replace("-", "_").lower() if isinstance(name, str) else None
+
+
+def render_config(source: str, tests: str) -> str:
+    """A commented ``bugbout.yaml`` for a repository with this layout."""
+    return f"""\
+# bugbout's settings for this repository. Every key below `project.source` is optional;
+# command-line overrides win over this file, e.g. `bugbout tasks tasks.limit=5`.
+defaults:
+  - base                  # bugbout's packaged defaults; keep this first
+  # - override env: interpreter   # run tests with an existing Python instead of uv
+  - _self_
+
+project:
+  source: {source}        # the package directory
+  tests: {tests}          # the test directory
+  # python: "3.9"         # pin the tests' Python; by default the one declared at the fix
+  # test-dependencies: [pytest]
+  # pytest-args: []       # your own addopts are ignored; put what the tests need here
+  # env: {{}}               # extra environment variables for the tests
+  # github: owner/name    # where issues live, when origin is not on GitHub
+
+tasks:
+  limit: 20               # the most tasks to keep, newest first
+  max-source-files: 2     # a fix touching more source files is too broad to be one bug
+  # since: "2023-01-01"   # only fixes after this date
+  # ref: main             # the branch to walk; the default branch when unset
+  # issue-sources: [github, file, commit]
+  # reruns: 2             # runs of the fixed tree; tests that differ are set aside
+  # timeout: 600          # seconds per test run
+
+# issue-source:
+#   file: {{path: issues.jsonl}}   # an export of your issues, for offline use
+"""

@@ -1,0 +1,168 @@
+"""The records that pass between pipeline stages, serialised as JSON in the store.
+
+Every stage reads records and writes records; nothing else flows between stages, so a
+bout can stop anywhere and resume from what the store holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+
+class Record(BaseModel):
+    """Base of every stored record: unknown keys are errors, values are validated on load."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class IssueRef(Record):
+    """An issue or pull request a commit names: ``#12``, ``gh-12``, a GitHub URL."""
+
+    number: int
+    url: str | None = None
+    closing: bool = False
+    """Named with a closing keyword (``Fixes #12``)."""
+
+
+class Issue(Record):
+    """An issue as an issue source returns it."""
+
+    number: int
+    title: str = ""
+    body: str = ""
+    url: str | None = None
+    is_pull_request: bool = False
+    closes: list[int] = Field(default_factory=list)
+    """For a pull request: the issues it closes."""
+
+
+class TaskIssue(Record):
+    """The issue a task replays, as written to ``tasks.json``."""
+
+    number: int
+    title: str = ""
+    url: str | None = None
+
+
+class Task(Record):
+    """A fix from the project's history that agents will try to replay."""
+
+    id: str
+    sha: str
+    parent: str
+    date: str
+    """The fix's commit date, ISO 8601 with its offset."""
+    title: str
+    issue: TaskIssue
+    problem_statement: str = ""
+    source_files: list[str]
+    test_files: list[str]
+    """Test modules the fix added or modified: the ones the oracle runs."""
+    changed_test_files: list[str] = Field(default_factory=list)
+    """Every file under the tests the fix added or modified (modules, conftest, data)."""
+    deleted_test_files: list[str] = Field(default_factory=list)
+    added_tests: list[str] = Field(default_factory=list)
+    """``path::Class::test`` names of the tests the fix added or gave new cases."""
+    scored: bool = True
+    reason: str | None = None
+    """Why the task is not scored, when it is not."""
+
+    @staticmethod
+    def id_for(sha: str) -> str:
+        """A task's id: stable, derived from the fix commit."""
+        return sha[:12]
+
+
+class TaskSet(Record):
+    """What mining found: the tasks, and how much history was examined and left out."""
+
+    examined: int = 0
+    excluded: dict[str, int] = Field(default_factory=dict)
+    tasks: list[Task] = Field(default_factory=list)
+
+    def exclude(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` examined commits left out for ``reason``."""
+        self.excluded[reason] = self.excluded.get(reason, 0) + count
+
+    def get(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+
+class Outcome(StrEnum):
+    """One test's outcome in one run."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+
+
+class RunStatus(StrEnum):
+    """How a test run as a whole ended."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"
+    NO_TESTS = "no-tests"
+    COLLECTION_FAILED = "collection-failed"
+    CRASHED = "crashed"
+
+
+class TestRun(Record):
+    """One pytest process: which tree it ran on and every test's outcome, by node id."""
+
+    __test__ = False  # not a pytest class
+
+    label: str
+    status: RunStatus
+    exit_code: int | None = None
+    duration: float = 0.0
+    outcomes: dict[str, Outcome] = Field(default_factory=dict)
+    collection_errors: dict[str, str] = Field(default_factory=dict)
+    """Modules that failed to collect, with the first line of their error."""
+    detail: str = ""
+    """The end of pytest's output, kept when the run did not end cleanly."""
+
+
+OracleStatus = Literal["ok", "no-fail-to-pass", "environment-error"]
+
+
+class Oracle(Record):
+    """A task's ground truth, computed from the maintainers' tests before and after the fix."""
+
+    task_id: str
+    key: str = ""
+    """What determined it (tests run, environment): a changed key means recompute."""
+    status: OracleStatus
+    fail_to_pass: list[str] = Field(default_factory=list)
+    pass_to_pass: list[str] = Field(default_factory=list)
+    unstable: list[str] = Field(default_factory=list)
+    fail_on_base: list[str] = Field(default_factory=list)
+    """Tests that fail both before and after the fix: pre-existing failures."""
+    environment: str = ""
+    """The environment the tests ran in (its builder and key)."""
+    reason: str | None = None
+    runs: list[TestRun] = Field(default_factory=list)
+
+
+class OracleSet(RootModel[dict[str, Oracle]]):
+    """Every task's oracle, by task id, as stored in ``oracles.json``."""
+
+    root: dict[str, Oracle] = Field(default_factory=dict)
+
+
+def digest(*parts: str) -> str:
+    """A short, stable key for the values that determine a record."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]

@@ -1,0 +1,118 @@
+"""The settings a bout runs with, as pydantic models: the core never sees Hydra.
+
+Keys are written with dashes in ``bugbout.yaml`` (``max-source-files``), as in
+``pyproject.toml``; in Python they are attributes with underscores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_pascal
+
+DEFAULT_FIX_WORDS = (
+    "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
+    "fail", "fails", "failed", "failure", "failing", "broken", "incorrect", "wrong",
+)  # fmt: skip
+
+
+def dashed(name: str) -> str:
+    """``max_source_files`` → ``max-source-files``."""
+    return name.replace("_", "-")
+
+
+class Settings(BaseModel):
+    """Base of every settings model: dashed keys, unknown keys are errors."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=dashed, populate_by_name=True, frozen=True
+    )
+
+
+class ProjectSettings(Settings):
+    """``project:`` — the code under test."""
+
+    source: str
+    """The package directory, relative to the repository root, e.g. ``src/mypkg``."""
+    tests: str = "tests"
+    repository: str = "."
+    """The repository, relative to ``bugbout.yaml``."""
+    github: str | None = None
+    """``owner/name`` to read issues from, when ``origin`` is not on GitHub."""
+    python: str | None = None
+    """A Python version such as ``3.9``; by default the one the project declared at the fix."""
+    test_dependencies: tuple[str, ...] = ("pytest",)
+    pytest_args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    interpreter: str | None = None
+
+    @field_validator("source", "tests")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        value = value.strip().strip("/")
+        if not value or Path(value).is_absolute() or ".." in Path(value).parts:
+            raise ValueError("must be a path inside the repository, e.g. 'src/mypkg'")
+        return value
+
+    @property
+    def import_root(self) -> str:
+        """The directory to put on ``PYTHONPATH`` so the package imports: ``src`` or ``.``."""
+        parent = str(Path(self.source).parent)
+        return parent
+
+
+class TasksSettings(Settings):
+    """``tasks:`` — which fixes become tasks, and how their ground truth is computed."""
+
+    ref: str | None = None
+    """The branch or ref to walk; the default branch when unset."""
+    since: str | None = None
+    limit: int = Field(default=20, ge=1)
+    max_source_files: int = Field(default=2, ge=1)
+    fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
+    issue_sources: tuple[str, ...] = ("github", "file", "commit")
+    """Issue sources to ask, in order; the first that knows an issue wins."""
+    reruns: int = Field(default=2, ge=1)
+    """How many times the fixed tree is run; tests that differ between runs are unstable."""
+    timeout: float = Field(default=600, gt=0)
+    """Seconds one test run may take before its whole process group is killed."""
+
+
+class PluginChoice(Settings):
+    """A config group's selection: a registered plugin's name and its options."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class BoutSettings(Settings):
+    """Everything a bout needs, as composed from ``bugbout.yaml``, packaged groups and overrides."""
+
+    project: ProjectSettings
+    tasks: TasksSettings = TasksSettings()
+    miner: PluginChoice = PluginChoice(name="git-history")
+    env: PluginChoice = PluginChoice(name="uv")
+    issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
+    root: Path = Path(".")
+    """The directory holding ``bugbout.yaml``: the store and relative paths start here."""
+
+    @property
+    def repository(self) -> Path:
+        return (self.root / self.project.repository).resolve()
+
+    @property
+    def store_dir(self) -> Path:
+        return self.root / ".bugbout"
+
+
+def option_model_name(plugin: str) -> str:
+    """A readable class name for a plugin's options model, e.g. ``GitHistoryOptions``."""
+    return to_pascal(plugin.replace("-", "_")) + "Options"

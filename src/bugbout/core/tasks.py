@@ -1,0 +1,151 @@
+"""The task pipeline: mine the fixes, find their issues, compute their ground truth."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from bugbout.core.errors import ConfigError
+from bugbout.core.git import Git, GitError
+from bugbout.core.hookspecs import PROJECT_NAME
+from bugbout.core.issues import IssueRequest, IssueResolver, problem_statement
+from bugbout.core.manager import Plugins
+from bugbout.core.mining import Miner, MiningRequest
+from bugbout.core.oracle import compute_oracle
+from bugbout.core.progress import Progress, SilentProgress
+from bugbout.core.records import Oracle, OracleSet, Task, TaskSet, digest
+from bugbout.core.settings import BoutSettings
+from bugbout.core.store import ORACLES, TASKS, Store
+
+_GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+
+
+def bugbout_home() -> Path:
+    """Where environments and scratch trees are cached: ``BUGBOUT_HOME`` or
+    ``~/.cache/bugbout``."""
+    configured = os.environ.get("BUGBOUT_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / PROJECT_NAME
+
+
+def github_slug(settings: BoutSettings, git: Git) -> str | None:
+    """``owner/name`` on GitHub: configured, or read from the ``origin`` remote."""
+    if settings.project.github:
+        return settings.project.github
+    try:
+        url = git.run("remote", "get-url", "origin").strip()
+    except GitError:
+        return None
+    match = _GITHUB_REMOTE.search(url)
+    return match.group(1) if match else None
+
+
+def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress) -> IssueResolver:
+    """The configured issue sources, asked in order."""
+    sources = [
+        (name, plugins.create("issue-source", name, settings.issue_source.get(name, {})))
+        for name in settings.tasks.issue_sources
+    ]
+    unknown = set(settings.issue_source) - set(plugins.of_kind("issue-source"))
+    if unknown:
+        raise ConfigError(
+            f"issue-source options given for unknown source(s) {', '.join(sorted(unknown))}; "
+            f"the sources are {', '.join(sorted(plugins.of_kind('issue-source')))}"
+        )
+    return IssueResolver(sources, warn=progress.warn)
+
+
+def mine_tasks(
+    settings: BoutSettings, plugins: Plugins, store: Store, progress: Progress | None = None
+) -> TaskSet:
+    """Mine the repository, give each task its issue's text, and write ``tasks.json``."""
+    progress = progress or SilentProgress()
+    repository = settings.repository
+    with Git(repository) as git:
+        if not git.is_repository():
+            raise ConfigError(
+                f"{repository} is not a git repository; set project.repository in bugbout.yaml"
+            )
+        miner: Miner = plugins.create("miner", settings.miner.name, settings.miner.options)
+        resolver = issue_resolver(settings, plugins, progress)
+        slug = github_slug(settings, git)
+
+        def request(number: int, message: str = "") -> IssueRequest:
+            return IssueRequest(
+                number=number, repository=repository, github=slug, commit_message=message
+            )
+
+        def title_of(number: int) -> str | None:
+            issue, source = resolver.resolve(request(number))
+            return issue.title if source != "commit" else None
+
+        progress.start(f"mining {repository.name}")
+        found = miner.mine(
+            MiningRequest(repository=repository, project=settings.project, tasks=settings.tasks),
+            titles=title_of,
+        )
+        progress.finish()
+        progress.start("reading issues", total=len(found.tasks))
+        for task in found.tasks:
+            message = git.run("log", "-1", "--format=%B", task.sha)
+            issue, _ = resolver.resolve(request(task.issue.number, message))
+            task.issue.title = issue.title
+            task.issue.url = issue.url or task.issue.url
+            if issue.number != task.issue.number:  # a pull request that closed this issue
+                task.issue.number = issue.number
+            task.problem_statement = problem_statement(issue)
+            progress.advance(f"#{task.issue.number}")
+        progress.finish()
+    store.write(TASKS, found)
+    plugins.hook.bugbout_after_mine(tasks=found)
+    return found
+
+
+def oracle_key(settings: BoutSettings, task_sha: str) -> str:
+    """What determines a task's oracle: the fix, the environment, how the tests run."""
+    return digest(
+        task_sha,
+        settings.env.model_dump_json(),
+        settings.project.model_dump_json(exclude={"github", "repository"}),
+        str(settings.tasks.reruns),
+    )
+
+
+def compute_oracles(
+    settings: BoutSettings,
+    plugins: Plugins,
+    store: Store,
+    tasks: TaskSet,
+    progress: Progress | None = None,
+) -> OracleSet:
+    """Compute (or reuse) every task's oracle; ``oracles.json`` is written after each task,
+    so an interrupted run loses at most the task in flight."""
+    progress = progress or SilentProgress()
+    oracles = store.read(ORACLES, OracleSet) or OracleSet()
+    builder = plugins.create("env", settings.env.name, settings.env.options)
+    home = bugbout_home()
+    progress.start("computing ground truth", total=len(tasks.tasks))
+    with Git(settings.repository) as git:
+        for task in tasks.tasks:
+            key = oracle_key(settings, task.sha)
+            oracle = oracles.root.get(task.id)
+            if oracle is None or oracle.key != key:
+                oracle = compute_oracle(
+                    task, git=git, builder=builder, settings=settings, home=home, key=key
+                )
+                oracles.root[task.id] = oracle
+                store.write(ORACLES, oracles)
+                plugins.hook.bugbout_after_oracle(oracle=oracle)
+            _score(task, oracle)
+            if oracle.status == "environment-error":
+                progress.warn(f"task {task.id}: environment error: {oracle.reason}")
+            progress.advance(f"{task.id} {oracle.status}")
+    progress.finish()
+    store.write(TASKS, tasks)
+    return oracles
+
+
+def _score(task: Task, oracle: Oracle) -> None:
+    """A task is scored only when its ground truth has a fail-to-pass test."""
+    task.scored = oracle.status == "ok"
+    task.reason = None if task.scored else oracle.reason

@@ -1,0 +1,11 @@
+"""bugbout's built-in plugins: one module per plugin, under a folder per kind."""
+
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "bugbout.plugins.miners.git_history",
+    "bugbout.plugins.issue_sources.github",
+    "bugbout.plugins.issue_sources.file",
+    "bugbout.plugins.issue_sources.commit",
+    "bugbout.plugins.environments.uv",
+    "bugbout.plugins.environments.interpreter",
+)
+"""Built-in plugin modules, registered in this order before any entry-point plugin."""

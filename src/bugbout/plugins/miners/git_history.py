@@ -1,0 +1,221 @@
+"""The ``git-history`` miner: fixes on the first-parent history that name an issue and
+add a test."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import PurePosixPath
+
+from pydantic import BaseModel, ConfigDict
+
+from bugbout import MinerPlugin, hookimpl
+from bugbout.core.git import Change, Commit, Git
+from bugbout.core.mining import (
+    MiningRequest,
+    TitleLookup,
+    fix_title_pattern,
+    issue_references,
+)
+from bugbout.core.records import IssueRef, Task, TaskIssue, TaskSet
+from bugbout.core.settings import TasksSettings
+from bugbout.core.testmodules import added_tests, defined_tests, is_test_module
+
+# Why an examined commit was left out, in the order the rules are checked.
+NOT_A_FIX = "not-a-fix"
+NO_ISSUE_REFERENCE = "no-issue-reference"
+ROOT_COMMIT = "root-commit"
+NO_SOURCE_CHANGE = "no-source-change"
+TOO_MANY_SOURCE_FILES = "too-many-source-files"
+NO_TEST_ADDED = "no-test-added"
+DUPLICATE_ISSUE = "duplicate-issue"
+BEFORE_SINCE = "before-since"
+OVER_LIMIT = "over-limit"
+
+
+class GitHistoryOptions(BaseModel):
+    """The ``git-history`` miner takes its settings from ``tasks:``; it has no options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@hookimpl
+def bugbout_miners():  # type: ignore[no-untyped-def]
+    yield MinerPlugin(
+        name="git-history",
+        factory=GitHistoryMiner,
+        options=GitHistoryOptions,
+        description="fixes on the first-parent history that name an issue and add a test",
+    )
+
+
+@dataclass
+class _Candidate:
+    commit: Commit
+    title: str
+    issue: IssueRef
+    source_files: list[str]
+
+
+class GitHistoryMiner:
+    """Walks the first-parent history once, newest first, applying the rules in order."""
+
+    def __init__(self, options: GitHistoryOptions) -> None:
+        self.options = options
+
+    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
+        settings = request.tasks
+        fix_title = fix_title_pattern(settings.fix_words)
+        layout = _Layout(request.project.source, request.project.tests)
+        since = _parse_since(settings.since)
+        result = TaskSet()
+        claimed: set[int] = set()
+        tests_cache: dict[str, dict[str, int | None]] = {}
+        with Git(request.repository) as git:
+            ref = git.resolve(settings.ref or git.default_ref())
+            for commit in git.first_parent_log(ref):
+                result.examined += 1
+                candidate, reason = self._check(commit, fix_title, layout, settings, titles)
+                if candidate is None:
+                    result.exclude(reason)
+                    continue
+                task = _task_if_tested(git, candidate, layout, tests_cache)
+                if task is None:
+                    result.exclude(NO_TEST_ADDED)
+                elif task.issue.number in claimed:
+                    result.exclude(DUPLICATE_ISSUE)
+                else:
+                    claimed.add(task.issue.number)
+                    if since is not None and datetime.fromisoformat(task.date) < since:
+                        result.exclude(BEFORE_SINCE)
+                    elif len(result.tasks) >= settings.limit:
+                        result.exclude(OVER_LIMIT)
+                    else:
+                        result.tasks.append(task)
+        return result
+
+    def _check(
+        self,
+        commit: Commit,
+        pattern: re.Pattern[str],
+        layout: _Layout,
+        settings: TasksSettings,
+        titles: TitleLookup | None,
+    ) -> tuple[_Candidate | None, str]:
+        """The cheap rules, from the log alone: title, issue, source files."""
+        title = commit.subject
+        pr_title = _pull_request_title(commit) if commit.is_merge else None
+        refs = issue_references(commit.subject, commit.body)
+        matched = bool(pattern.search(title))
+        if not matched and pr_title:
+            matched = bool(pattern.search(pr_title))
+            title = pr_title if matched else title
+        if not matched and commit.is_merge and not pr_title and refs and titles is not None:
+            looked_up = titles(refs[0].number)
+            if looked_up and pattern.search(looked_up):
+                matched, title = True, looked_up
+        if not matched:
+            return None, NOT_A_FIX
+        if not refs:
+            return None, NO_ISSUE_REFERENCE
+        if not commit.parents:
+            return None, ROOT_COMMIT
+        source_files = sorted({c.path for c in commit.changes if layout.is_source(c)})
+        if not source_files:
+            return None, NO_SOURCE_CHANGE
+        if len(source_files) > settings.max_source_files:
+            return None, TOO_MANY_SOURCE_FILES
+        return _Candidate(commit, title, refs[0], source_files), ""
+
+
+class _Layout:
+    """Which paths are the package's source and which are tests."""
+
+    def __init__(self, source: str, tests: str) -> None:
+        self.source = source.rstrip("/") + "/"
+        self.tests = tests.rstrip("/") + "/"
+
+    def is_test(self, path: str) -> bool:
+        name = PurePosixPath(path).name
+        return path.startswith(self.tests) or name == "conftest.py" or is_test_module(path)
+
+    def is_source(self, change: Change) -> bool:
+        paths = [change.path] if change.old_path is None else [change.path, change.old_path]
+        return any(
+            p.startswith(self.source) and p.endswith(".py") and not self.is_test(p)
+            for p in paths
+        )
+
+
+def _pull_request_title(commit: Commit) -> str | None:
+    """A merge's pull request title: the first non-empty line of its body."""
+    for line in commit.body.splitlines():
+        if line.strip():
+            return line.strip()
+    return None
+
+
+def _task_if_tested(
+    git: Git,
+    candidate: _Candidate,
+    layout: _Layout,
+    cache: dict[str, dict[str, int | None]],
+) -> Task | None:
+    """The task, when the fix added a test (found by parsing the modules before and after)."""
+    commit = candidate.commit
+    parent = commit.parents[0]
+    changed: list[str] = []
+    deleted: list[str] = []
+    added: list[str] = []
+    for change in commit.changes:
+        if change.old_path is not None and layout.is_test(change.old_path):
+            deleted.append(change.old_path)
+        if not layout.is_test(change.path):
+            continue
+        if change.status == "D":
+            deleted.append(change.path)
+            continue
+        changed.append(change.path)
+        if not is_test_module(change.path) or not change.path.endswith(".py"):
+            continue
+        before = _tests_at(git, parent, change.old_path or change.path, cache)
+        after = _tests_at(git, commit.sha, change.path, cache)
+        added.extend(f"{change.path}::{name}" for name in added_tests(before, after))
+    if not added:
+        return None
+    return Task(
+        id=Task.id_for(commit.sha),
+        sha=commit.sha,
+        parent=parent,
+        date=commit.date,
+        title=candidate.title,
+        issue=TaskIssue(number=candidate.issue.number, url=candidate.issue.url),
+        source_files=candidate.source_files,
+        test_files=sorted(p for p in changed if is_test_module(p) and p.endswith(".py")),
+        changed_test_files=sorted(changed),
+        deleted_test_files=sorted(deleted),
+        added_tests=added,
+    )
+
+
+def _tests_at(
+    git: Git, rev: str, path: str, cache: dict[str, dict[str, int | None]]
+) -> dict[str, int | None]:
+    """The tests a module defines at ``rev``, parsed once per blob."""
+    found = git.blob(rev, path)
+    if found is None:
+        return {}
+    blob_id, content = found
+    if blob_id not in cache:
+        cache[blob_id] = defined_tests(content)
+    return cache[blob_id]
+
+
+def _parse_since(since: str | None) -> datetime | None:
+    if since is None:
+        return None
+    moment = datetime.fromisoformat(since)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment

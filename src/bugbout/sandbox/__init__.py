@@ -1,0 +1,1 @@
+"""Confinement primitives shared by sandbox plugins and test runs."""

@@ -1,0 +1,134 @@
+"""What the command line shows: one-line messages, progress and tables (rich).
+
+On a terminal, progress is a live bar; with ``--quiet`` or when output is not a
+terminal it is a plain line per stage, so logs stay readable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rich.console import Console as RichConsole
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from bugbout.core.manager import RegisteredPlugin
+    from bugbout.core.records import OracleSet, TaskSet
+
+
+class Console:
+    """The CLI's output: stdout for results, stderr for messages and progress."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.out = RichConsole(highlight=False, soft_wrap=True)
+        self.err = RichConsole(stderr=True, highlight=False, soft_wrap=True)
+
+    def info(self, message: str) -> None:
+        if not self.quiet:
+            self.err.print(message, markup=False)
+
+    def warn(self, message: str) -> None:
+        self.err.print(f"warning: {message}", markup=False, style="yellow")
+
+    def error(self, message: str) -> None:
+        self.err.print(f"error: {message}", markup=False, style="bold red")
+
+    @contextlib.contextmanager
+    def progress(self) -> Iterator[StageProgress | PlainProgress]:
+        if self.quiet or not self.err.is_terminal:
+            yield PlainProgress(self)
+            return
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}", style="dim"),
+            TimeElapsedColumn(),
+            console=self.err,
+            transient=False,
+        )
+        with bar:
+            yield StageProgress(bar, self)
+
+    def plugin_table(self, plugins: list[RegisteredPlugin]) -> None:
+        table = Table("kind", "name", "distribution", "description", box=None)
+        for plugin in plugins:
+            table.add_row(
+                plugin.kind, plugin.name, plugin.distribution, plugin.spec.description
+            )
+        self.out.print(table)
+
+    def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
+        excluded = ", ".join(f"{reason} {count}" for reason, count in sorted(tasks.excluded.items()))
+        table = Table(
+            "task", "issue", "title", "F2P", "P2P", "unstable", "ground truth",
+            title=f"{len(tasks.tasks)} tasks from {tasks.examined} commits",
+            caption=f"left out: {excluded}" if excluded else None,
+            box=None,
+        )  # fmt: skip
+        for task in tasks.tasks:
+            oracle = oracles.root.get(task.id)
+            table.add_row(
+                task.id,
+                f"#{task.issue.number}",
+                task.title[:60],
+                str(len(oracle.fail_to_pass)) if oracle else "-",
+                str(len(oracle.pass_to_pass)) if oracle else "-",
+                str(len(oracle.unstable)) if oracle else "-",
+                oracle.status if oracle else "not computed",
+            )
+        self.out.print(table)
+
+
+class StageProgress:
+    """Progress shown as a live bar per stage."""
+
+    def __init__(self, bar: Progress, console: Console) -> None:
+        self.bar = bar
+        self.console = console
+        self.current: int | None = None
+
+    def start(self, description: str, total: int | None = None) -> None:
+        self.current = self.bar.add_task(description, total=total, detail="")
+
+    def advance(self, detail: str = "") -> None:
+        if self.current is not None:
+            self.bar.update(self.current, advance=1, detail=detail)
+
+    def finish(self) -> None:
+        if self.current is not None:
+            task = self.bar.tasks[self.current]
+            self.bar.update(self.current, total=task.completed or 1, completed=task.completed or 1)
+            self.current = None
+
+    def warn(self, message: str) -> None:
+        self.console.warn(message)
+
+
+class PlainProgress:
+    """Progress as one plain line per stage (no terminal, or ``--quiet``)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.done = 0
+        self.total: int | None = None
+
+    def start(self, description: str, total: int | None = None) -> None:
+        self.done, self.total = 0, total
+        self.console.info(f"{description}..." + (f" ({total})" if total is not None else ""))
+
+    def advance(self, detail: str = "") -> None:
+        self.done += 1
+
+    def finish(self) -> None:
+        pass
+
+    def warn(self, message: str) -> None:
+        self.console.warn(message)
+
+
