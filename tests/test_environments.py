@@ -1,0 +1,281 @@
+"""The built-in environment builders ``uv`` and ``interpreter``, with real uv and Pythons."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from bugbout.core import hookspecs
+from bugbout.core.environment import Command, EnvironmentRequest
+from bugbout.core.errors import ConfigError, EnvironmentFailure
+from bugbout.core.manager import Plugins
+from bugbout.core.project_metadata import available_interpreters
+from bugbout.core.settings import ProjectSettings
+from bugbout.plugins.environments import interpreter, uv
+from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
+from bugbout.plugins.environments.uv import (
+    MARKER,
+    UvBuilder,
+    UvOptions,
+    exclude_newer_date,
+    uv_error,
+)
+
+FIX_DATE = "2021-06-15T10:00:00+02:00"
+needs_39 = pytest.mark.skipif(
+    "3.9" not in available_interpreters(), reason="needs a Python 3.9 (pyenv install 3.9)"
+)
+
+
+def plugins() -> Plugins:
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    registry = Plugins(pm)
+    registry.register(uv, name=uv.__name__)
+    registry.register(interpreter, name=interpreter.__name__)
+    return registry
+
+
+def make_tree(root: Path, dependencies: list[str], requires_python: str = ">=3.9") -> Path:
+    """A src-layout project ``demo`` with one test that imports it and its dependencies."""
+    tree = root / "tree"
+    (tree / "src" / "demo").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "pyproject.toml").write_text(
+        "[project]\n"
+        'name = "demo"\n'
+        'version = "1.0"\n'
+        f"requires-python = {json.dumps(requires_python)}\n"
+        f"dependencies = {json.dumps(dependencies)}\n"
+    )
+    (tree / "src" / "demo" / "__init__.py").write_text("VALUE = 42\n")
+    (tree / "tests" / "test_demo.py").write_text(
+        "import demo\n\ndef test_value():\n    assert demo.VALUE == 42\n"
+    )
+    return tree
+
+
+def request_for(
+    tree: Path, home: Path, date: str | None = FIX_DATE, **project: str
+) -> EnvironmentRequest:
+    return EnvironmentRequest(
+        project=ProjectSettings(source="src/demo", **project), tree=tree, date=date, home=home
+    )
+
+
+def run(command: Command, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*command.argv, *extra],
+        cwd=command.cwd,
+        env={**os.environ, **command.env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+# -- registration and options ---------------------------------------------------------------
+
+
+def test_plugins_register_and_validate_options() -> None:
+    registry = plugins()
+    assert set(registry.of_kind("env")) == {"uv", "interpreter"}
+    builder = registry.create("env", "uv", {})
+    assert isinstance(builder, UvBuilder)
+    assert builder.options == UvOptions(exclude_newer=True, index_url=None)
+    builder = registry.create("env", "uv", {"exclude-newer": False, "index-url": "https://x/"})
+    assert builder.options.exclude_newer is False
+    assert builder.options.index_url == "https://x/"
+    chosen = registry.create("env", "interpreter", {"path": sys.executable})
+    assert isinstance(chosen, InterpreterBuilder)
+    assert chosen.options.path == sys.executable
+    with pytest.raises(ConfigError, match="exclude-newer"):
+        registry.create("env", "uv", {"exclude-newr": True})
+
+
+@pytest.mark.parametrize(
+    ("date", "era"),
+    [
+        ("2021-06-15T10:00:00+02:00", "2021-07-01"),
+        ("2021-06-01", "2021-07-01"),
+        ("2021-12-31T23:59:59-05:00", "2022-01-01"),
+    ],
+)
+def test_exclude_newer_date(date: str, era: str) -> None:
+    assert exclude_newer_date(date) == era
+
+
+def test_uv_error() -> None:
+    stderr = (
+        "Using Python 3.9.18 environment at: env\n"
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because nope was not found in the package registry, we can conclude that "
+        "your requirements are unsatisfiable.\n"
+    )
+    assert uv_error(stderr) == (
+        "No solution found when resolving dependencies: Because nope was not found in the "
+        "package registry, we can conclude that your requirements are unsatisfiable."
+    )
+    assert uv_error("\u00d7 Failed\n  \u2570\u2500\u25b6 boom\n") == "Failed: boom"
+    assert uv_error("something odd\n   ^^^\n") == "something odd"
+    assert uv_error("") == "no error output"
+
+
+def test_no_python_satisfies_the_project(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, ["six"], requires_python=">=4")
+    with pytest.raises(EnvironmentFailure, match="'>=4'"):
+        UvBuilder().build(request_for(tree, tmp_path / "home"))
+    assert not (tmp_path / "home" / "envs").exists()
+
+
+def test_pinned_python_missing(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, [])
+    with pytest.raises(EnvironmentFailure, match=r"pyenv install 3\.1"):
+        UvBuilder().build(request_for(tree, tmp_path / "home", python="3.1"))
+
+
+# -- real uv builds -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@needs_39
+def test_uv_build_resolves_as_of_the_fix_and_caches(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, ["six"])
+    home = tmp_path / "home"
+    request = request_for(tree, home)
+
+    started = time.monotonic()
+    env = UvBuilder().build(request)
+    cold = time.monotonic() - started
+
+    assert env.description.startswith("uv: Python 3.9.")
+    assert env.description.endswith("deps as of 2021-07-01")
+    assert env.path == home / "envs" / env.key
+    marker = env.path / MARKER
+    described = json.loads(marker.read_text())
+    assert described["exclude-newer"] == "2021-07-01"
+    assert described["dependencies"] == ["six"]
+    versions = dict(line.split("==", 1) for line in described["installed"])
+    assert int(versions["pytest"].split(".")[0]) < 7  # pytest 7.0 came out in 2022
+    assert versions["six"] == "1.16.0"  # the release of 2021-05-05
+    assert "demo" not in versions  # the project itself is never installed
+
+    command = env.command(["--version"], tree, [])
+    assert command.argv[1:] == ["-m", "pytest", "--version"]
+    assert command.cwd == tree
+    assert command.env["PYTHONPATH"] == os.pathsep.join([str(tree / "src"), str(tree)])
+    assert command.env["VIRTUAL_ENV"] == str(env.path)
+    assert command.env["PATH"].startswith(str(env.path / "bin") + os.pathsep)
+    result = run(command)
+    assert result.returncode == 0, result.stderr
+    assert "pytest 6." in result.stdout + result.stderr
+
+    assert run(env.command(["-q", "tests"], tree, [])).returncode == 0
+    bare = subprocess.run(
+        [str(env.python), "-c", "import demo"], cwd=tmp_path, capture_output=True, check=False
+    )
+    assert bare.returncode != 0  # importable only from the tree on PYTHONPATH
+
+    # A new builder finds it in the cache: no uv call, nothing rewritten.
+    before = (marker.stat().st_mtime_ns, env.path.stat().st_mtime_ns)
+    started = time.monotonic()
+    again = UvBuilder().build(request_for(tree, home, date="2021-06-02T08:00:00Z"))
+    cached = time.monotonic() - started
+    assert again.key == env.key  # fixes of one month share an environment
+    assert (marker.stat().st_mtime_ns, env.path.stat().st_mtime_ns) == before
+    assert cached < 1.0, f"cache hit took {cached:.2f} s (cold build {cold:.2f} s)"
+    assert sorted(p.name for p in (home / "envs").iterdir()) == [env.key, f"{env.key}.lock"]
+
+
+@pytest.mark.slow
+@needs_39
+def test_uv_key_follows_what_determines_the_environment(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, ["six"])
+    home = tmp_path / "home"
+    env = UvBuilder().build(request_for(tree, home))
+    later = UvBuilder().build(request_for(tree, home, date="2021-07-15"))
+    pinned = UvBuilder().build(request_for(tree, home, python="3.10"))
+    assert len({env.key, later.key, pinned.key}) == 3
+    assert later.description.endswith("deps as of 2021-08-01")
+    assert pinned.description.startswith("uv: Python 3.10.")
+
+
+@pytest.mark.slow
+@needs_39
+def test_concurrent_builds_of_one_key(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, ["six"])
+    home = tmp_path / "home"
+    with ThreadPoolExecutor(3) as pool:
+        envs = list(pool.map(lambda _: UvBuilder().build(request_for(tree, home)), range(3)))
+    assert len({e.key for e in envs}) == 1
+    assert sorted(p.name for p in (home / "envs").iterdir()) == [envs[0].key, f"{envs[0].key}.lock"]
+    assert run(envs[0].command(["--version"], tree, [])).returncode == 0
+
+
+@pytest.mark.slow
+@needs_39
+def test_uv_failure_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, ["bugbout-no-such-package-anywhere==1.0"])
+    home = tmp_path / "home"
+    with pytest.raises(EnvironmentFailure) as error:
+        UvBuilder().build(request_for(tree, home))
+    message = str(error.value)
+    assert "\n" not in message
+    assert "bugbout-no-such-package-anywhere" in message
+    assert "uv pip install" in message
+    assert [p.suffix for p in (home / "envs").iterdir()] == [".lock"]
+
+
+# -- the interpreter builder ----------------------------------------------------------------
+
+
+def test_interpreter_builder_with_the_running_python(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, [])
+    builder = InterpreterBuilder(InterpreterOptions())
+    env = builder.build(request_for(tree, tmp_path / "home"))
+    assert env.python_version == ".".join(map(str, sys.version_info[:3]))
+    assert str(env.python) in env.description
+    assert builder.build(request_for(tree, tmp_path / "home")).key == env.key
+    extra = tmp_path / "plugin"
+    command = env.command(["-q", "tests"], tree, [extra])
+    assert command.argv[:3] == [str(env.python), "-m", "pytest"]
+    assert command.env["PYTHONPATH"] == os.pathsep.join([str(extra), str(tree / "src"), str(tree)])
+    result = run(command, "-p", "no:cacheprovider")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_interpreter_from_project_settings(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, [])
+    request = request_for(tree, tmp_path, interpreter=sys.executable)
+    assert InterpreterBuilder().build(request).python == Path(sys.executable)
+
+
+def test_interpreter_missing(tmp_path: Path) -> None:
+    builder = InterpreterBuilder(InterpreterOptions(path=str(tmp_path / "python9")))
+    with pytest.raises(EnvironmentFailure, match="does not exist"):
+        builder.build(request_for(make_tree(tmp_path, []), tmp_path))
+
+
+def test_interpreter_without_pytest(tmp_path: Path) -> None:
+    without = [
+        path
+        for path in available_interpreters().values()
+        if subprocess.run(
+            [path, "-c", "import pytest"], capture_output=True, check=False
+        ).returncode
+    ]
+    if not without:
+        pytest.skip("every interpreter here has pytest")
+    builder = InterpreterBuilder(InterpreterOptions(path=str(without[0])))
+    request = request_for(make_tree(tmp_path, []), tmp_path)
+    with pytest.raises(EnvironmentFailure, match="has no pytest; install it there or use env=uv"):
+        builder.build(request)

@@ -1,0 +1,128 @@
+"""The git-history miner on the synthetic history: exact tasks and exclusion reasons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import history
+from bugbout.core.mining import MiningRequest, issue_references
+from bugbout.core.records import TaskSet
+from bugbout.core.settings import ProjectSettings, TasksSettings
+from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+
+
+def mine(repo: Path, **settings: object) -> TaskSet:
+    request = MiningRequest(
+        repository=repo,
+        project=ProjectSettings(source="src/calc"),
+        tasks=TasksSettings(**settings),  # type: ignore[arg-type]
+    )
+    return GitHistoryMiner(GitHistoryOptions()).mine(request)
+
+
+def test_tasks_and_exclusions_are_exact(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    found = mine(repo)
+    assert [task.sha for task in found.tasks] == [sha[name] for name in history.EXPECTED_ORDER]
+    assert found.excluded == history.EXPECTED_EXCLUDED
+    assert found.examined == 13
+    assert found.examined == len(found.tasks) + sum(found.excluded.values())
+
+
+def test_task_records_what_the_fix_changed(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    tasks = {task.sha: task for task in mine(repo).tasks}
+    clean = tasks[sha["clean"]]
+    assert clean.id == sha["clean"][:12]
+    assert clean.issue.number == 1
+    assert clean.source_files == ["src/calc/ops.py"]
+    assert clean.test_files == ["tests/test_div.py"]
+    assert clean.added_tests == ["tests/test_div.py::test_div", "tests/test_div.py::test_div_by_zero"]
+    modified = tasks[sha["modified_module"]]
+    assert modified.issue.number == 9
+    assert modified.test_files == ["tests/test_ops.py"]
+    assert modified.added_tests == ["tests/test_ops.py::test_sub_negative"]
+    parametrized = tasks[sha["parametrize"]]
+    assert parametrized.added_tests == ["tests/test_clamp.py::test_clamp"]
+    assert parametrized.issue.url == "https://github.com/calc/calc/issues/10"
+
+
+def test_merge_is_judged_by_its_pull_request_title(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    merge = next(task for task in mine(repo).tasks if task.sha == sha["merge"])
+    assert merge.title == "absval() was wrong for negative numbers"
+    assert merge.issue.number == 6
+    assert merge.source_files == ["src/calc/absval.py"]
+    assert merge.test_files == ["tests/test_absval.py"]
+
+
+def test_newest_fix_of_an_issue_wins(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    shas = [task.sha for task in mine(repo).tasks]
+    assert sha["duplicate_new"] in shas
+    assert sha["duplicate_old"] not in shas
+
+
+def test_limit_keeps_the_newest_and_counts_the_rest(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    found = mine(repo, limit=2)
+    assert [task.sha for task in found.tasks] == [sha["unstable"], sha["parametrize"]]
+    assert found.excluded["over-limit"] == 5
+
+
+def test_max_source_files_admits_broader_fixes(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    found = mine(repo, max_source_files=3)
+    assert sha["three_files"] in [task.sha for task in found.tasks]
+    assert "too-many-source-files" not in found.excluded
+
+
+def test_since_leaves_out_older_fixes(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, _ = calc_repo
+    every = mine(repo).tasks
+    cutoff = every[2].date
+    found = mine(repo, since=cutoff)
+    assert [task.sha for task in found.tasks] == [task.sha for task in every[:3]]
+    assert found.excluded["before-since"] == len(every) - 3
+
+
+def test_fix_words_are_configurable(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    found = mine(repo, fix_words=("add",))
+    assert [task.sha for task in found.tasks] == [sha["duplicate_new"], sha["not_a_fix"]]
+    assert found.excluded["duplicate-issue"] == 1
+
+
+def test_a_configured_ref_is_walked(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, sha = calc_repo
+    found = mine(repo, ref="feature")
+    assert found.examined == 7  # six on main up to the branch point, one on the branch
+    assert sha["merge"] not in [task.sha for task in found.tasks]
+
+
+def test_unknown_ref_is_a_clear_error(calc_repo: tuple[Path, dict[str, str]]) -> None:
+    repo, _ = calc_repo
+    with pytest.raises(Exception, match="not a branch or commit"):
+        mine(repo, ref="no-such-branch")
+
+
+@pytest.mark.parametrize(
+    ("texts", "numbers"),
+    [
+        (("Fix crash (#12)",), [12]),
+        (("Fix crash", "Fixes #45"), [45]),
+        (("Fix crash (#12)", "Closes #3"), [3, 12]),
+        (("Fix gh-77 for good",), [77]),
+        (("Fix GH-77",), [77]),
+        (("Fix https://github.com/o/r/pull/88",), [88]),
+        (("Fix crash", "See https://github.com/o/r/issues/5 and #6"), [5, 6]),
+        (("Fix colour #fff",), []),
+        (("Fix x.html#12 anchor and o/r#4",), []),
+        (("Fix crash in issue#3",), []),
+        (("Resolves: #9",), [9]),
+    ],
+)
+def test_issue_references(texts: tuple[str, ...], numbers: list[int]) -> None:
+    assert [ref.number for ref in issue_references(*texts)] == numbers

@@ -1,0 +1,360 @@
+"""Reading a project's declared Python and dependencies; choosing an interpreter."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.errors import EnvironmentFailure
+from bugbout.core.project_metadata import (
+    available_interpreters,
+    choose_python,
+    declared_dependencies,
+    declared_python,
+    interpreter_version,
+    poetry_specifier,
+    python_path,
+    read_requirements,
+)
+
+
+def write(tree: Path, name: str, text: str) -> Path:
+    path = tree / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+# -- dependencies ---------------------------------------------------------------------------
+
+
+def test_pep621(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "pyproject.toml",
+        """
+        [project]
+        name = "demo"
+        requires-python = ">=3.8"
+        dependencies = ["six>=1.10", "typing-extensions; python_version < '3.8'", "six>=1.10"]
+        """,
+    )
+    write(tmp_path, "requirements.txt", "ignored\n")
+    assert declared_dependencies(tmp_path) == [
+        "six>=1.10",
+        "typing-extensions; python_version < '3.8'",
+    ]
+    assert declared_python(tmp_path) == ">=3.8"
+
+
+def test_pep621_empty_list_is_a_declaration(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[project]\nname = "demo"\ndependencies = []\n')
+    write(tmp_path, "setup.py", "from setuptools import setup\nsetup(install_requires=['x'])\n")
+    assert declared_dependencies(tmp_path) == []
+    assert declared_python(tmp_path) is None
+
+
+def test_pep621_dynamic_from_file(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "pyproject.toml",
+        """
+        [project]
+        name = "demo"
+        dynamic = ["dependencies"]
+        [tool.setuptools.dynamic]
+        dependencies = {file = ["requirements/base.txt"]}
+        """,
+    )
+    write(tmp_path, "requirements/base.txt", "attrs>=19\n# comment\nclick\n")
+    assert declared_dependencies(tmp_path) == ["attrs>=19", "click"]
+
+
+def test_poetry(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "pyproject.toml",
+        """
+        [tool.poetry]
+        name = "demo"
+        [tool.poetry.dependencies]
+        python = "^3.7"
+        requests = "^2.25.1"
+        attrs = "~20.3"
+        click = "*"
+        marshmallow = "3.10.0"
+        toml = { version = "^0.10", optional = true }
+        rich = { version = ">=10,<11", extras = ["jupyter"] }
+        dataclasses = { version = "*", python = "<3.7" }
+        local = { path = "../local" }
+        tool = { git = "https://github.com/x/tool.git", tag = "v1" }
+        [tool.poetry.dev-dependencies]
+        pytest = "^6"
+        """,
+    )
+    assert declared_dependencies(tmp_path) == [
+        "requests>=2.25.1,<3",
+        "attrs>=20.3,<20.4",
+        "click",
+        "marshmallow==3.10.0",
+        "rich[jupyter]>=10,<11",
+        'dataclasses ; (python_version < "3.7")',
+        "tool @ git+https://github.com/x/tool.git@v1",
+    ]
+    assert declared_python(tmp_path) == ">=3.7,<4"
+
+
+@pytest.mark.parametrize(
+    ("constraint", "specifier"),
+    [
+        ("^1.2", ">=1.2,<2"),
+        ("^1.2.3", ">=1.2.3,<2"),
+        ("^0.2.3", ">=0.2.3,<0.3"),
+        ("^0.0.3", ">=0.0.3,<0.0.4"),
+        ("~1.2", ">=1.2,<1.3"),
+        ("~1.2.3", ">=1.2.3,<1.3"),
+        ("~1", ">=1,<2"),
+        ("~=1.2", "~=1.2"),
+        ("*", ""),
+        ("1.2.*", "==1.2.*"),
+        ("1.2", "==1.2"),
+        (">=1.2 <2.0", ">=1.2,<2.0"),
+        (">=1.2, !=1.5", ">=1.2,!=1.5"),
+        ("^2.7 || ^3.6", ""),
+    ],
+)
+def test_poetry_specifier(constraint: str, specifier: str) -> None:
+    assert poetry_specifier(constraint) == specifier
+
+
+def test_setup_cfg(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "setup.cfg",
+        """
+        [metadata]
+        name = demo
+        [options]
+        python_requires = >=3.6, <4
+        install_requires =
+            six>=1.12
+            # a comment
+            attrs ; python_version >= "3.6"  # why
+        """,
+    )
+    write(tmp_path, "setup.py", "from setuptools import setup\nsetup()\n")
+    write(tmp_path, "requirements.txt", "ignored\n")
+    assert declared_dependencies(tmp_path) == ["six>=1.12", 'attrs ; python_version >= "3.6"']
+    assert declared_python(tmp_path) == ">=3.6, <4"
+
+
+def test_setup_cfg_file_directive(tmp_path: Path) -> None:
+    write(tmp_path, "setup.cfg", "[options]\ninstall_requires = file: reqs.txt\n")
+    write(tmp_path, "reqs.txt", "click\n")
+    assert declared_dependencies(tmp_path) == ["click"]
+
+
+def test_setup_py_literals_are_read_never_run(tmp_path: Path) -> None:
+    sentinel = tmp_path / "ran"
+    write(
+        tmp_path,
+        "setup.py",
+        f"""
+        import pathlib
+        from setuptools import setup, find_packages
+        pathlib.Path({str(sentinel)!r}).write_text("setup.py was executed")
+        REQUIRES = ["six>=1.9", "python-dateutil"]
+        setup(
+            name="demo",
+            packages=find_packages(),
+            install_requires=REQUIRES,
+            python_requires=">=3.5",
+        )
+        """,
+    )
+    assert declared_dependencies(tmp_path) == ["six>=1.9", "python-dateutil"]
+    assert declared_python(tmp_path) == ">=3.5"
+    assert not sentinel.exists()
+
+
+def test_setup_py_tuple_and_kwargs(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "setup.py",
+        """
+        import setuptools
+        kwargs = dict(install_requires=("a", "b>=2"), python_requires=">=2.7")
+        setuptools.setup(name="demo", **kwargs)
+        """,
+    )
+    assert declared_dependencies(tmp_path) == ["a", "b>=2"]
+    assert declared_python(tmp_path) == ">=2.7"
+
+
+def test_setup_py_python2_syntax(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "setup.py",
+        """
+        from setuptools import setup
+        print "building"
+        setup(name="demo", install_requires=['six', 'simplejson'])
+        """,
+    )
+    assert declared_dependencies(tmp_path) == ["six", "simplejson"]
+
+
+def test_setup_py_not_literal_falls_back_to_requirements(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "setup.py",
+        """
+        from setuptools import setup
+        setup(install_requires=open("requirements.txt").read().splitlines())
+        """,
+    )
+    write(
+        tmp_path,
+        "requirements.txt",
+        """
+        # runtime
+        -r base.txt
+        -e .
+        --index-url https://example.org/simple
+        .
+        requests>=2.0  # http
+        pyyaml==5.4 --hash=sha256:abc
+        git+https://github.com/x/y.git#egg=y
+        idna; python_version < "3"
+        """,
+    )
+    assert declared_dependencies(tmp_path) == [
+        "requests>=2.0",
+        "pyyaml==5.4",
+        "git+https://github.com/x/y.git#egg=y",
+        'idna; python_version < "3"',
+    ]
+    assert declared_python(tmp_path) is None
+
+
+def test_nothing_declared(tmp_path: Path) -> None:
+    assert declared_dependencies(tmp_path) == []
+    assert declared_python(tmp_path) is None
+    assert read_requirements(tmp_path / "missing.txt") == []
+
+
+def test_broken_files_are_ignored(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", "[project\nname=")
+    write(tmp_path, "setup.cfg", "not an ini file")
+    write(tmp_path, "setup.py", "setup(install_requires=[")
+    write(tmp_path, "requirements.txt", "six\n")
+    assert declared_dependencies(tmp_path) == ["six"]
+    assert declared_python(tmp_path) is None
+
+
+# -- choosing a Python ----------------------------------------------------------------------
+
+ALL = {v: Path(f"/py/{v}/bin/python{v}") for v in ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12")}
+
+
+@pytest.mark.parametrize(
+    ("declared", "date", "chosen"),
+    [
+        (None, "2021-06-15T10:00:00+02:00", "3.9"),
+        (None, "2020-10-06", "3.9"),
+        (None, "2020-10-05", "3.8"),  # released that day: not yet usable
+        (None, "2017-01-01", "3.7"),  # nothing released yet: the oldest
+        (None, None, "3.12"),
+        (">=3.10", "2021-06-15", "3.10"),
+        (">=3.6,<3.9", "2023-01-01", "3.8"),
+        ("<=3.9", "2024-01-01", "3.9"),
+        (">=3.9.1", "2021-01-01", "3.9"),
+        ("~=3.8", "2021-01-01", "3.9"),
+        (">=2.7, !=3.0.*, !=3.1.*", "2019-01-01", "3.7"),
+        ("not a specifier", "2022-01-01", "3.10"),
+    ],
+)
+def test_choose_python(declared: str | None, date: str | None, chosen: str) -> None:
+    assert choose_python(declared, date, ALL, None) == (chosen, ALL[chosen])
+
+
+def test_pinned_python_wins() -> None:
+    assert choose_python(">=3.11", "2024-01-01", ALL, "3.8") == ("3.8", ALL["3.8"])
+    assert choose_python(None, None, ALL, "3.9.18") == ("3.9", ALL["3.9"])
+
+
+def test_pinned_python_missing() -> None:
+    with pytest.raises(EnvironmentFailure) as error:
+        choose_python(None, None, ALL, "3.6")
+    message = str(error.value)
+    assert "\n" not in message
+    assert "3.7, 3.8, 3.9, 3.10, 3.11, 3.12" in message
+    assert "pyenv install 3.6" in message
+
+
+def test_declared_python_unsatisfiable() -> None:
+    with pytest.raises(EnvironmentFailure, match=r"'>=3\.13'.*available: 3\.7, 3\.8"):
+        choose_python(">=3.13", "2025-01-01", ALL, None)
+
+
+# -- interpreters ---------------------------------------------------------------------------
+
+
+def fake_python(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_available_interpreters_from_pyenv_and_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "pyenv"
+    fake_python(root / "versions/3.9.1/bin/python3.9")
+    newest = fake_python(root / "versions/3.9.18/bin/python3.9")
+    fake_python(root / "versions/3.6.15/bin/python3.6")
+    fake_python(root / "versions/my-venv/bin/python3.8")
+    fake_python(root / "shims/python3.12")
+    on_path = fake_python(tmp_path / "bin/python3.10")
+    fake_python(tmp_path / "bin/python3.5")
+    monkeypatch.setenv("PYENV_ROOT", str(root))
+    monkeypatch.setenv("PATH", os.pathsep.join([str(root / "shims"), str(tmp_path / "bin")]))
+
+    found = available_interpreters()
+
+    running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert found["3.9"] == newest
+    assert found["3.10"] == on_path.resolve()
+    assert running in found
+    assert set(found) == {"3.9", "3.10", running}
+
+
+def test_available_interpreters_here() -> None:
+    found = available_interpreters()
+    assert f"{sys.version_info[0]}.{sys.version_info[1]}" in found
+    for version, path in found.items():
+        assert tuple(map(int, version.split("."))) >= (3, 7)
+        assert "shims" not in path.parts
+        assert interpreter_version(path).startswith(version + ".")
+
+
+def test_interpreter_version_failure(tmp_path: Path) -> None:
+    with pytest.raises(EnvironmentFailure, match="cannot run"):
+        interpreter_version(tmp_path / "missing")
+
+
+# -- PYTHONPATH -----------------------------------------------------------------------------
+
+
+def test_python_path(tmp_path: Path) -> None:
+    extra = tmp_path / "plugin"
+    assert python_path(tmp_path, "src", [extra]) == os.pathsep.join(
+        [str(extra), str(tmp_path / "src"), str(tmp_path)]
+    )
+    assert python_path(tmp_path, ".", []) == str(tmp_path)
