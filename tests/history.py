@@ -181,7 +181,7 @@ def build(path: Path) -> dict[str, str]:
             "src/calc/fmt.py": 'def fmt(x):\n    """Format x."""\n    return "%g" % x\n',
             "tests/test_fmt_random.py": (
                 "import random\n\nimport pytest\n\nfrom calc.fmt import fmt\n\n\n"
-                "def test_fmt_float():\n    assert fmt(0.5) == '0.5'\n\n\n"
+                "def test_fmt_float():\n    assert fmt(1.0) == '1'\n\n\n"
                 "@pytest.mark.parametrize('x', [random.random()])\n"
                 "def test_fmt_any(x):\n    assert fmt(x)\n"
             ),

@@ -159,8 +159,9 @@ def _tasks(args: list[str], console: Console) -> int:
 
     def job(settings: Any, plugins: Any) -> None:
         from bugbout.core.store import Store
-        from bugbout.core.tasks import compute_oracles, mine_tasks
+        from bugbout.core.tasks import check_plugins, compute_oracles, mine_tasks
 
+        check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with store.lock(), console.progress() as progress:
             tasks = mine_tasks(settings, plugins, store, progress)
@@ -200,8 +201,9 @@ def _run_with_hydra(
             exit_code = 2
 
     store = root / ".bugbout"
+    options, overrides = _split_hydra_args(args)
     argv = [
-        f"bugbout {command}", "--config-dir", str(root), *args,
+        f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
         f"hydra.run.dir={store}", f"hydra.sweep.dir={store}/sweeps/${{now:%Y-%m-%d_%H-%M-%S}}",
         "hydra.job.chdir=false", "hydra/job_logging=none", "hydra/hydra_logging=none",
@@ -213,6 +215,30 @@ def _run_with_hydra(
     finally:
         sys.argv = saved
     return exit_code
+
+
+HYDRA_OPTIONS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i",
+                             "--experimental-rerun"}  # fmt: skip
+
+
+def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
+    """Hydra's options (``--cfg job``, ``-m``) apart from overrides: Hydra rejects
+    overrides that options split."""
+    options: list[str] = []
+    overrides: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if not arg.startswith("-"):
+            overrides.append(arg)
+        else:
+            options.append(arg)
+            following = args[index + 1] if index + 1 < len(args) else ""
+            if arg in HYDRA_OPTIONS_WITH_VALUE and following and "=" not in following:
+                options.append(following)
+                index += 1
+        index += 1
+    return options, overrides
 
 
 def _settings(cfg: Any, root: Path) -> Any:
@@ -278,7 +304,7 @@ def _check_group_choices(args: list[str], plugins: Any) -> None:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
-    overrides = [arg for arg in args if not arg.startswith("-") and "=" in arg]
+    overrides = [arg for arg in _split_hydra_args(args)[1] if "=" in arg]
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException as exc:

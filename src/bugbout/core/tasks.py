@@ -40,6 +40,14 @@ def github_slug(settings: BoutSettings, git: Git) -> str | None:
     return match.group(1) if match else None
 
 
+def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
+    """Fail before any work when a selected plugin is missing or its options are wrong."""
+    plugins.get("miner", settings.miner.name).spec.parse_options(settings.miner.options)
+    plugins.get("env", settings.env.name).spec.parse_options(settings.env.options)
+    for name in settings.tasks.issue_sources:
+        plugins.get("issue-source", name).spec.parse_options(settings.issue_source.get(name, {}))
+
+
 def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress) -> IssueResolver:
     """The configured issue sources, asked in order."""
     sources = [

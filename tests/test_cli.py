@@ -1,0 +1,179 @@
+"""The command line end to end, in fresh repositories, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import history
+from bugbout.core.layout import detect_source, detect_tests
+
+
+def bugbout(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bugbout", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.fixture
+def repo(calc_repo: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
+    """A fresh copy of the synthetic history, without any bugbout files."""
+    source, _ = calc_repo
+    target = tmp_path / "calc"
+    shutil.copytree(source, target)
+    return target
+
+
+@pytest.fixture
+def initialised(repo: Path) -> Path:
+    result = bugbout("init", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return repo
+
+
+def test_init_finds_the_layout_and_writes_a_commented_config(repo: Path) -> None:
+    result = bugbout("init", cwd=repo / "src")
+    assert result.returncode == 0, result.stderr
+    config = (repo / "bugbout.yaml").read_text()
+    assert "  source: src/calc" in config
+    assert "  tests: tests" in config
+    assert "# " in config
+    again = bugbout("init", cwd=repo)
+    assert again.returncode == 2
+    assert again.stderr.strip().splitlines() == [
+        f"error: {repo / 'bugbout.yaml'} already exists; pass --force to overwrite it"
+    ]
+    assert bugbout("init", "--force", cwd=repo).returncode == 0
+
+
+def test_layout_detection(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "__init__.py").write_text("")
+    for package in ("alpha", "mypkg"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "tests").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mypkg"\n')
+    assert detect_source(tmp_path) == "mypkg"
+    assert detect_tests(tmp_path, "mypkg") == "mypkg/tests"
+
+
+def test_init_then_tasks_with_the_default_environment(initialised: Path) -> None:
+    """The default uv environment, built for real, gives the same ground truth."""
+    result = bugbout("tasks", "tasks.limit=3", cwd=initialised)
+    assert result.returncode == 0, result.stderr
+    tasks = json.loads((initialised / ".bugbout" / "tasks.json").read_text())
+    oracles = json.loads((initialised / ".bugbout" / "oracles.json").read_text())
+    assert tasks["examined"] == 13
+    assert tasks["excluded"]["over-limit"] == 4
+    assert [task["issue"]["number"] for task in tasks["tasks"]] == [11, 10, 9]
+    assert set(tasks["tasks"][0]) >= {
+        "id", "sha", "parent", "date", "title", "issue", "problem_statement",
+        "source_files", "test_files", "scored", "reason",
+    }  # fmt: skip
+    parametrize = oracles[tasks["tasks"][1]["id"]]
+    assert parametrize["status"] == "ok"
+    assert parametrize["fail_to_pass"] == ["tests/test_clamp.py::test_clamp[11-10]"]
+    assert parametrize["environment"].startswith("uv: Python 3.12")
+    assert "3 tasks from 13 commits" in result.stdout
+    assert (initialised / ".bugbout" / ".gitignore").read_text().strip().endswith("*")
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=initialised, capture_output=True, text=True, check=True
+    )
+    assert ".bugbout" not in status.stdout
+
+
+def test_overrides_and_cfg_job(initialised: Path) -> None:
+    result = bugbout("tasks", "tasks.limit=5", "env=interpreter", "--cfg", "job", cwd=initialised)
+    assert result.returncode == 0, result.stderr
+    assert "limit: 5" in result.stdout
+    assert "name: interpreter" in result.stdout
+    assert not (initialised / ".bugbout" / "tasks.json").exists()
+    assert not (initialised / "outputs").exists()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["env=nope"], "error: env=nope: no such env; choose one of interpreter, uv"),
+        (["miner=nope"], "error: miner=nope: no such miner; choose one of git-history"),
+        (["tasks.limit=many"], "tasks.limit: Input should be a valid integer"),
+        (["+project.sourse=x"], "project.sourse: Extra inputs are not permitted"),
+        (["+env.exclude-newr=1"], "env 'uv': exclude-newr: Extra inputs are not permitted"),
+        (["tasks.issue-sources=[jira]"], "no issue-source plugin named 'jira'; choose one of"),
+    ],
+)
+def test_bad_settings_are_one_line_errors(initialised: Path, overrides: list[str], message: str) -> None:
+    result = bugbout("tasks", *overrides, cwd=initialised)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert message in lines[0]
+
+
+def test_missing_and_broken_config(repo: Path) -> None:
+    result = bugbout("tasks", cwd=repo)
+    assert result.returncode == 2
+    assert "run `bugbout init`" in result.stderr
+    (repo / "bugbout.yaml").write_text("project: [unclosed\n")
+    result = bugbout("tasks", cwd=repo)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "is not valid YAML" in result.stderr
+    (repo / "bugbout.yaml").write_text("project:\n  tests: tests\n")
+    result = bugbout("tasks", cwd=repo)
+    assert "must start with `defaults: [base, _self_]`" in result.stderr
+    (repo / "bugbout.yaml").write_text("defaults: [base, _self_]\n")
+    result = bugbout("tasks", cwd=repo)
+    assert result.returncode == 2
+    assert "project.source is not set" in result.stderr
+
+
+def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
+    store = initialised / ".bugbout"
+    store.mkdir()
+    (store / "oracles.json").write_text('{"abc": {"status": "maybe"}}')
+    result = bugbout("tasks", "env=interpreter", "tasks.issue-sources=[commit]", cwd=initialised)
+    assert result.returncode == 2
+    assert "oracles.json is corrupt" in result.stderr
+    assert "move it aside" in result.stderr
+    assert (store / "oracles.json").read_text() == '{"abc": {"status": "maybe"}}'
+
+
+def test_demo_builds_the_example_and_mines_it(tmp_path: Path) -> None:
+    result = bugbout("demo", str(tmp_path / "demo"), "env=interpreter", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    tasks = json.loads((tmp_path / "demo" / ".bugbout" / "tasks.json").read_text())
+    assert [task["issue"]["number"] for task in tasks["tasks"]] == [8, 5, 3]
+    assert tasks["tasks"][2]["problem_statement"].startswith("median() is wrong")
+    assert "Proposed fix" not in tasks["tasks"][2]["problem_statement"]
+    assert all(task["scored"] for task in tasks["tasks"])
+
+
+def test_core_does_not_import_hydra() -> None:
+    code = "import sys, bugbout.core.tasks, bugbout.core.manager; print('hydra' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_help_and_unknown_command(tmp_path: Path) -> None:
+    assert "commands:" in bugbout("--help", cwd=tmp_path).stdout
+    result = bugbout("frobnicate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: unknown command 'frobnicate'; the commands are init, tasks, plugins, demo"
+
+
+def test_history_fixture_is_consistent() -> None:
+    assert len(history.EXPECTED_ORDER) == 7

@@ -1,0 +1,176 @@
+"""Ground truth on the synthetic history: exact fail-to-pass, pass-to-pass and unstable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.manager import Plugins
+from bugbout.core.oracle import judge_runs
+from bugbout.core.records import Oracle, OracleSet, Outcome, RunStatus, Task, TaskIssue, TestRun
+from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.tasks import compute_oracles, mine_tasks
+from conftest import calc_settings
+
+
+@pytest.fixture(scope="module")
+def ground_truth(
+    calc_repo: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, Oracle], dict[str, str], Store]:
+    """Mine and compute every oracle once, with the current interpreter."""
+    from bugbout.core.manager import make_plugins
+
+    repo, sha = calc_repo
+    settings = calc_settings(repo)
+    store = Store(tmp_path_factory.mktemp("store") / ".bugbout")
+    plugins = make_plugins(entry_points=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BUGBOUT_HOME", str(tmp_path_factory.mktemp("home")))
+        tasks = mine_tasks(settings, plugins, store)
+        oracles = compute_oracles(settings, plugins, store, tasks)
+    by_scenario = {name: oracles.root[sha[name][:12]] for name in sha if sha[name][:12] in oracles.root}
+    return by_scenario, sha, store
+
+
+def test_clean_fix(ground_truth: tuple[dict[str, Oracle], dict[str, str], Store]) -> None:
+    oracle = ground_truth[0]["clean"]
+    assert oracle.status == "ok"
+    assert oracle.fail_to_pass == ["tests/test_div.py::test_div_by_zero"]
+    assert oracle.pass_to_pass == ["tests/test_div.py::test_div"]
+    assert oracle.unstable == []
+    assert [run.label for run in oracle.runs] == ["before", "after-1", "after-2"]
+
+
+def test_fix_whose_test_already_passed_is_not_scored(
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+) -> None:
+    oracles, sha, store = ground_truth
+    oracle = oracles["already_passing"]
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.fail_to_pass == []
+    assert oracle.pass_to_pass == ["tests/test_fmt.py::test_fmt"]
+    stored = store.read(TASKS, type(_taskset()))
+    assert stored is not None
+    task = stored.get(sha["already_passing"][:12])
+    assert task.scored is False
+    assert task.reason == "no test failed before the fix and passed after it"
+
+
+def test_modified_module_changed_test_is_fail_to_pass(
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+) -> None:
+    oracle = ground_truth[0]["modified_module"]
+    assert oracle.fail_to_pass == ["tests/test_ops.py::test_sub", "tests/test_ops.py::test_sub_negative"]
+    assert oracle.pass_to_pass == ["tests/test_ops.py::test_add"]
+
+
+def test_gained_parametrize_case_is_fail_to_pass(
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+) -> None:
+    oracle = ground_truth[0]["parametrize"]
+    assert oracle.fail_to_pass == ["tests/test_clamp.py::test_clamp[11-10]"]
+    assert oracle.pass_to_pass == [
+        "tests/test_clamp.py::test_clamp[-1-0]",
+        "tests/test_clamp.py::test_clamp[5-5]",
+    ]
+
+
+def test_ids_that_change_every_run_are_unstable(
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+) -> None:
+    oracle = ground_truth[0]["unstable"]
+    assert oracle.status == "ok"
+    assert oracle.fail_to_pass == ["tests/test_fmt_random.py::test_fmt_float"]
+    assert len(oracle.unstable) == 2
+    assert all(name.startswith("tests/test_fmt_random.py::test_fmt_any[") for name in oracle.unstable)
+    assert not set(oracle.unstable) & set(oracle.pass_to_pass)
+
+
+def test_merge_oracle_and_store_round_trip(
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+) -> None:
+    oracles, _, store = ground_truth
+    assert oracles["merge"].fail_to_pass == ["tests/test_absval.py::test_negative"]
+    stored = store.read(ORACLES, OracleSet)
+    assert stored is not None
+    assert stored.root[oracles["merge"].task_id] == oracles["merge"]
+
+
+def test_oracles_are_reused_when_nothing_changed(
+    calc_repo: tuple[Path, dict[str, str]],
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+    plugins: Plugins,
+) -> None:
+    repo, _ = calc_repo
+    _, _, store = ground_truth
+    before = store.path(ORACLES).stat().st_mtime_ns
+    tasks = store.read(TASKS, type(_taskset()))
+    assert tasks is not None
+    compute_oracles(calc_settings(repo), plugins, store, tasks)
+    assert store.path(ORACLES).stat().st_mtime_ns == before
+
+
+def _taskset():  # type: ignore[no-untyped-def]
+    from bugbout.core.records import TaskSet
+
+    return TaskSet()
+
+
+def _task() -> Task:
+    return Task(
+        id="t", sha="s", parent="p", date="2024-01-01T00:00:00+00:00", title="Fix",
+        issue=TaskIssue(number=1), source_files=["a.py"], test_files=["tests/test_a.py"],
+    )  # fmt: skip
+
+
+def run(label: str, status: RunStatus = RunStatus.OK, **outcomes: str) -> TestRun:
+    return TestRun(
+        label=label,
+        status=status,
+        outcomes={name.replace("__", "::"): Outcome(value) for name, value in outcomes.items()},
+    )
+
+
+def test_absent_before_because_module_failed_to_collect_is_fail_to_pass() -> None:
+    before = run("before", RunStatus.COLLECTION_FAILED)
+    before.collection_errors = {"tests/test_a.py": "ImportError: cannot import name 'x'"}
+    after = {"tests/test_a.py__test_x": "passed"}
+    oracle = judge_runs(_task(), [before, run("after-1", **after), run("after-2", **after)])
+    assert oracle.fail_to_pass == ["tests/test_a.py::test_x"]
+
+
+def test_absent_before_without_a_collection_error_is_not_fail_to_pass() -> None:
+    after = {"tests/test_a.py__test_x": "passed"}
+    oracle = judge_runs(_task(), [run("before"), run("after-1", **after), run("after-2", **after)])
+    assert oracle.fail_to_pass == []
+    assert oracle.status == "no-fail-to-pass"
+
+
+def test_errors_count_as_failures_and_flaky_outcomes_are_set_aside() -> None:
+    oracle = judge_runs(
+        _task(),
+        [
+            run("before", tests__a="error", tests__b="failed", tests__c="passed", tests__d="failed"),
+            run("after-1", tests__a="passed", tests__b="passed", tests__c="passed", tests__d="failed"),
+            run("after-2", tests__a="passed", tests__b="failed", tests__c="passed", tests__d="failed"),
+        ],
+    )
+    assert oracle.fail_to_pass == ["tests::a"]
+    assert oracle.unstable == ["tests::b"]
+    assert oracle.pass_to_pass == ["tests::c"]
+    assert oracle.fail_on_base == ["tests::d"]
+
+
+def test_an_after_run_that_cannot_collect_is_an_environment_error() -> None:
+    broken = run("after-1", RunStatus.COLLECTION_FAILED)
+    broken.collection_errors = {"tests/test_a.py": "ModuleNotFoundError: No module named 'numpy'"}
+    oracle = judge_runs(_task(), [run("before"), broken, run("after-2", tests__a="passed")])
+    assert oracle.status == "environment-error"
+    assert "numpy" in (oracle.reason or "")
+
+
+def test_a_timed_out_run_is_an_environment_error() -> None:
+    oracle = judge_runs(_task(), [run("before", RunStatus.TIMEOUT), run("after-1"), run("after-2")])
+    assert oracle.status == "environment-error"
+    assert "timed out" in (oracle.reason or "")
