@@ -1,0 +1,215 @@
+"""The plugin manager: built-ins, entry-point plugins, and the errors plugin authors meet."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bugbout import MinerPlugin, hookimpl
+from bugbout.core.errors import ConfigError, PluginError
+from bugbout.core.manager import Plugins, make_plugins
+from bugbout.core.types import KINDS
+
+TOY_PLUGIN = '''
+from pydantic import BaseModel, ConfigDict
+
+from bugbout import MinerPlugin, hookimpl
+from bugbout.core.records import TaskSet
+
+
+class ToyOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    examined: int = 42
+
+
+class ToyMiner:
+    def __init__(self, options):
+        self.options = options
+
+    def mine(self, request, titles=None):
+        return TaskSet(examined=self.options.examined, excluded={"toy": self.options.examined})
+
+
+@hookimpl
+def bugbout_miners():
+    yield MinerPlugin(name="toy", factory=ToyMiner, options=ToyOptions, description="a toy miner")
+'''
+
+
+def install_distribution(site: Path, name: str, version: str, entry_points: dict[str, str],
+                         modules: dict[str, str]) -> None:  # fmt: skip
+    """Put a distribution on ``site`` as an installer would: a dist-info and its modules."""
+    dist_info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    lines = "".join(f"{key} = {value}\n" for key, value in entry_points.items())
+    (dist_info / "entry_points.txt").write_text(f"[bugbout]\n{lines}")
+    for module, source in modules.items():
+        (site / f"{module}.py").write_text(textwrap.dedent(source))
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory on ``sys.path`` (and on ``PYTHONPATH`` for subprocesses)."""
+    directory = tmp_path / "site"
+    directory.mkdir()
+    monkeypatch.syspath_prepend(str(directory))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(directory), os.environ.get("PYTHONPATH", "")]))
+    return directory
+
+
+def test_builtins_are_listed_by_kind(plugins: Plugins) -> None:
+    names = {(plugin.kind, plugin.name) for plugin in plugins.all()}
+    assert names >= {
+        ("miner", "git-history"),
+        ("issue-source", "github"),
+        ("issue-source", "file"),
+        ("issue-source", "commit"),
+        ("env", "uv"),
+        ("env", "interpreter"),
+    }
+    assert {plugin.distribution for plugin in plugins.all()} == {"bugbout"}
+    assert plugins.problems == []
+
+
+def test_every_kind_has_a_registration_hook(plugins: Plugins) -> None:
+    for kind, spec in KINDS.items():
+        assert hasattr(plugins.hook, spec.hook), kind
+        assert plugins.of_kind(kind) is not None
+
+
+def test_third_party_plugin_is_listed_and_selectable(site: Path, tmp_path: Path) -> None:
+    install_distribution(site, "bugbout-toy", "1.0", {"toy": "bugbout_toy"}, {"bugbout_toy": TOY_PLUGIN})
+    plugins = make_plugins()
+    toy = plugins.get("miner", "toy")
+    assert toy.distribution == "bugbout-toy 1.0"
+    listing = subprocess.run(
+        [sys.executable, "-m", "bugbout", "plugins"], capture_output=True, text=True, check=True
+    )
+    row = next(line for line in listing.stdout.splitlines() if " toy " in line)
+    assert row.split()[:4] == ["miner", "toy", "bugbout-toy", "1.0"]
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject:\n  source: pkg\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "bugbout", "tasks", "miner=toy", "+miner.examined=7"],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    tasks = json.loads((repo / ".bugbout" / "tasks.json").read_text())
+    assert tasks == {"examined": 7, "excluded": {"toy": 7}, "tasks": []}
+
+
+def test_plugin_that_fails_to_import_is_skipped_with_a_warning(site: Path) -> None:
+    install_distribution(site, "bugbout-broken", "0.1", {"broken": "bugbout_broken"},
+                         {"bugbout_broken": "import not_installed_anywhere\n"})  # fmt: skip
+    plugins = make_plugins()
+    assert plugins.problems == [
+        "plugin 'broken' from bugbout-broken 0.1 failed to import and was skipped: "
+        "ModuleNotFoundError: No module named 'not_installed_anywhere'"
+    ]
+    assert "git-history" in plugins.of_kind("miner")
+
+
+def test_two_plugins_with_one_name_are_an_error_naming_both(site: Path) -> None:
+    clash = TOY_PLUGIN.replace('name="toy"', 'name="git-history"')
+    install_distribution(site, "bugbout-clash", "2.0", {"clash": "bugbout_clash"}, {"bugbout_clash": clash})
+    plugins = make_plugins()
+    with pytest.raises(PluginError) as error:
+        plugins.of_kind("miner")
+    message = str(error.value)
+    assert "two miner plugins are named 'git-history'" in message
+    assert "from bugbout (" in message
+    assert "from bugbout-clash 2.0" in message
+
+
+def test_disabling_autoload_and_blocking(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_distribution(site, "bugbout-toy", "1.0", {"toy": "bugbout_toy"}, {"bugbout_toy": TOY_PLUGIN})
+    assert "toy" not in make_plugins(blocked=["toy"]).of_kind("miner")
+    monkeypatch.setenv("BUGBOUT_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert "toy" not in make_plugins().of_kind("miner")
+
+
+def test_misspelt_hook_is_reported_and_skipped(plugins: Plugins) -> None:
+    class Misspelt:
+        @hookimpl
+        def bugbout_minerz(self) -> list[MinerPlugin]:
+            return []
+
+    plugins.register(Misspelt(), name="misspelt")
+    plugins.check_pending()
+    assert plugins.problems == [
+        "plugin 'misspelt' from <inline> skipped: it implements 'bugbout_minerz', "
+        "which is not a bugbout hook (misspelt?)"
+    ]
+    assert "misspelt" not in plugins.distributions
+
+
+def test_misspelt_hook_argument_is_reported_and_skipped(plugins: Plugins) -> None:
+    class WrongArgument:
+        @hookimpl
+        def bugbout_after_mine(self, taskz: object) -> None:
+            pass
+
+    assert plugins.register(WrongArgument(), name="wrong") is None
+    assert len(plugins.problems) == 1
+    assert plugins.problems[0].startswith("plugin 'wrong' from <inline> skipped:")
+    assert "taskz" in plugins.problems[0]
+
+
+def test_registration_hook_that_raises_is_skipped(plugins: Plugins) -> None:
+    class Crashing:
+        @hookimpl
+        def bugbout_miners(self) -> list[MinerPlugin]:
+            raise RuntimeError("boom")
+
+    plugins.register(Crashing(), name="crashing", distribution="crashy 1.0")
+    assert "git-history" in plugins.of_kind("miner")
+    assert plugins.problems == [
+        "plugin 'crashing' from crashy 1.0 skipped: bugbout_miners() raised RuntimeError: boom"
+    ]
+
+
+def test_unknown_name_lists_the_valid_ones(plugins: Plugins) -> None:
+    with pytest.raises(ConfigError, match=r"no env plugin named 'conda'; choose one of: interpreter, uv"):
+        plugins.get("env", "conda")
+
+
+def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> None:
+    with pytest.raises(ConfigError) as error:
+        plugins.create("env", "uv", {"exclude-newr": True})
+    assert str(error.value) == (
+        "env 'uv': exclude-newr: Extra inputs are not permitted "
+        "(valid options: exclude-newer, index-url)"
+    )
+
+
+def test_plugin_names_are_normalised_and_checked() -> None:
+    assert MinerPlugin(name="My_Miner", factory=object).name == "my-miner"
+    with pytest.raises(ValueError, match="not a valid plugin name"):
+        MinerPlugin(name="bad name!", factory=object)
+
+
+def test_lifecycle_hooks_receive_the_stored_records(
+    plugins: Plugins, calc_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    from bugbout.core.store import Store
+    from bugbout.core.tasks import mine_tasks
+    from conftest import calc_settings
+
+    seen: list[int] = []
+
+    class Listener:
+        @hookimpl
+        def bugbout_after_mine(self, tasks: object) -> None:
+            seen.append(len(tasks.tasks))  # type: ignore[attr-defined]
+
+    plugins.register(Listener(), name="listener")
+    mine_tasks(calc_settings(calc_repo[0]), plugins, Store(tmp_path / ".bugbout"))
+    assert seen == [7]

@@ -1,0 +1,73 @@
+"""Finding the tests a fix added by parsing the modules before and after."""
+
+from __future__ import annotations
+
+from bugbout.core.testmodules import added_tests, defined_tests, is_test_module
+
+BEFORE = '''
+import pytest, unittest
+
+def test_one(): pass
+
+def helper(): pass
+
+class TestGroup:
+    def test_a(self): pass
+    class TestNested:
+        def test_deep(self): pass
+
+class Checks(unittest.TestCase):
+    def testLegacy(self): pass
+
+class NotATest:
+    def test_hidden(self): pass
+
+@pytest.mark.parametrize("x", [1, 2])
+@pytest.mark.parametrize("y", (3,))
+def test_grid(x, y): pass
+
+@pytest.mark.parametrize("x", CASES)
+def test_dynamic(x): pass
+
+async def test_async(): pass
+'''
+
+
+def test_defined_tests_with_parametrize_counts() -> None:
+    assert defined_tests(BEFORE) == {
+        "test_one": 1,
+        "TestGroup::test_a": 1,
+        "TestGroup::TestNested::test_deep": 1,
+        "Checks::testLegacy": 1,
+        "test_grid": 2,
+        "test_dynamic": None,
+        "test_async": 1,
+    }
+
+
+def test_added_tests_new_names_and_new_cases() -> None:
+    after = BEFORE.replace("[1, 2]", "[1, 2, 5]").replace("def helper", "def test_new")
+    assert added_tests(defined_tests(BEFORE), defined_tests(after)) == ["test_new", "test_grid"]
+
+
+def test_changed_body_or_removed_cases_is_not_an_added_test() -> None:
+    after = BEFORE.replace("def test_one(): pass", "def test_one(): assert 1").replace("[1, 2]", "[1]")
+    assert added_tests(defined_tests(BEFORE), defined_tests(after)) == []
+
+
+def test_gaining_a_parametrize_decorator_adds_cases() -> None:
+    after = BEFORE.replace("def test_one", '@pytest.mark.parametrize("z", [0, 1])\ndef test_one')
+    assert added_tests(defined_tests(BEFORE), defined_tests(after)) == ["test_one"]
+
+
+def test_unparsable_and_missing_modules_define_nothing() -> None:
+    assert defined_tests("print 'python 2'") == {}
+    assert defined_tests(None) == {}
+    assert added_tests({}, defined_tests("def test_x(): pass")) == ["test_x"]
+
+
+def test_test_module_names() -> None:
+    assert is_test_module("tests/test_a.py")
+    assert is_test_module("pkg/a_test.py")
+    assert not is_test_module("tests/conftest.py")
+    assert not is_test_module("tests/helpers.py")
