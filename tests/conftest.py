@@ -25,7 +25,9 @@ def calc_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 
 @pytest.fixture(autouse=True)
-def _bugbout_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _bugbout_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Keep environments and scratch trees out of the user's cache, shared per session."""
     monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path_factory.getbasetemp() / "bugbout-home"))
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bugbout.testing import RepositoryBuilder
 
-OPS = '''\
+OPS = """\
 def add(a, b):
     return a + b
 
@@ -21,14 +21,14 @@ def sub(a, b):
 
 def div(a, b):
     return a / b
-'''
+"""
 
-CLAMP = '''\
+CLAMP = """\
 def clamp(value, low, high):
     return max(low, value)
-'''
+"""
 
-TEST_OPS = '''\
+TEST_OPS = """\
 from calc.ops import add, sub
 
 
@@ -38,9 +38,9 @@ def test_add():
 
 def test_sub():
     assert sub(2, 1) == 3
-'''
+"""
 
-TEST_CLAMP = '''\
+TEST_CLAMP = """\
 import pytest
 
 from calc.clamp import clamp
@@ -49,7 +49,7 @@ from calc.clamp import clamp
 @pytest.mark.parametrize("value, expected", [(5, 5), (-1, 0)])
 def test_clamp(value, expected):
     assert clamp(value, 0, 10) == expected
-'''
+"""
 
 
 def build(path: Path) -> dict[str, str]:
@@ -128,13 +128,13 @@ def build(path: Path) -> dict[str, str]:
     )
     repo.switch("main")
     sha["merge"] = repo.merge(
-        "feature", "Merge pull request #6 from dev/feature\n\nabsval() was wrong for negative numbers"
+        "feature",
+        "Merge pull request #6 from dev/feature\n\nabsval() was wrong for negative numbers",
     )
     sha["duplicate_old"] = repo.commit(
         "Fix overflow in add (#7)",
         {
-            "src/calc/ops.py": OPS.replace("def add", "# rounding\n# overflow\ndef add")
-            .replace(
+            "src/calc/ops.py": OPS.replace("def add", "# rounding\n# overflow\ndef add").replace(
                 "    return a / b",
                 "    if b == 0:\n        raise ValueError('division by zero')\n    return a / b",
             ),
@@ -144,8 +144,7 @@ def build(path: Path) -> dict[str, str]:
     sha["duplicate_new"] = repo.commit(
         "Fix overflow in add for real\n\nFixes #7",
         {
-            "src/calc/ops.py": OPS.replace("def add", "# rounding\n# overflow2\ndef add")
-            .replace(
+            "src/calc/ops.py": OPS.replace("def add", "# rounding\n# overflow2\ndef add").replace(
                 "    return a / b",
                 "    if b == 0:\n        raise ValueError('division by zero')\n    return a / b",
             ),

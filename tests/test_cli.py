@@ -15,7 +15,9 @@ import history
 from bugbout.core.layout import detect_source, detect_tests
 
 
-def bugbout(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def bugbout(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bugbout", *args],
         cwd=cwd,
@@ -90,7 +92,11 @@ def test_init_then_tasks_with_the_default_environment(initialised: Path) -> None
     assert "3 tasks from 13 commits" in result.stdout
     assert (initialised / ".bugbout" / ".gitignore").read_text().strip().endswith("*")
     status = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=initialised, capture_output=True, text=True, check=True
+        ["git", "status", "--porcelain"],
+        cwd=initialised,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert ".bugbout" not in status.stdout
 
@@ -115,7 +121,9 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
         (["tasks.issue-sources=[jira]"], "no issue-source plugin named 'jira'; choose one of"),
     ],
 )
-def test_bad_settings_are_one_line_errors(initialised: Path, overrides: list[str], message: str) -> None:
+def test_bad_settings_are_one_line_errors(
+    initialised: Path, overrides: list[str], message: str
+) -> None:
     result = bugbout("tasks", *overrides, cwd=initialised)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
@@ -164,7 +172,9 @@ def test_demo_builds_the_example_and_mines_it(tmp_path: Path) -> None:
 
 def test_core_does_not_import_hydra() -> None:
     code = "import sys, bugbout.core.tasks, bugbout.core.manager; print('hydra' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "False"
 
 
@@ -172,7 +182,10 @@ def test_help_and_unknown_command(tmp_path: Path) -> None:
     assert "commands:" in bugbout("--help", cwd=tmp_path).stdout
     result = bugbout("frobnicate", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.strip() == "error: unknown command 'frobnicate'; the commands are init, tasks, plugins, demo"
+    assert (
+        result.stderr.strip()
+        == "error: unknown command 'frobnicate'; the commands are init, tasks, plugins, demo"
+    )
 
 
 def test_history_fixture_is_consistent() -> None:

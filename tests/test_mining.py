@@ -39,7 +39,10 @@ def test_task_records_what_the_fix_changed(calc_repo: tuple[Path, dict[str, str]
     assert clean.issue.number == 1
     assert clean.source_files == ["src/calc/ops.py"]
     assert clean.test_files == ["tests/test_div.py"]
-    assert clean.added_tests == ["tests/test_div.py::test_div", "tests/test_div.py::test_div_by_zero"]
+    assert clean.added_tests == [
+        "tests/test_div.py::test_div",
+        "tests/test_div.py::test_div_by_zero",
+    ]
     modified = tasks[sha["modified_module"]]
     assert modified.issue.number == 9
     assert modified.test_files == ["tests/test_ops.py"]

@@ -29,7 +29,9 @@ def ground_truth(
         patch.setenv("BUGBOUT_HOME", str(tmp_path_factory.mktemp("home")))
         tasks = mine_tasks(settings, plugins, store)
         oracles = compute_oracles(settings, plugins, store, tasks)
-    by_scenario = {name: oracles.root[sha[name][:12]] for name in sha if sha[name][:12] in oracles.root}
+    by_scenario = {
+        name: oracles.root[sha[name][:12]] for name in sha if sha[name][:12] in oracles.root
+    }
     return by_scenario, sha, store
 
 
@@ -61,7 +63,10 @@ def test_modified_module_changed_test_is_fail_to_pass(
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
 ) -> None:
     oracle = ground_truth[0]["modified_module"]
-    assert oracle.fail_to_pass == ["tests/test_ops.py::test_sub", "tests/test_ops.py::test_sub_negative"]
+    assert oracle.fail_to_pass == [
+        "tests/test_ops.py::test_sub",
+        "tests/test_ops.py::test_sub_negative",
+    ]
     assert oracle.pass_to_pass == ["tests/test_ops.py::test_add"]
 
 
@@ -83,7 +88,9 @@ def test_ids_that_change_every_run_are_unstable(
     assert oracle.status == "ok"
     assert oracle.fail_to_pass == ["tests/test_fmt_random.py::test_fmt_float"]
     assert len(oracle.unstable) == 2
-    assert all(name.startswith("tests/test_fmt_random.py::test_fmt_any[") for name in oracle.unstable)
+    assert all(
+        name.startswith("tests/test_fmt_random.py::test_fmt_any[") for name in oracle.unstable
+    )
     assert not set(oracle.unstable) & set(oracle.pass_to_pass)
 
 
@@ -151,9 +158,23 @@ def test_errors_count_as_failures_and_flaky_outcomes_are_set_aside() -> None:
     oracle = judge_runs(
         _task(),
         [
-            run("before", tests__a="error", tests__b="failed", tests__c="passed", tests__d="failed"),
-            run("after-1", tests__a="passed", tests__b="passed", tests__c="passed", tests__d="failed"),
-            run("after-2", tests__a="passed", tests__b="failed", tests__c="passed", tests__d="failed"),
+            run(
+                "before", tests__a="error", tests__b="failed", tests__c="passed", tests__d="failed"
+            ),
+            run(
+                "after-1",
+                tests__a="passed",
+                tests__b="passed",
+                tests__c="passed",
+                tests__d="failed",
+            ),
+            run(
+                "after-2",
+                tests__a="passed",
+                tests__b="failed",
+                tests__c="passed",
+                tests__d="failed",
+            ),
         ],
     )
     assert oracle.fail_to_pass == ["tests::a"]

@@ -16,7 +16,7 @@ from bugbout.core.errors import ConfigError, PluginError
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.types import KINDS
 
-TOY_PLUGIN = '''
+TOY_PLUGIN = """
 from pydantic import BaseModel, ConfigDict
 
 from bugbout import MinerPlugin, hookimpl
@@ -39,7 +39,7 @@ class ToyMiner:
 @hookimpl
 def bugbout_miners():
     yield MinerPlugin(name="toy", factory=ToyMiner, options=ToyOptions, description="a toy miner")
-'''
+"""
 
 
 def install_distribution(site: Path, name: str, version: str, entry_points: dict[str, str],
@@ -47,7 +47,9 @@ def install_distribution(site: Path, name: str, version: str, entry_points: dict
     """Put a distribution on ``site`` as an installer would: a dist-info and its modules."""
     dist_info = site / f"{name.replace('-', '_')}-{version}.dist-info"
     dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    )
     lines = "".join(f"{key} = {value}\n" for key, value in entry_points.items())
     (dist_info / "entry_points.txt").write_text(f"[bugbout]\n{lines}")
     for module, source in modules.items():
@@ -60,7 +62,9 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory = tmp_path / "site"
     directory.mkdir()
     monkeypatch.syspath_prepend(str(directory))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(directory), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(directory), os.environ.get("PYTHONPATH", "")])
+    )
     return directory
 
 
@@ -85,7 +89,9 @@ def test_every_kind_has_a_registration_hook(plugins: Plugins) -> None:
 
 
 def test_third_party_plugin_is_listed_and_selectable(site: Path, tmp_path: Path) -> None:
-    install_distribution(site, "bugbout-toy", "1.0", {"toy": "bugbout_toy"}, {"bugbout_toy": TOY_PLUGIN})
+    install_distribution(
+        site, "bugbout-toy", "1.0", {"toy": "bugbout_toy"}, {"bugbout_toy": TOY_PLUGIN}
+    )
     plugins = make_plugins()
     toy = plugins.get("miner", "toy")
     assert toy.distribution == "bugbout-toy 1.0"
@@ -119,7 +125,9 @@ def test_plugin_that_fails_to_import_is_skipped_with_a_warning(site: Path) -> No
 
 def test_two_plugins_with_one_name_are_an_error_naming_both(site: Path) -> None:
     clash = TOY_PLUGIN.replace('name="toy"', 'name="git-history"')
-    install_distribution(site, "bugbout-clash", "2.0", {"clash": "bugbout_clash"}, {"bugbout_clash": clash})
+    install_distribution(
+        site, "bugbout-clash", "2.0", {"clash": "bugbout_clash"}, {"bugbout_clash": clash}
+    )
     plugins = make_plugins()
     with pytest.raises(PluginError) as error:
         plugins.of_kind("miner")
@@ -130,7 +138,9 @@ def test_two_plugins_with_one_name_are_an_error_naming_both(site: Path) -> None:
 
 
 def test_disabling_autoload_and_blocking(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    install_distribution(site, "bugbout-toy", "1.0", {"toy": "bugbout_toy"}, {"bugbout_toy": TOY_PLUGIN})
+    install_distribution(
+        site, "bugbout-toy", "1.0", {"toy": "bugbout_toy"}, {"bugbout_toy": TOY_PLUGIN}
+    )
     assert "toy" not in make_plugins(blocked=["toy"]).of_kind("miner")
     monkeypatch.setenv("BUGBOUT_DISABLE_PLUGIN_AUTOLOAD", "1")
     assert "toy" not in make_plugins().of_kind("miner")
@@ -177,7 +187,9 @@ def test_registration_hook_that_raises_is_skipped(plugins: Plugins) -> None:
 
 
 def test_unknown_name_lists_the_valid_ones(plugins: Plugins) -> None:
-    with pytest.raises(ConfigError, match=r"no env plugin named 'conda'; choose one of: interpreter, uv"):
+    with pytest.raises(
+        ConfigError, match=r"no env plugin named 'conda'; choose one of: interpreter, uv"
+    ):
         plugins.get("env", "conda")
 
 

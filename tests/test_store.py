@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.errors import BugboutError, StoreError
-from bugbout.core.records import Oracle, OracleSet, Outcome, RunStatus, Task, TaskIssue, TaskSet, TestRun
+from bugbout.core.records import (
+    Oracle,
+    OracleSet,
+    Outcome,
+    RunStatus,
+    Task,
+    TaskIssue,
+    TaskSet,
+    TestRun,
+)
 from bugbout.core.store import ORACLES, TASKS, Store, write_atomic
 
 
@@ -31,7 +40,9 @@ def test_records_round_trip(tmp_path: Path) -> None:
     store.write(TASKS, tasks)
     assert store.read(TASKS, TaskSet) == tasks
     run = TestRun(label="before", status=RunStatus.OK, outcomes={"t.py::x[a\\nb]": Outcome.FAILED})
-    oracles = OracleSet({"abc": Oracle(task_id="abc", status="ok", fail_to_pass=["t.py::x[a\\nb]"], runs=[run])})
+    oracles = OracleSet(
+        {"abc": Oracle(task_id="abc", status="ok", fail_to_pass=["t.py::x[a\\nb]"], runs=[run])}
+    )
     store.write(ORACLES, oracles)
     assert store.read(ORACLES, OracleSet) == oracles
     assert list(__import__("json").loads(store.path(ORACLES).read_text())) == ["abc"]
@@ -71,7 +82,8 @@ def test_kill_during_writes_never_leaves_a_torn_record(tmp_path: Path) -> None:
         "import sys; from bugbout.core.store import write_atomic; from pathlib import Path\n"
         "p = Path(sys.argv[1]); i = 0\n"
         "while True:\n"
-        "    write_atomic(p, '{\"examined\": %d, \"excluded\": {}, \"tasks\": []}' % i + ' ' * 100000); i += 1\n"
+        '    body = \'{"examined": %d, "excluded": {}, "tasks": []}\' % i\n'
+        "    write_atomic(p, body + ' ' * 100000); i += 1\n"
     )
     process = subprocess.Popen([sys.executable, "-c", script, str(target)])
     try:
@@ -86,9 +98,12 @@ def test_kill_during_writes_never_leaves_a_torn_record(tmp_path: Path) -> None:
 
 def test_second_bout_on_one_store_is_refused(tmp_path: Path) -> None:
     store = Store(tmp_path / ".bugbout")
-    with store.lock(), pytest.raises(BugboutError, match="another bugbout is already working"):
-        with Store(tmp_path / ".bugbout").lock():
-            pass
+    with (
+        store.lock(),
+        pytest.raises(BugboutError, match="another bugbout is already working"),
+        Store(tmp_path / ".bugbout").lock(),
+    ):
+        pass
     with store.lock():
         pass
 

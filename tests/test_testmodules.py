@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bugbout.core.testmodules import added_tests, defined_tests, is_test_module
 
-BEFORE = '''
+BEFORE = """
 import pytest, unittest
 
 def test_one(): pass
@@ -30,7 +30,7 @@ def test_grid(x, y): pass
 def test_dynamic(x): pass
 
 async def test_async(): pass
-'''
+"""
 
 
 def test_defined_tests_with_parametrize_counts() -> None:
@@ -51,7 +51,9 @@ def test_added_tests_new_names_and_new_cases() -> None:
 
 
 def test_changed_body_or_removed_cases_is_not_an_added_test() -> None:
-    after = BEFORE.replace("def test_one(): pass", "def test_one(): assert 1").replace("[1, 2]", "[1]")
+    after = BEFORE.replace("def test_one(): pass", "def test_one(): assert 1").replace(
+        "[1, 2]", "[1]"
+    )
     assert added_tests(defined_tests(BEFORE), defined_tests(after)) == []
 
 

@@ -63,7 +63,9 @@ def test_node_ids_are_kept_verbatim(environment: Environment, tmp_path: Path) ->
             pass
         """,
     )
-    run = run_tests(environment, tmp_path, ["tests/test_ids.py"], project=PROJECT, label="t", timeout=60)
+    run = run_tests(
+        environment, tmp_path, ["tests/test_ids.py"], project=PROJECT, label="t", timeout=60
+    )
     assert run.status == RunStatus.OK
     assert run.outcomes == {
         "tests/test_ids.py::test_text[a b]": Outcome.PASSED,
@@ -82,12 +84,20 @@ def test_project_addopts_are_ignored_and_the_tree_is_importable(
 ) -> None:
     write(tmp_path, "pyproject.toml", '[tool.pytest.ini_options]\naddopts = "--cov=pkg -n 4"\n')
     write(tmp_path, "pkg/__init__.py", "VALUE = 42\n")
-    write(tmp_path, "tests/test_pkg.py", "import pkg\n\ndef test_value():\n    assert pkg.VALUE == 42\n")
-    run = run_tests(environment, tmp_path, ["tests/test_pkg.py"], project=PROJECT, label="t", timeout=60)
+    write(
+        tmp_path,
+        "tests/test_pkg.py",
+        "import pkg\n\ndef test_value():\n    assert pkg.VALUE == 42\n",
+    )
+    run = run_tests(
+        environment, tmp_path, ["tests/test_pkg.py"], project=PROJECT, label="t", timeout=60
+    )
     assert run.outcomes == {"tests/test_pkg.py::test_value": Outcome.PASSED}
 
 
-def test_collection_errors_are_recorded_per_module(environment: Environment, tmp_path: Path) -> None:
+def test_collection_errors_are_recorded_per_module(
+    environment: Environment, tmp_path: Path
+) -> None:
     write(tmp_path, "tests/test_good.py", "def test_ok():\n    pass\n")
     write(tmp_path, "tests/test_bad.py", "from pkg import missing\n\ndef test_x():\n    pass\n")
     run = run_tests(
@@ -102,7 +112,9 @@ def test_collection_errors_are_recorded_per_module(environment: Environment, tmp
 
 def test_a_run_that_collects_nothing_is_reported(environment: Environment, tmp_path: Path) -> None:
     write(tmp_path, "tests/test_bad.py", "import does_not_exist\n")
-    run = run_tests(environment, tmp_path, ["tests/test_bad.py"], project=PROJECT, label="t", timeout=60)
+    run = run_tests(
+        environment, tmp_path, ["tests/test_bad.py"], project=PROJECT, label="t", timeout=60
+    )
     assert run.status == RunStatus.COLLECTION_FAILED
 
 
@@ -129,7 +141,9 @@ def test_tests_have_no_network(environment: Environment, tmp_path: Path) -> None
         """,
     )
     try:
-        run = run_tests(environment, tmp_path, ["tests/test_net.py"], project=PROJECT, label="t", timeout=60)
+        run = run_tests(
+            environment, tmp_path, ["tests/test_net.py"], project=PROJECT, label="t", timeout=60
+        )
     finally:
         server.close()
     assert run.outcomes["tests/test_net.py::test_host_is_unreachable"] == Outcome.FAILED
@@ -153,7 +167,9 @@ def test_timeout_kills_the_whole_process_group(environment: Environment, tmp_pat
         """,
     )
     started = time.monotonic()
-    run = run_tests(environment, tmp_path, ["tests/test_hang.py"], project=PROJECT, label="t", timeout=2)
+    run = run_tests(
+        environment, tmp_path, ["tests/test_hang.py"], project=PROJECT, label="t", timeout=2
+    )
     assert run.status == RunStatus.TIMEOUT
     assert time.monotonic() - started < 30
     time.sleep(4)
@@ -178,6 +194,8 @@ def test_only_the_allowed_environment_reaches_the_tests(
             assert os.environ["DATABASE_URL"] == "sqlite://"
         """,
     )
-    run = run_tests(environment, tmp_path, ["tests/test_env.py"], project=project, label="t", timeout=60)
+    run = run_tests(
+        environment, tmp_path, ["tests/test_env.py"], project=project, label="t", timeout=60
+    )
     assert set(run.outcomes.values()) == {Outcome.PASSED}
     assert os.environ["SECRET_API_KEY"] == "do-not-leak"

@@ -130,8 +130,10 @@ def _demo(args: list[str], console: Console) -> int:
     from bugbout.example import build_example
 
     if args and args[0] in ("-h", "--help"):
-        print("usage: bugbout demo [DIR] [OVERRIDES...]\n\nBuild the example repository in "
-              "DIR (default ./bugbout-demo) and run `bugbout tasks` on it.")
+        print(
+            "usage: bugbout demo [DIR] [OVERRIDES...]\n\nBuild the example repository in "
+            "DIR (default ./bugbout-demo) and run `bugbout tasks` on it."
+        )
         return 0
     target = Path(args[0] if args and "=" not in args[0] else "bugbout-demo").resolve()
     overrides = args[1:] if args and "=" not in args[0] else args
@@ -264,14 +266,16 @@ def _settings(cfg: Any, root: Path) -> Any:
 
 
 def _check_defaults(config: Path) -> None:
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
     try:
         loaded = OmegaConf.load(config)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{config} is not valid YAML ({first}); fix it or rerun `bugbout init --force`") from None
-    defaults = loaded.get("defaults") if hasattr(loaded, "get") else None
+        raise ConfigError(
+            f"{config} is not valid YAML ({first}); fix it or rerun `bugbout init --force`"
+        ) from None
+    defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
     if not defaults or "base" not in [str(item) for item in defaults]:
         raise ConfigError(
             f"{config} must start with `defaults: [base, _self_]` to load bugbout's settings"

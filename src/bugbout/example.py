@@ -60,11 +60,9 @@ def parse_number(text):
     return float(text)
 '''
 
-PARSE_V2 = PARSE_V1.replace(
-    '    if text.startswith("-"):\n        return float(text[1:])\n', ""
-)
+PARSE_V2 = PARSE_V1.replace('    if text.startswith("-"):\n        return float(text[1:])\n', "")
 
-TEST_STATS_V1 = '''\
+TEST_STATS_V1 = """\
 from tally.stats import mean, median
 
 
@@ -74,24 +72,30 @@ def test_mean():
 
 def test_median_odd():
     assert median([3, 1, 2]) == 2
-'''
+"""
 
-TEST_STATS_V2 = TEST_STATS_V1 + '''
+TEST_STATS_V2 = (
+    TEST_STATS_V1
+    + """
 
 def test_median_even():
     assert median([4, 1, 3, 2]) == 2.5
-'''
+"""
+)
 
-TEST_STATS_V3 = TEST_STATS_V2 + '''
+TEST_STATS_V3 = (
+    TEST_STATS_V2
+    + """
 
 def test_mean_of_nothing_is_an_error():
     import pytest
 
     with pytest.raises(ValueError):
         mean([])
-'''
+"""
+)
 
-TEST_PARSE_V1 = '''\
+TEST_PARSE_V1 = """\
 import pytest
 
 from tally.parse import parse_number
@@ -100,7 +104,7 @@ from tally.parse import parse_number
 @pytest.mark.parametrize("text, expected", [("1", 1.0), ("1,000", 1000.0)])
 def test_parse_number(text, expected):
     assert parse_number(text) == expected
-'''
+"""
 
 TEST_PARSE_V2 = TEST_PARSE_V1.replace(
     '[("1", 1.0), ("1,000", 1000.0)]', '[("1", 1.0), ("1,000", 1000.0), ("-2.5", -2.5)]'

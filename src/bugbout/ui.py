@@ -7,12 +7,18 @@ terminal it is a plain line per stage, so logs stay readable.
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rich.console import Console as RichConsole
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -58,13 +64,13 @@ class Console:
     def plugin_table(self, plugins: list[RegisteredPlugin]) -> None:
         table = Table("kind", "name", "distribution", "description", box=None)
         for plugin in plugins:
-            table.add_row(
-                plugin.kind, plugin.name, plugin.distribution, plugin.spec.description
-            )
+            table.add_row(plugin.kind, plugin.name, plugin.distribution, plugin.spec.description)
         self.out.print(table)
 
     def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
-        excluded = ", ".join(f"{reason} {count}" for reason, count in sorted(tasks.excluded.items()))
+        excluded = ", ".join(
+            f"{reason} {count}" for reason, count in sorted(tasks.excluded.items())
+        )
         table = Table(
             "task", "issue", "title", "F2P", "P2P", "unstable", "ground truth",
             title=f"{len(tasks.tasks)} tasks from {tasks.examined} commits",
@@ -91,7 +97,7 @@ class StageProgress:
     def __init__(self, bar: Progress, console: Console) -> None:
         self.bar = bar
         self.console = console
-        self.current: int | None = None
+        self.current: TaskID | None = None
 
     def start(self, description: str, total: int | None = None) -> None:
         self.current = self.bar.add_task(description, total=total, detail="")
@@ -130,5 +136,3 @@ class PlainProgress:
 
     def warn(self, message: str) -> None:
         self.console.warn(message)
-
-

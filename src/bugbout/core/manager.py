@@ -123,11 +123,7 @@ class Plugins:
 
     def all(self) -> list[RegisteredPlugin]:
         """Every plugin of every kind, in kind order then by name."""
-        return [
-            plugin
-            for kind in KINDS
-            for _, plugin in sorted(self.of_kind(kind).items())
-        ]
+        return [plugin for kind in KINDS for _, plugin in sorted(self.of_kind(kind).items())]
 
     def _collect(self, spec_type: type[PluginSpec]) -> dict[str, RegisteredPlugin]:
         caller = getattr(self.pm.hook, spec_type.hook)

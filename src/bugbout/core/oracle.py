@@ -42,7 +42,12 @@ def export_before(git: Git, task: Task, destination: Path) -> None:
 
 
 def compute_oracle(
-    task: Task, *, git: Git, builder: EnvironmentBuilder, settings: BoutSettings, home: Path,
+    task: Task,
+    *,
+    git: Git,
+    builder: EnvironmentBuilder,
+    settings: BoutSettings,
+    home: Path,
     key: str,
 ) -> Oracle:
     """Run the fix's test modules before and after the fix and classify every test."""

@@ -101,7 +101,7 @@ class BoutSettings(Settings):
     env: PluginChoice = PluginChoice(name="uv")
     issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
-    root: Path = Path(".")
+    root: Path = Path()
     """The directory holding ``bugbout.yaml``: the store and relative paths start here."""
 
     @property

@@ -7,6 +7,7 @@ timeout that kills its whole process group.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -95,10 +96,8 @@ def run_tests(
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait()
 
 

@@ -55,9 +55,7 @@ class PluginSpec(BaseModel):
         try:
             return self.options.model_validate(options)
         except ValidationError as exc:
-            valid = sorted(
-                field.alias or key for key, field in self.options.model_fields.items()
-            )
+            valid = sorted(field.alias or key for key, field in self.options.model_fields.items())
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
                 for err in exc.errors()

@@ -35,9 +35,7 @@ def _offline_prefix() -> tuple[str, ...]:
         flags = ("--net",) if os.geteuid() == 0 else ("--map-root-user", "--net")
         candidates.append((unshare, *flags, "--"))
     for prefix in candidates:
-        probe = subprocess.run(
-            [*prefix, "true"], capture_output=True, timeout=30, check=False
-        )
+        probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=30, check=False)
         if probe.returncode == 0:
             return prefix
     raise EnvironmentFailure(

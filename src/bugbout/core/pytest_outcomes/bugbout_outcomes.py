@@ -39,5 +39,11 @@ def pytest_runtest_logreport(report):
 
 def pytest_collectreport(report):
     if report.failed:
-        _emit({"nodeid": report.nodeid, "when": "collect", "outcome": "error",
-               "message": _first_line(report)})
+        _emit(
+            {
+                "nodeid": report.nodeid,
+                "when": "collect",
+                "outcome": "error",
+                "message": _first_line(report),
+            }
+        )

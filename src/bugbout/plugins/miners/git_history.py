@@ -143,8 +143,7 @@ class _Layout:
     def is_source(self, change: Change) -> bool:
         paths = [change.path] if change.old_path is None else [change.path, change.old_path]
         return any(
-            p.startswith(self.source) and p.endswith(".py") and not self.is_test(p)
-            for p in paths
+            p.startswith(self.source) and p.endswith(".py") and not self.is_test(p) for p in paths
         )
 
 
