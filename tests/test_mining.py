@@ -122,8 +122,8 @@ def test_unknown_ref_is_a_clear_error(calc_repo: tuple[Path, dict[str, str]]) ->
         (("Fix https://github.com/o/r/pull/88",), [88]),
         (("Fix crash", "See https://github.com/o/r/issues/5 and #6"), [5, 6]),
         (("Fix colour #fff",), []),
-        (("Fix x.html#12 anchor and o/r#4",), []),
-        (("Fix crash in issue#3",), []),
+        (("Fix &#123; entity",), []),
+        (("Fix crash in issue#3, PR#4",), [3, 4]),
         (("Resolves: #9",), [9]),
     ],
 )

@@ -262,7 +262,10 @@ def _settings(cfg: Any, root: Path) -> Any:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
-        raise ConfigError(f"{root / CONFIG_NAME}: {where}: {error['msg']}") from None
+        message = error["msg"].removeprefix("Value error, ")
+        raise ConfigError(
+            f"{where}: {message} (set in {root / CONFIG_NAME} or on the command line)"
+        ) from None
 
 
 def _check_defaults(config: Path) -> None:

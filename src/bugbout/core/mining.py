@@ -19,7 +19,8 @@ _CLOSING = re.compile(
     r"(?:(?:[\w.-]+/[\w.-]+)?#(\d+)\b|(https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/(\d+)))",
     re.IGNORECASE,
 )
-_HASH = re.compile(r"(?<![\w&/#])#(\d+)\b")
+_HASH = re.compile(r"(?<![&#])#(\d+)\b")
+"""``#N`` anywhere but in an HTML character reference (``&#123;``)."""
 _GH = re.compile(r"(?<![\w-])gh-(\d+)\b", re.IGNORECASE)
 
 

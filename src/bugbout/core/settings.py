@@ -6,11 +6,11 @@ Keys are written with dashes in ``bugbout.yaml`` (``max-source-files``), as in
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_pascal
 
 DEFAULT_FIX_WORDS = (
     "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
@@ -69,11 +69,25 @@ class TasksSettings(Settings):
     ref: str | None = None
     """The branch or ref to walk; the default branch when unset."""
     since: str | None = None
+    """Only fixes committed after this date (ISO 8601, e.g. ``2023-01-01``)."""
     limit: int = Field(default=20, ge=1)
     max_source_files: int = Field(default=2, ge=1)
     fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
     issue_sources: tuple[str, ...] = ("github", "file", "commit")
     """Issue sources to ask, in order; the first that knows an issue wins."""
+    @field_validator("since", mode="before")
+    @classmethod
+    def _date(cls, value: object) -> str | None:
+        if isinstance(value, date):
+            return value.isoformat()
+        if value is not None:
+            value = str(value)
+            try:
+                datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError("must be a date such as 2023-01-01") from None
+        return value
+
     reruns: int = Field(default=2, ge=1)
     """How many times the fixed tree is run; tests that differ between runs are unstable."""
     timeout: float = Field(default=600, gt=0)
@@ -111,8 +125,3 @@ class BoutSettings(Settings):
     @property
     def store_dir(self) -> Path:
         return self.root / ".bugbout"
-
-
-def option_model_name(plugin: str) -> str:
-    """A readable class name for a plugin's options model, e.g. ``GitHistoryOptions``."""
-    return to_pascal(plugin.replace("-", "_")) + "Options"
