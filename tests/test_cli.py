@@ -190,3 +190,20 @@ def test_help_and_unknown_command(tmp_path: Path) -> None:
 
 def test_history_fixture_is_consistent() -> None:
     assert len(history.EXPECTED_ORDER) == 7
+
+
+def test_offline_github_fails_over_with_one_warning(initialised: Path) -> None:
+    subprocess.run(
+        ["git", "remote", "add", "origin", "https://github.com/calc/calc.git"],
+        cwd=initialised,
+        check=True,
+    )
+    with (initialised / "bugbout.yaml").open("a") as config:
+        config.write("issue-source:\n  github: {api-url: 'http://127.0.0.1:9', timeout: 2}\n")
+    result = bugbout("tasks", "env=interpreter", "tasks.limit=2", cwd=initialised)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1
+    assert "github" in warnings[0]
+    tasks = json.loads((initialised / ".bugbout" / "tasks.json").read_text())
+    assert tasks["tasks"][0]["problem_statement"].startswith("Fix a regression in fmt (#11)")

@@ -129,3 +129,36 @@ def test_unknown_ref_is_a_clear_error(calc_repo: tuple[Path, dict[str, str]]) ->
 )
 def test_issue_references(texts: tuple[str, ...], numbers: list[int]) -> None:
     assert [ref.number for ref in issue_references(*texts)] == numbers
+
+
+def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path) -> None:
+    from bugbout.testing import RepositoryBuilder
+
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit("Initial", {"src/calc/__init__.py": "", "tests/test_a.py": "def test_a(): pass\n"})
+    repo.branch("topic")
+    repo.commit(
+        "Parser work",
+        {
+            "src/calc/parse.py": "X = 1\n",
+            "tests/test_a.py": "def test_a(): pass\ndef test_b(): pass\n",
+        },
+    )
+    repo.switch("main")
+    merge = repo.merge("topic", "Merge pull request #20 from someone/topic")
+    request = MiningRequest(
+        repository=repo.path, project=ProjectSettings(source="src/calc"), tasks=TasksSettings()
+    )
+    miner = GitHistoryMiner(GitHistoryOptions())
+    assert miner.mine(request).tasks == []
+    asked: list[int] = []
+
+    def titles(number: int) -> str | None:
+        asked.append(number)
+        return "Fix a crash in the parser" if number == 20 else None
+
+    found = miner.mine(request, titles=titles)
+    assert [(task.sha, task.title) for task in found.tasks] == [
+        (merge, "Fix a crash in the parser")
+    ]
+    assert asked == [20]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bugbout import hookimpl
 from bugbout.core.manager import Plugins
 from bugbout.core.oracle import judge_runs
 from bugbout.core.records import Oracle, OracleSet, Outcome, RunStatus, Task, TaskIssue, TestRun
@@ -25,6 +26,7 @@ def ground_truth(
     settings = calc_settings(repo)
     store = Store(tmp_path_factory.mktemp("store") / ".bugbout")
     plugins = make_plugins(entry_points=False)
+    plugins.register(_OracleListener(), name="listener")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BUGBOUT_HOME", str(tmp_path_factory.mktemp("home")))
         tasks = mine_tasks(settings, plugins, store)
@@ -33,6 +35,21 @@ def ground_truth(
         name: oracles.root[sha[name][:12]] for name in sha if sha[name][:12] in oracles.root
     }
     return by_scenario, sha, store
+
+
+class _OracleListener:
+    seen: list[str] = []
+
+    @hookimpl
+    def bugbout_after_oracle(self, oracle: Oracle) -> None:
+        self.seen.append(oracle.task_id)
+
+
+def test_after_oracle_hook_sees_every_computed_oracle(
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+) -> None:
+    oracles, _, _ = ground_truth
+    assert sorted(_OracleListener.seen) == sorted(oracle.task_id for oracle in oracles.values())
 
 
 def test_clean_fix(ground_truth: tuple[dict[str, Oracle], dict[str, str], Store]) -> None:
