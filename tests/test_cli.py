@@ -119,6 +119,9 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
         (["+project.sourse=x"], "project.sourse: Extra inputs are not permitted"),
         (["+env.exclude-newr=1"], "env 'uv': exclude-newr: Extra inputs are not permitted"),
         (["tasks.issue-sources=[jira]"], "no issue-source plugin named 'jira'; choose one of"),
+        (["tasks.limitt=5"], "Could not override 'tasks.limitt'; To append to your config use"),
+        (["project.python=3.10"], "project.python: write the version as a string: '3.10'"),
+        (["project.source=/abs/pkg"], "project.source: must be a path inside the repository"),
     ],
 )
 def test_bad_settings_are_one_line_errors(
@@ -184,7 +187,7 @@ def test_help_and_unknown_command(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert (
         result.stderr.strip()
-        == "error: unknown command 'frobnicate'; the commands are init, tasks, plugins, demo"
+        == "error: unknown command 'frobnicate'; the commands are init, tasks, run, plugins, demo"
     )
 
 

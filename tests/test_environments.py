@@ -44,7 +44,12 @@ def plugins() -> Plugins:
     return registry
 
 
-def make_tree(root: Path, dependencies: list[str], requires_python: str = ">=3.9") -> Path:
+def make_tree(
+    root: Path,
+    dependencies: list[str],
+    requires_python: str = ">=3.9",
+    extras: dict[str, list[str]] | None = None,
+) -> Path:
     """A src-layout project ``demo`` with one test that imports it and its dependencies."""
     tree = root / "tree"
     (tree / "src" / "demo").mkdir(parents=True)
@@ -55,6 +60,10 @@ def make_tree(root: Path, dependencies: list[str], requires_python: str = ">=3.9
         'version = "1.0"\n'
         f"requires-python = {json.dumps(requires_python)}\n"
         f"dependencies = {json.dumps(dependencies)}\n"
+        + "".join(
+            f"[project.optional-dependencies]\n{name} = {json.dumps(requirements)}\n"
+            for name, requirements in (extras or {}).items()
+        )
     )
     (tree / "src" / "demo" / "__init__.py").write_text("VALUE = 42\n")
     (tree / "tests" / "test_demo.py").write_text(
@@ -91,15 +100,33 @@ def test_plugins_register_and_validate_options() -> None:
     assert set(registry.of_kind("env")) == {"uv", "interpreter"}
     builder = registry.create("env", "uv", {})
     assert isinstance(builder, UvBuilder)
-    assert builder.options == UvOptions(exclude_newer=True, index_url=None)
-    builder = registry.create("env", "uv", {"exclude-newer": False, "index-url": "https://x/"})
+    assert builder.options == UvOptions(exclude_newer=True, index_url=None, test_extras=True)
+    builder = registry.create(
+        "env", "uv", {"exclude-newer": False, "index-url": "https://x/", "test-extras": False}
+    )
     assert builder.options.exclude_newer is False
     assert builder.options.index_url == "https://x/"
+    assert builder.options.test_extras is False
     chosen = registry.create("env", "interpreter", {"path": sys.executable})
     assert isinstance(chosen, InterpreterBuilder)
     assert chosen.options.path == sys.executable
     with pytest.raises(ConfigError, match="exclude-newer"):
         registry.create("env", "uv", {"exclude-newr": True})
+
+
+def test_packaged_uv_options_match_uv_options() -> None:
+    import yaml
+
+    import bugbout.conf
+
+    packaged = yaml.safe_load(
+        (Path(bugbout.conf.__file__).parent / "env" / "uv.yaml").read_text(encoding="utf-8")
+    )
+    assert packaged.pop("name") == "uv"
+    fields = {f.alias or n: f.default for n, f in UvOptions.model_fields.items()}
+    assert set(packaged) <= set(fields)
+    assert all(fields[key] == value for key, value in packaged.items())
+    assert "test-extras" in packaged
 
 
 @pytest.mark.parametrize(
@@ -141,6 +168,107 @@ def test_pinned_python_missing(tmp_path: Path) -> None:
     tree = make_tree(tmp_path, [])
     with pytest.raises(EnvironmentFailure, match=r"pyenv install 3\.1"):
         UvBuilder().build(request_for(tree, tmp_path / "home", python="3.1"))
+
+
+class FakeUv:
+    """Stands in for uv: ``install`` fails whenever ``bad`` is asked for."""
+
+    def __init__(self, bad: str) -> None:
+        self.bad = bad
+        self.installs: list[list[str]] = []
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
+        monkeypatch.setattr(uv._Build, "_uv", lambda _, args, **kw: self(args, **kw))
+        return self
+
+    def __call__(self, args: list[str], *, timeout: float, what: str) -> str:
+        if args[0] == "venv":
+            (Path(args[-1]) / "bin").mkdir(parents=True)
+            (Path(args[-1]) / "bin" / "python").write_text("")
+        elif args[:2] == ["pip", "install"]:
+            requirements = args[args.index("--exclude-newer") + 2 :]
+            self.installs.append(requirements)
+            installed = Path(args[args.index("--python") + 1]).parent.parent / "installed"
+            assert not installed.exists()  # every install is into a fresh environment
+            if self.bad in requirements:
+                raise uv._UvFailure(f"{what} failed: no {self.bad} (command: …)", f"no {self.bad}")
+            installed.write_text(" ".join(requirements))
+        elif args[:2] == ["pip", "freeze"]:
+            return "six==1.16.0\n"
+        return ""
+
+
+def test_declared_test_dependencies_are_installed_with_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv(bad="nothing-is-bad").install(monkeypatch)
+    tree = make_tree(tmp_path, ["six"], extras={"test": ["mock", "pytest", "demo[test]"]})
+    env = UvBuilder().build(request_for(tree, tmp_path / "home"))
+    assert fake.installs == [["mock", "pytest", "six"]]
+    assert env.description == f"uv: Python {env.python_version}, deps as of 2021-07-01"
+    described = json.loads((env.path / MARKER).read_text())
+    assert described["declared-test-dependencies"] == ["mock", "pytest"]
+    assert described["requirements"] == ["mock", "pytest", "six"]
+    assert described["test-extras"] is True
+    assert described["test-extras-error"] is None
+
+
+def test_unresolvable_test_dependencies_are_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv(bad="mock==0.1").install(monkeypatch)
+    tree = make_tree(tmp_path, ["six"], extras={"tests": ["mock==0.1", "freezegun"]})
+    home = tmp_path / "home"
+    env = UvBuilder().build(request_for(tree, home))
+    # One retry without the declared test dependencies, in a fresh environment.
+    assert fake.installs == [["mock==0.1", "freezegun", "pytest", "six"], ["pytest", "six"]]
+    assert env.description.endswith(
+        "deps as of 2021-07-01, without declared test extras (they did not resolve: no mock==0.1)"
+    )
+    described = json.loads((env.path / MARKER).read_text())
+    assert described["description"] == env.description
+    assert described["declared-test-dependencies"] == ["mock==0.1", "freezegun"]
+    assert described["requirements"] == ["pytest", "six"]
+    assert described["test-extras-error"] == "no mock==0.1"
+    # A cache hit says the same, under the key of what was asked for.
+    again = UvBuilder().build(request_for(tree, home))
+    assert (again.key, again.description) == (env.key, env.description)
+    assert len(fake.installs) == 2
+
+
+def test_failure_without_declared_test_dependencies_is_not_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv(bad="six").install(monkeypatch)
+    tree = make_tree(tmp_path, ["six"], extras={"test": ["pytest", "demo"]})
+    with pytest.raises(EnvironmentFailure, match="no six"):
+        UvBuilder().build(request_for(tree, tmp_path / "home"))
+    assert fake.installs == [["pytest", "six"]]
+    fake.installs.clear()
+    tree = make_tree(tmp_path / "other", ["six"], extras={"test": ["mock"]})
+    with pytest.raises(EnvironmentFailure, match="no six"):
+        UvBuilder().build(request_for(tree, tmp_path / "home"))
+    assert fake.installs == [["mock", "pytest", "six"], ["pytest", "six"]]
+
+
+def test_uv_key_and_declared_test_dependencies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bugbout.core.records import digest
+
+    monkeypatch.setattr(uv._Build, "run", lambda self: None)
+    home = tmp_path / "home"
+    plain = make_tree(tmp_path / "plain", ["six"])
+    tested = make_tree(tmp_path / "tested", ["six"], extras={"test": ["mock"]})
+    other = make_tree(tmp_path / "other", ["six"], extras={"testing": ["freezegun"]})
+    key = UvBuilder().build(request_for(plain, home)).key
+    version = UvBuilder().build(request_for(plain, home)).python_version
+    # Without declared test dependencies the key is what it was before they counted.
+    assert key == digest("uv", version, '["six"]', '["pytest"]', "2021-07-01", "")
+    keys = {UvBuilder().build(request_for(tree, home)).key for tree in (plain, tested, other)}
+    assert len(keys) == 3
+    off = UvBuilder(UvOptions(test_extras=False))
+    assert off.build(request_for(tested, home)).key == key
 
 
 # -- real uv builds -------------------------------------------------------------------------
@@ -233,6 +361,45 @@ def test_uv_failure_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     assert "bugbout-no-such-package-anywhere" in message
     assert "uv pip install" in message
     assert [p.suffix for p in (home / "envs").iterdir()] == [".lock"]
+
+
+@pytest.mark.slow
+@needs_39
+def test_uv_build_installs_declared_test_dependencies(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, [], extras={"test": ["six"]})
+    env = UvBuilder().build(request_for(tree, tmp_path / "home"))
+    assert env.description.endswith("deps as of 2021-07-01")
+    described = json.loads((env.path / MARKER).read_text())
+    assert described["declared-test-dependencies"] == ["six"]
+    assert described["test-extras-error"] is None
+    assert "six==1.16.0" in described["installed"]
+    imported = subprocess.run(
+        [str(env.python), "-c", "import six"], capture_output=True, text=True, check=False
+    )
+    assert imported.returncode == 0, imported.stderr
+
+
+@pytest.mark.slow
+@needs_39
+def test_uv_build_without_unresolvable_test_dependencies(tmp_path: Path) -> None:
+    bad = "this-package-does-not-exist-bugbout==1"
+    tree = make_tree(tmp_path, ["six"], extras={"test": [bad]})
+    home = tmp_path / "home"
+    env = UvBuilder().build(request_for(tree, home))
+    assert ", without declared test extras (they did not resolve: " in env.description
+    assert "this-package-does-not-exist-bugbout" in env.description
+    assert "\n" not in env.description
+    assert "uv pip install" not in env.description
+    described = json.loads((env.path / MARKER).read_text())
+    assert described["declared-test-dependencies"] == [bad]
+    assert bad not in described["requirements"]
+    assert described["description"] == env.description
+    assert "six==1.16.0" in described["installed"]
+    assert run(env.command(["-q", "tests"], tree, [])).returncode == 0
+    # Cached under the key of the request; a cache hit describes it the same way.
+    again = UvBuilder().build(request_for(tree, home))
+    assert (again.key, again.description) == (env.key, env.description)
+    assert sorted(p.name for p in (home / "envs").iterdir()) == [env.key, f"{env.key}.lock"]
 
 
 # -- the interpreter builder ----------------------------------------------------------------

@@ -131,6 +131,16 @@ def test_issue_references(texts: tuple[str, ...], numbers: list[int]) -> None:
     assert [ref.number for ref in issue_references(*texts)] == numbers
 
 
+def test_references_to_other_repositories_do_not_count() -> None:
+    texts = ("Fix crash", "Fixes other/repo#9, see https://github.com/other/repo/issues/8 and #7")
+    assert [ref.number for ref in issue_references(*texts, repository="me/mine")] == [7]
+    assert [ref.number for ref in issue_references(*texts)] == [9, 8, 7]
+    own = issue_references(
+        "Fix it", "Closes https://github.com/me/mine/issues/3", repository="me/mine"
+    )
+    assert [(ref.number, ref.closing) for ref in own] == [(3, True)]
+
+
 def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path) -> None:
     from bugbout.testing import RepositoryBuilder
 

@@ -128,9 +128,8 @@ def test_two_plugins_with_one_name_are_an_error_naming_both(site: Path) -> None:
     install_distribution(
         site, "bugbout-clash", "2.0", {"clash": "bugbout_clash"}, {"bugbout_clash": clash}
     )
-    plugins = make_plugins()
     with pytest.raises(PluginError) as error:
-        plugins.of_kind("miner")
+        make_plugins()
     message = str(error.value)
     assert "two miner plugins are named 'git-history'" in message
     assert "from bugbout (" in message
@@ -173,6 +172,30 @@ def test_misspelt_hook_argument_is_reported_and_skipped(plugins: Plugins) -> Non
     assert "taskz" in plugins.problems[0]
 
 
+def test_broken_plugins_are_reported_when_the_manager_is_built(site: Path) -> None:
+    raising = TOY_PLUGIN.replace("yield MinerPlugin", "raise RuntimeError('no'); yield MinerPlugin")
+    install_distribution(site, "bugbout-raising", "3.0", {"raising": "bugbout_raising"},
+                         {"bugbout_raising": raising})  # fmt: skip
+    plugins = make_plugins()
+    assert plugins.problems == [
+        "plugin 'raising' from bugbout-raising 3.0 skipped: "
+        "bugbout_miners() raised RuntimeError: no"
+    ]
+
+
+def test_lifecycle_hook_that_raises_is_reported_not_fatal(plugins: Plugins) -> None:
+    class Crashing:
+        @hookimpl
+        def bugbout_after_mine(self, tasks: object) -> None:
+            raise ValueError("listener broke")
+
+    plugins.register(Crashing(), name="crashing", distribution="crashy 1.0")
+    plugins.notify("bugbout_after_mine", tasks=None)
+    assert plugins.problems == [
+        "plugin 'crashing' from crashy 1.0: bugbout_after_mine() raised ValueError: listener broke"
+    ]
+
+
 def test_registration_hook_that_raises_is_skipped(plugins: Plugins) -> None:
     class Crashing:
         @hookimpl
@@ -198,7 +221,7 @@ def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> No
         plugins.create("env", "uv", {"exclude-newr": True})
     assert str(error.value) == (
         "env 'uv': exclude-newr: Extra inputs are not permitted "
-        "(valid options: exclude-newer, index-url)"
+        "(valid options: exclude-newer, index-url, test-extras)"
     )
 
 

@@ -1,6 +1,12 @@
 """bugbout: which coding agent really fixes bugs in your codebase?"""
 
+from bugbout.core.agents import CodingAgent, Invocation, Session
+from bugbout.core.environment import Command, Environment, EnvironmentRequest
+from bugbout.core.errors import BugboutError, ConfigError, EnvironmentFailure
 from bugbout.core.hookspecs import hookimpl
+from bugbout.core.issues import IssueRequest, IssueSourceUnavailable
+from bugbout.core.mining import MiningRequest
+from bugbout.core.records import Attempt, Issue, Oracle, Task, TaskSet
 from bugbout.core.types import (
     AgentPlugin,
     AuditorPlugin,
@@ -17,14 +23,31 @@ __version__ = "0.2.0.dev0"
 
 __all__ = [
     "AgentPlugin",
+    "Attempt",
     "AuditorPlugin",
+    "BugboutError",
+    "CodingAgent",
+    "Command",
+    "ConfigError",
+    "Environment",
+    "EnvironmentFailure",
     "EnvironmentPlugin",
+    "EnvironmentRequest",
     "ExaminerPlugin",
+    "Invocation",
+    "Issue",
+    "IssueRequest",
     "IssueSourcePlugin",
+    "IssueSourceUnavailable",
     "JudgePlugin",
     "MinerPlugin",
+    "MiningRequest",
+    "Oracle",
     "ReporterPlugin",
     "SandboxPlugin",
+    "Session",
+    "Task",
+    "TaskSet",
     "__version__",
     "hookimpl",
 ]

@@ -26,6 +26,7 @@ Which coding agent really fixes bugs in your codebase? (bugbout {__version__})
 commands:
   init      write a commented {CONFIG_NAME} for the repository here
   tasks     mine fixed bugs and compute their ground truth
+  run       mine, compute ground truth and race the contestants (resumable)
   plugins   list every plugin by kind, with the distribution it came from
   demo      build the example repository and run `bugbout tasks` on it
 
@@ -33,7 +34,7 @@ Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job
 Run `bugbout COMMAND --help` for a command's options.
 """
 
-GROUPS = {"miner": "miner", "env": "env"}
+GROUPS = {"miner": "miner", "env": "env", "sandbox": "sandbox", "agent": "contestant"}
 """Config groups the settings know, by the plugin kind they select."""
 
 
@@ -53,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers: dict[str, Callable[[list[str], Console], int]] = {
         "init": _init,
         "tasks": _tasks,
+        "run": _run,
         "plugins": _plugins,
         "demo": _demo,
     }
@@ -174,6 +176,45 @@ def _tasks(args: list[str], console: Console) -> int:
     return _run_with_hydra("tasks", args, console, job)
 
 
+def _run(args: list[str], console: Console) -> int:
+    """``bugbout run [--retry-failed] [OVERRIDES]``: tasks, ground truth, then the race."""
+    if args and args[0] in ("-h", "--help"):
+        print(
+            "usage: bugbout run [--retry-failed] [OVERRIDES...]\n\nMine tasks, compute their "
+            "ground truth and race the contestants. Resumable: finished attempts are never "
+            "run again.\n\n  --retry-failed   run `quota` and `infra-error` attempts again\n\n"
+            "Examples:\n  bugbout run contestant=codex\n"
+            "  bugbout run 'contestant=[codex,claude-code]'\n"
+            "  bugbout run contestant.codex.model=gpt-5 run.timeout=600\n"
+        )
+        return 0
+    if "--retry-failed" in args:
+        args = [arg for arg in args if arg != "--retry-failed"] + ["run.retry-failed=true"]
+
+    def job(settings: Any, plugins: Any) -> None:
+        from bugbout.core.race import Race, build_contestants
+        from bugbout.core.store import Store
+        from bugbout.core.tasks import check_plugins, compute_oracles, mine_tasks
+
+        check_plugins(settings, plugins)
+        contestants = build_contestants(settings, plugins)
+        if not contestants:
+            raise ConfigError(
+                "no contestants: define some under `contestants:` in bugbout.yaml, "
+                "or choose packaged ones, e.g. `bugbout run contestant=codex`"
+            )
+        store = Store(settings.store_dir)
+        with store.lock(), console.progress() as progress:
+            tasks = mine_tasks(settings, plugins, store, progress)
+            oracles = compute_oracles(settings, plugins, store, tasks, progress)
+            attempts = Race(settings, plugins, store, progress).run(tasks, oracles, contestants)
+        console.task_table(tasks, oracles)
+        console.attempt_table(attempts)
+        console.info(f"attempts are in {store.path('attempts')}")
+
+    return _run_with_hydra("run", args, console, job)
+
+
 def _run_with_hydra(
     command: str, args: list[str], console: Console, job: Callable[[Any, Any], None]
 ) -> int:
@@ -190,7 +231,12 @@ def _run_with_hydra(
     for problem in plugins.problems:
         console.warn(problem)
     _register_plugin_options(plugins)
-    _check_group_choices(args, plugins)
+    defined = _register_user_contestants(config)
+    if defined and not any(
+        arg.split("=", 1)[0].lstrip("+~") == "contestant" for arg in args if "=" in arg
+    ):
+        args = [*args, f"contestant=[{','.join(defined)}]"]
+    _check_group_choices(args, plugins, defined)
     exit_code = 0
 
     @hydra.main(version_base="1.3", config_path=None, config_name=CONFIG_NAME[:-5])
@@ -204,6 +250,10 @@ def _run_with_hydra(
 
     store = root / ".bugbout"
     options, overrides = _split_hydra_args(args)
+    if "--info" in options and (options[-1] == "--info"):
+        options.append("all")
+    if not {"-m", "--multirun"} & set(options):
+        _check_composition(root, overrides)
     argv = [
         f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
@@ -241,6 +291,24 @@ def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
                 index += 1
         index += 1
     return options, overrides
+
+
+def _check_composition(root: Path, overrides: list[str]) -> None:
+    """Compose once before Hydra's main, so a bad override is a one-line error."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        with initialize_config_dir(config_dir=str(root), version_base="1.3"):
+            compose(
+                config_name=CONFIG_NAME[:-5],
+                overrides=[*overrides, "hydra.searchpath=[pkg://bugbout.conf]"],
+            )
+    except (HydraException, OmegaConfBaseException) as exc:
+        lines = [line.strip().rstrip(".") for line in str(exc).splitlines() if line.strip()]
+        message = "; ".join(lines)
+        raise ConfigError(message or type(exc).__name__) from None
 
 
 def _settings(cfg: Any, root: Path) -> Any:
@@ -302,11 +370,39 @@ def _register_plugin_options(plugins: Any) -> None:
     for kind, group in GROUPS.items():
         packaged = _packaged_options(group)
         for name in plugins.of_kind(kind):
-            if name not in packaged:
+            if name in packaged:
+                continue
+            if group == "contestant":
+                store.store(group=group, name=name, node={"agent": name}, package=f"{group}.{name}")
+            else:
                 store.store(group=group, name=name, node={"name": name})
 
 
-def _check_group_choices(args: list[str], plugins: Any) -> None:
+def _register_user_contestants(config: Path) -> list[str]:
+    """Contestants defined in ``bugbout.yaml`` become selectable like packaged ones."""
+    from hydra.core.config_store import ConfigStore
+    from omegaconf import DictConfig, OmegaConf
+
+    loaded = OmegaConf.load(config)
+    defined = loaded.get("contestants") if isinstance(loaded, DictConfig) else None
+    if not defined:
+        return []
+    if not isinstance(defined, DictConfig):
+        raise ConfigError(f"{config}: `contestants` must map names to settings")
+    store = ConfigStore.instance()
+    names = [str(name) for name in defined]
+    for name in names:
+        entry = defined[name]
+        node = OmegaConf.to_container(entry) if isinstance(entry, DictConfig) else None
+        if not isinstance(node, dict):
+            raise ConfigError(
+                f"{config}: contestant {name!r} must be a mapping, e.g. {{agent: codex}}"
+            )
+        store.store(group="contestant", name=name, node=node, package=f"contestant.{name}")
+    return names
+
+
+def _check_group_choices(args: list[str], plugins: Any, defined: list[str]) -> None:
     """An unknown option for a group is one line listing the valid ones."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
@@ -323,11 +419,13 @@ def _check_group_choices(args: list[str], plugins: Any) -> None:
             continue
         kind = next(k for k, g in GROUPS.items() if g == group)
         valid = _packaged_options(group) | set(plugins.of_kind(kind))
-        values = (
-            [str(v) for v in override.sweep_iterator()]
-            if override.is_sweep_override()
-            else [str(override.value())]
-        )
+        if group == "contestant":
+            valid |= set(defined)
+        if override.is_sweep_override():
+            values = [str(v) for v in override.sweep_iterator()]
+        else:
+            value = override.value()
+            values = [str(v) for v in value] if isinstance(value, list) else [str(value)]
         for value in values:
             if value not in valid:
                 raise ConfigError(

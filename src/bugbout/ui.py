@@ -21,9 +21,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from bugbout.core.records import ChangeArea
+
 if TYPE_CHECKING:
     from bugbout.core.manager import RegisteredPlugin
-    from bugbout.core.records import OracleSet, TaskSet
+    from bugbout.core.records import Attempt, OracleSet, TaskSet
 
 
 class Console:
@@ -87,6 +89,26 @@ class Console:
                 str(len(oracle.pass_to_pass)) if oracle else "-",
                 str(len(oracle.unstable)) if oracle else "-",
                 oracle.status if oracle else "not computed",
+            )
+        self.out.print(table)
+
+    def attempt_table(self, attempts: list[Attempt]) -> None:
+        if not attempts:
+            self.out.print("no new attempts: every contestant has finished every task")
+            return
+        table = Table(
+            "task", "contestant", "status", "source files", "test files", "tokens", "seconds",
+            title=f"{len(attempts)} attempts run now", box=None,
+        )  # fmt: skip
+        for attempt in sorted(attempts, key=lambda a: (a.task_id, a.contestant)):
+            table.add_row(
+                attempt.task_id,
+                attempt.contestant,
+                attempt.status.value,
+                str(len(attempt.patch.area(ChangeArea.SOURCE))),
+                str(len(attempt.patch.area(ChangeArea.TEST))),
+                str(sum(attempt.usage.values())) if attempt.usage else "-",
+                f"{attempt.wall_time:.1f}",
             )
         self.out.print(table)
 

@@ -45,7 +45,9 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 def bugbout_miners() -> Iterable[MinerPlugin]:
     """Register miners, which find replayable fixes in a repository's history.
 
-    A miner's implementation has ``mine(request: MiningRequest) -> TaskSet``.
+    A miner's implementation has
+    ``mine(request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet``;
+    ``titles(number)`` gives a pull request's title from the issue sources, for merges.
 
     :return: miner records.
 

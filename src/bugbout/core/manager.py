@@ -95,6 +95,19 @@ class Plugins:
                 )
                 self.unregister(impl.plugin_name)
 
+    def notify(self, hook_name: str, **kwargs: Any) -> None:
+        """Call a lifecycle hook; an implementation that raises is reported, not fatal."""
+        caller = getattr(self.pm.hook, hook_name)
+        for impl in caller.get_hookimpls():
+            try:
+                impl.function(**{name: kwargs[name] for name in impl.argnames})
+            except Exception as exc:  # a plugin's crash must not lose the bout's work
+                distribution = self.distributions.get(impl.plugin_name, "<inline>")
+                self.problems.append(
+                    f"plugin {impl.plugin_name!r} from {distribution}: {hook_name}() raised "
+                    f"{type(exc).__name__}: {exc}"
+                )
+
     def of_kind(self, kind: str) -> dict[str, RegisteredPlugin]:
         """Every plugin of ``kind`` by name."""
         if self._by_kind is None:
@@ -179,6 +192,7 @@ def make_plugins(
     if entry_points and not os.environ.get(DISABLE_AUTOLOAD_VARIABLE):
         _load_entry_points(plugins, blocked)
     plugins.check_pending()
+    plugins.all()  # collect every kind now, so broken plugins are reported up front
     return plugins
 
 

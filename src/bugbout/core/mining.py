@@ -13,15 +13,15 @@ from bugbout.core.settings import ProjectSettings, TasksSettings
 TitleLookup = Callable[[int], str | None]
 """Gives the title of a pull request or issue by number, when a source knows it."""
 
-_URL = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/(\d+)\b", re.IGNORECASE)
-_CLOSING = re.compile(
-    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+"
-    r"(?:(?:[\w.-]+/[\w.-]+)?#(\d+)\b|(https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/(\d+)))",
-    re.IGNORECASE,
+_SLUG = r"[\w.-]+/[\w.-]+"
+_URL = re.compile(
+    rf"https?://github\.com/(?P<slug>{_SLUG})/(?:issues|pull)/(?P<number>\d+)\b", re.I
 )
-_HASH = re.compile(r"(?<![&#])#(\d+)\b")
+_QUALIFIED = re.compile(rf"(?<![\w/.-])(?P<slug>{_SLUG})#(?P<number>\d+)\b")
+_HASH = re.compile(r"(?<![&#])#(?P<number>\d+)\b")
 """``#N`` anywhere but in an HTML character reference (``&#123;``)."""
-_GH = re.compile(r"(?<![\w-])gh-(\d+)\b", re.IGNORECASE)
+_GH = re.compile(r"(?<![\w-])gh-(?P<number>\d+)\b", re.IGNORECASE)
+_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+$", re.IGNORECASE)
 
 
 class MiningRequest(Record):
@@ -30,6 +30,8 @@ class MiningRequest(Record):
     repository: Path
     project: ProjectSettings
     tasks: TasksSettings
+    github: str | None = None
+    """``owner/name`` on GitHub, when known: references to other repositories are ignored."""
 
 
 class Miner(Protocol):
@@ -47,33 +49,41 @@ def fix_title_pattern(words: Iterable[str]) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{alternatives})\b", re.IGNORECASE)
 
 
-def issue_references(*texts: str) -> list[IssueRef]:
+def issue_references(*texts: str, repository: str | None = None) -> list[IssueRef]:
     """The issues and pull requests ``texts`` name, most telling first.
 
-    References with a closing keyword (``Fixes #12``) come first, then the others in
-    the order they appear; each number appears once.
+    References after a closing keyword (``Fixes #12``) come first, then the others in the
+    order they appear; each number appears once. A reference that names a repository
+    (``owner/name#12`` or a GitHub URL) counts only when it is ``repository`` (or when
+    the repository is not known).
     """
-    closing: list[IssueRef] = []
-    plain: list[tuple[int, IssueRef]] = []
-    for text_index, text in enumerate(texts):
-        for match in _CLOSING.finditer(text):
-            number = match.group(1) or match.group(3)
-            closing.append(IssueRef(number=int(number), url=match.group(2), closing=True))
-        found: list[tuple[int, IssueRef]] = []
-        for match in _URL.finditer(text):
-            found.append((match.start(), IssueRef(number=int(match.group(1)), url=match.group(0))))
+    found: list[tuple[bool, int, IssueRef]] = []
+    for index, text in enumerate(texts):
+        taken: list[tuple[int, int]] = []
+        for pattern in (_URL, _QUALIFIED):
+            for match in pattern.finditer(text):
+                taken.append(match.span())
+                slug = match["slug"]
+                if repository is not None and slug.lower() != repository.lower():
+                    continue
+                url = match.group(0) if pattern is _URL else None
+                found.append(_ref(text, index, match, url))
         for pattern in (_HASH, _GH):
             for match in pattern.finditer(text):
-                found.append((match.start(), IssueRef(number=int(match.group(1)))))
-        plain.extend((text_index * 10**9 + start, ref) for start, ref in sorted(found, key=_first))
+                if not any(start <= match.start() < end for start, end in taken):
+                    found.append(_ref(text, index, match, None))
     seen: set[int] = set()
     ordered: list[IssueRef] = []
-    for ref in [*closing, *(ref for _, ref in sorted(plain, key=_first))]:
+    for _, _, ref in sorted(found, key=lambda item: (not item[0], item[1])):
         if ref.number not in seen:
             seen.add(ref.number)
             ordered.append(ref)
     return ordered
 
 
-def _first(item: tuple[int, IssueRef]) -> int:
-    return item[0]
+def _ref(
+    text: str, index: int, match: re.Match[str], url: str | None
+) -> tuple[bool, int, IssueRef]:
+    closing = bool(_CLOSING.search(text[: match.start()]))
+    position = index * 10**9 + match.start()
+    return closing, position, IssueRef(number=int(match["number"]), url=url, closing=closing)

@@ -1,4 +1,4 @@
-"""What a project declares in a tree: its Python and runtime dependencies; which
+"""What a project declares in a tree: its Python, runtime and test dependencies; which
 interpreter on this machine to test it with.
 
 Declarations are read, never executed: ``setup.py`` is parsed with :mod:`ast`, and only
@@ -250,30 +250,304 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(item.strip() for item in items if item.strip()))
 
 
+# -- test dependencies ----------------------------------------------------------------------
+
+TEST_GROUPS = ("test", "tests", "testing")
+"""Names (PEP 503-normalised) of the extras and dependency groups that hold test dependencies."""
+
+TEST_REQUIREMENT_FILES = (
+    "requirements-test.txt",
+    "requirements-tests.txt",
+    "test-requirements.txt",
+    "tests/requirements.txt",
+    "requirements/test.txt",
+    "requirements/tests.txt",
+    "requirements/testing.txt",
+)
+"""Requirement files of test dependencies; the first that exists counts."""
+
+_REQUIREMENT = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
+    r"(?:\[(?P<extras>[^\]]*)\])?\s*(?P<rest>.*)$",
+    re.DOTALL,
+)
+_ARCHIVES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
+
+
+def declared_test_dependencies(tree: Path) -> list[str]:
+    """The test dependencies the project declares in ``tree``, as PEP 508 strings.
+
+    The union, in this order, of: the ``test``, ``tests`` and ``testing`` extras
+    (``[project.optional-dependencies]``, ``setup.cfg``'s ``[options.extras_require]``,
+    ``setup.py``'s literal ``extras_require``); the dependency groups of those names (PEP
+    735, with ``include-group`` resolved); Poetry's groups of those names; ``setup.py``'s
+    literal ``tests_require``; the first test requirements file that exists (see
+    :data:`TEST_REQUIREMENT_FILES`). Markers are kept verbatim. A requirement of the project
+    itself (``mypkg[yaml]``) stands for the extras it names, which are read in its place;
+    local paths, editable installs and URLs are left out.
+    """
+    pyproject = _read_toml(tree / "pyproject.toml")
+    project = _normalise(_project_name(tree, pyproject) or "")
+    extras = _declared_extras(tree, pyproject)
+    found: list[str] = []
+    for group in TEST_GROUPS:
+        found += _requirements(extras.get(group, []), extras, project, {group})
+    groups = {_normalise(k): v for k, v in _table(pyproject, "dependency-groups").items()}
+    for group in TEST_GROUPS:
+        found += _requirements(_dependency_group(groups, group, set()), extras, project, set())
+    poetry_groups = {
+        _normalise(k): v for k, v in _table(pyproject, "tool", "poetry", "group").items()
+    }
+    for group in TEST_GROUPS:
+        found += _requirements(_poetry_group(poetry_groups.get(group)), extras, project, set())
+    tests_require = _setup_py_value(tree / "setup.py", "tests_require")
+    if isinstance(tests_require, str):
+        tests_require = tests_require.splitlines()
+    found += _requirements(tests_require or [], extras, project, set())
+    for name in TEST_REQUIREMENT_FILES:
+        if (tree / name).is_file():
+            found += _requirements(read_requirements(tree / name), extras, project, set())
+            break
+    return _unique(found)
+
+
+def _normalise(name: str) -> str:
+    """A distribution or extra name normalised as PEP 503 says: ``My_Pkg`` is ``my-pkg``."""
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
+def _project_name(tree: Path, pyproject: Mapping[str, Any]) -> str | None:
+    for name in (
+        _table(pyproject, "project").get("name"),
+        _table(pyproject, "tool", "poetry").get("name"),
+    ):
+        if isinstance(name, str) and name.strip():
+            return name
+    cfg = _read_setup_cfg(tree / "setup.cfg")
+    if cfg is not None and cfg.has_option("metadata", "name"):
+        name = cfg.get("metadata", "name").strip()
+        if name:
+            return str(name)
+    name = _setup_py_value(tree / "setup.py", "name")
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def _declared_extras(tree: Path, pyproject: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Every extra the project declares, by normalised name, from all the places it can."""
+    extras: dict[str, list[str]] = {}
+
+    def add(key: str, requirements: Iterable[Any]) -> None:
+        name, _, marker = key.partition(":")  # setuptools' "extra:marker" keys
+        if not name.strip():
+            return  # ":marker" keys hold conditional install_requires, not an extra
+        extras.setdefault(_normalise(name), []).extend(
+            _with_marker(str(r).strip(), marker.strip())
+            for r in requirements
+            if isinstance(r, str) and r.strip()
+        )
+
+    for key, value in _table(pyproject, "project", "optional-dependencies").items():
+        if isinstance(value, list):
+            add(key, value)
+    cfg = _read_setup_cfg(tree / "setup.cfg")
+    if cfg is not None and cfg.has_section("options.extras_require"):
+        for key, value in cfg.items("options.extras_require"):
+            add(key, _setup_cfg_list(tree, value))
+    for key, requirements in _setup_py_extras(tree / "setup.py").items():
+        add(key, requirements)
+    return extras
+
+
+def _setup_cfg_list(tree: Path, value: str) -> list[str]:
+    """A ``setup.cfg`` requirement list as setuptools reads it: lines, else ``;``-separated."""
+    value = value.strip()
+    if value.startswith("file:"):
+        names = [n.strip() for n in value[len("file:") :].split(",")]
+        return [req for name in names if name for req in read_requirements(tree / name)]
+    lines = value.splitlines() if "\n" in value else value.split(";")
+    found = []
+    for line in lines:
+        line = re.split(r"(^|\s)#", line, maxsplit=1)[0].strip()
+        if line:
+            found.append(line)
+    return found
+
+
+def _dependency_group(groups: Mapping[str, Any], name: str, seen: set[str]) -> list[str]:
+    """A PEP 735 dependency group's requirements, its ``include-group`` entries resolved."""
+    entries = groups.get(name)
+    if name in seen or not isinstance(entries, list):
+        return []
+    seen.add(name)
+    found: list[str] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            found.append(entry)
+        elif isinstance(entry, dict) and isinstance(entry.get("include-group"), str):
+            found += _dependency_group(groups, _normalise(entry["include-group"]), seen)
+    return found
+
+
+def _poetry_group(group: Any) -> list[str]:
+    dependencies = group.get("dependencies") if isinstance(group, dict) else None
+    if not isinstance(dependencies, dict):
+        return []
+    found: list[str] = []
+    for name, value in dependencies.items():
+        if name.lower() == "python":
+            continue
+        for constraint in value if isinstance(value, list) else [value]:
+            requirement = _poetry_requirement(name, constraint)
+            if requirement:
+                found.append(requirement)
+    return found
+
+
+def _requirements(
+    requirements: Iterable[str],
+    extras: Mapping[str, list[str]],
+    project: str,
+    seen: set[str],
+) -> list[str]:
+    """Installable requirements: the project's own (``mypkg[yaml]``) become the extras they
+    name (``seen`` stops cycles); local paths, editable installs and URLs are dropped."""
+    found: list[str] = []
+    for requirement in requirements:
+        requirement = requirement.strip()
+        if not _installable(requirement):
+            continue
+        match = _REQUIREMENT.match(requirement)
+        if not (match and project and _normalise(match.group("name")) == project):
+            found.append(requirement)
+            continue
+        marker = match.group("rest").partition(";")[2].strip()
+        for extra in (match.group("extras") or "").split(","):
+            extra = _normalise(extra)
+            if not extra or extra in seen:
+                continue
+            inner = _requirements(extras.get(extra, []), extras, project, seen | {extra})
+            found += [_with_marker(r, marker) for r in inner]
+    return found
+
+
+def _installable(requirement: str) -> bool:
+    """Whether a requirement names a distribution on an index (no path, URL or option)."""
+    head = requirement.partition(";")[0].strip()
+    if not head or head.startswith(("-", ".", "/", "~", "file:")):
+        return False
+    if "://" in head or "@" in head or "/" in head or "\\" in head:
+        return False
+    return _REQUIREMENT.match(head) is not None and not head.lower().endswith(_ARCHIVES)
+
+
+def _with_marker(requirement: str, marker: str) -> str:
+    """``requirement`` that applies only where ``marker`` holds as well as its own marker."""
+    if not marker:
+        return requirement
+    head, _, own = requirement.partition(";")
+    if own.strip():
+        return f"{head.strip()} ; ({own.strip()}) and ({marker})"
+    return f"{head.strip()} ; {marker}"
+
+
 # -- setup.py, parsed never run -------------------------------------------------------------
 
 
 def _setup_py_value(path: Path, keyword: str) -> list[str] | str | None:
     """A literal ``setup(keyword=...)`` value from ``setup.py``; ``None`` if not literal."""
+    parsed = _parse_setup_py(path)
+    if parsed is None:
+        return None
+    source, module = parsed
+    if module is None:
+        return _setup_py_value_by_text(source, keyword)
+    names = _module_assignments(module)
+    node = _setup_argument(module, names, keyword)
+    return None if node is None else _literal(node, names)
+
+
+def _setup_py_extras(path: Path) -> dict[str, list[str]]:
+    """The literal ``setup(extras_require={...})`` of ``setup.py``, extra by extra."""
+    parsed = _parse_setup_py(path)
+    if parsed is None:
+        return {}
+    source, module = parsed
+    names: dict[str, ast.expr] = {}
+    if module is None:
+        node = _setup_py_expression_by_text(source, "extras_require")
+    else:
+        names = _module_assignments(module)
+        node = _setup_argument(module, names, "extras_require")
+    extras: dict[str, list[str]] = {}
+    for key, value in (_literal_mapping(node, names) if node is not None else {}).items():
+        literal = _literal(value, names)
+        lines = literal.splitlines() if isinstance(literal, str) else literal
+        if lines is not None:
+            extras[key] = [
+                line.strip() for line in lines if line.strip() and not line.strip().startswith("#")
+            ]
+    return extras
+
+
+def _parse_setup_py(path: Path) -> tuple[str, ast.Module | None] | None:
+    """``setup.py``'s source and its syntax tree (``None`` if Python 3 cannot parse it)."""
     try:
         source = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     try:
-        module = ast.parse(source)
+        return source, ast.parse(source)
     except (SyntaxError, ValueError):
-        return _setup_py_value_by_text(source, keyword)
-    names = _module_assignments(module)
+        return source, None
+
+
+def _setup_argument(
+    module: ast.Module, names: Mapping[str, ast.expr], keyword: str
+) -> ast.expr | None:
+    """The expression passed as ``keyword`` to ``setup()``, directly or in ``**kwargs``."""
     for node in ast.walk(module):
         if not (isinstance(node, ast.Call) and _callee_name(node.func) == "setup"):
             continue
         for argument in node.keywords:
             if argument.arg == keyword:
-                return _literal(argument.value, names)
+                return argument.value
             if argument.arg is None:  # setup(**kwargs)
                 mapping = _literal_mapping(argument.value, names)
                 if keyword in mapping:
-                    return _literal(mapping[keyword], names)
+                    return mapping[keyword]
+    return None
+
+
+def _setup_py_expression_by_text(source: str, keyword: str) -> ast.expr | None:
+    """For a Python 2 ``setup.py``: the bracketed expression after ``keyword=``, parsed."""
+    match = re.search(rf"\b{keyword}\s*=\s*(dict\s*\(|[{{\[(])", source)
+    if not match:
+        return None
+    start = match.start(1)
+    depth, quote, index = 0, "", start
+    while index < len(source):
+        char = source[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            index = source.find("\n", index)
+            if index < 0:
+                return None
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                try:
+                    return ast.parse(source[start : index + 1], mode="eval").body
+                except (SyntaxError, ValueError):
+                    return None
+        index += 1
     return None
 
 

@@ -166,3 +166,93 @@ def digest(*parts: str) -> str:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:16]
+
+
+# -- the race -----------------------------------------------------------------------------
+
+
+class ChangeKind(StrEnum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+
+
+class ChangeArea(StrEnum):
+    """Where a changed file lies: what scoring does with it."""
+
+    SOURCE = "source"
+    """Inside the package: applied when the patch is scored."""
+    TEST = "test"
+    """A test file: the agent's tests, kept apart, never applied when scoring."""
+    OTHER = "other"
+    """Anywhere else (setup files, docs): reported, not applied when scoring."""
+
+
+class FileChange(Record):
+    """One file an attempt changed."""
+
+    path: str
+    kind: ChangeKind
+    area: ChangeArea
+    binary: bool = False
+    symlink: bool = False
+
+
+class Patch(Record):
+    """What an attempt changed on disk, against the base tree, split by area.
+
+    Each diff is in ``git apply`` format (binary files as git binary patches).
+    """
+
+    source: str = ""
+    tests: str = ""
+    other: str = ""
+    files: list[FileChange] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.files
+
+    def area(self, area: ChangeArea) -> list[FileChange]:
+        return [change for change in self.files if change.area == area]
+
+
+class AttemptStatus(StrEnum):
+    """How an attempt ended."""
+
+    FINISHED = "finished"
+    """The agent exited on its own; its patch may be empty."""
+    TIMEOUT = "timeout"
+    QUOTA = "quota"
+    """The agent stopped on a usage limit without producing anything."""
+    AGENT_ERROR = "agent-error"
+    INFRA_ERROR = "infra-error"
+    """bugbout could not run the agent (missing CLI, sandbox, checkout...)."""
+
+
+RETRYABLE = (AttemptStatus.QUOTA, AttemptStatus.INFRA_ERROR)
+"""Statuses that ``--retry-failed`` runs again."""
+
+
+class Attempt(Record):
+    """One agent's run on one task, written the moment it ends."""
+
+    task_id: str
+    contestant: str
+    role: Literal["contestant", "examiner"] = "contestant"
+    key: str
+    """What determines the attempt (task, agent, model, options, prompt version)."""
+    agent: str
+    model: str | None = None
+    vendor: str | None = None
+    status: AttemptStatus
+    patch: Patch = Field(default_factory=Patch)
+    summary: str = ""
+    usage: dict[str, int] = Field(default_factory=dict)
+    wall_time: float = 0.0
+    exit_code: int | None = None
+    error: str | None = None
+    logdir: str = ""
+    started: str = ""
+    """When it started, ISO 8601."""
+    round: int = 1

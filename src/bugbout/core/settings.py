@@ -51,10 +51,17 @@ class ProjectSettings(Settings):
     @field_validator("source", "tests")
     @classmethod
     def _relative(cls, value: str) -> str:
-        value = value.strip().strip("/")
+        value = value.strip()
         if not value or Path(value).is_absolute() or ".." in Path(value).parts:
             raise ValueError("must be a path inside the repository, e.g. 'src/mypkg'")
-        return value
+        return value.rstrip("/")
+
+    @field_validator("python", mode="before")
+    @classmethod
+    def _version(cls, value: object) -> object:
+        if isinstance(value, float):
+            raise ValueError("write the version as a string: '3.10' (unquoted, 3.10 is 3.1)")
+        return str(value) if isinstance(value, int) else value
 
     @property
     def import_root(self) -> str:
@@ -75,6 +82,7 @@ class TasksSettings(Settings):
     fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
     issue_sources: tuple[str, ...] = ("github", "file", "commit")
     """Issue sources to ask, in order; the first that knows an issue wins."""
+
     @field_validator("since", mode="before")
     @classmethod
     def _date(cls, value: object) -> str | None:
@@ -92,6 +100,19 @@ class TasksSettings(Settings):
     """How many times the fixed tree is run; tests that differ between runs are unstable."""
     timeout: float = Field(default=600, gt=0)
     """Seconds one test run may take before its whole process group is killed."""
+
+
+class RunSettings(Settings):
+    """``run:`` — how agents run."""
+
+    timeout: float = Field(default=1800, gt=0)
+    """Seconds one agent may spend on one task."""
+    quotas: dict[str, int] = Field(default_factory=dict)
+    """How many runs may share a quota at once, e.g. ``{codex: 2}``; one by default."""
+    retry_failed: bool = False
+    """Run ``quota`` and ``infra-error`` attempts again (``bugbout run --retry-failed``)."""
+    log_limit: int = Field(default=5_000_000, gt=0)
+    """The most bytes kept of each of an agent's output streams."""
 
 
 class PluginChoice(Settings):
@@ -113,6 +134,12 @@ class BoutSettings(Settings):
     tasks: TasksSettings = TasksSettings()
     miner: PluginChoice = PluginChoice(name="git-history")
     env: PluginChoice = PluginChoice(name="uv")
+    sandbox: PluginChoice = PluginChoice(name="auto")
+    run: RunSettings = RunSettings()
+    contestant: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The contestants of this bout, by name: each has an ``agent`` and its options."""
+    contestants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Contestants defined in ``bugbout.yaml``, by name (selectable like packaged ones)."""
     issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
     root: Path = Path()

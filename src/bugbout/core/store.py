@@ -88,6 +88,7 @@ def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically."""
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(descriptor, 0o644)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

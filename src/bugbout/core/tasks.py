@@ -89,23 +89,32 @@ def mine_tasks(
 
         progress.start(f"mining {repository.name}")
         found = miner.mine(
-            MiningRequest(repository=repository, project=settings.project, tasks=settings.tasks),
+            MiningRequest(
+                repository=repository, project=settings.project, tasks=settings.tasks, github=slug
+            ),
             titles=title_of,
         )
         progress.finish()
         progress.start("reading issues", total=len(found.tasks))
-        for task in found.tasks:
+        claimed: set[int] = set()
+        for task in list(found.tasks):
             message = git.run("log", "-1", "--format=%B", task.sha)
             issue, _ = resolver.resolve(request(task.issue.number, message))
             task.issue.title = issue.title
             task.issue.url = issue.url or task.issue.url
             if issue.number != task.issue.number:  # a pull request that closed this issue
                 task.issue.number = issue.number
+            if task.issue.number in claimed:  # a newer fix of the same issue is a task
+                found.tasks.remove(task)
+                found.exclude("duplicate-issue")
+                continue
+            claimed.add(task.issue.number)
             task.problem_statement = problem_statement(issue)
             progress.advance(f"#{task.issue.number}")
         progress.finish()
     store.write(TASKS, found)
-    plugins.hook.bugbout_after_mine(tasks=found)
+    plugins.notify("bugbout_after_mine", tasks=found)
+    _report_problems(plugins, progress)
     return found
 
 
@@ -137,13 +146,14 @@ def compute_oracles(
         for task in tasks.tasks:
             key = oracle_key(settings, task.sha)
             oracle = oracles.root.get(task.id)
-            if oracle is None or oracle.key != key:
+            if oracle is None or oracle.key != key or oracle.status == "environment-error":
                 oracle = compute_oracle(
                     task, git=git, builder=builder, settings=settings, home=home, key=key
                 )
                 oracles.root[task.id] = oracle
                 store.write(ORACLES, oracles)
-                plugins.hook.bugbout_after_oracle(oracle=oracle)
+                plugins.notify("bugbout_after_oracle", oracle=oracle)
+                _report_problems(plugins, progress)
             _score(task, oracle)
             if oracle.status == "environment-error":
                 progress.warn(f"task {task.id}: environment error: {oracle.reason}")
@@ -151,6 +161,11 @@ def compute_oracles(
     progress.finish()
     store.write(TASKS, tasks)
     return oracles
+
+
+def _report_problems(plugins: Plugins, progress: Progress) -> None:
+    while plugins.problems:
+        progress.warn(plugins.problems.pop(0))
 
 
 def _score(task: Task, oracle: Oracle) -> None:

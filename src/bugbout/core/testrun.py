@@ -7,10 +7,8 @@ timeout that kills its whole process group.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -18,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from bugbout.core.environment import Environment
+from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
 from bugbout.core.settings import ProjectSettings
 from bugbout.sandbox.network import offline
@@ -79,7 +78,7 @@ def run_tests(
             exit_code: int | None = process.wait(timeout=timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
-            _kill_group(process)
+            kill_group(process)
             exit_code, timed_out = None, True
         duration = time.monotonic() - started
         outcomes.seek(0)
@@ -93,12 +92,6 @@ def run_tests(
     elif run.status != RunStatus.OK:
         run.detail = detail
     return run
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 def _summarise(

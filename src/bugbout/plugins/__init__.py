@@ -7,5 +7,6 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.issue_sources.commit",
     "bugbout.plugins.environments.uv",
     "bugbout.plugins.environments.interpreter",
+    "bugbout.plugins.agents.command",
 )
 """Built-in plugin modules, registered in this order before any entry-point plugin."""

@@ -4,19 +4,25 @@ An era is a Python version and the project's dependencies as they were at a fix:
 resolves them with ``--exclude-newer`` set to the first day of the month after the fix,
 so fixes of one month share an environment. Environments are cached in
 ``BUGBOUT_HOME/envs/<key>``; the project itself is never installed.
+
+Besides ``project.test-dependencies`` and the runtime dependencies, the test dependencies
+the project declared at the fix are installed (``test-extras``). They are a best effort:
+when they do not resolve, the environment is built without them, and its description says
+so.
 """
 
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from bugbout import EnvironmentPlugin, hookimpl
+from bugbout.core.errors import EnvironmentFailure
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -42,6 +48,8 @@ class UvOptions(BaseModel):
     """Resolve dependencies as of the fix's date; off: the newest releases."""
     index_url: str | None = None
     """A package index to use instead of PyPI."""
+    test_extras: bool = True
+    """Also install the test dependencies the project declared at the fix."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,8 @@ class UvEnvironment:
     exclude_newer: str | None
     key: str
     import_root: str
+    test_extras_error: str | None = None
+    """Why the declared test dependencies were left out, when they did not resolve."""
 
     @property
     def python(self) -> Path:
@@ -61,7 +71,12 @@ class UvEnvironment:
     @property
     def description(self) -> str:
         era = f"deps as of {self.exclude_newer}" if self.exclude_newer else "latest deps"
-        return f"uv: Python {self.python_version}, {era}"
+        description = f"uv: Python {self.python_version}, {era}"
+        if self.test_extras_error is not None:
+            description += (
+                f", without declared test extras (they did not resolve: {self.test_extras_error})"
+            )
+        return description
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<env>/bin/python -m pytest <args>`` in ``tree``, with the tree importable."""
@@ -116,14 +131,20 @@ class UvBuilder:
             else None
         )
         test_dependencies = list(request.project.test_dependencies)
-        key = digest(
+        declared_tests = (
+            meta.declared_test_dependencies(request.tree) if self.options.test_extras else []
+        )
+        parts = [
             "uv",
             version,
             json.dumps(sorted(dependencies)),
             json.dumps(sorted(test_dependencies)),
             exclude_newer or "",
             self.options.index_url or "",
-        )
+        ]
+        if declared_tests:  # without any, the key is what it was before test extras existed
+            parts.append(json.dumps(sorted(declared_tests)))
+        key = digest(*parts)
         if key in self._built:
             return self._built[key]
         environment = UvEnvironment(
@@ -134,13 +155,34 @@ class UvBuilder:
             import_root=request.project.import_root,
         )
         if not _complete(environment.path):
-            _Build(self.options, environment, interpreter, test_dependencies, dependencies).run()
+            _Build(
+                self.options,
+                environment,
+                interpreter,
+                test_dependencies,
+                dependencies,
+                declared_tests,
+            ).run()
+        # The build may have fallen back (here or in another process): the marker says.
+        environment = replace(environment, test_extras_error=_test_extras_error(environment.path))
         self._built[key] = environment
         return environment
 
 
 def _complete(path: Path) -> bool:
     return (path / MARKER).is_file() and (path / "bin" / "python").exists()
+
+
+def _test_extras_error(path: Path) -> str | None:
+    """Why a built environment went without its declared test dependencies, if it did."""
+    import json
+
+    try:
+        recorded = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    error = recorded.get("test-extras-error") if isinstance(recorded, dict) else None
+    return error if isinstance(error, str) else None
 
 
 @dataclass
@@ -152,6 +194,7 @@ class _Build:
     interpreter: Path
     test_dependencies: list[str]
     dependencies: list[str]
+    declared_tests: list[str]
 
     def run(self) -> None:
         import shutil
@@ -169,8 +212,9 @@ class _Build:
             try:
                 venv = scratch / "env"
                 self._create(venv)
-                installed = self._install(venv)
-                self._describe(venv, installed)
+                requirements, error = self._install_all(venv)
+                installed = self._freeze(venv)
+                self._describe(venv, requirements, error, installed)
                 venv.rename(final)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -182,9 +226,28 @@ class _Build:
             what=f"creating a Python {self.environment.python_version} environment",
         )
 
-    def _install(self, venv: Path) -> list[str]:
+    def _install_all(self, venv: Path) -> tuple[list[str], str | None]:
+        """Install everything; if that fails because of the declared test dependencies, all
+        but them, in a fresh environment. What was installed, and why they were left out."""
+        import shutil
+
+        required = list(dict.fromkeys([*self.test_dependencies, *self.dependencies]))
+        declared = [d for d in dict.fromkeys(self.declared_tests) if d not in required]
+        if not declared:  # nothing declared that is not installed anyway
+            self._install(venv, required)
+            return required, None
+        requirements = [*declared, *required]
+        try:
+            self._install(venv, requirements)
+        except _UvFailure as failure:
+            shutil.rmtree(venv, ignore_errors=True)
+            self._create(venv)
+            self._install(venv, required)
+            return required, failure.reason
+        return requirements, None
+
+    def _install(self, venv: Path, requirements: list[str]) -> None:
         python = str(venv / "bin" / "python")
-        requirements = list(dict.fromkeys([*self.test_dependencies, *self.dependencies]))
         options = []
         if self.environment.exclude_newer:
             options += ["--exclude-newer", self.environment.exclude_newer]
@@ -196,6 +259,9 @@ class _Build:
                 timeout=INSTALL_TIMEOUT,
                 what="installing the test and runtime dependencies",
             )
+
+    def _freeze(self, venv: Path) -> list[str]:
+        python = str(venv / "bin" / "python")
         frozen = self._uv(
             ["pip", "freeze", "--python", python],
             timeout=VENV_TIMEOUT,
@@ -203,12 +269,14 @@ class _Build:
         )
         return [line for line in frozen.splitlines() if line.strip()]
 
-    def _describe(self, venv: Path, installed: list[str]) -> None:
+    def _describe(
+        self, venv: Path, requirements: list[str], error: str | None, installed: list[str]
+    ) -> None:
         import json
         from datetime import UTC, datetime
 
         description = {
-            "description": self.environment.description,
+            "description": replace(self.environment, test_extras_error=error).description,
             "key": self.environment.key,
             "python": self.environment.python_version,
             "interpreter": str(self.interpreter),
@@ -216,6 +284,10 @@ class _Build:
             "index-url": self.options.index_url,
             "test-dependencies": self.test_dependencies,
             "dependencies": self.dependencies,
+            "test-extras": self.options.test_extras,
+            "declared-test-dependencies": self.declared_tests,
+            "test-extras-error": error,
+            "requirements": requirements,
             "installed": installed,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
@@ -225,8 +297,6 @@ class _Build:
         """Run uv; its output, or an EnvironmentFailure naming the cause and the command."""
         import shlex
         import subprocess
-
-        from bugbout.core.errors import EnvironmentFailure
 
         argv = [_uv_binary(), *args]
         shown = shlex.join(["uv", *args])
@@ -248,14 +318,22 @@ class _Build:
                 cwd=self.environment.path.parent,
             )
         except subprocess.TimeoutExpired:
-            raise EnvironmentFailure(
-                f"{what} timed out after {timeout:.0f} s (command: {shown})"
-            ) from None
+            reason = f"timed out after {timeout:.0f} s"
+            raise _UvFailure(f"{what} {reason} (command: {shown})", reason) from None
         except OSError as exc:
             raise EnvironmentFailure(f"{what} failed: cannot run uv: {exc}") from None
         if result.returncode != 0:
-            raise EnvironmentFailure(f"{what} failed: {uv_error(result.stderr)} (command: {shown})")
+            reason = uv_error(result.stderr)
+            raise _UvFailure(f"{what} failed: {reason} (command: {shown})", reason)
         return result.stdout
+
+
+class _UvFailure(EnvironmentFailure):
+    """uv failed; ``reason`` is its error as one line, without the command."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def uv_error(stderr: str) -> str:
@@ -283,8 +361,6 @@ def _uv_binary() -> str:
         return str(uv.find_uv_bin())
     except (ImportError, FileNotFoundError):
         import shutil
-
-        from bugbout.core.errors import EnvironmentFailure
 
         found = shutil.which("uv")
         if not found:

@@ -76,7 +76,14 @@ class GitHistoryMiner:
             ref = git.resolve(settings.ref or git.default_ref())
             for commit in git.first_parent_log(ref):
                 result.examined += 1
-                candidate, reason = self._check(commit, fix_title, layout, settings, titles)
+                candidate, reason = self._check(
+                    commit,
+                    pattern=fix_title,
+                    layout=layout,
+                    settings=settings,
+                    titles=titles,
+                    github=request.github,
+                )
                 if candidate is None:
                     result.exclude(reason)
                     continue
@@ -98,19 +105,18 @@ class GitHistoryMiner:
     def _check(
         self,
         commit: Commit,
+        *,
         pattern: re.Pattern[str],
         layout: _Layout,
         settings: TasksSettings,
         titles: TitleLookup | None,
+        github: str | None,
     ) -> tuple[_Candidate | None, str]:
         """The cheap rules, from the log alone: title, issue, source files."""
-        title = commit.subject
         pr_title = _pull_request_title(commit) if commit.is_merge else None
-        refs = issue_references(commit.subject, commit.body)
-        matched = bool(pattern.search(title))
-        if not matched and pr_title:
-            matched = bool(pattern.search(pr_title))
-            title = pr_title if matched else title
+        title = pr_title or commit.subject
+        refs = issue_references(commit.subject, commit.body, repository=github)
+        matched = any(pattern.search(text) for text in (commit.subject, pr_title) if text)
         if not matched and commit.is_merge and not pr_title and refs and titles is not None:
             looked_up = titles(refs[0].number)
             if looked_up and pattern.search(looked_up):

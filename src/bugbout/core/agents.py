@@ -1,0 +1,205 @@
+"""Coding agents: how an adapter says to start its CLI; bugbout does everything else.
+
+An adapter subclasses :class:`CodingAgent`, names its ``harness`` and ``executable``,
+and implements :meth:`CodingAgent.invocation` (and optionally :meth:`CodingAgent.parse`).
+Checkouts, the sandbox, timeouts, logs, the patch and scoring are bugbout's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bugbout.core.errors import ConfigError
+from bugbout.sandbox.confinement import Confinement, Sandbox
+
+LOCALE_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+VENDOR_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+"""Each vendor's credential variables: an agent receives its own vendor's only."""
+
+_VENDOR_PATTERNS = (
+    (re.compile(r"claude|sonnet|opus|haiku", re.I), "anthropic"),
+    (re.compile(r"\bgpt|codex|\bo[134](?:-|$)|openai", re.I), "openai"),
+    (re.compile(r"gemini|gemma|google", re.I), "google"),
+    (re.compile(r"qwen", re.I), "alibaba"),
+    (re.compile(r"llama", re.I), "meta"),
+    (re.compile(r"mistral|codestral|devstral", re.I), "mistral"),
+    (re.compile(r"deepseek", re.I), "deepseek"),
+)
+
+
+def guess_vendor(model: str | None) -> str | None:
+    """Who made ``model``, from its name: ``claude-sonnet-4-5`` → ``anthropic``."""
+    if not model:
+        return None
+    for pattern, vendor in _VENDOR_PATTERNS:
+        if pattern.search(model):
+            return vendor
+    return None
+
+
+class AgentOptions(BaseModel):
+    """Options every agent takes; adapters subclass this to add their own."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True
+    )
+
+    model: str | None = None
+    name: str | None = None
+    """How the agent appears in reports; ``agent/model`` or ``agent`` by default."""
+    vendor: str | None = None
+    """Who made the model; guessed from the model name when unset."""
+    quota: str | None = None
+    """The rate limit it shares with other agents; the agent type by default."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for the agent."""
+    state_dirs: tuple[str, ...] = ()
+    """Directories outside the checkout the agent must write to (``~`` is the user's HOME)."""
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How to start the agent for one session."""
+
+    argv: list[str]
+    stdin: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables on top of bugbout's allow-listed environment."""
+    confined: bool = True
+    """Run the whole process under bugbout's sandbox (``False`` for agents that sandbox
+    their own shell commands)."""
+    network: bool = True
+    """Whether the agent process itself keeps the network to reach its model."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """One attempt as the adapter sees it."""
+
+    prompt: str
+    workdir: Path
+    logdir: Path
+    home: Path
+    """A private, empty HOME for the agent."""
+    sandbox: Sandbox
+    confinement: Confinement
+    """The limits bugbout applies to the agent's process and shell commands."""
+    prompt_file: Path
+    test_command: str
+    """The command that runs the project's tests in the same environment as the oracle."""
+
+
+class CodingAgent:
+    """Base class of agent adapters.
+
+    Example::
+
+        class MyAgent(CodingAgent):
+            harness = "my-agent"
+            executable = "my-agent"
+
+            def invocation(self, session):
+                return Invocation([self.command(), "--model", self.model, "--yes"],
+                                  stdin=session.prompt)
+    """
+
+    harness: ClassVar[str] = "agent"
+    """The agent type: the default name prefix and quota."""
+    executable: ClassVar[str] = ""
+    """The program ``bugbout doctor`` looks for."""
+    default_vendor: ClassVar[str | None] = None
+    Options: ClassVar[type[AgentOptions]] = AgentOptions
+
+    def __init__(self, model: str | None = None, **options: Any) -> None:
+        if model is not None:
+            options["model"] = model
+        if isinstance(options.get("options"), BaseModel):  # built from a plugin record
+            parsed = options["options"]
+        else:
+            parsed = self.Options.model_validate(options)
+        self.options: Any = parsed
+
+    @classmethod
+    def from_options(cls, options: AgentOptions) -> CodingAgent:
+        """The plugin factory: an adapter built from validated options."""
+        return cls(options=options)
+
+    @property
+    def model(self) -> str | None:
+        return self.options.model  # type: ignore[no-any-return]
+
+    @property
+    def vendor(self) -> str | None:
+        return self.options.vendor or guess_vendor(self.model) or self.default_vendor
+
+    @property
+    def name(self) -> str:
+        if self.options.name:
+            return str(self.options.name)
+        return f"{self.harness}/{self.model}" if self.model else self.harness
+
+    @property
+    def quota(self) -> str:
+        return str(self.options.quota or self.harness)
+
+    def command(self) -> str:
+        """The full path of the agent's executable; a clear error when it is missing."""
+        found = shutil.which(self.executable)
+        if found is None:
+            raise ConfigError(
+                f"agent {self.name!r} needs {self.executable!r}, which is not on PATH; "
+                "install it (see `bugbout doctor`)"
+            )
+        return found
+
+    def invocation(self, session: Session) -> Invocation:
+        """How to start the agent on ``session``."""
+        raise NotImplementedError
+
+    def parse(self, logdir: Path) -> tuple[str, dict[str, int]]:
+        """The agent's closing summary and token usage, from its logs."""
+        stdout = logdir / "stdout.log"
+        text = stdout.read_text(errors="replace") if stdout.exists() else ""
+        return text[-2000:].strip(), {}
+
+    def hit_usage_limit(self, logdir: Path, exit_code: int | None) -> bool:
+        """Whether the agent stopped on a usage limit (the attempt is then ``quota``)."""
+        text = ""
+        for name in ("stdout.log", "stderr.log"):
+            path = logdir / name
+            if path.exists():
+                text += path.read_text(errors="replace")[-20000:]
+        return bool(
+            exit_code
+            and re.search(r"usage limit|rate limit|quota exceeded|429 too many", text, re.I)
+        )
+
+    def environment(self, session: Session) -> dict[str, str]:
+        """The allow-listed environment: PATH, locale, a private HOME, this vendor's key,
+        and the declared variables; nothing else of the user's environment."""
+        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(session.home)}
+        env.update({k: os.environ[k] for k in LOCALE_VARIABLES if k in os.environ})
+        env.setdefault("LANG", "C.UTF-8")
+        env["TERM"] = "dumb"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        for variable in VENDOR_KEYS.get(self.vendor or "", ()):
+            if variable in os.environ:
+                env[variable] = os.environ[variable]
+        env.update(self.options.env)
+        return env
+
+    def settings_key(self) -> dict[str, Any]:
+        """What determines this agent's attempts (with the task and prompt version)."""
+        return {"harness": self.harness, **self.options.model_dump(mode="json", by_alias=True)}

@@ -1,0 +1,215 @@
+"""Checkouts for the race: one cached tree per commit, and a fresh copy of it per attempt.
+
+``Checkouts.base(rev)`` extracts the tree of ``rev`` once, with ``git archive`` (no
+``.git``: an agent sees no history), into ``<cache>/trees/<sha>``. Extraction goes into a
+temporary directory beside it, renamed into place when complete, under an exclusive
+``flock`` per commit, so concurrent callers (threads or processes) extract it once and never
+see half a tree. The cached tree is bugbout's reference for the patch: it is never handed
+to an agent.
+
+``Checkouts.working_copy(rev, destination)`` gives an agent its own independent copy of that
+tree. Hard links would be fast and wrong (an editor writing a file in place would write
+into the cached base and into every other copy), so each file is copied: cloned where the
+filesystem supports reflinks (btrfs, XFS, bcachefs, APFS via the fallback), else copied in
+the kernel (``copy_file_range``). Modes and modification times are preserved, because
+``bugbout.core.patch.diff_trees`` skips files whose size and mtime are unchanged; symlinks
+are copied as symlinks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from bugbout.core.errors import BugboutError
+from bugbout.core.git import Git
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_FICLONE = 0x40049409
+"""``ioctl`` request cloning a whole file on Linux (``FICLONE`` from ``linux/fs.h``)."""
+
+
+class CheckoutError(BugboutError):
+    """A checkout could not be made or removed."""
+
+
+class Checkouts:
+    """Cached trees of commits, and fresh working copies of them."""
+
+    def __init__(self, git: Git, cache_dir: Path) -> None:
+        self.git = git
+        self.cache_dir = cache_dir
+        self.trees = cache_dir / "trees"
+        self._locks = cache_dir / "locks"
+
+    def base(self, rev: str) -> Path:
+        """The cached tree of ``rev``, extracted on first use. Never give it to an agent."""
+        sha = rev if _FULL_SHA.fullmatch(rev) else self.git.resolve(rev)
+        tree = self.trees / sha
+        if tree.is_dir():
+            return tree
+        self.trees.mkdir(parents=True, exist_ok=True)
+        self._locks.mkdir(parents=True, exist_ok=True)
+        with _exclusive(self._locks / f"{sha}.lock"):
+            if tree.is_dir():  # another caller extracted it while this one waited
+                return tree
+            for stale in self.trees.glob(f".{sha}.*"):  # left by a crashed extraction
+                _rmtree(stale)
+            scratch = Path(tempfile.mkdtemp(prefix=f".{sha}.", dir=self.trees))
+            try:
+                scratch.chmod(0o755)
+                self.git.export(sha, scratch)
+                scratch.rename(tree)
+            except BaseException:
+                _rmtree(scratch)
+                raise
+        return tree
+
+    def working_copy(self, rev: str, destination: Path) -> Path:
+        """A fresh, independent copy of ``rev``'s tree at ``destination``; returns it.
+
+        ``destination`` must not exist, or be an empty directory. Editing, replacing or
+        deleting anything in the copy never changes the cached tree or another copy.
+        """
+        source = self.base(rev)
+        if destination.is_symlink() or (destination.exists() and not _empty_dir(destination)):
+            raise CheckoutError(f"cannot check out {rev} into {destination}: it is not empty")
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            copy_tree(source, destination)
+        except BaseException:
+            if destination.exists() or destination.is_symlink():
+                _rmtree(destination)
+            raise
+        return destination
+
+    def remove(self, destination: Path) -> None:
+        """Delete a working copy, whatever the agent did to its permissions."""
+        if not (destination.exists() or destination.is_symlink()):
+            return
+        if destination.is_symlink():
+            destination.unlink()
+            return
+        trees = self.trees.resolve()
+        target = destination.resolve()
+        if target == trees or trees in target.parents or target in trees.parents:
+            raise CheckoutError(f"refusing to remove {destination}: it holds cached trees")
+        _rmtree(destination)
+
+
+def copy_tree(source: Path, destination: Path) -> None:
+    """Copy ``source`` to ``destination`` (which must not exist, or be an empty directory),
+    cloning files where the filesystem can, preserving modes, mtimes and symlinks."""
+    if _gnu_cp():
+        result = subprocess.run(
+            [
+                "cp", "--recursive", "--no-dereference", "--no-target-directory",
+                "--preserve=mode,timestamps", "--reflink=auto", "--",
+                str(source), str(destination),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )  # fmt: skip
+        if result.returncode:
+            message = (result.stderr.strip().splitlines() or ["(no message)"])[0]
+            raise CheckoutError(f"cannot copy {source} to {destination}: {message}")
+        return
+    try:
+        shutil.copytree(
+            source, destination, symlinks=True, copy_function=_clone_file, dirs_exist_ok=True
+        )
+    except (OSError, shutil.Error) as exc:
+        raise CheckoutError(f"cannot copy {source} to {destination}: {exc}") from exc
+
+
+_gnu_cp_found: bool | None = None
+_gnu_cp_lock = threading.Lock()
+
+
+def _gnu_cp() -> bool:
+    """Whether ``cp`` is GNU coreutils' (with ``--reflink`` and ``copy_file_range``)."""
+    global _gnu_cp_found  # noqa: PLW0603 - a once-per-process probe
+    with _gnu_cp_lock:
+        if _gnu_cp_found is None:
+            _gnu_cp_found = False
+            if sys.platform.startswith("linux") and shutil.which("cp"):
+                with contextlib.suppress(OSError):
+                    probe = subprocess.run(
+                        ["cp", "--version"], capture_output=True, text=True, check=False
+                    )
+                    _gnu_cp_found = probe.returncode == 0 and "GNU coreutils" in probe.stdout
+        return _gnu_cp_found
+
+
+def _clone_file(source: str, destination: str) -> str:
+    """Clone ``source`` when the filesystem supports it, else copy it; then its mode and
+    times. ``shutil.copytree``'s copy function when GNU ``cp`` is not available."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError), open(source, "rb") as src:  # noqa: PTH123
+            fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                fcntl.ioctl(fd, _FICLONE, src.fileno())
+            except OSError:
+                os.close(fd)
+                os.unlink(destination)  # noqa: PTH108
+                raise
+            os.close(fd)
+            shutil.copystat(source, destination)
+            return destination
+    return str(shutil.copy2(source, destination))
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created if missing)."""
+    with path.open("a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _empty_dir(path: Path) -> bool:
+    return path.is_dir() and next(path.iterdir(), None) is None
+
+
+def _rmtree(path: Path) -> None:
+    """``shutil.rmtree`` that first gives back permissions an agent may have taken away."""
+    retried: set[str] = set()
+
+    def retry(name: str) -> None:
+        target = Path(name)
+        if not (target.exists() or target.is_symlink()):
+            return  # already gone (a directory emptied by an earlier retry)
+        if name in retried:
+            raise CheckoutError(f"cannot remove {target}")
+        retried.add(name)
+        for directory in (target.parent, target):
+            with contextlib.suppress(OSError):
+                mode = directory.lstat().st_mode
+                if stat.S_ISDIR(mode):
+                    directory.chmod(stat.S_IMODE(mode) | stat.S_IRWXU)
+        if target.is_dir() and not target.is_symlink():
+            remove(target)
+        else:
+            target.unlink()
+
+    def remove(root: Path) -> None:
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(root, onexc=lambda _function, name, _exc: retry(name))
+        else:
+            shutil.rmtree(root, onerror=lambda _function, name, _exc: retry(name))
+
+    remove(path)

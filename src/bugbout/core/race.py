@@ -1,0 +1,365 @@
+"""The race: every contestant on every scored task, each attempt in a fresh, history-free
+checkout inside a sandbox; whatever changed on disk is its patch.
+
+Attempts are queued in lanes, one per quota: runs sharing a quota take turns (or run
+``run.quotas[quota]`` at a time), different quotas run in parallel. Each attempt is
+written to the store the moment it ends, so a bout can stop anywhere and resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import threading
+import traceback
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bugbout.core.agents import CodingAgent, Session
+from bugbout.core.checkout import Checkouts
+from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
+from bugbout.core.errors import BugboutError, ConfigError
+from bugbout.core.git import Git
+from bugbout.core.manager import Plugins
+from bugbout.core.patch import diff_trees
+from bugbout.core.process import run_logged
+from bugbout.core.progress import Progress, SilentProgress
+from bugbout.core.prompt import PROMPT_VERSION, contestant_prompt
+from bugbout.core.records import RETRYABLE, Attempt, AttemptStatus, OracleSet, Task, TaskSet, digest
+from bugbout.core.settings import BoutSettings
+from bugbout.core.store import Store
+from bugbout.core.tasks import bugbout_home
+from bugbout.sandbox.confinement import Confinement, Sandbox
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Contestant:
+    """A named agent in the race."""
+
+    name: str
+    agent: CodingAgent
+
+    @property
+    def quota(self) -> str:
+        return self.agent.quota
+
+    def key(self, task: Task) -> str:
+        """What determines this contestant's attempt on ``task``."""
+        settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
+        return digest(task.sha, settings, PROMPT_VERSION)
+
+
+def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
+    """The selected contestants, each with its adapter built from validated options."""
+    contestants = []
+    for name, entry in sorted(settings.contestant.items()):
+        options = dict(entry)
+        kind = options.pop("agent", None)
+        if not kind:
+            raise ConfigError(f"contestant {name!r} has no `agent`; e.g. `agent: command`")
+        options.setdefault("name", name)
+        agent = plugins.create("agent", str(kind), options)
+        contestants.append(Contestant(name, agent))
+    return contestants
+
+
+def attempt_path(task_id: str, contestant: str) -> str:
+    """Where an attempt is stored, relative to the store."""
+    return f"attempts/{task_id}/{_UNSAFE.sub('_', contestant)}.json"
+
+
+class Race:
+    """Runs the pending attempts of a bout."""
+
+    def __init__(
+        self,
+        settings: BoutSettings,
+        plugins: Plugins,
+        store: Store,
+        progress: Progress | None = None,
+    ) -> None:
+        self.settings = settings
+        self.plugins = plugins
+        self.store = store
+        self.progress = progress or SilentProgress()
+        self.home = bugbout_home()
+        self.sandbox: Sandbox = plugins.create(
+            "sandbox", settings.sandbox.name, settings.sandbox.options
+        )
+        self.builder: EnvironmentBuilder = plugins.create(
+            "env", settings.env.name, settings.env.options
+        )
+        self._environments: dict[str, Environment] = {}
+        self._lock = threading.Lock()
+
+    def pending(
+        self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
+    ) -> Iterator[tuple[Task, Contestant]]:
+        """Every (task, contestant) still to run: new, changed, or failed and retried."""
+        for task in tasks.tasks:
+            oracle = oracles.root.get(task.id)
+            if not task.scored or oracle is None or oracle.status != "ok":
+                continue
+            for contestant in contestants:
+                previous = self.store.read(attempt_path(task.id, contestant.name), Attempt)
+                if (
+                    previous is None
+                    or previous.key != contestant.key(task)
+                    or (previous.status in RETRYABLE and self.settings.run.retry_failed)
+                ):
+                    yield task, contestant
+
+    def run(
+        self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
+    ) -> list[Attempt]:
+        """Run every pending attempt, lane by lane; returns the attempts run now."""
+        problem = self.sandbox.problem()
+        if problem:
+            raise BugboutError(problem)
+        lanes: dict[str, list[tuple[Task, Contestant]]] = defaultdict(list)
+        for task, contestant in self.pending(tasks, oracles, contestants):
+            lanes[contestant.quota].append((task, contestant))
+        total = sum(len(jobs) for jobs in lanes.values())
+        self.progress.start(
+            f"racing ({', '.join(f'{lane}: {len(jobs)}' for lane, jobs in sorted(lanes.items()))})"
+            if lanes else "racing (nothing to run)",
+            total=total,
+        )  # fmt: skip
+        finished: list[Attempt] = []
+        with Git(self.settings.repository) as git:
+            checkouts = Checkouts(git, self.home / "checkouts")
+            with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
+                futures = [
+                    lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished)
+                    for lane, jobs in lanes.items()
+                ]
+                for future in futures:
+                    future.result()
+        self.progress.finish()
+        return finished
+
+    def _run_lane(
+        self,
+        lane: str,
+        jobs: list[tuple[Task, Contestant]],
+        checkouts: Checkouts,
+        finished: list[Attempt],
+    ) -> None:
+        width = max(1, self.settings.run.quotas.get(lane, 1))
+        with ThreadPoolExecutor(max_workers=width) as pool:
+            for attempt in pool.map(lambda job: self.attempt(job[0], job[1], checkouts), jobs):
+                with self._lock:
+                    finished.append(attempt)
+                self.progress.advance(
+                    f"{lane}: {attempt.contestant} on {attempt.task_id}: {attempt.status}"
+                )
+
+    def attempt(self, task: Task, contestant: Contestant, checkouts: Checkouts) -> Attempt:
+        """Run one attempt and store it; an infrastructure failure is recorded, not raised."""
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        record = Attempt(
+            task_id=task.id,
+            contestant=contestant.name,
+            key=contestant.key(task),
+            agent=contestant.agent.harness,
+            model=contestant.agent.model,
+            vendor=contestant.agent.vendor,
+            status=AttemptStatus.INFRA_ERROR,
+            started=started,
+        )
+        root = (
+            self.home
+            / "attempts"
+            / task.id
+            / f"{_UNSAFE.sub('_', contestant.name)}-{uuid.uuid4().hex[:8]}"
+        )
+        try:
+            record = self._run(task, contestant, checkouts, root, record)
+        except BugboutError as exc:
+            record.error = str(exc)
+        except Exception as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            record.summary = traceback.format_exc(limit=5)[-2000:]
+        self.store.write(attempt_path(task.id, contestant.name), record)
+        return record
+
+    def _run(
+        self, task: Task, contestant: Contestant, checkouts: Checkouts, root: Path, record: Attempt
+    ) -> Attempt:
+        workdir, logdir, agent_home = root / "work", root / "logs", root / "home"
+        for directory in (logdir, agent_home):
+            directory.mkdir(parents=True)
+        base = checkouts.base(task.parent)
+        checkouts.working_copy(task.parent, workdir)
+        environment = self._environment(task, checkouts)
+        test_command = self._test_command(environment, workdir, logdir)
+        prompt = contestant_prompt(
+            task, tests=self.settings.project.tests, test_command=test_command
+        )
+        prompt_file = logdir / "prompt.md"
+        prompt_file.write_text(prompt)
+        agent = contestant.agent
+        state_dirs = tuple(_state_dir(entry, agent_home) for entry in agent.options.state_dirs)
+        for directory in state_dirs:
+            directory.mkdir(parents=True, exist_ok=True)
+        confinement = Confinement(
+            workdir=workdir,
+            writable=(logdir, agent_home, *state_dirs),
+            readable=self._readable(environment, agent),
+            masked=self._masked(),
+        )
+        session = Session(
+            prompt=prompt,
+            workdir=workdir,
+            logdir=logdir,
+            home=agent_home,
+            sandbox=self.sandbox,
+            confinement=confinement,
+            prompt_file=prompt_file,
+            test_command=test_command,
+        )
+        invocation = agent.invocation(session)
+        env = {**agent.environment(session), **invocation.env}
+        argv = invocation.argv
+        if invocation.confined:
+            argv = self.sandbox.wrap(argv, confinement.with_network(invocation.network))
+        ended = run_logged(
+            argv,
+            cwd=workdir,
+            env=env,
+            stdin=invocation.stdin,
+            timeout=self.settings.run.timeout,
+            stdout=logdir / "stdout.log",
+            stderr=logdir / "stderr.log",
+            limit=self.settings.run.log_limit,
+        )
+        patch = diff_trees(
+            base, workdir, source=self.settings.project.source, tests=self.settings.project.tests
+        )
+        summary, usage = agent.parse(logdir)
+        if ended.timed_out:
+            status = AttemptStatus.TIMEOUT
+        elif patch.empty and agent.hit_usage_limit(logdir, ended.exit_code):
+            status = AttemptStatus.QUOTA
+        elif ended.exit_code == 0:
+            status = AttemptStatus.FINISHED
+        else:
+            status = AttemptStatus.AGENT_ERROR
+        shutil.rmtree(agent_home, ignore_errors=True)
+        return record.model_copy(
+            update={
+                "status": status,
+                "patch": patch,
+                "summary": summary,
+                "usage": usage,
+                "wall_time": round(ended.duration, 3),
+                "exit_code": ended.exit_code,
+                "logdir": str(logdir),
+                "error": _last_line(logdir / "stderr.log")
+                if status == AttemptStatus.AGENT_ERROR
+                else None,
+            }
+        )
+
+    def _environment(self, task: Task, checkouts: Checkouts) -> Environment:
+        with self._lock:
+            if task.id not in self._environments:
+                request = EnvironmentRequest(
+                    project=self.settings.project,
+                    tree=checkouts.base(task.sha),
+                    date=task.date,
+                    home=self.home,
+                )
+                self._environments[task.id] = self.builder.build(request)
+            return self._environments[task.id]
+
+    def _test_command(self, environment: Environment, workdir: Path, logdir: Path) -> str:
+        """A script that runs the project's tests exactly as the oracle does."""
+        command = environment.command(
+            ["-p", "no:cacheprovider", "-o", "addopts=", *self.settings.project.pytest_args],
+            workdir,
+            [],
+        )
+        variables = {**self.settings.project.env, **command.env}
+        script = logdir / "bin" / "run-tests"
+        script.parent.mkdir(parents=True)
+        script.write_text(
+            "#!/bin/sh\n"
+            + "".join(f"export {key}={shlex.quote(value)}\n" for key, value in variables.items())
+            + f"cd {shlex.quote(str(workdir))}\n"
+            + f'exec {shlex.join(command.argv)} "$@"\n'
+        )
+        script.chmod(0o755)
+        return str(script)
+
+    def _masked(self) -> tuple[Path, ...]:
+        """Never visible to agents or tests: the repository, the store, bugbout's home, HOME."""
+        paths = {
+            self.settings.repository,
+            self.settings.store_dir.resolve(),
+            self.home.resolve(),
+            Path.home().resolve(),
+        }
+        return tuple(sorted(paths))
+
+    def _readable(self, environment: Environment, agent: CodingAgent) -> tuple[Path, ...]:
+        """Re-exposed read-only inside masked places: the test environment, the agent's
+        installation and the toolchains on PATH."""
+        paths: set[Path] = set()
+        argv0 = environment.command([], self.home, []).argv[0]
+        for executable in (argv0, shutil.which(agent.executable) or ""):
+            if executable:
+                paths.add(Path(executable).parent.parent)
+                paths.add(Path(os.path.realpath(executable)).parent.parent)
+        home = Path.home().resolve()
+        for entry in os.environ.get("PATH", "").split(os.pathsep):
+            directory = Path(entry).resolve() if entry else None
+            if directory and directory.is_relative_to(home) and directory != home:
+                paths.add(directory.parent)
+        return tuple(sorted(p for p in paths if p != Path("/") and p != home))
+
+
+def _state_dir(entry: str, agent_home: Path) -> Path:
+    """A declared state directory; ``~`` is the agent's private HOME."""
+    if entry.startswith("~"):
+        return agent_home / entry.lstrip("~/")
+    return Path(entry)
+
+
+def _last_line(path: Path) -> str | None:
+    if not path.exists():
+        return None
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1][:500] if lines else None
+
+
+def load_attempts(
+    store: Store, tasks: TaskSet, contestants: list[Contestant]
+) -> dict[str, list[Attempt]]:
+    """Every stored attempt of these contestants, by task id."""
+    found: dict[str, list[Attempt]] = {}
+    for task in tasks.tasks:
+        for contestant in contestants:
+            attempt = store.read(attempt_path(task.id, contestant.name), Attempt)
+            if attempt is not None:
+                found.setdefault(task.id, []).append(attempt)
+    return found
+
+
+def describe(attempts: list[Attempt]) -> dict[str, Any]:
+    """Counts by status, for summaries."""
+    counts: dict[str, int] = defaultdict(int)
+    for attempt in attempts:
+        counts[attempt.status.value] += 1
+    return dict(counts)

@@ -1,0 +1,1 @@
+"""Built-in agent plugins: one adapter per module."""
