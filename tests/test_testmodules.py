@@ -73,3 +73,14 @@ def test_test_module_names() -> None:
     assert is_test_module("pkg/a_test.py")
     assert not is_test_module("tests/conftest.py")
     assert not is_test_module("tests/helpers.py")
+
+
+def test_statement_memo_gives_the_same_tests_as_a_whole_parse() -> None:
+    from bugbout.core.testmodules import defined_tests_memo
+
+    memo: dict[str, dict[str, int | None]] = {}
+    tricky = BEFORE + 'DOC = """\ndef test_inside_a_string():\n    pass\n"""\n'
+    for source in (BEFORE, tricky, BEFORE.replace("[1, 2]", "[1, 2, 3]")):
+        assert defined_tests_memo(source.encode(), memo) == defined_tests(source)
+    assert "test_inside_a_string" not in defined_tests_memo(tricky.encode(), memo)
+    assert memo  # statements were remembered for the next version

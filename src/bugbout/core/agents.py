@@ -80,8 +80,11 @@ class Invocation:
     confined: bool = True
     """Run the whole process under bugbout's sandbox (``False`` for agents that sandbox
     their own shell commands)."""
-    network: bool = True
-    """Whether the agent process itself keeps the network to reach its model."""
+    endpoints: tuple[str, ...] = ()
+    """The model endpoints the agent process must reach (``https://api.anthropic.com``,
+    ``http://127.0.0.1:8080``). Inside the sandbox there is no network: only these are
+    reachable, through bugbout's egress proxy (plain ``http://`` endpoints at the same
+    address, ``https://`` ones through ``HTTPS_PROXY``)."""
 
 
 @dataclass(frozen=True)

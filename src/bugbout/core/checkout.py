@@ -1,25 +1,26 @@
 """Checkouts for the race: one cached tree per commit, and a fresh copy of it per attempt.
 
-``Checkouts.base(rev)`` extracts the tree of ``rev`` once, with ``git archive`` (no
-``.git``: an agent sees no history), into ``<cache>/trees/<sha>``. Extraction goes into a
-temporary directory beside it, renamed into place when complete, under an exclusive
-``flock`` per commit, so concurrent callers (threads or processes) extract it once and never
-see half a tree. The cached tree is bugbout's reference for the patch: it is never handed
-to an agent.
+``Checkouts.base(rev)`` extracts the tree of ``rev`` once into ``<cache>/trees/<sha>``:
+what ``Git.export`` writes (``git archive``, so no ``.git`` and no history), extracted by
+GNU ``tar`` when there is one. It is extracted into a temporary directory beside its final
+place and renamed there when complete, under an exclusive ``flock`` per commit, so
+concurrent callers (threads or processes) extract it once and never see half a tree. The
+cached tree is bugbout's reference for patches: it is never handed to an agent.
 
-``Checkouts.working_copy(rev, destination)`` gives an agent its own independent copy of that
-tree. Hard links would be fast and wrong (an editor writing a file in place would write
-into the cached base and into every other copy), so each file is copied: cloned where the
-filesystem supports reflinks (btrfs, XFS, bcachefs, APFS via the fallback), else copied in
-the kernel (``copy_file_range``). Modes and modification times are preserved, because
-``bugbout.core.patch.diff_trees`` skips files whose size and mtime are unchanged; symlinks
-are copied as symlinks.
+``Checkouts.working_copy(rev, destination)`` gives an agent its own independent copy of
+that tree. Hard links would be fast and wrong (an editor writing a file in place would
+write into the cached tree and every other copy), so every file is copied: cloned where
+the filesystem has reflinks (btrfs, XFS, bcachefs: copy-on-write, nothing shared once
+written), else copied in the kernel (``copy_file_range``). Modes and modification times are
+preserved, because ``bugbout.core.patch.diff_trees`` takes a file whose size and mtime are
+the base's as unchanged; symlinks are copied as symlinks.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import re
 import shutil
@@ -27,12 +28,11 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from bugbout.core.errors import BugboutError
-from bugbout.core.git import Git
+from bugbout.core.git import Git, GitError
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FICLONE = 0x40049409
@@ -68,7 +68,7 @@ class Checkouts:
             scratch = Path(tempfile.mkdtemp(prefix=f".{sha}.", dir=self.trees))
             try:
                 scratch.chmod(0o755)
-                self.git.export(sha, scratch)
+                export(self.git, sha, scratch)
                 scratch.rename(tree)
             except BaseException:
                 _rmtree(scratch)
@@ -97,7 +97,7 @@ class Checkouts:
         """Delete a working copy, whatever the agent did to its permissions."""
         if not (destination.exists() or destination.is_symlink()):
             return
-        if destination.is_symlink():
+        if destination.is_symlink() or not destination.is_dir():
             destination.unlink()
             return
         trees = self.trees.resolve()
@@ -105,6 +105,38 @@ class Checkouts:
         if target == trees or trees in target.parents or target in trees.parents:
             raise CheckoutError(f"refusing to remove {destination}: it holds cached trees")
         _rmtree(destination)
+
+
+def export(git: Git, rev: str, destination: Path) -> None:
+    """Write the tree of ``rev`` into the existing directory ``destination``: what
+    ``Git.export`` writes (``git archive``), extracted by GNU ``tar`` when there is one,
+    about twice as fast as Python's ``tarfile``."""
+    if not _gnu_tar():
+        git.export(rev, destination)
+        return
+    with subprocess.Popen(
+        ["git", "-C", str(git.repository), "archive", "--format=tar", rev],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as archive:
+        assert archive.stdout is not None and archive.stderr is not None
+        tar = subprocess.run(
+            [
+                "tar", "--extract", "--file=-", f"--directory={destination}",
+                "--no-same-owner", "--no-same-permissions",
+            ],
+            stdin=archive.stdout,
+            capture_output=True,
+            text=True,
+            check=False,
+        )  # fmt: skip
+        archive.stdout.close()
+        archive_error = archive.stderr.read().decode(errors="replace").strip()
+    if archive.returncode:
+        raise GitError(f"git archive {rev} failed in {git.repository}: {archive_error}")
+    if tar.returncode:
+        message = (tar.stderr.strip().splitlines() or ["(no message)"])[0]
+        raise CheckoutError(f"cannot extract {rev} into {destination}: {message}")
 
 
 def copy_tree(source: Path, destination: Path) -> None:
@@ -133,23 +165,25 @@ def copy_tree(source: Path, destination: Path) -> None:
         raise CheckoutError(f"cannot copy {source} to {destination}: {exc}") from exc
 
 
-_gnu_cp_found: bool | None = None
-_gnu_cp_lock = threading.Lock()
+@functools.cache
+def _gnu_tool(name: str, signature: str) -> bool:
+    """Whether ``name --version`` runs and names ``signature`` (probed once per process)."""
+    if not shutil.which(name):
+        return False
+    try:
+        probe = subprocess.run([name, "--version"], capture_output=True, text=True, check=False)
+    except OSError:
+        return False
+    return probe.returncode == 0 and signature in probe.stdout
 
 
 def _gnu_cp() -> bool:
-    """Whether ``cp`` is GNU coreutils' (with ``--reflink`` and ``copy_file_range``)."""
-    global _gnu_cp_found  # noqa: PLW0603 - a once-per-process probe
-    with _gnu_cp_lock:
-        if _gnu_cp_found is None:
-            _gnu_cp_found = False
-            if sys.platform.startswith("linux") and shutil.which("cp"):
-                with contextlib.suppress(OSError):
-                    probe = subprocess.run(
-                        ["cp", "--version"], capture_output=True, text=True, check=False
-                    )
-                    _gnu_cp_found = probe.returncode == 0 and "GNU coreutils" in probe.stdout
-        return _gnu_cp_found
+    """GNU ``cp``: ``--reflink=auto``, and ``copy_file_range`` when it cannot clone."""
+    return sys.platform.startswith("linux") and _gnu_tool("cp", "GNU coreutils")
+
+
+def _gnu_tar() -> bool:
+    return _gnu_tool("tar", "GNU tar")
 
 
 def _clone_file(source: str, destination: str) -> str:

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bugbout.core.confine import Confine
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.git import Git
@@ -49,6 +50,7 @@ def compute_oracle(
     settings: BoutSettings,
     home: Path,
     key: str,
+    confine: Confine,
 ) -> Oracle:
     """Run the fix's test modules before and after the fix and classify every test."""
     work = home / "work"
@@ -65,15 +67,22 @@ def compute_oracle(
         except EnvironmentFailure as exc:
             return Oracle(task_id=task.id, key=key, status="environment-error", reason=str(exc))
         export_before(git, task, before_tree)
-        runs = [_run(environment, before_tree, task, settings, "before")]
+        runs = [_run(environment, before_tree, task, settings, label="before", confine=confine)]
         for number in range(1, settings.tasks.reruns + 1):
-            runs.append(_run(environment, after_tree, task, settings, f"after-{number}"))
+            label = f"after-{number}"
+            runs.append(_run(environment, after_tree, task, settings, label=label, confine=confine))
         shutil.rmtree(scratch, ignore_errors=True)
     return judge_runs(task, runs, key=key, environment=environment.description)
 
 
 def _run(
-    environment: Environment, tree: Path, task: Task, settings: BoutSettings, label: str
+    environment: Environment,
+    tree: Path,
+    task: Task,
+    settings: BoutSettings,
+    *,
+    label: str,
+    confine: Confine,
 ) -> TestRun:
     return run_tests(
         environment,
@@ -82,6 +91,7 @@ def _run(
         project=settings.project,
         label=label,
         timeout=settings.tasks.timeout,
+        confine=confine,
     )
 
 

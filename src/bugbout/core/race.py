@@ -8,8 +8,8 @@ written to the store the moment it ends, so a bout can stop anywhere and resume.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import re
 import shlex
 import shutil
@@ -22,10 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from bugbout.core.agents import CodingAgent, Session
 from bugbout.core.checkout import Checkouts
+from bugbout.core.confine import masked_paths, readable_paths
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.git import Git
@@ -39,6 +39,7 @@ from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store
 from bugbout.core.tasks import bugbout_home
 from bugbout.sandbox.confinement import Confinement, Sandbox
+from bugbout.sandbox.egress import EgressProxy, plan
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -216,8 +217,10 @@ class Race:
         confinement = Confinement(
             workdir=workdir,
             writable=(logdir, agent_home, *state_dirs),
-            readable=self._readable(environment, agent),
-            masked=self._masked(),
+            readable=readable_paths(
+                [environment.command([], workdir, []).argv[0], agent.executable]
+            ),
+            masked=masked_paths(self.settings, self.home),
         )
         session = Session(
             prompt=prompt,
@@ -230,20 +233,30 @@ class Race:
             test_command=test_command,
         )
         invocation = agent.invocation(session)
+        confinement = confinement.model_copy(
+            update={"readable": (*confinement.readable, *self._named_files(invocation.argv))}
+        )
         env = {**agent.environment(session), **invocation.env}
         argv = invocation.argv
-        if invocation.confined:
-            argv = self.sandbox.wrap(argv, confinement.with_network(invocation.network))
-        ended = run_logged(
-            argv,
-            cwd=workdir,
-            env=env,
-            stdin=invocation.stdin,
-            timeout=self.settings.run.timeout,
-            stdout=logdir / "stdout.log",
-            stderr=logdir / "stderr.log",
-            limit=self.settings.run.log_limit,
-        )
+        with contextlib.ExitStack() as stack:
+            if invocation.confined and invocation.endpoints:
+                argv, extra = self._egress(invocation.endpoints, root, argv, stack)
+                env.update(extra)
+                confinement = confinement.model_copy(
+                    update={"readable": (*confinement.readable, root / "egress")}
+                )
+            if invocation.confined:
+                argv = self.sandbox.wrap(argv, confinement)
+            ended = run_logged(
+                argv,
+                cwd=workdir,
+                env=env,
+                stdin=invocation.stdin,
+                timeout=self.settings.run.timeout,
+                stdout=logdir / "stdout.log",
+                stderr=logdir / "stderr.log",
+                limit=self.settings.run.log_limit,
+            )
         patch = diff_trees(
             base, workdir, source=self.settings.project.source, tests=self.settings.project.tests
         )
@@ -271,6 +284,32 @@ class Race:
                 else None,
             }
         )
+
+    def _egress(
+        self, endpoints: tuple[str, ...], root: Path, argv: list[str], stack: contextlib.ExitStack
+    ) -> tuple[list[str], dict[str, str]]:
+        """Start the egress proxy for ``endpoints``: the agent reaches those and nothing else."""
+        folder = root / "egress"
+        folder.mkdir()
+        socket_path = folder / "proxy.sock"
+        try:
+            egress_plan = plan(endpoints)
+        except ValueError as exc:
+            raise ConfigError(f"bad endpoint: {exc}") from None
+        stack.enter_context(EgressProxy(endpoints, socket_path))
+        return [*egress_plan.forwarder(socket_path), *argv], dict(egress_plan.env)
+
+    def _named_files(self, argv: list[str]) -> tuple[Path, ...]:
+        """Files the command line names (an agent's script), readable unless masked."""
+        masked = masked_paths(self.settings, self.home)
+        named = []
+        for part in argv:
+            path = Path(part)
+            if path.is_absolute() and path.exists():
+                resolved = path.resolve()
+                if not any(resolved.is_relative_to(m) for m in masked):
+                    named.append(resolved)
+        return tuple(named)
 
     def _environment(self, task: Task, checkouts: Checkouts) -> Environment:
         with self._lock:
@@ -303,32 +342,6 @@ class Race:
         script.chmod(0o755)
         return str(script)
 
-    def _masked(self) -> tuple[Path, ...]:
-        """Never visible to agents or tests: the repository, the store, bugbout's home, HOME."""
-        paths = {
-            self.settings.repository,
-            self.settings.store_dir.resolve(),
-            self.home.resolve(),
-            Path.home().resolve(),
-        }
-        return tuple(sorted(paths))
-
-    def _readable(self, environment: Environment, agent: CodingAgent) -> tuple[Path, ...]:
-        """Re-exposed read-only inside masked places: the test environment, the agent's
-        installation and the toolchains on PATH."""
-        paths: set[Path] = set()
-        argv0 = environment.command([], self.home, []).argv[0]
-        for executable in (argv0, shutil.which(agent.executable) or ""):
-            if executable:
-                paths.add(Path(executable).parent.parent)
-                paths.add(Path(os.path.realpath(executable)).parent.parent)
-        home = Path.home().resolve()
-        for entry in os.environ.get("PATH", "").split(os.pathsep):
-            directory = Path(entry).resolve() if entry else None
-            if directory and directory.is_relative_to(home) and directory != home:
-                paths.add(directory.parent)
-        return tuple(sorted(p for p in paths if p != Path("/") and p != home))
-
 
 def _state_dir(entry: str, agent_home: Path) -> Path:
     """A declared state directory; ``~`` is the agent's private HOME."""
@@ -342,24 +355,3 @@ def _last_line(path: Path) -> str | None:
         return None
     lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
     return lines[-1][:500] if lines else None
-
-
-def load_attempts(
-    store: Store, tasks: TaskSet, contestants: list[Contestant]
-) -> dict[str, list[Attempt]]:
-    """Every stored attempt of these contestants, by task id."""
-    found: dict[str, list[Attempt]] = {}
-    for task in tasks.tasks:
-        for contestant in contestants:
-            attempt = store.read(attempt_path(task.id, contestant.name), Attempt)
-            if attempt is not None:
-                found.setdefault(task.id, []).append(attempt)
-    return found
-
-
-def describe(attempts: list[Attempt]) -> dict[str, Any]:
-    """Counts by status, for summaries."""
-    counts: dict[str, int] = defaultdict(int)
-    for attempt in attempts:
-        counts[attempt.status.value] += 1
-    return dict(counts)

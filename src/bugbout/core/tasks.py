@@ -6,7 +6,8 @@ import os
 import re
 from pathlib import Path
 
-from bugbout.core.errors import ConfigError
+from bugbout.core.confine import test_confinement
+from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.git import Git, GitError
 from bugbout.core.hookspecs import PROJECT_NAME
 from bugbout.core.issues import IssueRequest, IssueResolver, problem_statement
@@ -44,6 +45,7 @@ def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     """Fail before any work when a selected plugin is missing or its options are wrong."""
     plugins.get("miner", settings.miner.name).spec.parse_options(settings.miner.options)
     plugins.get("env", settings.env.name).spec.parse_options(settings.env.options)
+    plugins.get("sandbox", settings.sandbox.name).spec.parse_options(settings.sandbox.options)
     for name in settings.tasks.issue_sources:
         plugins.get("issue-source", name).spec.parse_options(settings.issue_source.get(name, {}))
 
@@ -140,7 +142,12 @@ def compute_oracles(
     progress = progress or SilentProgress()
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
     builder = plugins.create("env", settings.env.name, settings.env.options)
+    sandbox = plugins.create("sandbox", settings.sandbox.name, settings.sandbox.options)
     home = bugbout_home()
+    problem = sandbox.problem()
+    if problem:
+        raise BugboutError(f"tests cannot run confined: {problem}")
+    confine = test_confinement(settings, sandbox, home)
     progress.start("computing ground truth", total=len(tasks.tasks))
     with Git(settings.repository) as git:
         for task in tasks.tasks:
@@ -148,7 +155,13 @@ def compute_oracles(
             oracle = oracles.root.get(task.id)
             if oracle is None or oracle.key != key or oracle.status == "environment-error":
                 oracle = compute_oracle(
-                    task, git=git, builder=builder, settings=settings, home=home, key=key
+                    task,
+                    git=git,
+                    builder=builder,
+                    settings=settings,
+                    home=home,
+                    key=key,
+                    confine=confine,
                 )
                 oracles.root[task.id] = oracle
                 store.write(ORACLES, oracles)

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import io
+import re
+import tokenize
 from pathlib import PurePosixPath
 
 TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py")
+
+# A line that starts at column 0 with code starts a top-level statement, unless it is a
+# clause of the compound statement before it or follows a decorator.
+_STATEMENT_START = re.compile(r"^[^\s#]", re.MULTILINE)
+_CLAUSES = ("else", "elif", "except", "finally")
 
 
 def is_test_module(path: str) -> bool:
@@ -32,6 +40,50 @@ def defined_tests(source: bytes | str | None) -> dict[str, int | None]:
     tests: dict[str, int | None] = {}
     _collect(tree.body, "", tests)
     return tests
+
+
+def defined_tests_memo(
+    source: bytes, memo: dict[str, dict[str, int | None]]
+) -> dict[str, int | None]:
+    """``defined_tests(source)``, parsing only the top-level statements ``memo`` lacks.
+
+    Successive versions of a test module share most of their top-level statements, so a
+    history walk that keeps one ``memo`` parses each statement once instead of each whole
+    module twice per commit. The result is the same: a split in the wrong place (inside
+    a string or brackets) leaves a piece that does not parse, and then the whole module is
+    parsed as ``defined_tests`` does.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        text = source.decode(encoding)
+        if "barry_as_FLUFL" in text:  # the one __future__ import that changes parsing
+            raise ValueError(text)
+        tests: dict[str, int | None] = {}
+        for chunk in _top_level_chunks(text):
+            found = memo.get(chunk)
+            if found is None:
+                found = {}
+                _collect(ast.parse(chunk).body, "", found)
+                memo[chunk] = found
+            tests.update(found)
+        return tests
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError):
+        return defined_tests(source)
+
+
+def _top_level_chunks(text: str) -> list[str]:
+    """``text`` cut before each line that starts a top-level statement."""
+    chunks: list[str] = []
+    start = 0
+    decorating = False
+    for match in _STATEMENT_START.finditer(text):
+        position = match.start()
+        if position and not decorating and not text.startswith(_CLAUSES, position):
+            chunks.append(text[start:position])
+            start = position
+        decorating = text[position] == "@"
+    chunks.append(text[start:])
+    return chunks
 
 
 def added_tests(before: dict[str, int | None], after: dict[str, int | None]) -> list[str]:

@@ -12,6 +12,7 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -38,8 +39,12 @@ def run_tests(
     project: ProjectSettings,
     label: str,
     timeout: float,
+    confine: Callable[[list[str], Path], list[str]] = lambda argv, tree: offline(argv),
 ) -> TestRun:
-    """Run ``targets`` (paths relative to ``tree``) with pytest and return the outcomes."""
+    """Run ``targets`` (paths relative to ``tree``) with pytest and return the outcomes.
+
+    ``confine`` wraps the command for the tree (a sandbox); by default it only switches
+    the network off."""
     args = [
         "-p", "bugbout_outcomes", "-p", "no:cacheprovider", "-o", "addopts=",
         "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
@@ -65,7 +70,7 @@ def run_tests(
         }
         started = time.monotonic()
         process = subprocess.Popen(
-            offline(command.argv),
+            confine(command.argv, tree),
             cwd=command.cwd,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -7,6 +7,10 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.issue_sources.commit",
     "bugbout.plugins.environments.uv",
     "bugbout.plugins.environments.interpreter",
+    "bugbout.plugins.sandboxes.auto",
+    "bugbout.plugins.sandboxes.bubblewrap",
+    "bugbout.plugins.sandboxes.seatbelt",
+    "bugbout.plugins.sandboxes.none",
     "bugbout.plugins.agents.command",
 )
 """Built-in plugin modules, registered in this order before any entry-point plugin."""

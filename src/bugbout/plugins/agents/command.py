@@ -21,8 +21,8 @@ class CommandOptions(AgentOptions):
     sandboxed: bool = True
     """``False`` runs the agent without bugbout's sandbox: only for agents that sandbox
     themselves."""
-    network: bool = False
-    """Whether the agent's process keeps the network (to reach its model). Off by default."""
+    endpoints: tuple[str, ...] = ()
+    """The model endpoints the agent must reach (URLs); by default it reaches nothing."""
 
 
 class CommandAgent(CodingAgent):
@@ -54,7 +54,7 @@ class CommandAgent(CodingAgent):
             argv,
             stdin=None if uses_prompt else session.prompt,
             confined=self.options.sandboxed,
-            network=self.options.network,
+            endpoints=self.options.endpoints,
         )
 
 

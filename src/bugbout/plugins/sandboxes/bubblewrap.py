@@ -1,0 +1,200 @@
+"""The ``bubblewrap`` sandbox: Linux namespaces through ``bwrap``.
+
+The confined process sees the whole machine read-only, a private ``/tmp``, ``/var/tmp``
+and ``/run``, fresh ``/dev`` and ``/proc``, and its confinement's paths layered on top:
+masked directories become empty read-only tmpfs, masked files ``/dev/null``, readable
+paths are bound read-only and writable ones read-write, the most specific path last.
+It gets its own pid, ipc and uts namespaces (it sees and signals only its own
+processes), and its own network namespace, with only loopback, unless the confinement
+keeps the network. It has no capabilities, even when bugbout runs as root, so it cannot
+unmount what hides a path. It dies with bwrap: killing bwrap, or the process group it
+was started in, kills every process of the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from bugbout import SandboxPlugin, hookimpl
+from bugbout.core.errors import PluginError
+from bugbout.plugins.sandboxes import Access, layers, resolve
+from bugbout.sandbox.confinement import Confinement
+
+PROBE_TIMEOUT = 30.0
+SYSCTL = Path("/proc/sys")
+"""Where the kernel settings that decide whether namespaces work are read."""
+PRIVATE_DIRS = ("/tmp", "/var/tmp")
+"""Temporary directories replaced by private, empty ones."""
+RUNTIME_DIRS = ("/run", "/var/run")
+"""Runtime directories hidden when ``hide_run`` is set: they hold the sockets of the
+machine's daemons (docker, dbus, the user's session), which a read-only mount does not
+stop a process from connecting to."""
+RESOLV_CONF = Path("/etc/resolv.conf")
+NO_SANDBOX = "or set sandbox=none to run agents unconfined"
+
+
+class BubblewrapOptions(BaseModel):
+    """Options of the ``bubblewrap`` sandbox."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
+    )
+
+    executable: str = "bwrap"
+    """The bwrap program: a name looked up on ``PATH`` or a path."""
+    hide_run: bool = True
+    """Replace ``/run`` with an empty directory (keeping ``/etc/resolv.conf`` if it points
+    there), so that the daemons' sockets are out of reach."""
+
+
+class Bubblewrap:
+    """Wraps commands in bwrap; see the module documentation for what they can do."""
+
+    name = "bubblewrap"
+
+    def __init__(self, options: BubblewrapOptions | None = None) -> None:
+        self.options = options or BubblewrapOptions()
+        found = shutil.which(self.options.executable)
+        self.executable = str(Path(found).absolute()) if found else None
+        self._lock = threading.Lock()
+        self._probed = False
+        self._problem: str | None = None
+
+    def problem(self) -> str | None:
+        """``None`` if bwrap can build a sandbox here (tried once), else why not and the fix."""
+        with self._lock:
+            if not self._probed:
+                self._problem = self._probe()
+                self._probed = True
+            return self._problem
+
+    def wrap(self, argv: list[str], confinement: Confinement) -> list[str]:
+        """``argv`` run by bwrap under ``confinement``, in its working directory."""
+        workdir = resolve(confinement.workdir)
+        if not workdir.is_dir():
+            raise PluginError(f"cannot confine a process to {workdir}: it is not a directory")
+        command = self._base(confinement.network)
+        read_only: list[str] = []
+        for layer in layers(confinement):
+            path = str(layer.path)
+            if layer.access is Access.MASKED:
+                if layer.path.is_dir():
+                    command += ["--tmpfs", path]
+                    read_only += ["--remount-ro", path]
+                elif os.path.lexists(path):
+                    command += ["--ro-bind", "/dev/null", path]
+            elif layer.access is Access.READABLE:
+                command += ["--ro-bind-try", path, path]
+            else:
+                command += ["--bind-try", path, path]
+        # Last, once every mount point inside them exists; not recursive, so what is
+        # bound inside a masked directory keeps its own access.
+        return [*command, *read_only, "--chdir", str(workdir), "--", *argv]
+
+    def _base(self, network: bool) -> list[str]:
+        """bwrap and the options every sandbox has: the machine read-only, private
+        temporary and runtime directories, its own namespaces, no capabilities."""
+        command = [self.executable or self.options.executable]
+        command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        private = [resolve(Path(entry)) for entry in PRIVATE_DIRS]
+        hidden = [resolve(Path(entry)) for entry in RUNTIME_DIRS] if self.options.hide_run else []
+        done: list[Path] = []
+        for directory in (*private, *hidden):
+            if directory.is_dir() and directory not in done:
+                command += ["--tmpfs", str(directory)]
+                done.append(directory)
+        resolver = resolve(RESOLV_CONF)
+        if any(resolver.is_relative_to(d) for d in hidden if d in done) and resolver.is_file():
+            command += ["--ro-bind", str(resolver), str(resolver)]
+        command += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+        if not network:
+            command.append("--unshare-net")
+        # --new-session: no controlling terminal, so no TIOCSTI keystroke injection into
+        # the user's shell. It does not break killing the caller's process group: bwrap
+        # stays in it, and when bwrap dies --die-with-parent kills the sandbox's init,
+        # which takes every process of the pid namespace with it.
+        command += ["--die-with-parent", "--new-session"]
+        if os.geteuid() == 0:
+            # As root bwrap keeps every capability by default: the process could unmount
+            # the tmpfs that masks a path, or remount the machine read-write.
+            command += ["--cap-drop", "ALL"]
+        return command
+
+    def _probe(self) -> str | None:
+        if self.executable is None:
+            return (
+                f"bubblewrap is not installed ({self.options.executable} is not on PATH): "
+                f"install it (apt install bubblewrap, dnf install bubblewrap), {NO_SANDBOX}"
+            )
+        try:
+            result = subprocess.run(
+                [*self._base(network=False), "--", "true"],
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return (
+                f"bubblewrap ({self.executable}) did not start a sandbox in "
+                f"{PROBE_TIMEOUT:.0f} s; {NO_SANDBOX}"
+            )
+        except OSError as exc:
+            return f"bubblewrap ({self.executable}) cannot run: {exc}; {NO_SANDBOX}"
+        if result.returncode == 0:
+            return None
+        lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+        reason = lines[-1] if lines else f"exit status {result.returncode}"
+        return f"bubblewrap cannot create a sandbox here ({reason}): {namespace_fix()}"
+
+
+def namespace_fix() -> str:
+    """How to let bwrap create namespaces on this machine, in one phrase."""
+
+    def setting(name: str) -> str | None:
+        try:
+            return (SYSCTL / name).read_text().strip()
+        except OSError:
+            return None
+
+    if setting("kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return (
+            "AppArmor restricts unprivileged user namespaces (Ubuntu 24.04 and later); run "
+            "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0` or install an "
+            f"AppArmor profile that lets bwrap use them, {NO_SANDBOX}"
+        )
+    if setting("kernel/unprivileged_userns_clone") == "0":
+        return (
+            "unprivileged user namespaces are disabled; run "
+            f"`sudo sysctl kernel.unprivileged_userns_clone=1`, {NO_SANDBOX}"
+        )
+    if setting("user/max_user_namespaces") == "0":
+        return (
+            f"user namespaces are disabled; run `sudo sysctl user.max_user_namespaces=10000`, "
+            f"{NO_SANDBOX}"
+        )
+    return (
+        "user namespaces seem unavailable (inside a container? allow it to create "
+        f"namespaces, e.g. with a seccomp profile that permits unshare), {NO_SANDBOX}"
+    )
+
+
+@hookimpl
+def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
+    yield SandboxPlugin(
+        name="bubblewrap",
+        factory=Bubblewrap,
+        options=BubblewrapOptions,
+        description=(
+            "Linux namespaces through bwrap: the machine read-only, masked paths hidden, "
+            "private /tmp, no network"
+        ),
+    )

@@ -1,0 +1,262 @@
+"""The race end to end with scripted ``command`` contestants: real git, real checkouts,
+real bubblewrap, real pytest; only the agents are scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from bugbout.testing import RepositoryBuilder
+
+BUGGY = "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"
+FIXED = (
+    "def middle(values):\n    ordered = sorted(values)\n    half = len(ordered) // 2\n"
+    "    if len(ordered) % 2 == 0:\n        return (ordered[half - 1] + ordered[half]) / 2\n"
+    "    return ordered[half]\n"
+)
+TESTS = "from mid.core import middle\n\n\ndef test_odd():\n    assert middle([3, 1, 2]) == 2\n"
+FIX_TEST = TESTS + "\n\ndef test_even():\n    assert middle([4, 1, 3, 2]) == 2.5\n"
+
+AGENTS = {
+    "good": f"""
+        from pathlib import Path
+        Path("src/mid/core.py").write_text({FIXED!r})
+        Path("tests/test_regression.py").write_text(
+            "from mid.core import middle\\n\\n"
+            "def test_even():\\n    assert middle([1, 2]) == 1.5\\n")
+        print("Fixed middle() for even-length input.")
+    """,
+    "empty": """
+        print("I looked around and changed nothing.")
+    """,
+    "broken": """
+        import sys
+        print("something went wrong", file=sys.stderr)
+        sys.exit(3)
+    """,
+    "sleepy": """
+        import subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        time.sleep(600)
+    """,
+    "limited": """
+        import sys
+        print("Error: You've hit your usage limit. Try again later.", file=sys.stderr)
+        sys.exit(1)
+    """,
+}
+
+
+def write_agent(directory: Path, name: str, source: str) -> Path:
+    path = directory / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+@pytest.fixture
+def bout_repo(tmp_path: Path) -> Path:
+    """A one-bug repository with contestants defined in its bugbout.yaml."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "mid"\nrequires-python = ">=3.9"\n',
+            "src/mid/__init__.py": "",
+            "src/mid/core.py": BUGGY,
+            "tests/test_core.py": TESTS,
+        },
+    )
+    repo.commit(
+        "Fix middle of even-length lists (#1)",
+        {"src/mid/core.py": FIXED, "tests/test_core.py": FIX_TEST},
+    )
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    contestants = {
+        name: {
+            "agent": "command",
+            "command": [sys.executable, str(write_agent(agents, name, source))],
+        }
+        for name, source in AGENTS.items()
+    }
+    config = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/mid", "tests": "tests"},
+        "tasks": {"issue-sources": ["commit"]},
+        "run": {"timeout": 5, "quotas": {"command": 4}},
+        "contestants": contestants,
+    }
+    (repo.path / "bugbout.yaml").write_text(json.dumps(config))
+    return repo.path
+
+
+def bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bugbout", *args, "env=interpreter"],
+        cwd=cwd, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def attempts(repo: Path) -> dict[str, dict]:
+    folder = repo / ".bugbout" / "attempts"
+    (task,) = list(folder.iterdir())
+    return {path.stem: json.loads(path.read_text()) for path in task.iterdir()}
+
+
+def test_race_records_every_attempt_and_resumes(bout_repo: Path) -> None:
+    result = bugbout("run", cwd=bout_repo)
+    assert result.returncode == 0, result.stderr
+    found = attempts(bout_repo)
+    assert {name: a["status"] for name, a in found.items()} == {
+        "good": "finished",
+        "empty": "finished",
+        "broken": "agent-error",
+        "sleepy": "timeout",
+        "limited": "quota",
+    }
+    good = found["good"]
+    assert [f["path"] for f in good["patch"]["files"]] == [
+        "src/mid/core.py",
+        "tests/test_regression.py",
+    ]
+    assert "+    if len(ordered) % 2 == 0:" in good["patch"]["source"]
+    assert "def test_even" in good["patch"]["tests"]
+    assert good["patch"]["other"] == ""
+    assert "Fixed middle()" in good["summary"]
+    assert found["empty"]["patch"]["files"] == []
+    assert found["broken"]["error"] == "something went wrong"
+
+    again = bugbout("run", cwd=bout_repo)
+    assert again.returncode == 0, again.stderr
+    assert "no new attempts" in again.stdout
+    assert attempts(bout_repo) == found
+
+    retried = bugbout("run", "--retry-failed", cwd=bout_repo)
+    assert retried.returncode == 0, retried.stderr
+    after = attempts(bout_repo)
+    assert after["limited"]["logdir"] != found["limited"]["logdir"]  # it ran again
+    for name in ("good", "empty", "broken", "sleepy"):
+        assert after[name] == found[name]
+
+
+def test_choosing_contestants_on_the_command_line(bout_repo: Path) -> None:
+    result = bugbout("run", "contestant=[good,empty]", cwd=bout_repo)
+    assert result.returncode == 0, result.stderr
+    assert set(attempts(bout_repo)) == {"good", "empty"}
+    unknown = bugbout("run", "contestant=nobody", cwd=bout_repo)
+    assert unknown.returncode == 2
+    assert "contestant=nobody: no such contestant" in unknown.stderr
+
+
+SNOOP = """
+    import os, pathlib, socket
+    evidence = {{}}
+    def attempt(name, action):
+        try:
+            evidence[name] = "ALLOWED: " + str(action())[:80]
+        except Exception as exc:
+            evidence[name] = "blocked: " + type(exc).__name__
+    attempt("git", lambda: pathlib.Path({repo!r}, ".git", "HEAD").read_text())
+    attempt("git-log", lambda: os.listdir(pathlib.Path({repo!r}, ".git")))
+    attempt("store", lambda: pathlib.Path({repo!r}, ".bugbout", "tasks.json").read_text())
+    attempt("home", lambda: os.listdir({home!r}))
+    attempt("write-repo", lambda: pathlib.Path({repo!r}, "pwned.txt").write_text("x"))
+    attempt("write-elsewhere", lambda: pathlib.Path({outside!r}).write_text("x"))
+    attempt("network", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2).close())
+    attempt("anthropic-key", lambda: os.environ["ANTHROPIC_API_KEY"])
+    attempt("openai-key", lambda: os.environ["OPENAI_API_KEY"])
+    lines = [f"{{k}}={{v}}" for k, v in sorted(evidence.items())]
+    pathlib.Path("evidence.txt").write_text("\\n".join(lines))
+"""
+
+
+def test_adversarial_agent_is_contained_and_still_recorded(
+    bout_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    outside = Path("/opt") / f"bugbout-outside-{os.getpid()}.txt"  # not a private /tmp
+    script = write_agent(
+        tmp_path / "agents",
+        "snoop",
+        SNOOP.format(repo=str(bout_repo), home=str(Path.home()), outside=str(outside),
+                     port=server.getsockname()[1]),
+    )  # fmt: skip
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    config["contestants"] = {
+        "snoop": {"agent": "command", "vendor": "openai", "command": [sys.executable, str(script)]}
+    }
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-own")
+    try:
+        result = bugbout("run", cwd=bout_repo)
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr
+    record = attempts(bout_repo)["snoop"]
+    assert record["status"] == "finished"
+    (change,) = record["patch"]["files"]
+    assert change == {"path": "evidence.txt", "kind": "added", "area": "other", "binary": False,
+                      "symlink": False}  # fmt: skip
+    evidence = dict(
+        line[1:].split("=", 1)
+        for line in record["patch"]["other"].splitlines()
+        if line.startswith("+") and "=" in line
+    )
+    assert evidence == {
+        "anthropic-key": "blocked: KeyError",
+        "git": "blocked: FileNotFoundError",
+        "git-log": "blocked: FileNotFoundError",
+        "home": evidence["home"],
+        "network": evidence["network"] if evidence["network"].startswith("blocked") else "blocked",
+        "openai-key": "ALLOWED: sk-openai-own",
+        "store": "blocked: FileNotFoundError",
+        "write-elsewhere": evidence["write-elsewhere"],
+        "write-repo": evidence["write-repo"],
+    }
+    listed = set(eval(evidence["home"].removeprefix("ALLOWED: ")))  # only toolchains show
+    assert listed <= {".pyenv", ".cargo", ".local", ".nvm", ".rustup", ".npm-global"}
+    assert evidence["write-repo"].startswith("blocked")
+    assert evidence["write-elsewhere"].startswith("blocked")
+    assert not (bout_repo / "pwned.txt").exists()
+    assert not outside.exists()
+
+
+def test_a_bout_killed_mid_race_resumes_without_rerunning_finished_attempts(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    slow = write_agent(tmp_path / "agents", "slow", "import time\ntime.sleep(3)\nprint('done')\n")
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    config["contestants"] = {
+        "a-empty": config["contestants"]["empty"],
+        "b-slow": {"agent": "command", "command": [sys.executable, str(slow)]},
+    }
+    config["run"] = {"timeout": 60, "quotas": {"command": 1}}
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bugbout", "run", "env=interpreter"],
+        cwd=bout_repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    store = bout_repo / ".bugbout" / "attempts"
+    deadline = time.monotonic() + 300
+    while not list(store.glob("*/a-empty.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    first = attempts(bout_repo)
+    assert set(first) == {"a-empty"}
+    result = bugbout("run", cwd=bout_repo)
+    assert result.returncode == 0, result.stderr
+    second = attempts(bout_repo)
+    assert second["a-empty"] == first["a-empty"]
+    assert second["b-slow"]["status"] == "finished"
