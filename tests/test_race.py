@@ -260,3 +260,93 @@ def test_a_bout_killed_mid_race_resumes_without_rerunning_finished_attempts(
     second = attempts(bout_repo)
     assert second["a-empty"] == first["a-empty"]
     assert second["b-slow"]["status"] == "finished"
+
+
+def test_python_api_with_an_adapter_written_in_python(bout_repo: Path, tmp_path: Path) -> None:
+    from bugbout import Bout, CodingAgent, Invocation, Project, Session
+
+    script = write_agent(tmp_path / "agents", "mine", AGENTS["good"])
+
+    class MyAgent(CodingAgent):
+        harness = "my-agent"
+        executable = sys.executable
+
+        def invocation(self, session: Session) -> Invocation:
+            return Invocation([self.command(), str(script)], stdin=session.prompt)
+
+        def parse(self, logdir: Path) -> tuple[str, dict[str, int]]:
+            return (logdir / "stdout.log").read_text().strip(), {"output_tokens": 7}
+
+    project = Project.load(bout_repo, overrides=["env=interpreter"])
+    result = Bout(project, contestants=[MyAgent("my-model")]).run()
+    (attempt,) = result.attempts
+    assert attempt.contestant == "my-agent/my-model"
+    assert attempt.vendor is None
+    assert attempt.status == "finished"
+    assert attempt.summary == "Fixed middle() for even-length input."
+    assert attempt.usage == {"output_tokens": 7}
+    assert [change.path for change in attempt.patch.files] == [
+        "src/mid/core.py",
+        "tests/test_regression.py",
+    ]
+    assert [task.id for task in result.tasks.tasks] == [attempt.task_id]
+
+
+def test_examiners_write_tests_that_are_checked_on_the_unfixed_code(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "agents"
+    strong = write_agent(
+        folder,
+        "strong",
+        """
+        from pathlib import Path
+        Path("tests/test_examined.py").write_text(
+            "from mid.core import middle\\n\\n"
+            "def test_even():\\n    assert middle([1, 2, 3, 4]) == 2.5\\n\\n"
+            "def test_odd_still_works():\\n    assert middle([5, 1, 3]) == 3\\n")
+        """,
+    )
+    weak = write_agent(
+        folder,
+        "weak",
+        """
+        from pathlib import Path
+        Path("tests/test_weak.py").write_text("def test_nothing():\\n    assert True\\n")
+        """,
+    )
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    config["contestants"] = {"good": config["contestants"]["good"]}
+    config["examiners"] = {
+        "spec": {
+            "agent": "command",
+            "assignment": "specify",
+            "command": [sys.executable, str(strong)],
+        },
+        "repro": {"agent": "command", "command": [sys.executable, str(weak)]},
+    }
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    result = bugbout("run", cwd=bout_repo)
+    assert result.returncode == 0, result.stderr
+    found = attempts(bout_repo)
+    assert set(found) == {"good", "spec", "repro"}
+    assert found["good"]["role"] == "contestant"
+    spec, repro = found["spec"], found["repro"]
+    assert (spec["role"], spec["assignment"], repro["assignment"]) == (
+        "examiner",
+        "specify",
+        "reproduce",
+    )
+    assert spec["reproductions"] == ["tests/test_examined.py::test_even"]
+    assert spec["rejected_tests"] == []
+    assert (
+        spec["validation"]["outcomes"]["tests/test_examined.py::test_odd_still_works"] == "passed"
+    )
+    assert repro["reproductions"] == []
+    assert repro["rejected_tests"] == ["tests/test_weak.py::test_nothing"]
+    only = bugbout("run", "examiner=[repro]", "contestant=[good]", "--cfg", "job", cwd=bout_repo)
+    import yaml
+
+    composed = yaml.safe_load(only.stdout)
+    assert set(composed["examiner"]) == {"repro"}
+    assert set(composed["contestant"]) == {"good"}

@@ -1,6 +1,7 @@
 """bugbout: which coding agent really fixes bugs in your codebase?"""
 
-from bugbout.core.agents import CodingAgent, Invocation, Session
+from bugbout.bout import Bout, BoutResult, Project
+from bugbout.core.agents import AgentOptions, CodingAgent, Invocation, Session
 from bugbout.core.environment import Command, Environment, EnvironmentRequest
 from bugbout.core.errors import BugboutError, ConfigError, EnvironmentFailure
 from bugbout.core.hookspecs import hookimpl
@@ -22,9 +23,12 @@ from bugbout.core.types import (
 __version__ = "0.2.0.dev0"
 
 __all__ = [
+    "AgentOptions",
     "AgentPlugin",
     "Attempt",
     "AuditorPlugin",
+    "Bout",
+    "BoutResult",
     "BugboutError",
     "CodingAgent",
     "Command",
@@ -43,6 +47,7 @@ __all__ = [
     "MinerPlugin",
     "MiningRequest",
     "Oracle",
+    "Project",
     "ReporterPlugin",
     "SandboxPlugin",
     "Session",

@@ -34,8 +34,16 @@ Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job
 Run `bugbout COMMAND --help` for a command's options.
 """
 
-GROUPS = {"miner": "miner", "env": "env", "sandbox": "sandbox", "agent": "contestant"}
-"""Config groups the settings know, by the plugin kind they select."""
+GROUPS = (
+    ("miner", "miner"),
+    ("env", "env"),
+    ("sandbox", "sandbox"),
+    ("agent", "contestant"),
+    ("agent", "examiner"),
+)
+"""The config groups the settings know, with the plugin kind their options name."""
+ROLES = ("contestant", "examiner")
+"""Groups whose options are agents, several selectable at once (``contestant=[a,b]``)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -215,6 +223,33 @@ def _run(args: list[str], console: Console) -> int:
     return _run_with_hydra("run", args, console, job)
 
 
+def compose_settings(start: Path, overrides: Sequence[str] = (), plugins: Any = None) -> Any:
+    """The settings of the project whose ``bugbout.yaml`` is at or above ``start``, composed
+    exactly as the command line does; ``(settings, plugins)``. Used by :class:`bugbout.Project`.
+    """
+    from bugbout.core.manager import make_plugins
+
+    config = find_config(start.resolve())
+    plugins = plugins or make_plugins()
+    args = _prepare(config, list(overrides), plugins)
+    return _settings(_compose(config.parent, args), config.parent), plugins
+
+
+def _prepare(config: Path, args: list[str], plugins: Any) -> list[str]:
+    """Check the file, make every plugin and user contestant selectable, and select the
+    user's contestants unless the overrides choose."""
+    _check_defaults(config)
+    _register_plugin_options(plugins)
+    defined: dict[str, list[str]] = {}
+    for role in ROLES:
+        defined[role] = _register_user_agents(config, role)
+        chosen = any(arg.split("=", 1)[0].lstrip("+~") == role for arg in args if "=" in arg)
+        if defined[role] and not chosen:
+            args = [*args, f"{role}=[{','.join(defined[role])}]"]
+    _check_group_choices(args, plugins, defined)
+    return args
+
+
 def _run_with_hydra(
     command: str, args: list[str], console: Console, job: Callable[[Any, Any], None]
 ) -> int:
@@ -226,17 +261,10 @@ def _run_with_hydra(
 
     config = find_config(Path.cwd())
     root = config.parent
-    _check_defaults(config)
     plugins = make_plugins()
     for problem in plugins.problems:
         console.warn(problem)
-    _register_plugin_options(plugins)
-    defined = _register_user_contestants(config)
-    if defined and not any(
-        arg.split("=", 1)[0].lstrip("+~") == "contestant" for arg in args if "=" in arg
-    ):
-        args = [*args, f"contestant=[{','.join(defined)}]"]
-    _check_group_choices(args, plugins, defined)
+    args = _prepare(config, args, plugins)
     exit_code = 0
 
     @hydra.main(version_base="1.3", config_path=None, config_name=CONFIG_NAME[:-5])
@@ -253,7 +281,7 @@ def _run_with_hydra(
     if "--info" in options and (options[-1] == "--info"):
         options.append("all")
     if not {"-m", "--multirun"} & set(options):
-        _check_composition(root, overrides)
+        _compose(root, overrides)
     argv = [
         f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
@@ -293,15 +321,15 @@ def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
     return options, overrides
 
 
-def _check_composition(root: Path, overrides: list[str]) -> None:
-    """Compose once before Hydra's main, so a bad override is a one-line error."""
+def _compose(root: Path, overrides: list[str]) -> Any:
+    """Compose the config (before Hydra's main, so a bad override is a one-line error)."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     try:
         with initialize_config_dir(config_dir=str(root), version_base="1.3"):
-            compose(
+            return compose(
                 config_name=CONFIG_NAME[:-5],
                 overrides=[*overrides, "hydra.searchpath=[pkg://bugbout.conf]"],
             )
@@ -367,42 +395,41 @@ def _register_plugin_options(plugins: Any) -> None:
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
-    for kind, group in GROUPS.items():
+    for kind, group in GROUPS:
         packaged = _packaged_options(group)
         for name in plugins.of_kind(kind):
             if name in packaged:
                 continue
-            if group == "contestant":
+            if group in ROLES:
                 store.store(group=group, name=name, node={"agent": name}, package=f"{group}.{name}")
             else:
                 store.store(group=group, name=name, node={"name": name})
 
 
-def _register_user_contestants(config: Path) -> list[str]:
-    """Contestants defined in ``bugbout.yaml`` become selectable like packaged ones."""
+def _register_user_agents(config: Path, role: str) -> list[str]:
+    """Contestants (or examiners) defined in ``bugbout.yaml`` become selectable like
+    packaged ones."""
     from hydra.core.config_store import ConfigStore
     from omegaconf import DictConfig, OmegaConf
 
     loaded = OmegaConf.load(config)
-    defined = loaded.get("contestants") if isinstance(loaded, DictConfig) else None
+    defined = loaded.get(f"{role}s") if isinstance(loaded, DictConfig) else None
     if not defined:
         return []
     if not isinstance(defined, DictConfig):
-        raise ConfigError(f"{config}: `contestants` must map names to settings")
+        raise ConfigError(f"{config}: `{role}s` must map names to settings")
     store = ConfigStore.instance()
     names = [str(name) for name in defined]
     for name in names:
         entry = defined[name]
         node = OmegaConf.to_container(entry) if isinstance(entry, DictConfig) else None
         if not isinstance(node, dict):
-            raise ConfigError(
-                f"{config}: contestant {name!r} must be a mapping, e.g. {{agent: codex}}"
-            )
-        store.store(group="contestant", name=name, node=node, package=f"contestant.{name}")
+            raise ConfigError(f"{config}: {role} {name!r} must be a mapping, e.g. {{agent: codex}}")
+        store.store(group=role, name=name, node=node, package=f"{role}.{name}")
     return names
 
 
-def _check_group_choices(args: list[str], plugins: Any, defined: list[str]) -> None:
+def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[str]]) -> None:
     """An unknown option for a group is one line listing the valid ones."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
@@ -415,12 +442,12 @@ def _check_group_choices(args: list[str], plugins: Any, defined: list[str]) -> N
         raise ConfigError(f"cannot read the overrides: {first}") from None
     for override in parsed:
         group = override.key_or_group
-        if group not in GROUPS.values() or override.is_delete():
+        kinds = [kind for kind, name in GROUPS if name == group]
+        if not kinds or override.is_delete():
             continue
-        kind = next(k for k, g in GROUPS.items() if g == group)
-        valid = _packaged_options(group) | set(plugins.of_kind(kind))
-        if group == "contestant":
-            valid |= set(defined)
+        valid = (
+            _packaged_options(group) | set(plugins.of_kind(kinds[0])) | set(defined.get(group, ()))
+        )
         if override.is_sweep_override():
             values = [str(v) for v in override.sweep_iterator()]
         else:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -206,3 +207,46 @@ class CodingAgent:
     def settings_key(self) -> dict[str, Any]:
         """What determines this agent's attempts (with the task and prompt version)."""
         return {"harness": self.harness, **self.options.model_dump(mode="json", by_alias=True)}
+
+
+# -- helpers for adapters -----------------------------------------------------------------
+
+
+def usage_tokens(
+    *, fresh: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0
+) -> dict[str, int]:
+    """Token usage as every adapter reports it, in disjoint parts whose sum is the total:
+    input neither read from nor written to a prompt cache, output (reasoning included),
+    input read from the cache, input written to it."""
+    return {
+        "input_tokens": fresh,
+        "output_tokens": output,
+        "cache_read_tokens": cache_read,
+        "cache_write_tokens": cache_write,
+    }
+
+
+def add_usage(left: dict[str, int], right: dict[str, int]) -> dict[str, int]:
+    """Two usages added up, key by key."""
+    return {key: left.get(key, 0) + right.get(key, 0) for key in {**left, **right}}
+
+
+def as_int(value: Any) -> int:
+    """A token count from a log: an int, or 0 for anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def check_url(url: str | None) -> str | None:
+    """An http(s) URL without its trailing slash; anything else is an error."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http:// or https:// URL")
+    return url.rstrip("/")
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``: what the sandbox lets the agent reach."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"

@@ -22,22 +22,38 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from bugbout.core.agents import CodingAgent, Session
 from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import masked_paths, readable_paths
+from bugbout.core.confine import masked_paths, readable_paths, test_confinement
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import BugboutError, ConfigError
+from bugbout.core.examining import Assignment
 from bugbout.core.git import Git
 from bugbout.core.manager import Plugins
-from bugbout.core.patch import diff_trees
+from bugbout.core.patch import apply_patch, diff_trees
 from bugbout.core.process import run_logged
 from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.prompt import PROMPT_VERSION, contestant_prompt
-from bugbout.core.records import RETRYABLE, Attempt, AttemptStatus, OracleSet, Task, TaskSet, digest
+from bugbout.core.records import (
+    RETRYABLE,
+    Attempt,
+    AttemptStatus,
+    ChangeArea,
+    ChangeKind,
+    OracleSet,
+    Outcome,
+    Patch,
+    Task,
+    TaskSet,
+    digest,
+)
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store
 from bugbout.core.tasks import bugbout_home
+from bugbout.core.testmodules import is_test_module
+from bugbout.core.testrun import run_tests
 from bugbout.sandbox.confinement import Confinement, Sandbox
 from bugbout.sandbox.egress import EgressProxy, plan
 
@@ -46,33 +62,52 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 @dataclass(frozen=True)
 class Contestant:
-    """A named agent in the race."""
+    """A named agent in the race: a contestant fixes, an examiner (with an assignment)
+    only writes tests."""
 
     name: str
     agent: CodingAgent
+    assignment: Assignment | None = None
+
+    @property
+    def role(self) -> Literal["contestant", "examiner"]:
+        return "contestant" if self.assignment is None else "examiner"
 
     @property
     def quota(self) -> str:
         return self.agent.quota
 
     def key(self, task: Task) -> str:
-        """What determines this contestant's attempt on ``task``."""
+        """What determines this agent's attempt on ``task``."""
         settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
-        return digest(task.sha, settings, PROMPT_VERSION)
+        assignment = self.assignment.name if self.assignment else ""
+        return digest(task.sha, settings, PROMPT_VERSION, assignment)
+
+    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+        if self.assignment is not None:
+            return self.assignment.prompt(task, tests=tests, test_command=test_command)
+        return contestant_prompt(task, tests=tests, test_command=test_command)
 
 
 def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
-    """The selected contestants, each with its adapter built from validated options."""
-    contestants = []
-    for name, entry in sorted(settings.contestant.items()):
-        options = dict(entry)
-        kind = options.pop("agent", None)
-        if not kind:
-            raise ConfigError(f"contestant {name!r} has no `agent`; e.g. `agent: command`")
-        options.setdefault("name", name)
-        agent = plugins.create("agent", str(kind), options)
-        contestants.append(Contestant(name, agent))
-    return contestants
+    """The selected contestants and examiners, each with its adapter built from validated
+    options (and an examiner with its assignment)."""
+    racers = []
+    for role, selected in (("contestant", settings.contestant), ("examiner", settings.examiner)):
+        for name, entry in sorted(selected.items()):
+            options = dict(entry)
+            kind = options.pop("agent", None)
+            if not kind:
+                raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
+            assignment = None
+            if role == "examiner":
+                assignment = plugins.create("examiner", str(options.pop("assignment", "reproduce")))
+            options.setdefault("name", name)
+            racers.append(Contestant(name, plugins.create("agent", str(kind), options), assignment))
+    names = [racer.name for racer in racers]
+    if len(names) != len(set(names)):
+        raise ConfigError("a contestant and an examiner share a name; rename one of them")
+    return racers
 
 
 def attempt_path(task_id: str, contestant: str) -> str:
@@ -101,6 +136,7 @@ class Race:
         self.builder: EnvironmentBuilder = plugins.create(
             "env", settings.env.name, settings.env.options
         )
+        self.confine_tests = test_confinement(settings, self.sandbox, self.home)
         self._environments: dict[str, Environment] = {}
         self._lock = threading.Lock()
 
@@ -172,6 +208,7 @@ class Race:
         record = Attempt(
             task_id=task.id,
             contestant=contestant.name,
+            role=contestant.role,
             key=contestant.key(task),
             agent=contestant.agent.harness,
             model=contestant.agent.model,
@@ -270,6 +307,16 @@ class Race:
         else:
             status = AttemptStatus.AGENT_ERROR
         shutil.rmtree(agent_home, ignore_errors=True)
+        if contestant.assignment is not None:
+            record = self._validate(
+                task=task,
+                assignment=contestant.assignment,
+                patch=patch,
+                checkouts=checkouts,
+                environment=environment,
+                root=root,
+                record=record,
+            )
         return record.model_copy(
             update={
                 "status": status,
@@ -284,6 +331,47 @@ class Race:
                 else None,
             }
         )
+
+    def _validate(
+        self,
+        *,
+        task: Task,
+        assignment: Assignment,
+        patch: Patch,
+        checkouts: Checkouts,
+        environment: Environment,
+        root: Path,
+        record: Attempt,
+    ) -> Attempt:
+        """Run an examiner's tests on the unfixed code: a reproduction must fail there."""
+        modules = [
+            change.path
+            for change in patch.area(ChangeArea.TEST)
+            if change.kind != ChangeKind.DELETED and is_test_module(change.path)
+        ]
+        update: dict[str, object] = {"assignment": assignment.name}
+        if modules:
+            tree = checkouts.working_copy(task.parent, root / "unfixed")
+            apply_patch(tree, patch.tests)
+            run = run_tests(
+                environment,
+                tree,
+                modules,
+                project=self.settings.project,
+                label="unfixed",
+                timeout=self.settings.tasks.timeout,
+                confine=self.confine_tests,
+            )
+            failing = sorted(
+                n for n, o in run.outcomes.items() if o in (Outcome.FAILED, Outcome.ERROR)
+            )
+            passing = sorted(n for n, o in run.outcomes.items() if o == Outcome.PASSED)
+            update |= {
+                "validation": run,
+                "reproductions": failing,
+                "rejected_tests": passing if assignment.must_fail_on_base() else [],
+            }
+        return record.model_copy(update=update)
 
     def _egress(
         self, endpoints: tuple[str, ...], root: Path, argv: list[str], stack: contextlib.ExitStack

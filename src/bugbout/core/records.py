@@ -256,3 +256,11 @@ class Attempt(Record):
     started: str = ""
     """When it started, ISO 8601."""
     round: int = 1
+    assignment: str | None = None
+    """For an examiner: its assignment (``reproduce``, ``specify``)."""
+    validation: TestRun | None = None
+    """For an examiner: its tests run on the unfixed code."""
+    reproductions: list[str] = Field(default_factory=list)
+    """For an examiner: its tests that fail on the unfixed code, as a reproduction must."""
+    rejected_tests: list[str] = Field(default_factory=list)
+    """For a ``reproduce`` examiner: its tests that pass on the unfixed code (not evidence)."""

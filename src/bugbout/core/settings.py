@@ -140,6 +140,10 @@ class BoutSettings(Settings):
     """The contestants of this bout, by name: each has an ``agent`` and its options."""
     contestants: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Contestants defined in ``bugbout.yaml``, by name (selectable like packaged ones)."""
+    examiner: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The examiners of this bout, by name: an ``agent``, an ``assignment`` and options."""
+    examiners: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Examiners defined in ``bugbout.yaml``, by name."""
     issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
     root: Path = Path()

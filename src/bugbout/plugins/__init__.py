@@ -11,6 +11,12 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.sandboxes.bubblewrap",
     "bugbout.plugins.sandboxes.seatbelt",
     "bugbout.plugins.sandboxes.none",
+    "bugbout.plugins.agents.codex",
+    "bugbout.plugins.agents.claude_code",
+    "bugbout.plugins.agents.gemini_cli",
+    "bugbout.plugins.agents.mini_swe_agent",
     "bugbout.plugins.agents.command",
+    "bugbout.plugins.examiners.reproduce",
+    "bugbout.plugins.examiners.specify",
 )
 """Built-in plugin modules, registered in this order before any entry-point plugin."""

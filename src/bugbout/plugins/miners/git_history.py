@@ -20,7 +20,7 @@ from bugbout.core.mining import (
 )
 from bugbout.core.records import IssueRef, Task, TaskIssue, TaskSet
 from bugbout.core.settings import TasksSettings
-from bugbout.core.testmodules import added_tests, defined_tests, is_test_module
+from bugbout.core.testmodules import added_tests, defined_tests_memo, is_test_module
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
@@ -72,6 +72,7 @@ class GitHistoryMiner:
         result = TaskSet()
         claimed: set[int] = set()
         tests_cache: dict[str, dict[str, int | None]] = {}
+        statements: dict[str, dict[str, int | None]] = {}
         with Git(request.repository) as git:
             ref = git.resolve(settings.ref or git.default_ref())
             for commit in git.first_parent_log(ref):
@@ -87,7 +88,7 @@ class GitHistoryMiner:
                 if candidate is None:
                     result.exclude(reason)
                     continue
-                task = _task_if_tested(git, candidate, layout, tests_cache)
+                task = _task_if_tested(git, candidate, layout, tests_cache, statements)
                 if task is None:
                     result.exclude(NO_TEST_ADDED)
                 elif task.issue.number in claimed:
@@ -115,9 +116,12 @@ class GitHistoryMiner:
         """The cheap rules, from the log alone: title, issue, source files."""
         pr_title = _pull_request_title(commit) if commit.is_merge else None
         title = pr_title or commit.subject
-        refs = issue_references(commit.subject, commit.body, repository=github)
         matched = any(pattern.search(text) for text in (commit.subject, pr_title) if text)
-        if not matched and commit.is_merge and not pr_title and refs and titles is not None:
+        may_look_up = commit.is_merge and not pr_title and titles is not None
+        if not matched and not may_look_up:
+            return None, NOT_A_FIX  # the common case: no need to read references
+        refs = issue_references(commit.subject, commit.body, repository=github)
+        if not matched and refs and titles is not None:
             looked_up = titles(refs[0].number)
             if looked_up and pattern.search(looked_up):
                 matched, title = True, looked_up
@@ -166,6 +170,7 @@ def _task_if_tested(
     candidate: _Candidate,
     layout: _Layout,
     cache: dict[str, dict[str, int | None]],
+    statements: dict[str, dict[str, int | None]],
 ) -> Task | None:
     """The task, when the fix added a test (found by parsing the modules before and after)."""
     commit = candidate.commit
@@ -184,8 +189,8 @@ def _task_if_tested(
         changed.append(change.path)
         if not is_test_module(change.path) or not change.path.endswith(".py"):
             continue
-        before = _tests_at(git, parent, change.old_path or change.path, cache)
-        after = _tests_at(git, commit.sha, change.path, cache)
+        before = _tests_at(git, parent, change.old_path or change.path, cache, statements)
+        after = _tests_at(git, commit.sha, change.path, cache, statements)
         added.extend(f"{change.path}::{name}" for name in added_tests(before, after))
     if not added:
         return None
@@ -205,15 +210,20 @@ def _task_if_tested(
 
 
 def _tests_at(
-    git: Git, rev: str, path: str, cache: dict[str, dict[str, int | None]]
+    git: Git,
+    rev: str,
+    path: str,
+    cache: dict[str, dict[str, int | None]],
+    statements: dict[str, dict[str, int | None]],
 ) -> dict[str, int | None]:
-    """The tests a module defines at ``rev``, parsed once per blob."""
+    """The tests a module defines at ``rev``, parsed once per blob and, within the blobs,
+    once per top-level statement."""
     found = git.blob(rev, path)
     if found is None:
         return {}
     blob_id, content = found
     if blob_id not in cache:
-        cache[blob_id] = defined_tests(content)
+        cache[blob_id] = defined_tests_memo(content, statements)
     return cache[blob_id]
 
 

@@ -1,0 +1,1 @@
+"""Built-in examiner assignments: one module each."""
