@@ -37,4 +37,5 @@ def typecheck(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks, reported as ratios to a baseline measured in the same run."""
     session.install("-e", ".")
-    session.run("python", "benchmarks/bench_mining.py", *session.posargs)
+    for benchmark in ("bench_mining.py", "bench_checkout.py", "bench_race.py"):
+        session.run("python", f"benchmarks/{benchmark}", *session.posargs)
