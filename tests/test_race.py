@@ -248,7 +248,7 @@ def test_a_bout_killed_mid_race_resumes_without_rerunning_finished_attempts(
         cwd=bout_repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     store = bout_repo / ".bugbout" / "attempts"
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + 120
     while not list(store.glob("*/a-empty.json")) and time.monotonic() < deadline:
         time.sleep(0.05)
     process.kill()

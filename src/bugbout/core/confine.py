@@ -31,9 +31,10 @@ def masked_paths(settings: BoutSettings, home: Path) -> tuple[Path, ...]:
 
 def readable_paths(executables: Iterable[str]) -> tuple[Path, ...]:
     """Re-exposed read-only inside masked places: the installation prefix of each
-    executable (and of the Python bugbout runs on), and the toolchains on PATH that live
-    in the user's HOME (``~/.pyenv``, ``~/.cargo``): tools, not credentials."""
-    paths: set[Path] = set()
+    executable (and of the Python bugbout runs on), bugbout's own package (its pytest
+    plugin and egress forwarder run inside), and the toolchains on PATH that live in the
+    user's HOME (``~/.pyenv``, ``~/.cargo``): tools, not credentials."""
+    paths: set[Path] = {Path(__file__).resolve().parent.parent}
     for executable in (*executables, sys.executable):
         found = shutil.which(executable) if executable else None
         if found:
