@@ -350,3 +350,74 @@ def test_examiners_write_tests_that_are_checked_on_the_unfixed_code(
     composed = yaml.safe_load(only.stdout)
     assert set(composed["examiner"]) == {"repro"}
     assert set(composed["contestant"]) == {"good"}
+
+
+def test_adding_a_contestant_runs_only_it_and_logs_are_capped(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    config["contestants"] = {"empty": config["contestants"]["empty"]}
+    config["run"]["log-limit"] = 1000
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    assert bugbout("run", cwd=bout_repo).returncode == 0
+    first = attempts(bout_repo)
+    chatty = write_agent(tmp_path / "agents", "chatty", "print('x' * 100_000)\n")
+    config["contestants"]["chatty"] = {"agent": "command", "command": [sys.executable, str(chatty)]}
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    result = bugbout("run", cwd=bout_repo)
+    assert result.returncode == 0, result.stderr
+    second = attempts(bout_repo)
+    assert second["empty"] == first["empty"]
+    log = Path(second["chatty"]["logdir"]) / "stdout.log"
+    assert log.read_text().endswith("[bugbout: output truncated]\n")
+    assert log.stat().st_size < 1100
+
+
+def test_an_adapter_published_under_the_entry_point_group(bout_repo: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "echo_agent-1.0.dist-info").mkdir(parents=True)
+    (site / "echo_agent-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: echo-agent\nVersion: 1.0\n"
+    )
+    (site / "echo_agent-1.0.dist-info" / "entry_points.txt").write_text(
+        "[bugbout]\necho = echo_agent\n"
+    )
+    (site / "echo_agent.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+            from bugbout import AgentPlugin, CodingAgent, Invocation, hookimpl
+
+            class Echo(CodingAgent):
+                harness = "echo"
+                executable = sys.executable
+
+                def invocation(self, session):
+                    code = "import sys; print(sys.stdin.read().splitlines()[0])"
+                    return Invocation([self.command(), "-c", code], stdin=session.prompt)
+
+            @hookimpl
+            def bugbout_agents():
+                yield AgentPlugin(name="echo", factory=Echo.from_options, options=Echo.Options)
+            """
+        )
+    )
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    config["contestants"] = {"mine": {"agent": "echo", "model": "claude-opus"}}
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    result = subprocess.run(
+        [sys.executable, "-m", "bugbout", "run", "env=interpreter"],
+        cwd=bout_repo, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    record = attempts(bout_repo)["mine"]
+    assert (record["agent"], record["vendor"], record["status"]) == (
+        "echo",
+        "anthropic",
+        "finished",
+    )
+    assert (
+        record["summary"]
+        == "You are working in a checkout of a Python project. A user reported this issue:"
+    )
