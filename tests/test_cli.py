@@ -186,8 +186,8 @@ def test_help_and_unknown_command(tmp_path: Path) -> None:
     result = bugbout("frobnicate", cwd=tmp_path)
     assert result.returncode == 2
     assert (
-        result.stderr.strip()
-        == "error: unknown command 'frobnicate'; the commands are init, tasks, run, plugins, demo"
+        result.stderr.strip() == "error: unknown command 'frobnicate'; "
+        "the commands are init, doctor, tasks, run, plugins, demo"
     )
 
 

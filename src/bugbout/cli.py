@@ -25,6 +25,7 @@ Which coding agent really fixes bugs in your codebase? (bugbout {__version__})
 
 commands:
   init      write a commented {CONFIG_NAME} for the repository here
+  doctor    check this machine and the contestants' CLIs (--dry-run: race them, no quota)
   tasks     mine fixed bugs and compute their ground truth
   run       mine, compute ground truth and race the contestants (resumable)
   plugins   list every plugin by kind, with the distribution it came from
@@ -61,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     handlers: dict[str, Callable[[list[str], Console], int]] = {
         "init": _init,
+        "doctor": _doctor,
         "tasks": _tasks,
         "run": _run,
         "plugins": _plugins,
@@ -109,6 +111,70 @@ def _init(args: list[str], console: Console) -> int:
     write_atomic(target, render_config(source, tests))
     console.info(f"wrote {target} (source: {source}, tests: {tests}); next: `bugbout tasks`")
     return 0
+
+
+# -- doctor -------------------------------------------------------------------------------
+
+
+def _doctor(args: list[str], console: Console) -> int:
+    """``bugbout doctor [--dry-run] [OVERRIDES]``: check the machine and the contestants;
+    1 when a check failed."""
+    import tempfile
+
+    from rich.text import Text
+
+    from bugbout.core.doctor import Check, diagnose
+
+    if args and args[0] in ("-h", "--help"):
+        print(
+            "usage: bugbout doctor [--dry-run] [OVERRIDES...]\n\nCheck git, uv, the Python "
+            "interpreters, the sandbox and the repository, then each contestant's CLI: "
+            "installed, its version, and the flags bugbout passes it.\n\n  --dry-run   race "
+            "each contestant on a tiny one-bug repository against a scripted model server "
+            "on 127.0.0.1: real CLI, no quota spent\n\nExit status: 0 when every check "
+            "passes, 1 when one fails.\n\nExamples:\n  bugbout doctor\n"
+            "  bugbout doctor --dry-run 'contestant=[codex,claude-code]'\n"
+        )
+        return 0
+    dry_run = "--dry-run" in args
+    args = [arg for arg in args if arg != "--dry-run"]
+    passed = True
+
+    def show(check: Check) -> None:
+        line = Text(check.line)
+        line.stylize("green" if check.ok else "bold red", 0, 4)
+        console.out.print(line)
+
+    def job(settings: Any, plugins: Any, configured: bool = True) -> None:
+        nonlocal passed
+        passed = diagnose(
+            settings,
+            plugins,
+            show,
+            configured=configured,
+            dry_run=dry_run,
+            note=console.info,
+            progress=console.progress,
+        )
+
+    try:
+        find_config(Path.cwd())
+    except ConfigError:
+        console.warn(
+            f"no {CONFIG_NAME} in {Path.cwd()} or its parents: checking this machine and "
+            "the contestants chosen here, not a repository (`bugbout init` writes one)"
+        )
+        with tempfile.TemporaryDirectory(prefix="bugbout-doctor-") as scratch:
+            (Path(scratch) / CONFIG_NAME).write_text(
+                "defaults: [base, _self_]\nproject: {source: .}\n"
+            )
+            settings, plugins = compose_settings(Path(scratch), args)
+            for problem in plugins.problems:
+                console.warn(problem)
+            job(settings, plugins, configured=False)
+        return 0 if passed else 1
+    code = _run_with_hydra("doctor", args, console, job)
+    return code or (0 if passed else 1)
 
 
 # -- plugins ------------------------------------------------------------------------------

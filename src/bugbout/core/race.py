@@ -13,6 +13,7 @@ import json
 import re
 import shlex
 import shutil
+import tempfile
 import threading
 import traceback
 import uuid
@@ -277,10 +278,10 @@ class Race:
         argv = invocation.argv
         with contextlib.ExitStack() as stack:
             if invocation.confined and invocation.endpoints:
-                argv, extra = self._egress(invocation.endpoints, root, argv, stack)
+                argv, extra, folder = self._egress(invocation.endpoints, argv, stack)
                 env.update(extra)
                 confinement = confinement.model_copy(
-                    update={"readable": (*confinement.readable, root / "egress")}
+                    update={"readable": (*confinement.readable, folder)}
                 )
             if invocation.confined:
                 argv = self.sandbox.wrap(argv, confinement)
@@ -374,18 +375,19 @@ class Race:
         return record.model_copy(update=update)
 
     def _egress(
-        self, endpoints: tuple[str, ...], root: Path, argv: list[str], stack: contextlib.ExitStack
-    ) -> tuple[list[str], dict[str, str]]:
-        """Start the egress proxy for ``endpoints``: the agent reaches those and nothing else."""
-        folder = root / "egress"
-        folder.mkdir()
-        socket_path = folder / "proxy.sock"
+        self, endpoints: tuple[str, ...], argv: list[str], stack: contextlib.ExitStack
+    ) -> tuple[list[str], dict[str, str], Path]:
+        """Start the egress proxy for ``endpoints``: the agent reaches those and nothing
+        else. Its socket lives in a short temporary path (unix sockets allow ~107 bytes)."""
         try:
             egress_plan = plan(endpoints)
         except ValueError as exc:
             raise ConfigError(f"bad endpoint: {exc}") from None
+        folder = Path(tempfile.mkdtemp(prefix="bugbout-egress-"))
+        stack.callback(shutil.rmtree, folder, ignore_errors=True)
+        socket_path = folder / "proxy.sock"
         stack.enter_context(EgressProxy(endpoints, socket_path))
-        return [*egress_plan.forwarder(socket_path), *argv], dict(egress_plan.env)
+        return [*egress_plan.forwarder(socket_path), *argv], dict(egress_plan.env), folder
 
     def _named_files(self, argv: list[str]) -> tuple[Path, ...]:
         """Files the command line names (an agent's script), readable unless masked."""

@@ -264,3 +264,112 @@ class Attempt(Record):
     """For an examiner: its tests that fail on the unfixed code, as a reproduction must."""
     rejected_tests: list[str] = Field(default_factory=list)
     """For a ``reproduce`` examiner: its tests that pass on the unfixed code (not evidence)."""
+
+
+# -- verdicts -----------------------------------------------------------------------------
+
+UNFIXED = "(unfixed)"
+"""The matrix column of the code before the fix, with no patch applied."""
+SUITE = "(suite)"
+"""The author of the repository's own tests in a matrix."""
+
+
+class Matrix(Record):
+    """Cross-examination of one task: every author's tests run against every patch.
+
+    ``outcomes[patch][test]`` is the executed outcome of ``test`` on the code with
+    ``patch``'s source changes (``UNFIXED``: none). Each test id is the node id of the
+    author's test as installed under a module of its own; ``authors[author]`` lists them
+    (``SUITE`` for the repository's own tests).
+    """
+
+    task_id: str
+    patches: list[str]
+    """Contestant names whose patch was examined, plus ``UNFIXED``."""
+    authors: dict[str, list[str]] = Field(default_factory=dict)
+    vendors: dict[str, str | None] = Field(default_factory=dict)
+    """Each author's (and patch's) vendor, for policies that keep vendors apart."""
+    outcomes: dict[str, dict[str, Outcome]] = Field(default_factory=dict)
+    runs: dict[str, TestRun] = Field(default_factory=dict)
+    """The pytest process behind each column (one per patch)."""
+
+    def outcome(self, patch: str, test: str) -> Outcome | None:
+        return self.outcomes.get(patch, {}).get(test)
+
+
+class Cell(Record):
+    """One matrix cell a verdict rests on."""
+
+    patch: str
+    test: str
+    outcome: Outcome | None
+
+
+class Verdict(Record):
+    """A judge policy's decision on one task: a pick, or an abstention, and why."""
+
+    task_id: str
+    policy: str
+    pick: str | None = None
+    """The contestant whose patch is picked; ``None`` is an abstention."""
+    reason: str
+    approved: list[str] = Field(default_factory=list)
+    """Every patch the policy would approve on its own (the merge gate view)."""
+    support: dict[str, float] = Field(default_factory=dict)
+    """Each patch's support score under the policy."""
+    cells: list[Cell] = Field(default_factory=list)
+
+
+class Score(StrEnum):
+    """A patch against the hidden tests."""
+
+    RESOLVED = "resolved"
+    FIXED_BUT_BROKE = "fixed-but-broke"
+    WRONG_FIX = "wrong-fix"
+    NO_FIX = "no-fix"
+
+
+class Resolution(Record):
+    """How one patch scored against the task's hidden tests."""
+
+    task_id: str
+    contestant: str
+    score: Score
+    fail_to_pass: dict[str, Outcome | None] = Field(default_factory=dict)
+    pass_to_pass_failing: list[str] = Field(default_factory=list)
+    run: TestRun | None = None
+
+
+class AuditVerdict(StrEnum):
+    RESOLVED = "RESOLVED"
+    REGRESSIONS = "NOT_RESOLVED — regressions"
+    PARTIAL = "PARTIAL"
+    INEFFECTIVE = "NOT_RESOLVED — fix ineffective"
+    EMPTY = "NOT_RESOLVED — empty patch"
+
+
+class Route(StrEnum):
+    CRAFT = "craft"
+    RECON = "recon"
+    NONE = "none"
+
+
+class Audit(Record):
+    """An auditor's verdict on one patch, with its route and kill report. Audits never
+    change a tree."""
+
+    task_id: str
+    contestant: str
+    auditor: str
+    verdict: AuditVerdict
+    route: Route
+    still_failing: list[str] = Field(default_factory=list)
+    """fail-to-pass tests that do not pass with the patch."""
+    regressions: list[str] = Field(default_factory=list)
+    """Tests passing on the unfixed code that fail with the patch."""
+    pre_existing: list[str] = Field(default_factory=list)
+    """Failing tests that already failed on the unfixed code (not counted)."""
+    report: str = ""
+    """The kill report: what failed and why, for the next round's prompt."""
+    visible_only: bool = False
+    """Made from visible evidence only (no hidden tests), as retry rounds require."""
