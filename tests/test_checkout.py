@@ -295,10 +295,8 @@ def test_working_copy_without_gnu_tools(
     repository: tuple[RepositoryBuilder, str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The portable path: Python's tarfile extraction, and shutil's copy (cloning files
-    where the filesystem can)."""
+    """The portable path: shutil's copy (cloning files where the filesystem can)."""
     monkeypatch.setattr(checkout, "_gnu_cp", lambda: False)
-    monkeypatch.setattr(checkout, "_gnu_tar", lambda: False)
     repo, sha = repository
     work = checkouts.working_copy(sha, tmp_path / "work")
     assert on_disk(checkouts.base(sha)) == committed(repo, sha)
@@ -329,3 +327,21 @@ def test_remove_refuses_the_cache(
         with pytest.raises(CheckoutError, match="cached trees"):
             checkouts.remove(target)
     assert (base / "README.md").exists()
+
+
+def test_export_ignores_export_attributes(tmp_path: Path) -> None:
+    """``export-ignore`` (some projects mark ``tests/``) and ``export-subst`` must not change
+    the tree the tests and agents see."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    sha = repo.commit(
+        "Initial",
+        {
+            ".gitattributes": "tests export-ignore\nversion.txt export-subst\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "version.txt": "$Format:%H$\n",
+        },
+    )
+    checkouts = Checkouts(Git(repo.path), tmp_path / "cache")
+    base = checkouts.base(sha)
+    assert (base / "tests" / "test_a.py").exists()
+    assert (base / "version.txt").read_text() == "$Format:%H$\n"

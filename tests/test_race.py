@@ -342,6 +342,8 @@ def test_examiners_write_tests_that_are_checked_on_the_unfixed_code(
     assert (
         spec["validation"]["outcomes"]["tests/test_examined.py::test_odd_still_works"] == "passed"
     )
+    assert "Do NOT fix the issue" in (Path(spec["logdir"]) / "prompt.md").read_text()
+    assert "Do NOT fix" not in (Path(found["good"]["logdir"]) / "prompt.md").read_text()
     assert repro["reproductions"] == []
     assert repro["rejected_tests"] == ["tests/test_weak.py::test_nothing"]
     only = bugbout("run", "examiner=[repro]", "contestant=[good]", "--cfg", "job", cwd=bout_repo)
@@ -421,3 +423,12 @@ def test_an_adapter_published_under_the_entry_point_group(bout_repo: Path, tmp_p
         record["summary"]
         == "You are working in a checkout of a Python project. A user reported this issue:"
     )
+
+
+def test_own_contestant_named_like_a_packaged_one_is_a_clear_error(bout_repo: Path) -> None:
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    config["contestants"] = {"codex": {"agent": "codex", "model": "gpt-5"}}
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    result = bugbout("run", cwd=bout_repo)
+    assert result.returncode == 2
+    assert "contestant 'codex' has the name of a packaged option" in result.stderr

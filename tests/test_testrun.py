@@ -177,7 +177,7 @@ def test_timeout_kills_the_whole_process_group(environment: Environment, tmp_pat
 
 
 def test_only_the_allowed_environment_reaches_the_tests(
-    environment: Environment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    environment: Environment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins: Plugins
 ) -> None:
     monkeypatch.setenv("SECRET_API_KEY", "do-not-leak")
     project = PROJECT.model_copy(update={"env": {"DATABASE_URL": "sqlite://"}})
@@ -192,10 +192,23 @@ def test_only_the_allowed_environment_reaches_the_tests(
 
         def test_configured_variable_is_present():
             assert os.environ["DATABASE_URL"] == "sqlite://"
+
+        def test_home_and_tmpdir_are_usable():
+            for name in ("HOME", "TMPDIR"):
+                path = os.path.join(os.environ[name], "probe-" + name)
+                with open(path, "w") as handle:
+                    handle.write("ok")
         """,
     )
+    from bugbout.core.confine import test_confinement
+    from bugbout.core.settings import BoutSettings
+
+    sandbox = plugins.create("sandbox", "bubblewrap")
+    settings = BoutSettings(project=project, root=tmp_path / "repo")
+    confine = test_confinement(settings, sandbox, tmp_path / "bugbout-home")
     run = run_tests(
-        environment, tmp_path, ["tests/test_env.py"], project=project, label="t", timeout=60
-    )
+        environment, tmp_path, ["tests/test_env.py"], project=project, label="t", timeout=60,
+        confine=confine,
+    )  # fmt: skip
     assert set(run.outcomes.values()) == {Outcome.PASSED}
     assert os.environ["SECRET_API_KEY"] == "do-not-leak"

@@ -486,6 +486,12 @@ def _register_user_agents(config: Path, role: str) -> list[str]:
         raise ConfigError(f"{config}: `{role}s` must map names to settings")
     store = ConfigStore.instance()
     names = [str(name) for name in defined]
+    clashes = sorted(set(names) & _packaged_options(role))
+    if clashes:
+        raise ConfigError(
+            f"{config}: {role} {clashes[0]!r} has the name of a packaged option; name yours "
+            f"differently, e.g. `{clashes[0]}-mine: {{agent: {clashes[0]}, model: ...}}`"
+        )
     for name in names:
         entry = defined[name]
         node = OmegaConf.to_container(entry) if isinstance(entry, DictConfig) else None

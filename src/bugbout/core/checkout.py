@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bugbout.core.errors import BugboutError
-from bugbout.core.git import Git, GitError
+from bugbout.core.git import Git
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FICLONE = 0x40049409
@@ -108,35 +108,8 @@ class Checkouts:
 
 
 def export(git: Git, rev: str, destination: Path) -> None:
-    """Write the tree of ``rev`` into the existing directory ``destination``: what
-    ``Git.export`` writes (``git archive``), extracted by GNU ``tar`` when there is one,
-    about twice as fast as Python's ``tarfile``."""
-    if not _gnu_tar():
-        git.export(rev, destination)
-        return
-    with subprocess.Popen(
-        ["git", "-C", str(git.repository), "archive", "--format=tar", rev],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    ) as archive:
-        assert archive.stdout is not None and archive.stderr is not None
-        tar = subprocess.run(
-            [
-                "tar", "--extract", "--file=-", f"--directory={destination}",
-                "--no-same-owner", "--no-same-permissions",
-            ],
-            stdin=archive.stdout,
-            capture_output=True,
-            text=True,
-            check=False,
-        )  # fmt: skip
-        archive.stdout.close()
-        archive_error = archive.stderr.read().decode(errors="replace").strip()
-    if archive.returncode:
-        raise GitError(f"git archive {rev} failed in {git.repository}: {archive_error}")
-    if tar.returncode:
-        message = (tar.stderr.strip().splitlines() or ["(no message)"])[0]
-        raise CheckoutError(f"cannot extract {rev} into {destination}: {message}")
+    """Write the tree of ``rev`` into the existing directory ``destination``."""
+    git.export(rev, destination)
 
 
 def copy_tree(source: Path, destination: Path) -> None:
@@ -180,10 +153,6 @@ def _gnu_tool(name: str, signature: str) -> bool:
 def _gnu_cp() -> bool:
     """GNU ``cp``: ``--reflink=auto``, and ``copy_file_range`` when it cannot clone."""
     return sys.platform.startswith("linux") and _gnu_tool("cp", "GNU coreutils")
-
-
-def _gnu_tar() -> bool:
-    return _gnu_tool("tar", "GNU tar")
 
 
 def _clone_file(source: str, destination: str) -> str:

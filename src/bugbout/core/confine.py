@@ -13,19 +13,23 @@ from bugbout.core.settings import BoutSettings
 from bugbout.sandbox.confinement import Confinement, Sandbox
 from bugbout.sandbox.network import offline
 
-Confine = Callable[[list[str], Path], list[str]]
-"""Wraps a test run's argv for the tree it runs on."""
+Confine = Callable[[list[str], Path, tuple[Path, ...]], list[str]]
+"""Wraps a test run's argv for the tree it runs on and the extra paths it may write."""
+
+CREDENTIALS_IN_TOOLCHAINS = (
+    ".cargo/credentials", ".cargo/credentials.toml", ".local/share/keyrings",
+    ".local/share/gh", ".local/share/python_keyring", ".pyenv/.git",
+)  # fmt: skip
+"""Secrets that live inside toolchain folders re-exposed from HOME: kept masked."""
 
 
 def masked_paths(settings: BoutSettings, home: Path) -> tuple[Path, ...]:
     """Never visible to agents or tests: the repository (its history holds every fix),
-    the store, bugbout's home (other attempts) and the user's HOME."""
-    paths = {
-        settings.repository,
-        settings.store_dir.resolve(),
-        home.resolve(),
-        Path.home().resolve(),
-    }
+    the store, bugbout's home (other attempts), the user's HOME, and the credentials
+    inside the toolchain folders :func:`readable_paths` re-exposes."""
+    user_home = Path.home().resolve()
+    paths = {settings.repository, settings.store_dir.resolve(), home.resolve(), user_home}
+    paths |= {user_home / name for name in CREDENTIALS_IN_TOOLCHAINS}
     return tuple(sorted(paths))
 
 
@@ -53,12 +57,12 @@ def test_confinement(settings: BoutSettings, sandbox: Sandbox, home: Path) -> Co
     """How test runs are confined: no network, writes only in their own tree, private
     places masked. With ``sandbox=none`` only the network is switched off."""
     if sandbox.name == "none":
-        return lambda argv, tree: offline(argv)
+        return lambda argv, tree, writable: offline(argv)
     masked = masked_paths(settings, home)
 
-    def confine(argv: list[str], tree: Path) -> list[str]:
+    def confine(argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
         readable = readable_paths(argv[:1])
-        confinement = Confinement(workdir=tree, readable=readable, masked=masked)
+        confinement = Confinement(workdir=tree, writable=writable, readable=readable, masked=masked)
         return sandbox.wrap(argv, confinement)
 
     return confine

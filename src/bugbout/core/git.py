@@ -3,8 +3,9 @@ and ``git archive`` for trees. Nothing here writes to the repository."""
 
 from __future__ import annotations
 
+import os
 import subprocess
-import tarfile
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,19 +154,29 @@ class Git:
         return blob_id, data[:-1]
 
     def export(self, rev: str, destination: Path) -> None:
-        """Write the tree of ``rev`` into ``destination`` (no ``.git``), via ``git archive``."""
+        """Write the tree of ``rev`` into ``destination`` (no ``.git``).
+
+        Through a private index and ``checkout-index``, not ``git archive``: the tree's
+        ``export-ignore`` and ``export-subst`` attributes (some projects mark ``tests/``)
+        must not change what the tests see.
+        """
         destination.mkdir(parents=True, exist_ok=True)
-        with subprocess.Popen(
-            ["git", "-C", str(self.repository), "archive", "--format=tar", rev],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        ) as process:
-            assert process.stdout is not None
-            with tarfile.open(fileobj=process.stdout, mode="r|") as archive:
-                archive.extractall(destination, filter="tar")
-            stderr = process.stderr.read().decode() if process.stderr else ""
-        if process.returncode:
-            raise GitError(f"git archive {rev} failed: {stderr.strip()}")
+        with tempfile.TemporaryDirectory(prefix="bugbout-index-") as scratch:
+            env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+            for args in (
+                ["read-tree", rev],
+                ["checkout-index", "--all", "--force", f"--prefix={destination}/"],
+            ):
+                result = subprocess.run(
+                    ["git", "-C", str(self.repository), *args],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                if result.returncode:
+                    message = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
+                    raise GitError(f"cannot export {rev} from {self.repository}: {message}")
 
     def close(self) -> None:
         if self._batch is not None:

@@ -243,7 +243,7 @@ class Race:
         checkouts.working_copy(task.parent, workdir)
         environment = self._environment(task, checkouts)
         test_command = self._test_command(environment, workdir, logdir)
-        prompt = contestant_prompt(
+        prompt = contestant.prompt(
             task, tests=self.settings.project.tests, test_command=test_command
         )
         prompt_file = logdir / "prompt.md"
@@ -277,7 +277,7 @@ class Race:
         env = {**agent.environment(session), **invocation.env}
         argv = invocation.argv
         with contextlib.ExitStack() as stack:
-            if invocation.confined and invocation.endpoints:
+            if invocation.confined and invocation.endpoints and self.sandbox.name != "none":
                 argv, extra, folder = self._egress(invocation.endpoints, argv, stack)
                 env.update(extra)
                 confinement = confinement.model_copy(

@@ -39,12 +39,15 @@ def run_tests(
     project: ProjectSettings,
     label: str,
     timeout: float,
-    confine: Callable[[list[str], Path], list[str]] = lambda argv, tree: offline(argv),
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]] = (
+        lambda argv, tree, writable: offline(argv)
+    ),
 ) -> TestRun:
     """Run ``targets`` (paths relative to ``tree``) with pytest and return the outcomes.
 
-    ``confine`` wraps the command for the tree (a sandbox); by default it only switches
-    the network off."""
+    ``confine(argv, tree, writable)`` wraps the command for the tree (a sandbox that must
+    also let it write ``writable``: its private HOME); by default it only switches the
+    network off."""
     args = [
         "-p", "bugbout_outcomes", "-p", "no:cacheprovider", "-o", "addopts=",
         "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
@@ -70,7 +73,7 @@ def run_tests(
         }
         started = time.monotonic()
         process = subprocess.Popen(
-            confine(command.argv, tree),
+            confine(command.argv, tree, (Path(home),)),
             cwd=command.cwd,
             env=env,
             stdin=subprocess.DEVNULL,
