@@ -47,6 +47,17 @@ from bugbout.sandbox.confinement import Confinement
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 PYTHON = sys.executable
+PYTHON_PREFIXES = tuple(
+    sorted(
+        {
+            Path(sys.prefix),
+            Path(sys.base_prefix),
+            Path(os.path.realpath(sys.executable)).parent.parent,
+        }
+    )
+)
+"""Where this interpreter lives: it may be under /tmp (a virtualenv in a CI checkout),
+which sandboxes hide, so every confinement that runs it re-exposes these read-only."""
 ON_LINUX = sys.platform.startswith("linux")
 HIDDEN_ANYWAY = ("/tmp", "/var/tmp", "/run", "/dev", "/proc", "/private/tmp", "/private/var")
 """Places a sandbox hides or lets write on its own: the attacked world must not be there."""
@@ -75,7 +86,7 @@ class World:
         fields: dict[str, object] = {
             "workdir": self.workdir,
             "writable": (self.logs,),
-            "readable": (self.test_env,),
+            "readable": (self.test_env, *PYTHON_PREFIXES),
             "masked": (self.repo, self.store, self.bugbout_home, self.home, self.netrc),
             "network": network,
         }
