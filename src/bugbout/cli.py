@@ -29,7 +29,7 @@ commands:
   tasks     mine fixed bugs and compute their ground truth
   run       mine, compute ground truth and race the contestants (resumable)
   plugins   list every plugin by kind, with the distribution it came from
-  demo      build the example repository and run `bugbout tasks` on it
+  demo      build the example repository and run a whole bout on it (offline)
 
 Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job`.
 Run `bugbout COMMAND --help` for a command's options.
@@ -200,7 +200,7 @@ def _plugins(args: list[str], console: Console) -> int:
 
 
 def _demo(args: list[str], console: Console) -> int:
-    """``bugbout demo [DIR]``: the example repository, then ``bugbout tasks`` in it."""
+    """``bugbout demo [DIR]``: the example repository, then a whole bout in it."""
     import os
 
     from bugbout.example import build_example
@@ -218,7 +218,7 @@ def _demo(args: list[str], console: Console) -> int:
     build_example(target)
     console.info(f"built the example repository in {target}")
     os.chdir(target)
-    return _tasks(overrides, console)
+    return _run(overrides, console)
 
 
 # -- tasks (Hydra) ------------------------------------------------------------------------

@@ -4,6 +4,7 @@ of fixed bugs, built as a git repository on demand (no network needed)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from bugbout.core.layout import render_config
@@ -124,7 +125,8 @@ ISSUES = [
 
 
 def build_example(path: Path) -> Path:
-    """Build the example repository at ``path`` with its ``bugbout.yaml``; returns ``path``."""
+    """Build the example repository at ``path`` with its ``bugbout.yaml`` (scripted
+    contestants and examiner, tests run by this interpreter); returns ``path``."""
     repo = RepositoryBuilder(path)
     repo.commit(
         "Initial version of tally",
@@ -162,9 +164,35 @@ def build_example(path: Path) -> Path:
         {"README.md": "# tally\n\nSmall statistics helpers.\n"},
     )
     (path / "issues.jsonl").write_text("".join(json.dumps(issue) + "\n" for issue in ISSUES))
-    config = render_config("src/tally", "tests").replace(
-        "# issue-source:\n#   file: {path: issues.jsonl}",
-        "issue-source:\n  file: {path: issues.jsonl}",
+    config = (
+        render_config("src/tally", "tests")
+        .replace(
+            "# issue-source:\n#   file: {path: issues.jsonl}",
+            "issue-source:\n  file: {path: issues.jsonl}",
+        )
+        .replace("  # - override env: interpreter", "  - override env: interpreter")
     )
-    (path / "bugbout.yaml").write_text(config)
+    (path / "bugbout.yaml").write_text(config + demo_settings())
     return path
+
+
+def demo_settings() -> str:
+    """Scripted contestants and an examiner (no model, no network), and tests run by the
+    interpreter bugbout runs on, so the demo needs nothing from the internet."""
+    python = json.dumps(sys.executable)
+    lines = [
+        "",
+        "# The demo's scripted agents (python -m bugbout.example.agents ROLE).",
+        "contestants:",
+    ]
+    for role in ("correct", "wrong", "breaking", "empty"):
+        lines.append(
+            f"  {role}: {{agent: command, command: [{python}, -m, bugbout.example.agents, {role}]}}"
+        )
+    lines += [
+        "examiners:",
+        f"  reproducer: {{agent: command, assignment: reproduce, "
+        f"command: [{python}, -m, bugbout.example.agents, examiner]}}",
+        "",
+    ]
+    return "\n".join(lines)
