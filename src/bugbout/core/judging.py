@@ -281,8 +281,7 @@ def gather(
     (and, with ``keep_assignments``, broken examiner keep-tests) for every patch."""
     if context.task_id != matrix.task_id:
         raise ValueError(
-            f"the judge context is for task {context.task_id!r}, the matrix for "
-            f"{matrix.task_id!r}"
+            f"the judge context is for task {context.task_id!r}, the matrix for {matrix.task_id!r}"
         )
     reproductions = {
         author: tuple(t for t in tests if outcome_of(matrix, UNFIXED, t) in FAILING)
@@ -343,13 +342,18 @@ def _example(tests: Sequence[str]) -> str:
 
 
 def breakage_objection(patch: PatchEvidence) -> str | None:
-    """Why rule 3 (and the keep-tests, when gathered) reject ``patch``, or ``None``."""
+    """Why rule 3 rejects ``patch`` (a confirmed breakage), or ``None``."""
     confirmed = [b.test for b in patch.confirmed]
     if confirmed:
         return (
             f"breaks {_plural(len(confirmed), 'repository test')} most other patches keep "
             f"passing{_example(confirmed)}"
         )
+    return None
+
+
+def keep_objection(patch: PatchEvidence) -> str | None:
+    """Why ``strict`` rejects ``patch`` for breaking examiners' keep-tests, or ``None``."""
     if patch.broken_keeps:
         return (
             f"breaks {_plural(len(patch.broken_keeps), 'examiner specification test')}"
@@ -391,10 +395,10 @@ def _unique(cells: Iterable[Cell]) -> list[Cell]:
 
 
 def _no_support_reason(evidence: Evidence) -> str:
-    others = "another vendor" if evidence.separate_vendors else "another author"
+    other = "vendor" if evidence.separate_vendors else "author"
     return (
-        "abstained: no independent reproduction - no test by "
-        f"{others} than a patch's own fails on the unfixed code"
+        "abstained: no patch has an independent reproduction (a test by another "
+        f"{other} that fails on the unfixed code)"
     )
 
 
@@ -409,10 +413,14 @@ def _pick_reason(evidence: Evidence, found: PatchEvidence, twins: Sequence[str])
         parts.append("breaks no repository test others keep")
     keeps = sum(len(tests) for tests in evidence.keeps.values())
     if keeps:
-        parts.append(f"keeps all {_plural(keeps, 'examiner specification test')}")
+        parts.append(
+            "keeps the examiners' specification test"
+            if keeps == 1
+            else f"keeps all {keeps} of the examiners' specification tests"
+        )
     if twins:
-        names = ", ".join(repr(t) for t in twins)
-        parts.append(f"{names} passed and failed exactly the same tests; chosen by name")
+        names = " or ".join(repr(t) for t in twins)
+        parts.append(f"no test the rules read tells it from {names}; chosen by name")
     return "; ".join(parts)
 
 
@@ -451,9 +459,9 @@ def decide(
             return verdict(_no_support_reason(evidence), cells)
         lead = min(best, key=lambda name: (rank(name), name))
         others = len(best) - 1
-        tied = f" (tied with {_plural(others, 'other')})" if others else ""
+        also = f" (tied with {_plural(others, 'other')})" if others else ""
         return verdict(
-            f"abstained: no patch is approved; the best, {lead!r}{tied}, "
+            f"abstained: no patch is approved; the best, {lead!r}{also}, "
             f"{patches[lead].summary()} but {objections[lead]}",
             cells,
         )
@@ -467,17 +475,16 @@ def decide(
             for test in differences
             for name in tied
         ]
-        names = ", ".join(repr(name) for name in tied)
+        names = ", ".join(repr(name) for name in tied[:-1]) + f" and {tied[-1]!r}"
+        breaking = f", each changing {_plural(top[1], 'repository test')}," if top[1] else ""
         return verdict(
-            f"abstained: {names} are approved with equal support ({float(-top[0]):.2f}) and "
-            f"breakage ({_plural(top[1], 'repository test')}) but differ on "
-            f"{_plural(len(differences), 'test')}{_example(differences)}",
+            f"abstained: {names} are approved with equal support ({float(-top[0]):.2f})"
+            f"{breaking} but differ on {_plural(len(differences), 'test')}"
+            f"{_example(differences)}",
             cells,
         )
     pick = tied[0]
-    return verdict(
-        _pick_reason(evidence, patches[pick], tied[1:]), cells_for(evidence, pick), pick
-    )
+    return verdict(_pick_reason(evidence, patches[pick], tied[1:]), cells_for(evidence, pick), pick)
 
 
 class EvidenceJudge:
@@ -530,7 +537,6 @@ def unanimous_objection(patch: PatchEvidence) -> str | None:
     if not patch.unanimous:
         failing = [t for author in patch.support for t in author.failed]
         return (
-            f"does not pass {_plural(len(failing), 'independent reproduction')}"
-            f"{_example(failing)}"
+            f"does not pass {_plural(len(failing), 'independent reproduction')}{_example(failing)}"
         )
     return breakage_objection(patch)

@@ -18,5 +18,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.agents.command",
     "bugbout.plugins.examiners.reproduce",
     "bugbout.plugins.examiners.specify",
+    "bugbout.plugins.judges.majority",
+    "bugbout.plugins.judges.unanimous",
+    "bugbout.plugins.judges.strict",
+    "bugbout.plugins.judges.cross_vendor",
 )
 """Built-in plugin modules, registered in this order before any entry-point plugin."""

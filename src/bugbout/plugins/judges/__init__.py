@@ -1,0 +1,1 @@
+"""Built-in judge policies: one module each."""

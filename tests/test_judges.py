@@ -1,0 +1,555 @@
+"""Judge policies on hand-built matrices: the four rules, each policy, and the registry."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import pluggy
+import pytest
+import yaml
+
+from bugbout.core import hookspecs
+from bugbout.core.errors import ConfigError
+from bugbout.core.judging import Judge, JudgeContext, gather, outcome_of
+from bugbout.core.manager import Plugins
+from bugbout.core.records import (
+    SUITE,
+    UNFIXED,
+    Attempt,
+    AttemptStatus,
+    Matrix,
+    Outcome,
+    RunStatus,
+    TestRun,
+    Verdict,
+)
+
+JUDGE_MODULES = ("majority", "unanimous", "strict", "cross_vendor")
+POLICIES = ("majority", "unanimous", "strict", "cross-vendor")
+CONF = Path(__file__).parent.parent / "src" / "bugbout" / "conf" / "judge"
+
+LETTERS = {
+    "P": Outcome.PASSED,
+    "F": Outcome.FAILED,
+    "E": Outcome.ERROR,
+    "S": Outcome.SKIPPED,
+    "X": Outcome.XFAILED,
+}
+
+
+def make(
+    patches: list[str],
+    tests: dict[str, str],
+    *,
+    vendors: dict[str, str | None] | None = None,
+    task_id: str = "t1",
+) -> Matrix:
+    """A matrix from one row per test: ``{"alice/test_a.py::t": "FPF"}`` gives the test's
+    outcome on ``UNFIXED`` and then on each of ``patches`` (``.``: did not run). A test's
+    author is its id's first path part (``suite`` for ``SUITE``)."""
+    columns = [UNFIXED, *patches]
+    authors: dict[str, list[str]] = {}
+    outcomes: dict[str, dict[str, Outcome]] = {column: {} for column in columns}
+    for test, row in tests.items():
+        assert len(row) == len(columns), test
+        author = test.split("/", 1)[0]
+        authors.setdefault(SUITE if author == "suite" else author, []).append(test)
+        for column, letter in zip(columns, row, strict=True):
+            if letter != ".":
+                outcomes[column][test] = LETTERS[letter]
+    return Matrix(
+        task_id=task_id,
+        patches=columns,
+        authors=authors,
+        vendors=vendors or {},
+        outcomes=outcomes,
+    )
+
+
+def context(matrix: Matrix, **examiners: str) -> JudgeContext:
+    return JudgeContext(task_id=matrix.task_id, examiners=examiners)
+
+
+@pytest.fixture(scope="module")
+def judges() -> Plugins:
+    """Only the judge modules, registered by hand as ``make_plugins`` registers built-ins."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(pm)
+    for module in JUDGE_MODULES:
+        imported = importlib.import_module(f"bugbout.plugins.judges.{module}")
+        plugins.register(imported, name=imported.__name__, distribution="bugbout")
+    plugins.check_pending()
+    assert not plugins.problems
+    return plugins
+
+
+def judge(
+    judges: Plugins, policy: str, matrix: Matrix, ctx: JudgeContext | None = None, **options: Any
+) -> Verdict:
+    """``policy``'s verdict on ``matrix``, checked to rest only on real cells."""
+    verdict: Verdict = judges.create("judge", policy, options).judge(matrix, ctx or context(matrix))
+    assert verdict.policy == policy
+    assert verdict.task_id == matrix.task_id
+    assert_real_cells(verdict, matrix)
+    return verdict
+
+
+def assert_real_cells(verdict: Verdict, matrix: Matrix) -> None:
+    tests = {test for author in matrix.authors.values() for test in author}
+    keys = [(cell.patch, cell.test) for cell in verdict.cells]
+    assert len(keys) == len(set(keys)), "a cell is listed twice"
+    for cell in verdict.cells:
+        assert cell.patch in matrix.patches
+        assert cell.test in tests
+        assert cell.outcome == outcome_of(matrix, cell.patch, cell.test)
+        if cell.outcome is not None and not matrix.runs:
+            assert cell.outcome == matrix.outcome(cell.patch, cell.test)
+
+
+def cells(verdict: Verdict) -> set[tuple[str, str]]:
+    return {(cell.patch, cell.test) for cell in verdict.cells}
+
+
+# -- the registry -------------------------------------------------------------------------
+
+
+def test_every_policy_registers_with_its_options(judges: Plugins) -> None:
+    registered = judges.of_kind("judge")
+    assert set(registered) == set(POLICIES)
+    for name in POLICIES:
+        spec = registered[name].spec
+        assert spec.description
+        implementation = spec.create()
+        assert isinstance(implementation, Judge)
+        assert implementation.name == name
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_packaged_config_matches_the_plugin(judges: Plugins, policy: str) -> None:
+    """Each ``conf/judge/<policy>.yaml`` names its plugin and sets only valid options."""
+    config = yaml.safe_load((CONF / f"{policy}.yaml").read_text())
+    assert config.pop("name") == policy
+    parsed = judges.get("judge", policy).spec.parse_options(config)
+    assert parsed == judges.get("judge", policy).spec.options()  # the defaults, spelt out
+
+
+def test_options_are_dashed_and_misspellings_are_errors(judges: Plugins) -> None:
+    strict = judges.create("judge", "strict", {"keep-assignments": ["specify", "property"]})
+    assert strict.keep_assignments == ["specify", "property"]
+    with pytest.raises(ConfigError, match=r"valid options: keep-assignments, quorum"):
+        judges.create("judge", "strict", {"keep_assignment": []})
+    with pytest.raises(ConfigError, match="threshold"):
+        judges.create("judge", "majority", {"threshold": 0})
+    with pytest.raises(ConfigError, match="quorum"):
+        judges.create("judge", "unanimous", {"quorum": 1})
+
+
+def test_context_from_attempts_lists_examiners_of_the_task() -> None:
+    def attempt(name: str, role: str, assignment: str | None, task: str = "t1") -> Attempt:
+        return Attempt.model_validate(
+            {"task_id": task, "contestant": name, "role": role, "key": "k", "agent": "command",
+             "status": AttemptStatus.FINISHED, "assignment": assignment}
+        )  # fmt: skip
+
+    ctx = JudgeContext.from_attempts(
+        "t1",
+        [
+            attempt("fixer", "contestant", None),
+            attempt("repro", "examiner", "reproduce"),
+            attempt("spec", "examiner", "specify"),
+            attempt("elsewhere", "examiner", "specify", task="t2"),
+        ],
+    )
+    assert ctx == JudgeContext(task_id="t1", examiners={"repro": "reproduce", "spec": "specify"})
+
+
+def test_a_context_for_another_task_is_an_error() -> None:
+    matrix = make(["a"], {"ex/t.py::t": "FP"})
+    with pytest.raises(ValueError, match="task"):
+        gather(matrix, JudgeContext(task_id="other"))
+
+
+# -- rule 1: a reproduction must reproduce -------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_test_passing_on_the_unfixed_code_is_not_evidence(judges: Plugins, policy: str) -> None:
+    matrix = make(
+        ["good", "bad"],
+        {
+            "ex/test_a.py::repro": "FPF",
+            "ex/test_a.py::not_a_repro": "PFP",  # passes unfixed: a failed reproduction
+            "ex/test_a.py::skipped": "SPP",  # neither fails nor errors on unfixed
+        },
+    )
+    verdict = judge(judges, policy, matrix, context(matrix, ex="reproduce"))
+    assert verdict.pick == "good"
+    assert verdict.support == {"good": 1.0, "bad": 0.0}
+    assert verdict.approved == ["good"]
+    assert cells(verdict) == {(UNFIXED, "ex/test_a.py::repro"), ("good", "ex/test_a.py::repro")}
+    assert "1/1 independent reproductions from 1 author" in verdict.reason
+
+
+def test_an_error_on_the_unfixed_code_reproduces(judges: Plugins) -> None:
+    matrix = make(["good"], {"ex/test_a.py::repro": "EP"})
+    assert judge(judges, "unanimous", matrix).pick == "good"
+
+
+def test_a_module_that_fails_to_collect_on_the_unfixed_code_reproduces(judges: Plugins) -> None:
+    """A reproduction importing a name the fix adds has no outcome on the unfixed code,
+    only a collection error in that column's run."""
+    matrix = make(["good", "bad"], {"ex/test_new.py::uses_new_api": ".PF"})
+    matrix.runs[UNFIXED] = TestRun(
+        label=UNFIXED,
+        status=RunStatus.COLLECTION_FAILED,
+        collection_errors={"ex/test_new.py": "ImportError: cannot import name 'new_api'"},
+    )
+    verdict = judge(judges, "unanimous", matrix)
+    assert verdict.pick == "good"
+    assert verdict.cells[0].patch == UNFIXED
+    assert verdict.cells[0].outcome == Outcome.ERROR
+
+
+def test_a_test_that_did_not_run_on_a_patch_does_not_pass(judges: Plugins) -> None:
+    matrix = make(["good", "crashed"], {"ex/test_a.py::repro": "FP."})
+    verdict = judge(judges, "majority", matrix)
+    assert verdict.support == {"good": 1.0, "crashed": 0.0}
+    assert verdict.pick == "good"
+
+
+# -- rule 2: nobody vouches for themselves --------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_patch_is_not_supported_by_its_own_tests(judges: Plugins, policy: str) -> None:
+    matrix = make(
+        ["good", "selfish"],
+        {
+            "ex/test_a.py::repro": "FPF",
+            "selfish/test_s.py::mine": "FFP",  # passes only with its author's patch
+            "good/test_g.py::mine": "FPF",
+        },
+    )
+    verdict = judge(judges, policy, matrix, context(matrix, ex="reproduce"))
+    # selfish: ex's 0/1 only; good: ex's 1/1 and selfish's 0/1 → 0.5
+    assert verdict.support == {"good": 0.5, "selfish": 0.0}
+    if policy in ("majority", "cross-vendor"):
+        assert verdict.pick == "good"
+        assert verdict.approved == ["good"]
+        assert ("good", "good/test_g.py::mine") not in cells(verdict)
+        assert ("good", "selfish/test_s.py::mine") in cells(verdict)
+    else:  # good fails selfish's reproduction
+        assert verdict.pick is None
+        assert verdict.approved == []
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_abstains_without_any_independent_reproduction(judges: Plugins, policy: str) -> None:
+    matrix = make(
+        ["solo", "other"],
+        {
+            "solo/test_s.py::mine": "FPF",
+            "other/test_o.py::mine": "FFP",
+            "ex/test_e.py::passes_already": "PPP",
+        },
+    )
+    # solo's test supports only other's patch (0/1), and the reverse: each has support 0
+    verdict = judge(judges, policy, matrix)
+    assert verdict.pick is None
+    assert verdict.approved == []
+    lone = make(["solo"], {"solo/test_s.py::mine": "FP", "suite/test_x.py::old": "PP"})
+    verdict = judge(judges, policy, lone)
+    assert verdict.pick is None
+    assert verdict.support == {"solo": 0.0}
+    assert verdict.reason.startswith("abstained: no patch has an independent reproduction")
+    assert verdict.cells == []
+
+
+def test_the_repository_suite_never_supports_a_patch(judges: Plugins) -> None:
+    """A suite test failing on the unfixed code is a pre-existing failure, not a reproduction."""
+    matrix = make(["lucky"], {"suite/test_x.py::flaky": "FP"})
+    verdict = judge(judges, "majority", matrix)
+    assert verdict.pick is None
+    assert verdict.support == {"lucky": 0.0}
+
+
+# -- rule 3: breaking something needs a quorum ----------------------------------------------
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_breakage_most_other_patches_avoid_counts(judges: Plugins, policy: str) -> None:
+    matrix = make(
+        ["breaker", "b", "c"],
+        {
+            "ex/test_e.py::repro": "FPPP",
+            "suite/test_x.py::kept": "PFPP",  # both others keep it: confirmed
+        },
+    )
+    verdict = judge(judges, policy, matrix)
+    assert verdict.approved == ["b", "c"]
+    assert verdict.support == {"breaker": 1.0, "b": 1.0, "c": 1.0}
+    assert verdict.pick == "b"  # b and c pass and fail the same tests: first by name
+    assert "chosen by name" in verdict.reason
+
+
+def test_a_breakage_most_other_patches_share_is_excused(judges: Plugins) -> None:
+    matrix = make(
+        ["a", "b", "c"],
+        {
+            "ex/test_e.py::repro": "FPPP",
+            "suite/test_x.py::changed": "PFFP",  # a and b change it, c keeps it
+        },
+    )
+    verdict = judge(judges, "majority", matrix)
+    # for a: of b and c only c keeps it, 1 of 2 is no strict majority: excused
+    assert verdict.approved == ["a", "b", "c"]
+    # all equally supported: c, changing the fewest repository tests, is preferred
+    assert verdict.pick == "c"
+    assert ("c", "suite/test_x.py::changed") not in cells(verdict)
+
+    evidence = gather(matrix, context(matrix))
+    breakage = evidence.patches["a"].breakages[0]
+    assert (breakage.test, breakage.kept_by, breakage.others) == ("suite/test_x.py::changed", 1, 2)
+    assert not breakage.confirmed
+
+
+def test_an_excused_breakage_is_named_in_the_pick(judges: Plugins) -> None:
+    matrix = make(
+        ["a", "b", "c"],
+        {
+            "ex/test_e.py::repro": "FPFF",
+            "suite/test_x.py::changed": "PFFF",  # nobody keeps it: the issue asked for it
+        },
+    )
+    verdict = judge(judges, "unanimous", matrix)
+    assert verdict.pick == "a"
+    assert "changes 1 repository test most other patches change too" in verdict.reason
+    assert ("a", "suite/test_x.py::changed") in cells(verdict)
+    assert (UNFIXED, "suite/test_x.py::changed") in cells(verdict)
+
+
+def test_the_quorum_option_sets_how_many_others_must_keep_a_test(judges: Plugins) -> None:
+    matrix = make(
+        ["a", "b", "c", "d"],
+        {
+            "ex/test_e.py::repro": "FPPPP",
+            "suite/test_x.py::t": "PFFPP",  # for a: 2 of 3 others keep it
+        },
+    )
+    assert "a" not in judge(judges, "majority", matrix).approved
+    assert "a" in judge(judges, "majority", matrix, quorum=0.7).approved
+
+
+def test_a_lone_patch_that_breaks_a_repository_test_is_rejected(judges: Plugins) -> None:
+    """With no other patch, nobody can show the issue asked for the change."""
+    matrix = make(["lone"], {"ex/test_e.py::repro": "FP", "suite/test_x.py::t": "PF"})
+    verdict = judge(judges, "majority", matrix)
+    assert verdict.pick is None
+    assert "breaks 1 repository test" in verdict.reason
+    assert cells(verdict) >= {("lone", "suite/test_x.py::t"), (UNFIXED, "suite/test_x.py::t")}
+
+
+def test_a_suite_test_failing_on_the_unfixed_code_cannot_be_broken(judges: Plugins) -> None:
+    matrix = make(["a"], {"ex/test_e.py::repro": "FP", "suite/test_x.py::t": "FF"})
+    assert judge(judges, "strict", matrix).pick == "a"
+
+
+# -- the policies ---------------------------------------------------------------------------
+
+
+def test_majority_and_unanimous_disagree_on_a_partial_fix(judges: Plugins) -> None:
+    matrix = make(
+        ["partial", "wrong"],
+        {"ex/test_e.py::one": "FPF", "ex/test_e.py::two": "FFF"},
+    )
+    majority = judge(judges, "majority", matrix)
+    assert majority.pick == "partial"
+    assert majority.support == {"partial": 0.5, "wrong": 0.0}
+    unanimous = judge(judges, "unanimous", matrix)
+    assert unanimous.pick is None
+    assert unanimous.approved == []
+    assert unanimous.support == majority.support
+    assert "does not pass 1 independent reproduction" in unanimous.reason
+    # the abstention rests on the best candidate's reproductions
+    assert cells(unanimous) == {
+        (column, f"ex/test_e.py::{test}")
+        for column in (UNFIXED, "partial")
+        for test in ("one", "two")
+    }
+    assert judge(judges, "majority", matrix, threshold=0.75).pick is None
+
+
+def test_support_averages_over_authors_not_tests(judges: Plugins) -> None:
+    matrix = make(
+        ["p"],
+        {
+            "many/test_m.py::a": "FP",
+            "many/test_m.py::b": "FP",
+            "many/test_m.py::c": "FP",
+            "few/test_f.py::a": "FF",
+        },
+    )
+    # many: 3/3, few: 0/1 → 0.5 (not 3/4)
+    verdict = judge(judges, "majority", matrix)
+    assert verdict.support == {"p": 0.5}
+    assert verdict.pick == "p"
+    assert "passes 3/4 independent reproductions from 2 authors (support 0.50)" in verdict.reason
+
+
+SPEC_MATRIX = {
+    "spec/test_s.py::the_bug": "FPP",
+    "spec/test_s.py::nearby_behaviour": "PFP",  # bold breaks behaviour the issue keeps
+    "repro/test_r.py::the_bug": "FPP",
+    "repro/test_r.py::not_a_repro": "PFF",  # a failed reproduction: never evidence
+}
+
+
+def test_strict_rejects_a_patch_breaking_a_specify_examiners_passing_test(
+    judges: Plugins,
+) -> None:
+    matrix = make(["bold", "tidy"], SPEC_MATRIX)
+    ctx = context(matrix, spec="specify", repro="reproduce")
+    unanimous = judge(judges, "unanimous", matrix, ctx)
+    assert unanimous.approved == ["bold", "tidy"]
+    assert unanimous.pick == "bold"  # no test unanimous reads tells them apart
+    strict = judge(judges, "strict", matrix, ctx)
+    assert strict.approved == ["tidy"]
+    assert strict.pick == "tidy"
+    assert "keeps the examiners' specification test" in strict.reason
+    assert strict.support == unanimous.support == {"bold": 1.0, "tidy": 1.0}
+
+
+def test_strict_without_quorum_and_only_for_keep_assignments(judges: Plugins) -> None:
+    matrix = make(["bold", "tidy", "also-bold"], {**{k: v + v[1] for k, v in SPEC_MATRIX.items()}})
+    ctx = context(matrix, spec="specify", repro="reproduce")
+    # most patches break spec's nearby test: still a breakage for strict (no quorum)
+    assert judge(judges, "strict", matrix, ctx).approved == ["tidy"]
+    verdict = judge(judges, "strict", matrix, ctx, **{"keep-assignments": []})
+    assert verdict.approved == ["bold", "tidy", "also-bold"]
+    # an examiner judge does not know the assignment of is not a keep-examiner
+    assert judge(judges, "strict", matrix, context(matrix)).approved == [
+        "bold",
+        "tidy",
+        "also-bold",
+    ]
+
+
+def test_strict_abstains_when_every_patch_breaks_the_specification(judges: Plugins) -> None:
+    matrix = make(["bold"], {k: v[:2] for k, v in SPEC_MATRIX.items()})
+    verdict = judge(judges, "strict", matrix, context(matrix, spec="specify", repro="reproduce"))
+    assert verdict.pick is None
+    assert "breaks 1 examiner specification test" in verdict.reason
+    assert ("bold", "spec/test_s.py::nearby_behaviour") in cells(verdict)
+
+
+def test_cross_vendor_ignores_support_from_the_patchs_own_vendor(judges: Plugins) -> None:
+    matrix = make(
+        ["gpt", "claude"],
+        {"openai-ex/test_o.py::repro": "FPF", "anthropic-ex/test_a.py::repro": "FFF"},
+        vendors={"gpt": "openai", "claude": "Anthropic", "openai-ex": "OpenAI",
+                 "anthropic-ex": "anthropic"},
+    )  # fmt: skip
+    majority = judge(judges, "majority", matrix)
+    assert majority.pick == "gpt"
+    assert majority.support == {"gpt": 0.5, "claude": 0.0}
+    cross = judge(judges, "cross-vendor", matrix)
+    assert cross.pick is None
+    assert cross.support == {"gpt": 0.0, "claude": 0.0}
+    assert cross.reason.startswith("abstained: no patch is approved")
+
+
+def test_cross_vendor_takes_support_from_other_and_unknown_vendors(judges: Plugins) -> None:
+    matrix = make(
+        ["gpt", "claude"],
+        {
+            "openai-ex/test_o.py::repro": "FPF",
+            "anthropic-ex/test_a.py::repro": "FPF",
+            "scripted/test_s.py::repro": "FPF",
+        },
+        vendors={"gpt": "openai", "claude": "anthropic", "openai-ex": "openai",
+                 "anthropic-ex": "anthropic", "scripted": None},
+    )  # fmt: skip
+    verdict = judge(judges, "cross-vendor", matrix)
+    assert verdict.pick == "gpt"
+    assert verdict.support == {"gpt": 1.0, "claude": 0.0}
+    assert ("gpt", "openai-ex/test_o.py::repro") not in cells(verdict)
+    assert ("gpt", "anthropic-ex/test_a.py::repro") in cells(verdict)
+    assert ("gpt", "scripted/test_s.py::repro") in cells(verdict)
+
+
+def test_cross_vendor_abstains_when_only_one_vendor_wrote_reproductions(judges: Plugins) -> None:
+    matrix = make(
+        ["gpt"],
+        {"openai-ex/test_o.py::repro": "FP"},
+        vendors={"gpt": "openai", "openai-ex": "openai"},
+    )
+    assert judge(judges, "majority", matrix).pick == "gpt"
+    verdict = judge(judges, "cross-vendor", matrix)
+    assert verdict.pick is None
+    assert verdict.reason == (
+        "abstained: no patch has an independent reproduction "
+        "(a test by another vendor that fails on the unfixed code)"
+    )
+
+
+# -- rule 4: abstain rather than guess ------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["majority", "cross-vendor"])
+def test_abstains_on_a_tie_between_patches_that_differ(judges: Plugins, policy: str) -> None:
+    matrix = make(
+        ["a", "b"],
+        {"ex/test_e.py::one": "FPF", "ex/test_e.py::two": "FFP"},
+    )
+    verdict = judge(judges, policy, matrix)
+    assert verdict.pick is None
+    assert verdict.approved == ["a", "b"]
+    assert verdict.support == {"a": 0.5, "b": 0.5}
+    assert verdict.reason == (
+        "abstained: 'a' and 'b' are approved with equal support (0.50) but differ on 2 tests "
+        "(e.g. 'ex/test_e.py::one')"
+    )
+    assert cells(verdict) == {
+        (column, f"ex/test_e.py::{test}")
+        for column in (UNFIXED, "a", "b")
+        for test in ("one", "two")
+    }
+
+
+def test_higher_support_wins_over_a_tie(judges: Plugins) -> None:
+    matrix = make(
+        ["a", "b", "best"],
+        {"ex/test_e.py::one": "FPFP", "ex/test_e.py::two": "FFPP"},
+    )
+    verdict = judge(judges, "majority", matrix)
+    assert verdict.approved == ["a", "b", "best"]
+    assert verdict.pick == "best"
+
+
+def test_two_patches_no_test_tells_apart_are_picked_by_name(judges: Plugins) -> None:
+    """Both right, each vouching for the other: a pick, not an abstention."""
+    matrix = make(
+        ["zeta", "alpha"],
+        {
+            "zeta/test_z.py::repro": "FPP",
+            "alpha/test_a.py::repro": "FPP",
+            "ex/test_e.py::repro": "FPP",
+        },
+    )
+    verdict = judge(judges, "unanimous", matrix)
+    assert verdict.pick == "alpha"
+    assert verdict.approved == ["zeta", "alpha"]
+    assert "no test the rules read tells it from 'zeta'; chosen by name" in verdict.reason
+    assert "passes 2/2 independent reproductions from 2 authors" in verdict.reason
+    assert ("alpha", "alpha/test_a.py::repro") not in cells(verdict)
+
+
+def test_no_patch_at_all(judges: Plugins) -> None:
+    matrix = make([], {"ex/test_e.py::repro": "F"})
+    verdict = judge(judges, "majority", matrix)
+    assert verdict.pick is None
+    assert verdict.support == {}
+    assert verdict.reason == "abstained: no patch to judge"
