@@ -22,5 +22,6 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.judges.unanimous",
     "bugbout.plugins.judges.strict",
     "bugbout.plugins.judges.cross_vendor",
+    "bugbout.plugins.auditors.gate",
 )
 """Built-in plugin modules, registered in this order before any entry-point plugin."""

@@ -1,0 +1,45 @@
+"""The ``gate`` auditor: the full test gate on a patch, every failure classified against
+the unfixed code, a verdict and the route a retry re-enters by."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bugbout import AuditorPlugin, hookimpl
+from bugbout.core.auditing import REPORT_LIMIT, AuditRequest, make_audit
+from bugbout.core.records import Audit
+
+
+class GateOptions(BaseModel):
+    """Options of the ``gate`` auditor."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
+    )
+
+    max_listed: int = Field(default=REPORT_LIMIT, ge=1)
+    """The most tests each section of the kill report lists (it may go into a prompt)."""
+
+
+class Gate:
+    """Classifies the gate's failures: still-failing must-pass tests, regressions, and
+    pre-existing failures (not counted); never changes a tree."""
+
+    name = "gate"
+
+    def __init__(self, options: GateOptions | None = None) -> None:
+        self.options = options or GateOptions()
+
+    def audit(self, request: AuditRequest) -> Audit:
+        audit, _ = make_audit(request, auditor=self.name, limit=self.options.max_listed)
+        return audit
+
+
+@hookimpl
+def bugbout_auditors():  # type: ignore[no-untyped-def]
+    yield AuditorPlugin(
+        name="gate",
+        factory=Gate,
+        options=GateOptions,
+        description="the full test gate, failures classified against the unfixed code",
+    )
