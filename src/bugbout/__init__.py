@@ -1,6 +1,6 @@
 """bugbout: which coding agent really fixes bugs in your codebase?"""
 
-from bugbout.bout import Bout, BoutResult, Project
+from bugbout.bout import Bout, BoutResult, Project, render_markdown
 from bugbout.core.agents import AgentOptions, CodingAgent, Invocation, Session
 from bugbout.core.environment import Command, Environment, EnvironmentRequest
 from bugbout.core.errors import BugboutError, ConfigError, EnvironmentFailure
@@ -55,4 +55,5 @@ __all__ = [
     "TaskSet",
     "__version__",
     "hookimpl",
+    "render_markdown",
 ]

@@ -16,13 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bugbout.core.agents import CodingAgent
+from bugbout.core.errors import BugboutError
 from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress
 from bugbout.core.race import Contestant, Race, attempt_path, build_contestants
 from bugbout.core.records import Attempt, OracleSet, TaskSet
+from bugbout.core.report import Report
+from bugbout.core.rounds import run_rounds
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store
 from bugbout.core.tasks import check_plugins, compute_oracles, mine_tasks
+from bugbout.core.verdicts import Verdicts, check_verdict_plugins, load_report, write_reports
 
 
 @dataclass
@@ -53,6 +57,7 @@ class BoutResult:
     tasks: TaskSet
     oracles: OracleSet
     attempts: list[Attempt] = field(default_factory=list)
+    report: Report | None = None
 
 
 class Bout:
@@ -85,14 +90,34 @@ class Bout:
         settings, plugins = self.project.settings, self.project.plugins
         check_plugins(settings, plugins)
         store = self.project.store
+        check_verdict_plugins(settings, plugins)
         with store.lock():
             tasks = mine_tasks(settings, plugins, store, self.progress)
             oracles = compute_oracles(settings, plugins, store, tasks, self.progress)
-            Race(settings, plugins, store, self.progress).run(tasks, oracles, self.contestants)
+            race = Race(settings, plugins, store, self.progress)
+            verdicts = Verdicts(settings, plugins, store, race, self.progress)
+            race.run(tasks, oracles, self.contestants)
+            if settings.run.rounds > 1:
+                run_rounds(race, verdicts.auditor, tasks, oracles, self.contestants)
+            verdicts.run(tasks, oracles, self.contestants)
+            report = load_report(store)
+            write_reports(
+                report, store, plugins, tuple(r for r in settings.reporters if r != "terminal")
+            )
         attempts = [
             attempt
             for task in tasks.tasks
             for contestant in self.contestants
             if (attempt := store.read(attempt_path(task.id, contestant.name), Attempt))
         ]
-        return BoutResult(tasks, oracles, attempts)
+        return BoutResult(tasks, oracles, attempts, report)
+
+
+def render_markdown(result: BoutResult | Report) -> str:
+    """The bout's report as Markdown (what ``report.md`` holds)."""
+    from bugbout.plugins.reporters.markdown import render_markdown as render
+
+    report = result.report if isinstance(result, BoutResult) else result
+    if report is None:
+        raise BugboutError("this result has no report: run the bout to the end first")
+    return render(report)

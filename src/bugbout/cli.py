@@ -28,6 +28,7 @@ commands:
   doctor    check this machine and the contestants' CLIs (--dry-run: race them, no quota)
   tasks     mine fixed bugs and compute their ground truth
   run       mine, compute ground truth and race the contestants (resumable)
+  report    render the last bout's report again (--format terminal|markdown|json|html)
   plugins   list every plugin by kind, with the distribution it came from
   demo      build the example repository and run a whole bout on it (offline)
 
@@ -39,6 +40,8 @@ GROUPS = (
     ("miner", "miner"),
     ("env", "env"),
     ("sandbox", "sandbox"),
+    ("judge", "judge"),
+    ("auditor", "auditor"),
     ("agent", "contestant"),
     ("agent", "examiner"),
 )
@@ -65,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "doctor": _doctor,
         "tasks": _tasks,
         "run": _run,
+        "report": _report,
         "plugins": _plugins,
         "demo": _demo,
     }
@@ -196,6 +200,34 @@ def _plugins(args: list[str], console: Console) -> int:
     return 0
 
 
+# -- report -------------------------------------------------------------------------------
+
+
+def _report(args: list[str], console: Console) -> int:
+    """``bugbout report [--format NAME]``: re-render the report from the store."""
+    import argparse
+
+    from bugbout.core.manager import make_plugins
+    from bugbout.core.store import Store
+    from bugbout.core.verdicts import load_report
+
+    parser = argparse.ArgumentParser(
+        prog="bugbout report", description="Render the last bout's report from .bugbout/."
+    )
+    parser.add_argument(
+        "--format", default="terminal", help="a reporter: terminal, markdown, json, html"
+    )
+    options = parser.parse_args(args)
+    root = find_config(Path.cwd()).parent
+    store = Store(root / ".bugbout")
+    if not store.path("tasks.json").exists():
+        raise ConfigError(f"{store.root} holds no bout yet; run `bugbout run` first")
+    plugins = make_plugins()
+    reporter = plugins.create("reporter", options.format)
+    console.out.print(reporter.render(load_report(store)), markup=False, highlight=False, end="")
+    return 0
+
+
 # -- demo ---------------------------------------------------------------------------------
 
 
@@ -267,10 +299,18 @@ def _run(args: list[str], console: Console) -> int:
 
     def job(settings: Any, plugins: Any) -> None:
         from bugbout.core.race import Race, build_contestants
+        from bugbout.core.rounds import run_rounds
         from bugbout.core.store import Store
         from bugbout.core.tasks import check_plugins, compute_oracles, mine_tasks
+        from bugbout.core.verdicts import (
+            Verdicts,
+            check_verdict_plugins,
+            load_report,
+            write_reports,
+        )
 
         check_plugins(settings, plugins)
+        check_verdict_plugins(settings, plugins)
         contestants = build_contestants(settings, plugins)
         if not contestants:
             raise ConfigError(
@@ -281,10 +321,19 @@ def _run(args: list[str], console: Console) -> int:
         with store.lock(), console.progress() as progress:
             tasks = mine_tasks(settings, plugins, store, progress)
             oracles = compute_oracles(settings, plugins, store, tasks, progress)
-            attempts = Race(settings, plugins, store, progress).run(tasks, oracles, contestants)
-        console.task_table(tasks, oracles)
+            race = Race(settings, plugins, store, progress)
+            verdicts = Verdicts(settings, plugins, store, race, progress)
+            attempts = race.run(tasks, oracles, contestants)
+            if settings.run.rounds > 1:
+                attempts += run_rounds(race, verdicts.auditor, tasks, oracles, contestants)
+            verdicts.run(tasks, oracles, contestants)
+            printed = write_reports(load_report(store), store, plugins, settings.reporters)
         console.attempt_table(attempts)
-        console.info(f"attempts are in {store.path('attempts')}")
+        for text in printed.values():
+            console.out.print(text, markup=False, highlight=False, end="")
+        written = [name for name in ("report.md", "report.json", "report.html")
+                   if store.path(name).exists()]  # fmt: skip
+        console.info(f"reports in {store.root}: {', '.join(written)}")
 
     return _run_with_hydra("run", args, console, job)
 

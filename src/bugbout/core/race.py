@@ -203,8 +203,19 @@ class Race:
                     f"{lane}: {attempt.contestant} on {attempt.task_id}: {attempt.status}"
                 )
 
-    def attempt(self, task: Task, contestant: Contestant, checkouts: Checkouts) -> Attempt:
-        """Run one attempt and store it; an infrastructure failure is recorded, not raised."""
+    def attempt(
+        self,
+        task: Task,
+        contestant: Contestant,
+        checkouts: Checkouts,
+        *,
+        round_number: int = 1,
+        feedback: str = "",
+    ) -> Attempt:
+        """Run one attempt and store it; an infrastructure failure is recorded, not raised.
+
+        A later round (``round_number`` > 1) adds ``feedback`` (the review of the previous
+        round) to the prompt; the previous round's record is kept beside it."""
         started = datetime.now(UTC).isoformat(timespec="seconds")
         record = Attempt(
             task_id=task.id,
@@ -216,6 +227,7 @@ class Race:
             vendor=contestant.agent.vendor,
             status=AttemptStatus.INFRA_ERROR,
             started=started,
+            round=round_number,
         )
         root = (
             self.home
@@ -224,28 +236,39 @@ class Race:
             / f"{_UNSAFE.sub('_', contestant.name)}-{uuid.uuid4().hex[:8]}"
         )
         try:
-            record = self._run(task, contestant, checkouts, root, record)
+            record = self._run(task, contestant, checkouts, root, record, feedback=feedback)
         except BugboutError as exc:
             record.error = str(exc)
         except Exception as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             record.summary = traceback.format_exc(limit=5)[-2000:]
-        self.store.write(attempt_path(task.id, contestant.name), record)
+        path = attempt_path(task.id, contestant.name)
+        if round_number > 1 and self.store.path(path).exists():
+            kept = path.removesuffix(".json") + f".round{round_number - 1}.json"
+            self.store.path(path).replace(self.store.path(kept))
+        self.store.write(path, record)
         return record
 
     def _run(
-        self, task: Task, contestant: Contestant, checkouts: Checkouts, root: Path, record: Attempt
+        self,
+        task: Task,
+        contestant: Contestant,
+        checkouts: Checkouts,
+        root: Path,
+        record: Attempt,
+        *,
+        feedback: str,
     ) -> Attempt:
         workdir, logdir, agent_home = root / "work", root / "logs", root / "home"
         for directory in (logdir, agent_home):
             directory.mkdir(parents=True)
         base = checkouts.base(task.parent)
         checkouts.working_copy(task.parent, workdir)
-        environment = self._environment(task, checkouts)
+        environment = self.environment(task, checkouts)
         test_command = self._test_command(environment, workdir, logdir)
         prompt = contestant.prompt(
             task, tests=self.settings.project.tests, test_command=test_command
-        )
+        ) + (f"\n{feedback}" if feedback else "")
         prompt_file = logdir / "prompt.md"
         prompt_file.write_text(prompt)
         agent = contestant.agent
@@ -401,7 +424,8 @@ class Race:
                     named.append(resolved)
         return tuple(named)
 
-    def _environment(self, task: Task, checkouts: Checkouts) -> Environment:
+    def environment(self, task: Task, checkouts: Checkouts) -> Environment:
+        """The task's test environment (the oracle's), built once per bout."""
         with self._lock:
             if task.id not in self._environments:
                 request = EnvironmentRequest(

@@ -264,6 +264,9 @@ class Attempt(Record):
     """For an examiner: its tests that fail on the unfixed code, as a reproduction must."""
     rejected_tests: list[str] = Field(default_factory=list)
     """For a ``reproduce`` examiner: its tests that pass on the unfixed code (not evidence)."""
+    review: Audit | None = None
+    """With ``run.rounds`` > 1: the audit of this attempt on visible evidence only, which
+    decided whether it got another round."""
 
 
 # -- verdicts -----------------------------------------------------------------------------
@@ -284,6 +287,8 @@ class Matrix(Record):
     """
 
     task_id: str
+    key: str = ""
+    """What determined it (the attempts examined, the suite setting)."""
     patches: list[str]
     """Contestant names whose patch was examined, plus ``UNFIXED``."""
     authors: dict[str, list[str]] = Field(default_factory=dict)
@@ -334,6 +339,8 @@ class Resolution(Record):
 
     task_id: str
     contestant: str
+    key: str = ""
+    """The scored attempt's key: a new attempt is scored again."""
     score: Score
     fail_to_pass: dict[str, Outcome | None] = Field(default_factory=dict)
     pass_to_pass_failing: list[str] = Field(default_factory=list)
@@ -360,6 +367,8 @@ class Audit(Record):
 
     task_id: str
     contestant: str
+    key: str = ""
+    """The audited attempt's key and the auditor: either changing audits again."""
     auditor: str
     verdict: AuditVerdict
     route: Route
@@ -373,3 +382,32 @@ class Audit(Record):
     """The kill report: what failed and why, for the next round's prompt."""
     visible_only: bool = False
     """Made from visible evidence only (no hidden tests), as retry rounds require."""
+
+
+class TaskResolutions(Record):
+    """A task's scores: every patch's, and each judge policy's pick's."""
+
+    patches: dict[str, Resolution] = Field(default_factory=dict)
+    picks: dict[str, Score] = Field(default_factory=dict)
+    """Policy → the score of its pick (``no-fix`` for an abstention)."""
+
+
+class ResolutionSet(RootModel[dict[str, TaskResolutions]]):
+    """``resolutions.json``: scores by task id."""
+
+    root: dict[str, TaskResolutions] = Field(default_factory=dict)
+
+
+class VerdictSet(RootModel[dict[str, dict[str, Verdict]]]):
+    """``verdicts.json``: by task id, then by policy."""
+
+    root: dict[str, dict[str, Verdict]] = Field(default_factory=dict)
+
+
+class AuditSet(RootModel[dict[str, dict[str, Audit]]]):
+    """``audits.json``: by task id, then by contestant."""
+
+    root: dict[str, dict[str, Audit]] = Field(default_factory=dict)
+
+
+Attempt.model_rebuild()

@@ -113,6 +113,9 @@ class RunSettings(Settings):
     """Run ``quota`` and ``infra-error`` attempts again (``bugbout run --retry-failed``)."""
     log_limit: int = Field(default=5_000_000, gt=0)
     """The most bytes kept of each of an agent's output streams."""
+    rounds: int = Field(default=1, ge=1)
+    """Rounds per contestant: an attempt the auditor rejects on visible evidence gets
+    another round with the kill report (1: no retries)."""
 
 
 class PluginChoice(Settings):
@@ -127,6 +130,13 @@ class PluginChoice(Settings):
         return dict(self.model_extra or {})
 
 
+class JudgeChoice(PluginChoice):
+    """``judge:`` — the policy (``name``), its options, and what the cross-examination runs."""
+
+    run_suite: bool = True
+    """Also run the repository's own tests against every patch, so breakage shows."""
+
+
 class BoutSettings(Settings):
     """Everything a bout needs, as composed from ``bugbout.yaml``, packaged groups and overrides."""
 
@@ -135,6 +145,10 @@ class BoutSettings(Settings):
     miner: PluginChoice = PluginChoice(name="git-history")
     env: PluginChoice = PluginChoice(name="uv")
     sandbox: PluginChoice = PluginChoice(name="auto")
+    judge: JudgeChoice = JudgeChoice(name="majority")
+    auditor: PluginChoice = PluginChoice(name="gate")
+    reporters: tuple[str, ...] = ("terminal", "markdown", "json", "html")
+    """The reports written after a bout (``terminal`` is printed)."""
     run: RunSettings = RunSettings()
     contestant: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """The contestants of this bout, by name: each has an ``agent`` and its options."""

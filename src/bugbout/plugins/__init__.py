@@ -23,5 +23,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.judges.strict",
     "bugbout.plugins.judges.cross_vendor",
     "bugbout.plugins.auditors.gate",
+    "bugbout.plugins.reporters.terminal",
+    "bugbout.plugins.reporters.markdown",
+    "bugbout.plugins.reporters.json",
+    "bugbout.plugins.reporters.html",
 )
 """Built-in plugin modules, registered in this order before any entry-point plugin."""

@@ -1,0 +1,370 @@
+#!/usr/bin/env python
+"""Cross-examination cost: pytest processes per task, and time against the raw pytest runs.
+
+Builds a one-bug repository whose suite has about 200 tests, and the attempts of 4
+contestants (a correct fix, a second correct fix, a wrong fix, a fix that breaks a suite
+test; each with a regression test module) and 1 examiner (a test module), made with
+``diff_trees`` on edited working copies as the race records them. Then, interleaved and
+repeated, it times:
+
+- ``cross_examine`` on the task (suite on, tests confined by the chosen sandbox);
+- the raw pytest runs it needs: the same trees (parent, source changes, installed author
+  modules) prepared beforehand and untimed, and ``python -m pytest`` started directly on
+  each, with the same targets, one after the other - plainly, and wrapped by the same
+  sandbox (so the sandbox's own cost is apart from bugbout's).
+
+It reports the pytest processes per task (against one per cell, the naive way) and the
+median time of ``cross_examine`` as a ratio to each raw median. A report, not a test: the
+exit code is 0 whatever the numbers.
+
+    python benchmarks/bench_crossexam.py [--repeat K] [--modules M] [--tests T] [--sandbox S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bugbout.core import confine as confinement
+from bugbout.core import crossexam
+from bugbout.core.checkout import Checkouts
+from bugbout.core.confine import Confine
+from bugbout.core.crossexam import cross_examine, install_file, is_column, plan_installation
+from bugbout.core.environment import Environment, EnvironmentRequest
+from bugbout.core.git import Git
+from bugbout.core.manager import Plugins, make_plugins
+from bugbout.core.patch import apply_patch, diff_trees
+from bugbout.core.records import (
+    SUITE,
+    UNFIXED,
+    Attempt,
+    AttemptStatus,
+    Matrix,
+    RunStatus,
+    Task,
+    TaskIssue,
+)
+from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.testing import RepositoryBuilder
+
+CACHE = Path(__file__).parent / ".cache"
+RESULTS = CACHE / "results-crossexam.json"
+PROJECT = ProjectSettings(source="src/pkg", tests="tests")
+
+BUGGY = "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"
+FIXED = (
+    "def middle(values):\n    ordered = sorted(values)\n    half = len(ordered) // 2\n"
+    "    if len(ordered) % 2 == 0:\n        return (ordered[half - 1] + ordered[half]) / 2\n"
+    "    return ordered[half]\n"
+)
+FIXED_TOO = "import statistics\n\n\ndef middle(values):\n    return statistics.median(values)\n"
+WRONG = FIXED.replace("(ordered[half - 1] + ordered[half]) / 2", "ordered[half - 1]")
+
+
+def module_source(index: int, tests: int) -> str:
+    """A suite module of ``tests`` tests on ``f<index>`` (one parametrized test of 5 cases)."""
+    lines = [f"import pytest\n\nfrom pkg.m{index} import f{index}\n"]
+    for number in range(tests - 5):
+        lines.append(
+            f"\ndef test_f{index}_{number}():\n    assert f{index}({number}) == {number + index}\n"
+        )
+    lines.append(
+        f"\n@pytest.mark.parametrize('x', range(5))\ndef test_f{index}_cases(x):\n"
+        f"    assert f{index}(x) - x == {index}\n"
+    )
+    return "".join(lines)
+
+
+def build(root: Path, modules: int, tests: int) -> tuple[RepositoryBuilder, Task]:
+    """The repository and its one task; the suite has ``modules * tests + 1`` tests."""
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\nrequires-python = ">=3.9"\n',
+        "src/pkg/__init__.py": "",
+        "src/pkg/mid.py": BUGGY,
+        "tests/conftest.py": "",
+        "tests/test_mid.py": "from pkg.mid import middle\n\n\ndef test_odd():\n"
+        "    assert middle([3, 1, 2]) == 2\n",
+    }
+    for index in range(modules):
+        files[f"src/pkg/m{index}.py"] = f"def f{index}(x):\n    return x + {index}\n"
+        files[f"tests/test_m{index}.py"] = module_source(index, tests)
+    repo = RepositoryBuilder(root / "repo")
+    parent = repo.commit("Initial", files)
+    sha = repo.commit(
+        "Fix middle of even-length lists (#1)",
+        {
+            "src/pkg/mid.py": FIXED,
+            "tests/test_mid.py": files["tests/test_mid.py"]
+            + "\n\ndef test_even():\n    assert middle([4, 1, 3, 2]) == 2.5\n",
+        },
+    )
+    task = Task(
+        id=sha[:12],
+        sha=sha,
+        parent=parent,
+        date="2023-11-14T23:13:20+00:00",
+        title="Fix middle of even-length lists (#1)",
+        issue=TaskIssue(number=1),
+        source_files=["src/pkg/mid.py"],
+        test_files=["tests/test_mid.py"],
+        changed_test_files=["tests/test_mid.py"],
+    )
+    return repo, task
+
+
+REGRESSION = "tests/test_regression.py"
+
+
+def regression(expected: str) -> str:
+    return (
+        "from pkg.mid import middle\n\n\ndef test_pair():\n"
+        f"    assert middle([1, 2]) == {expected}\n\n\n"
+        "def test_even():\n    assert middle([4, 1, 3, 2]) == 2.5\n"
+    )
+
+
+def attempts(task: Task, checkouts: Checkouts) -> list[Attempt]:
+    """4 contestants and 1 examiner, their patches diffed from edited working copies."""
+    edits: dict[str, tuple[str, dict[str, str]]] = {
+        "good": ("contestant", {"src/pkg/mid.py": FIXED, REGRESSION: regression("1.5")}),
+        "also-good": ("contestant", {"src/pkg/mid.py": FIXED_TOO, REGRESSION: regression("1.5")}),
+        "wrong": ("contestant", {"src/pkg/mid.py": WRONG, REGRESSION: regression("1")}),
+        "breaker": (
+            "contestant",
+            {
+                "src/pkg/mid.py": FIXED,
+                "src/pkg/m0.py": "def f0(x):\n    return x + 1\n",
+                "tests/test_mid.py": regression("1.5"),
+            },
+        ),
+        "examiner": ("examiner", {"tests/test_issue.py": regression("1.5")}),
+    }
+    base = checkouts.base(task.parent)
+    made = []
+    for name, (role, files) in edits.items():
+        tree = checkouts.cache_dir / "edits" / name
+        checkouts.working_copy(task.parent, tree)
+        for path, text in files.items():
+            (tree / path).write_text(text)
+        patch = diff_trees(base, tree, source=PROJECT.source, tests=PROJECT.tests)
+        checkouts.remove(tree)
+        made.append(
+            Attempt(
+                task_id=task.id,
+                contestant=name,
+                role=role,
+                key=name,
+                agent="command",
+                status=AttemptStatus.FINISHED,
+                patch=patch,
+            )
+        )
+    return made
+
+
+def prepare_raw(
+    task: Task, found: list[Attempt], checkouts: Checkouts, folder: Path
+) -> list[tuple[str, Path, list[str]]]:
+    """The trees cross-examination runs on, made beforehand: (column, tree, targets)."""
+    base = checkouts.base(task.parent)
+    written = {
+        attempt.contestant: {
+            path: written_source(attempt, path, task, checkouts, folder)
+            for path in crossexam.written_modules(attempt)
+        }
+        for attempt in found
+        if crossexam.written_modules(attempt)
+    }
+    installed = plan_installation(written, base)
+    targets = [PROJECT.tests, *(module.path for module in installed)]
+    columns: list[tuple[str, Attempt | None]] = [(UNFIXED, None)]
+    columns += [(a.contestant, a) for a in found if is_column(a)]
+    prepared = []
+    for number, (name, attempt) in enumerate(columns):
+        tree = checkouts.working_copy(task.parent, folder / f"raw{number}")
+        if attempt is not None:
+            apply_patch(tree, attempt.patch.source)
+        for module in installed:
+            install_file(tree, module.path, module.content)
+        prepared.append((name, tree, targets))
+    return prepared
+
+
+def written_source(
+    attempt: Attempt, path: str, task: Task, checkouts: Checkouts, folder: Path
+) -> bytes:
+    """A test module as the attempt wrote it (its test changes applied to a copy)."""
+    tree = folder / f"src-{attempt.contestant}"
+    if not tree.exists():
+        checkouts.working_copy(task.parent, tree)
+        apply_patch(tree, attempt.patch.tests)
+    return (tree / path).read_bytes()
+
+
+def timed(action: Any) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def run_raw(
+    environment: Environment,
+    prepared: list[tuple[str, Path, list[str]]],
+    confine: Confine | None,
+) -> None:
+    """``python -m pytest`` on each prepared tree, one after the other (``confine``: wrapped
+    by the sandbox), with the interpreter and ``PYTHONPATH`` the environment gives."""
+    for _, tree, targets in prepared:
+        args = ["-p", "no:cacheprovider", "-o", "addopts=", "-q", "--", *targets]
+        command = environment.command(args, tree, [])
+        with tempfile.TemporaryDirectory(prefix="bench-home-") as temporary:
+            argv = confine(command.argv, tree, (Path(temporary),)) if confine else command.argv
+            env = {
+                "PATH": os.environ.get("PATH", os.defpath),
+                "HOME": temporary,
+                "TMPDIR": temporary,
+                "PYTHONDONTWRITEBYTECODE": "1",
+                **command.env,
+            }
+            subprocess.run(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, check=False)
+
+
+def measure(
+    root: Path, options: argparse.Namespace, plugins: Plugins, sandbox: Any
+) -> tuple[Matrix, list[Attempt], int, dict[str, list[float]]]:
+    """The matrix, the attempts, the pytest processes of one cross-examination, and the
+    timed runs of each measure."""
+    home = root / "home"
+    repo, task = build(root, options.modules, options.tests)
+    settings = BoutSettings(
+        project=PROJECT,
+        env=PluginChoice(name="interpreter"),
+        sandbox=PluginChoice(name=options.sandbox),
+        root=repo.path,
+    )
+    confine = confinement.test_confinement(settings, sandbox, home)
+    calls: list[str] = []
+    real = crossexam.run_tests
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs["label"])
+        return real(*args, **kwargs)
+
+    with Git(repo.path) as git:
+        checkouts = Checkouts(git, home / "checkouts")
+        environment = plugins.create("env", "interpreter").build(
+            EnvironmentRequest(project=PROJECT, tree=checkouts.base(task.sha), home=home)
+        )
+        found = attempts(task, checkouts)
+
+        def examine() -> Matrix:
+            return cross_examine(
+                task,
+                found,
+                checkouts=checkouts,
+                environment=environment,
+                project=PROJECT,
+                run_suite=True,
+                timeout=600,
+                confine=confine,
+            )
+
+        crossexam.run_tests = counting
+        try:
+            matrix = examine()  # warm-up (the cached base tree, the page cache), counted
+        finally:
+            crossexam.run_tests = real
+        processes = len(calls)
+        prepared = prepare_raw(task, found, checkouts, root / "raw")
+        actions = {
+            "crossexam": examine,
+            "raw": lambda: run_raw(environment, prepared, None),
+            "raw_confined": lambda: run_raw(environment, prepared, confine),
+        }
+        measures: dict[str, list[float]] = {name: [] for name in actions}
+        names = list(actions)
+        for round_number in range(options.repeat):
+            shift = round_number % len(names)
+            for name in names[shift:] + names[:shift]:
+                measures[name].append(timed(actions[name]))
+    return matrix, found, processes, measures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--modules", type=int, default=10)
+    parser.add_argument("--tests", type=int, default=20, help="tests per suite module")
+    parser.add_argument("--sandbox", default="bubblewrap")
+    options = parser.parse_args()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    plugins = make_plugins(entry_points=False)
+    sandbox = plugins.create("sandbox", options.sandbox)
+    problem = sandbox.problem()
+    if problem:
+        print(f"sandbox {options.sandbox} cannot run here ({problem}); using none")
+        options.sandbox = "none"
+        sandbox = plugins.create("sandbox", "none")
+    with tempfile.TemporaryDirectory(dir=CACHE, prefix="crossexam-") as scratch:
+        matrix, found, processes, measures = measure(Path(scratch), options, plugins, sandbox)
+    medians = {name: statistics.median(values) for name, values in measures.items()}
+    rows = sum(len(tests) for tests in matrix.authors.values())
+    result = {
+        "benchmark": "crossexam",
+        "sandbox": options.sandbox,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "suite_tests": len(matrix.authors[SUITE]),
+        "contestants": sum(a.role == "contestant" for a in found),
+        "examiners": sum(a.role == "examiner" for a in found),
+        "columns": len(matrix.patches),
+        "authors": len(matrix.authors),
+        "rows": rows,
+        "cells": rows * len(matrix.patches),
+        "all_runs_ok": all(run.status == RunStatus.OK for run in matrix.runs.values()),
+        "pytest_processes_per_task": processes,
+        "pytest_processes_one_per_cell": len(matrix.authors) * len(matrix.patches),
+        "repeat": options.repeat,
+        "runs_s": {name: [round(v, 4) for v in values] for name, values in measures.items()},
+        "crossexam_median_s": round(medians["crossexam"], 4),
+        "raw_pytest_median_s": round(medians["raw"], 4),
+        "raw_confined_pytest_median_s": round(medians["raw_confined"], 4),
+        "ratio": round(medians["crossexam"] / medians["raw"], 3),
+        "ratio_confined": round(medians["crossexam"] / medians["raw_confined"], 3),
+    }
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    report(result, medians)
+    sys.exit(0)
+
+
+def report(result: dict[str, Any], medians: dict[str, float]) -> None:
+    print(
+        f"task: {result['suite_tests']} suite tests, {result['contestants']} contestants, "
+        f"{result['examiners']} examiner -> {result['columns']} columns x {result['authors']} "
+        f"authors ({result['rows']} tests, {result['cells']} cells; "
+        f"every run ok: {result['all_runs_ok']})"
+    )
+    print(
+        f"pytest processes per task:    {result['pytest_processes_per_task']}  "
+        f"(one per author and column: {result['pytest_processes_one_per_cell']})"
+    )
+    repeat, sandbox = result["repeat"], result["sandbox"]
+    print(f"cross_examine:                {medians['crossexam']:7.3f} s  (medians of {repeat})")
+    print(f"raw pytest, same runs:        {medians['raw']:7.3f} s")
+    print(f"raw pytest, same, confined:   {medians['raw_confined']:7.3f} s  ({sandbox})")
+    print(f"cross_examine / raw pytest:   {result['ratio']}x")
+    print(f"cross_examine / raw confined: {result['ratio_confined']}x")
+    print(f"written to {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Retry rounds (``run.rounds`` > 1): an attempt that an audit on *visible* evidence does
+not approve gets another round, with the audit's kill report in its prompt.
+
+Visible evidence is the repository's own tests against the fail-on-base baseline and the
+examiners' reproductions; the hidden tests never reach a prompt. The audit's route says
+how to try again (``craft``: narrow the fix; ``recon``: diagnose again), and a second
+consecutive ``craft`` becomes ``recon`` (no progress: the approach itself is wrong).
+Every round's attempt is kept.
+"""
+
+from __future__ import annotations
+
+from bugbout.core.auditing import Auditor, AuditRequest, escalate, run_gate
+from bugbout.core.checkout import Checkouts
+from bugbout.core.git import Git
+from bugbout.core.race import Contestant, Race, attempt_path
+from bugbout.core.records import (
+    Attempt,
+    AttemptStatus,
+    AuditVerdict,
+    OracleSet,
+    Route,
+    Task,
+    TaskSet,
+    TestRun,
+)
+
+ADVICE = {
+    Route.CRAFT: "Your diagnosis looked right but the change was too broad: keep the fix and "
+    "narrow it so that the tests it broke pass again.",
+    Route.RECON: "Your change did not fix the issue: diagnose it again from the issue and "
+    "the failing tests before changing code.",
+}
+
+
+def feedback(review: str, route: Route) -> str:
+    """What a contestant is told about its previous round."""
+    return (
+        "\nYour previous attempt was checked against the project's tests and the "
+        f"reproductions others wrote. {ADVICE.get(route, '')}\n\n<review>\n{review}\n</review>\n"
+    )
+
+
+def run_rounds(
+    race: Race,
+    auditor: Auditor,
+    tasks: TaskSet,
+    oracles: OracleSet,
+    racers: list[Contestant],
+) -> list[Attempt]:
+    """Run rounds 2..``run.rounds`` for contestants whose latest attempt is not approved on
+    visible evidence; returns the new attempts."""
+    settings = race.settings
+    new: list[Attempt] = []
+    scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
+    contestants = [r for r in racers if r.role == "contestant"]
+    with Git(settings.repository) as git:
+        checkouts = Checkouts(git, race.home / "checkouts")
+        for task in scored:
+            examiners = [a for r in racers if r.role == "examiner" if (a := _latest(race, task, r))]
+            baseline: TestRun | None = None
+            for contestant in contestants:
+                routes: list[Route] = []
+                while (attempt := _latest(race, task, contestant)) is not None:
+                    if attempt.status != AttemptStatus.FINISHED:
+                        break
+                    if attempt.review is None:
+                        attempt, baseline = _review(
+                            race,
+                            auditor,
+                            task=task,
+                            attempt=attempt,
+                            examiners=examiners,
+                            checkouts=checkouts,
+                            git=git,
+                            baseline=baseline,
+                        )
+                    review = attempt.review
+                    assert review is not None
+                    routes.append(review.route)
+                    if (
+                        review.verdict == AuditVerdict.RESOLVED
+                        or attempt.round >= settings.run.rounds
+                    ):
+                        break
+                    route = escalate(review.route, routes[:-1])
+                    race.progress.advance(
+                        f"{contestant.name} on {task.id}: round {attempt.round + 1}"
+                    )
+                    new.append(
+                        race.attempt(
+                            task,
+                            contestant,
+                            checkouts,
+                            round_number=attempt.round + 1,
+                            feedback=feedback(review.report, route),
+                        )
+                    )
+    return new
+
+
+def _latest(race: Race, task: Task, racer: Contestant) -> Attempt | None:
+    return race.store.read(attempt_path(task.id, racer.name), Attempt)
+
+
+def _review(
+    race: Race,
+    auditor: Auditor,
+    *,
+    task: Task,
+    attempt: Attempt,
+    examiners: list[Attempt],
+    checkouts: Checkouts,
+    git: Git,
+    baseline: TestRun | None,
+) -> tuple[Attempt, TestRun]:
+    """Audit ``attempt`` on visible evidence only and store the review with it."""
+    gate, baseline = run_gate(
+        task,
+        attempt,
+        checkouts=checkouts,
+        environment=race.environment(task, checkouts),
+        project=race.settings.project,
+        timeout=race.settings.tasks.timeout,
+        confine=race.confine_tests,
+        git=git,
+        tests=[race.settings.project.tests],
+        hidden=False,
+        examiners=examiners,
+        baseline=baseline,
+    )
+    request = AuditRequest.visible(task, attempt, examiners, gate=gate, baseline=baseline)
+    reviewed = attempt.model_copy(update={"review": auditor.audit(request)})
+    race.store.write(attempt_path(task.id, attempt.contestant), reviewed)
+    return reviewed, baseline

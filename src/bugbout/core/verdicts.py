@@ -1,0 +1,215 @@
+"""After the race: cross-examine, judge, score and audit every task, then report.
+
+Each step reads records and writes records, keyed by what determined them, so a bout
+resumes at any step and nothing is computed twice:
+
+- ``matrices/<task>.json``: every author's tests against every patch (cross-examination);
+- ``verdicts.json``: per task and judge policy, the pick or the abstention, and why;
+- ``resolutions.json``: every patch's score against the hidden tests, and each pick's;
+- ``audits.json``: the auditor's verdict and route for every patch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bugbout.core.auditing import Auditor, AuditRequest, run_gate
+from bugbout.core.checkout import Checkouts
+from bugbout.core.crossexam import cross_examine
+from bugbout.core.git import Git
+from bugbout.core.judging import Judge, JudgeContext
+from bugbout.core.manager import Plugins
+from bugbout.core.progress import Progress, SilentProgress
+from bugbout.core.race import Contestant, Race, attempt_path
+from bugbout.core.records import (
+    Attempt,
+    Audit,
+    AuditSet,
+    Matrix,
+    OracleSet,
+    ResolutionSet,
+    Score,
+    Task,
+    TaskResolutions,
+    TaskSet,
+    TestRun,
+    VerdictSet,
+    digest,
+)
+from bugbout.core.report import Report, build_report
+from bugbout.core.scoring import score
+from bugbout.core.settings import BoutSettings
+from bugbout.core.store import Store, write_atomic
+
+VERDICTS = "verdicts.json"
+RESOLUTIONS = "resolutions.json"
+AUDITS = "audits.json"
+
+
+def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
+    """Fail before any work when the judge, auditor or a reporter is unknown or misconfigured."""
+    plugins.get("judge", settings.judge.name).spec.parse_options(settings.judge.options)
+    plugins.get("auditor", settings.auditor.name).spec.parse_options(settings.auditor.options)
+    for reporter in settings.reporters:
+        plugins.get("reporter", reporter)
+
+
+def matrix_path(task_id: str) -> str:
+    return f"matrices/{task_id}.json"
+
+
+class Verdicts:
+    """Cross-examination, judging, scoring and auditing of a bout's scored tasks."""
+
+    def __init__(
+        self,
+        settings: BoutSettings,
+        plugins: Plugins,
+        store: Store,
+        race: Race,
+        progress: Progress | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.race = race
+        self.progress = progress or SilentProgress()
+        self._baseline: TestRun | None = None
+        self.judge: Judge = plugins.create("judge", settings.judge.name, settings.judge.options)
+        self.auditor: Auditor = plugins.create(
+            "auditor", settings.auditor.name, settings.auditor.options
+        )
+
+    def run(self, tasks: TaskSet, oracles: OracleSet, racers: list[Contestant]) -> None:
+        """Decide every scored task; each record is written as soon as it is final."""
+        verdicts = self.store.read(VERDICTS, VerdictSet) or VerdictSet()
+        resolutions = self.store.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
+        audits = self.store.read(AUDITS, AuditSet) or AuditSet()
+        scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
+        self.progress.start("cross-examining, judging, scoring, auditing", total=len(scored))
+        with Git(self.settings.repository) as git:
+            checkouts = Checkouts(git, self.race.home / "checkouts")
+            for task in scored:
+                attempts = _stored_attempts(self.store, task, racers)
+                environment = self.race.environment(task, checkouts)
+                matrix = self._matrix(task, attempts, checkouts, environment)
+                verdict = self.judge.judge(matrix, JudgeContext.from_attempts(task.id, attempts))
+                verdicts.root.setdefault(task.id, {})[verdict.policy] = verdict
+                self.store.write(VERDICTS, verdicts)
+                scores = resolutions.root.setdefault(task.id, TaskResolutions())
+                task_audits = audits.root.setdefault(task.id, {})
+                self._baseline = None
+                for attempt in attempts:
+                    if attempt.role != "contestant":
+                        continue
+                    common: dict[str, Any] = {
+                        "checkouts": checkouts,
+                        "environment": environment,
+                        "project": self.settings.project,
+                        "timeout": self.settings.tasks.timeout,
+                        "confine": self.race.confine_tests,
+                        "git": git,
+                    }
+                    previous = scores.patches.get(attempt.contestant)
+                    if previous is None or previous.key != attempt.key:
+                        resolution = score(task, oracles.root[task.id], attempt, **common)
+                        scores.patches[attempt.contestant] = resolution.model_copy(
+                            update={"key": attempt.key}
+                        )
+                        self.store.write(RESOLUTIONS, resolutions)
+                    audit_key = digest(attempt.key, self.settings.auditor.model_dump_json())
+                    old = task_audits.get(attempt.contestant)
+                    if old is None or old.key != audit_key:
+                        audit = self._audit(task, oracles, attempt, common)
+                        task_audits[attempt.contestant] = audit.model_copy(
+                            update={"key": audit_key}
+                        )
+                        self.store.write(AUDITS, audits)
+                pick = scores.patches.get(verdict.pick) if verdict.pick else None
+                scores.picks[verdict.policy] = pick.score if pick else Score.NO_FIX
+                self.store.write(RESOLUTIONS, resolutions)
+                self.progress.advance(f"{task.id}: {verdict.policy} {verdict.pick or 'abstained'}")
+        self.progress.finish()
+
+    def _matrix(
+        self, task: Task, attempts: list[Attempt], checkouts: Checkouts, environment: Any
+    ) -> Matrix:
+        key = digest(*sorted(a.key for a in attempts), str(self.settings.judge.run_suite))
+        stored = self.store.read(matrix_path(task.id), Matrix)
+        if stored is not None and stored.key == key:
+            return stored
+        matrix = cross_examine(
+            task,
+            attempts,
+            checkouts=checkouts,
+            environment=environment,
+            project=self.settings.project,
+            run_suite=self.settings.judge.run_suite,
+            timeout=self.settings.tasks.timeout,
+            confine=self.race.confine_tests,
+        ).model_copy(update={"key": key})
+        self.store.write(matrix_path(task.id), matrix)
+        return matrix
+
+    def _audit(
+        self, task: Task, oracles: OracleSet, attempt: Attempt, common: dict[str, Any]
+    ) -> Audit:
+        gate, baseline = run_gate(
+            task, attempt, tests=[self.settings.project.tests], baseline=self._baseline, **common
+        )
+        self._baseline = baseline  # the unfixed code's gate: captured once per task
+        request = AuditRequest.hidden(
+            task, oracles.root[task.id], attempt, gate=gate, baseline=baseline
+        )
+        return self.auditor.audit(request)
+
+
+def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:
+    found = []
+    for racer in racers:
+        attempt = store.read(attempt_path(task.id, racer.name), Attempt)
+        if attempt is not None:
+            found.append(attempt)
+    return found
+
+
+def load_report(store: Store) -> Report:
+    """The report, rebuilt from everything in the store."""
+    tasks = store.read("tasks.json", TaskSet) or TaskSet()
+    oracles = store.read("oracles.json", OracleSet) or OracleSet()
+    attempts = [
+        Attempt.model_validate_json(path.read_text())
+        for path in sorted(store.path("attempts").glob("*/*.json"))
+    ]
+    resolutions = store.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
+    verdicts = store.read(VERDICTS, VerdictSet) or VerdictSet()
+    audits = store.read(AUDITS, AuditSet) or AuditSet()
+    matrices = [
+        Matrix.model_validate_json(path.read_text())
+        for path in sorted(store.path("matrices").glob("*.json"))
+    ]
+    return build_report(
+        tasks,
+        oracles,
+        attempts,
+        [r for scores in resolutions.root.values() for r in scores.patches.values()],
+        [v for by_policy in verdicts.root.values() for v in by_policy.values()],
+        [a for by_name in audits.root.values() for a in by_name.values()],
+        matrices,
+    )
+
+
+def write_reports(
+    report: Report, store: Store, plugins: Plugins, names: tuple[str, ...]
+) -> dict[str, str]:
+    """Render ``report`` with each named reporter; files go to the store. Returns the
+    printed renderings (e.g. ``terminal``) by reporter name."""
+    printed: dict[str, str] = {}
+    for name in names:
+        reporter = plugins.create("reporter", name)
+        text = reporter.render(report)
+        if reporter.filename:
+            store.ensure()
+            write_atomic(store.path(reporter.filename), text)
+        else:
+            printed[name] = text
+    return printed

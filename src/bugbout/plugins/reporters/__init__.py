@@ -1,0 +1,2 @@
+"""Built-in reporters: one module each. Each renders a :class:`~bugbout.core.report.Report`
+to text; ``filename`` names the file it is written to (``None``: printed)."""

@@ -1,0 +1,104 @@
+"""A whole bout on the example repository: scripted contestants (correct, wrong,
+breaking, empty) and a scripted examiner, through judging, scoring, auditing and reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bugbout.example import build_example
+
+
+def bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bugbout", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo repository after one whole bout with the default judge (majority)."""
+    repo = build_example(tmp_path_factory.mktemp("bout") / "tally")
+    result = bugbout("run", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return repo
+
+
+def stored(repo: Path, name: str) -> dict:
+    return json.loads((repo / ".bugbout" / name).read_text())
+
+
+def test_every_patch_gets_the_expected_score_and_audit(bout: Path) -> None:
+    resolutions, audits = stored(bout, "resolutions.json"), stored(bout, "audits.json")
+    assert len(resolutions) == 3
+    for task_id, scores in resolutions.items():
+        assert {name: r["score"] for name, r in scores["patches"].items()} == {
+            "correct": "resolved",
+            "breaking": "fixed-but-broke",
+            "wrong": "wrong-fix",
+            "empty": "no-fix",
+        }
+        assert {name: (a["verdict"], a["route"]) for name, a in audits[task_id].items()} == {
+            "correct": ("RESOLVED", "none"),
+            "breaking": ("NOT_RESOLVED — regressions", "craft"),
+            "wrong": ("NOT_RESOLVED — fix ineffective", "recon"),
+            "empty": ("NOT_RESOLVED — empty patch", "craft"),
+        }
+        assert scores["picks"] == {"majority": "resolved"}
+
+
+def test_the_matrix_holds_one_pytest_run_per_patch(bout: Path) -> None:
+    for path in (bout / ".bugbout" / "matrices").glob("*.json"):
+        matrix = json.loads(path.read_text())
+        assert set(matrix["patches"]) == {"(unfixed)", "correct", "breaking", "wrong"}
+        assert set(matrix["runs"]) == set(matrix["patches"])
+        assert set(matrix["authors"]) == {"(suite)", "correct", "breaking", "wrong", "reproducer"}
+
+
+@pytest.mark.parametrize("policy", ["majority", "unanimous", "strict", "cross-vendor"])
+def test_each_policy_picks_the_correct_patch_without_rerunning_agents(
+    bout: Path, policy: str
+) -> None:
+    before = {p: p.stat().st_mtime_ns for p in (bout / ".bugbout" / "attempts").glob("*/*.json")}
+    result = bugbout("run", f"judge={policy}", cwd=bout)
+    assert result.returncode == 0, result.stderr
+    after = {p: p.stat().st_mtime_ns for p in (bout / ".bugbout" / "attempts").glob("*/*.json")}
+    assert after == before
+    verdicts = stored(bout, "verdicts.json")
+    for by_policy in verdicts.values():
+        verdict = by_policy[policy]
+        assert verdict["pick"] == "correct", verdict["reason"]
+        assert "breaking" not in verdict["approved"]
+        assert "wrong" not in verdict["approved"]
+        assert verdict["cells"]
+
+
+def test_a_judge_abstains_when_no_patch_is_supported(bout: Path) -> None:
+    result = bugbout("run", "contestant=[wrong,empty]", "examiner=[reproducer]", cwd=bout)
+    assert result.returncode == 0, result.stderr
+    for by_policy in stored(bout, "verdicts.json").values():
+        assert by_policy["majority"]["pick"] is None
+
+
+def test_reports_are_written_and_rerendered(bout: Path) -> None:
+    store = bout / ".bugbout"
+    assert "## Agents" in (store / "report.md").read_text()
+    report = json.loads((store / "report.json").read_text())
+    assert report["schema"]
+    assert (store / "report.html").read_text().lstrip().lower().startswith("<!doctype html")
+    again = bugbout("report", "--format", "markdown", cwd=bout)
+    assert again.returncode == 0, again.stderr
+    assert "## Picking one patch per bug" in again.stdout
+
+
+def test_python_api_returns_the_report(bout: Path) -> None:
+    from bugbout import Bout, render_markdown
+
+    result = Bout.load(bout).run()
+    assert result.report is not None
+    assert "## Agents" in render_markdown(result)

@@ -1,0 +1,723 @@
+"""The report: figures computed from hand-made records, and its four reporters.
+
+The bout below has three scored-or-not tasks, three contestants (alpha, beta, gamma) and
+one examiner (exam):
+
+======  ===============  ================================  =====================
+task    alpha            beta                              gamma
+======  ===============  ================================  =====================
+T1      resolved         fixed-but-broke (timed out)       wrong-fix
+T2      wrong-fix (2     resolved                          quota (left out)
+        rounds)
+T3      not scored: its ground truth has no fail-to-pass test
+======  ===============  ================================  =====================
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from html.parser import HTMLParser
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from bugbout.core.manager import Plugins
+from bugbout.core.records import (
+    SUITE,
+    UNFIXED,
+    Attempt,
+    AttemptStatus,
+    Audit,
+    AuditVerdict,
+    Matrix,
+    Oracle,
+    OracleSet,
+    Outcome,
+    Resolution,
+    Route,
+    Score,
+    Task,
+    TaskIssue,
+    TaskSet,
+    Verdict,
+)
+from bugbout.core.report import (
+    SCHEMA_VERSION,
+    AgentRow,
+    AuditRow,
+    Baseline,
+    Found,
+    GateRow,
+    MergeGate,
+    Picking,
+    PolicyPicks,
+    Report,
+    SeparationRow,
+    TaskRow,
+    Totals,
+    UsageRow,
+    build_report,
+    report_schema,
+)
+from bugbout.plugins.reporters.html import HtmlReporter, render_html
+from bugbout.plugins.reporters.json import render_json
+from bugbout.plugins.reporters.markdown import render_markdown
+from bugbout.plugins.reporters.terminal import render_terminal
+
+P, F, E = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
+T1, T2, T3 = "aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"
+A, B = "alpha", "beta"
+REPORTERS = ("terminal", "markdown", "json", "html")
+HOSTILE_TITLE = 'Crash on <script>alert("x")</script> & <b>bold</b> | pipe'
+HOSTILE_STATEMENT = "Steps:\n\n    parse('<img src=x onerror=alert(1)>')\n\n</pre></details>"
+
+
+def task(task_id: str, number: int, title: str, statement: str = "") -> Task:
+    return Task(
+        id=task_id,
+        sha=task_id * 3 + "0000",
+        parent=task_id * 3 + "1111",
+        date="2026-01-01T00:00:00+00:00",
+        title=title,
+        issue=TaskIssue(number=number, title=title, url=f"https://example.invalid/{number}"),
+        problem_statement=statement,
+        source_files=["src/calc/core.py"],
+        test_files=["tests/test_core.py"],
+    )
+
+
+def attempt(  # noqa: PLR0917
+    task_id: str,
+    name: str,
+    usage: dict[str, int],
+    wall: float,
+    status: AttemptStatus = AttemptStatus.FINISHED,
+    round: int = 1,
+    role: str = "contestant",
+) -> Attempt:
+    return Attempt(
+        task_id=task_id,
+        contestant=name,
+        role=role,
+        key=f"{task_id}-{name}-{round}",
+        agent="command",
+        model=f"{name}-model",
+        status=status,
+        usage=usage,
+        wall_time=wall,
+        round=round,
+    )
+
+
+def audit(task_id: str, name: str, verdict: AuditVerdict, *, visible: bool = False) -> Audit:
+    return Audit(
+        task_id=task_id,
+        contestant=name,
+        auditor="gate",
+        verdict=verdict,
+        route=Route.NONE,
+        visible_only=visible,
+    )
+
+
+def records() -> dict[str, object]:
+    tasks = TaskSet(
+        examined=40,
+        excluded={"not a fix": 7, "no test added": 30},
+        tasks=[
+            task(T1, 11, HOSTILE_TITLE, HOSTILE_STATEMENT),
+            task(T2, 12, "Wrong total when empty", "The total of [] is None, not 0."),
+            task(T3, 13, "Typo in a message"),
+        ],
+    )
+    oracles = OracleSet(
+        {
+            T1: Oracle(task_id=T1, status="ok", fail_to_pass=["t::a"]),
+            T2: Oracle(task_id=T2, status="ok", fail_to_pass=["t::b"]),
+            T3: Oracle(task_id=T3, status="no-fail-to-pass"),
+        }
+    )
+    attempts = [
+        attempt(T1, "alpha", {"input_tokens": 100, "output_tokens": 50}, 10),
+        attempt(T2, "alpha", {"input_tokens": 200, "output_tokens": 100}, 20),
+        attempt(T2, "alpha", {"input_tokens": 300, "output_tokens": 10}, 30, round=2),
+        attempt(T1, "beta", {"input_tokens": 1000}, 1800, AttemptStatus.TIMEOUT),
+        attempt(T2, "beta", {"input_tokens": 500, "output_tokens": 500}, 100),
+        attempt(T1, "gamma", {"input_tokens": 10}, 5),
+        attempt(T2, "gamma", {}, 1, AttemptStatus.QUOTA),
+        attempt(T1, "exam", {"input_tokens": 40, "output_tokens": 2}, 7, role="examiner"),
+        attempt(T2, "exam", {"input_tokens": 60}, 3, role="examiner"),
+    ]
+    resolutions = [
+        Resolution(task_id=T1, contestant="alpha", score=Score.RESOLVED),
+        Resolution(task_id=T1, contestant="beta", score=Score.FIXED_BUT_BROKE),
+        Resolution(task_id=T1, contestant="gamma", score=Score.WRONG_FIX),
+        Resolution(task_id=T2, contestant="alpha", score=Score.WRONG_FIX),
+        Resolution(task_id=T2, contestant="beta", score=Score.RESOLVED),
+        # a quota failure is not the agent's doing: left out
+        Resolution(task_id=T2, contestant="gamma", score=Score.NO_FIX),
+        # T3 is not scored: ignored
+        Resolution(task_id=T3, contestant="alpha", score=Score.RESOLVED),
+    ]
+    verdicts = [
+        Verdict(task_id=T1, policy="majority", pick="alpha", reason="r", approved=[A, B]),
+        Verdict(task_id=T2, policy="majority", pick="alpha", reason="r", approved=[A, B]),
+        Verdict(task_id=T1, policy="unanimous", pick="alpha", reason="r", approved=["alpha"]),
+        Verdict(task_id=T2, policy="unanimous", pick=None, reason="r", approved=[]),
+        Verdict(task_id=T1, policy="strict", pick=None, reason="r", approved=[]),
+        Verdict(task_id=T2, policy="strict", pick="gamma", reason="r", approved=["gamma"]),
+        Verdict(task_id=T3, policy="majority", pick="alpha", reason="r", approved=["alpha"]),
+    ]  # fmt: skip
+    audits = [
+        audit(T1, "alpha", AuditVerdict.RESOLVED),
+        audit(T2, "alpha", AuditVerdict.INEFFECTIVE, visible=True),
+        audit(T2, "alpha", AuditVerdict.PARTIAL),
+        audit(T1, "beta", AuditVerdict.REGRESSIONS),
+        audit(T2, "beta", AuditVerdict.RESOLVED),
+        audit(T1, "gamma", AuditVerdict.RESOLVED),  # wrong: the score says wrong-fix
+        audit(T2, "gamma", AuditVerdict.EMPTY),  # its score does not count
+    ]
+    matrices = [
+        Matrix(
+            task_id=T1,
+            patches=["alpha", "beta", "gamma", UNFIXED],
+            authors={
+                "alpha": ["a1"],
+                "beta": ["b1"],
+                "gamma": ["g1"],
+                "exam": ["e1", "e2"],
+                SUITE: ["s1", "s2", "s3"],
+            },
+            outcomes={
+                UNFIXED: {"a1": F, "b1": F, "g1": P, "e1": F, "e2": P, "s1": P, "s2": P, "s3": F},
+                "alpha": {"a1": P, "b1": P, "g1": F, "e1": P, "e2": P, "s1": P, "s2": P, "s3": F},
+                "beta": {"a1": P, "b1": P, "g1": P, "e1": P, "e2": F, "s1": E, "s2": P, "s3": F},
+                "gamma": {"a1": F, "b1": P, "g1": P, "e1": F, "e2": P, "s1": P, "s2": P, "s3": F},
+            },
+        ),
+        Matrix(
+            task_id=T2,
+            patches=["alpha", "beta", UNFIXED],
+            authors={"alpha": ["a2"], "beta": ["b2"], "exam": ["e3"], SUITE: ["s1", "s2"]},
+            outcomes={
+                UNFIXED: {"a2": F, "b2": F, "e3": F, "s1": P, "s2": P},
+                "alpha": {"a2": P, "b2": F, "e3": F, "s1": P, "s2": P},
+                "beta": {"a2": P, "b2": P, "s1": P, "s2": P},  # e3 did not run
+            },
+        ),
+    ]
+    return {
+        "tasks": tasks,
+        "oracles": oracles,
+        "attempts": attempts,
+        "resolutions": resolutions,
+        "verdicts": verdicts,
+        "audits": audits,
+        "matrices": matrices,
+    }
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return build_report(**records())
+
+
+# -- the figures --------------------------------------------------------------------------
+
+
+def test_names(report: Report) -> None:
+    assert report.schema_version == SCHEMA_VERSION
+    assert report.contestants == ["alpha", "beta", "gamma"]
+    assert report.examiners == ["exam"]
+    assert report.policies == ["majority", "strict", "unanimous"]
+
+
+def test_agents_against_the_ground_truth(report: Report) -> None:
+    assert report.agents == [
+        AgentRow(
+            contestant="alpha", agent="command", model="alpha-model", attempted=2, scored=2,
+            resolved=1, wrong_fix=1, resolve_rate=0.5, tokens=760, wall_time=60.0,
+        ),
+        AgentRow(
+            contestant="beta", agent="command", model="beta-model", attempted=2, scored=2,
+            resolved=1, fixed_but_broke=1, resolve_rate=0.5, failures={"timeout": 1},
+            tokens=2000, wall_time=1900.0,
+        ),
+        AgentRow(
+            contestant="gamma", agent="command", model="gamma-model", attempted=2, scored=1,
+            wrong_fix=1, resolve_rate=0.0, failures={"quota": 1}, not_counted=1, tokens=10,
+            wall_time=6.0,
+        ),
+    ]  # fmt: skip
+
+
+def test_picking_against_the_baselines(report: Report) -> None:
+    picking = report.picking
+    assert picking.tasks == 2
+    assert picking.policies == [
+        PolicyPicks(
+            policy="majority", tasks=2, picks=2, resolved=1, abstentions=0, precision=0.5,
+            resolve_rate=0.5, scores={"resolved": 1, "wrong-fix": 1},
+        ),
+        PolicyPicks(
+            policy="strict", tasks=2, picks=1, resolved=0, abstentions=1, precision=0.0,
+            resolve_rate=0.0, scores={"unscored": 1},
+        ),
+        PolicyPicks(
+            policy="unanimous", tasks=2, picks=1, resolved=1, abstentions=1, precision=1.0,
+            resolve_rate=0.5, scores={"resolved": 1},
+        ),
+    ]  # fmt: skip
+    # alpha and beta both resolved one task: the first by name is the best single agent
+    assert picking.best_agent == Baseline(resolved=1, rate=0.5, agent="alpha")
+    # T1: 1 of 3 resolved; T2: 1 of 2 (gamma's quota failure does not count)
+    assert picking.random_agent.agent is None
+    assert picking.random_agent.resolved == pytest.approx(1 / 3 + 1 / 2)
+    assert picking.random_agent.rate == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert picking.oracle == Baseline(resolved=2, rate=1.0)
+
+
+def test_merge_gate(report: Report) -> None:
+    assert report.merge_gate.policies == [
+        GateRow(
+            policy="majority", patches=5, approvals=4, right_approvals=2, precision=0.5,
+            right=2, rejected_right=0, wrong=3, stopped=1, stop_rate=1 / 3,
+        ),
+        # gamma's approval on T2 is not a scored patch: the gate approved nothing that counts
+        GateRow(
+            policy="strict", patches=5, approvals=0, right_approvals=0, precision=None,
+            right=2, rejected_right=2, wrong=3, stopped=3, stop_rate=1.0,
+        ),
+        GateRow(
+            policy="unanimous", patches=5, approvals=1, right_approvals=1, precision=1.0,
+            right=2, rejected_right=1, wrong=3, stopped=3, stop_rate=1.0,
+        ),
+    ]  # fmt: skip
+    assert report.merge_gate.audits == [
+        AuditRow(
+            auditor="gate", contestant="alpha", audits=2, compared=2, agrees=2,
+            verdicts={"RESOLVED": 1, "PARTIAL": 1},
+        ),
+        AuditRow(
+            auditor="gate", contestant="alpha", visible_only=True, audits=1, compared=1,
+            agrees=1, verdicts={"NOT_RESOLVED — fix ineffective": 1},
+        ),
+        AuditRow(
+            auditor="gate", contestant="beta", audits=2, compared=2, agrees=2,
+            verdicts={"RESOLVED": 1, "NOT_RESOLVED — regressions": 1},
+        ),
+        AuditRow(
+            auditor="gate", contestant="gamma", audits=2, compared=1, agrees=0,
+            verdicts={"RESOLVED": 1, "NOT_RESOLVED — empty patch": 1},
+        ),
+    ]  # fmt: skip
+
+
+def test_separation_per_author(report: Report) -> None:
+    rows = {row.author: row for row in report.separation}
+    assert [row.author for row in report.separation] == ["alpha", "beta", "gamma", "exam", SUITE]
+    # alpha's tests, never on alpha's patch: T1 accept beta (wrong), reject gamma (wrong);
+    # T2 accept beta (right)
+    assert rows["alpha"] == SeparationRow(
+        author="alpha", role="contestant", tasks=2, patches=3, true_positive=1,
+        false_positive=1, true_negative=1, accuracy=2 / 3,
+    )  # fmt: skip
+    assert rows["beta"] == SeparationRow(
+        author="beta", role="contestant", tasks=2, patches=3, true_positive=1,
+        false_positive=1, true_negative=1, accuracy=2 / 3,
+    )  # fmt: skip
+    # gamma's test fails on alpha's right patch and passes beta's wrong one
+    assert rows["gamma"] == SeparationRow(
+        author="gamma", role="contestant", tasks=1, patches=2, false_positive=1,
+        false_negative=1, accuracy=0.0,
+    )  # fmt: skip
+    # exam's T2 test has no outcome on beta's patch
+    assert rows["exam"] == SeparationRow(
+        author="exam", role="examiner", tasks=2, patches=4, true_positive=1, true_negative=3,
+        no_outcome=1, accuracy=1.0,
+    )  # fmt: skip
+    # the suite: s3 already fails on the unfixed code and is set aside; s1 errors on beta's
+    # T1 patch (it broke a test), and the suite cannot see a wrong fix that breaks nothing
+    assert rows[SUITE] == SeparationRow(
+        author=SUITE, role="suite", tasks=2, patches=5, true_positive=2, true_negative=1,
+        false_positive=2, accuracy=0.6,
+    )  # fmt: skip
+
+
+def test_how_the_tasks_were_found(report: Report) -> None:
+    assert report.found == Found(
+        examined=40,
+        excluded={"no test added": 30, "not a fix": 7},
+        tasks=3,
+        scored=2,
+        not_scored={"no-fail-to-pass": 1},
+    )
+    rows = {row.id: row for row in report.tasks}
+    assert rows[T1] == TaskRow(
+        id=T1,
+        issue=11,
+        url="https://example.invalid/11",
+        title=HOSTILE_TITLE,
+        problem_statement=HOSTILE_STATEMENT,
+        scored=True,
+        scores={"alpha": Score.RESOLVED, "beta": Score.FIXED_BUT_BROKE, "gamma": Score.WRONG_FIX},
+        failures={"beta": AttemptStatus.TIMEOUT},
+        picks={"majority": "alpha", "strict": None, "unanimous": "alpha"},
+    )
+    assert rows[T2].scores == {"alpha": Score.WRONG_FIX, "beta": Score.RESOLVED}
+    assert rows[T2].failures == {"gamma": AttemptStatus.QUOTA}
+    assert rows[T3].scored is False
+    assert rows[T3].reason == "no-fail-to-pass"
+    assert rows[T3].scores == {}
+    assert rows[T3].picks == {"majority": "alpha"}
+
+
+def test_totals(report: Report) -> None:
+    assert report.totals == Totals(
+        agents=[
+            UsageRow(
+                name="alpha", role="contestant", agent="command", model="alpha-model",
+                attempts=3, tasks=2, tokens=760,
+                usage={"input_tokens": 600, "output_tokens": 160}, wall_time=60.0,
+            ),
+            UsageRow(
+                name="beta", role="contestant", agent="command", model="beta-model",
+                attempts=2, tasks=2, tokens=2000,
+                usage={"input_tokens": 1500, "output_tokens": 500}, wall_time=1900.0,
+            ),
+            UsageRow(
+                name="gamma", role="contestant", agent="command", model="gamma-model",
+                attempts=2, tasks=2, tokens=10, usage={"input_tokens": 10}, wall_time=6.0,
+            ),
+            UsageRow(
+                name="exam", role="examiner", agent="command", model="exam-model",
+                attempts=2, tasks=2, tokens=102,
+                usage={"input_tokens": 100, "output_tokens": 2}, wall_time=10.0,
+            ),
+        ],
+        tokens=2872,
+        wall_time=1976.0,
+    )  # fmt: skip
+
+
+def test_an_empty_bout_reports_nothing_but_fails_nothing() -> None:
+    report = build_report(TaskSet(), OracleSet(), [], [], [], [], [])
+    assert report.picking == Picking()
+    assert report.merge_gate == MergeGate()
+    for text in (render_markdown(report), render_terminal(report), render_html(report)):
+        assert "Agents" in text
+    _validate(json.loads(render_json(report)))
+
+
+def test_the_report_is_pure(report: Report) -> None:
+    """Built again from the same records, the report is the same, to the byte."""
+    assert build_report(**records()).to_json() == report.to_json()
+
+
+# -- the reporters ------------------------------------------------------------------------
+
+SECTIONS = (
+    "Agents",
+    "Picking one patch per bug",
+    "Every patch through a merge gate",
+    "Which tests tell a right fix from a wrong one",
+    "How the tasks were found",
+    "Tokens and time",
+)
+
+
+def _register(plugins: Plugins) -> None:
+    """The reporter modules, unless the built-ins already hold them."""
+    for name in REPORTERS:
+        module = f"bugbout.plugins.reporters.{name}"
+        if module not in plugins.distributions:
+            plugins.register(importlib.import_module(module), name=module)
+
+
+@pytest.mark.parametrize("name", REPORTERS)
+def test_reporters_register_and_their_packaged_config_parses(
+    plugins: Plugins, report: Report, name: str
+) -> None:
+    _register(plugins)
+    config = resources.files("bugbout.conf").joinpath(f"reporter/{name}.yaml").read_text()
+    settings = OmegaConf.to_container(OmegaConf.create(config))
+    assert isinstance(settings, dict)
+    assert settings.pop("name") == name
+    reporter = plugins.create("reporter", name, settings)
+    assert plugins.get("reporter", name).spec.description
+    expected = {"terminal": None, "markdown": "report.md", "json": "report.json"}
+    assert reporter.filename == expected.get(name, "report.html")
+    text = reporter.render(report)
+    assert isinstance(text, str)
+    assert text.endswith("\n")
+
+
+def test_terminal(report: Report) -> None:
+    text = render_terminal(report, width=160)
+    for title in SECTIONS:
+        assert title in text
+    assert "\x1b[" not in text
+    # no rich markup swallowed the tags (a long title folds over lines)
+    assert '<script>alert("x")</sc' in text and "<b>bold</b>" in text
+    alpha = next(line for line in text.splitlines() if line.strip().startswith("alpha"))
+    assert " ".join(alpha.split()) == "alpha command (alpha-model) 2 2 1 0 1 0 50.0% - 0"
+    assert "\x1b[" in render_terminal(report, color=True)
+
+
+def test_markdown(report: Report) -> None:
+    text = render_markdown(report)
+    assert text.startswith("# bugbout report\n")
+    for title in SECTIONS:
+        assert f"\n## {title}\n" in text
+    assert "| contestant | agent | attempted |" in text
+    assert "| alpha | command (alpha-model) | 2 | 2 | 1 | 0 | 1 | 0 | 50.0% | - | 0 |" in text
+    assert "| judge: majority | 2 | 0 | 1 | 50.0% | 50.0% |" in text
+    assert "| an agent at random | 2 | 0 | 0.83 | 41.7% | 41.7% |" in text
+    assert "| best possible | - | - | 2 | - | 100.0% |" in text
+    assert "| (suite) | suite | 2 | 5 | 2 | 1 | 2 | 0 | 0 | 60.0% |" in text
+    # a hostile title stays one cell, and shows as typed
+    title_row = next(line for line in text.splitlines() if line.startswith(f"| {T1} "))
+    assert r"\<script\>" in title_row and r"\| pipe" in title_row
+    cells = re.split(r"(?<!\\)\|", title_row)[1:-1]
+    assert len(cells) == len(("task", "issue", "title", "scored")) + 3 + 3
+    for table_line in (line for line in text.splitlines() if line.startswith("|")):
+        assert "\n" not in table_line
+
+
+def _validate(document: object) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = report_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(document)
+
+
+def test_json_validates_against_the_shipped_schema(report: Report) -> None:
+    text = render_json(report)
+    document = json.loads(text)
+    assert next(iter(document)) == "schema"
+    assert document["schema"] == SCHEMA_VERSION
+    _validate(document)
+    assert Report.model_validate_json(text) == report
+    assert document["picking"]["oracle"] == {"resolved": 2.0, "rate": 1.0, "agent": None}
+
+
+def test_the_schema_rejects_what_the_report_never_holds(report: Report) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(report_schema())
+    good = json.loads(render_json(report))
+    for path, value in (
+        (("schema",), "bugbout.report/0"),
+        (("agents", 0, "resolve_rate"), 1.5),
+        (("agents", 0, "resolved"), -1),
+        (("agents", 0, "failures"), {"finished": 1}),
+        (("tasks", 0, "scores"), {"alpha": "great"}),
+        (("merge_gate", "audits", 0, "verdicts"), {"FINE": 1}),
+        (("separation", 0, "role"), "reviewer"),
+        (("found", "surprise"), 1),
+    ):
+        bad = json.loads(json.dumps(good))
+        target = bad
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        assert not validator.is_valid(bad), path
+
+
+def test_the_schema_describes_every_field() -> None:
+    """The hand-written schema and the record stay in step, key for key."""
+    schema = report_schema()
+    defs = schema["$defs"]
+    assert set(schema["properties"]) == {
+        field.alias or name for name, field in Report.model_fields.items()
+    }
+    assert set(schema["required"]) == set(schema["properties"])
+    for model, key in (
+        (AgentRow, "agent"),
+        (PolicyPicks, "policy_picks"),
+        (Baseline, "baseline"),
+        (Picking, "picking"),
+        (GateRow, "gate"),
+        (AuditRow, "audit"),
+        (MergeGate, "merge_gate"),
+        (SeparationRow, "separation"),
+        (Found, "found"),
+        (TaskRow, "task"),
+        (UsageRow, "usage"),
+        (Totals, "totals"),
+    ):
+        assert set(defs[key]["properties"]) == set(model.model_fields), model
+        assert set(defs[key]["required"]) == set(model.model_fields), model
+        assert defs[key]["additionalProperties"] is False
+    assert defs["score"]["enum"] == [score.value for score in Score]
+    assert defs["audit_verdict"]["enum"] == [verdict.value for verdict in AuditVerdict]
+    assert set(defs["failed_status"]["enum"]) == {s.value for s in AttemptStatus} - {"finished"}
+
+
+class _Elements(HTMLParser):
+    """Every element's tag and attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, dict(attrs)))
+
+
+def test_html_is_self_contained_and_escaped(report: Report) -> None:
+    text = HtmlReporter().render(report)
+    assert text.startswith("<!DOCTYPE html>")
+    parser = _Elements()
+    parser.feed(text)
+    tags = {tag for tag, _ in parser.elements}
+    assert not tags & {"script", "link", "img", "iframe", "object", "embed", "b"}, tags
+    assert {"style", "svg", "rect", "table", "details"} <= tags
+    for tag, attrs in parser.elements:
+        assert not {"src", "srcset", "onerror", "onload"} & set(attrs), (tag, attrs)
+        assert (attrs.get("href") or "#").startswith("#"), (tag, attrs)
+    assert "url(" not in text and "@import" not in text and "http" not in text
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "&lt;/pre&gt;&lt;/details&gt;" in text
+    assert text.count('<svg class="chart"') == 3
+    for title in SECTIONS:
+        assert f"<h2>{title}</h2>" in text
+
+
+# -- the HTML in a real browser -----------------------------------------------------------
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _screenshot(page: Path, tmp_path: Path) -> tuple[Path, str]:
+    """Render ``page`` headless; the PNG and Chromium's log."""
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("Chromium is not installed (apt-get install -y chromium); CI installs it")
+    shot = tmp_path / f"{page.stem}.png"
+    profile = tmp_path / f"profile-{page.stem}"
+    command = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--screenshot={shot}",
+        "--window-size=1200,2000",
+        "--enable-logging=stderr",
+        "--v=0",
+        page.as_uri(),
+    ]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert shot.exists(), f"no screenshot (exit {result.returncode}):\n{result.stderr[-3000:]}"
+    return shot, result.stderr
+
+
+def _console_problems(log: str) -> list[str]:
+    return [line for line in log.splitlines() if "Uncaught" in line or "CONSOLE" in line]
+
+
+def read_png(path: Path) -> tuple[int, int, list[bytes]]:
+    """A PNG's width, height and rows of RGB(A) bytes (8 bits, not interlaced)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    offset, idat, header = 8, b"", b""
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        chunk = data[offset + 8 : offset + 8 + length]
+        offset += 12 + length
+        if kind == b"IHDR":
+            header = chunk
+        elif kind == b"IDAT":
+            idat += chunk
+        elif kind == b"IEND":
+            break
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and interlace == 0, (depth, interlace)
+    channels = {2: 3, 6: 4}[colour]
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows: list[bytes] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, row = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        if kind == 1:  # Sub
+            for i in range(channels, stride):
+                row[i] = (row[i] + row[i - channels]) & 0xFF
+        elif kind == 2:  # Up
+            row = bytearray((a + b) & 0xFF for a, b in zip(row, previous, strict=True))
+        elif kind == 3:  # Average
+            for i in range(stride):
+                left = row[i - channels] if i >= channels else 0
+                row[i] = (row[i] + ((left + previous[i]) >> 1)) & 0xFF
+        elif kind == 4:  # Paeth
+            for i in range(stride):
+                a = row[i - channels] if i >= channels else 0
+                b = previous[i]
+                c = previous[i - channels] if i >= channels else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                predictor = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                row[i] = (row[i] + predictor) & 0xFF
+        rows.append(bytes(row))
+        previous = bytearray(row)
+    if channels == 4:  # drop the alpha channel
+        for index, rgba in enumerate(rows):
+            rgb = bytearray(width * 3)
+            for channel in range(3):
+                rgb[channel::3] = rgba[channel::4]
+            rows[index] = bytes(rgb)
+    return width, height, rows
+
+
+def test_html_renders_in_headless_chromium(report: Report, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    shot, log = _screenshot(page, tmp_path)
+    assert _console_problems(log) == [], log[-3000:]
+
+    width, height, rows = read_png(shot)
+    assert (width, height) == (1200, 2000)
+    colours = {row[i : i + 3] for row in rows[::4] for i in range(0, len(row), 12)}
+    assert len(colours) > 20, "the screenshot is (nearly) one colour"
+    background = bytes((255, 255, 255))
+    inked = sum(1 for row in rows for i in range(0, len(row), 3) if row[i : i + 3] != background)
+    assert inked > width * height // 100, f"only {inked} pixels are not white"
+    # the resolve-rate bars (#2f81f7) were drawn: the inline SVG rendered
+    bar_blue = bytes((0x2F, 0x81, 0xF7))
+    assert any(row[i : i + 3] == bar_blue for row in rows for i in range(0, len(row), 3)), (
+        "no resolve-rate bar in the screenshot"
+    )
+
+
+def test_a_script_error_would_be_caught(tmp_path: Path) -> None:
+    """The console check above is not vacuous: a page that throws is seen to throw."""
+    page = tmp_path / "broken.html"
+    page.write_text("<!DOCTYPE html><p>x</p><script>undefinedFunction()</script>")
+    _, log = _screenshot(page, tmp_path)
+    assert any("Uncaught" in line for line in _console_problems(log)), log[-3000:]
