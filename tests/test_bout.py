@@ -102,3 +102,27 @@ def test_python_api_returns_the_report(bout: Path) -> None:
     result = Bout.load(bout).run()
     assert result.report is not None
     assert "## Agents" in render_markdown(result)
+
+
+def test_retry_rounds_use_visible_evidence_and_keep_every_round(tmp_path: Path) -> None:
+    repo = build_example(tmp_path / "tally")
+    result = bugbout("run", "run.rounds=3", "tasks.limit=1", "judge.run-suite=false", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    (task,) = list((repo / ".bugbout" / "attempts").iterdir())
+    names = sorted(path.name for path in task.iterdir())
+    assert "correct.round1.json" not in names  # approved on visible evidence: one round
+    for name in ("breaking", "empty", "wrong"):
+        assert {f"{name}.json", f"{name}.round1.json", f"{name}.round2.json"} <= set(names)
+    latest = json.loads((task / "breaking.json").read_text())
+    assert latest["round"] == 3
+    first = json.loads((task / "breaking.round1.json").read_text())
+    assert first["review"]["visible_only"] is True
+    assert first["review"]["route"] == "craft"
+    second = json.loads((task / "breaking.round2.json").read_text())
+    assert "Your diagnosis looked right" in (Path(second["logdir"]) / "prompt.md").read_text()
+    third_prompt = (Path(latest["logdir"]) / "prompt.md").read_text()
+    assert "<review>" in third_prompt
+    assert "diagnose it again" in third_prompt  # a second craft escalates to recon
+    hidden = json.loads((repo / ".bugbout" / "oracles.json").read_text())
+    for test in next(iter(hidden.values()))["fail_to_pass"]:
+        assert test not in third_prompt
