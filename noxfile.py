@@ -37,5 +37,6 @@ def typecheck(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks, reported as ratios to a baseline measured in the same run."""
     session.install("-e", ".")
-    for benchmark in ("bench_mining.py", "bench_checkout.py", "bench_race.py"):
+    benchmarks = ("bench_mining.py", "bench_checkout.py", "bench_race.py", "bench_crossexam.py")
+    for benchmark in benchmarks:
         session.run("python", f"benchmarks/{benchmark}", *session.posargs)
