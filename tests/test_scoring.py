@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from bugbout.core.oracle import install_fix_tests
 from bugbout.core.records import (
     Attempt,
     Outcome,
@@ -14,7 +15,7 @@ from bugbout.core.records import (
     RunStatus,
     Score,
 )
-from bugbout.core.scoring import install_fix_tests, score
+from bugbout.core.scoring import score
 from test_crossexam import FIX_TESTS, FIXED, PROJECT, WRONG, World, build_world
 
 PASSED, FAILED = Outcome.PASSED, Outcome.FAILED

@@ -58,6 +58,7 @@ from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import Confine
 from bugbout.core.environment import Environment
 from bugbout.core.git import Git
+from bugbout.core.oracle import install_fix_tests
 from bugbout.core.patch import apply_patch
 from bugbout.core.records import (
     Attempt,
@@ -523,7 +524,7 @@ class _GateRunner:
         tree = self.checkouts.working_copy(self.task.parent, self.folder / label)
         try:
             if self.hidden:
-                _install_fix_tests(self.git, self.task, tree)
+                install_fix_tests(self.task, self.git, tree)
             for examiner in self.examiners:
                 apply_patch(tree, examiner.patch.tests)
             apply_patch(tree, source)
@@ -538,20 +539,6 @@ class _GateRunner:
             )
         finally:
             self.checkouts.remove(tree)
-
-
-def _install_fix_tests(git: Git, task: Task, tree: Path) -> None:
-    """The fix's versions of the test files it changed, the ones it deleted removed, as
-    :func:`bugbout.core.oracle.export_before` installs them."""
-    for path in task.deleted_test_files:
-        (tree / path).unlink(missing_ok=True)
-    for path in task.changed_test_files:
-        found = git.blob(task.sha, path)
-        if found is None:
-            continue
-        target = tree / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(found[1])
 
 
 def _targets(

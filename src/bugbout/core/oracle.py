@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from bugbout.core.confine import Confine
+from bugbout.core.crossexam import install_file
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.git import Git
@@ -31,15 +32,19 @@ BROKEN_RUN = (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.COLLECTION_FAILED)
 def export_before(git: Git, task: Task, destination: Path) -> None:
     """The code just before the fix, with the fix's versions of its test files."""
     git.export(task.parent, destination)
+    install_fix_tests(task, git, destination)
+
+
+def install_fix_tests(task: Task, git: Git, tree: Path) -> None:
+    """Put the fix's versions of the test files it changed into ``tree`` and remove the
+    ones it deleted; a path through a symlink (a patch may have put one there) is never
+    followed."""
     for path in task.deleted_test_files:
-        (destination / path).unlink(missing_ok=True)
+        install_file(tree, path, None)
     for path in task.changed_test_files:
         found = git.blob(task.sha, path)
-        if found is None:
-            continue
-        target = destination / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(found[1])
+        if found is not None:
+            install_file(tree, path, found[1])
 
 
 def compute_oracle(

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import Confine
-from bugbout.core.crossexam import install_file
 from bugbout.core.environment import Environment
 from bugbout.core.git import Git
+from bugbout.core.oracle import install_fix_tests
 from bugbout.core.patch import PatchError, apply_patch
 from bugbout.core.records import (
     Attempt,
@@ -89,17 +89,6 @@ def score(
     finally:
         checkouts.remove(scratch)
     return judge_run(task, oracle, run, contestant=name).model_copy(update={"key": attempt.key})
-
-
-def install_fix_tests(task: Task, git: Git, tree: Path) -> None:
-    """Put the fix's versions of the test files it changed into ``tree``, and remove the ones
-    it deleted (what ``bugbout.core.oracle.export_before`` does on a fresh export)."""
-    for path in task.deleted_test_files:
-        install_file(tree, path, None)
-    for path in task.changed_test_files:
-        found = git.blob(task.sha, path)
-        if found is not None:
-            install_file(tree, path, found[1])
 
 
 def judge_run(task: Task, oracle: Oracle, run: TestRun, *, contestant: str) -> Resolution:
