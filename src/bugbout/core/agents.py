@@ -7,10 +7,11 @@ Checkouts, the sandbox, timeouts, logs, the patch and scoring are bugbout's.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -250,3 +251,19 @@ def origin(url: str) -> str:
     """``scheme://host[:port]`` of ``url``: what the sandbox lets the agent reach."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def json_events(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSON-lines log (``--json``, ``stream-json``), skipping any
+    other line."""
+    if not path.exists():
+        return
+    for line in path.read_text(errors="replace").splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield event

@@ -10,7 +10,6 @@ permission prompts are bypassed (which Claude Code allows as root only with
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from bugbout.core.agents import (
     add_usage,
     as_int,
     check_url,
+    json_events,
     origin,
     usage_tokens,
 )
@@ -126,26 +126,11 @@ class ClaudeCodeAgent(CodingAgent):
         )
 
 
-def _events(path: Path) -> Iterator[dict[str, Any]]:
-    """The stream-json events, skipping anything else."""
-    if not path.exists():
-        return
-    for line in path.read_text(errors="replace").splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event
-
-
 def _result(path: Path) -> tuple[dict[str, Any] | None, str]:
     """The last ``result`` event, and the last text the assistant said."""
     result: dict[str, Any] | None = None
     said = ""
-    for event in _events(path):
+    for event in json_events(path):
         if event.get("type") == "result":
             result = event
         elif event.get("type") == "assistant":

@@ -31,6 +31,7 @@ from bugbout.core.agents import (
     add_usage,
     as_int,
     check_url,
+    json_events,
     origin,
     usage_tokens,
 )
@@ -130,7 +131,7 @@ class CodexAgent(CodingAgent):
         """The last agent message and the tokens of every completed turn."""
         summary, usage = "", usage_tokens()
         errors = []
-        for event in _events(logdir / "stdout.log"):
+        for event in json_events(logdir / "stdout.log"):
             kind = event.get("type")
             item = event.get("item")
             if kind == "item.completed" and isinstance(item, dict):
@@ -155,7 +156,7 @@ class CodexAgent(CodingAgent):
             return False
         errors = [
             _error_message(event)
-            for event in _events(logdir / "stdout.log")
+            for event in json_events(logdir / "stdout.log")
             if event.get("type") in ("error", "turn.failed")
         ]
         if errors:
@@ -182,21 +183,6 @@ def _codex_home(session: Session) -> Path:
 
 def _scratch(session: Session) -> Path:
     return session.home / "tmp"
-
-
-def _events(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON events of ``codex exec --json``, skipping anything else."""
-    if not path.exists():
-        return
-    for line in path.read_text(errors="replace").splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event
 
 
 def _error_message(event: dict[str, Any]) -> str:
