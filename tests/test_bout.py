@@ -4,6 +4,7 @@ breaking, empty) and a scripted examiner, through judging, scoring, auditing and
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,72 @@ def test_retry_rounds_use_visible_evidence_and_keep_every_round(tmp_path: Path) 
     hidden = json.loads((repo / ".bugbout" / "oracles.json").read_text())
     for test in next(iter(hidden.values()))["fail_to_pass"]:
         assert test not in third_prompt
+
+
+CRASHY = """
+from bugbout import JudgePlugin, ReporterPlugin, hookimpl
+
+
+class Crashy:
+    name = "crashy"
+
+    def __init__(self, options=None):
+        pass
+
+    def judge(self, matrix, context):
+        raise RuntimeError("boom")
+
+
+class Broken:
+    filename = "broken.txt"
+
+    def __init__(self, options=None):
+        pass
+
+    def render(self, report):
+        raise ValueError("cannot render")
+
+
+@hookimpl
+def bugbout_judges():
+    yield JudgePlugin(name="crashy", factory=Crashy)
+
+
+@hookimpl
+def bugbout_reporters():
+    yield ReporterPlugin(name="broken", factory=Broken)
+"""
+
+
+def test_a_crashing_plugin_is_recorded_against_it_and_spares_the_rest(
+    bout: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    (site / "bugbout_crashy-1.0.dist-info").mkdir(parents=True)
+    (site / "bugbout_crashy-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: bugbout-crashy\nVersion: 1.0\n"
+    )
+    (site / "bugbout_crashy-1.0.dist-info" / "entry_points.txt").write_text(
+        "[bugbout]\ncrashy = bugbout_crashy\n"
+    )
+    (site / "bugbout_crashy.py").write_text(CRASHY)
+    (bout / ".bugbout" / "report.md").unlink()
+    result = subprocess.run(
+        [sys.executable, "-m", "bugbout", "run", "judge=crashy",
+         "reporters=[broken,markdown]"],
+        cwd=bout, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for by_policy in stored(bout, "verdicts.json").values():
+        verdict = by_policy["crashy"]
+        assert verdict["pick"] is None
+        assert (
+            verdict["reason"]
+            == "judge 'crashy' from bugbout-crashy 1.0 crashed: RuntimeError: boom"
+        )
+    assert (
+        "reporter 'broken' from bugbout-crashy 1.0 failed: ValueError: cannot render"
+        in result.stderr
+    )
+    assert (bout / ".bugbout" / "report.md").exists()

@@ -328,6 +328,8 @@ def _run(args: list[str], console: Console) -> int:
                 attempts += run_rounds(race, verdicts.auditor, tasks, oracles, contestants)
             verdicts.run(tasks, oracles, contestants)
             printed = write_reports(load_report(store), store, plugins, settings.reporters)
+        for problem in plugins.problems:
+            console.warn(problem)
         console.attempt_table(attempts)
         for text in printed.values():
             console.out.print(text, markup=False, highlight=False, end="")

@@ -33,6 +33,7 @@ from bugbout.core.records import (
     TaskResolutions,
     TaskSet,
     TestRun,
+    Verdict,
     VerdictSet,
     digest,
 )
@@ -70,6 +71,7 @@ class Verdicts:
         progress: Progress | None = None,
     ) -> None:
         self.settings = settings
+        self.plugins = plugins
         self.store = store
         self.race = race
         self.progress = progress or SilentProgress()
@@ -92,7 +94,7 @@ class Verdicts:
                 attempts = _stored_attempts(self.store, task, racers)
                 environment = self.race.environment(task, checkouts)
                 matrix = self._matrix(task, attempts, checkouts, environment)
-                verdict = self.judge.judge(matrix, JudgeContext.from_attempts(task.id, attempts))
+                verdict = self._judge(task, matrix, attempts)
                 verdicts.root.setdefault(task.id, {})[verdict.policy] = verdict
                 self.store.write(VERDICTS, verdicts)
                 scores = resolutions.root.setdefault(task.id, TaskResolutions())
@@ -119,7 +121,14 @@ class Verdicts:
                     audit_key = digest(attempt.key, self.settings.auditor.model_dump_json())
                     old = task_audits.get(attempt.contestant)
                     if old is None or old.key != audit_key:
-                        audit = self._audit(task, oracles, attempt, common)
+                        try:
+                            audit = self._audit(task, oracles, attempt, common)
+                        except Exception as exc:  # a broken auditor must not lose the bout
+                            self.progress.warn(
+                                f"auditor {self.settings.auditor.name!r} failed on "
+                                f"{attempt.contestant} / {task.id}: {type(exc).__name__}: {exc}"
+                            )
+                            continue
                         task_audits[attempt.contestant] = audit.model_copy(
                             update={"key": audit_key}
                         )
@@ -129,6 +138,21 @@ class Verdicts:
                 self.store.write(RESOLUTIONS, resolutions)
                 self.progress.advance(f"{task.id}: {verdict.policy} {verdict.pick or 'abstained'}")
         self.progress.finish()
+
+    def _judge(self, task: Task, matrix: Matrix, attempts: list[Attempt]) -> Verdict:
+        """The judge's verdict; a judge that crashes is recorded as an abstention that
+        names it, not lost and not fatal to the rest of the bout."""
+        policy = self.settings.judge.name
+        try:
+            return self.judge.judge(matrix, JudgeContext.from_attempts(task.id, attempts))
+        except Exception as exc:
+            registered = self.plugins.get("judge", policy)
+            reason = (
+                f"judge {policy!r} from {registered.distribution} crashed: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            self.progress.warn(f"{task.id}: {reason}")
+            return Verdict(task_id=task.id, policy=policy, reason=reason)
 
     def _matrix(
         self, task: Task, attempts: list[Attempt], checkouts: Checkouts, environment: Any
@@ -206,7 +230,15 @@ def write_reports(
     printed: dict[str, str] = {}
     for name in names:
         reporter = plugins.create("reporter", name)
-        text = reporter.render(report)
+        try:
+            text = reporter.render(report)
+        except Exception as exc:  # one broken reporter must not stop the others
+            registered = plugins.get("reporter", name)
+            plugins.problems.append(
+                f"reporter {name!r} from {registered.distribution} failed: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            continue
         if reporter.filename:
             store.ensure()
             write_atomic(store.path(reporter.filename), text)
