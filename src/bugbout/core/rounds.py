@@ -65,16 +65,23 @@ def run_rounds(
                     if attempt.status != AttemptStatus.FINISHED:
                         break
                     if attempt.review is None:
-                        attempt, baseline = _review(
-                            race,
-                            auditor,
-                            task=task,
-                            attempt=attempt,
-                            examiners=examiners,
-                            checkouts=checkouts,
-                            git=git,
-                            baseline=baseline,
-                        )
+                        try:
+                            attempt, baseline = _review(
+                                race,
+                                auditor,
+                                task=task,
+                                attempt=attempt,
+                                examiners=examiners,
+                                checkouts=checkouts,
+                                git=git,
+                                baseline=baseline,
+                            )
+                        except Exception as exc:  # no review: no further round, bout goes on
+                            race.progress.warn(
+                                f"cannot review {contestant.name} on {task.id} for another "
+                                f"round: {type(exc).__name__}: {exc}"
+                            )
+                            break
                     review = attempt.review
                     assert review is not None
                     routes.append(review.route)
