@@ -1,0 +1,75 @@
+"""Conformance suites: the contract of each plugin kind, as tests a plugin's own test
+suite subclasses (in the manner of Hydra's ``LauncherTestSuite``).
+
+::
+
+    from bugbout.testing.suites import JudgeSuite
+
+    class TestCautious(JudgeSuite):
+        plugin = "cautious"          # the name it is registered under
+        options = {"threshold": 0.9}  # its options, as in bugbout.yaml
+
+The plugin is looked up by name, with its options, in ``make_plugins()`` (the built-ins
+and every installed ``bugbout`` entry-point plugin); a suite's ``plugins`` fixture can be
+overridden to supply another plugin manager. The suites need no fixture plugin; the
+fixtures of :mod:`bugbout.testing.fixtures` are for a plugin's other tests.
+
+==========================  ============  ==============================================
+suite                       kind          class attributes besides ``plugin``, ``options``
+==========================  ============  ==============================================
+:class:`MinerSuite`         miner         ``finds_fix``
+:class:`IssueSourceSuite`   issue-source  ``known_issue``
+:class:`EnvironmentSuite`   env           ``date``
+:class:`AgentSuite`         agent         ``credentials``
+:class:`SandboxSuite`       sandbox       ``confines``
+:class:`ExaminerSuite`      examiner
+:class:`JudgeSuite`         judge
+:class:`AuditorSuite`       auditor
+:class:`ReporterSuite`      reporter
+==========================  ============  ==============================================
+
+Loading :mod:`bugbout.testing.fixtures` from ``conftest.py`` (``pytest_plugins =
+["bugbout.testing.fixtures"]``) also has pytest rewrite the suites' asserts, so that a
+failing contract test shows the values it compared.
+"""
+
+from bugbout.testing.suites.agents import AgentSuite
+from bugbout.testing.suites.auditors import AuditorSuite
+from bugbout.testing.suites.base import PluginSuite
+from bugbout.testing.suites.environments import EnvironmentSuite
+from bugbout.testing.suites.examiners import ExaminerSuite
+from bugbout.testing.suites.issue_sources import IssueSourceSuite
+from bugbout.testing.suites.judges import JudgeSuite
+from bugbout.testing.suites.miners import MinerSuite
+from bugbout.testing.suites.reporters import ReporterSuite
+from bugbout.testing.suites.sandboxes import SandboxSuite
+
+SUITES: dict[str, type[PluginSuite]] = {
+    suite.kind: suite
+    for suite in (
+        MinerSuite,
+        IssueSourceSuite,
+        EnvironmentSuite,
+        AgentSuite,
+        SandboxSuite,
+        ExaminerSuite,
+        JudgeSuite,
+        AuditorSuite,
+        ReporterSuite,
+    )
+}
+"""The suite of each plugin kind, by kind name (as in :data:`bugbout.core.types.KINDS`)."""
+
+__all__ = [
+    "SUITES",
+    "AgentSuite",
+    "AuditorSuite",
+    "EnvironmentSuite",
+    "ExaminerSuite",
+    "IssueSourceSuite",
+    "JudgeSuite",
+    "MinerSuite",
+    "PluginSuite",
+    "ReporterSuite",
+    "SandboxSuite",
+]
