@@ -7,14 +7,17 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
-from bugbout import MinerPlugin, hookimpl
+from bugbout import JudgePlugin, MinerPlugin, ReporterPlugin, hookimpl
 from bugbout.core.errors import ConfigError, PluginError
 from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.types import KINDS
+from bugbout.core.types import KINDS, NoOptions
 
 TOY_PLUGIN = """
 from pydantic import BaseModel, ConfigDict
@@ -155,21 +158,182 @@ def test_misspelt_hook_is_reported_and_skipped(plugins: Plugins) -> None:
     plugins.check_pending()
     assert plugins.problems == [
         "plugin 'misspelt' from <inline> skipped: it implements 'bugbout_minerz', "
-        "which is not a bugbout hook (misspelt?)"
+        "which is not a bugbout hook; did you mean 'bugbout_miners'?"
     ]
     assert "misspelt" not in plugins.distributions
 
 
-def test_misspelt_hook_argument_is_reported_and_skipped(plugins: Plugins) -> None:
+def test_unknown_hook_without_a_close_match_is_reported(plugins: Plugins) -> None:
+    class Unknown:
+        @hookimpl
+        def bugbout_before_everything(self) -> None:
+            pass
+
+    plugins.register(Unknown(), name="unknown", distribution="odd 0.1")
+    plugins.check_pending()
+    assert plugins.problems == [
+        "plugin 'unknown' from odd 0.1 skipped: it implements 'bugbout_before_everything', "
+        "which is not a bugbout hook (misspelt?)"
+    ]
+
+
+def test_misspelt_hook_argument_is_one_line_and_skips_the_whole_plugin(
+    plugins: Plugins,
+) -> None:
     class WrongArgument:
+        @hookimpl
+        def bugbout_judges(self) -> list[JudgePlugin]:
+            return [JudgePlugin(name="half", factory=object)]
+
         @hookimpl
         def bugbout_after_mine(self, taskz: object) -> None:
             pass
 
-    assert plugins.register(WrongArgument(), name="wrong") is None
-    assert len(plugins.problems) == 1
-    assert plugins.problems[0].startswith("plugin 'wrong' from <inline> skipped:")
-    assert "taskz" in plugins.problems[0]
+    assert plugins.register(WrongArgument(), name="wrong", distribution="wrong 1.0") is None
+    assert plugins.problems == [
+        "plugin 'wrong' from wrong 1.0 skipped: bugbout_after_mine(taskz) takes 'taskz', "
+        "which the hook does not pass (it passes tasks); did you mean 'tasks'?"
+    ]
+    assert plugins.pm.get_plugin("wrong") is None  # not left half-registered
+    assert "half" not in plugins.of_kind("judge")
+
+
+def test_argument_to_a_registration_hook_is_one_line(plugins: Plugins) -> None:
+    class Argument:
+        @hookimpl
+        def bugbout_reporters(self, report: object) -> list[ReporterPlugin]:
+            return []
+
+    assert plugins.register(Argument(), name="arg") is None
+    assert plugins.problems == [
+        "plugin 'arg' from <inline> skipped: bugbout_reporters(report) takes 'report', "
+        "which the hook does not pass (it passes no argument)"
+    ]
+
+
+def test_function_named_like_a_hook_without_hookimpl_is_reported(plugins: Plugins) -> None:
+    def bugbout_judges() -> list[JudgePlugin]:
+        return [JudgePlugin(name="forgotten", factory=object)]
+
+    module = types.ModuleType("forgetful")
+    module.bugbout_judges = bugbout_judges  # type: ignore[attr-defined]
+    plugins.register(module, name="forgetful", distribution="forgetful 1.0")
+    assert plugins.problems == [
+        "plugin 'forgetful' from forgetful 1.0: bugbout_judges is not marked @hookimpl, so "
+        "bugbout ignores it; add `from bugbout import hookimpl` and decorate it"
+    ]
+    assert "forgotten" not in plugins.of_kind("judge")
+
+
+def test_one_plugin_registered_twice_is_skipped_the_second_time(plugins: Plugins) -> None:
+    class Once:
+        @hookimpl
+        def bugbout_after_mine(self) -> None:
+            pass
+
+    once = Once()
+    assert plugins.register(once, name="first") == "first"
+    assert plugins.register(once, name="second", distribution="dup 1.0") is None
+    assert plugins.problems == [
+        "plugin 'second' from dup 1.0 skipped: it is already registered as 'first'"
+    ]
+
+
+def test_options_that_are_not_a_model_skip_the_record_naming_the_distribution(
+    site: Path,
+) -> None:
+    invalid = TOY_PLUGIN.replace("options=ToyOptions", "options=dict")
+    install_distribution(site, "bugbout-dicty", "0.2", {"dicty": "bugbout_dicty"},
+                         {"bugbout_dicty": invalid})  # fmt: skip
+    plugins = make_plugins()
+    assert plugins.problems == [
+        "plugin 'dicty' from bugbout-dicty 0.2 skipped: bugbout_miners() built an invalid "
+        "MinerPlugin record: options must be a pydantic model class (a subclass of "
+        "BaseModel), not dict"
+    ]
+    assert "toy" not in plugins.of_kind("miner")
+    assert "git-history" in plugins.of_kind("miner")
+
+
+def test_an_options_instance_is_told_to_pass_the_class(plugins: Plugins) -> None:
+    class Instance:
+        @hookimpl
+        def bugbout_judges(self) -> Iterator[JudgePlugin]:
+            yield JudgePlugin(name="inst", factory=object, options=NoOptions())  # type: ignore[arg-type]
+
+    plugins.register(Instance(), name="instance", distribution="inst 1.0")
+    assert "inst" not in plugins.of_kind("judge")
+    assert plugins.problems == [
+        "plugin 'instance' from inst 1.0 skipped: bugbout_judges() built an invalid "
+        "JudgePlugin record: options must be a pydantic model class (a subclass of "
+        "BaseModel), not a NoOptions instance (pass the class itself)"
+    ]
+
+
+def test_unvalidated_record_with_bad_options_is_skipped_alone(plugins: Plugins) -> None:
+    class Unvalidated:
+        @hookimpl
+        def bugbout_judges(self) -> Iterator[JudgePlugin]:
+            yield JudgePlugin.model_construct(name="raw", factory=object, options=dict)
+            yield JudgePlugin(name="fine", factory=object)
+
+    plugins.register(Unvalidated(), name="unvalidated", distribution="raw 1.0")
+    judges = plugins.of_kind("judge")
+    assert "raw" not in judges
+    assert judges["fine"].distribution == "raw 1.0"
+    assert plugins.problems == [
+        "plugin 'unvalidated' from raw 1.0: judge 'raw' skipped: options must be a pydantic "
+        "model class (a subclass of BaseModel), not dict"
+    ]
+
+
+def test_options_model_that_ignores_unknown_keys_is_warned_about(plugins: Plugins) -> None:
+    class LooseOptions(BaseModel):
+        threshold: float = 0.5
+
+    class Loose:
+        @hookimpl
+        def bugbout_judges(self) -> Iterator[JudgePlugin]:
+            yield JudgePlugin(name="loose", factory=lambda options: options, options=LooseOptions)
+
+    plugins.register(Loose(), name="loose", distribution="loose 1.0")
+    assert plugins.create("judge", "loose", {"threshold": 0.7}).threshold == 0.7
+    plugins.all()  # collecting again reports nothing twice
+    assert plugins.problems == [
+        "plugin 'loose' from loose 1.0: judge 'loose' ignores unknown options (LooseOptions "
+        'does not set extra="forbid"), so a misspelt option goes unnoticed'
+    ]
+
+
+def test_invalid_plugin_name_is_one_line(plugins: Plugins) -> None:
+    class BadName:
+        @hookimpl
+        def bugbout_reporters(self) -> Iterator[ReporterPlugin]:
+            yield ReporterPlugin(name="My Dashboard", factory=object)
+
+    plugins.register(BadName(), name="badname", distribution="dash 1.0")
+    assert plugins.of_kind("reporter").keys() >= {"markdown"}
+    assert plugins.problems == [
+        "plugin 'badname' from dash 1.0 skipped: bugbout_reporters() built an invalid "
+        "ReporterPlugin record: name: 'my dashboard' is not a valid plugin name "
+        "(use lowercase words and -)"
+    ]
+
+
+def test_two_plugins_in_one_environment_claiming_one_judge_name(plugins: Plugins) -> None:
+    class Cautious:
+        @hookimpl
+        def bugbout_judges(self) -> Iterator[JudgePlugin]:
+            yield JudgePlugin(name="cautious", factory=object)
+
+    plugins.register(Cautious(), name="one", distribution="cautious-a 1.0")
+    plugins.register(Cautious(), name="two", distribution="cautious-b 2.0")
+    with pytest.raises(PluginError) as error:
+        plugins.of_kind("judge")
+    assert str(error.value) == (
+        "two judge plugins are named 'cautious': one from cautious-b 2.0 (two), one from "
+        "cautious-a 1.0 (one); uninstall or rename one"
+    )
 
 
 def test_broken_plugins_are_reported_when_the_manager_is_built(site: Path) -> None:
@@ -189,10 +353,33 @@ def test_lifecycle_hook_that_raises_is_reported_not_fatal(plugins: Plugins) -> N
         def bugbout_after_mine(self, tasks: object) -> None:
             raise ValueError("listener broke")
 
+    seen: list[object] = []
+
+    class Listening:
+        @hookimpl
+        def bugbout_after_mine(self, tasks: object) -> None:
+            seen.append(tasks)
+
     plugins.register(Crashing(), name="crashing", distribution="crashy 1.0")
-    plugins.notify("bugbout_after_mine", tasks=None)
+    plugins.register(Listening(), name="listening")
+    plugins.notify("bugbout_after_mine", tasks="the tasks")
     assert plugins.problems == [
         "plugin 'crashing' from crashy 1.0: bugbout_after_mine() raised ValueError: listener broke"
+    ]
+    assert seen == ["the tasks"]
+
+
+def test_a_several_line_error_from_a_plugin_is_reported_on_one_line(plugins: Plugins) -> None:
+    class Crashing:
+        @hookimpl
+        def bugbout_after_oracle(self, oracle: object) -> None:
+            raise RuntimeError("first line\n  second line\n")
+
+    plugins.register(Crashing(), name="crashing", distribution="crashy 1.0")
+    plugins.notify("bugbout_after_oracle", oracle=None)
+    assert plugins.problems == [
+        "plugin 'crashing' from crashy 1.0: bugbout_after_oracle() raised "
+        "RuntimeError: first line second line"
     ]
 
 

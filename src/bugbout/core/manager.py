@@ -2,12 +2,15 @@
 plugins from the ``bugbout`` entry-point group.
 
 A plugin that fails to import or to register is reported and skipped; two plugins that
-claim one name are an error naming both distributions.
+claim one name are an error naming both distributions. Every problem is one line that
+names the plugin module and its distribution.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import pluggy
+from pydantic import BaseModel, ValidationError
 
 from bugbout.core import hookspecs
 from bugbout.core.errors import ConfigError, PluginError
@@ -53,6 +57,8 @@ class Plugins:
     """Registered plugin (module) name → the distribution that provided it."""
     problems: list[str] = field(default_factory=list)
     _by_kind: dict[str, dict[str, RegisteredPlugin]] | None = None
+    _noted: set[str] = field(default_factory=set)
+    """Problems found while collecting records: reported once, however often we collect."""
 
     @property
     def hook(self) -> Any:
@@ -68,14 +74,51 @@ class Plugins:
                 f"two plugins are named {name!r}: one from {self.distributions[name]}, "
                 f"one from {distribution}; uninstall one of them"
             )
+        skipped = f"plugin {name!r} from {distribution} skipped"
+        if self.pm.is_registered(plugin):
+            other = self.pm.get_name(plugin)
+            self.problems.append(f"{skipped}: it is already registered as {other!r}")
+            return None
         try:
             registered = self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
-            self.problems.append(f"plugin {name!r} from {distribution} skipped: {exc}")
+            if self.pm.get_plugin(name) is not None:  # pluggy leaves it half-registered
+                self.pm.unregister(name=name)
+            self.problems.append(f"{skipped}: {self._invalid_hookimpl(plugin, exc)}")
             return None
         self.distributions[name] = distribution
         self._by_kind = None
+        for attribute in _unmarked_hooks(plugin):
+            self.problems.append(
+                f"plugin {name!r} from {distribution}: {attribute} is not marked @hookimpl, "
+                "so bugbout ignores it; add `from bugbout import hookimpl` and decorate it"
+            )
         return registered
+
+    def _invalid_hookimpl(self, plugin: object, exc: pluggy.PluginValidationError) -> str:
+        """Pluggy's several-line validation error as one line: which hook, which argument."""
+        for attribute in dir(plugin):
+            options = self.pm.parse_hookimpl_opts(plugin, attribute)
+            caller = getattr(self.pm.hook, attribute, None)
+            if options is None or caller is None or caller.spec is None:
+                continue
+            impl = pluggy.HookImpl(plugin, "", getattr(plugin, attribute), options)
+            unknown = [arg for arg in impl.argnames if arg not in caller.spec.argnames]
+            if not unknown:
+                continue
+            valid = caller.spec.argnames
+            hint = ""
+            close = difflib.get_close_matches(unknown[0], valid, n=1)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+            passes = f"it passes {', '.join(valid)}" if valid else "it passes no argument"
+            return (
+                f"{attribute}({', '.join(impl.argnames)}) takes "
+                f"{', '.join(repr(arg) for arg in unknown)}, which the hook does not pass "
+                f"({passes}){hint}"
+            )
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        return "; ".join(lines) or type(exc).__name__
 
     def unregister(self, name: str) -> None:
         self.pm.unregister(name=name)
@@ -87,11 +130,13 @@ class Plugins:
         for hook_name, caller in list(self.pm.hook.__dict__.items()):
             if not hook_name.startswith("bugbout_") or caller.spec is not None:
                 continue
+            close = _close_hook(hook_name)
+            hint = f"; did you mean {close!r}?" if close else " (misspelt?)"
             for impl in caller.get_hookimpls():
                 distribution = self.distributions.get(impl.plugin_name, "<inline>")
                 self.problems.append(
                     f"plugin {impl.plugin_name!r} from {distribution} skipped: it implements "
-                    f"{hook_name!r}, which is not a bugbout hook (misspelt?)"
+                    f"{hook_name!r}, which is not a bugbout hook{hint}"
                 )
                 self.unregister(impl.plugin_name)
 
@@ -105,7 +150,7 @@ class Plugins:
                 distribution = self.distributions.get(impl.plugin_name, "<inline>")
                 self.problems.append(
                     f"plugin {impl.plugin_name!r} from {distribution}: {hook_name}() raised "
-                    f"{type(exc).__name__}: {exc}"
+                    f"{_describe(exc)}"
                 )
 
     def of_kind(self, kind: str) -> dict[str, RegisteredPlugin]:
@@ -138,26 +183,45 @@ class Plugins:
         """Every plugin of every kind, in kind order then by name."""
         return [plugin for kind in KINDS for _, plugin in sorted(self.of_kind(kind).items())]
 
+    def _note(self, problem: str) -> None:
+        if problem not in self._noted:
+            self._noted.add(problem)
+            self.problems.append(problem)
+
     def _collect(self, spec_type: type[PluginSpec]) -> dict[str, RegisteredPlugin]:
         caller = getattr(self.pm.hook, spec_type.hook)
         found: dict[str, RegisteredPlugin] = {}
         for impl in reversed(caller.get_hookimpls()):
             distribution = self.distributions.get(impl.plugin_name, "<inline>")
+            plugin = f"plugin {impl.plugin_name!r} from {distribution}"
             try:
                 records = list(impl.function() or ())
-            except Exception as exc:  # a broken plugin must not stop the others
-                self.problems.append(
-                    f"plugin {impl.plugin_name!r} from {distribution} skipped: "
-                    f"{spec_type.hook}() raised {type(exc).__name__}: {exc}"
+            except ValidationError as exc:  # usually a record the plugin built wrongly
+                self._note(
+                    f"{plugin} skipped: {spec_type.hook}() built an invalid "
+                    f"{exc.title} record: {_validation_problems(exc)}"
                 )
+                continue
+            except Exception as exc:  # a broken plugin must not stop the others
+                self._note(f"{plugin} skipped: {spec_type.hook}() raised {_describe(exc)}")
                 continue
             for record in records:
                 if not isinstance(record, spec_type):
-                    self.problems.append(
-                        f"plugin {impl.plugin_name!r} from {distribution}: {spec_type.hook}() "
-                        f"returned {type(record).__name__}, not {spec_type.__name__}; ignored"
+                    self._note(
+                        f"{plugin}: {spec_type.hook}() returned {type(record).__name__}, "
+                        f"not {spec_type.__name__}; ignored"
                     )
                     continue
+                problem = _options_problem(record)
+                if problem is not None:
+                    self._note(f"{plugin}: {record.kind} {record.name!r} skipped: {problem}")
+                    continue
+                if record.options.model_config.get("extra") != "forbid":
+                    self._note(
+                        f"{plugin}: {record.kind} {record.name!r} ignores unknown options "
+                        f'({record.options.__name__} does not set extra="forbid"), so a '
+                        "misspelt option goes unnoticed"
+                    )
                 if record.name in found:
                     other = found[record.name]
                     raise PluginError(
@@ -167,6 +231,63 @@ class Plugins:
                     )
                 found[record.name] = RegisteredPlugin(record, impl.plugin_name, distribution)
         return found
+
+
+def _close_hook(name: str) -> str | None:
+    """The bugbout hook ``name`` most likely misspells, if any is close."""
+    prefix = "bugbout_"
+    hooks = [hook[len(prefix) :] for hook in dir(hookspecs) if hook.startswith(prefix)]
+    close = difflib.get_close_matches(name.removeprefix(prefix), hooks, n=1, cutoff=0.75)
+    return prefix + close[0] if close else None
+
+
+def _describe(exc: BaseException) -> str:
+    """``ValueError: the message``, on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _validation_problems(exc: ValidationError) -> str:
+    """A pydantic error as ``field: problem; field: problem``."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "record"
+        if error["type"] == "is_subclass_of" and where == "options":
+            problems.append(_options_message(error.get("input")))
+        else:
+            problems.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(problems)
+
+
+def _options_message(value: object) -> str:
+    if isinstance(value, type):
+        given = value.__name__
+    elif isinstance(value, BaseModel):
+        given = f"a {type(value).__name__} instance (pass the class itself)"
+    else:
+        given = repr(value)
+    return f"options must be a pydantic model class (a subclass of BaseModel), not {given}"
+
+
+def _options_problem(record: PluginSpec) -> str | None:
+    """Why ``record.options`` cannot validate options (a record built without validation)."""
+    options = record.options
+    if isinstance(options, type) and issubclass(options, BaseModel):
+        return None
+    return _options_message(options)
+
+
+def _unmarked_hooks(plugin: object) -> list[str]:
+    """Functions named like a bugbout hook but not marked with ``@hookimpl``."""
+    found = []
+    for attribute in dir(plugin):
+        if not attribute.startswith("bugbout_"):
+            continue
+        value = getattr(plugin, attribute, None)
+        marks = (f"{hookspecs.PROJECT_NAME}_impl", f"{hookspecs.PROJECT_NAME}_spec")
+        if inspect.isroutine(value) and not any(hasattr(value, mark) for mark in marks):
+            found.append(attribute)
+    return found
 
 
 def make_plugins(
@@ -210,7 +331,7 @@ def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
         except Exception as exc:  # a plugin that cannot import is skipped, not fatal
             plugins.problems.append(
                 f"plugin {entry_point.name!r} from {distribution} failed to import and was "
-                f"skipped: {type(exc).__name__}: {exc}"
+                f"skipped: {_describe(exc)}"
             )
             continue
         plugins.register(plugin, name=entry_point.name, distribution=distribution)

@@ -1,0 +1,548 @@
+"""Every hook has a test of its own, ``test_hook_<name>``, that registers a plugin inline
+through the hook and checks that bugbout uses it; the last test checks none is missing.
+
+The registration hooks are exercised together in one real bout on a one-bug repository
+(real git, real bubblewrap, real pytest; the agents are scripts), with a spy plugin of
+every kind standing in for the built-ins. Each spy records what bugbout gave it.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bugbout import (
+    AgentOptions,
+    AgentPlugin,
+    AuditorPlugin,
+    CodingAgent,
+    EnvironmentPlugin,
+    ExaminerPlugin,
+    Invocation,
+    IssueSourcePlugin,
+    JudgePlugin,
+    MinerPlugin,
+    ReporterPlugin,
+    SandboxPlugin,
+    Session,
+    hookimpl,
+)
+from bugbout.bout import Bout, Project
+from bugbout.core import hookspecs
+from bugbout.core.auditing import AuditRequest
+from bugbout.core.environment import EnvironmentRequest
+from bugbout.core.examining import examiner_prompt
+from bugbout.core.issues import IssueRequest
+from bugbout.core.judging import (
+    EvidenceJudge,
+    JudgeContext,
+    JudgeOptions,
+    PatchEvidence,
+    threshold_objection,
+)
+from bugbout.core.manager import Plugins, make_plugins
+from bugbout.core.mining import MiningRequest, TitleLookup
+from bugbout.core.records import (
+    SUITE,
+    UNFIXED,
+    Audit,
+    Issue,
+    Matrix,
+    Oracle,
+    OracleSet,
+    Task,
+    TaskSet,
+    Verdict,
+)
+from bugbout.core.report import Report
+from bugbout.core.settings import (
+    BoutSettings,
+    JudgeChoice,
+    PluginChoice,
+    ProjectSettings,
+    RunSettings,
+    TasksSettings,
+)
+from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.plugins.auditors.gate import Gate
+from bugbout.plugins.environments.interpreter import InterpreterBuilder
+from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
+from bugbout.sandbox import Confinement
+from bugbout.testing import RepositoryBuilder
+
+TESTS_DIR = Path(__file__).parent
+
+# -- the repository -----------------------------------------------------------------------
+
+BUGGY = "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"
+FIXED = (
+    "def middle(values):\n    ordered = sorted(values)\n    half = len(ordered) // 2\n"
+    "    if len(ordered) % 2 == 0:\n        return (ordered[half - 1] + ordered[half]) / 2\n"
+    "    return ordered[half]\n"
+)
+TESTS = "from mid.core import middle\n\n\ndef test_odd():\n    assert middle([3, 1, 2]) == 2\n"
+FIX_TEST = TESTS + "\n\ndef test_even():\n    assert middle([4, 1, 3, 2]) == 2.5\n"
+ISSUE_TITLE = "middle() of an even-length list is wrong"
+
+FIXER = f"""
+from pathlib import Path
+Path("src/mid/core.py").write_text({FIXED!r})
+print("Fixed middle() for even-length lists.")
+"""
+PROBER = """
+from pathlib import Path
+Path("tests/test_probe.py").write_text(
+    "from mid.core import middle\\n\\n\\ndef test_even():\\n    assert middle([1, 2]) == 1.5\\n"
+)
+print("Wrote a reproduction.")
+"""
+
+
+# -- a spy plugin of every kind -------------------------------------------------------------
+
+
+@dataclass
+class Seen:
+    """What bugbout handed each spy, in order."""
+
+    mined: list[MiningRequest] = field(default_factory=list)
+    asked: list[IssueRequest] = field(default_factory=list)
+    built: list[EnvironmentRequest] = field(default_factory=list)
+    sessions: list[Session] = field(default_factory=list)
+    wrapped: list[tuple[list[str], Confinement]] = field(default_factory=list)
+    probed: int = 0
+    prompted: list[tuple[Task, str, str]] = field(default_factory=list)
+    judged: list[tuple[Matrix, JudgeContext]] = field(default_factory=list)
+    audited: list[AuditRequest] = field(default_factory=list)
+    rendered: list[Report] = field(default_factory=list)
+    after_mine: list[tuple[TaskSet, TaskSet | None]] = field(default_factory=list)
+    after_oracle: list[tuple[Oracle, Oracle | None]] = field(default_factory=list)
+
+
+class SpyMiner:
+    def __init__(self, options: Any) -> None:
+        self.inner = GitHistoryMiner(GitHistoryOptions())
+
+    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
+        SEEN.mined.append(request)
+        return self.inner.mine(request, titles=titles)
+
+
+class SpyIssues:
+    def __init__(self, options: Any) -> None:
+        pass
+
+    def fetch(self, request: IssueRequest) -> Issue | None:
+        SEEN.asked.append(request)
+        if request.number != 1:
+            return None
+        return Issue(number=1, title=ISSUE_TITLE, body="`middle([1, 2])` gives 2, not 1.5.")
+
+
+@dataclass(frozen=True)
+class SpyEnvironment:
+    inner: Any
+
+    @property
+    def description(self) -> str:
+        return f"spy over {self.inner.description}"
+
+    @property
+    def key(self) -> str:
+        return str(self.inner.key)
+
+    def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Any:
+        return self.inner.command(args, tree, extra_paths)
+
+
+class SpyBuilder:
+    def __init__(self, options: Any) -> None:
+        self.inner = InterpreterBuilder()
+
+    def build(self, request: EnvironmentRequest) -> SpyEnvironment:
+        SEEN.built.append(request)
+        return SpyEnvironment(self.inner.build(request))
+
+
+class SpyAgentOptions(AgentOptions):
+    code: str = ""
+    """The Python program the agent runs."""
+
+
+class SpyAgent(CodingAgent):
+    harness = "spy-agent"
+    executable = sys.executable
+    Options = SpyAgentOptions
+
+    def invocation(self, session: Session) -> Invocation:
+        SEEN.sessions.append(session)
+        return Invocation([self.command(), "-c", self.options.code], stdin=session.prompt)
+
+
+class SpySandbox:
+    name = "spy-sandbox"
+
+    def __init__(self, options: Any) -> None:
+        self.inner = Bubblewrap()
+
+    def problem(self) -> str | None:
+        SEEN.probed += 1
+        return self.inner.problem()
+
+    def wrap(self, argv: list[str], confinement: Confinement) -> list[str]:
+        SEEN.wrapped.append((list(argv), confinement))
+        return self.inner.wrap(argv, confinement)
+
+
+class SpyAssignment:
+    name = "spy-examiner"
+
+    def __init__(self, options: Any) -> None:
+        pass
+
+    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+        SEEN.prompted.append((task, tests, test_command))
+        return examiner_prompt(
+            task, tests=tests, test_command=test_command, scope="Reproduce the bug."
+        )
+
+    def must_fail_on_base(self) -> bool:
+        return True
+
+
+class SpyJudge(EvidenceJudge):
+    name = "spy-judge"
+
+    def judge(self, matrix: Matrix, context: JudgeContext) -> Verdict:
+        SEEN.judged.append((matrix, context))
+        return super().judge(matrix, context)
+
+    def objection(self, patch: PatchEvidence) -> str | None:
+        return threshold_objection(patch, 0.5)
+
+
+class SpyAuditor:
+    name = "spy-auditor"
+
+    def __init__(self, options: Any) -> None:
+        self.inner = Gate()
+
+    def audit(self, request: AuditRequest) -> Audit:
+        SEEN.audited.append(request)
+        return self.inner.audit(request).model_copy(update={"auditor": self.name})
+
+
+class SpyReporter:
+    name = "spy-reporter"
+    filename = "spy.txt"
+
+    def __init__(self, options: Any) -> None:
+        pass
+
+    def render(self, report: Report) -> str:
+        SEEN.rendered.append(report)
+        return "".join(f"{row.contestant}: {row.resolved}/{row.scored}\n" for row in report.agents)
+
+
+class Spies:
+    """One plugin module's worth of hooks: a record of every kind, and both lifecycle hooks."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @hookimpl
+    def bugbout_miners(self) -> Iterator[MinerPlugin]:
+        yield MinerPlugin(name="spy-miner", factory=SpyMiner)
+
+    @hookimpl
+    def bugbout_issue_sources(self) -> Iterator[IssueSourcePlugin]:
+        yield IssueSourcePlugin(name="spy-issues", factory=SpyIssues)
+
+    @hookimpl
+    def bugbout_environments(self) -> Iterator[EnvironmentPlugin]:
+        yield EnvironmentPlugin(name="spy-env", factory=SpyBuilder)
+
+    @hookimpl
+    def bugbout_agents(self) -> Iterator[AgentPlugin]:
+        yield AgentPlugin(name="spy-agent", factory=SpyAgent.from_options, options=SpyAgentOptions)
+
+    @hookimpl
+    def bugbout_sandboxes(self) -> Iterator[SandboxPlugin]:
+        yield SandboxPlugin(name="spy-sandbox", factory=SpySandbox)
+
+    @hookimpl
+    def bugbout_examiners(self) -> Iterator[ExaminerPlugin]:
+        yield ExaminerPlugin(name="spy-examiner", factory=SpyAssignment)
+
+    @hookimpl
+    def bugbout_judges(self) -> Iterator[JudgePlugin]:
+        yield JudgePlugin(name="spy-judge", factory=SpyJudge, options=JudgeOptions)
+
+    @hookimpl
+    def bugbout_auditors(self) -> Iterator[AuditorPlugin]:
+        yield AuditorPlugin(name="spy-auditor", factory=SpyAuditor)
+
+    @hookimpl
+    def bugbout_reporters(self) -> Iterator[ReporterPlugin]:
+        yield ReporterPlugin(name="spy-reporter", factory=SpyReporter)
+
+    @hookimpl
+    def bugbout_after_mine(self, tasks: TaskSet) -> None:
+        SEEN.after_mine.append((tasks.model_copy(deep=True), self.store.read(TASKS, TaskSet)))
+
+    @hookimpl
+    def bugbout_after_oracle(self, oracle: Oracle) -> None:
+        stored = self.store.read(ORACLES, OracleSet)
+        SEEN.after_oracle.append(
+            (oracle.model_copy(deep=True), stored.root.get(oracle.task_id) if stored else None)
+        )
+
+
+SEEN = Seen()
+
+
+@dataclass(frozen=True)
+class Bouted:
+    """A finished bout with the spies: its repository, store and plugins."""
+
+    repo: Path
+    store: Store
+    plugins: Plugins
+    problems: list[str]
+
+    def stored(self, name: str) -> Any:
+        return json.loads(self.store.path(name).read_text())
+
+
+@pytest.fixture(scope="module")
+def bout(tmp_path_factory: pytest.TempPathFactory) -> Bouted:
+    """One whole bout in which every stage is played by a spy plugin."""
+    root = tmp_path_factory.mktemp("hooks")
+    repo = RepositoryBuilder(root / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "mid"\nrequires-python = ">=3.9"\n',
+            "src/mid/__init__.py": "",
+            "src/mid/core.py": BUGGY,
+            "tests/test_core.py": TESTS,
+        },
+    )
+    repo.commit(
+        "Fix middle of even-length lists (#1)",
+        {"src/mid/core.py": FIXED, "tests/test_core.py": FIX_TEST},
+    )
+    settings = BoutSettings(
+        project=ProjectSettings(source="src/mid", tests="tests"),
+        tasks=TasksSettings(issue_sources=("spy-issues", "commit"), reruns=1, timeout=120),
+        miner=PluginChoice(name="spy-miner"),
+        env=PluginChoice(name="spy-env"),
+        sandbox=PluginChoice(name="spy-sandbox"),
+        judge=JudgeChoice(name="spy-judge"),
+        auditor=PluginChoice(name="spy-auditor"),
+        reporters=("spy-reporter",),
+        run=RunSettings(timeout=60),
+        contestant={"fixer": {"agent": "spy-agent", "code": FIXER}},
+        examiner={"prober": {"agent": "spy-agent", "code": PROBER, "assignment": "spy-examiner"}},
+        root=repo.path,
+    )
+    plugins = make_plugins(entry_points=False)
+    store = Store(settings.store_dir)
+    plugins.register(Spies(store), name="spies", distribution="bugbout-spies 1.0")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BUGBOUT_HOME", str(root / "home"))
+        Bout(Project(settings, plugins)).run()
+    return Bouted(repo.path, store, plugins, list(plugins.problems))
+
+
+@pytest.fixture
+def task_id(bout: Bouted) -> str:
+    (task,) = bout.stored("tasks.json")["tasks"]
+    return str(task["id"])
+
+
+def attempt(bout: Bouted, task_id: str, name: str) -> dict[str, Any]:
+    return json.loads(bout.store.path(f"attempts/{task_id}/{name}.json").read_text())
+
+
+def test_the_spies_raise_no_problem(bout: Bouted) -> None:
+    assert bout.problems == []
+    assert {plugin.distribution for plugin in bout.plugins.all() if "spy" in plugin.name} == {
+        "bugbout-spies 1.0"
+    }
+
+
+# -- registration hooks ---------------------------------------------------------------------
+
+
+def test_hook_miners(bout: Bouted) -> None:
+    assert isinstance(bout.plugins.create("miner", "spy-miner"), SpyMiner)
+    (request,) = SEEN.mined
+    assert request.repository == bout.repo
+    assert request.project.source == "src/mid"
+    (task,) = bout.stored("tasks.json")["tasks"]
+    assert task["title"] == "Fix middle of even-length lists (#1)"
+    assert task["test_files"] == ["tests/test_core.py"]
+
+
+def test_hook_issue_sources(bout: Bouted, task_id: str) -> None:
+    assert isinstance(bout.plugins.create("issue-source", "spy-issues"), SpyIssues)
+    asked = [request for request in SEEN.asked if request.commit_message]
+    assert [request.number for request in asked] == [1]
+    assert asked[0].commit_message.startswith("Fix middle of even-length lists (#1)")
+    (task,) = bout.stored("tasks.json")["tasks"]
+    assert task["issue"]["title"] == ISSUE_TITLE
+    assert task["problem_statement"] == f"{ISSUE_TITLE}\n\n`middle([1, 2])` gives 2, not 1.5."
+
+
+def test_hook_environments(bout: Bouted, task_id: str) -> None:
+    assert isinstance(bout.plugins.create("env", "spy-env"), SpyBuilder)
+    (task,) = bout.stored("tasks.json")["tasks"]
+    assert SEEN.built
+    assert {request.date for request in SEEN.built} == {task["date"]}
+    oracle = bout.stored("oracles.json")[task_id]
+    assert oracle["status"] == "ok"
+    assert oracle["environment"].startswith("spy over interpreter: Python")
+    assert oracle["fail_to_pass"] == ["tests/test_core.py::test_even"]
+
+
+def test_hook_agents(bout: Bouted, task_id: str) -> None:
+    agent = bout.plugins.create("agent", "spy-agent", {"code": "pass", "model": "m"})
+    assert isinstance(agent, SpyAgent)
+    assert agent.name == "spy-agent/m"
+    fixer = attempt(bout, task_id, "fixer")
+    assert (fixer["agent"], fixer["status"]) == ("spy-agent", "finished")
+    assert [change["path"] for change in fixer["patch"]["files"]] == ["src/mid/core.py"]
+    assert all(ISSUE_TITLE in session.prompt for session in SEEN.sessions)
+    assert len(SEEN.sessions) == 2  # the contestant and the examiner
+    assert bout.stored("resolutions.json")[task_id]["patches"]["fixer"]["score"] == "resolved"
+
+
+def test_hook_sandboxes(bout: Bouted) -> None:
+    assert isinstance(bout.plugins.create("sandbox", "spy-sandbox"), SpySandbox)
+    assert SEEN.probed >= 1
+    commands = [" ".join(argv) for argv, _ in SEEN.wrapped]
+    assert any(FIXER in command for command in commands)  # the agent ran confined
+    assert any("-m pytest" in command for command in commands)  # and so did the tests
+    assert all(not confinement.network for _, confinement in SEEN.wrapped)
+    assert all(confinement.workdir.is_absolute() for _, confinement in SEEN.wrapped)
+
+
+def test_hook_examiners(bout: Bouted, task_id: str) -> None:
+    assert isinstance(bout.plugins.create("examiner", "spy-examiner"), SpyAssignment)
+    ((task, tests, test_command),) = SEEN.prompted
+    assert (task.id, tests) == (task_id, "tests")
+    assert test_command
+    prober = attempt(bout, task_id, "prober")
+    assert (prober["role"], prober["assignment"]) == ("examiner", "spy-examiner")
+    assert prober["reproductions"] == ["tests/test_probe.py::test_even"]
+
+
+def test_hook_judges(bout: Bouted, task_id: str, plugins: Plugins) -> None:
+    plugins.register(Spies(bout.store), name="spies")
+    judge = plugins.create("judge", "spy-judge")
+    assert isinstance(judge, SpyJudge)
+    repro, kept = "tests/test_bb_prober__probe.py::test_even", "tests/test_core.py::test_odd"
+    matrix = Matrix(
+        task_id="t1",
+        patches=[UNFIXED, "right", "wrong"],
+        authors={"prober": [repro], SUITE: [kept]},
+        outcomes={
+            UNFIXED: {repro: "failed", kept: "passed"},
+            "right": {repro: "passed", kept: "passed"},
+            "wrong": {repro: "failed", kept: "passed"},
+        },
+    )
+    verdict = judge.judge(matrix, JudgeContext(task_id="t1", examiners={"prober": "reproduce"}))
+    assert (verdict.policy, verdict.pick, verdict.approved) == ("spy-judge", "right", ["right"])
+    stored = bout.stored("verdicts.json")[task_id]["spy-judge"]
+    assert stored["pick"] == "fixer"
+    (bout_matrix, context) = SEEN.judged[0]
+    assert bout_matrix.task_id == task_id
+    assert set(bout_matrix.patches) == {UNFIXED, "fixer"}
+    assert context.examiners == {"prober": "spy-examiner"}
+
+
+def test_hook_auditors(bout: Bouted, task_id: str) -> None:
+    assert isinstance(bout.plugins.create("auditor", "spy-auditor"), SpyAuditor)
+    (request,) = SEEN.audited
+    assert request.attempt.contestant == "fixer"
+    assert request.oracle is not None and not request.visible_only
+    assert request.must_pass == ["tests/test_core.py::test_even"]
+    audit = bout.stored("audits.json")[task_id]["fixer"]
+    assert (audit["auditor"], audit["verdict"], audit["route"]) == (
+        "spy-auditor",
+        "RESOLVED",
+        "none",
+    )
+
+
+def test_hook_reporters(bout: Bouted) -> None:
+    assert isinstance(bout.plugins.create("reporter", "spy-reporter"), SpyReporter)
+    assert SEEN.rendered
+    assert SEEN.rendered[-1].contestants == ["fixer"]
+    assert bout.store.path("spy.txt").read_text() == "fixer: 1/1\n"
+
+
+# -- lifecycle hooks ------------------------------------------------------------------------
+
+
+def test_hook_after_mine(bout: Bouted) -> None:
+    ((tasks, stored),) = SEEN.after_mine
+    assert stored is not None
+    assert tasks == stored  # the task set as written to tasks.json
+    assert [task.problem_statement.splitlines()[0] for task in tasks.tasks] == [ISSUE_TITLE]
+    assert all(task.scored for task in tasks.tasks)  # ground truth has not run yet
+
+
+def test_hook_after_oracle(bout: Bouted, task_id: str) -> None:
+    ((oracle, stored),) = SEEN.after_oracle
+    assert stored is not None
+    assert oracle == stored  # the oracle as written to oracles.json
+    assert oracle.task_id == task_id
+    assert oracle.fail_to_pass == ["tests/test_core.py::test_even"]
+
+
+# -- every hook has a test ------------------------------------------------------------------
+
+
+def hook_names() -> list[str]:
+    """Every hook bugbout defines (each a function marked as a hook specification)."""
+    names = [
+        name
+        for name, value in vars(hookspecs).items()
+        if name.startswith("bugbout_") and inspect.isfunction(value)
+    ]
+    unmarked = [name for name in names if not hasattr(getattr(hookspecs, name), "bugbout_spec")]
+    assert not unmarked, f"not marked @hookspec: {unmarked}"
+    return names
+
+
+def defined_tests() -> set[str]:
+    """The name of every function defined in the test suite's modules."""
+    found: set[str] = set()
+    for path in TESTS_DIR.rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.add(node.name)
+    return found
+
+
+def test_every_hook_has_a_test() -> None:
+    tests = defined_tests()
+    missing = [
+        f"test_hook_{name.removeprefix('bugbout_')}"
+        for name in hook_names()
+        if f"test_hook_{name.removeprefix('bugbout_')}" not in tests
+    ]
+    assert hook_names()
+    assert not missing, "write a test for each hook: " + ", ".join(missing)
