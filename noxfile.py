@@ -22,8 +22,8 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Check style and common mistakes with ruff."""
     session.install("ruff")
-    session.run("ruff", "check", "src", "tests", "benchmarks", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "benchmarks", "examples", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "benchmarks", "examples", "noxfile.py")
 
 
 @nox.session(python=PYTHON)

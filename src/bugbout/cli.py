@@ -185,11 +185,34 @@ def _doctor(args: list[str], console: Console) -> int:
 
 
 def _plugins(args: list[str], console: Console) -> int:
-    """``bugbout plugins``: every plugin by kind and its distribution."""
+    """``bugbout plugins``: every plugin by kind and its distribution;
+    ``bugbout plugins new KIND NAME [--dir DIR]``: a new plugin package."""
     from bugbout.core.manager import make_plugins
 
     if args and args[0] in ("-h", "--help"):
-        print("usage: bugbout plugins\n\nList every plugin by kind, with its distribution.")
+        from bugbout.core.types import KINDS
+
+        print(
+            "usage: bugbout plugins\n       bugbout plugins new KIND NAME [--dir DIR]\n\n"
+            "List every plugin by kind, with its distribution; or write a new plugin package, "
+            f"DIR/bugbout-NAME (DIR: here), that passes its own tests.\n\nkinds: "
+            f"{', '.join(KINDS)}\n\nExample:\n  bugbout plugins new judge cautious\n"
+        )
+        return 0
+    if args and args[0] == "new":
+        import argparse
+
+        from bugbout.scaffold import next_steps, scaffold
+
+        parser = argparse.ArgumentParser(
+            prog="bugbout plugins new", description="Write a new plugin package."
+        )
+        parser.add_argument("kind", help="the plugin kind, e.g. judge, agent, reporter")
+        parser.add_argument("name", help="the plugin's name, e.g. cautious")
+        parser.add_argument("--dir", type=Path, help="where to put it (default: here)")
+        options = parser.parse_args(args[1:])
+        path = scaffold(options.kind, options.name, options.dir)
+        console.info(next_steps(options.kind, path))
         return 0
     if args:
         raise ConfigError(f"`bugbout plugins` takes no arguments (got {' '.join(args)})")
@@ -240,7 +263,8 @@ def _demo(args: list[str], console: Console) -> int:
     if args and args[0] in ("-h", "--help"):
         print(
             "usage: bugbout demo [DIR] [OVERRIDES...]\n\nBuild the example repository in "
-            "DIR (default ./bugbout-demo) and run `bugbout tasks` on it."
+            "DIR (default ./bugbout-demo), with scripted agents, and run a whole bout on it\n"
+            "offline: tasks, ground truth, the race, verdicts and the report."
         )
         return 0
     target = Path(args[0] if args and "=" not in args[0] else "bugbout-demo").resolve()

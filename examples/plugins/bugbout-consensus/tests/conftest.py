@@ -1,0 +1,3 @@
+"""bugbout's fixtures for plugin authors."""
+
+pytest_plugins = ["bugbout.testing.fixtures"]

@@ -1,0 +1,3 @@
+"""bugbout's fixtures for plugin authors: the scripted model server, among others."""
+
+pytest_plugins = ["bugbout.testing.fixtures"]
