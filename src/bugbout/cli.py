@@ -269,10 +269,13 @@ def _demo(args: list[str], console: Console) -> int:
         return 0
     target = Path(args[0] if args and "=" not in args[0] else "bugbout-demo").resolve()
     overrides = args[1:] if args and "=" not in args[0] else args
-    if target.exists():
+    if (target / ".git").is_dir() and (target / CONFIG_NAME).is_file():
+        console.info(f"resuming the demo bout in {target}")
+    elif target.exists():
         raise ConfigError(f"{target} already exists; remove it or name another directory")
-    build_example(target)
-    console.info(f"built the example repository in {target}")
+    else:
+        build_example(target)
+        console.info(f"built the example repository in {target}")
     os.chdir(target)
     return _run(overrides, console)
 
