@@ -171,6 +171,10 @@ def test_demo_builds_the_example_and_mines_it(tmp_path: Path) -> None:
     assert tasks["tasks"][2]["problem_statement"].startswith("median() is wrong")
     assert "Proposed fix" not in tasks["tasks"][2]["problem_statement"]
     assert all(task["scored"] for task in tasks["tasks"])
+    again = bugbout("demo", str(tmp_path / "demo"), "env=interpreter", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "resuming the demo bout" in again.stderr
+    assert "no new attempts" in again.stdout
 
 
 def test_core_does_not_import_hydra() -> None:
