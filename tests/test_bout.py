@@ -84,6 +84,7 @@ def test_a_judge_abstains_when_no_patch_is_supported(bout: Path) -> None:
     assert result.returncode == 0, result.stderr
     for by_policy in stored(bout, "verdicts.json").values():
         assert by_policy["majority"]["pick"] is None
+        assert set(by_policy) == {"majority"}  # verdicts on the old matrix are dropped
 
 
 def test_reports_are_written_and_rerendered(bout: Path) -> None:

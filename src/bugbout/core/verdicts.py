@@ -93,7 +93,10 @@ class Verdicts:
             for task in scored:
                 attempts = _stored_attempts(self.store, task, racers)
                 environment = self.race.environment(task, checkouts)
-                matrix = self._matrix(task, attempts, checkouts, environment)
+                matrix, fresh = self._matrix(task, attempts, checkouts, environment)
+                if fresh:  # other policies' verdicts rest on the old matrix: drop them
+                    verdicts.root[task.id] = {}
+                    resolutions.root.setdefault(task.id, TaskResolutions()).picks.clear()
                 verdict = self._judge(task, matrix, attempts)
                 verdicts.root.setdefault(task.id, {})[verdict.policy] = verdict
                 self.store.write(VERDICTS, verdicts)
@@ -156,11 +159,12 @@ class Verdicts:
 
     def _matrix(
         self, task: Task, attempts: list[Attempt], checkouts: Checkouts, environment: Any
-    ) -> Matrix:
+    ) -> tuple[Matrix, bool]:
+        """The task's matrix, and whether it was computed now (the attempts changed)."""
         key = digest(*sorted(a.key for a in attempts), str(self.settings.judge.run_suite))
         stored = self.store.read(matrix_path(task.id), Matrix)
         if stored is not None and stored.key == key:
-            return stored
+            return stored, False
         matrix = cross_examine(
             task,
             attempts,
@@ -172,7 +176,7 @@ class Verdicts:
             confine=self.race.confine_tests,
         ).model_copy(update={"key": key})
         self.store.write(matrix_path(task.id), matrix)
-        return matrix
+        return matrix, True
 
     def _audit(
         self, task: Task, oracles: OracleSet, attempt: Attempt, common: dict[str, Any]
