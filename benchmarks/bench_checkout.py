@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
     actions: dict[str, Callable[[], Any]] = {
         "git archive | tar -x (baseline)": baseline,
         "cp -a --reflink=auto (reference)": cp_reference,
-        "Git.export, tarfile (reference)": git_export,
+        "Git.export, checkout-index (reference)": git_export,
         "Checkouts.base() cold": base_cold,
         "Checkouts.working_copy()": working_copy,
         "diff_trees, unchanged copy": diff_unchanged,
