@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from bugbout.core.agents import CodingAgent, Session
+from bugbout.core.doctor import dummy_session
 from bugbout.core.errors import ConfigError
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.process import run_logged
@@ -28,7 +29,6 @@ from bugbout.plugins.agents.claude_code import ClaudeCodeAgent
 from bugbout.plugins.agents.codex import CodexAgent
 from bugbout.plugins.agents.gemini_cli import GeminiCliAgent
 from bugbout.plugins.agents.mini_swe_agent import MiniSweAgent
-from bugbout.sandbox.confinement import Confinement
 from bugbout.testing.model_server import ModelServer, Say, Script, Shell
 
 DATA = Path(__file__).parent / "data" / "agents"
@@ -43,34 +43,8 @@ EXECUTABLES = ("codex", "claude", "gemini", "mini")
 NO_USAGE = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
 
 
-class StubSandbox:
-    """A sandbox that wraps nothing: sessions need one, these tests do not confine."""
-
-    name = "stub"
-
-    def problem(self) -> str | None:
-        return None
-
-    def wrap(self, argv: list[str], confinement: Confinement) -> list[str]:
-        return list(argv)
-
-
 def make_session(root: Path, prompt: str = "Fix the bug in add().") -> Session:
-    workdir, logdir, home = root / "work", root / "logs", root / "home"
-    for directory in (workdir, logdir, home):
-        directory.mkdir(parents=True, exist_ok=True)
-    prompt_file = logdir / "prompt.md"
-    prompt_file.write_text(prompt)
-    return Session(
-        prompt=prompt,
-        workdir=workdir,
-        logdir=logdir,
-        home=home,
-        sandbox=StubSandbox(),
-        confinement=Confinement(workdir=workdir, writable=(logdir, home)),
-        prompt_file=prompt_file,
-        test_command="true",
-    )
+    return dummy_session(root, prompt)
 
 
 @pytest.fixture

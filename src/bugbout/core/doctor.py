@@ -38,6 +38,7 @@ from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Contestant, build_contestants
 from bugbout.core.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.core.settings import BoutSettings
+from bugbout.plugins.sandboxes.none import NoSandbox
 from bugbout.sandbox.confinement import Confinement
 
 PROBE_TIMEOUT = 10.0
@@ -407,23 +408,11 @@ def dummy_session(scratch: Path, prompt: str = "Fix the bug in add(), please.") 
         workdir=workdir,
         logdir=logdir,
         home=home,
-        sandbox=_Unconfined(),
+        sandbox=NoSandbox(),
         confinement=Confinement(workdir=workdir, writable=(logdir, home)),
         prompt_file=prompt_file,
         test_command="true",
     )
-
-
-class _Unconfined:
-    """The sandbox of a dummy session: nothing runs in it."""
-
-    name = "none"
-
-    def problem(self) -> str | None:
-        return None
-
-    def wrap(self, argv: list[str], confinement: Confinement) -> list[str]:
-        return list(argv)
 
 
 # --------------------------------------------------------------------------------------------

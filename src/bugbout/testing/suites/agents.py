@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -11,8 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from bugbout.core.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
-from bugbout.plugins.sandboxes.none import NoSandbox
-from bugbout.sandbox.confinement import Confinement
+from bugbout.core.doctor import dummy_session
 from bugbout.testing.suites.base import PluginSuite
 
 PROMPT = "Fix the crash in ratio() when the reference is zero (conformance 7f3a)."
@@ -59,27 +59,16 @@ class AgentSuite(PluginSuite):
 
     @pytest.fixture
     def session(self, tmp_path: Path) -> Session:
-        workdir, logdir, home = tmp_path / "work", tmp_path / "logs", tmp_path / "home"
-        (workdir / "src" / "shapes").mkdir(parents=True)
-        (workdir / "src" / "shapes" / "area.py").write_text("def ratio(a, b):\n    return a / b\n")
-        logdir.mkdir()
-        home.mkdir()
-        prompt_file = logdir / "prompt.md"
-        prompt_file.write_text(PROMPT)
-        run_tests = logdir / "bin" / "run-tests"
+        session = dummy_session(tmp_path, PROMPT)
+        (session.workdir / "src" / "shapes").mkdir(parents=True)
+        (session.workdir / "src" / "shapes" / "area.py").write_text(
+            "def ratio(a, b):\n    return a / b\n"
+        )
+        run_tests = session.logdir / "bin" / "run-tests"
         run_tests.parent.mkdir()
         run_tests.write_text("#!/bin/sh\nexit 0\n")
         run_tests.chmod(0o755)
-        return Session(
-            prompt=PROMPT,
-            workdir=workdir,
-            logdir=logdir,
-            home=home,
-            sandbox=NoSandbox(),
-            confinement=Confinement(workdir=workdir, writable=(logdir, home)),
-            prompt_file=prompt_file,
-            test_command=str(run_tests),
-        )
+        return dataclasses.replace(session, test_command=str(run_tests))
 
     def test_is_a_coding_agent(self, agent: Any) -> None:
         assert isinstance(agent, CodingAgent)
