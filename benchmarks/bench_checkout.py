@@ -21,24 +21,23 @@ code is 0 whatever the numbers.
 from __future__ import annotations
 
 import argparse
-import gc
 import io
 import json
 import os
 import platform
 import random
-import resource
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from timing import Sample, measure, rotations, summary
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_WORKDIR = HERE / ".cache"
@@ -264,48 +263,6 @@ EDITED = ("src/pkg/sub07/mod03.py", "tests/sub07/test_mod03.py", "docs/guide/pag
 """The files an "attempt" edits before the second ``diff_trees``."""
 
 
-@dataclass
-class Sample:
-    wall: float
-    cpu_self: float  # this process's user+sys
-    cpu_children: float  # waited-for children's user+sys (git, tar, cp)
-
-
-def _cpu() -> tuple[float, float]:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
-
-
-def measure(action: Callable[[], Any]) -> tuple[Sample, Any]:
-    os.sync()  # no earlier writes being flushed while this one runs
-    gc.collect()
-    self0, kids0 = _cpu()
-    started = time.perf_counter()
-    result = action()
-    wall = time.perf_counter() - started
-    self1, kids1 = _cpu()
-    return Sample(wall, self1 - self0, kids1 - kids0), result
-
-
-def _summary(samples: list[Sample]) -> dict[str, Any]:
-    walls = [s.wall for s in samples]
-    return {
-        "runs_s": [round(w, 4) for w in walls],
-        "median_s": round(statistics.median(walls), 4),
-        "min_s": round(min(walls), 4),
-        "max_s": round(max(walls), 4),
-        "median_cpu_python_s": round(statistics.median(s.cpu_self for s in samples), 4),
-        "median_cpu_children_s": round(statistics.median(s.cpu_children for s in samples), 4),
-    }
-
-
-def _rotations(names: list[str], repeat: int) -> Iterator[list[str]]:
-    for k in range(repeat):
-        shift = k % len(names)
-        yield names[shift:] + names[:shift]
-
-
 def _filesystem(path: Path) -> dict[str, Any]:
     """The filesystem's type, and whether it can clone files (reflinks)."""
     kind = subprocess.run(
@@ -419,12 +376,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
     names = list(actions)
     print("warming up (one untimed run of each) ...", flush=True)
     for name in names:
-        measure(actions[name])
+        measure(actions[name], sync=True)
     samples: dict[str, list[Sample]] = {name: [] for name in names}
     results: dict[str, Any] = {}
-    for round_index, order in enumerate(_rotations(names, args.repeat), start=1):
+    for round_index, order in enumerate(rotations(names, args.repeat), start=1):
         for name in order:
-            sample, results[name] = measure(actions[name])
+            sample, results[name] = measure(actions[name], sync=True)
             samples[name].append(sample)
         print(f"  round {round_index}/{args.repeat} done", flush=True)
 
@@ -435,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
     assert sorted(f.path for f in three.files) == sorted(EDITED), three.files
     assert diff_trees(base, copy_check, source="src/pkg", tests="tests").empty
 
-    summaries = {name: _summary(samples[name]) for name in names}
+    summaries = {name: summary(samples[name], children="children") for name in names}
     reference = summaries[names[0]]["median_s"]
     ratios = {name: round(s["median_s"] / reference, 3) for name, s in summaries.items()}
 

@@ -29,11 +29,13 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from timing import Sample, measure, rotations, summary
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_WORKDIR = HERE / ".cache"
@@ -735,29 +737,6 @@ def miner_log_command(repo: Path) -> list[str]:
     ]  # fmt: skip
 
 
-@dataclass
-class Sample:
-    wall: float
-    cpu_self: float  # this process's user+sys
-    cpu_children: float  # waited-for children's user+sys (git)
-
-
-def _cpu() -> tuple[float, float]:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
-
-
-def measure(action: Callable[[], Any]) -> tuple[Sample, Any]:
-    gc.collect()
-    self0, kids0 = _cpu()
-    started = time.perf_counter()
-    result = action()
-    wall = time.perf_counter() - started
-    self1, kids1 = _cpu()
-    return Sample(wall, self1 - self0, kids1 - kids0), result
-
-
 def run_command(command: list[str]) -> None:
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
 
@@ -811,24 +790,6 @@ def profile(repo: Path, workdir: Path, commits: int, top: int) -> Path:
     return path
 
 
-def _summary(samples: list[Sample]) -> dict[str, Any]:
-    walls = [s.wall for s in samples]
-    return {
-        "runs_s": [round(w, 4) for w in walls],
-        "median_s": round(statistics.median(walls), 4),
-        "min_s": round(min(walls), 4),
-        "max_s": round(max(walls), 4),
-        "median_cpu_python_s": round(statistics.median(s.cpu_self for s in samples), 4),
-        "median_cpu_git_s": round(statistics.median(s.cpu_children for s in samples), 4),
-    }
-
-
-def _rotations(names: list[str], repeat: int) -> Iterator[list[str]]:
-    for k in range(repeat):
-        shift = k % len(names)
-        yield names[shift:] + names[:shift]
-
-
 def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commits", type=int, default=20_000, metavar="N")
@@ -867,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
     for name in names:
         _, result = measure(actions[name])
     samples: dict[str, list[Sample]] = {name: [] for name in names}
-    for round_index, order in enumerate(_rotations(names, args.repeat), start=1):
+    for round_index, order in enumerate(rotations(names, args.repeat), start=1):
         for name in order:
             sample, value = measure(actions[name])
             samples[name].append(sample)
@@ -885,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
     )  # fmt: skip
     memory = json.loads(probe.stdout.strip().splitlines()[-1])
 
-    summaries = {name: _summary(samples[name]) for name in names}
+    summaries = {name: summary(samples[name], children="git") for name in names}
     baseline = summaries[names[0]]["median_s"]
     miner = summaries[names[2]]["median_s"]
     ratio = miner / baseline if baseline else float("inf")
