@@ -1110,7 +1110,7 @@ def test_seatbelt_profile_network_and_sockets(tmp_path: Path) -> None:
     docker = "/Users/me/.docker/run/docker.sock"
     resolver = seatbelt_module.RESOLVER_SOCKET
     for network in (False, True):
-        text = profile(confinement.with_network(network))
+        text = profile(confinement.model_copy(update={"network": network}))
         expected = "allow" if network else "deny"
         assert decide(text, Request("network-outbound", ip="remote")) == expected
         assert decide(text, Request("network-bind", ip="local")) == expected

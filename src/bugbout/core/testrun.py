@@ -23,7 +23,6 @@ from bugbout.core.settings import ProjectSettings
 from bugbout.sandbox.network import offline
 
 DETAIL_LIMIT = 4000
-PHASE_ORDER = ("setup", "call", "teardown")
 
 
 def outcomes_plugin_dir() -> Path:

@@ -29,8 +29,6 @@ class Confinement(BaseModel):
     """Whether the process keeps the network (only an agent process that must reach its
     model); shell commands and test runs never do."""
 
-    def with_network(self, network: bool) -> Confinement:
-        return self.model_copy(update={"network": network})
 
 
 class Sandbox(Protocol):
