@@ -411,3 +411,40 @@ class AuditSet(RootModel[dict[str, dict[str, Audit]]]):
 
 
 Attempt.model_rebuild()
+
+
+class JobAttempt(Record):
+    """One attempt a job used: where it is stored and whether the job ran it."""
+
+    task_id: str
+    contestant: str
+    path: str
+    """Relative to the shared store."""
+    reused: bool
+    """Found in the store (run by an earlier bout or another sweep job), not run now."""
+
+
+class Job(Record):
+    """One bout's (or one sweep job's) run: ``job.json`` beside its report.
+
+    The report of a job covers exactly these attempts, so sweep jobs sharing one store
+    each report on their own contestants."""
+
+    overrides: list[str] = Field(default_factory=list)
+    """The job's command-line overrides (a sweep job's own choices)."""
+    judge: str
+    auditor: str
+    contestants: list[str] = Field(default_factory=list)
+    examiners: list[str] = Field(default_factory=list)
+    attempts: list[JobAttempt] = Field(default_factory=list)
+    started: str
+    wall_time: float = 0.0
+    """Seconds from the job's start to its reports."""
+
+    @property
+    def attempts_run(self) -> int:
+        return sum(not attempt.reused for attempt in self.attempts)
+
+    @property
+    def attempts_reused(self) -> int:
+        return sum(attempt.reused for attempt in self.attempts)
