@@ -39,11 +39,12 @@ class MarkdownReporter:
         for section in sections(report):
             lines += [f"## {escape(section.title)}", "", escape(section.intro), ""]
             for table in section.tables:
-                lines += [*_table(table), ""]
+                lines += [*markdown_table(table), ""]
         return "\n".join(lines).rstrip() + "\n"
 
 
-def _table(table: Table) -> list[str]:
+def markdown_table(table: Table) -> list[str]:
+    """A table as Markdown lines: its caption, then a GitHub-flavoured table or its note."""
     lines = [f"### {escape(table.caption)}", ""] if table.caption else []
     if not table.rows:
         return [*lines, f"*{escape(table.empty)}*"]

@@ -14,7 +14,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.report import Report, Table, sections
+from bugbout.core.report import Report, Section, Table, sections
 
 
 class TerminalOptions(BaseModel):
@@ -38,6 +38,10 @@ class TerminalReporter:
         self.options = options or TerminalOptions()
 
     def render(self, report: Report) -> str:
+        return self.render_sections("bugbout report", sections(report))
+
+    def render_sections(self, title: str, parts: list[Section]) -> str:
+        """``title``, then each section's rule, introduction and tables."""
         console = Console(
             file=io.StringIO(),
             record=True,
@@ -47,8 +51,8 @@ class TerminalReporter:
             highlight=False,
             emoji=False,
         )
-        console.print(Text("bugbout report", style="bold"))
-        for section in sections(report):
+        console.print(Text(title, style="bold"))
+        for section in parts:
             console.print()
             console.rule(Text(section.title, style="bold"), align="left")
             console.print(Text(section.intro, style="dim"))

@@ -1,0 +1,35 @@
+"""Hydra callbacks: when a ``bugbout -m`` sweep ends, summarise its jobs.
+
+Registered in the Hydra config::
+
+    hydra:
+      callbacks:
+        sweep_summary:
+          _target_: bugbout.hydra_callbacks.SweepSummaryCallback
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from bugbout.core.errors import BugboutError
+from bugbout.core.sweep import SUMMARY_FILES, headline, write_sweep_summary
+
+
+class SweepSummaryCallback(Callback):
+    """Writes ``summary.md``, ``summary.json`` and ``summary.html`` beside a sweep's jobs."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """Summarise the jobs in ``hydra.sweep.dir`` and say where, in one line."""
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        try:
+            summary = write_sweep_summary(sweep_dir)
+        except (BugboutError, OSError) as exc:
+            print(f"warning: no sweep summary: {exc}", file=sys.stderr)
+            return
+        print(f"sweep summary: {sweep_dir / SUMMARY_FILES['html']} ({headline(summary)})")
