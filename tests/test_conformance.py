@@ -27,6 +27,7 @@ from bugbout.testing.suites import (
     AuditorSuite,
     EnvironmentSuite,
     ExaminerSuite,
+    ExecutorSuite,
     IssueSourceSuite,
     JudgeSuite,
     MinerSuite,
@@ -156,6 +157,35 @@ class TestAutoSandbox(BuiltinsOnly, SandboxSuite):
 class TestNoSandbox(BuiltinsOnly, SandboxSuite):
     plugin = "none"
     confines = False
+
+
+# -- executors --------------------------------------------------------------------------------
+
+
+class TestLocalExecutor(BuiltinsOnly, ExecutorSuite):
+    plugin = "local"
+
+
+class TestLocalExecutorOneWorker(BuiltinsOnly, ExecutorSuite):
+    plugin = "local"
+    options = {"workers": 1}
+
+
+@pytest.mark.slow
+class TestRayExecutor(BuiltinsOnly, ExecutorSuite):
+    """On one local Ray instance for the whole class: the executor joins it, as it would
+    inside a Ray job, and leaves it running."""
+
+    plugin = "ray"
+
+    @pytest.fixture(scope="class", autouse=True)
+    def ray_instance(self) -> Iterator[None]:
+        ray = pytest.importorskip("ray")
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        try:
+            yield
+        finally:
+            ray.shutdown()
 
 
 # -- examiners, judges, auditors, reporters ---------------------------------------------------

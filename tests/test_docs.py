@@ -46,6 +46,7 @@ KIND_PAGES = {
     "env": "environments",
     "agent": "agents",
     "sandbox": "sandboxes",
+    "executor": "executors",
     "examiner": "examiners",
     "judge": "judges",
     "auditor": "auditors",

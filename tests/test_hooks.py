@@ -12,7 +12,8 @@ import ast
 import inspect
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from bugbout import (
     CodingAgent,
     EnvironmentPlugin,
     ExaminerPlugin,
+    ExecutorPlugin,
     Invocation,
     IssueSourcePlugin,
     JudgePlugin,
@@ -40,6 +42,7 @@ from bugbout.core import hookspecs
 from bugbout.core.auditing import AuditRequest
 from bugbout.core.environment import EnvironmentRequest
 from bugbout.core.examining import examiner_prompt
+from bugbout.core.executor import make_executor
 from bugbout.core.issues import IssueRequest
 from bugbout.core.judging import (
     EvidenceJudge,
@@ -74,6 +77,7 @@ from bugbout.core.settings import (
 from bugbout.core.store import ORACLES, TASKS, Store
 from bugbout.plugins.auditors.gate import Gate
 from bugbout.plugins.environments.interpreter import InterpreterBuilder
+from bugbout.plugins.executors.local import LocalExecutor, LocalOptions
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from bugbout.sandbox import Confinement
@@ -121,6 +125,7 @@ class Seen:
     wrapped: list[tuple[list[str], Confinement]] = field(default_factory=list)
     probed: int = 0
     prompted: list[tuple[Task, str, str]] = field(default_factory=list)
+    submitted: int = 0
     judged: list[tuple[Matrix, JudgeContext]] = field(default_factory=list)
     audited: list[AuditRequest] = field(default_factory=list)
     rendered: list[Report] = field(default_factory=list)
@@ -203,6 +208,24 @@ class SpySandbox:
         return self.inner.wrap(argv, confinement)
 
 
+class SpyExecutor:
+    name = "spy-executor"
+    in_process = True
+
+    def __init__(self, options: LocalOptions) -> None:
+        self.inner = LocalExecutor(options)
+
+    def problem(self) -> str | None:
+        return None
+
+    def submit(self, job: Callable[[], Any]) -> Future[Any]:
+        SEEN.submitted += 1
+        return self.inner.submit(job)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class SpyAssignment:
     name = "spy-examiner"
 
@@ -280,6 +303,10 @@ class Spies:
         yield SandboxPlugin(name="spy-sandbox", factory=SpySandbox)
 
     @hookimpl
+    def bugbout_executors(self) -> Iterator[ExecutorPlugin]:
+        yield ExecutorPlugin(name="spy-executor", factory=SpyExecutor, options=LocalOptions)
+
+    @hookimpl
     def bugbout_examiners(self) -> Iterator[ExaminerPlugin]:
         yield ExaminerPlugin(name="spy-examiner", factory=SpyAssignment)
 
@@ -347,6 +374,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Bouted:
         miner=PluginChoice(name="spy-miner"),
         env=PluginChoice(name="spy-env"),
         sandbox=PluginChoice(name="spy-sandbox"),
+        executor=PluginChoice(name="spy-executor"),
         judge=JudgeChoice(name="spy-judge"),
         auditor=PluginChoice(name="spy-auditor"),
         reporters=("spy-reporter",),
@@ -435,6 +463,22 @@ def test_hook_sandboxes(bout: Bouted) -> None:
     assert any("-m pytest" in command for command in commands)  # and so did the tests
     assert all(not confinement.network for _, confinement in SEEN.wrapped)
     assert all(confinement.workdir.is_absolute() for _, confinement in SEEN.wrapped)
+
+
+def test_hook_executors(bout: Bouted) -> None:
+    settings = BoutSettings(
+        project=ProjectSettings(source="src/mid"),
+        executor=PluginChoice.model_validate({"name": "spy-executor", "workers": 2}),
+    )
+    executor = make_executor(settings, bout.plugins)
+    assert isinstance(executor, SpyExecutor)
+    assert executor.inner.options.workers == 2
+    before = SEEN.submitted
+    try:
+        assert executor.submit(lambda: 6 * 7).result(timeout=60) == 42
+    finally:
+        executor.close()
+    assert SEEN.submitted == before + 1
 
 
 def test_hook_examiners(bout: Bouted, task_id: str) -> None:

@@ -40,6 +40,7 @@ GROUPS = (
     ("miner", "miner"),
     ("env", "env"),
     ("sandbox", "sandbox"),
+    ("executor", "executor"),
     ("judge", "judge"),
     ("auditor", "auditor"),
     ("agent", "contestant"),

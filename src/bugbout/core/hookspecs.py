@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         AuditorPlugin,
         EnvironmentPlugin,
         ExaminerPlugin,
+        ExecutorPlugin,
         IssueSourcePlugin,
         JudgePlugin,
         MinerPlugin,
@@ -120,6 +121,24 @@ def bugbout_sandboxes() -> Iterable[SandboxPlugin]:
         @hookimpl
         def bugbout_sandboxes():
             yield SandboxPlugin(name="firejail", factory=Firejail)
+    """
+
+
+@hookspec
+def bugbout_executors() -> Iterable[ExecutorPlugin]:
+    """Register executors, which dispatch a bout's jobs (attempts) to workers: threads
+    in this process, or processes on a cluster. Quota lanes stay with bugbout.
+
+    An executor's implementation has ``submit(job) -> Future`` and ``close()``
+    (:class:`bugbout.core.executor.Executor`).
+
+    :return: executor records (selected with ``executor=<name>``).
+
+    Example::
+
+        @hookimpl
+        def bugbout_executors():
+            yield ExecutorPlugin(name="dask", factory=DaskExecutor, options=DaskOptions)
     """
 
 

@@ -145,6 +145,8 @@ class BoutSettings(Settings):
     miner: PluginChoice = PluginChoice(name="git-history")
     env: PluginChoice = PluginChoice(name="uv")
     sandbox: PluginChoice = PluginChoice(name="auto")
+    executor: PluginChoice = PluginChoice(name="local")
+    """How the bout dispatches its jobs: ``local`` threads, or ``ray`` workers."""
     judge: JudgeChoice = JudgeChoice(name="majority")
     auditor: PluginChoice = PluginChoice(name="gate")
     reporters: tuple[str, ...] = ("terminal", "markdown", "json", "html")

@@ -105,6 +105,13 @@ class SandboxPlugin(PluginSpec):
     hook = "bugbout_sandboxes"
 
 
+class ExecutorPlugin(PluginSpec):
+    """Dispatches a bout's jobs (attempts) to workers: ``factory(options) -> executor``."""
+
+    kind = "executor"
+    hook = "bugbout_executors"
+
+
 class ExaminerPlugin(PluginSpec):
     """An examiner assignment (``reproduce``, ``specify``): its prompt and how its tests are
     validated: ``factory(options) -> assignment``."""
@@ -142,6 +149,7 @@ KINDS: dict[str, type[PluginSpec]] = {
         EnvironmentPlugin,
         AgentPlugin,
         SandboxPlugin,
+        ExecutorPlugin,
         ExaminerPlugin,
         JudgePlugin,
         AuditorPlugin,

@@ -11,6 +11,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.sandboxes.bubblewrap",
     "bugbout.plugins.sandboxes.seatbelt",
     "bugbout.plugins.sandboxes.none",
+    "bugbout.plugins.executors.local",
+    "bugbout.plugins.executors.ray",
     "bugbout.plugins.agents.codex",
     "bugbout.plugins.agents.claude_code",
     "bugbout.plugins.agents.gemini_cli",

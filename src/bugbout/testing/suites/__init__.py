@@ -22,6 +22,7 @@ suite                       kind          class attributes besides ``plugin``, `
 :class:`EnvironmentSuite`   env           ``date``
 :class:`AgentSuite`         agent         ``credentials``
 :class:`SandboxSuite`       sandbox       ``confines``
+:class:`ExecutorSuite`      executor
 :class:`ExaminerSuite`      examiner
 :class:`JudgeSuite`         judge
 :class:`AuditorSuite`       auditor
@@ -38,6 +39,7 @@ from bugbout.testing.suites.auditors import AuditorSuite
 from bugbout.testing.suites.base import PluginSuite
 from bugbout.testing.suites.environments import EnvironmentSuite
 from bugbout.testing.suites.examiners import ExaminerSuite
+from bugbout.testing.suites.executors import ExecutorSuite
 from bugbout.testing.suites.issue_sources import IssueSourceSuite
 from bugbout.testing.suites.judges import JudgeSuite
 from bugbout.testing.suites.miners import MinerSuite
@@ -52,6 +54,7 @@ SUITES: dict[str, type[PluginSuite]] = {
         EnvironmentSuite,
         AgentSuite,
         SandboxSuite,
+        ExecutorSuite,
         ExaminerSuite,
         JudgeSuite,
         AuditorSuite,
@@ -66,6 +69,7 @@ __all__ = [
     "AuditorSuite",
     "EnvironmentSuite",
     "ExaminerSuite",
+    "ExecutorSuite",
     "IssueSourceSuite",
     "JudgeSuite",
     "MinerSuite",

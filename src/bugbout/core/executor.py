@@ -1,0 +1,63 @@
+"""Executors: how a bout dispatches its units of work (attempts; later, test runs).
+
+An executor runs the jobs it is given and nothing more. The quota lanes stay in the
+driver: per lane the race keeps at most ``run.quotas[lane]`` jobs submitted at a time,
+so a quota holds however many workers the executor has, on one machine or many.
+
+A job is a callable that takes no arguments. Where the executor runs jobs in this
+process (``in_process``), a job may be a bound method or a closure over the bout's
+state; elsewhere it must be picklable and self-contained, rebuilding in the worker what
+it needs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+
+from bugbout.core.errors import PluginError
+
+if TYPE_CHECKING:
+    from bugbout.core.manager import Plugins
+    from bugbout.core.settings import BoutSettings
+
+R = TypeVar("R")
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs jobs and hands back a future for each.
+
+    - ``name``: the plugin's name.
+    - ``in_process``: ``True`` when jobs run in this process (threads), so they may be
+      bound methods or closures; ``False`` when they run in other processes or on other
+      machines, so they must be picklable, self-contained callables.
+    - ``problem()``: ``None`` when the executor can run here, else one line saying why
+      not and how to fix it.
+    - ``submit(job)``: schedules ``job()``; its future holds what the job returned, or
+      the exception it raised. May be called from several threads.
+    - ``close()``: no more jobs; jobs not yet started are cancelled. Call it once the
+      futures you need are done. Closing twice does nothing.
+    """
+
+    name: str
+    in_process: bool
+
+    def problem(self) -> str | None: ...
+
+    def submit(self, job: Callable[[], R]) -> concurrent.futures.Future[R]: ...
+
+    def close(self) -> None: ...
+
+
+def make_executor(settings: BoutSettings, plugins: Plugins) -> Executor:
+    """The executor ``settings`` select, ready to take jobs; a one-line error when it
+    cannot run here."""
+    executor: Executor = plugins.create(
+        "executor", settings.executor.name, settings.executor.options
+    )
+    problem = executor.problem()
+    if problem:
+        raise PluginError(f"executor {settings.executor.name!r}: {problem}")
+    return executor

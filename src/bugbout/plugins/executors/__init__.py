@@ -1,0 +1,1 @@
+"""Built-in executors: one module each."""
