@@ -65,10 +65,10 @@ def test_the_matrix_holds_one_pytest_run_per_patch(bout: Path) -> None:
 def test_each_policy_picks_the_correct_patch_without_rerunning_agents(
     bout: Path, policy: str
 ) -> None:
-    before = {p: p.stat().st_mtime_ns for p in (bout / ".bugbout" / "attempts").glob("*/*.json")}
+    before = {p: p.stat().st_mtime_ns for p in (bout / ".bugbout" / "attempts").glob("*/*/*.json")}
     result = bugbout("run", f"judge={policy}", cwd=bout)
     assert result.returncode == 0, result.stderr
-    after = {p: p.stat().st_mtime_ns for p in (bout / ".bugbout" / "attempts").glob("*/*.json")}
+    after = {p: p.stat().st_mtime_ns for p in (bout / ".bugbout" / "attempts").glob("*/*/*.json")}
     assert after == before
     verdicts = stored(bout, "verdicts.json")
     for by_policy in verdicts.values():
@@ -111,16 +111,20 @@ def test_retry_rounds_use_visible_evidence_and_keep_every_round(tmp_path: Path) 
     result = bugbout("run", "run.rounds=3", "tasks.limit=1", "judge.run-suite=false", cwd=repo)
     assert result.returncode == 0, result.stderr
     (task,) = list((repo / ".bugbout" / "attempts").iterdir())
-    names = sorted(path.name for path in task.iterdir())
-    assert "correct.round1.json" not in names  # approved on visible evidence: one round
+    rounds = {folder.name: sorted(p.name for p in folder.iterdir()) for folder in task.iterdir()}
+    assert len(rounds["correct"]) == 1  # approved on visible evidence: one round
     for name in ("breaking", "empty", "wrong"):
-        assert {f"{name}.json", f"{name}.round1.json", f"{name}.round2.json"} <= set(names)
-    latest = json.loads((task / "breaking.json").read_text())
+        (latest_name,) = [file for file in rounds[name] if ".round" not in file]
+        stem = latest_name.removesuffix(".json")
+        assert {f"{stem}.round1.json", f"{stem}.round2.json"} <= set(rounds[name])
+    breaking = task / "breaking"
+    (latest_path,) = [p for p in breaking.glob("*.json") if ".round" not in p.name]
+    latest = json.loads(latest_path.read_text())
     assert latest["round"] == 3
-    first = json.loads((task / "breaking.round1.json").read_text())
+    first = json.loads(latest_path.with_suffix(".round1.json").read_text())
     assert first["review"]["visible_only"] is True
     assert first["review"]["route"] == "craft"
-    second = json.loads((task / "breaking.round2.json").read_text())
+    second = json.loads(latest_path.with_suffix(".round2.json").read_text())
     assert "Your diagnosis looked right" in (Path(second["logdir"]) / "prompt.md").read_text()
     third_prompt = (Path(latest["logdir"]) / "prompt.md").read_text()
     assert "<review>" in third_prompt

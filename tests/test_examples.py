@@ -103,7 +103,8 @@ def test_tinyagent_fixes_the_median_bug_in_a_bout(
     store = repo / ".bugbout"
     (task_id,) = json.loads((store / "resolutions.json").read_text())
     assert task_id == median_fix[:12]
-    attempt = json.loads((store / "attempts" / task_id / "tiny.json").read_text())
+    (record,) = (store / "attempts" / task_id / "tiny").glob("*.json")
+    attempt = json.loads(record.read_text())
     assert attempt["status"] == "finished", attempt["error"]
     assert attempt["agent"] == "tinyagent"
     assert attempt["summary"].startswith("Fixed median()")

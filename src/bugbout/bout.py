@@ -11,22 +11,30 @@ Example::
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bugbout.core.agents import CodingAgent
 from bugbout.core.errors import BugboutError
 from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress
-from bugbout.core.race import Contestant, Race, attempt_path, build_contestants
-from bugbout.core.records import Attempt, OracleSet, TaskSet
+from bugbout.core.race import Contestant, Race, build_contestants
+from bugbout.core.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.core.report import Report
 from bugbout.core.rounds import run_rounds
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store
-from bugbout.core.tasks import check_plugins, compute_oracles, mine_tasks
-from bugbout.core.verdicts import Verdicts, check_verdict_plugins, load_report, write_reports
+from bugbout.core.tasks import check_plugins, ground_truth
+from bugbout.core.verdicts import (
+    JOB,
+    Verdicts,
+    check_verdict_plugins,
+    load_report,
+    write_reports,
+)
 
 
 @dataclass
@@ -58,13 +66,22 @@ class BoutResult:
     oracles: OracleSet
     attempts: list[Attempt] = field(default_factory=list)
     report: Report | None = None
+    job: Job | None = None
+    """Which attempts the bout ran and which it found in the store."""
+    ran: list[Attempt] = field(default_factory=list)
+    """The attempts run now (every round), the others were reused."""
+    printed: dict[str, str] = field(default_factory=dict)
+    """Renderings of the reporters that print rather than write (``terminal``)."""
 
 
 class Bout:
     """Mine the project's tasks, compute their ground truth and race the contestants.
 
     ``contestants`` are adapters (:class:`bugbout.CodingAgent` instances); without them
-    the project's configured contestants race.
+    the project's configured contestants race. The bout's verdicts, reports and
+    ``job.json`` go to ``output`` (default: the store itself); tasks, ground truth and
+    attempts are shared by every bout on the store, and reused whenever they are keyed
+    alike. ``overrides`` are recorded in ``job.json`` (a sweep job's choices).
     """
 
     def __init__(
@@ -72,9 +89,13 @@ class Bout:
         project: Project,
         contestants: Sequence[CodingAgent] | None = None,
         progress: Progress | None = None,
+        output: Path | None = None,
+        overrides: Sequence[str] = (),
     ) -> None:
         self.project = project
         self.progress = progress
+        self.output = Store(output) if output else project.store
+        self.overrides = list(overrides)
         settings, plugins = project.settings, project.plugins
         if contestants is None:
             self.contestants = build_contestants(settings, plugins)
@@ -89,28 +110,33 @@ class Bout:
         """Run the bout (resumable: finished attempts are never run again)."""
         settings, plugins = self.project.settings, self.project.plugins
         check_plugins(settings, plugins)
-        store = self.project.store
+        store, output = self.project.store, self.output
         check_verdict_plugins(settings, plugins)
-        with store.lock():
-            tasks = mine_tasks(settings, plugins, store, self.progress)
-            oracles = compute_oracles(settings, plugins, store, tasks, self.progress)
+        clock, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
+        with output.lock():
+            tasks, oracles = ground_truth(settings, plugins, store, self.progress)
             race = Race(settings, plugins, store, self.progress)
-            verdicts = Verdicts(settings, plugins, store, race, self.progress)
-            race.run(tasks, oracles, self.contestants)
+            verdicts = Verdicts(settings, plugins, store, race, self.progress, output=output)
+            ran = race.run(tasks, oracles, self.contestants)
             if settings.run.rounds > 1:
-                run_rounds(race, verdicts.auditor, tasks, oracles, self.contestants)
-            verdicts.run(tasks, oracles, self.contestants)
-            report = load_report(store)
-            write_reports(
-                report, store, plugins, tuple(r for r in settings.reporters if r != "terminal")
+                ran += run_rounds(race, verdicts.auditor, tasks, oracles, self.contestants)
+            job = Job(
+                overrides=self.overrides,
+                judge=settings.judge.name,
+                auditor=settings.auditor.name,
+                contestants=[c.name for c in self.contestants if c.role == "contestant"],
+                examiners=[c.name for c in self.contestants if c.role == "examiner"],
+                attempts=race.job_attempts(tasks, oracles, self.contestants),
+                started=started,
             )
-        attempts = [
-            attempt
-            for task in tasks.tasks
-            for contestant in self.contestants
-            if (attempt := store.read(attempt_path(task.id, contestant.name), Attempt))
-        ]
-        return BoutResult(tasks, oracles, attempts, report)
+            output.write(JOB, job)
+            verdicts.run(tasks, oracles, self.contestants)
+            report = load_report(store, output)
+            printed = write_reports(report, output, plugins, settings.reporters)
+            job = job.model_copy(update={"wall_time": round(time.monotonic() - clock, 3)})
+            output.write(JOB, job)
+        attempts = [attempt for used in job.attempts if (attempt := store.read(used.path, Attempt))]
+        return BoutResult(tasks, oracles, attempts, report, job, ran, printed)
 
 
 def render_markdown(result: BoutResult | Report) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from bugbout.ui import Console
 
 USAGE = f"""\
 usage: bugbout [--quiet] COMMAND [ARGS...] [OVERRIDES...]
+       bugbout -m OVERRIDES...     a sweep: `bugbout run -m` (one job per combination)
 
 Which coding agent really fixes bugs in your codebase? (bugbout {__version__})
 
@@ -32,7 +34,8 @@ commands:
   plugins   list every plugin by kind, with the distribution it came from
   demo      build the example repository and run a whole bout on it (offline)
 
-Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job`.
+Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job`;
+sweeps too: `bugbout -m contestant=codex,claude-code judge=majority,strict`.
 Run `bugbout COMMAND --help` for a command's options.
 """
 
@@ -64,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bugbout {__version__}")
         return 0
     command, rest = args[0], args[1:]
+    if command in ("-m", "--multirun"):  # the sweep form: `bugbout -m contestant=a,b ...`
+        command, rest = "run", args
     handlers: dict[str, Callable[[list[str], Console], int]] = {
         "init": _init,
         "doctor": _doctor,
@@ -150,7 +155,7 @@ def _doctor(args: list[str], console: Console) -> int:
         line.stylize("green" if check.ok else "bold red", 0, 4)
         console.out.print(line)
 
-    def job(settings: Any, plugins: Any, configured: bool = True) -> None:
+    def job(settings: Any, plugins: Any, _job: Any = None, configured: bool = True) -> None:
         nonlocal passed
         passed = diagnose(
             settings,
@@ -228,7 +233,8 @@ def _plugins(args: list[str], console: Console) -> int:
 
 
 def _report(args: list[str], console: Console) -> int:
-    """``bugbout report [--format NAME]``: re-render the report from the store."""
+    """``bugbout report [--format NAME] [--job DIR | --sweep DIR]``: re-render a report
+    from the store."""
     import argparse
 
     from bugbout.core.manager import make_plugins
@@ -236,19 +242,37 @@ def _report(args: list[str], console: Console) -> int:
     from bugbout.core.verdicts import load_report
 
     parser = argparse.ArgumentParser(
-        prog="bugbout report", description="Render the last bout's report from .bugbout/."
+        prog="bugbout report",
+        description="Render the last bout's report from .bugbout/, a sweep job's, or a "
+        "sweep's summary.",
     )
     parser.add_argument(
         "--format", default="terminal", help="a reporter: terminal, markdown, json, html"
     )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--job", type=Path, help="a sweep job's directory (.bugbout/sweeps/T/N)")
+    where.add_argument(
+        "--sweep", type=Path, help="a sweep's directory: its summary, written again from its jobs"
+    )
     options = parser.parse_args(args)
+    if options.sweep:
+        from bugbout.core.sweep import render_summary, write_sweep_summary
+
+        summary = write_sweep_summary(options.sweep)
+        text = render_summary(summary, options.format)
+        console.out.print(text, markup=False, highlight=False, end="")
+        return 0
     root = find_config(Path.cwd()).parent
     store = Store(root / ".bugbout")
     if not store.path("tasks.json").exists():
         raise ConfigError(f"{store.root} holds no bout yet; run `bugbout run` first")
+    output = Store(options.job.resolve()) if options.job else store
+    if options.job and not output.path("job.json").is_file():
+        raise ConfigError(f"{options.job} holds no job.json; name a sweep job's directory")
     plugins = make_plugins()
     reporter = plugins.create("reporter", options.format)
-    console.out.print(reporter.render(load_report(store)), markup=False, highlight=False, end="")
+    report = load_report(store, output)
+    console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0
 
 
@@ -295,15 +319,14 @@ def _tasks(args: list[str], console: Console) -> int:
         )
         return 0
 
-    def job(settings: Any, plugins: Any) -> None:
+    def job(settings: Any, plugins: Any, _job: HydraJob) -> None:
         from bugbout.core.store import Store
-        from bugbout.core.tasks import check_plugins, compute_oracles, mine_tasks
+        from bugbout.core.tasks import check_plugins, ground_truth
 
         check_plugins(settings, plugins)
         store = Store(settings.store_dir)
-        with store.lock(), console.progress() as progress:
-            tasks = mine_tasks(settings, plugins, store, progress)
-            oracles = compute_oracles(settings, plugins, store, tasks, progress)
+        with console.progress() as progress:
+            tasks, oracles = ground_truth(settings, plugins, store, progress)
         console.task_table(tasks, oracles)
         console.info(f"wrote {store.path('tasks.json')} and {store.path('oracles.json')}")
 
@@ -325,45 +348,37 @@ def _run(args: list[str], console: Console) -> int:
     if "--retry-failed" in args:
         args = [arg for arg in args if arg != "--retry-failed"] + ["run.retry-failed=true"]
 
-    def job(settings: Any, plugins: Any) -> None:
-        from bugbout.core.race import Race, build_contestants
-        from bugbout.core.rounds import run_rounds
-        from bugbout.core.store import Store
-        from bugbout.core.tasks import check_plugins, compute_oracles, mine_tasks
-        from bugbout.core.verdicts import (
-            Verdicts,
-            check_verdict_plugins,
-            load_report,
-            write_reports,
-        )
+    def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
+        from bugbout.bout import Bout, Project
 
-        check_plugins(settings, plugins)
-        check_verdict_plugins(settings, plugins)
-        contestants = build_contestants(settings, plugins)
-        if not contestants:
-            raise ConfigError(
-                "no contestants: define some under `contestants:` in bugbout.yaml, "
-                "or choose packaged ones, e.g. `bugbout run contestant=codex`"
+        if hydra_job.multirun:
+            console.info(f"sweep job {hydra_job.output.name}: {' '.join(hydra_job.overrides)}")
+        with console.progress() as progress:
+            bout = Bout(
+                Project(settings, plugins),
+                progress=progress,
+                output=hydra_job.output,
+                overrides=hydra_job.overrides,
             )
-        store = Store(settings.store_dir)
-        with store.lock(), console.progress() as progress:
-            tasks = mine_tasks(settings, plugins, store, progress)
-            oracles = compute_oracles(settings, plugins, store, tasks, progress)
-            race = Race(settings, plugins, store, progress)
-            verdicts = Verdicts(settings, plugins, store, race, progress)
-            attempts = race.run(tasks, oracles, contestants)
-            if settings.run.rounds > 1:
-                attempts += run_rounds(race, verdicts.auditor, tasks, oracles, contestants)
-            verdicts.run(tasks, oracles, contestants)
-            printed = write_reports(load_report(store), store, plugins, settings.reporters)
+            if not bout.contestants:
+                raise ConfigError(
+                    "no contestants: define some under `contestants:` in bugbout.yaml, "
+                    "or choose packaged ones, e.g. `bugbout run contestant=codex`"
+                )
+            result = bout.run()
         for problem in plugins.problems:
             console.warn(problem)
-        console.attempt_table(attempts)
-        for text in printed.values():
+        console.attempt_table(result.ran)
+        if result.job and result.job.attempts_reused:
+            console.info(
+                f"reused {result.job.attempts_reused} finished attempt(s) from the store; "
+                f"ran {result.job.attempts_run}"
+            )
+        for text in result.printed.values():
             console.out.print(text, markup=False, highlight=False, end="")
         written = [name for name in ("report.md", "report.json", "report.html")
-                   if store.path(name).exists()]  # fmt: skip
-        console.info(f"reports in {store.root}: {', '.join(written)}")
+                   if (hydra_job.output / name).exists()]  # fmt: skip
+        console.info(f"reports in {hydra_job.output}: {', '.join(written)}")
 
     return _run_with_hydra("run", args, console, job)
 
@@ -395,11 +410,23 @@ def _prepare(config: Path, args: list[str], plugins: Any) -> list[str]:
     return args
 
 
+@dataclass(frozen=True)
+class HydraJob:
+    """One Hydra job: where its outputs go and the overrides that made it."""
+
+    output: Path
+    overrides: list[str]
+    multirun: bool
+
+
 def _run_with_hydra(
-    command: str, args: list[str], console: Console, job: Callable[[Any, Any], None]
+    command: str, args: list[str], console: Console, job: Callable[[Any, Any, HydraJob], None]
 ) -> int:
-    """Compose the settings with Hydra and call ``job(settings, plugins)``."""
+    """Compose the settings with Hydra and call ``job(settings, plugins, hydra_job)`` once,
+    or once per combination in a sweep (``-m``)."""
     import hydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
     from omegaconf import DictConfig
 
     from bugbout.core.manager import make_plugins
@@ -415,11 +442,23 @@ def _run_with_hydra(
     @hydra.main(version_base="1.3", config_path=None, config_name=CONFIG_NAME[:-5])
     def hydra_job(cfg: DictConfig) -> None:
         nonlocal exit_code
+        runtime = HydraConfig.get()
+        context = HydraJob(
+            output=Path(runtime.runtime.output_dir).resolve(),
+            overrides=list(runtime.overrides.task),
+            multirun=runtime.mode == RunMode.MULTIRUN,
+        )
         try:
-            job(_settings(cfg, root), plugins)
+            job(_settings(cfg, root), plugins, context)
         except BugboutError as exc:
             console.error(str(exc))
             exit_code = 2
+        except Exception as exc:
+            if not context.multirun:
+                raise
+            # one broken job must not stop the sweep, nor its summary
+            console.error(f"sweep job {context.output.name} failed: {type(exc).__name__}: {exc}")
+            exit_code = 1
 
     store = root / ".bugbout"
     options, overrides = _split_hydra_args(args)

@@ -43,6 +43,7 @@ from bugbout.core.records import (
     AttemptStatus,
     ChangeArea,
     ChangeKind,
+    JobAttempt,
     OracleSet,
     Outcome,
     Patch,
@@ -84,6 +85,10 @@ class Contestant:
         assignment = self.assignment.name if self.assignment else ""
         return digest(task.sha, settings, PROMPT_VERSION, assignment)
 
+    def path(self, task: Task) -> str:
+        """Where this agent's attempt on ``task`` is stored."""
+        return attempt_path(task.id, self.name, self.key(task))
+
     def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
         if self.assignment is not None:
             return self.assignment.prompt(task, tests=tests, test_command=test_command)
@@ -111,9 +116,10 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
     return racers
 
 
-def attempt_path(task_id: str, contestant: str) -> str:
-    """Where an attempt is stored, relative to the store."""
-    return f"attempts/{task_id}/{_UNSAFE.sub('_', contestant)}.json"
+def attempt_path(task_id: str, contestant: str, key: str) -> str:
+    """Where an attempt is stored, relative to the store: by task, name and key, so sweep
+    jobs that give one name different settings (e.g. a model sweep) never share a record."""
+    return f"attempts/{task_id}/{_UNSAFE.sub('_', contestant)}/{key[:16]}.json"
 
 
 class Race:
@@ -140,23 +146,38 @@ class Race:
         self.confine_tests = test_confinement(settings, self.sandbox, self.home)
         self._environments: dict[str, Environment] = {}
         self._lock = threading.Lock()
+        self.ran: set[str] = set()
+        """Paths of the attempts this race ran (the others it found in the store)."""
 
     def pending(
         self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
-    ) -> Iterator[tuple[Task, Contestant]]:
-        """Every (task, contestant) still to run: new, changed, or failed and retried."""
-        for task in tasks.tasks:
-            oracle = oracles.root.get(task.id)
-            if not task.scored or oracle is None or oracle.status != "ok":
-                continue
+    ) -> Iterator[tuple[Task, Contestant, Attempt | None]]:
+        """Every (task, contestant) still to run, new or failed and retried, with the
+        record found for it."""
+        for task in race_tasks(tasks, oracles):
             for contestant in contestants:
-                previous = self.store.read(attempt_path(task.id, contestant.name), Attempt)
-                if (
-                    previous is None
-                    or previous.key != contestant.key(task)
-                    or (previous.status in RETRYABLE and self.settings.run.retry_failed)
+                previous = self.store.read(contestant.path(task), Attempt)
+                if previous is None or (
+                    previous.status in RETRYABLE and self.settings.run.retry_failed
                 ):
-                    yield task, contestant
+                    yield task, contestant, previous
+
+    def job_attempts(
+        self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
+    ) -> list[JobAttempt]:
+        """Every stored attempt of these contestants on the raced tasks, and whether this
+        race ran it or found it in the store."""
+        return [
+            JobAttempt(
+                task_id=task.id,
+                contestant=contestant.name,
+                path=path,
+                reused=path not in self.ran,
+            )
+            for task in race_tasks(tasks, oracles)
+            for contestant in contestants
+            if self.store.path(path := contestant.path(task)).exists()
+        ]
 
     def run(
         self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
@@ -165,9 +186,9 @@ class Race:
         problem = self.sandbox.problem()
         if problem:
             raise BugboutError(problem)
-        lanes: dict[str, list[tuple[Task, Contestant]]] = defaultdict(list)
-        for task, contestant in self.pending(tasks, oracles, contestants):
-            lanes[contestant.quota].append((task, contestant))
+        lanes: dict[str, list[tuple[Task, Contestant, Attempt | None]]] = defaultdict(list)
+        for task, contestant, previous in self.pending(tasks, oracles, contestants):
+            lanes[contestant.quota].append((task, contestant, previous))
         total = sum(len(jobs) for jobs in lanes.values())
         self.progress.start(
             f"racing ({', '.join(f'{lane}: {len(jobs)}' for lane, jobs in sorted(lanes.items()))})"
@@ -190,17 +211,23 @@ class Race:
     def _run_lane(
         self,
         lane: str,
-        jobs: list[tuple[Task, Contestant]],
+        jobs: list[tuple[Task, Contestant, Attempt | None]],
         checkouts: Checkouts,
         finished: list[Attempt],
     ) -> None:
         width = max(1, self.settings.run.quotas.get(lane, 1))
         with ThreadPoolExecutor(max_workers=width) as pool:
-            for attempt in pool.map(lambda job: self.attempt(job[0], job[1], checkouts), jobs):
-                with self._lock:
-                    finished.append(attempt)
+            runs = pool.map(
+                lambda job: self.attempt(job[0], job[1], checkouts, previous=job[2]), jobs
+            )
+            for (task, contestant, _), attempt in zip(jobs, runs, strict=True):
+                ran = contestant.path(task) in self.ran
+                if ran:
+                    with self._lock:
+                        finished.append(attempt)
                 self.progress.advance(
-                    f"{lane}: {attempt.contestant} on {attempt.task_id}: {attempt.status}"
+                    f"{lane}: {attempt.contestant} on {attempt.task_id}: "
+                    f"{attempt.status if ran else 'reused (run by another bout)'}"
                 )
 
     def attempt(
@@ -209,13 +236,39 @@ class Race:
         contestant: Contestant,
         checkouts: Checkouts,
         *,
+        previous: Attempt | None = None,
         round_number: int = 1,
         feedback: str = "",
     ) -> Attempt:
         """Run one attempt and store it; an infrastructure failure is recorded, not raised.
 
-        A later round (``round_number`` > 1) adds ``feedback`` (the review of the previous
-        round) to the prompt; the previous round's record is kept beside it."""
+        ``previous`` is the record the caller found (``None``: none); when another bout
+        (a concurrent sweep job) has replaced it meanwhile, that bout's attempt is returned
+        instead of running the agent again. A later round (``round_number`` > 1) adds
+        ``feedback`` (the review of the previous round) to the prompt; the previous round's
+        record is kept beside it."""
+        path = contestant.path(task)
+        with self.store.hold(path):
+            current = self.store.read(path, Attempt)
+            if current is not None and current != previous:
+                return current
+            record = self._attempt(task, contestant, checkouts, round_number, feedback)
+            if round_number > 1 and current is not None:
+                kept = path.removesuffix(".json") + f".round{round_number - 1}.json"
+                self.store.path(path).replace(self.store.path(kept))
+            self.store.write(path, record)
+            self.ran.add(path)
+        return record
+
+    def _attempt(
+        self,
+        task: Task,
+        contestant: Contestant,
+        checkouts: Checkouts,
+        round_number: int,
+        feedback: str,
+    ) -> Attempt:
+        """One run of the agent, as a record; failures are recorded, not raised."""
         started = datetime.now(UTC).isoformat(timespec="seconds")
         record = Attempt(
             task_id=task.id,
@@ -242,11 +295,6 @@ class Race:
         except Exception as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             record.summary = traceback.format_exc(limit=5)[-2000:]
-        path = attempt_path(task.id, contestant.name)
-        if round_number > 1 and self.store.path(path).exists():
-            kept = path.removesuffix(".json") + f".round{round_number - 1}.json"
-            self.store.path(path).replace(self.store.path(kept))
-        self.store.write(path, record)
         return record
 
     def _run(
@@ -455,6 +503,15 @@ class Race:
         )
         script.chmod(0o755)
         return str(script)
+
+
+def race_tasks(tasks: TaskSet, oracles: OracleSet) -> list[Task]:
+    """The tasks the contestants race: scored, with ground truth."""
+    return [
+        task
+        for task in tasks.tasks
+        if task.scored and (oracle := oracles.root.get(task.id)) and oracle.status == "ok"
+    ]
 
 
 def _state_dir(entry: str, agent_home: Path) -> Path:

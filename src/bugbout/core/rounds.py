@@ -99,6 +99,7 @@ def run_rounds(
                             task,
                             contestant,
                             checkouts,
+                            previous=attempt,
                             round_number=attempt.round + 1,
                             feedback=feedback(review.report, route),
                         )
@@ -107,7 +108,7 @@ def run_rounds(
 
 
 def _latest(race: Race, task: Task, racer: Contestant) -> Attempt | None:
-    return race.store.read(attempt_path(task.id, racer.name), Attempt)
+    return race.store.read(racer.path(task), Attempt)
 
 
 def _review(
@@ -138,5 +139,5 @@ def _review(
     )
     request = AuditRequest.visible(task, attempt, examiners, gate=gate, baseline=baseline)
     reviewed = attempt.model_copy(update={"review": auditor.audit(request)})
-    race.store.write(attempt_path(task.id, attempt.contestant), reviewed)
+    race.store.write(attempt_path(task.id, attempt.contestant, attempt.key), reviewed)
     return reviewed, baseline

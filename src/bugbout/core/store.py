@@ -67,6 +67,21 @@ class Store:
             ) from None
 
     @contextlib.contextmanager
+    def hold(self, name: str) -> Iterator[None]:
+        """Wait for, then hold, the shared record ``name`` (``ground-truth``, an attempt's
+        path): concurrent sweep jobs compute it once and the others read it. Released even
+        on a crash."""
+        self.ensure()
+        path = self.root / "locks" / (name.replace("/", "%") + ".lock")
+        path.parent.mkdir(exist_ok=True)
+        with path.open("a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the store for one bout; a second is refused. Released even on a crash."""
         self.ensure()

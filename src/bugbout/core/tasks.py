@@ -176,6 +176,20 @@ def compute_oracles(
     return oracles
 
 
+def ground_truth(
+    settings: BoutSettings,
+    plugins: Plugins,
+    store: Store,
+    progress: Progress | None = None,
+) -> tuple[TaskSet, OracleSet]:
+    """Mine the tasks and compute their oracles. Concurrent bouts on one store (sweep
+    jobs) take turns: the first computes, the others find its records and reuse them."""
+    with store.hold("ground-truth"):
+        tasks = mine_tasks(settings, plugins, store, progress)
+        oracles = compute_oracles(settings, plugins, store, tasks, progress)
+    return tasks, oracles
+
+
 def _report_problems(plugins: Plugins, progress: Progress) -> None:
     while plugins.problems:
         progress.warn(plugins.problems.pop(0))

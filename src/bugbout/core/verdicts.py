@@ -1,7 +1,9 @@
 """After the race: cross-examine, judge, score and audit every task, then report.
 
 Each step reads records and writes records, keyed by what determined them, so a bout
-resumes at any step and nothing is computed twice:
+resumes at any step and nothing is computed twice. They belong to one bout (one sweep
+job): they go to its output directory (``.bugbout/`` itself, or a sweep job's directory),
+beside ``job.json``, which names the attempts from the shared store that the bout used:
 
 - ``matrices/<task>.json``: every author's tests against every patch (cross-examination);
 - ``verdicts.json``: per task and judge policy, the pick or the abstention, and why;
@@ -20,11 +22,12 @@ from bugbout.core.git import Git
 from bugbout.core.judging import Judge, JudgeContext
 from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.race import Contestant, Race, attempt_path
+from bugbout.core.race import Contestant, Race
 from bugbout.core.records import (
     Attempt,
     Audit,
     AuditSet,
+    Job,
     Matrix,
     OracleSet,
     ResolutionSet,
@@ -45,6 +48,7 @@ from bugbout.core.store import Store, write_atomic
 VERDICTS = "verdicts.json"
 RESOLUTIONS = "resolutions.json"
 AUDITS = "audits.json"
+JOB = "job.json"
 
 
 def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
@@ -69,10 +73,14 @@ class Verdicts:
         store: Store,
         race: Race,
         progress: Progress | None = None,
+        *,
+        output: Store | None = None,
     ) -> None:
         self.settings = settings
         self.plugins = plugins
         self.store = store
+        self.output = output or store
+        """Where this bout's matrices, verdicts, scores and audits go."""
         self.race = race
         self.progress = progress or SilentProgress()
         self._baseline: TestRun | None = None
@@ -83,9 +91,9 @@ class Verdicts:
 
     def run(self, tasks: TaskSet, oracles: OracleSet, racers: list[Contestant]) -> None:
         """Decide every scored task; each record is written as soon as it is final."""
-        verdicts = self.store.read(VERDICTS, VerdictSet) or VerdictSet()
-        resolutions = self.store.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
-        audits = self.store.read(AUDITS, AuditSet) or AuditSet()
+        verdicts = self.output.read(VERDICTS, VerdictSet) or VerdictSet()
+        resolutions = self.output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
+        audits = self.output.read(AUDITS, AuditSet) or AuditSet()
         scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
         self.progress.start("cross-examining, judging, scoring, auditing", total=len(scored))
         with Git(self.settings.repository) as git:
@@ -99,7 +107,7 @@ class Verdicts:
                     resolutions.root.setdefault(task.id, TaskResolutions()).picks.clear()
                 verdict = self._judge(task, matrix, attempts)
                 verdicts.root.setdefault(task.id, {})[verdict.policy] = verdict
-                self.store.write(VERDICTS, verdicts)
+                self.output.write(VERDICTS, verdicts)
                 scores = resolutions.root.setdefault(task.id, TaskResolutions())
                 task_audits = audits.root.setdefault(task.id, {})
                 self._baseline = None
@@ -120,7 +128,7 @@ class Verdicts:
                         scores.patches[attempt.contestant] = resolution.model_copy(
                             update={"key": attempt.key}
                         )
-                        self.store.write(RESOLUTIONS, resolutions)
+                        self.output.write(RESOLUTIONS, resolutions)
                     audit_key = digest(attempt.key, self.settings.auditor.model_dump_json())
                     old = task_audits.get(attempt.contestant)
                     if old is None or old.key != audit_key:
@@ -135,10 +143,10 @@ class Verdicts:
                         task_audits[attempt.contestant] = audit.model_copy(
                             update={"key": audit_key}
                         )
-                        self.store.write(AUDITS, audits)
+                        self.output.write(AUDITS, audits)
                 pick = scores.patches.get(verdict.pick) if verdict.pick else None
                 scores.picks[verdict.policy] = pick.score if pick else Score.NO_FIX
-                self.store.write(RESOLUTIONS, resolutions)
+                self.output.write(RESOLUTIONS, resolutions)
                 self.progress.advance(f"{task.id}: {verdict.policy} {verdict.pick or 'abstained'}")
         self.progress.finish()
 
@@ -162,7 +170,7 @@ class Verdicts:
     ) -> tuple[Matrix, bool]:
         """The task's matrix, and whether it was computed now (the attempts changed)."""
         key = digest(*sorted(a.key for a in attempts), str(self.settings.judge.run_suite))
-        stored = self.store.read(matrix_path(task.id), Matrix)
+        stored = self.output.read(matrix_path(task.id), Matrix)
         if stored is not None and stored.key == key:
             return stored, False
         matrix = cross_examine(
@@ -175,7 +183,7 @@ class Verdicts:
             timeout=self.settings.tasks.timeout,
             confine=self.race.confine_tests,
         ).model_copy(update={"key": key})
-        self.store.write(matrix_path(task.id), matrix)
+        self.output.write(matrix_path(task.id), matrix)
         return matrix, True
 
     def _audit(
@@ -194,26 +202,33 @@ class Verdicts:
 def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:
     found = []
     for racer in racers:
-        attempt = store.read(attempt_path(task.id, racer.name), Attempt)
+        attempt = store.read(racer.path(task), Attempt)
         if attempt is not None:
             found.append(attempt)
     return found
 
 
-def load_report(store: Store) -> Report:
-    """The report, rebuilt from everything in the store."""
+def load_report(store: Store, output: Store | None = None) -> Report:
+    """The report of the bout whose records are in ``output`` (default: the store's own,
+    those of the last ``bugbout run``), rebuilt from the records: the shared store's tasks
+    and ground truth, the attempts its ``job.json`` names, its verdicts."""
+    output = output or store
     tasks = store.read("tasks.json", TaskSet) or TaskSet()
     oracles = store.read("oracles.json", OracleSet) or OracleSet()
+    job = output.read(JOB, Job)
     attempts = [
-        Attempt.model_validate_json(path.read_text())
-        for path in sorted(store.path("attempts").glob("*/*.json"))
+        attempt
+        for used in (job.attempts if job else [])
+        for name in _with_earlier_rounds(store, used.path)
+        if (attempt := store.read(name, Attempt)) is not None
     ]
-    resolutions = store.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
-    verdicts = store.read(VERDICTS, VerdictSet) or VerdictSet()
-    audits = store.read(AUDITS, AuditSet) or AuditSet()
+    resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
+    verdicts = output.read(VERDICTS, VerdictSet) or VerdictSet()
+    audits = output.read(AUDITS, AuditSet) or AuditSet()
     matrices = [
-        Matrix.model_validate_json(path.read_text())
-        for path in sorted(store.path("matrices").glob("*.json"))
+        matrix
+        for path in sorted(output.path("matrices").glob("*.json"))
+        if (matrix := output.read(f"matrices/{path.name}", Matrix)) is not None
     ]
     return build_report(
         tasks,
@@ -224,6 +239,16 @@ def load_report(store: Store) -> Report:
         [a for by_name in audits.root.values() for a in by_name.values()],
         matrices,
     )
+
+
+def _with_earlier_rounds(store: Store, name: str) -> list[str]:
+    """An attempt's record and its earlier rounds' (``<key>.roundN.json``), oldest first."""
+    path = store.path(name)
+    rounds = sorted(
+        path.parent.glob(f"{path.stem}.round*.json"),
+        key=lambda p: int(p.name.removesuffix(".json").rsplit("round", 1)[1]),
+    )
+    return [str(p.relative_to(store.root)) for p in rounds] + [name]
 
 
 def write_reports(
