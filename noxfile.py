@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+from pathlib import Path
+
 import nox
 
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 
 PYTHON = "3.11"
+ROOT = Path(__file__).resolve().parent
+
+E2E_TESTS = ("tests/test_agents.py", "tests/test_model_server.py", "tests/test_doctor.py")
+E2E_SELECTION = "end_to_end or real_cli or installed_cli"
+"""The tests that drive a real agent CLI against the scripted model server."""
+AGENT_CLIS = {"codex": "codex", "claude-code": "claude", "gemini-cli": "gemini"}
+"""Each agent's program, found on PATH (mini-swe-agent's through BUGBOUT_MINI or PATH)."""
 
 
 @nox.session(python=PYTHON)
@@ -34,9 +46,108 @@ def typecheck(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON, default=False)
+def e2e(session: nox.Session) -> None:
+    """The real agent CLIs (codex, claude, gemini, mini) end to end, on a scripted server.
+
+    No quota is spent: each CLI talks to bugbout's scripted model server on 127.0.0.1.
+    Install the CLIs first (.ci/run shows how); one that is missing skips its tests."""
+    session.install("-e", ".[dev]")
+    installed = {agent: shutil.which(program) for agent, program in AGENT_CLIS.items()}
+    installed["mini-swe-agent"] = os.environ.get("BUGBOUT_MINI") or shutil.which("mini")
+    missing = sorted(agent for agent, path in installed.items() if not path)
+    if len(missing) == len(installed):
+        session.error("no agent CLI is installed (codex, claude, gemini, mini); see .ci/run")
+    if missing:
+        session.warn(f"not installed, so their end-to-end tests skip: {', '.join(missing)}")
+    session.run("pytest", "-rs", "-k", E2E_SELECTION, *E2E_TESTS, *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Benchmarks, reported as ratios to a baseline measured in the same run."""
+    """Every benchmark (benchmarks/bench_*.py), as ratios to a baseline run beside it.
+
+    Arguments after -- go to each benchmark."""
     session.install("-e", ".")
-    benchmarks = ("bench_mining.py", "bench_checkout.py", "bench_race.py", "bench_crossexam.py")
-    for benchmark in benchmarks:
-        session.run("python", f"benchmarks/{benchmark}", *session.posargs)
+    for benchmark in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        session.run("python", str(benchmark.relative_to(ROOT)), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Check the docs offline: plugin pages against the code, every relative link.
+
+    Runs tests/test_docs.py, and checks that every relative link in README.md and docs/
+    leads to an existing file and heading."""
+    broken = broken_links(ROOT)
+    if broken:
+        session.error("broken links in the docs:\n  " + "\n  ".join(broken))
+    session.log(f"every relative link in {len(markdown_pages(ROOT))} pages resolves")
+    session.install("-e", ".", "pytest")
+    session.run("pytest", "-q", "tests/test_docs.py", *session.posargs)
+
+
+@nox.session(python=PYTHON, venv_backend="uv", default=False)
+def bout(session: nox.Session) -> None:
+    """A reproducible bout from uv.lock: `nox -s bout -- demo /tmp/bugbout-demo`.
+
+    Installs exactly the versions locked in uv.lock into a fresh environment: bugbout
+    itself and every extra (the sweep launchers; pytest, for tests run with env=interpreter
+    as the demo does). Then runs `bugbout` with the arguments after --, in the directory
+    nox was started from."""
+    session.run_install(
+        "uv", "sync", "--locked", "--no-editable", "--all-extras",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        external=True,
+    )  # fmt: skip
+    with session.chdir(session.invoked_from):
+        session.run("bugbout", *(session.posargs or ["--help"]))
+
+
+# -- the docs' links --------------------------------------------------------------------------
+
+FENCE = re.compile(
+    r"^ {0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^ {0,3}(?P=fence)[`~]*[ \t]*$", re.M | re.S
+)
+"""A fenced code block: its closing fence is at least as long as the opening one."""
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"!?\[[^\]]*\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def markdown_pages(root: Path) -> list[Path]:
+    """README.md and every page under docs/."""
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings, as GitHub makes them (``-1`` for repeats)."""
+    found: set[str] = set()
+    for line in FENCE.sub("", page.read_text(encoding="utf-8")).splitlines():
+        if not line.startswith("#"):
+            continue
+        heading = INLINE_CODE.sub(lambda code: code.group()[1:-1], line.lstrip("#").strip())
+        anchor = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        repeat, unique = 0, anchor
+        while unique in found:
+            repeat += 1
+            unique = f"{anchor}-{repeat}"
+        found.add(unique)
+    return found
+
+
+def broken_links(root: Path) -> list[str]:
+    """Every relative link in the docs that leads nowhere: ``page: target (why)``."""
+    broken = []
+    for page in markdown_pages(root):
+        text = INLINE_CODE.sub("", FENCE.sub("", page.read_text(encoding="utf-8")))
+        for match in LINK.finditer(text):
+            target = match["target"]
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
+                continue  # a URL: not checked, the check stays offline
+            path, _, anchor = target.partition("#")
+            where = (page.parent / path).resolve() if path else page
+            name = page.relative_to(root)
+            if path.startswith("/") or not where.exists():
+                broken.append(f"{name}: {target} (no such file)")
+            elif anchor and where.suffix == ".md" and anchor not in anchors(where):
+                broken.append(f"{name}: {target} (no heading #{anchor})")
+    return broken
