@@ -466,7 +466,9 @@ def test_hook_sandboxes(bout: Bouted) -> None:
     assert all(confinement.workdir.is_absolute() for _, confinement in SEEN.wrapped)
 
 
-def test_hook_executors(bout: Bouted) -> None:
+def test_hook_executors(bout: Bouted, task_id: str) -> None:
+    # every attempt of the bout went through the configured executor
+    assert SEEN.submitted == len(list(bout.store.path(f"attempts/{task_id}").glob("*/*.json")))
     settings = BoutSettings(
         project=ProjectSettings(source="src/mid"),
         executor=PluginChoice.model_validate({"name": "spy-executor", "workers": 2}),

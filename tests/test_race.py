@@ -3,6 +3,7 @@ real bubblewrap, real pytest; only the agents are scripts."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -436,3 +437,59 @@ def test_own_contestant_named_like_a_packaged_one_is_a_clear_error(bout_repo: Pa
     result = bugbout("run", cwd=bout_repo)
     assert result.returncode == 2
     assert "contestant 'codex' has the name of a packaged option" in result.stderr
+
+
+def _interval(attempt: dict) -> tuple[float, float]:
+    """When an attempt's agent started (its prompt written) and ended (its output closed)."""
+    logs = Path(attempt["logdir"])
+    return (logs / "prompt.md").stat().st_mtime, (logs / "stdout.log").stat().st_mtime
+
+
+def _overlaps(intervals: list[tuple[float, float]]) -> bool:
+    ordered = sorted(intervals)
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
+
+
+def test_a_quota_holds_however_many_workers_the_executor_has(bout_repo: Path) -> None:
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    nap = "import time\ntime.sleep(1)\n"
+    agents = bout_repo.parent / "agents"
+    config["contestants"] = {
+        name: {"agent": "command", "command": [sys.executable, str(write_agent(agents, name, nap))]}
+        for name in ("nap1", "nap2", "nap3")
+    }
+    config["run"] = {"timeout": 60, "quotas": {"command": 1}}
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+
+    alone = bugbout("run", "executor.workers=8", "judge.run-suite=false", cwd=bout_repo)
+    assert alone.returncode == 0, alone.stderr
+    assert not _overlaps([_interval(a) for a in attempts(bout_repo).values()])
+
+    subprocess.run(["rm", "-rf", str(bout_repo / ".bugbout")], check=True)
+    wide = bugbout(
+        "run", "executor.workers=8", "run.quotas.command=3", "judge.run-suite=false",
+        cwd=bout_repo,
+    )  # fmt: skip
+    assert wide.returncode == 0, wide.stderr
+    assert _overlaps([_interval(a) for a in attempts(bout_repo).values()])
+
+
+@pytest.mark.slow
+def test_attempts_run_in_ray_workers(bout_repo: Path) -> None:
+    result = bugbout(
+        "run", "executor=ray", "executor.num-cpus=2", "contestant=[good,empty]",
+        "judge.run-suite=false", cwd=bout_repo,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    found = attempts(bout_repo)
+    assert {name: a["status"] for name, a in found.items()} == {
+        "good": "finished",
+        "empty": "finished",
+    }
+    assert [f["path"] for f in found["good"]["patch"]["files"]] == [
+        "src/mid/core.py",
+        "tests/test_regression.py",
+    ]
+    again = bugbout("run", "executor=ray", "contestant=[good,empty]", cwd=bout_repo)
+    assert again.returncode == 0, again.stderr
+    assert "reused 2 finished attempt(s)" in again.stderr

@@ -2,8 +2,10 @@
 checkout inside a sandbox; whatever changed on disk is its patch.
 
 Attempts are queued in lanes, one per quota: runs sharing a quota take turns (or run
-``run.quotas[quota]`` at a time), different quotas run in parallel. Each attempt is
-written to the store the moment it ends, so a bout can stop anywhere and resume.
+``run.quotas[quota]`` at a time), different quotas run in parallel. The lanes live here,
+in the driver; the attempts themselves run on the bout's executor (threads here by
+default, or Ray workers), so a quota holds however many workers there are. Each attempt
+is written to the store the moment it ends, so a bout can stop anywhere and resume.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import traceback
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,8 +33,9 @@ from bugbout.core.confine import masked_paths, readable_paths, test_confinement
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.examining import Assignment
+from bugbout.core.executor import Executor, make_executor
 from bugbout.core.git import Git
-from bugbout.core.manager import Plugins
+from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.patch import apply_patch, diff_trees
 from bugbout.core.process import run_logged
 from bugbout.core.progress import Progress, SilentProgress
@@ -196,15 +199,22 @@ class Race:
             total=total,
         )  # fmt: skip
         finished: list[Attempt] = []
-        with Git(self.settings.repository) as git:
-            checkouts = Checkouts(git, self.home / "checkouts")
-            with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
-                futures = [
-                    lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished)
-                    for lane, jobs in lanes.items()
-                ]
-                for future in futures:
-                    future.result()
+        if not lanes:
+            self.progress.finish()
+            return finished
+        executor = make_executor(self.settings, self.plugins)
+        try:
+            with Git(self.settings.repository) as git:
+                checkouts = Checkouts(git, self.home / "checkouts")
+                with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
+                    futures = [
+                        lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished, executor)
+                        for lane, jobs in lanes.items()
+                    ]
+                    for future in futures:
+                        future.result()
+        finally:
+            executor.close()
         self.progress.finish()
         return finished
 
@@ -214,21 +224,54 @@ class Race:
         jobs: list[tuple[Task, Contestant, Attempt | None]],
         checkouts: Checkouts,
         finished: list[Attempt],
+        executor: Executor,
     ) -> None:
+        """Run a lane's attempts on the executor, at most the lane's quota at a time."""
         width = max(1, self.settings.run.quotas.get(lane, 1))
-        with ThreadPoolExecutor(max_workers=width) as pool:
-            runs = pool.map(
-                lambda job: self.attempt(job[0], job[1], checkouts, previous=job[2]), jobs
-            )
-            for (task, contestant, _), attempt in zip(jobs, runs, strict=True):
-                ran = contestant.path(task) in self.ran
+        queue = list(jobs)
+        running: dict[Future[tuple[Attempt, bool]], tuple[Task, Contestant]] = {}
+        while queue or running:
+            while queue and len(running) < width:
+                task, contestant, previous = queue.pop(0)
+                job = (
+                    _LocalAttempt(self, task, contestant, previous, checkouts)
+                    if executor.in_process
+                    else RemoteAttempt(self.settings, task, contestant, previous)
+                )
+                running[executor.submit(job)] = (task, contestant)
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                task, contestant = running.pop(future)
+                try:
+                    attempt, ran = future.result()
+                except Exception as exc:  # the worker died: record it, go on
+                    attempt, ran = self._lost(task, contestant, exc), True
                 if ran:
                     with self._lock:
+                        self.ran.add(contestant.path(task))
                         finished.append(attempt)
                 self.progress.advance(
                     f"{lane}: {attempt.contestant} on {attempt.task_id}: "
                     f"{attempt.status if ran else 'reused (run by another bout)'}"
                 )
+
+    def _lost(self, task: Task, contestant: Contestant, error: Exception) -> Attempt:
+        """Record an attempt whose worker failed before it could record it itself."""
+        record = Attempt(
+            task_id=task.id,
+            contestant=contestant.name,
+            role=contestant.role,
+            key=contestant.key(task),
+            agent=contestant.agent.harness,
+            model=contestant.agent.model,
+            vendor=contestant.agent.vendor,
+            status=AttemptStatus.INFRA_ERROR,
+            started=datetime.now(UTC).isoformat(timespec="seconds"),
+            error=f"the executor lost the attempt: {type(error).__name__}: {error}",
+        )
+        with self.store.hold(contestant.path(task)):
+            self.store.write(contestant.path(task), record)
+        return record
 
     def attempt(
         self,
@@ -247,18 +290,41 @@ class Race:
         instead of running the agent again. A later round (``round_number`` > 1) adds
         ``feedback`` (the review of the previous round) to the prompt; the previous round's
         record is kept beside it."""
+        record, ran = self.claim(
+            task,
+            contestant,
+            checkouts,
+            previous=previous,
+            round_number=round_number,
+            feedback=feedback,
+        )
+        if ran:
+            with self._lock:
+                self.ran.add(contestant.path(task))
+        return record
+
+    def claim(
+        self,
+        task: Task,
+        contestant: Contestant,
+        checkouts: Checkouts,
+        *,
+        previous: Attempt | None,
+        round_number: int = 1,
+        feedback: str = "",
+    ) -> tuple[Attempt, bool]:
+        """:meth:`attempt`, and whether it ran the agent (``False``: another bout had)."""
         path = contestant.path(task)
         with self.store.hold(path):
             current = self.store.read(path, Attempt)
             if current is not None and current != previous:
-                return current
+                return current, False
             record = self._attempt(task, contestant, checkouts, round_number, feedback)
             if round_number > 1 and current is not None:
                 kept = path.removesuffix(".json") + f".round{round_number - 1}.json"
                 self.store.path(path).replace(self.store.path(kept))
             self.store.write(path, record)
-            self.ran.add(path)
-        return record
+        return record, True
 
     def _attempt(
         self,
@@ -503,6 +569,38 @@ class Race:
         )
         script.chmod(0o755)
         return str(script)
+
+
+@dataclass(frozen=True)
+class _LocalAttempt:
+    """An attempt run on this race, in this process (threads)."""
+
+    race: Race
+    task: Task
+    contestant: Contestant
+    previous: Attempt | None
+    checkouts: Checkouts
+
+    def __call__(self) -> tuple[Attempt, bool]:
+        return self.race.claim(self.task, self.contestant, self.checkouts, previous=self.previous)
+
+
+@dataclass(frozen=True)
+class RemoteAttempt:
+    """An attempt run in another process or on another machine (a Ray worker): picklable,
+    it rebuilds the plugins and the race there from the bout's settings. The worker must
+    see the repository, the store and ``BUGBOUT_HOME`` at the same paths."""
+
+    settings: BoutSettings
+    task: Task
+    contestant: Contestant
+    previous: Attempt | None
+
+    def __call__(self) -> tuple[Attempt, bool]:
+        race = Race(self.settings, make_plugins(), Store(self.settings.store_dir))
+        with Git(self.settings.repository) as git:
+            checkouts = Checkouts(git, race.home / "checkouts")
+            return race.claim(self.task, self.contestant, checkouts, previous=self.previous)
 
 
 def race_tasks(tasks: TaskSet, oracles: OracleSet) -> list[Task]:
