@@ -212,3 +212,39 @@ def test_a_timed_out_run_is_an_environment_error() -> None:
     oracle = judge_runs(_task(), [run("before", RunStatus.TIMEOUT), run("after-1"), run("after-2")])
     assert oracle.status == "environment-error"
     assert "timed out" in (oracle.reason or "")
+
+
+@pytest.mark.slow
+def test_ray_workers_compute_the_same_oracles(
+    calc_repo: tuple[Path, dict[str, str]],
+    ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
+    tmp_path: Path,
+) -> None:
+    """Ground truth dispatched to Ray workers, two tasks at a time, equals the local one."""
+    from bugbout.core.manager import make_plugins
+    from bugbout.core.settings import PluginChoice
+
+    repo, _ = calc_repo
+    local, _, local_store = ground_truth
+    settings = calc_settings(repo)
+    settings = settings.model_copy(
+        update={
+            "executor": PluginChoice.model_validate({"name": "ray", "num-cpus": 2}),
+            "tasks": settings.tasks.model_copy(update={"jobs": 2}),
+        }
+    )
+    store = Store(tmp_path / ".bugbout")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+        plugins = make_plugins(entry_points=False)
+        tasks = mine_tasks(settings, plugins, store)
+        remote = compute_oracles(settings, plugins, store, tasks)
+    expected = local_store.read(ORACLES, OracleSet)
+    assert expected is not None
+    fields = {"status", "fail_to_pass", "pass_to_pass", "fail_on_base"}
+
+    def seen(oracles: OracleSet) -> dict[str, object]:  # unstable ids are random: count them
+        return {k: (o.model_dump(include=fields), len(o.unstable)) for k, o in oracles.root.items()}
+
+    assert seen(remote) == seen(expected)
+    assert set(remote.root) >= {o.task_id for o in local.values()}

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bugbout.core.agents import CodingAgent
 from bugbout.core.errors import BugboutError
+from bugbout.core.executor import make_executor
 from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress
 from bugbout.core.race import Contestant, Race, build_contestants
@@ -113,9 +115,11 @@ class Bout:
         store, output = self.project.store, self.output
         check_verdict_plugins(settings, plugins)
         clock, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
-        with output.lock():
-            tasks, oracles = ground_truth(settings, plugins, store, self.progress)
-            race = Race(settings, plugins, store, self.progress)
+        with output.lock(), closing(make_executor(settings, plugins)) as executor:
+            tasks, oracles = ground_truth(
+                settings, plugins, store, self.progress, executor=executor
+            )
+            race = Race(settings, plugins, store, self.progress, executor=executor)
             verdicts = Verdicts(settings, plugins, store, race, self.progress, output=output)
             ran = race.run(tasks, oracles, self.contestants)
             if settings.run.rounds > 1:

@@ -134,11 +134,15 @@ class Race:
         plugins: Plugins,
         store: Store,
         progress: Progress | None = None,
+        *,
+        executor: Executor | None = None,
     ) -> None:
         self.settings = settings
         self.plugins = plugins
         self.store = store
         self.progress = progress or SilentProgress()
+        self.executor = executor
+        """Where attempts run; without one, the settings' executor, for one :meth:`run`."""
         self.home = bugbout_home()
         self.sandbox: Sandbox = plugins.create(
             "sandbox", settings.sandbox.name, settings.sandbox.options
@@ -202,7 +206,7 @@ class Race:
         if not lanes:
             self.progress.finish()
             return finished
-        executor = make_executor(self.settings, self.plugins)
+        executor = self.executor or make_executor(self.settings, self.plugins)
         try:
             with Git(self.settings.repository) as git:
                 checkouts = Checkouts(git, self.home / "checkouts")
@@ -214,7 +218,8 @@ class Race:
                     for future in futures:
                         future.result()
         finally:
-            executor.close()
+            if executor is not self.executor:
+                executor.close()
         self.progress.finish()
         return finished
 

@@ -100,6 +100,8 @@ class TasksSettings(Settings):
     """How many times the fixed tree is run; tests that differ between runs are unstable."""
     timeout: float = Field(default=600, gt=0)
     """Seconds one test run may take before its whole process group is killed."""
+    jobs: int = Field(default=1, ge=1)
+    """How many tasks' ground truth is computed at once, on the bout's executor."""
 
 
 class RunSettings(Settings):

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.core.confine import test_confinement
+from bugbout.core.confine import Confine, test_confinement
+from bugbout.core.environment import EnvironmentBuilder
 from bugbout.core.errors import BugboutError, ConfigError
+from bugbout.core.executor import Executor, make_executor
 from bugbout.core.git import Git, GitError
 from bugbout.core.hookspecs import PROJECT_NAME
 from bugbout.core.issues import IssueRequest, IssueResolver, problem_statement
-from bugbout.core.manager import Plugins
+from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.mining import Miner, MiningRequest
 from bugbout.core.oracle import compute_oracle
 from bugbout.core.progress import Progress, SilentProgress
@@ -136,44 +141,110 @@ def compute_oracles(
     store: Store,
     tasks: TaskSet,
     progress: Progress | None = None,
+    *,
+    executor: Executor | None = None,
 ) -> OracleSet:
-    """Compute (or reuse) every task's oracle; ``oracles.json`` is written after each task,
-    so an interrupted run loses at most the task in flight."""
+    """Compute (or reuse) every task's oracle, ``tasks.jobs`` at a time on ``executor``
+    (the settings' own when not given); ``oracles.json`` is written after each task, so an
+    interrupted run loses at most the tasks in flight."""
     progress = progress or SilentProgress()
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
-    builder = plugins.create("env", settings.env.name, settings.env.options)
-    sandbox = plugins.create("sandbox", settings.sandbox.name, settings.sandbox.options)
-    home = bugbout_home()
-    problem = sandbox.problem()
-    if problem:
-        raise BugboutError(f"tests cannot run confined: {problem}")
-    confine = test_confinement(settings, sandbox, home)
+    todo: list[tuple[Task, str]] = []
+    for task in tasks.tasks:
+        key = oracle_key(settings, task.sha)
+        oracle = oracles.root.get(task.id)
+        if oracle is None or oracle.key != key or oracle.status == "environment-error":
+            todo.append((task, key))
     progress.start("computing ground truth", total=len(tasks.tasks))
-    with Git(settings.repository) as git:
-        for task in tasks.tasks:
-            key = oracle_key(settings, task.sha)
-            oracle = oracles.root.get(task.id)
-            if oracle is None or oracle.key != key or oracle.status == "environment-error":
-                oracle = compute_oracle(
-                    task,
-                    git=git,
-                    builder=builder,
-                    settings=settings,
-                    home=home,
-                    key=key,
-                    confine=confine,
-                )
-                oracles.root[task.id] = oracle
+    computing = {task.id for task, _ in todo}
+    for task in tasks.tasks:
+        if task.id not in computing:
+            progress.advance(f"{task.id} {oracles.root[task.id].status}")
+    if todo:
+        own = executor is None
+        executor = executor or make_executor(settings, plugins)
+        try:
+            for oracle in _dispatch(settings, plugins, executor, todo):
+                oracles.root[oracle.task_id] = oracle
                 store.write(ORACLES, oracles)
                 plugins.notify("bugbout_after_oracle", oracle=oracle)
                 _report_problems(plugins, progress)
-            _score(task, oracle)
-            if oracle.status == "environment-error":
-                progress.warn(f"task {task.id}: environment error: {oracle.reason}")
-            progress.advance(f"{task.id} {oracle.status}")
+                progress.advance(f"{oracle.task_id} {oracle.status}")
+        finally:
+            if own:
+                executor.close()
+    for task in tasks.tasks:
+        oracle = oracles.root[task.id]
+        _score(task, oracle)
+        if oracle.status == "environment-error":
+            progress.warn(f"task {task.id}: environment error: {oracle.reason}")
     progress.finish()
     store.write(TASKS, tasks)
     return oracles
+
+
+def _dispatch(
+    settings: BoutSettings,
+    plugins: Plugins,
+    executor: Executor,
+    todo: list[tuple[Task, str]],
+) -> Iterator[Oracle]:
+    """Compute the oracles of ``todo``, ``tasks.jobs`` at a time; each as it is done."""
+    local = _Tools.build(settings, plugins) if executor.in_process else None
+    queue, running = list(todo), set[Future[Oracle]]()
+    while queue or running:
+        while queue and len(running) < settings.tasks.jobs:
+            task, key = queue.pop(0)
+            job: Callable[[], Oracle] = OracleJob(settings, task, key, local)
+            running.add(executor.submit(job))
+        finished, running = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            yield future.result()
+
+
+@dataclass(frozen=True)
+class _Tools:
+    """What computing an oracle needs besides the task: the environment builder and how
+    tests are confined."""
+
+    builder: EnvironmentBuilder
+    confine: Confine
+    home: Path
+
+    @classmethod
+    def build(cls, settings: BoutSettings, plugins: Plugins) -> _Tools:
+        builder = plugins.create("env", settings.env.name, settings.env.options)
+        sandbox = plugins.create("sandbox", settings.sandbox.name, settings.sandbox.options)
+        home = bugbout_home()
+        problem = sandbox.problem()
+        if problem:
+            raise BugboutError(f"tests cannot run confined: {problem}")
+        return cls(builder, test_confinement(settings, sandbox, home), home)
+
+
+@dataclass(frozen=True)
+class OracleJob:
+    """One task's ground truth. Run in this process it uses the bout's plugins
+    (``tools``); sent to another process (a Ray worker) it is picklable and rebuilds them
+    there from the settings and the installed plugins."""
+
+    settings: BoutSettings
+    task: Task
+    key: str
+    tools: _Tools | None = None
+
+    def __call__(self) -> Oracle:
+        tools = self.tools or _Tools.build(self.settings, make_plugins())
+        with Git(self.settings.repository) as git:
+            return compute_oracle(
+                self.task,
+                git=git,
+                builder=tools.builder,
+                settings=self.settings,
+                home=tools.home,
+                key=self.key,
+                confine=tools.confine,
+            )
 
 
 def ground_truth(
@@ -181,12 +252,14 @@ def ground_truth(
     plugins: Plugins,
     store: Store,
     progress: Progress | None = None,
+    *,
+    executor: Executor | None = None,
 ) -> tuple[TaskSet, OracleSet]:
     """Mine the tasks and compute their oracles. Concurrent bouts on one store (sweep
     jobs) take turns: the first computes, the others find its records and reuse them."""
     with store.hold("ground-truth"):
         tasks = mine_tasks(settings, plugins, store, progress)
-        oracles = compute_oracles(settings, plugins, store, tasks, progress)
+        oracles = compute_oracles(settings, plugins, store, tasks, progress, executor=executor)
     return tasks, oracles
 
 
