@@ -492,4 +492,4 @@ def test_attempts_run_in_ray_workers(bout_repo: Path) -> None:
     ]
     again = bugbout("run", "executor=ray", "contestant=[good,empty]", cwd=bout_repo)
     assert again.returncode == 0, again.stderr
-    assert "reused 2 finished attempt(s)" in again.stderr
+    assert "reused 2 attempt(s) from the store" in again.stderr

@@ -256,8 +256,10 @@ def _report(args: list[str], console: Console) -> int:
     )
     options = parser.parse_args(args)
     if options.sweep:
-        from bugbout.core.sweep import render_summary, write_sweep_summary
+        from bugbout.core.sweep import FORMATS, render_summary, write_sweep_summary
 
+        if options.format not in FORMATS:
+            raise ConfigError(f"--format {options.format}: choose one of {', '.join(FORMATS)}")
         summary = write_sweep_summary(options.sweep)
         text = render_summary(summary, options.format)
         console.out.print(text, markup=False, highlight=False, end="")
@@ -267,8 +269,12 @@ def _report(args: list[str], console: Console) -> int:
     if not store.path("tasks.json").exists():
         raise ConfigError(f"{store.root} holds no bout yet; run `bugbout run` first")
     output = Store(options.job.resolve()) if options.job else store
-    if options.job and not output.path("job.json").is_file():
-        raise ConfigError(f"{options.job} holds no job.json; name a sweep job's directory")
+    if not output.path("job.json").is_file():
+        raise ConfigError(
+            f"{options.job} holds no job.json; name a sweep job's directory"
+            if options.job
+            else f"{store.root} holds no bout yet (only tasks); run `bugbout run` first"
+        )
     plugins = make_plugins()
     reporter = plugins.create("reporter", options.format)
     report = load_report(store, output)
@@ -371,8 +377,8 @@ def _run(args: list[str], console: Console) -> int:
         console.attempt_table(result.ran)
         if result.job and result.job.attempts_reused:
             console.info(
-                f"reused {result.job.attempts_reused} finished attempt(s) from the store; "
-                f"ran {result.job.attempts_run}"
+                f"reused {result.job.attempts_reused} attempt(s) from the store (run by "
+                f"earlier bouts); ran {result.job.attempts_run}"
             )
         for text in result.printed.values():
             console.out.print(text, markup=False, highlight=False, end="")

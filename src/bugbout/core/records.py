@@ -436,6 +436,8 @@ class Job(Record):
     auditor: str
     contestants: list[str] = Field(default_factory=list)
     examiners: list[str] = Field(default_factory=list)
+    tasks: list[str] = Field(default_factory=list)
+    """The ids of the tasks the bout mined (another bout's settings may mine others)."""
     attempts: list[JobAttempt] = Field(default_factory=list)
     started: str
     wall_time: float = 0.0

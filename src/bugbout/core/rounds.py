@@ -83,7 +83,8 @@ def run_rounds(
                             )
                             break
                     review = attempt.review
-                    assert review is not None
+                    if review is None:  # another bout ran a new round meanwhile: review it
+                        continue
                     routes.append(review.route)
                     if (
                         review.verdict == AuditVerdict.RESOLVED
@@ -139,5 +140,10 @@ def _review(
     )
     request = AuditRequest.visible(task, attempt, examiners, gate=gate, baseline=baseline)
     reviewed = attempt.model_copy(update={"review": auditor.audit(request)})
-    race.store.write(attempt_path(task.id, attempt.contestant, attempt.key), reviewed)
+    path = attempt_path(task.id, attempt.contestant, attempt.key)
+    with race.store.hold(path):  # a concurrent bout may have reviewed or replaced it
+        current = race.store.read(path, Attempt)
+        if current != attempt and current is not None:
+            return current, baseline
+        race.store.write(path, reviewed)
     return reviewed, baseline

@@ -216,6 +216,9 @@ def load_report(store: Store, output: Store | None = None) -> Report:
     tasks = store.read("tasks.json", TaskSet) or TaskSet()
     oracles = store.read("oracles.json", OracleSet) or OracleSet()
     job = output.read(JOB, Job)
+    if job is not None:  # the bout's own tasks, whatever a later bout mined
+        mined = set(job.tasks)
+        tasks.tasks = [task for task in tasks.tasks if task.id in mined]
     attempts = [
         attempt
         for used in (job.attempts if job else [])
