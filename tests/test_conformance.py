@@ -4,6 +4,8 @@ as a third-party plugin's tests would run it; and the plugin author's fixtures w
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import sys
 import urllib.request
@@ -97,6 +99,18 @@ class TestInterpreter(BuiltinsOnly, EnvironmentSuite):
 @pytest.mark.slow
 class TestUv(BuiltinsOnly, EnvironmentSuite):
     plugin = "uv"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
+    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
+)
+class TestPodman(BuiltinsOnly, EnvironmentSuite):
+    plugin = "podman"
+    # Outside pytest's temporary folders: podman's storage holds mounts, and its images
+    # are worth keeping between sessions.
+    options = {"storage": "/var/tmp/bugbout-podman-tests"}
 
 
 # -- agents -----------------------------------------------------------------------------------

@@ -35,6 +35,9 @@ class Command(Record):
     argv: list[str]
     env: dict[str, str] = Field(default_factory=dict)
     cwd: Path
+    contained: bool = False
+    """The command confines its own run (a container with no network that sees only the
+    tree, the extra paths and its private HOME), so test runs do not wrap it in a sandbox."""
 
 
 class Environment(Protocol):

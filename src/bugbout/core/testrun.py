@@ -46,7 +46,7 @@ def run_tests(
 
     ``confine(argv, tree, writable)`` wraps the command for the tree (a sandbox that must
     also let it write ``writable``: its private HOME); by default it only switches the
-    network off."""
+    network off. A command that confines itself (``Command.contained``) is not wrapped."""
     args = [
         "-p", "bugbout_outcomes", "-p", "no:cacheprovider", "-o", "addopts=",
         "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
@@ -71,8 +71,9 @@ def run_tests(
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
         }
         started = time.monotonic()
+        argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
         process = subprocess.Popen(
-            confine(command.argv, tree, (Path(home),)),
+            argv,
             cwd=command.cwd,
             env=env,
             stdin=subprocess.DEVNULL,

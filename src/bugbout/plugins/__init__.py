@@ -7,6 +7,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.issue_sources.commit",
     "bugbout.plugins.environments.uv",
     "bugbout.plugins.environments.interpreter",
+    "bugbout.plugins.environments.podman",
     "bugbout.plugins.sandboxes.auto",
     "bugbout.plugins.sandboxes.bubblewrap",
     "bugbout.plugins.sandboxes.seatbelt",

@@ -56,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,6 +199,7 @@ class Podman:
             raise PodmanError(f"podman is not installed: {INSTALL}")
         # A short path: unix sockets allow about 107 bytes.
         self._socket_dir = Path(tempfile.mkdtemp(prefix="bugbout-podman-"))
+        weakref.finalize(self, shutil.rmtree, self._socket_dir, True)
         path = self._socket_dir / "podman.sock"
         log = self.config_dir / "service.log"
         env = {**os.environ, **self.environ()}
@@ -236,6 +238,15 @@ class Podman:
         if self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
+            self._release_storage()
+
+    def _release_storage(self) -> None:
+        """Undo the mount podman's overlay driver leaves on its own folder, so that the
+        storage can be deleted like any folder; it stays while anything uses it."""
+        home = self.storage_dir / "storage" / "overlay"
+        if os.geteuid() == 0 and os.path.ismount(home) and shutil.which("umount"):
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                subprocess.run(["umount", str(home)], capture_output=True, timeout=30, check=False)
 
     def __enter__(self) -> Podman:
         return self
@@ -366,7 +377,7 @@ class Podman:
         key = _digest(containerfile.read_bytes().decode("utf-8", "replace"))
         name = f"{BASE_REPOSITORY}:file-{key}"
         client = self.client()
-        with _locked(self.storage_dir / "locks" / "base.lock"):
+        with locked(self.storage_dir / "locks" / "base.lock"):
             if not client.images.exists(name):
                 from podman.errors import APIError, BuildError
 
@@ -396,7 +407,7 @@ class Podman:
         stat = tar.stat()
         name = f"{BASE_REPOSITORY}:{_digest(tar.name, str(stat.st_size), str(stat.st_mtime_ns))}"
         client = self.client()
-        with _locked(self.storage_dir / "locks" / "base.lock"):
+        with locked(self.storage_dir / "locks" / "base.lock"):
             if not client.images.exists(name):
                 with tar.open("rb") as body:
                     response = client.api.post(
@@ -426,7 +437,7 @@ class Podman:
         if problem is not None:
             raise PodmanError(problem)
         cache.mkdir(parents=True, exist_ok=True)
-        with _locked(cache / f"{tar.name}.lock"):
+        with locked(cache / f"{tar.name}.lock"):
             if tar.is_file():
                 return tar
             mirror = self.mirror or apt_mirror()
@@ -884,7 +895,8 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (its folder made), for work done once per key."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as file:
         fcntl.flock(file, fcntl.LOCK_EX)
