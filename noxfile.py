@@ -58,7 +58,10 @@ def e2e(session: nox.Session) -> None:
     if len(missing) == len(installed):
         session.error("no agent CLI is installed (codex, claude, gemini, mini); see .ci/run")
     if missing:
-        session.warn(f"not installed, so their end-to-end tests skip: {', '.join(missing)}")
+        session.warn(
+            f"not installed, so their end-to-end tests skip: {', '.join(missing)} "
+            "(mini-swe-agent: set BUGBOUT_MINI to its `mini` or put it on PATH)"
+        )
     session.run("pytest", "-rs", "-k", E2E_SELECTION, *E2E_TESTS, *session.posargs)
 
 
@@ -78,12 +81,12 @@ def docs(session: nox.Session) -> None:
 
     Runs tests/test_docs.py, and checks that every relative link in README.md and docs/
     leads to an existing file and heading."""
+    session.install("-e", ".", "pytest")
+    session.run("pytest", "-q", "tests/test_docs.py", *session.posargs)
     broken = broken_links(ROOT)
     if broken:
         session.error("broken links in the docs:\n  " + "\n  ".join(broken))
     session.log(f"every relative link in {len(markdown_pages(ROOT))} pages resolves")
-    session.install("-e", ".", "pytest")
-    session.run("pytest", "-q", "tests/test_docs.py", *session.posargs)
 
 
 @nox.session(python=PYTHON, venv_backend="uv", default=False)

@@ -144,6 +144,8 @@ def repo(tmp_path: Path) -> Path:
 def test_hydra_launchers_and_bugbouts_presets_compose(repo: Path, tmp_path: Path) -> None:
     """Hydra's own launcher groups are found beside bugbout's search path, and so are the
     presets bugbout ships (ray-local, ray-cluster, slurm)."""
+    for plugin in ("joblib", "ray", "submitit"):
+        pytest.importorskip(f"hydra_plugins.hydra_{plugin}_launcher")
     targets = {
         "basic": "hydra._internal.core_plugins.basic_launcher.BasicLauncher",
         "joblib": "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher",
