@@ -19,7 +19,7 @@ from bugbout.core import doctor
 from bugbout.core.agents import VENDOR_KEYS
 from bugbout.core.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
 from bugbout.core.manager import Plugins
-from bugbout.core.settings import BoutSettings, ProjectSettings
+from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing import model_server as model_server_module
 
@@ -92,7 +92,8 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     found = lines(result)
     assert list(found) == [
-        "git", "uv", "python", "sandbox", "repository", "project.source", "project.tests",
+        "git", "uv", "python", "sandbox", "podman", "repository", "project.source",
+        "project.tests",
     ]  # fmt: skip
     assert all(line.startswith("ok    ") for line in found.values()), result.stdout
     assert f"{sys.version_info[0]}.{sys.version_info[1]}" in found["python"]
@@ -102,8 +103,44 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
 def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
     result = bugbout(cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert list(lines(result)) == ["git", "uv", "python", "sandbox"]
+    assert list(lines(result)) == ["git", "uv", "python", "sandbox", "podman"]
     assert f"no bugbout.yaml in {tmp_path}" in result.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
+    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
+)
+def test_podman_runs_containers_here(tmp_path: Path) -> None:
+    result = bugbout("env=podman", "env.storage=/var/tmp/bugbout-podman-tests", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert lines(result)["podman"].startswith("ok    podman: "), result.stdout
+    assert "runs containers" in lines(result)["podman"]
+
+
+def test_podman_problems_name_the_cause_and_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = ProjectSettings(source="src/calc")
+    chosen = BoutSettings(project=project, env=PluginChoice(name="podman"), root=tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    missing = doctor.podman_check(chosen)
+    assert not missing.ok
+    assert missing.line == (
+        "FAIL  podman: env=podman: podman is not installed: apt-get install -y podman runc "
+        "conmon fuse-overlayfs uidmap slirp4netns debootstrap"
+    )
+    unused = doctor.podman_check(BoutSettings(project=project, root=tmp_path))
+    assert unused.ok
+    assert unused.detail.startswith("not used (env=podman, sandbox=podman): podman is not")
+    podman = shutil.which("podman", path=os.defpath + ":/usr/sbin:/usr/bin")
+    if podman is None:
+        return
+    (tmp_path / "podman").symlink_to(podman)  # podman without runc: crun would be used
+    without_runc = doctor.podman_check(chosen)
+    assert not without_runc.ok
+    assert "crun refuses cgroup v1 'hybrid' hosts" in without_runc.line
+    assert without_runc.line.endswith("apt-get install -y runc")
 
 
 def test_a_wrong_project_fails_with_the_fix(tmp_path: Path) -> None:

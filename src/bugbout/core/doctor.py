@@ -181,6 +181,7 @@ def machine_checks(
     yield uv_check()
     yield python_check(settings if configured else None)
     yield sandbox_check(settings, plugins)
+    yield podman_check(settings)
     if configured:
         yield from repository_checks(settings)
 
@@ -247,6 +248,42 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
     if chosen is not None and getattr(chosen, "name", name) != name:
         return Check("sandbox", True, f"{name}: chose {chosen.name}")
     return Check("sandbox", True, f"{name} works")
+
+
+def podman_check(settings: BoutSettings) -> Check:
+    """Whether podman runs containers here, as bugbout configures it (runc, cgroupfs,
+    ulimits within the hard limits); when not, the cause and its fix. It fails the report
+    only when ``env=podman`` or ``sandbox=podman`` is chosen."""
+    from bugbout.core.tasks import bugbout_home
+    from bugbout.sandbox.podman import Podman
+
+    used = [
+        f"{kind}=podman"
+        for kind, choice in (("env", settings.env), ("sandbox", settings.sandbox))
+        if choice.name == "podman"
+    ]
+    options = settings.env.options if settings.env.name == "podman" else {}
+
+    def option(name: str) -> str | None:
+        value = options.get(name)
+        return str(value) if value else None
+
+    storage, containerfile = option("storage"), option("containerfile")
+    podman = Podman(
+        bugbout_home(),
+        socket=option("socket"),
+        storage=Path(storage).expanduser() if storage else None,
+        image=option("image"),
+        containerfile=Path(containerfile).expanduser() if containerfile else None,
+    )
+    problem = podman.problem()
+    if problem is not None:
+        if not used:
+            return Check("podman", True, f"not used (env=podman, sandbox=podman): {problem}")
+        return Check("podman", False, f"{', '.join(used)}: {problem}")  # it names its fix
+    answer = _probe([podman.executable, "--version"], env=_quiet_env())
+    version = _version(answer.text) or "podman"
+    return Check("podman", True, f"{version} runs containers (runc, cgroupfs, no network)")
 
 
 def repository_checks(settings: BoutSettings) -> Iterator[Check]:

@@ -325,6 +325,9 @@ class Podman:
                 )  # fmt: skip
             except subprocess.TimeoutExpired:
                 return f"podman did not run a container within {PROBE_TIMEOUT:.0f} s"
+            finally:
+                if self._service is None:
+                    self._release_storage()
         if result.returncode == 0:
             return None
         return explain(result.stderr, self.config_dir)
