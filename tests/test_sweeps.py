@@ -296,3 +296,41 @@ def test_two_jobs_racing_one_store_run_each_attempt_once(repo: Path, tmp_path: P
     assert sorted(job.judge for job in done) == ["majority", "strict"]
     assert sum(job.attempts_reused for job in done) == TASKS
     assert len(attempt_records(repo)) == TASKS
+
+
+def test_a_job_failing_in_a_worker_fails_the_sweep_and_is_named_in_its_summary(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A job that fails in a joblib worker: the sweep exits 1, the other job reports, the
+    summary lists the failed one with its reason."""
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    result = bugbout(
+        "run", "-m", "contestant=a", "judge=majority,nope-not-a-key", f"tasks.limit={TASKS}",
+        "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", cwd=repo, home=tmp_path / "home",
+    )  # fmt: skip
+    assert "no such judge" in result.stderr, output(result)  # checked before any job runs
+    assert result.returncode == 2
+
+    result = bugbout(
+        "run", "-m", "contestant=a", "run.timeout=60,-1", f"tasks.limit={TASKS}",
+        "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", cwd=repo, home=tmp_path / "home",
+    )  # fmt: skip
+    assert result.returncode == 1, output(result)
+    sweep, jobs = the_sweep(repo)
+    assert (jobs[0] / "report.json").is_file()
+    assert "run.timeout" in (jobs[1] / "error.txt").read_text()
+    summary = json.loads((sweep / "summary.json").read_text())
+    failed = [job for job in summary["jobs"] if job["status"] == "failed"]
+    assert [job["name"] for job in failed] == ["1"]
+    assert "run.timeout" in failed[0]["reason"]
+
+
+def test_a_sweep_may_choose_sets_of_contestants(repo: Path, tmp_path: Path) -> None:
+    result = bugbout(
+        "run", "-m", "contestant=[a,b],[a]", f"tasks.limit={TASKS}",
+        cwd=repo, home=tmp_path / "home",
+    )  # fmt: skip
+    assert result.returncode == 0, output(result)
+    _, jobs = the_sweep(repo)
+    assert [sorted(job.contestants) for job in job_records(jobs)] == [["a", "b"], ["a"]]
+    assert sum(job.attempts_run for job in job_records(jobs)) == TASKS * 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -424,6 +425,16 @@ class HydraJob:
     overrides: list[str]
     multirun: bool
 
+    def failed(self, message: str) -> None:
+        """Record a sweep job's failure beside its outputs, for the driver and the sweep's
+        summary (launchers may run jobs in other processes)."""
+        if self.multirun:
+            from bugbout.core.store import write_atomic
+            from bugbout.core.sweep import ERROR_FILE
+
+            self.output.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.output / ERROR_FILE, message + "\n")
+
 
 def _run_with_hydra(
     command: str, args: list[str], console: Console, job: Callable[[Any, Any, HydraJob], None]
@@ -459,14 +470,18 @@ def _run_with_hydra(
         except BugboutError as exc:
             console.error(str(exc))
             exit_code = 2
+            context.failed(str(exc))
         except Exception as exc:
             if not context.multirun:
                 raise
             # one broken job must not stop the sweep, nor its summary
-            console.error(f"sweep job {context.output.name} failed: {type(exc).__name__}: {exc}")
+            message = f"{type(exc).__name__}: {exc}"
+            console.error(f"sweep job {context.output.name} failed: {message}")
             exit_code = 1
+            context.failed(message)
 
     store = root / ".bugbout"
+    sweep = store / "sweeps" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     options, overrides = _split_hydra_args(args)
     if "--info" in options and (options[-1] == "--info"):
         options.append("all")
@@ -475,7 +490,7 @@ def _run_with_hydra(
     argv = [
         f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
-        f"hydra.run.dir={store}", f"hydra.sweep.dir={store}/sweeps/${{now:%Y-%m-%d_%H-%M-%S}}",
+        f"hydra.run.dir={store}", f"hydra.sweep.dir={sweep}",
         "hydra.job.chdir=false", "hydra/job_logging=none", "hydra/hydra_logging=none",
     ]  # fmt: skip
     saved = sys.argv
@@ -484,6 +499,10 @@ def _run_with_hydra(
         hydra_job()
     finally:
         sys.argv = saved
+    from bugbout.core.sweep import ERROR_FILE
+
+    if not exit_code and any(sweep.glob(f"*/{ERROR_FILE}")):
+        exit_code = 1  # a job failed in another process (joblib, Ray, SLURM)
     return exit_code
 
 
@@ -644,11 +663,10 @@ def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[
         valid = (
             _packaged_options(group) | set(plugins.of_kind(kinds[0])) | set(defined.get(group, ()))
         )
-        if override.is_sweep_override():
-            values = [str(v) for v in override.sweep_iterator()]
-        else:
-            value = override.value()
-            values = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        choices = (
+            list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+        )  # a sweep may choose lists: contestant=[a,b],[c]
+        values = [str(v) for c in choices for v in (c if isinstance(c, list) else [c])]
         for value in values:
             if value not in valid:
                 raise ConfigError(

@@ -7,7 +7,8 @@ terminal it is a plain line per stage, so logs stay readable.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from rich.console import Console as RichConsole
@@ -35,6 +36,11 @@ class Console:
         self.quiet = quiet
         self.out = RichConsole(highlight=False, soft_wrap=True)
         self.err = RichConsole(stderr=True, highlight=False, soft_wrap=True)
+
+    def __reduce__(self) -> tuple[Callable[[], Console], tuple[()]]:
+        """A sweep launcher (joblib, Ray, submitit) sends each job to another process,
+        where it gets a console of its own."""
+        return functools.partial(Console, quiet=self.quiet), ()
 
     def info(self, message: str) -> None:
         if not self.quiet:

@@ -39,6 +39,8 @@ SWEEP_SCHEMA_VERSION = "bugbout.sweep/1"
 """The value of ``summary.json``'s ``schema`` key; it changes when the summary's shape does."""
 JOB_FILE = "job.json"
 REPORT_FILE = "report.json"
+ERROR_FILE = "error.txt"
+"""Written in a sweep job's directory when the job fails: why, in one line."""
 SUMMARY_FILES = {"markdown": "summary.md", "json": "summary.json", "html": "summary.html"}
 """The files :func:`write_sweep_summary` writes, by format."""
 FORMATS = ("terminal", "markdown", "json", "html")
@@ -202,6 +204,9 @@ def _load_job(path: Path) -> tuple[SweepJob, Job | None, Report | None]:
     job, job_problem = _read(path / JOB_FILE, Job)
     report, report_problem = _read(path / REPORT_FILE, Report)
     problems = [problem for problem in (job_problem, report_problem) if problem]
+    failure = path / ERROR_FILE
+    if failure.is_file():  # the job said why it failed: that is the reason
+        problems = [failure.read_text(errors="replace").strip().splitlines()[0][:300]]
     judge = job.judge if job else None
     figures = SweepJob(
         name=path.name,
