@@ -467,9 +467,10 @@ def test_hook_sandboxes(bout: Bouted) -> None:
 
 
 def test_hook_executors(bout: Bouted, task_id: str) -> None:
-    # the task's ground truth and every attempt went through the configured executor
+    # the task's ground truth, every attempt and the task's verdict test runs went
+    # through the configured executor
     attempts = list(bout.store.path(f"attempts/{task_id}").glob("*/*.json"))
-    assert SEEN.submitted == 1 + len(attempts)
+    assert SEEN.submitted == 1 + len(attempts) + 1
     settings = BoutSettings(
         project=ProjectSettings(source="src/mid"),
         executor=PluginChoice.model_validate({"name": "spy-executor", "workers": 2}),

@@ -490,6 +490,12 @@ def test_attempts_run_in_ray_workers(bout_repo: Path) -> None:
         "src/mid/core.py",
         "tests/test_regression.py",
     ]
+    # the verdicts' test runs ran in Ray workers too: the good patch resolves the task
+    (scores,) = json.loads((bout_repo / ".bugbout" / "resolutions.json").read_text()).values()
+    assert {name: s["score"] for name, s in scores["patches"].items()} == {
+        "good": "resolved",
+        "empty": "no-fix",
+    }
     again = bugbout("run", "executor=ray", "contestant=[good,empty]", cwd=bout_repo)
     assert again.returncode == 0, again.stderr
     assert "reused 2 attempt(s) from the store" in again.stderr

@@ -120,7 +120,9 @@ class Bout:
                 settings, plugins, store, self.progress, executor=executor
             )
             race = Race(settings, plugins, store, self.progress, executor=executor)
-            verdicts = Verdicts(settings, plugins, store, race, self.progress, output=output)
+            verdicts = Verdicts(
+                settings, plugins, store, race, self.progress, output=output, executor=executor
+            )
             ran = race.run(tasks, oracles, self.contestants)
             if settings.run.rounds > 1:
                 ran += run_rounds(race, verdicts.auditor, tasks, oracles, self.contestants)

@@ -13,14 +13,18 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from typing import Any
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
 from bugbout.core.checkout import Checkouts
 from bugbout.core.crossexam import cross_examine
+from bugbout.core.executor import Executor, make_executor
 from bugbout.core.git import Git
 from bugbout.core.judging import Judge, JudgeContext
-from bugbout.core.manager import Plugins
+from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Contestant, Race
 from bugbout.core.records import (
@@ -29,7 +33,9 @@ from bugbout.core.records import (
     AuditSet,
     Job,
     Matrix,
+    Oracle,
     OracleSet,
+    Resolution,
     ResolutionSet,
     Score,
     Task,
@@ -64,7 +70,11 @@ def matrix_path(task_id: str) -> str:
 
 
 class Verdicts:
-    """Cross-examination, judging, scoring and auditing of a bout's scored tasks."""
+    """Cross-examination, judging, scoring and auditing of a bout's scored tasks.
+
+    A task's test runs (its matrix, the scores and audits that are missing) are one job
+    on the bout's executor, ``tasks.jobs`` tasks at a time; the judge decides in the
+    driver, and every record is written there as each task's evidence comes back."""
 
     def __init__(
         self,
@@ -75,6 +85,7 @@ class Verdicts:
         progress: Progress | None = None,
         *,
         output: Store | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.settings = settings
         self.plugins = plugins
@@ -83,72 +94,112 @@ class Verdicts:
         """Where this bout's matrices, verdicts, scores and audits go."""
         self.race = race
         self.progress = progress or SilentProgress()
-        self._baseline: TestRun | None = None
+        self.executor = executor
+        """Where the test runs go; without one, the settings' executor, for one :meth:`run`."""
         self.judge: Judge = plugins.create("judge", settings.judge.name, settings.judge.options)
         self.auditor: Auditor = plugins.create(
             "auditor", settings.auditor.name, settings.auditor.options
         )
 
     def run(self, tasks: TaskSet, oracles: OracleSet, racers: list[Contestant]) -> None:
-        """Decide every scored task; each record is written as soon as it is final."""
+        """Decide every scored task; each task's records are written as soon as its
+        evidence is in."""
         verdicts = self.output.read(VERDICTS, VerdictSet) or VerdictSet()
         resolutions = self.output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
         audits = self.output.read(AUDITS, AuditSet) or AuditSet()
         scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
         self.progress.start("cross-examining, judging, scoring, auditing", total=len(scored))
-        with Git(self.settings.repository) as git:
-            checkouts = Checkouts(git, self.race.home / "checkouts")
-            for task in scored:
-                attempts = _stored_attempts(self.store, task, racers)
-                environment = self.race.environment(task, checkouts)
-                matrix, fresh = self._matrix(task, attempts, checkouts, environment)
-                if fresh:  # other policies' verdicts rest on the old matrix: drop them
-                    verdicts.root[task.id] = {}
-                    resolutions.root.setdefault(task.id, TaskResolutions()).picks.clear()
-                verdict = self._judge(task, matrix, attempts)
-                verdicts.root.setdefault(task.id, {})[verdict.policy] = verdict
-                self.output.write(VERDICTS, verdicts)
-                scores = resolutions.root.setdefault(task.id, TaskResolutions())
-                task_audits = audits.root.setdefault(task.id, {})
-                self._baseline = None
-                for attempt in attempts:
-                    if attempt.role != "contestant":
-                        continue
-                    common: dict[str, Any] = {
-                        "checkouts": checkouts,
-                        "environment": environment,
-                        "project": self.settings.project,
-                        "timeout": self.settings.tasks.timeout,
-                        "confine": self.race.confine_tests,
-                        "git": git,
-                    }
-                    previous = scores.patches.get(attempt.contestant)
-                    if previous is None or previous.key != attempt.key:
-                        resolution = score(task, oracles.root[task.id], attempt, **common)
-                        scores.patches[attempt.contestant] = resolution.model_copy(
-                            update={"key": attempt.key}
-                        )
-                        self.output.write(RESOLUTIONS, resolutions)
-                    audit_key = digest(attempt.key, self.settings.auditor.model_dump_json())
-                    old = task_audits.get(attempt.contestant)
-                    if old is None or old.key != audit_key:
-                        try:
-                            audit = self._audit(task, oracles, attempt, common)
-                        except Exception as exc:  # a broken auditor must not lose the bout
-                            self.progress.warn(
-                                f"auditor {self.settings.auditor.name!r} failed on "
-                                f"{attempt.contestant} / {task.id}: {type(exc).__name__}: {exc}"
-                            )
-                            continue
-                        task_audits[attempt.contestant] = audit.model_copy(
-                            update={"key": audit_key}
-                        )
-                        self.output.write(AUDITS, audits)
-                pick = scores.patches.get(verdict.pick) if verdict.pick else None
-                scores.picks[verdict.policy] = pick.score if pick else Score.NO_FIX
-                self.output.write(RESOLUTIONS, resolutions)
-                self.progress.advance(f"{task.id}: {verdict.policy} {verdict.pick or 'abstained'}")
+        if not scored:
+            self.progress.finish()
+            return
+        executor = self.executor or make_executor(self.settings, self.plugins)
+        try:
+            jobs = {
+                task.id: self._job(
+                    task,
+                    oracles.root[task.id],
+                    racers,
+                    stored=(resolutions, audits),
+                    in_process=executor.in_process,
+                )
+                for task in scored
+            }
+            for evidence in _dispatch(executor, list(jobs.values()), self.settings.tasks.jobs):
+                job = jobs[evidence.task_id]
+                self._decide(job, evidence, verdicts, resolutions, audits)
+        finally:
+            if executor is not self.executor:
+                executor.close()
         self.progress.finish()
+
+    def _job(
+        self,
+        task: Task,
+        oracle: Oracle,
+        racers: list[Contestant],
+        *,
+        stored: tuple[ResolutionSet, AuditSet],
+        in_process: bool,
+    ) -> EvidenceJob:
+        """What is still to run for ``task``: its matrix unless stored with the same key,
+        and the scores and audits of patches that changed (``stored``: the bout's)."""
+        resolutions, audits = stored
+        attempts = _stored_attempts(self.store, task, racers)
+        key = digest(*sorted(a.key for a in attempts), str(self.settings.judge.run_suite))
+        matrix = self.output.read(matrix_path(task.id), Matrix)
+        scores = resolutions.root.get(task.id, TaskResolutions()).patches
+        task_audits = audits.root.get(task.id, {})
+        auditor = self.settings.auditor.model_dump_json()
+        contestants = [a for a in attempts if a.role == "contestant"]
+        return EvidenceJob(
+            settings=self.settings,
+            task=task,
+            oracle=oracle,
+            attempts=attempts,
+            matrix_key=key,
+            matrix=matrix if matrix is not None and matrix.key == key else None,
+            rescore=[
+                a.contestant
+                for a in contestants
+                if (old := scores.get(a.contestant)) is None or old.key != a.key
+            ],
+            reaudit=[
+                a.contestant
+                for a in contestants
+                if (done := task_audits.get(a.contestant)) is None
+                or done.key != digest(a.key, auditor)
+            ],
+            tools=_Tools(self.race, self.auditor) if in_process else None,
+        )
+
+    def _decide(
+        self,
+        job: EvidenceJob,
+        evidence: Evidence,
+        verdicts: VerdictSet,
+        resolutions: ResolutionSet,
+        audits: AuditSet,
+    ) -> None:
+        """Judge ``job``'s task on its evidence and write every record it changed."""
+        task = job.task
+        scores = resolutions.root.setdefault(task.id, TaskResolutions())
+        if evidence.fresh:  # other policies' verdicts rest on the old matrix: drop them
+            self.output.write(matrix_path(task.id), evidence.matrix)
+            verdicts.root[task.id] = {}
+            scores.picks.clear()
+        verdict = self._judge(task, evidence.matrix, job.attempts)
+        verdicts.root.setdefault(task.id, {})[verdict.policy] = verdict
+        self.output.write(VERDICTS, verdicts)
+        scores.patches.update(evidence.scores)
+        if evidence.audits:
+            audits.root.setdefault(task.id, {}).update(evidence.audits)
+            self.output.write(AUDITS, audits)
+        for problem in evidence.problems:
+            self.progress.warn(problem)
+        pick = scores.patches.get(verdict.pick) if verdict.pick else None
+        scores.picks[verdict.policy] = pick.score if pick else Score.NO_FIX
+        self.output.write(RESOLUTIONS, resolutions)
+        self.progress.advance(f"{task.id}: {verdict.policy} {verdict.pick or 'abstained'}")
 
     def _judge(self, task: Task, matrix: Matrix, attempts: list[Attempt]) -> Verdict:
         """The judge's verdict; a judge that crashes is recorded as an abstention that
@@ -165,38 +216,108 @@ class Verdicts:
             self.progress.warn(f"{task.id}: {reason}")
             return Verdict(task_id=task.id, policy=policy, reason=reason)
 
-    def _matrix(
-        self, task: Task, attempts: list[Attempt], checkouts: Checkouts, environment: Any
-    ) -> tuple[Matrix, bool]:
-        """The task's matrix, and whether it was computed now (the attempts changed)."""
-        key = digest(*sorted(a.key for a in attempts), str(self.settings.judge.run_suite))
-        stored = self.output.read(matrix_path(task.id), Matrix)
-        if stored is not None and stored.key == key:
-            return stored, False
-        matrix = cross_examine(
-            task,
-            attempts,
-            checkouts=checkouts,
-            environment=environment,
-            project=self.settings.project,
-            run_suite=self.settings.judge.run_suite,
-            timeout=self.settings.tasks.timeout,
-            confine=self.race.confine_tests,
-        ).model_copy(update={"key": key})
-        self.output.write(matrix_path(task.id), matrix)
-        return matrix, True
 
-    def _audit(
-        self, task: Task, oracles: OracleSet, attempt: Attempt, common: dict[str, Any]
-    ) -> Audit:
-        gate, baseline = run_gate(
-            task, attempt, tests=[self.settings.project.tests], baseline=self._baseline, **common
-        )
-        self._baseline = baseline  # the unfixed code's gate: captured once per task
-        request = AuditRequest.hidden(
-            task, oracles.root[task.id], attempt, gate=gate, baseline=baseline
-        )
-        return self.auditor.audit(request)
+@dataclass(frozen=True)
+class Evidence:
+    """A task's test runs for one bout: its matrix (``fresh``: computed now) and the
+    scores and audits computed now, by contestant; ``problems``: auditor failures."""
+
+    task_id: str
+    matrix: Matrix
+    fresh: bool
+    scores: dict[str, Resolution]
+    audits: dict[str, Audit]
+    problems: list[str]
+
+
+@dataclass(frozen=True)
+class _Tools:
+    """The bout's race (environments, confinement) and auditor, for jobs run here."""
+
+    race: Race
+    auditor: Auditor
+
+
+@dataclass(frozen=True)
+class EvidenceJob:
+    """One task's test runs. Run in this process it uses the bout's race and auditor
+    (``tools``); sent to another process (a Ray worker) it is picklable and rebuilds them
+    there from the settings and the installed plugins."""
+
+    settings: BoutSettings
+    task: Task
+    oracle: Oracle
+    attempts: list[Attempt]
+    matrix_key: str
+    matrix: Matrix | None
+    """The stored matrix, when its key still holds."""
+    rescore: list[str]
+    reaudit: list[str]
+    tools: _Tools | None = None
+
+    def __call__(self) -> Evidence:
+        settings = self.settings
+        if self.tools is None:
+            plugins = make_plugins()
+            race = Race(settings, plugins, Store(settings.store_dir))
+            auditor = plugins.create("auditor", settings.auditor.name, settings.auditor.options)
+        else:
+            race, auditor = self.tools.race, self.tools.auditor
+        with Git(settings.repository) as git:
+            checkouts = Checkouts(git, race.home / "checkouts")
+            common: dict[str, Any] = {
+                "checkouts": checkouts,
+                "environment": race.environment(self.task, checkouts),
+                "project": settings.project,
+                "timeout": settings.tasks.timeout,
+                "confine": race.confine_tests,
+            }
+            matrix = self.matrix or cross_examine(
+                self.task, self.attempts, run_suite=settings.judge.run_suite, **common
+            ).model_copy(update={"key": self.matrix_key})
+            evidence = Evidence(self.task.id, matrix, self.matrix is None, {}, {}, [])
+            baseline: TestRun | None = None  # the unfixed code's gate, run once per task
+            for attempt in self.attempts:
+                if attempt.contestant in self.rescore:
+                    resolution = score(self.task, self.oracle, attempt, git=git, **common)
+                    evidence.scores[attempt.contestant] = resolution.model_copy(
+                        update={"key": attempt.key}
+                    )
+                if attempt.contestant not in self.reaudit:
+                    continue
+                try:
+                    gate, baseline = run_gate(
+                        self.task,
+                        attempt,
+                        tests=[settings.project.tests],
+                        baseline=baseline,
+                        git=git,
+                        **common,
+                    )
+                    request = AuditRequest.hidden(
+                        self.task, self.oracle, attempt, gate=gate, baseline=baseline
+                    )
+                    audit = auditor.audit(request)
+                except Exception as exc:  # a broken auditor must not lose the bout
+                    evidence.problems.append(
+                        f"auditor {settings.auditor.name!r} failed on {attempt.contestant} / "
+                        f"{self.task.id}: {type(exc).__name__}: {exc}"
+                    )
+                    continue
+                key = digest(attempt.key, settings.auditor.model_dump_json())
+                evidence.audits[attempt.contestant] = audit.model_copy(update={"key": key})
+        return evidence
+
+
+def _dispatch(executor: Executor, jobs: list[EvidenceJob], width: int) -> Iterator[Evidence]:
+    """Run ``jobs`` on ``executor``, ``width`` at a time; each evidence as it comes."""
+    queue, running = list(jobs), set[Future[Evidence]]()
+    while queue or running:
+        while queue and len(running) < width:
+            running.add(executor.submit(queue.pop(0)))
+        finished, running = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            yield future.result()
 
 
 def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:
