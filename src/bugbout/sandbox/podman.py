@@ -146,12 +146,25 @@ class Podman:
     def storage_dir(self) -> Path:
         return self.storage or self.config_dir
 
+    @property
+    def runroot(self) -> Path:
+        """podman's run root (locks, mounts, conmon's sockets) for this storage: a short
+        path on a runtime folder, since conmon's sockets live under it and a unix socket's
+        path allows about 107 bytes (past that, every container takes 20 s to be seen
+        exiting)."""
+        runtime = Path("/run") if os.geteuid() == 0 else None
+        if runtime is None and os.environ.get("XDG_RUNTIME_DIR"):
+            runtime = Path(os.environ["XDG_RUNTIME_DIR"])
+        if runtime is None or not os.access(runtime, os.W_OK):
+            runtime = Path(tempfile.gettempdir())
+        return runtime / f"bugbout-podman-{os.geteuid()}" / _digest(str(self.storage_dir))
+
     def environ(self) -> dict[str, str]:
         """The variables that point podman at bugbout's configuration (files written now)."""
         self.config_dir.mkdir(parents=True, exist_ok=True)
         containers, storage = self.config_dir / "containers.conf", self.config_dir / "storage.conf"
-        _write_if_changed(containers, containers_conf(self.storage_dir / "run"))
-        _write_if_changed(storage, storage_conf(self.storage_dir, self.driver))
+        _write_if_changed(containers, containers_conf(self.runroot))
+        _write_if_changed(storage, storage_conf(self.storage_dir, self.driver, self.runroot))
         return {"CONTAINERS_CONF": str(containers), "CONTAINERS_STORAGE_CONF": str(storage)}
 
     def cli(self, *args: str, timeout: float = PROBE_TIMEOUT) -> subprocess.CompletedProcess[str]:
@@ -527,14 +540,15 @@ def containers_conf(runroot: Path) -> str:
     )
 
 
-def storage_conf(directory: Path, driver: str = "overlay") -> str:
-    """``storage.conf``: a private graph root and run root under ``directory``."""
+def storage_conf(directory: Path, driver: str = "overlay", runroot: Path | None = None) -> str:
+    """``storage.conf``: a private graph root under ``directory``, and a run root (by
+    default beside it)."""
     return (
         "# Written by bugbout: its images and containers, apart from the user's.\n"
         "[storage]\n"
         f"driver = {json.dumps(driver)}\n"
         f"graphroot = {json.dumps(str(directory / 'storage'))}\n"
-        f"runroot = {json.dumps(str(directory / 'run'))}\n"
+        f"runroot = {json.dumps(str(runroot or directory / 'run'))}\n"
     )
 
 
