@@ -11,6 +11,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.sandboxes.auto",
     "bugbout.plugins.sandboxes.bubblewrap",
     "bugbout.plugins.sandboxes.seatbelt",
+    "bugbout.plugins.sandboxes.podman",
     "bugbout.plugins.sandboxes.none",
     "bugbout.plugins.executors.local",
     "bugbout.plugins.executors.ray",
