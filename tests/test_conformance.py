@@ -168,6 +168,14 @@ class TestAutoSandbox(BuiltinsOnly, SandboxSuite):
     plugin = "auto"
 
 
+class TestPodmanSandbox(BuiltinsOnly, SandboxSuite):
+    """Skips where podman does not work; tests/test_podman_sandbox.py fails there instead
+    when BUGBOUT_REQUIRE_PODMAN is set."""
+
+    plugin = "podman"
+    options = {"storage": "/var/tmp/bugbout-podman-sandbox-tests"}
+
+
 class TestNoSandbox(BuiltinsOnly, SandboxSuite):
     plugin = "none"
     confines = False

@@ -1,6 +1,7 @@
-"""The ``podman`` sandbox, for real: its conformance suite, the attacks the other
-sandboxes face (tests/test_sandboxes.py, run here against podman), whole bouts with
-``sandbox=podman``, and no container left behind however a run ends.
+"""The ``podman`` sandbox, for real: the attacks the other sandboxes face
+(tests/test_sandboxes.py, run here against podman), what its command line passes on, a
+whole bout with ``sandbox=podman``, and no container left behind however a run ends. Its
+conformance suite runs in tests/test_conformance.py.
 
 Skipped only when podman is not installed and ``BUGBOUT_REQUIRE_PODMAN`` is unset (CI
 sets it: there a missing or broken podman fails these tests).
@@ -23,14 +24,12 @@ from typing import Any
 
 import pytest
 
-from bugbout.core.manager import Plugins
 from bugbout.core.process import run_logged
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import LABEL, Podman
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import ModelServer, Say
-from bugbout.testing.suites import SandboxSuite
 from test_race import AGENTS, attempts, write_agent
 
 # The attacks of tests/test_sandboxes.py, collected again in this module, where the
@@ -69,12 +68,16 @@ if shutil.which("podman") is None and not REQUIRED:
         allow_module_level=True,
     )
 
-pytest_plugins = ["bugbout.testing.fixtures"]
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 
 
+STORAGE = "/var/tmp/bugbout-podman-sandbox-tests"
+"""Podman's storage for these tests, outside pytest's temporary folders: it holds mounts
+that pytest could not remove."""
+
+
 def _podman() -> PodmanSandbox:
-    sandbox = PodmanSandbox()
+    sandbox = PodmanSandbox(PodmanSandboxOptions(storage=STORAGE))
     problem = sandbox.problem()
     assert problem is None, problem  # installed (or required) but broken: a failure
     return sandbox
@@ -90,41 +93,21 @@ def bwrap() -> PodmanSandbox:
     return _podman()
 
 
-def containers(home: Path | None = None) -> list[dict[str, Any]]:
-    """bugbout's sandbox containers in the storage of ``home`` (this test's by default)."""
-    podman = Podman(home or Path(os.environ["BUGBOUT_HOME"]))
+def containers() -> list[dict[str, Any]]:
+    """bugbout's sandbox containers in these tests' storage."""
+    podman = Podman(Path(os.environ["BUGBOUT_HOME"]), storage=Path(STORAGE))
     listed = podman.cli("ps", "--all", "--format", "json", "--filter", f"label={LABEL}=sandbox")
     assert listed.returncode == 0, listed.stderr
     return list(json.loads(listed.stdout or "[]"))
 
 
-def _gone(home: Path | None = None, timeout: float = 30.0) -> bool:
+def _gone(timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not containers(home):
+        if not containers():
             return True
         time.sleep(0.2)
     return False
-
-
-# -- the conformance suite -----------------------------------------------------------------
-
-
-class TestPodmanConformance(SandboxSuite):
-    plugin = "podman"
-
-    @pytest.fixture
-    def plugins(self, bugbout_plugins: Plugins) -> Plugins:
-        return bugbout_plugins
-
-    @pytest.fixture
-    def sandbox(self, plugin_under_test: Any) -> Any:
-        if REQUIRED:
-            assert plugin_under_test.problem() is None, plugin_under_test.problem()
-        problem = plugin_under_test.problem()
-        if problem is not None:
-            pytest.skip(f"podman does not work here: {problem}")
-        return plugin_under_test
 
 
 # -- what the wrapped command line does ----------------------------------------------------
@@ -353,7 +336,7 @@ def test_a_bout_in_the_podman_sandbox(podman_repo: Path, tmp_path: Path, strange
             },
             timeout=20,
         )
-        result = _bugbout("run", "sandbox=podman", cwd=podman_repo)
+        result = _bugbout("run", "sandbox=podman", f"+sandbox.storage={STORAGE}", cwd=podman_repo)
         assert result.returncode == 0, result.stderr
         hits = len(model.requests)
     found = attempts(podman_repo)
