@@ -29,7 +29,7 @@ from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import LABEL, Podman
 from bugbout.testing import RepositoryBuilder
-from bugbout.testing.model_server import ModelServer, Say
+from bugbout.testing.model_server import ModelServer, Say, Script, Shell
 from test_race import AGENTS, attempts, write_agent
 
 # The attacks of tests/test_sandboxes.py, collected again in this module, where the
@@ -351,4 +351,43 @@ def test_a_bout_in_the_podman_sandbox(podman_repo: Path, tmp_path: Path, strange
     assert all(value.startswith("blocked") for value in evidence.values()), evidence
     assert not (podman_repo / "pwned.txt").exists() and not outside.exists()
     assert sleepy["status"] == "timeout"
+    assert _gone(), containers()
+
+
+def _mini() -> str:
+    """mini-swe-agent's ``mini`` (its own virtual environment: ``BUGBOUT_MINI``, or PATH)."""
+    mini = os.environ.get("BUGBOUT_MINI") or shutil.which("mini")
+    if not mini or not os.access(mini, os.X_OK):
+        pytest.skip("mini is not on PATH and BUGBOUT_MINI does not name it (CI installs it)")
+    return mini
+
+
+@pytest.mark.slow
+def test_mini_swe_agent_with_a_local_model_races_in_the_podman_sandbox(
+    podman_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real mini-swe-agent, its model a server on this machine's 127.0.0.1 reached
+    through the egress forwarder, fixes the bug from inside a container."""
+    from test_race import FIXED
+
+    mini = _mini()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
+    fix = f"cat > src/mid/core.py <<'EOF'\n{FIXED}EOF"
+    with ModelServer(Script([Shell(fix), Say("Fixed middle() for even-length lists.")])) as model:
+        contestant = {
+            "agent": "mini-swe-agent",
+            "executable": mini,
+            "model": "openai/scripted",
+            "base-url": f"{model.url}/v1",
+            "step-limit": 10,
+        }
+        _configure(podman_repo, {"mini": contestant}, timeout=300)
+        result = _bugbout("run", "sandbox=podman", f"+sandbox.storage={STORAGE}", cwd=podman_repo)
+        assert result.returncode == 0, result.stderr
+        assert model.scripted_requests
+    mini_attempt = attempts(podman_repo)["mini"]
+    assert mini_attempt["status"] == "finished", mini_attempt
+    assert [f["path"] for f in mini_attempt["patch"]["files"]] == ["src/mid/core.py"]
+    assert "+    if len(ordered) % 2 == 0:" in mini_attempt["patch"]["source"]
+    assert mini_attempt["summary"] == "Fixed middle() for even-length lists."
     assert _gone(), containers()
