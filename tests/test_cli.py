@@ -113,7 +113,7 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["env=nope"], "error: env=nope: no such env; choose one of interpreter, uv"),
+        (["env=nope"], "error: env=nope: no such env; choose one of interpreter, podman, uv"),
         (["miner=nope"], "error: miner=nope: no such miner; choose one of git-history"),
         (["tasks.limit=many"], "tasks.limit: Input should be a valid integer"),
         (["+project.sourse=x"], "project.sourse: Extra inputs are not permitted"),

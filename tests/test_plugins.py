@@ -398,7 +398,7 @@ def test_registration_hook_that_raises_is_skipped(plugins: Plugins) -> None:
 
 def test_unknown_name_lists_the_valid_ones(plugins: Plugins) -> None:
     with pytest.raises(
-        ConfigError, match=r"no env plugin named 'conda'; choose one of: interpreter, uv"
+        ConfigError, match=r"no env plugin named 'conda'; choose one of: interpreter, podman, uv"
     ):
         plugins.get("env", "conda")
 

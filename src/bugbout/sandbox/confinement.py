@@ -30,7 +30,6 @@ class Confinement(BaseModel):
     model); shell commands and test runs never do."""
 
 
-
 class Sandbox(Protocol):
     """What a sandbox plugin's factory returns."""
 
