@@ -399,8 +399,9 @@ def test_callback_warns_instead_of_failing(
 def test_a_real_multirun_ends_with_the_summary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``-m contestant=a,b judge=majority,strict`` with a throwaway config and the
-    callback registered as the lead's config does; the (b, strict) job dies before its
+    """A sweep of two racers by two policies with a throwaway config (its keys are not
+    bugbout's groups, which other tests register in Hydra's ConfigStore) and the callback
+    registered as bugbout's base config does; the (b, strict) job dies before its
     report."""
     import hydra
     from hydra.core.hydra_config import HydraConfig
@@ -409,7 +410,7 @@ def test_a_real_multirun_ends_with_the_summary(
     conf = tmp_path / "conf"
     conf.mkdir()
     (conf / "config.yaml").write_text(
-        "defaults: [base, _self_]\ncontestant: a\njudge: majority\n", encoding="utf-8"
+        "defaults: [base, _self_]\nracer: a\npolicy: majority\n", encoding="utf-8"
     )
     (conf / "base.yaml").write_text(
         "hydra:\n  callbacks:\n    sweep_summary:\n"
@@ -422,7 +423,7 @@ def test_a_real_multirun_ends_with_the_summary(
     @hydra.main(version_base="1.3", config_path=str(conf), config_name="config")
     def job(cfg: DictConfig) -> None:
         out = Path(HydraConfig.get().runtime.output_dir)
-        name, judge = str(cfg.contestant), str(cfg.judge)
+        name, judge = str(cfg.racer), str(cfg.policy)
         record = make_job(name, judge, reused={agent for agent in (name, "repro") if agent in ran})
         record = record.model_copy(update={"overrides": list(HydraConfig.get().overrides.task)})
         ran.update({name, "repro"})
@@ -434,7 +435,7 @@ def test_a_real_multirun_ends_with_the_summary(
 
     sweeps = tmp_path / ".bugbout" / "sweeps"
     monkeypatch.setattr(sys, "argv", [
-        "bugbout", "-m", "contestant=a,b", "judge=majority,strict",
+        "bugbout", "-m", "racer=a,b", "policy=majority,strict",
         f"hydra.sweep.dir={sweeps}/${{now:%Y-%m-%d_%H-%M-%S}}", "hydra.output_subdir=null",
         "hydra.job.chdir=false", "hydra/job_logging=none", "hydra/hydra_logging=none",
     ])  # fmt: skip
@@ -448,10 +449,10 @@ def test_a_real_multirun_ends_with_the_summary(
     )
     summary = SweepSummary.model_validate_json((sweep_dir / "summary.json").read_text("utf-8"))
     assert [(job.overrides, job.status) for job in summary.jobs] == [
-        (["contestant=a", "judge=majority"], "ok"),
-        (["contestant=a", "judge=strict"], "ok"),
-        (["contestant=b", "judge=majority"], "ok"),
-        (["contestant=b", "judge=strict"], "failed"),
+        (["racer=a", "policy=majority"], "ok"),
+        (["racer=a", "policy=strict"], "ok"),
+        (["racer=b", "policy=majority"], "ok"),
+        (["racer=b", "policy=strict"], "failed"),
     ]
     assert summary.jobs[3].reason == "no report.json: the job failed or is still running"
     assert [job.attempts_reused for job in summary.jobs] == [0, 6, 3, 6]
