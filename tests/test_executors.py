@@ -21,7 +21,10 @@ import yaml
 from bugbout.core.errors import ConfigError, PluginError
 from bugbout.core.executor import Executor, make_executor
 from bugbout.core.manager import Plugins
+from bugbout.core.race import Contestant, Race, build_contestants
+from bugbout.core.records import Attempt, AttemptStatus, Task, TaskIssue
 from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.store import Store
 from bugbout.plugins.executors.local import LocalExecutor, LocalOptions
 from bugbout.plugins.executors.ray import MISSING, RayExecutor, RayOptions
 from bugbout.testing.suites.executors import JobFailed, add, fail, where
@@ -301,3 +304,79 @@ def test_ray_runs_jobs_in_ray_worker_processes(tmp_path: Path) -> None:
         executor.close()
     assert not ray.is_initialized()  # it started Ray, so it stopped it
     executor.close()
+
+
+# -- the race, when a worker fails ------------------------------------------------------------
+
+
+class FailingExecutor:
+    """Runs nothing: every job's future holds a worker's death, after ``before`` runs."""
+
+    name = "failing"
+    in_process = False
+
+    def __init__(self, before: Callable[[], None] = lambda: None) -> None:
+        self.before = before
+
+    def problem(self) -> str | None:
+        return None
+
+    def submit(self, job: Callable[[], Any]) -> Future[Any]:
+        self.before()
+        future: Future[Any] = Future()
+        future.set_exception(ConnectionError("the worker died"))
+        return future
+
+    def close(self) -> None:
+        pass
+
+
+def lost_attempt(
+    tmp_path: Path, plugins: Plugins, before: Callable[[Race, Task, Contestant], None]
+) -> tuple[Race, Task, Contestant, list[Attempt]]:
+    """One attempt raced on an executor whose worker dies (after ``before``)."""
+    bout = BoutSettings(
+        project=ProjectSettings(source="src/p"),
+        sandbox=PluginChoice(name="none"),
+        env=PluginChoice(name="interpreter"),
+        contestant={"solo": {"agent": "command", "command": ["true"]}},
+        root=tmp_path,
+    )
+    race = Race(bout, plugins, Store(tmp_path / ".bugbout"))
+    (contestant,) = build_contestants(bout, plugins)
+    task = Task(
+        id="t", sha="s", parent="p", date="2024-01-01T00:00:00+00:00", title="Fix",
+        issue=TaskIssue(number=1), source_files=["a.py"], test_files=["tests/test_a.py"],
+    )  # fmt: skip
+    executor = FailingExecutor(lambda: before(race, task, contestant))
+    finished: list[Attempt] = []
+    race._run_lane("command", [(task, contestant, None)], None, finished, executor)  # type: ignore[arg-type]
+    return race, task, contestant, finished
+
+
+def test_an_attempt_whose_worker_dies_is_recorded_as_an_infra_error(
+    tmp_path: Path, plugins: Plugins
+) -> None:
+    race, task, contestant, finished = lost_attempt(tmp_path, plugins, lambda *_: None)
+    stored = race.store.read(contestant.path(task), Attempt)
+    assert stored is not None and stored.status == AttemptStatus.INFRA_ERROR
+    assert "the executor lost the attempt: ConnectionError: the worker died" in (stored.error or "")
+    assert finished == [stored]
+    assert race.ran == {contestant.path(task)}
+
+
+def test_a_worker_dying_after_storing_its_attempt_keeps_the_record(
+    tmp_path: Path, plugins: Plugins
+) -> None:
+    def store_finished(race: Race, task: Task, contestant: Contestant) -> None:
+        record = Attempt(
+            task_id=task.id, contestant=contestant.name, role="contestant",
+            key=contestant.key(task), agent="command", status=AttemptStatus.FINISHED,
+            started="2024-01-01T00:00:00+00:00",
+        )  # fmt: skip
+        race.store.write(contestant.path(task), record)
+
+    race, task, contestant, finished = lost_attempt(tmp_path, plugins, store_finished)
+    stored = race.store.read(contestant.path(task), Attempt)
+    assert stored is not None and stored.status == AttemptStatus.FINISHED  # not overwritten
+    assert finished == []

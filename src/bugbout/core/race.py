@@ -234,7 +234,7 @@ class Race:
         """Run a lane's attempts on the executor, at most the lane's quota at a time."""
         width = max(1, self.settings.run.quotas.get(lane, 1))
         queue = list(jobs)
-        running: dict[Future[tuple[Attempt, bool]], tuple[Task, Contestant]] = {}
+        running: dict[Future[tuple[Attempt, bool]], tuple[Task, Contestant, Attempt | None]] = {}
         while queue or running:
             while queue and len(running) < width:
                 task, contestant, previous = queue.pop(0)
@@ -243,14 +243,14 @@ class Race:
                     if executor.in_process
                     else RemoteAttempt(self.settings, task, contestant, previous)
                 )
-                running[executor.submit(job)] = (task, contestant)
+                running[executor.submit(job)] = (task, contestant, previous)
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                task, contestant = running.pop(future)
+                task, contestant, previous = running.pop(future)
                 try:
                     attempt, ran = future.result()
                 except Exception as exc:  # the worker died: record it, go on
-                    attempt, ran = self._lost(task, contestant, exc), True
+                    attempt, ran = self._lost(task, contestant, previous, exc)
                 if ran:
                     with self._lock:
                         self.ran.add(contestant.path(task))
@@ -260,8 +260,12 @@ class Race:
                     f"{attempt.status if ran else 'reused (run by another bout)'}"
                 )
 
-    def _lost(self, task: Task, contestant: Contestant, error: Exception) -> Attempt:
-        """Record an attempt whose worker failed before it could record it itself."""
+    def _lost(
+        self, task: Task, contestant: Contestant, previous: Attempt | None, error: Exception
+    ) -> tuple[Attempt, bool]:
+        """Record an attempt whose worker failed before it could record it itself, and
+        whether it is a new record; a record stored meanwhile (by the worker before it
+        failed, or by another bout) is kept, never overwritten with the failure."""
         record = Attempt(
             task_id=task.id,
             contestant=contestant.name,
@@ -274,9 +278,13 @@ class Race:
             started=datetime.now(UTC).isoformat(timespec="seconds"),
             error=f"the executor lost the attempt: {type(error).__name__}: {error}",
         )
-        with self.store.hold(contestant.path(task)):
-            self.store.write(contestant.path(task), record)
-        return record
+        path = contestant.path(task)
+        with self.store.hold(path):
+            current = self.store.read(path, Attempt)
+            if current is not None and current != previous:
+                return current, False
+            self.store.write(path, record)
+        return record, True
 
     def attempt(
         self,
