@@ -229,6 +229,12 @@ def test_failed_jobs_are_listed_with_a_one_line_reason(sweep: Path) -> None:
     assert rows[7] == ["5 (failed)", *["-"] * 12]
 
 
+def test_an_empty_error_file_still_marks_the_job_failed(sweep: Path) -> None:
+    (sweep / "0" / "error.txt").write_text("\n")
+    (job,) = [job for job in load_sweep(sweep).jobs if job.name == "0"]
+    assert (job.status, job.reason) == ("failed", "the job failed (error.txt is empty)")
+
+
 def test_totals_count_reused_runs_and_each_run_once(sweep: Path) -> None:
     totals = load_sweep(sweep).totals
     assert (totals.jobs, totals.failed) == (6, 2)

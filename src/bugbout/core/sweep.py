@@ -206,7 +206,8 @@ def _load_job(path: Path) -> tuple[SweepJob, Job | None, Report | None]:
     problems = [problem for problem in (job_problem, report_problem) if problem]
     failure = path / ERROR_FILE
     if failure.is_file():  # the job said why it failed: that is the reason
-        problems = [failure.read_text(errors="replace").strip().splitlines()[0][:300]]
+        said = failure.read_text(errors="replace").strip().splitlines()
+        problems = [said[0][:300] if said else f"the job failed ({ERROR_FILE} is empty)"]
     judge = job.judge if job else None
     figures = SweepJob(
         name=path.name,
