@@ -1,8 +1,10 @@
-"""Executors: how a bout dispatches its units of work (attempts; later, test runs).
+"""Executors: how a bout dispatches its units of work (its attempts, and each task's
+test runs: ground truth, then cross-examination, scores and audits).
 
-An executor runs the jobs it is given and nothing more. The quota lanes stay in the
-driver: per lane the race keeps at most ``run.quotas[lane]`` jobs submitted at a time,
-so a quota holds however many workers the executor has, on one machine or many.
+An executor runs the jobs it is given and nothing more. The limits stay in the driver:
+per lane the race keeps at most ``run.quotas[lane]`` attempts submitted at a time, so a
+quota holds however many workers the executor has, on one machine or many; and at most
+``tasks.jobs`` tasks' test runs are submitted at a time.
 
 A job is a callable that takes no arguments. Where the executor runs jobs in this
 process (``in_process``), a job may be a bound method or a closure over the bout's

@@ -5,8 +5,10 @@ with the job's ``job.json`` (:class:`~bugbout.core.records.Job`) and ``report.js
 (:class:`~bugbout.core.report.Report`). :func:`load_sweep` reads them into a
 :class:`SweepSummary`; a job whose files are missing or unreadable is listed as failed,
 with the reason. :func:`write_sweep_summary` writes ``summary.md``, ``summary.json`` and
-``summary.html`` beside the jobs, and :func:`render_sweep` renders one format for
-``bugbout report --sweep``. Nothing here runs a job or reads the shared store.
+``summary.html`` beside the jobs (at the end of a sweep, and for ``bugbout report
+--sweep``), :func:`render_summary` renders a summary in one format, and
+:func:`render_sweep` renders a sweep directory's without writing anything. Nothing here
+runs a job or reads the shared store.
 """
 
 from __future__ import annotations
