@@ -112,3 +112,19 @@ def test_the_runner_starts_isolated_and_round_trips_its_spec() -> None:
     argv = runner_argv(spec)
     assert argv[:2] == [sys.executable, "-I"]
     assert RunSpec.from_json(argv[-1]) == spec
+
+
+@needs_podman
+def test_the_service_socket_is_out_of_a_sandboxs_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not in TMPDIR, which a sandbox may leave readable (connecting needs no more), but on
+    the runtime folder, which every sandbox hides."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    with Podman(tmp_path / "home", storage=Path("/var/tmp/bugbout-podman-tests")) as podman:
+        socket = podman.socket_path
+        assert socket.is_socket()
+        assert socket.is_relative_to(podman.runtime_dir)
+        assert not socket.is_relative_to(tmp_path)
+    assert not socket.parent.exists()

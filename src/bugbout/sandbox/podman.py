@@ -147,17 +147,24 @@ class Podman:
         return self.storage or self.config_dir
 
     @property
-    def runroot(self) -> Path:
-        """podman's run root (locks, mounts, conmon's sockets) for this storage: a short
-        path on a runtime folder, since conmon's sockets live under it and a unix socket's
-        path allows about 107 bytes (past that, every container takes 20 s to be seen
-        exiting)."""
+    def runtime_dir(self) -> Path:
+        """bugbout's podman folder on a runtime path (``/run`` as root, else
+        ``XDG_RUNTIME_DIR``), which every sandbox hides: the run root and the service's
+        socket live under it, with short paths."""
         runtime = Path("/run") if os.geteuid() == 0 else None
         if runtime is None and os.environ.get("XDG_RUNTIME_DIR"):
             runtime = Path(os.environ["XDG_RUNTIME_DIR"])
         if runtime is None or not os.access(runtime, os.W_OK):
             runtime = Path(tempfile.gettempdir())
-        return runtime / f"bugbout-podman-{os.geteuid()}" / _digest(str(self.storage_dir))
+        return runtime / f"bugbout-podman-{os.geteuid()}"
+
+    @property
+    def runroot(self) -> Path:
+        """podman's run root (locks, mounts, conmon's sockets) for this storage: a short
+        path on a runtime folder, since conmon's sockets live under it and a unix socket's
+        path allows about 107 bytes (past that, every container takes 20 s to be seen
+        exiting)."""
+        return self.runtime_dir / _digest(str(self.storage_dir))
 
     def environ(self) -> dict[str, str]:
         """The variables that point podman at bugbout's configuration (files written now)."""
@@ -210,8 +217,11 @@ class Podman:
             return
         if shutil.which(self.executable) is None:
             raise PodmanError(f"podman is not installed: {INSTALL}")
-        # A short path: unix sockets allow about 107 bytes.
-        self._socket_dir = Path(tempfile.mkdtemp(prefix="bugbout-podman-"))
+        # A short path (unix sockets allow about 107 bytes) on the runtime folder, not in
+        # TMPDIR: a sandbox hides /run and /tmp, but a TMPDIR elsewhere may stay readable,
+        # and reading a socket's folder is enough to connect to it.
+        self.runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="service-", dir=self.runtime_dir))
         weakref.finalize(self, shutil.rmtree, self._socket_dir, True)
         path = self._socket_dir / "podman.sock"
         log = self.config_dir / "service.log"
