@@ -218,6 +218,21 @@ def test_the_image_is_cached_by_key(builder: PodmanBuilder, tmp_path: Path) -> N
     assert environment(builder, tree, tmp_path / "home").key != first.key
 
 
+def test_threads_share_one_podman_service(tmp_path: Path) -> None:
+    """Ground truth builds environments from several threads (``tasks.jobs``): they get one
+    podman, whose service outlives each build."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fresh = PodmanBuilder(PodmanOptions(storage=STORAGE))
+    try:
+        with ThreadPoolExecutor(3) as pool:
+            found = list(pool.map(lambda _: fresh.podman(tmp_path / "home"), range(3)))
+        assert found[0] is found[1] is found[2]
+        assert found[0].socket_path.is_socket()
+    finally:
+        fresh.close()
+
+
 # -- bugbout tasks env=podman ------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ watcher it left in its own session removes the container.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,32 +151,37 @@ class PodmanBuilder:
 
     options: PodmanOptions = field(default_factory=PodmanOptions)
     _podman: Podman | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _built: dict[str, PodmanEnvironment] = field(default_factory=dict, init=False, repr=False)
     _interpreters: dict[str, dict[str, list[str]]] = field(
         default_factory=dict, init=False, repr=False
     )
 
     def podman(self, home: Path) -> Podman:
-        """bugbout's podman for ``home``, checked once: an EnvironmentFailure if it cannot work."""
-        if self._podman is None:
-            from bugbout.sandbox.podman import Podman
+        """bugbout's podman for ``home``, checked and its service started once: an
+        EnvironmentFailure if it cannot work. Ground truth builds environments from several
+        threads at once (``tasks.jobs``), and they must share one service."""
+        with self._lock:
+            if self._podman is None:
+                from bugbout.sandbox.podman import Podman
 
-            podman = Podman(
-                home,
-                socket=self.options.socket,
-                storage=_path(self.options.storage),
-                image=self.options.image,
-                containerfile=_path(self.options.containerfile),
-                suite=self.options.suite,
-                mirror=self.options.mirror,
-                cache=_path(self.options.cache),
-                driver=self.options.driver,
-            )
-            problem = podman.problem()
-            if problem is not None:
-                raise EnvironmentFailure(problem)
-            self._podman = podman
-        return self._podman
+                podman = Podman(
+                    home,
+                    socket=self.options.socket,
+                    storage=_path(self.options.storage),
+                    image=self.options.image,
+                    containerfile=_path(self.options.containerfile),
+                    suite=self.options.suite,
+                    mirror=self.options.mirror,
+                    cache=_path(self.options.cache),
+                    driver=self.options.driver,
+                )
+                problem = podman.problem()
+                if problem is not None:
+                    raise EnvironmentFailure(problem)
+                podman.client()
+                self._podman = podman
+            return self._podman
 
     def close(self) -> None:
         """Stop the podman service this builder started."""
