@@ -203,9 +203,9 @@ def test_sweep_over_contestants_and_judges_runs_each_attempt_once(
     for job, record in zip(jobs, done, strict=True):
         report = json.loads((job / "report.json").read_text())
         assert report["contestants"] == record.contestants
-    if "SweepSummaryCallback" in (sweep / "multirun.yaml").read_text():
-        for name in ("summary.md", "summary.json", "summary.html"):
-            assert (sweep / name).is_file(), sorted(p.name for p in sweep.iterdir())
+    for name in ("summary.md", "summary.json", "summary.html"):  # base.yaml's callback
+        assert (sweep / name).is_file(), sorted(p.name for p in sweep.iterdir())
+    assert f"sweep summary: {sweep / 'summary.html'}" in result.stdout, output(result)
     assert not (repo / "outputs").exists()
     assert not (repo / "multirun").exists()
 
