@@ -143,6 +143,40 @@ def test_podman_problems_name_the_cause_and_the_fix(
     assert without_runc.line.endswith("apt-get install -y runc")
 
 
+@pytest.mark.skipif(
+    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
+    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
+)
+def test_podman_is_checked_with_the_chosen_plugins_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without debootstrap: the podman sandbox needs no base image, and env=podman finds
+    the root filesystem in its own env.cache."""
+    from bugbout.sandbox.podman import Podman
+
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("podman", "runc", "conmon"):
+        found = shutil.which(tool, path=os.environ["PATH"] + ":/usr/sbin:/sbin")
+        assert found is not None, tool
+        (tools / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(tools))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    storage = {"storage": "/var/tmp/bugbout-podman-tests"}
+    project = ProjectSettings(source="src/calc")
+    sandbox = PluginChoice.model_validate({"name": "podman", **storage})
+    env = PluginChoice.model_validate({"name": "podman", **storage, "cache": str(cache)})
+    if os.geteuid() != 0:  # as root debootstrap's absence is what stops the base image
+        monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert not doctor.podman_check(BoutSettings(project=project, env=env, root=tmp_path)).ok
+    check = doctor.podman_check(BoutSettings(project=project, sandbox=sandbox, root=tmp_path))
+    assert check.ok, check.line
+    (cache / Podman(tmp_path)._rootfs_name()).write_bytes(b"")
+    check = doctor.podman_check(BoutSettings(project=project, env=env, root=tmp_path))
+    assert check.ok, check.line
+
+
 def test_a_wrong_project_fails_with_the_fix(tmp_path: Path) -> None:
     repo = configured_repo(tmp_path / "repo", project={"source": "src/gone", "tests": "tests"})
     result = bugbout("sandbox=none", cwd=repo)

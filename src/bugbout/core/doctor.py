@@ -252,8 +252,9 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
 
 def podman_check(settings: BoutSettings) -> Check:
     """Whether podman runs containers here, as bugbout configures it (runc, cgroupfs,
-    ulimits within the hard limits); when not, the cause and its fix. It fails the report
-    only when ``env=podman`` or ``sandbox=podman`` is chosen."""
+    ulimits within the hard limits), with the chosen plugin's options; when not, the cause
+    and its fix. The base image is checked only for ``env=podman`` (the sandbox needs
+    none). It fails the report only when ``env=podman`` or ``sandbox=podman`` is chosen."""
     from bugbout.core.tasks import bugbout_home
     from bugbout.sandbox.podman import Podman
 
@@ -262,21 +263,33 @@ def podman_check(settings: BoutSettings) -> Check:
         for kind, choice in (("env", settings.env), ("sandbox", settings.sandbox))
         if choice.name == "podman"
     ]
-    options = settings.env.options if settings.env.name == "podman" else {}
+    env = settings.env.name == "podman"
+    options = settings.env.options if env else {}
+    if not env and settings.sandbox.name == "podman":
+        options = settings.sandbox.options
 
     def option(name: str) -> str | None:
         value = options.get(name)
         return str(value) if value else None
 
-    storage, containerfile = option("storage"), option("containerfile")
+    def path(name: str) -> Path | None:
+        value = option(name)
+        return Path(value).expanduser() if value else None
+
     podman = Podman(
         bugbout_home(),
         socket=option("socket"),
-        storage=Path(storage).expanduser() if storage else None,
+        storage=path("storage"),
         image=option("image"),
-        containerfile=Path(containerfile).expanduser() if containerfile else None,
+        containerfile=path("containerfile"),
+        suite=option("suite"),
+        mirror=option("mirror"),
+        cache=path("cache"),
+        driver=option("driver") or "overlay",
+        executable=option("executable") or "podman",
     )
-    problem = podman.problem()
+    # The sandbox needs no image: the base image matters only to env=podman.
+    problem = podman.problem(base=env)
     if problem is not None:
         if not used:
             return Check("podman", True, f"not used (env=podman, sandbox=podman): {problem}")

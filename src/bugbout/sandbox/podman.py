@@ -279,8 +279,9 @@ class Podman:
 
     # -- what can go wrong -----------------------------------------------------------
 
-    def problem(self) -> str | None:
-        """``None`` when podman runs containers here; else the cause and its fix, one line."""
+    def problem(self, *, base: bool = True) -> str | None:
+        """``None`` when podman runs containers here (and, with ``base``, the base image can
+        be made); else the cause and its fix, one line."""
         if shutil.which(self.executable) is None:
             return f"podman is not installed: {INSTALL}"
         if self.socket:
@@ -302,9 +303,8 @@ class Podman:
                 "the kernel has no overlay filesystem for podman's storage: load it "
                 "(modprobe overlay), or set env.driver=vfs (slow: it copies the image per run)"
             )
-        base = self.base_problem()
-        if base is not None:
-            return base
+        if base and (cause := self.base_problem()) is not None:
+            return cause
         return self._run_problem()
 
     def base_problem(self) -> str | None:
