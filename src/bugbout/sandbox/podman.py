@@ -622,11 +622,12 @@ class Mount:
 class RunSpec:
     """What :func:`run_container` runs: JSON on the runner's command line.
 
-    The container gets the runner's own environment (minus ``drop_env``) with ``env`` on
-    top. The directories ``mount_env`` name (e.g. ``HOME``, ``TMPDIR``) are bind-mounted
-    read-write at the same path when they exist. When the variable ``forward_fd`` names an
-    open file descriptor of the runner, the command inside sees that variable pointing at
-    a file, whose lines are copied to the runner's descriptor when the run ends.
+    The container has no network. It gets the runner's own environment (but its ``PATH``)
+    with ``env`` on top. The directories ``mount_env`` name (e.g. ``HOME``, ``TMPDIR``)
+    are bind-mounted read-write at the same path when they exist. When the variable
+    ``forward_fd`` names an open file descriptor of the runner, the command inside sees
+    that variable pointing at a file, whose lines are copied to the runner's descriptor
+    when the run ends.
     """
 
     socket: str
@@ -635,11 +636,9 @@ class RunSpec:
     workdir: str
     mounts: list[Mount] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-    drop_env: list[str] = field(default_factory=list)
     mount_env: list[str] = field(default_factory=list)
     forward_fd: str | None = None
     role: str = "test"
-    network: bool = False
 
     def to_json(self) -> str:
         from dataclasses import asdict
@@ -708,7 +707,7 @@ def _forwarded_fd(variable: str | None) -> int | None:
 
 
 def _container_spec(spec: RunSpec, scratch: Path, forward: bool) -> dict[str, Any]:
-    dropped = {"PATH", *spec.drop_env, *([spec.forward_fd] if spec.forward_fd else [])}
+    dropped = {"PATH", *([spec.forward_fd] if spec.forward_fd else [])}
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(spec.env)
     mounts = [
@@ -734,7 +733,7 @@ def _container_spec(spec: RunSpec, scratch: Path, forward: bool) -> dict[str, An
         "env": env,
         "work_dir": spec.workdir,
         "mounts": mounts,
-        "netns": {"nsmode": "host" if spec.network else "none"},
+        "netns": {"nsmode": "none"},
         "labels": {LABEL: spec.role},
         "log_configuration": {"driver": "none"},
         "hostname": "bugbout",

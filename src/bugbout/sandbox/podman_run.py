@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 LABEL = "io.bugbout"
@@ -77,7 +77,6 @@ class Spec:
     network: bool = False
     init: str | None = None
     """The init program (catatonit) to run as the container's pid 1, if there is one."""
-    labels: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -101,8 +100,6 @@ def podman_argv(
     ``variables`` of the caller's environment and its descriptors 3 to 2+``descriptors``."""
     command = [spec.podman, "run", "--rm", "--name", name, "--interactive"]
     command += ["--label", f"{LABEL}={ROLE}"]
-    for key, value in spec.labels.items():
-        command += ["--label", f"{key}={value}"]
     command += ["--network", "host" if spec.network else "none"]
     command += ["--cap-drop", "all", "--security-opt", "no-new-privileges"]
     command += ["--read-only", "--read-only-tmpfs=false", "--log-driver", "none"]
