@@ -4,6 +4,7 @@ installed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shutil
@@ -128,3 +129,29 @@ def test_the_service_socket_is_out_of_a_sandboxs_reach(
         assert socket.is_relative_to(podman.runtime_dir)
         assert not socket.is_relative_to(tmp_path)
     assert not socket.parent.exists()
+
+
+def test_a_socket_that_is_not_podmans_is_explained(tmp_path: Path) -> None:
+    """Something else answers on the named socket: the fix, not an HTTP traceback."""
+    import socket
+    import threading
+
+    path = tmp_path / "other.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen()
+
+    def answer() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                with connection:
+                    connection.recv(4096)
+                    connection.sendall(b"not http\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        podman = Podman(tmp_path, socket=f"unix://{path}", executable=sys.executable)
+        assert "no podman service answers" in (podman.problem() or "")
+    finally:
+        server.close()

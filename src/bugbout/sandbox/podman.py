@@ -840,8 +840,8 @@ class _Api:
             )
             response = connection.getresponse()
             data = response.read()
-        except OSError as exc:
-            raise PodmanError(f"podman service at {self.socket}: {exc}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise PodmanError(f"podman service at {self.socket}: {exc!r}") from None
         finally:
             connection.close()
         if response.status >= 300:
@@ -874,7 +874,7 @@ def _answers(path: Path) -> bool:
     try:
         connection.request("GET", "/_ping")
         return connection.getresponse().status == 200
-    except OSError:
+    except (OSError, http.client.HTTPException):  # nothing there, or not a podman service
         return False
     finally:
         connection.close()
