@@ -220,8 +220,14 @@ class Podman:
         # A short path (unix sockets allow about 107 bytes) on the runtime folder, not in
         # TMPDIR: a sandbox hides /run and /tmp, but a TMPDIR elsewhere may stay readable,
         # and reading a socket's folder is enough to connect to it.
-        self.runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._socket_dir = Path(tempfile.mkdtemp(prefix="service-", dir=self.runtime_dir))
+        runtime = self.runtime_dir
+        runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if runtime.stat().st_uid != os.geteuid():
+            raise PodmanError(
+                f"{runtime} belongs to another user: remove it, or set XDG_RUNTIME_DIR to "
+                "a folder of your own"
+            )
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="service-", dir=runtime))
         weakref.finalize(self, shutil.rmtree, self._socket_dir, True)
         path = self._socket_dir / "podman.sock"
         log = self.config_dir / "service.log"
