@@ -132,7 +132,7 @@ class Bout:
                 auditor=settings.auditor.name,
                 contestants=[c.name for c in self.contestants if c.role == "contestant"],
                 examiners=[c.name for c in self.contestants if c.role == "examiner"],
-                tasks=[task.id for task in tasks.tasks],
+                tasks=tasks,
                 attempts=race.job_attempts(tasks, oracles, self.contestants),
                 started=started,
             )

@@ -15,8 +15,9 @@ it needs.
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, wait
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from bugbout.core.errors import PluginError
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from bugbout.core.settings import BoutSettings
 
 R = TypeVar("R")
+JobT = TypeVar("JobT", bound=Callable[[], Any])
 
 
 @runtime_checkable
@@ -63,3 +65,19 @@ def make_executor(settings: BoutSettings, plugins: Plugins) -> Executor:
     if problem:
         raise PluginError(f"executor {settings.executor.name!r}: {problem}")
     return executor
+
+
+def run_jobs(
+    executor: Executor, jobs: Iterable[JobT], width: int
+) -> Iterator[tuple[JobT, concurrent.futures.Future[Any]]]:
+    """Submit ``jobs`` in order, at most ``width`` unfinished at once, and yield each with
+    its future as it finishes: how a quota lane or ``tasks.jobs`` holds on any executor."""
+    queue = list(jobs)
+    running: dict[concurrent.futures.Future[Any], JobT] = {}
+    while queue or running:
+        while queue and len(running) < max(1, width):
+            job = queue.pop(0)
+            running[executor.submit(job)] = job
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in done:
+            yield running.pop(future), future

@@ -21,7 +21,7 @@ import traceback
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ from bugbout.core.confine import masked_paths, readable_paths, test_confinement
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.examining import Assignment
-from bugbout.core.executor import Executor, make_executor
+from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.patch import apply_patch, diff_trees
@@ -232,33 +232,27 @@ class Race:
         executor: Executor,
     ) -> None:
         """Run a lane's attempts on the executor, at most the lane's quota at a time."""
-        width = max(1, self.settings.run.quotas.get(lane, 1))
-        queue = list(jobs)
-        running: dict[Future[tuple[Attempt, bool]], tuple[Task, Contestant, Attempt | None]] = {}
-        while queue or running:
-            while queue and len(running) < width:
-                task, contestant, previous = queue.pop(0)
-                job = (
-                    _LocalAttempt(self, task, contestant, previous, checkouts)
-                    if executor.in_process
-                    else RemoteAttempt(self.settings, task, contestant, previous)
-                )
-                running[executor.submit(job)] = (task, contestant, previous)
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                task, contestant, previous = running.pop(future)
-                try:
-                    attempt, ran = future.result()
-                except Exception as exc:  # the worker died: record it, go on
-                    attempt, ran = self._lost(task, contestant, previous, exc)
-                if ran:
-                    with self._lock:
-                        self.ran.add(contestant.path(task))
-                        finished.append(attempt)
-                self.progress.advance(
-                    f"{lane}: {attempt.contestant} on {attempt.task_id}: "
-                    f"{attempt.status if ran else 'reused (run by another bout)'}"
-                )
+        width = self.settings.run.quotas.get(lane, 1)
+        attempts: list[_LocalAttempt | RemoteAttempt] = [
+            _LocalAttempt(self, task, contestant, previous, checkouts)
+            if executor.in_process
+            else RemoteAttempt(self.settings, task, contestant, previous)
+            for task, contestant, previous in jobs
+        ]
+        for job, future in run_jobs(executor, attempts, width):
+            task, contestant = job.task, job.contestant
+            try:
+                attempt, ran = future.result()
+            except Exception as exc:  # the worker died: record it, go on
+                attempt, ran = self._lost(task, contestant, job.previous, exc)
+            if ran:
+                with self._lock:
+                    self.ran.add(contestant.path(task))
+                    finished.append(attempt)
+            self.progress.advance(
+                f"{lane}: {attempt.contestant} on {attempt.task_id}: "
+                f"{attempt.status if ran else 'reused (run by another bout)'}"
+            )
 
     def _lost(
         self, task: Task, contestant: Contestant, previous: Attempt | None, error: Exception
@@ -286,36 +280,6 @@ class Race:
             self.store.write(path, record)
         return record, True
 
-    def attempt(
-        self,
-        task: Task,
-        contestant: Contestant,
-        checkouts: Checkouts,
-        *,
-        previous: Attempt | None = None,
-        round_number: int = 1,
-        feedback: str = "",
-    ) -> Attempt:
-        """Run one attempt and store it; an infrastructure failure is recorded, not raised.
-
-        ``previous`` is the record the caller found (``None``: none); when another bout
-        (a concurrent sweep job) has replaced it meanwhile, that bout's attempt is returned
-        instead of running the agent again. A later round (``round_number`` > 1) adds
-        ``feedback`` (the review of the previous round) to the prompt; the previous round's
-        record is kept beside it."""
-        record, ran = self.claim(
-            task,
-            contestant,
-            checkouts,
-            previous=previous,
-            round_number=round_number,
-            feedback=feedback,
-        )
-        if ran:
-            with self._lock:
-                self.ran.add(contestant.path(task))
-        return record
-
     def claim(
         self,
         task: Task,
@@ -326,7 +290,14 @@ class Race:
         round_number: int = 1,
         feedback: str = "",
     ) -> tuple[Attempt, bool]:
-        """:meth:`attempt`, and whether it ran the agent (``False``: another bout had)."""
+        """Run one attempt and store it, unless another bout did; ``(record, ran)``. An
+        infrastructure failure is recorded, not raised.
+
+        ``previous`` is the record the caller found (``None``: none); when another bout
+        (a concurrent sweep job) has replaced it meanwhile, that bout's attempt is returned
+        instead of running the agent again (``ran`` is ``False``). A later round
+        (``round_number`` > 1) adds ``feedback`` (the review of the previous round) to the
+        prompt; the previous round's record is kept beside it."""
         path = contestant.path(task)
         with self.store.hold(path):
             current = self.store.read(path, Attempt)
@@ -335,8 +306,10 @@ class Race:
             record = self._attempt(task, contestant, checkouts, round_number, feedback)
             if round_number > 1 and current is not None:
                 kept = path.removesuffix(".json") + f".round{round_number - 1}.json"
-                self.store.path(path).replace(self.store.path(kept))
+                self.store.write(kept, current)
             self.store.write(path, record)
+        with self._lock:
+            self.ran.add(path)
         return record, True
 
     def _attempt(

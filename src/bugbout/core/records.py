@@ -268,6 +268,12 @@ class Attempt(Record):
     """With ``run.rounds`` > 1: the audit of this attempt on visible evidence only, which
     decided whether it got another round."""
 
+    @property
+    def revision(self) -> str:
+        """What determined its patch: its key and, after the first, its round. The records
+        built on the patch (matrix, score, audit) are keyed by it."""
+        return self.key if self.round == 1 else digest(self.key, f"round {self.round}")
+
 
 # -- verdicts -----------------------------------------------------------------------------
 
@@ -436,8 +442,9 @@ class Job(Record):
     auditor: str
     contestants: list[str] = Field(default_factory=list)
     examiners: list[str] = Field(default_factory=list)
-    tasks: list[str] = Field(default_factory=list)
-    """The ids of the tasks the bout mined (another bout's settings may mine others)."""
+    tasks: TaskSet = Field(default_factory=TaskSet)
+    """What the bout mined, its tasks scored: its report covers these, whatever later
+    bouts with other settings mine into the shared ``tasks.json``."""
     attempts: list[JobAttempt] = Field(default_factory=list)
     started: str
     wall_time: float = 0.0

@@ -95,16 +95,16 @@ def run_rounds(
                     race.progress.advance(
                         f"{contestant.name} on {task.id}: round {attempt.round + 1}"
                     )
-                    new.append(
-                        race.attempt(
-                            task,
-                            contestant,
-                            checkouts,
-                            previous=attempt,
-                            round_number=attempt.round + 1,
-                            feedback=feedback(review.report, route),
-                        )
+                    again, ran = race.claim(
+                        task,
+                        contestant,
+                        checkouts,
+                        previous=attempt,
+                        round_number=attempt.round + 1,
+                        feedback=feedback(review.report, route),
                     )
+                    if ran:  # else another bout ran it: the loop reviews that one
+                        new.append(again)
     return new
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.confine import Confine, test_confinement
 from bugbout.core.environment import EnvironmentBuilder
 from bugbout.core.errors import BugboutError, ConfigError
-from bugbout.core.executor import Executor, make_executor
+from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git, GitError
 from bugbout.core.hookspecs import PROJECT_NAME
 from bugbout.core.issues import IssueRequest, IssueResolver, problem_statement
@@ -191,15 +190,17 @@ def _dispatch(
 ) -> Iterator[Oracle]:
     """Compute the oracles of ``todo``, ``tasks.jobs`` at a time; each as it is done."""
     local = _Tools.build(settings, plugins) if executor.in_process else None
-    queue, running = list(todo), set[Future[Oracle]]()
-    while queue or running:
-        while queue and len(running) < settings.tasks.jobs:
-            task, key = queue.pop(0)
-            job: Callable[[], Oracle] = OracleJob(settings, task, key, local)
-            running.add(executor.submit(job))
-        finished, running = wait(running, return_when=FIRST_COMPLETED)
-        for future in finished:
+    jobs = [OracleJob(settings, task, key, local) for task, key in todo]
+    for job, future in run_jobs(executor, jobs, settings.tasks.jobs):
+        try:
             yield future.result()
+        except Exception as exc:  # the worker died: an environment error, tried again next run
+            yield Oracle(
+                task_id=job.task.id,
+                key=job.key,
+                status="environment-error",
+                reason=f"the executor lost it: {type(exc).__name__}: {exc}",
+            )
 
 
 @dataclass(frozen=True)

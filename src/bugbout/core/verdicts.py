@@ -13,15 +13,13 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
 from bugbout.core.checkout import Checkouts
 from bugbout.core.crossexam import cross_examine
-from bugbout.core.executor import Executor, make_executor
+from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
 from bugbout.core.judging import Judge, JudgeContext
 from bugbout.core.manager import Plugins, make_plugins
@@ -124,8 +122,16 @@ class Verdicts:
                 )
                 for task in scored
             }
-            for evidence in _dispatch(executor, list(jobs.values()), self.settings.tasks.jobs):
-                job = jobs[evidence.task_id]
+            for job, future in run_jobs(executor, jobs.values(), self.settings.tasks.jobs):
+                try:
+                    evidence = future.result()
+                except Exception as exc:  # the worker died: no verdict now, the next run tries
+                    self.progress.warn(
+                        f"{job.task.id}: its test runs failed ({type(exc).__name__}: {exc}); "
+                        "run again to decide it"
+                    )
+                    self.progress.advance(f"{job.task.id}: undecided")
+                    continue
                 self._decide(job, evidence, verdicts, resolutions, audits)
         finally:
             if executor is not self.executor:
@@ -145,7 +151,7 @@ class Verdicts:
         and the scores and audits of patches that changed (``stored``: the bout's)."""
         resolutions, audits = stored
         attempts = _stored_attempts(self.store, task, racers)
-        key = digest(*sorted(a.key for a in attempts), str(self.settings.judge.run_suite))
+        key = digest(*sorted(a.revision for a in attempts), str(self.settings.judge.run_suite))
         matrix = self.output.read(matrix_path(task.id), Matrix)
         scores = resolutions.root.get(task.id, TaskResolutions()).patches
         task_audits = audits.root.get(task.id, {})
@@ -161,13 +167,13 @@ class Verdicts:
             rescore=[
                 a.contestant
                 for a in contestants
-                if (old := scores.get(a.contestant)) is None or old.key != a.key
+                if (old := scores.get(a.contestant)) is None or old.key != a.revision
             ],
             reaudit=[
                 a.contestant
                 for a in contestants
                 if (done := task_audits.get(a.contestant)) is None
-                or done.key != digest(a.key, auditor)
+                or done.key != digest(a.revision, auditor)
             ],
             tools=_Tools(self.race, self.auditor) if in_process else None,
         )
@@ -222,7 +228,6 @@ class Evidence:
     """A task's test runs for one bout: its matrix (``fresh``: computed now) and the
     scores and audits computed now, by contestant; ``problems``: auditor failures."""
 
-    task_id: str
     matrix: Matrix
     fresh: bool
     scores: dict[str, Resolution]
@@ -275,13 +280,13 @@ class EvidenceJob:
             matrix = self.matrix or cross_examine(
                 self.task, self.attempts, run_suite=settings.judge.run_suite, **common
             ).model_copy(update={"key": self.matrix_key})
-            evidence = Evidence(self.task.id, matrix, self.matrix is None, {}, {}, [])
+            evidence = Evidence(matrix, self.matrix is None, {}, {}, [])
             baseline: TestRun | None = None  # the unfixed code's gate, run once per task
             for attempt in self.attempts:
                 if attempt.contestant in self.rescore:
                     resolution = score(self.task, self.oracle, attempt, git=git, **common)
                     evidence.scores[attempt.contestant] = resolution.model_copy(
-                        update={"key": attempt.key}
+                        update={"key": attempt.revision}
                     )
                 if attempt.contestant not in self.reaudit:
                     continue
@@ -304,20 +309,9 @@ class EvidenceJob:
                         f"{self.task.id}: {type(exc).__name__}: {exc}"
                     )
                     continue
-                key = digest(attempt.key, settings.auditor.model_dump_json())
+                key = digest(attempt.revision, settings.auditor.model_dump_json())
                 evidence.audits[attempt.contestant] = audit.model_copy(update={"key": key})
         return evidence
-
-
-def _dispatch(executor: Executor, jobs: list[EvidenceJob], width: int) -> Iterator[Evidence]:
-    """Run ``jobs`` on ``executor``, ``width`` at a time; each evidence as it comes."""
-    queue, running = list(jobs), set[Future[Evidence]]()
-    while queue or running:
-        while queue and len(running) < width:
-            running.add(executor.submit(queue.pop(0)))
-        finished, running = wait(running, return_when=FIRST_COMPLETED)
-        for future in finished:
-            yield future.result()
 
 
 def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:
@@ -331,15 +325,14 @@ def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list
 
 def load_report(store: Store, output: Store | None = None) -> Report:
     """The report of the bout whose records are in ``output`` (default: the store's own,
-    those of the last ``bugbout run``), rebuilt from the records: the shared store's tasks
-    and ground truth, the attempts its ``job.json`` names, its verdicts."""
+    those of the last ``bugbout run``), rebuilt from the records: the tasks its
+    ``job.json`` holds, the shared ground truth, the attempts ``job.json`` names, its
+    verdicts."""
     output = output or store
-    tasks = store.read("tasks.json", TaskSet) or TaskSet()
-    oracles = store.read("oracles.json", OracleSet) or OracleSet()
     job = output.read(JOB, Job)
-    if job is not None:  # the bout's own tasks, whatever a later bout mined
-        mined = set(job.tasks)
-        tasks.tasks = [task for task in tasks.tasks if task.id in mined]
+    # the bout's own tasks, whatever a later bout mined
+    tasks = job.tasks if job is not None else store.read("tasks.json", TaskSet) or TaskSet()
+    oracles = store.read("oracles.json", OracleSet) or OracleSet()
     attempts = [
         attempt
         for used in (job.attempts if job else [])
