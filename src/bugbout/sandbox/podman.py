@@ -56,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -677,13 +678,16 @@ def run_container(spec: RunSpec) -> int:
             (scratch_dir / "forwarded").touch()
         api = _Api(spec.socket)
         watcher = _watch(spec.socket)
+        name = f"bugbout-{spec.role}-{uuid.uuid4().hex[:12]}"
+        watcher.guard(name)  # before it exists: a kill while it is created still removes it
         try:
-            container = api.create(_container_spec(spec, scratch_dir, forwarded is not None))
+            container = api.create(
+                {**_container_spec(spec, scratch_dir, forwarded is not None), "name": name}
+            )
         except PodmanError as exc:
             watcher.done()
             sys.stderr.write(f"bugbout: {exc}\n")
             return 125
-        watcher.guard(container)
         try:
             exit_code = api.run(container)
         except PodmanError as exc:
@@ -740,6 +744,8 @@ def _container_spec(spec: RunSpec, scratch: Path, forward: bool) -> dict[str, An
         "work_dir": spec.workdir,
         "mounts": mounts,
         "netns": {"nsmode": "none"},
+        "cap_drop": ["all"],  # as under bubblewrap: the tests need no privilege
+        "no_new_privileges": True,
         "labels": {LABEL: spec.role},
         "log_configuration": {"driver": "none"},
         "hostname": "bugbout",
@@ -808,8 +814,12 @@ def _watch(socket_path: str) -> _Watcher:
         with open(read_end, "rb") as lines:  # noqa: PTH123
             received = lines.read().decode().split()
         if received and received[-1] != "done":
-            with contextlib.suppress(Exception):
-                _Api(socket_path).remove(received[-1])
+            for _ in range(20):  # the runner may have died while podman was creating it
+                try:
+                    _Api(socket_path).remove(received[-1])
+                    break
+                except Exception:
+                    time.sleep(0.25)
     finally:
         os._exit(0)
 
