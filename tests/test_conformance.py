@@ -201,7 +201,8 @@ class TestRayExecutor(BuiltinsOnly, ExecutorSuite):
     plugin = "ray"
 
     @pytest.fixture(scope="class", autouse=True)
-    def ray_instance(self) -> Iterator[None]:
+    @classmethod
+    def ray_instance(cls) -> Iterator[None]:
         ray = pytest.importorskip("ray")
         ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
         try:

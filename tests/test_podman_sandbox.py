@@ -10,6 +10,7 @@ sets it: there a missing or broken podman fails these tests).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -146,7 +147,8 @@ def test_standard_input_and_passed_descriptors_reach_the_process(
     """A test run's outcomes come back on a descriptor named by a variable."""
     read_end, write_end = os.pipe()
     spare = os.open(os.devnull, os.O_RDONLY)  # a gap below the passed descriptor
-    high = os.dup2(write_end, 40)
+    # a free number well above the gap (dup2 to a fixed one could replace an open one)
+    high = fcntl.fcntl(write_end, fcntl.F_DUPFD, max(read_end, write_end, spare) + 10)
     os.close(write_end)
     os.close(spare)
     try:
