@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import EnvironmentPlugin, hookimpl
 from bugbout.core.errors import EnvironmentFailure
+from bugbout.plugins.environments.uv import UvOptions
 
 if TYPE_CHECKING:
     from bugbout.core.environment import Command, EnvironmentRequest
@@ -62,12 +61,9 @@ print(json.dumps(found))
 """
 
 
-class PodmanOptions(BaseModel):
-    """Options of the ``podman`` environment builder."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
-    )
+class PodmanOptions(UvOptions):
+    """Options of the ``podman`` environment builder: uv's (uv builds the environment in
+    the image), and where the images come from and live."""
 
     image: str | None = None
     """A base image you have (no registry is used); default: Debian minbase by debootstrap."""
@@ -85,12 +81,6 @@ class PodmanOptions(BaseModel):
     """The Debian mirror debootstrap installs from (default: the one apt uses)."""
     driver: str = "overlay"
     """podman's storage driver: ``overlay`` (kernel), or ``vfs`` (slow, works anywhere)."""
-    exclude_newer: bool = True
-    """Resolve dependencies as of the fix's date; off: the newest releases."""
-    index_url: str | None = None
-    """A package index to use instead of PyPI."""
-    test_extras: bool = True
-    """Also install the test dependencies the project declared at the fix."""
 
 
 @dataclass(frozen=True)
