@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from bugbout.core.confine import readable_paths
 from bugbout.core.process import run_logged
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
@@ -154,7 +155,8 @@ def test_standard_input_and_passed_descriptors_reach_the_process(
     try:
         argv = sandbox.wrap(
             [sys.executable, "-c", WRITE_TO_FD],
-            Confinement(workdir=tmp_path),
+            # the interpreter may live under /tmp (nox's venv), which the sandbox hides
+            Confinement(workdir=tmp_path, readable=readable_paths([sys.executable])),
         )
         result = subprocess.run(
             argv,
@@ -168,12 +170,12 @@ def test_standard_input_and_passed_descriptors_reach_the_process(
             pass_fds=(high,),
         )
         os.close(high)
+        assert result.returncode == 0, result.stderr
         with os.fdopen(read_end) as outcomes:
-            assert outcomes.read() == "outcome\n"
+            assert outcomes.read() == "outcome\n", (high, result.stderr)
     finally:
         with contextlib.suppress(OSError):
             os.close(high)
-    assert result.returncode == 0, result.stderr
     assert result.stdout == "got hello\n"
 
 
