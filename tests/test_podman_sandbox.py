@@ -30,9 +30,8 @@ from bugbout.core.process import run_logged
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import LABEL, Podman
-from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import ModelServer, Say, Script, Shell
-from test_race import AGENTS, attempts, write_agent
+from test_race import AGENTS, attempts, one_bug_repository, write_agent
 
 # The attacks of tests/test_sandboxes.py, collected again in this module, where the
 # fixtures below give them the podman sandbox (``bwrap`` names the sandbox under
@@ -235,9 +234,6 @@ def test_a_path_podman_cannot_mount_is_a_clear_error(
 
 # -- whole bouts ---------------------------------------------------------------------------
 
-BUGGY = "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"
-TESTS = "from mid.core import middle\n\n\ndef test_odd():\n    assert middle([3, 1, 2]) == 2\n"
-FIX_TEST = TESTS + "\n\ndef test_even():\n    assert middle([4, 1, 3, 2]) == 2.5\n"
 
 SNOOP = """
     import json, os, pathlib, socket, sys, urllib.request
@@ -263,23 +259,7 @@ SNOOP = """
 @pytest.fixture
 def podman_repo(tmp_path: Path) -> Path:
     """The one-bug repository of tests/test_race.py, raced in the podman sandbox."""
-    from test_race import FIXED
-
-    repo = RepositoryBuilder(tmp_path / "repo")
-    repo.commit(
-        "Initial",
-        {
-            "pyproject.toml": '[project]\nname = "mid"\nrequires-python = ">=3.9"\n',
-            "src/mid/__init__.py": "",
-            "src/mid/core.py": BUGGY,
-            "tests/test_core.py": TESTS,
-        },
-    )
-    repo.commit(
-        "Fix middle of even-length lists (#1)",
-        {"src/mid/core.py": FIXED, "tests/test_core.py": FIX_TEST},
-    )
-    return repo.path
+    return one_bug_repository(tmp_path / "repo").path
 
 
 def _configure(repo: Path, contestants: dict[str, Any], timeout: float = 60) -> None:

@@ -62,10 +62,9 @@ def write_agent(directory: Path, name: str, source: str) -> Path:
     return path
 
 
-@pytest.fixture
-def bout_repo(tmp_path: Path) -> Path:
-    """A one-bug repository with contestants defined in its bugbout.yaml."""
-    repo = RepositoryBuilder(tmp_path / "repo")
+def one_bug_repository(path: Path) -> RepositoryBuilder:
+    """A repository with one bug, ``middle()`` of even-length lists, fixed with a test (#1)."""
+    repo = RepositoryBuilder(path)
     repo.commit(
         "Initial",
         {
@@ -79,6 +78,13 @@ def bout_repo(tmp_path: Path) -> Path:
         "Fix middle of even-length lists (#1)",
         {"src/mid/core.py": FIXED, "tests/test_core.py": FIX_TEST},
     )
+    return repo
+
+
+@pytest.fixture
+def bout_repo(tmp_path: Path) -> Path:
+    """A one-bug repository with contestants defined in its bugbout.yaml."""
+    repo = one_bug_repository(tmp_path / "repo")
     agents = tmp_path / "agents"
     agents.mkdir()
     contestants = {

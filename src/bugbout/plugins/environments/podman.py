@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from bugbout import EnvironmentPlugin, hookimpl
 from bugbout.core.errors import EnvironmentFailure
-from bugbout.plugins.environments.uv import UvOptions
+from bugbout.plugins.environments.uv import UvOptions, describe
 
 if TYPE_CHECKING:
     from bugbout.core.environment import Command, EnvironmentRequest
@@ -98,13 +98,11 @@ class PodmanEnvironment:
 
     @property
     def description(self) -> str:
-        era = f"deps as of {self.exclude_newer}" if self.exclude_newer else "latest deps"
-        description = f"podman: Python {self.python_version} on {self.base}, {era}"
-        if self.test_extras_error is not None:
-            description += (
-                f", without declared test extras (they did not resolve: {self.test_extras_error})"
-            )
-        return description
+        return describe(
+            f"podman: Python {self.python_version} on {self.base}",
+            self.exclude_newer,
+            self.test_extras_error,
+        )
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """A runner that runs ``python -m pytest <args>`` in a container of the image."""

@@ -52,6 +52,16 @@ class UvOptions(BaseModel):
     """Also install the test dependencies the project declared at the fix."""
 
 
+def describe(interpreter: str, exclude_newer: str | None, test_extras_error: str | None) -> str:
+    """An environment's one-line description: its interpreter, its dependencies' era, and
+    whether the declared test extras are missing."""
+    era = f"deps as of {exclude_newer}" if exclude_newer else "latest deps"
+    description = f"{interpreter}, {era}"
+    if test_extras_error is not None:
+        description += f", without declared test extras (they did not resolve: {test_extras_error})"
+    return description
+
+
 @dataclass(frozen=True)
 class UvEnvironment:
     """A virtual environment built by uv."""
@@ -70,13 +80,9 @@ class UvEnvironment:
 
     @property
     def description(self) -> str:
-        era = f"deps as of {self.exclude_newer}" if self.exclude_newer else "latest deps"
-        description = f"uv: Python {self.python_version}, {era}"
-        if self.test_extras_error is not None:
-            description += (
-                f", without declared test extras (they did not resolve: {self.test_extras_error})"
-            )
-        return description
+        return describe(
+            f"uv: Python {self.python_version}", self.exclude_newer, self.test_extras_error
+        )
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<env>/bin/python -m pytest <args>`` in ``tree``, with the tree importable."""
