@@ -32,10 +32,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """Check style and common mistakes with ruff."""
-    session.install("ruff")
+    """Check style and common mistakes with ruff, and the layers' import contracts."""
+    session.install("ruff", "import-linter", "-e", ".")
     session.run("ruff", "check", "src", "tests", "benchmarks", "examples", "noxfile.py")
     session.run("ruff", "format", "--check", "src", "tests", "benchmarks", "examples", "noxfile.py")
+    session.run("lint-imports")
 
 
 @nox.session(python=PYTHON)

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from bugbout.core import doctor
+from bugbout import doctor
 from bugbout.core.agents import VENDOR_KEYS
-from bugbout.core.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
 from bugbout.core.manager import Plugins
 from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing import model_server as model_server_module
 

@@ -37,7 +37,8 @@ from bugbout.core.report import (
     Totals,
     UsageRow,
 )
-from bugbout.core.sweep import (
+from bugbout.hydra_callbacks import SweepSummaryCallback
+from bugbout.sweep import (
     SUMMARY_FILES,
     SWEEP_SCHEMA_VERSION,
     SweepSummary,
@@ -46,7 +47,6 @@ from bugbout.core.sweep import (
     render_sweep,
     write_sweep_summary,
 )
-from bugbout.hydra_callbacks import SweepSummaryCallback
 
 TASKS = ("t1", "t2", "t3")
 RESOLVED = {"a": 2, "b": 1}

@@ -50,7 +50,7 @@ class Project:
     def load(cls, path: str | Path = ".", overrides: Sequence[str] = ()) -> Project:
         """The project whose ``bugbout.yaml`` is at or above ``path``; ``overrides`` are
         the command line's (``["tasks.limit=5", "env=interpreter"]``)."""
-        from bugbout.cli import compose_settings  # Hydra stays out of the core
+        from bugbout.config import compose_settings  # Hydra stays out of the core
 
         settings, plugins = compose_settings(Path(path), overrides)
         return cls(settings, plugins)

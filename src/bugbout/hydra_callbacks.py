@@ -18,7 +18,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from bugbout.core.errors import BugboutError
-from bugbout.core.sweep import SUMMARY_FILES, headline, write_sweep_summary
+from bugbout.sweep import SUMMARY_FILES, headline, write_sweep_summary
 
 
 class SweepSummaryCallback(Callback):

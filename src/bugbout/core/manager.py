@@ -290,6 +290,42 @@ def _unmarked_hooks(plugin: object) -> list[str]:
     return found
 
 
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "bugbout.plugins.miners.git_history",
+    "bugbout.plugins.issue_sources.github",
+    "bugbout.plugins.issue_sources.file",
+    "bugbout.plugins.issue_sources.commit",
+    "bugbout.plugins.environments.uv",
+    "bugbout.plugins.environments.interpreter",
+    "bugbout.plugins.environments.podman",
+    "bugbout.plugins.sandboxes.auto",
+    "bugbout.plugins.sandboxes.bubblewrap",
+    "bugbout.plugins.sandboxes.seatbelt",
+    "bugbout.plugins.sandboxes.podman",
+    "bugbout.plugins.sandboxes.none",
+    "bugbout.plugins.executors.local",
+    "bugbout.plugins.executors.ray",
+    "bugbout.plugins.agents.codex",
+    "bugbout.plugins.agents.claude_code",
+    "bugbout.plugins.agents.gemini_cli",
+    "bugbout.plugins.agents.mini_swe_agent",
+    "bugbout.plugins.agents.command",
+    "bugbout.plugins.examiners.reproduce",
+    "bugbout.plugins.examiners.specify",
+    "bugbout.plugins.judges.majority",
+    "bugbout.plugins.judges.unanimous",
+    "bugbout.plugins.judges.strict",
+    "bugbout.plugins.judges.cross_vendor",
+    "bugbout.plugins.auditors.gate",
+    "bugbout.plugins.reporters.terminal",
+    "bugbout.plugins.reporters.markdown",
+    "bugbout.plugins.reporters.json",
+    "bugbout.plugins.reporters.html",
+)
+"""Built-in plugin modules, imported by name (like entry points, so the core never imports
+the plugin layer) and registered in this order before any entry-point plugin."""
+
+
 def make_plugins(
     *,
     builtins: bool = True,
@@ -306,8 +342,6 @@ def make_plugins(
     plugins = Plugins(pm)
     blocked = {*blocked, *filter(None, os.environ.get(DISABLE_VARIABLE, "").split(","))}
     if builtins:
-        from bugbout.plugins import BUILTIN_PLUGINS
-
         for module in _import_all(BUILTIN_PLUGINS):
             plugins.register(module, name=module.__name__, distribution=BUILTIN_DISTRIBUTION)
     if entry_points and not os.environ.get(DISABLE_AUTOLOAD_VARIABLE):

@@ -1,35 +1,4 @@
-"""bugbout's built-in plugins: one module per plugin, under a folder per kind."""
+"""bugbout's built-in plugins: one module per plugin, under a folder per kind.
 
-BUILTIN_PLUGINS: tuple[str, ...] = (
-    "bugbout.plugins.miners.git_history",
-    "bugbout.plugins.issue_sources.github",
-    "bugbout.plugins.issue_sources.file",
-    "bugbout.plugins.issue_sources.commit",
-    "bugbout.plugins.environments.uv",
-    "bugbout.plugins.environments.interpreter",
-    "bugbout.plugins.environments.podman",
-    "bugbout.plugins.sandboxes.auto",
-    "bugbout.plugins.sandboxes.bubblewrap",
-    "bugbout.plugins.sandboxes.seatbelt",
-    "bugbout.plugins.sandboxes.podman",
-    "bugbout.plugins.sandboxes.none",
-    "bugbout.plugins.executors.local",
-    "bugbout.plugins.executors.ray",
-    "bugbout.plugins.agents.codex",
-    "bugbout.plugins.agents.claude_code",
-    "bugbout.plugins.agents.gemini_cli",
-    "bugbout.plugins.agents.mini_swe_agent",
-    "bugbout.plugins.agents.command",
-    "bugbout.plugins.examiners.reproduce",
-    "bugbout.plugins.examiners.specify",
-    "bugbout.plugins.judges.majority",
-    "bugbout.plugins.judges.unanimous",
-    "bugbout.plugins.judges.strict",
-    "bugbout.plugins.judges.cross_vendor",
-    "bugbout.plugins.auditors.gate",
-    "bugbout.plugins.reporters.terminal",
-    "bugbout.plugins.reporters.markdown",
-    "bugbout.plugins.reporters.json",
-    "bugbout.plugins.reporters.html",
-)
-"""Built-in plugin modules, registered in this order before any entry-point plugin."""
+The core registers them by name (``bugbout.core.manager.BUILTIN_PLUGINS``), as it does
+entry-point plugins: it never imports this package directly."""

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from bugbout.core.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
-from bugbout.core.doctor import dummy_session
+from bugbout.doctor import dummy_session
 from bugbout.testing.suites.base import PluginSuite
 
 PROMPT = "Fix the crash in ratio() when the reference is zero (conformance 7f3a)."

@@ -1,0 +1,318 @@
+"""The Hydra adapter: the only module that imports Hydra.
+
+It composes a project's settings the way the command line and the Python API both need
+them: the user's ``bugbout.yaml`` as the primary config, bugbout's packaged groups on the
+search path, overrides last; then it converts them to the core's pydantic models.
+Errors a user can cause are :class:`~bugbout.core.errors.ConfigError` (one line).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bugbout.core.errors import BugboutError, ConfigError
+from bugbout.core.layout import CONFIG_NAME, find_config
+from bugbout.ui import Console
+
+GROUPS = (
+    ("miner", "miner"),
+    ("env", "env"),
+    ("sandbox", "sandbox"),
+    ("executor", "executor"),
+    ("judge", "judge"),
+    ("auditor", "auditor"),
+    ("agent", "contestant"),
+    ("agent", "examiner"),
+)
+"""The config groups the settings know, with the plugin kind their options name."""
+ROLES = ("contestant", "examiner")
+"""Groups whose options are agents, several selectable at once (``contestant=[a,b]``)."""
+
+
+def compose_settings(start: Path, overrides: Sequence[str] = (), plugins: Any = None) -> Any:
+    """The settings of the project whose ``bugbout.yaml`` is at or above ``start``, composed
+    exactly as the command line does; ``(settings, plugins)``. Used by :class:`bugbout.Project`.
+    """
+    from bugbout.core.manager import make_plugins
+
+    config = find_config(start.resolve())
+    plugins = plugins or make_plugins()
+    args = _prepare(config, list(overrides), plugins)
+    return _settings(_compose(config.parent, args), config.parent), plugins
+
+
+def _prepare(config: Path, args: list[str], plugins: Any) -> list[str]:
+    """Check the file, make every plugin and user contestant selectable, and select the
+    user's contestants unless the overrides choose."""
+    _check_defaults(config)
+    _register_plugin_options(plugins)
+    defined: dict[str, list[str]] = {}
+    for role in ROLES:
+        defined[role] = _register_user_agents(config, role)
+        chosen = any(arg.split("=", 1)[0].lstrip("+~") == role for arg in args if "=" in arg)
+        if defined[role] and not chosen:
+            args = [*args, f"{role}=[{','.join(defined[role])}]"]
+    _check_group_choices(args, plugins, defined)
+    return args
+
+
+@dataclass(frozen=True)
+class HydraJob:
+    """One Hydra job: where its outputs go and the overrides that made it."""
+
+    output: Path
+    overrides: list[str]
+    multirun: bool
+
+    def failed(self, message: str) -> None:
+        """Record a sweep job's failure beside its outputs, for the driver and the sweep's
+        summary (launchers may run jobs in other processes)."""
+        if self.multirun:
+            from bugbout.core.store import write_atomic
+            from bugbout.sweep import ERROR_FILE
+
+            self.output.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.output / ERROR_FILE, message + "\n")
+
+
+def run_with_hydra(
+    command: str, args: list[str], console: Console, job: Callable[[Any, Any, HydraJob], None]
+) -> int:
+    """Compose the settings with Hydra and call ``job(settings, plugins, hydra_job)`` once,
+    or once per combination in a sweep (``-m``)."""
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import DictConfig
+
+    from bugbout.core.manager import make_plugins
+
+    config = find_config(Path.cwd())
+    root = config.parent
+    plugins = make_plugins()
+    for problem in plugins.problems:
+        console.warn(problem)
+    args = _prepare(config, args, plugins)
+    exit_code = 0
+
+    @hydra.main(version_base="1.3", config_path=None, config_name=CONFIG_NAME[:-5])
+    def hydra_job(cfg: DictConfig) -> None:
+        nonlocal exit_code
+        runtime = HydraConfig.get()
+        context = HydraJob(
+            output=Path(runtime.runtime.output_dir).resolve(),
+            overrides=list(runtime.overrides.task),
+            multirun=runtime.mode == RunMode.MULTIRUN,
+        )
+        try:
+            job(_settings(cfg, root), plugins, context)
+        except BugboutError as exc:
+            console.error(str(exc))
+            exit_code = 2
+            context.failed(str(exc))
+        except Exception as exc:
+            if not context.multirun:
+                raise
+            # one broken job must not stop the sweep, nor its summary
+            message = f"{type(exc).__name__}: {exc}"
+            console.error(f"sweep job {context.output.name} failed: {message}")
+            exit_code = 1
+            context.failed(message)
+
+    store = root / ".bugbout"
+    sweep = store / "sweeps" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    options, overrides = _split_hydra_args(args)
+    if "--info" in options and (options[-1] == "--info"):
+        options.append("all")
+    if not {"-m", "--multirun"} & set(options):
+        _compose(root, overrides)
+    argv = [
+        f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
+        "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
+        f"hydra.run.dir={store}", f"hydra.sweep.dir={sweep}",
+        "hydra.job.chdir=false", "hydra/job_logging=none", "hydra/hydra_logging=none",
+    ]  # fmt: skip
+    saved = sys.argv
+    sys.argv = argv
+    try:
+        hydra_job()
+    finally:
+        sys.argv = saved
+    from bugbout.sweep import ERROR_FILE
+
+    if not exit_code and any(sweep.glob(f"*/{ERROR_FILE}")):
+        exit_code = 1  # a job failed in another process (joblib, Ray, SLURM)
+    return exit_code
+
+
+HYDRA_OPTIONS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i",
+                             "--experimental-rerun"}  # fmt: skip
+
+
+def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
+    """Hydra's options (``--cfg job``, ``-m``) apart from overrides: Hydra rejects
+    overrides that options split."""
+    options: list[str] = []
+    overrides: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if not arg.startswith("-"):
+            overrides.append(arg)
+        else:
+            options.append(arg)
+            following = args[index + 1] if index + 1 < len(args) else ""
+            if arg in HYDRA_OPTIONS_WITH_VALUE and following and "=" not in following:
+                options.append(following)
+                index += 1
+        index += 1
+    return options, overrides
+
+
+def _compose(root: Path, overrides: list[str]) -> Any:
+    """Compose the config (before Hydra's main, so a bad override is a one-line error)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        with initialize_config_dir(config_dir=str(root), version_base="1.3"):
+            return compose(
+                config_name=CONFIG_NAME[:-5],
+                overrides=[*overrides, "hydra.searchpath=[pkg://bugbout.conf]"],
+            )
+    except (HydraException, OmegaConfBaseException) as exc:
+        lines = [line.strip().rstrip(".") for line in str(exc).splitlines() if line.strip()]
+        message = "; ".join(lines)
+        raise ConfigError(message or type(exc).__name__) from None
+
+
+def _settings(cfg: Any, root: Path) -> Any:
+    """The core's settings from Hydra's composed config; errors name the key."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import MissingMandatoryValue
+    from pydantic import ValidationError
+
+    from bugbout.core.settings import BoutSettings
+
+    try:
+        data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue as exc:
+        key = exc.full_key or "a key"
+        raise ConfigError(f"{key} is not set; add it to {root / CONFIG_NAME}") from None
+    assert isinstance(data, dict)
+    try:
+        return BoutSettings.model_validate({**data, "root": root})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        raise ConfigError(
+            f"{where}: {message} (set in {root / CONFIG_NAME} or on the command line)"
+        ) from None
+
+
+def _check_defaults(config: Path) -> None:
+    from omegaconf import DictConfig, OmegaConf
+
+    try:
+        loaded = OmegaConf.load(config)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"{config} is not valid YAML ({first}); fix it or rerun `bugbout init --force`"
+        ) from None
+    defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
+    if not defaults or "base" not in [str(item) for item in defaults]:
+        raise ConfigError(
+            f"{config} must start with `defaults: [base, _self_]` to load bugbout's settings"
+        )
+
+
+def _packaged_options(group: str) -> set[str]:
+    from importlib import resources
+
+    folder = resources.files("bugbout.conf") / group
+    if not folder.is_dir():
+        return set()
+    return {item.name[:-5] for item in folder.iterdir() if item.name.endswith(".yaml")}
+
+
+def _register_plugin_options(plugins: Any) -> None:
+    """Make every registered plugin selectable by name, without shipping YAML."""
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    for kind, group in GROUPS:
+        packaged = _packaged_options(group)
+        for name in plugins.of_kind(kind):
+            if name in packaged:
+                continue
+            if group in ROLES:
+                store.store(group=group, name=name, node={"agent": name}, package=f"{group}.{name}")
+            else:
+                store.store(group=group, name=name, node={"name": name})
+
+
+def _register_user_agents(config: Path, role: str) -> list[str]:
+    """Contestants (or examiners) defined in ``bugbout.yaml`` become selectable like
+    packaged ones."""
+    from hydra.core.config_store import ConfigStore
+    from omegaconf import DictConfig, OmegaConf
+
+    loaded = OmegaConf.load(config)
+    defined = loaded.get(f"{role}s") if isinstance(loaded, DictConfig) else None
+    if not defined:
+        return []
+    if not isinstance(defined, DictConfig):
+        raise ConfigError(f"{config}: `{role}s` must map names to settings")
+    store = ConfigStore.instance()
+    names = [str(name) for name in defined]
+    clashes = sorted(set(names) & _packaged_options(role))
+    if clashes:
+        raise ConfigError(
+            f"{config}: {role} {clashes[0]!r} has the name of a packaged option; name yours "
+            f"differently, e.g. `{clashes[0]}-mine: {{agent: {clashes[0]}, model: ...}}`"
+        )
+    for name in names:
+        entry = defined[name]
+        node = OmegaConf.to_container(entry) if isinstance(entry, DictConfig) else None
+        if not isinstance(node, dict):
+            raise ConfigError(f"{config}: {role} {name!r} must be a mapping, e.g. {{agent: codex}}")
+        store.store(group=role, name=name, node=node, package=f"{role}.{name}")
+    return names
+
+
+def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[str]]) -> None:
+    """An unknown option for a group is one line listing the valid ones."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    overrides = [arg for arg in _split_hydra_args(args)[1] if "=" in arg]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ConfigError(f"cannot read the overrides: {first}") from None
+    for override in parsed:
+        group = override.key_or_group
+        kinds = [kind for kind, name in GROUPS if name == group]
+        if not kinds or override.is_delete():
+            continue
+        valid = (
+            _packaged_options(group) | set(plugins.of_kind(kinds[0])) | set(defined.get(group, ()))
+        )
+        choices = (
+            list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+        )  # a sweep may choose lists: contestant=[a,b],[c]
+        values = [str(v) for c in choices for v in (c if isinstance(c, list) else [c])]
+        for value in values:
+            if value not in valid:
+                raise ConfigError(
+                    f"{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
+                )

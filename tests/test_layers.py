@@ -1,0 +1,57 @@
+"""The layers point one way, and importing a plugin module does not load the pipeline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_import_contracts_hold() -> None:
+    """import-linter checks pyproject.toml's contracts (core imports no plugin, no CLI,
+    no Hydra; sandbox no plugin; the Python API no CLI)."""
+    program = shutil.which("lint-imports")
+    if program is None:
+        pytest.fail("lint-imports is not installed: pip install -e '.[dev]'")
+    result = subprocess.run(
+        [program], cwd=ROOT, capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def _loaded_after(statement: str) -> list[str]:
+    code = f"import sys; {statement}; import json; print(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import bugbout",
+        "import bugbout.plugins.judges.strict",
+        "import bugbout.plugins.reporters.json",
+        "import bugbout.core.records",
+    ],
+)
+def test_importing_a_module_does_not_load_the_pipeline(statement: str) -> None:
+    loaded = _loaded_after(statement)
+    heavy = {"hydra", "omegaconf", "bugbout.bout", "bugbout.cli", "bugbout.core.race"}
+    assert heavy.isdisjoint(loaded), sorted(heavy.intersection(loaded))
+
+
+def test_the_public_api_is_still_importable_by_name() -> None:
+    import bugbout
+
+    for name in bugbout.__all__:
+        assert getattr(bugbout, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        bugbout.nothing  # noqa: B018
