@@ -356,3 +356,41 @@ def test_issue_source_example_reads_notes(plugins: Plugins, tmp_path: Path) -> N
         issue = issues.fetch(IssueRequest(number=7, repository=tmp_path))
         assert (issue.title, issue.body) == ("Crash on empty input", "It crashes.")
         assert issues.fetch(IssueRequest(number=8, repository=tmp_path)) is None
+
+
+ARCHITECTURE = DOCS / "architecture.md"
+_DOTTED = re.compile(r"`(bugbout(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
+_SOURCE_PATH = re.compile(r"`((?:src|tests)/[^`*<>]+?)`")
+
+
+def _resolve(dotted: str) -> object:
+    """The module or attribute a dotted name in the docs names (``a.b.C.method``)."""
+    import importlib
+
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:split]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[split:]:
+            found = getattr(found, attribute)
+        return found
+    raise ModuleNotFoundError(dotted)
+
+
+def test_every_code_reference_in_the_architecture_page_resolves() -> None:
+    text = ARCHITECTURE.read_text()
+    names = sorted({n for n in _DOTTED.findall(text) if not n.endswith((".yaml", ".json"))})
+    paths = sorted(set(_SOURCE_PATH.findall(text)))
+    assert len(names) > 30 and paths, "the page names its modules"
+    unresolved = []
+    for name in names:
+        try:
+            _resolve(name)
+        except (ImportError, AttributeError):
+            unresolved.append(name)
+    assert not unresolved, f"names in docs/architecture.md that do not exist: {unresolved}"
+    root = DOCS.parent
+    missing = [path for path in paths if not (root / path).exists()]
+    assert not missing, f"paths in docs/architecture.md that do not exist: {missing}"
