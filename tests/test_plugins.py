@@ -88,7 +88,7 @@ def test_builtins_are_listed_by_kind(plugins: Plugins) -> None:
 def test_every_kind_has_a_registration_hook(plugins: Plugins) -> None:
     for kind, spec in KINDS.items():
         assert hasattr(plugins.hook, spec.hook), kind
-        assert plugins.of_kind(kind) is not None
+        assert plugins.of_kind(kind), f"no built-in {kind} plugin is registered"
 
 
 def test_third_party_plugin_is_listed_and_selectable(site: Path, tmp_path: Path) -> None:
