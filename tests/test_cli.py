@@ -116,10 +116,30 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
         (["env=nope"], "error: env=nope: no such env; choose one of interpreter, podman, uv"),
         (["miner=nope"], "error: miner=nope: no such miner; choose one of git-history"),
         (["tasks.limit=many"], "tasks.limit: Input should be a valid integer"),
-        (["+project.sourse=x"], "project.sourse: Extra inputs are not permitted"),
+        (
+            ["+project.sourse=x"],
+            "error: project.sourse: no such setting; did you mean project.source? (valid keys "
+            "under project: env, github, interpreter, pytest-args, python, repository, source,",
+        ),
         (["+env.exclude-newr=1"], "env 'uv': exclude-newr: Extra inputs are not permitted"),
         (["tasks.issue-sources=[jira]"], "no issue-source plugin named 'jira'; choose one of"),
-        (["tasks.limitt=5"], "Could not override 'tasks.limitt'; To append to your config use"),
+        (
+            ["tasks.limitt=5"],
+            "error: tasks.limitt: no such setting; did you mean tasks.limit? (valid keys under "
+            "tasks: fix-words, issue-sources, jobs, limit, max-source-files, ref, reruns, since, "
+            "timeout)",
+        ),
+        (["judg=strict"], "error: judg: no such setting; did you mean judge? (valid keys at"),
+        (
+            ["contestant=codex", "contestant.codex.reasoning-efort=high"],
+            "error: contestant.codex.reasoning-efort: no such setting; did you mean "
+            "contestant.codex.reasoning-effort? (valid keys under contestant.codex: agent,",
+        ),
+        (
+            ["sandbox=bubblewrap", "sandbox.hide-rum=false"],
+            "error: sandbox.hide-rum: no such setting; did you mean sandbox.hide-run? "
+            "(valid keys under sandbox: executable, hide-run, name)",
+        ),
         (["project.python=3.10"], "project.python: write the version as a string: '3.10'"),
         (["project.source=/abs/pkg"], "project.source: must be a path inside the repository"),
     ],
@@ -138,11 +158,13 @@ def test_missing_and_broken_config(repo: Path) -> None:
     result = bugbout("tasks", cwd=repo)
     assert result.returncode == 2
     assert "run `bugbout init`" in result.stderr
-    (repo / "bugbout.yaml").write_text("project: [unclosed\n")
+    (repo / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject:\n  source: [x\n  a: 1\n")
     result = bugbout("tasks", cwd=repo)
     assert result.returncode == 2
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert "is not valid YAML" in result.stderr
+    assert result.stderr.strip() == (
+        f"error: {repo / 'bugbout.yaml'}:4:4: not valid YAML: expected ',' or ']', but got ':' "
+        "in `a: 1`; fix that line or rerun `bugbout init --force`"
+    )
     (repo / "bugbout.yaml").write_text("project:\n  tests: tests\n")
     result = bugbout("tasks", cwd=repo)
     assert "must start with `defaults: [base, _self_]`" in result.stderr
@@ -150,6 +172,25 @@ def test_missing_and_broken_config(repo: Path) -> None:
     result = bugbout("tasks", cwd=repo)
     assert result.returncode == 2
     assert "project.source is not set" in result.stderr
+
+
+def test_a_misspelt_section_of_the_file_gets_the_closest_name(initialised: Path) -> None:
+    config = initialised / "bugbout.yaml"
+    config.write_text(config.read_text() + "contestents:\n  mine: {agent: command}\n")
+    result = bugbout("tasks", cwd=initialised)
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "error: contestents: no such setting; did you mean contestants? (valid keys at the top "
+        "level: auditor, contestant, contestants,"
+    ), result.stderr
+
+
+def test_an_option_of_the_chosen_plugin_needs_no_plus(initialised: Path) -> None:
+    """Options the packaged defaults do not set are still the plugin's: no `+` needed."""
+    result = bugbout("tasks", "sandbox=bubblewrap", "sandbox.hide-run=false", "--cfg", "job",
+                     cwd=initialised)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "sandbox:\n  name: bubblewrap\n  hide-run: false\n" in result.stdout
 
 
 def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:

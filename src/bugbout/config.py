@@ -8,6 +8,7 @@ Errors a user can cause are :class:`~bugbout.core.errors.ConfigError` (one line)
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.layout import CONFIG_NAME, find_config
+from bugbout.suggest import extra_key, unknown_setting
 from bugbout.ui import Console
 
 GROUPS = (
@@ -43,7 +45,8 @@ def compose_settings(start: Path, overrides: Sequence[str] = (), plugins: Any = 
     config = find_config(start.resolve())
     plugins = plugins or make_plugins()
     args = _prepare(config, list(overrides), plugins)
-    return _settings(_compose(config.parent, args), config.parent), plugins
+    cfg, _ = _compose(config.parent, args, plugins)
+    return _settings(cfg, config.parent), plugins
 
 
 def _prepare(config: Path, args: list[str], plugins: Any) -> list[str]:
@@ -130,7 +133,7 @@ def run_with_hydra(
     if "--info" in options and (options[-1] == "--info"):
         options.append("all")
     if not {"-m", "--multirun"} & set(options):
-        _compose(root, overrides)
+        _, overrides = _compose(root, overrides, plugins)
     argv = [
         f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
@@ -174,22 +177,73 @@ def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
     return options, overrides
 
 
-def _compose(root: Path, overrides: list[str]) -> Any:
-    """Compose the config (before Hydra's main, so a bad override is a one-line error)."""
-    from hydra import compose, initialize_config_dir
+def _compose(root: Path, overrides: list[str], plugins: Any = None) -> tuple[Any, list[str]]:
+    """Compose the config (before Hydra's main, so a bad override is a one-line error);
+    ``(config, overrides)``. An option of the chosen plugin that no packaged default sets
+    needs no ``+``: the overrides returned carry it."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    try:
-        with initialize_config_dir(config_dir=str(root), version_base="1.3"):
-            return compose(
-                config_name=CONFIG_NAME[:-5],
-                overrides=[*overrides, "hydra.searchpath=[pkg://bugbout.conf]"],
-            )
-    except (HydraException, OmegaConfBaseException) as exc:
-        lines = [line.strip().rstrip(".") for line in str(exc).splitlines() if line.strip()]
-        message = "; ".join(lines)
-        raise ConfigError(message or type(exc).__name__) from None
+    for _ in range(len(overrides) + 1):
+        try:
+            return _compose_once(root, overrides), overrides
+        except (HydraException, OmegaConfBaseException) as exc:
+            unknown = _UNKNOWN_OVERRIDE.search(str(exc))
+            if unknown is None:
+                lines = [line.strip().rstrip(".") for line in str(exc).splitlines() if line.strip()]
+                raise ConfigError("; ".join(lines) or type(exc).__name__) from None
+            key = unknown.group(1)
+            problem = _unknown_setting(root, overrides, key, plugins)
+            if problem:
+                raise ConfigError(problem) from None
+            overrides = [f"+{arg}" if arg.split("=", 1)[0] == key else arg for arg in overrides]
+    raise ConfigError(f"cannot compose the settings with {' '.join(overrides)}")
+
+
+_UNKNOWN_OVERRIDE = re.compile(r"Could not override '([^']+)'")
+
+
+def _compose_once(root: Path, overrides: list[str]) -> Any:
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(root), version_base="1.3"):
+        return compose(
+            config_name=CONFIG_NAME[:-5],
+            overrides=[*overrides, "hydra.searchpath=[pkg://bugbout.conf]"],
+        )
+
+
+def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -> str | None:
+    """What is wrong with override ``key``, from the config composed without it; ``None``
+    when it is an option of the chosen plugin."""
+    from omegaconf import OmegaConf
+
+    others = [arg for arg in overrides if arg.split("=", 1)[0] != key]
+    choices = [arg for arg in others if "." not in arg.split("=", 1)[0]]
+    tree: Any = {}
+    for attempt in (others, choices, []):
+        try:
+            tree = OmegaConf.to_container(_compose_once(root, attempt), resolve=False)
+            break
+        except Exception:  # another override is wrong too: its turn comes next
+            continue
+    kinds = dict((group, kind) for kind, group in GROUPS)
+
+    def options_of(prefix: Sequence[str]) -> set[str]:
+        if plugins is None:
+            return set()
+        try:
+            if len(prefix) == 1 and prefix[0] in kinds and prefix[0] not in ROLES:
+                spec = plugins.get(kinds[prefix[0]], tree[prefix[0]]["name"]).spec
+            elif len(prefix) == 2 and prefix[0] in ROLES:
+                spec = plugins.get("agent", tree[prefix[0]][prefix[1]]["agent"]).spec
+            else:
+                return set()
+        except (BugboutError, KeyError, TypeError):
+            return set()
+        return {field.alias or name for name, field in spec.options.model_fields.items()}
+
+    return unknown_setting(key.lstrip("+~"), tree, options_of)
 
 
 def _settings(cfg: Any, root: Path) -> Any:
@@ -212,6 +266,8 @@ def _settings(cfg: Any, root: Path) -> Any:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
         message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            where, _, message = extra_key(BoutSettings, error["loc"]).partition(": ")
         raise ConfigError(
             f"{where}: {message} (set in {root / CONFIG_NAME} or on the command line)"
         ) from None
@@ -223,15 +279,28 @@ def _check_defaults(config: Path) -> None:
     try:
         loaded = OmegaConf.load(config)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(
-            f"{config} is not valid YAML ({first}); fix it or rerun `bugbout init --force`"
-        ) from None
+        raise ConfigError(_yaml_problem(config, exc)) from None
     defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
     if not defaults or "base" not in [str(item) for item in defaults]:
         raise ConfigError(
             f"{config} must start with `defaults: [base, _self_]` to load bugbout's settings"
         )
+
+
+def _yaml_problem(config: Path, error: Exception) -> str:
+    """A YAML error as one line: where (line and column), what, and the line itself."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    lines = str(error).strip().splitlines()
+    what = getattr(error, "problem", None) or (lines[0] if lines else type(error).__name__)
+    if mark is None:
+        return f"{config} is not valid YAML ({what}); fix it or rerun `bugbout init --force`"
+    lines = config.read_text(errors="replace").splitlines()
+    shown = lines[mark.line].strip() if mark.line < len(lines) else ""
+    return (
+        f"{config}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {what}"
+        + (f" in `{shown}`" if shown else "")
+        + "; fix that line or rerun `bugbout init --force`"
+    )
 
 
 def _packaged_options(group: str) -> set[str]:
