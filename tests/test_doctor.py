@@ -223,6 +223,25 @@ def test_missing_agents_fail_with_how_to_install_them(tmp_path: Path) -> None:
     )
 
 
+def test_examiners_are_checked_beside_the_contestants(tmp_path: Path) -> None:
+    """An `examiners:` section is valid configuration: each examiner's program is checked
+    like a contestant's, and no check fails for doctor's own reasons."""
+    repo = configured_repo(
+        tmp_path / "repo",
+        contestants={"fixer": {"agent": "command", "command": ["/bin/true"]}},
+        examiners={"prober": {"agent": "command", "command": ["/nonexistent/examiner"]}},
+    )
+    result = bugbout(cwd=repo)
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = lines(result)
+    assert found["fixer"].startswith("ok    fixer"), result.stdout
+    assert found["prober"] == (
+        "FAIL  prober: '/nonexistent/examiner' is not installed (not on PATH); fix: install "
+        "'/nonexistent/examiner', or correct examiner.prober's command"
+    )
+    assert "settings" not in " ".join(found), result.stdout
+
+
 def test_packaged_agents_missing_from_path(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from bugbout.core.agents import CodingAgent, Session
 from bugbout.core.errors import BugboutError
 from bugbout.core.manager import Plugins
@@ -332,18 +334,20 @@ def repository_checks(settings: BoutSettings) -> Iterator[Check]:
 
 
 def contestant_checks(settings: BoutSettings, plugins: Plugins) -> Iterator[Check]:
-    """Each contestant: it builds, its CLI is installed and answers, its flags are known."""
-    for name, entry in sorted(settings.contestant.items()):
-        contestant, problem = _build(settings, plugins, name, entry)
+    """Each contestant and examiner: it builds, its CLI is installed and answers, its
+    flags are known."""
+    for role, name, entry in _agents(settings):
+        contestant, problem = _build(settings, plugins, role, name, entry)
         if problem is not None:
             yield Check(
                 f"{name} settings",
                 False,
                 problem,
-                f"correct contestant.{name} in bugbout.yaml or on the command line",
+                f"correct {role}.{name} in bugbout.yaml or on the command line",
             )
             # Still look at the CLI, with the options a dry run gives it (e.g. a model).
-            contestant, _ = _build(settings, plugins, name, _dry_entry(entry, "http://127.0.0.1"))
+            dry = _dry_entry(entry, "http://127.0.0.1")
+            contestant, _ = _build(settings, plugins, role, name, dry)
             if contestant is None:
                 continue
         assert contestant is not None
@@ -443,7 +447,7 @@ def install_hint(contestant: Contestant) -> str:
     if known:
         return known.install
     program = contestant.agent.executable
-    return f"install {program!r}, or correct contestant.{contestant.name}'s command"
+    return f"install {program!r}, or correct {contestant.role}.{contestant.name}'s command"
 
 
 def dummy_session(scratch: Path, prompt: str = "Fix the bug in add(), please.") -> Session:
@@ -490,7 +494,7 @@ def dry_run_checks(
         label = f"{name} dry run"
         scripted = str(entry.get("agent")) in KNOWN_AGENTS
         candidate = _dry_entry(entry, "http://127.0.0.1:9") if scripted else entry
-        contestant, problem = _build(settings, plugins, name, candidate)
+        contestant, problem = _build(settings, plugins, "contestant", name, candidate)
         if contestant is None:
             checks[name] = Check(label, False, f"cannot build it: {problem}")
         elif not shutil.which(contestant.agent.executable or ""):
@@ -710,14 +714,22 @@ def _dry_run_environment(home: Path) -> Iterator[None]:
 # Helpers
 
 
+def _agents(settings: BoutSettings) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """Every selected contestant and examiner: ``(role, name, entry)``."""
+    for role, selected in (("contestant", settings.contestant), ("examiner", settings.examiner)):
+        for name, entry in sorted(selected.items()):
+            yield role, name, entry
+
+
 def _build(
-    settings: BoutSettings, plugins: Plugins, name: str, entry: Mapping[str, Any]
+    settings: BoutSettings, plugins: Plugins, role: str, name: str, entry: Mapping[str, Any]
 ) -> tuple[Contestant | None, str | None]:
-    """One contestant built as a bout builds it, or why it cannot be."""
-    single = settings.model_copy(update={"contestant": {name: dict(entry)}})
+    """One contestant (or examiner) built as a bout builds it, or why it cannot be: the
+    user's mistake (a setting); anything else is doctor's own failure and propagates."""
+    alone = {"contestant": {}, "examiner": {}, role: {name: dict(entry)}}
     try:
-        (contestant,) = build_contestants(single, plugins)
-    except (BugboutError, ValueError) as exc:
+        (contestant,) = build_contestants(settings.model_copy(update=alone), plugins)
+    except (BugboutError, ValidationError) as exc:
         return None, str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return contestant, None
 
