@@ -60,6 +60,42 @@ def test_init_finds_the_layout_and_writes_a_commented_config(repo: Path) -> None
     assert bugbout("init", "--force", cwd=repo).returncode == 0
 
 
+def test_init_refuses_a_directory_that_is_not_a_repository(tmp_path: Path) -> None:
+    result = bugbout("init", cwd=tmp_path, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)})
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: {tmp_path} is not a git repository: bugbout replays the fixes in a "
+        "repository's history; run `bugbout init` in a clone of your project"
+    )
+    assert not (tmp_path / "bugbout.yaml").exists()
+
+
+def test_init_races_the_agents_installed_here(repo: Path, tmp_path: Path) -> None:
+    """An agent whose program is installed and whose key is set is a contestant; the
+    others are written commented out, with what they lack."""
+    programs = tmp_path / "bin"
+    programs.mkdir()
+    (programs / "codex").write_text("#!/bin/sh\necho codex-cli 1.0\n")
+    (programs / "codex").chmod(0o755)
+    (programs / "claude").write_text("#!/bin/sh\n")
+    (programs / "claude").chmod(0o755)
+    (programs / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    env = {"PATH": str(programs), "OPENAI_API_KEY": "sk-test"}
+    for variable in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        env[variable] = ""
+    result = bugbout("init", cwd=repo, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "contestants: my-codex)" in result.stderr
+    config = (repo / "bugbout.yaml").read_text()
+    assert "\ncontestants:\n" in config
+    assert "\n  my-codex: {agent: codex}\n" in config
+    assert "  # my-claude-code: {agent: claude-code}   # ANTHROPIC_API_KEY is not set" in config
+    assert "  # my-gemini-cli: {agent: gemini-cli}   # `gemini` is not installed" in config
+    chosen = bugbout("tasks", "--cfg", "job", cwd=repo, env=env)
+    assert chosen.returncode == 0, chosen.stderr
+    assert "contestant:\n  my-codex:\n    agent: codex\n" in chosen.stdout
+
+
 def test_layout_detection(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "__init__.py").write_text("")

@@ -83,7 +83,9 @@ def _init(args: list[str], console: Console) -> int:
 
     from bugbout.core.git import Git
     from bugbout.core.layout import detect_source, detect_tests, render_config
+    from bugbout.core.manager import make_plugins
     from bugbout.core.store import write_atomic
+    from bugbout.onboarding import find_agents
 
     parser = argparse.ArgumentParser(
         prog="bugbout init", description=f"Write a commented {CONFIG_NAME} here."
@@ -94,15 +96,25 @@ def _init(args: list[str], console: Console) -> int:
     options = parser.parse_args(args)
     root = Path.cwd()
     git = Git(root)
-    if git.is_repository():
-        root = Path(git.run("rev-parse", "--show-toplevel").strip())
+    if not git.is_repository():
+        raise ConfigError(
+            f"{root} is not a git repository: bugbout replays the fixes in a repository's "
+            "history; run `bugbout init` in a clone of your project"
+        )
+    root = Path(git.run("rev-parse", "--show-toplevel").strip())
     target = root / CONFIG_NAME
     if target.exists() and not options.force:
         raise ConfigError(f"{target} already exists; pass --force to overwrite it")
     source = options.source or detect_source(root)
     tests = options.tests or detect_tests(root, source)
-    write_atomic(target, render_config(source, tests))
-    console.info(f"wrote {target} (source: {source}, tests: {tests}); next: `bugbout tasks`")
+    agents = find_agents(make_plugins())
+    write_atomic(target, render_config(source, tests, agents))
+    ready = [agent.name for agent in agents if not agent.problem]
+    console.info(
+        f"wrote {target} (source: {source}, tests: {tests}; contestants: "
+        f"{', '.join(ready) or 'none ready here, see the file'}); next: `bugbout doctor`, "
+        "then `bugbout run`"
+    )
     return 0
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.errors import ConfigError
@@ -67,8 +69,38 @@ def _project_name(root: Path) -> str | None:
     return name.replace("-", "_").lower() if isinstance(name, str) else None
 
 
-def render_config(source: str, tests: str) -> str:
-    """A commented ``bugbout.yaml`` for a repository with this layout."""
+@dataclass(frozen=True)
+class FoundAgent:
+    """A packaged agent as found on this machine: ready to race, or why not."""
+
+    name: str
+    agent: str
+    problem: str = ""
+    """Empty when its program is installed and its key is set."""
+
+
+def render_contestants(agents: Sequence[FoundAgent]) -> str:
+    """The ``contestants:`` section: the agents ready here, and the others commented out
+    with what they lack."""
+    if not agents:
+        return ""
+    ready = [agent for agent in agents if not agent.problem]
+    lines = [
+        "# The agents that race: those ready on this machine; the others need what they say.",
+        "contestants:" if ready else "# contestants:",
+    ]
+    for agent in agents:
+        mark = "" if not agent.problem else "# "
+        note = f"   # {agent.problem}" if agent.problem else ""
+        lines.append(f"  {mark}{agent.name}: {{agent: {agent.agent}}}{note}")
+    if not ready:
+        lines.append("#   mine: {agent: command, command: [./fix.sh]}   # or any program")
+    return "\n".join(lines) + "\n"
+
+
+def render_config(source: str, tests: str, agents: Sequence[FoundAgent] = ()) -> str:
+    """A commented ``bugbout.yaml`` for a repository with this layout (and the agents
+    found on this machine)."""
     return f"""\
 # bugbout's settings for this repository. Every key below `project.source` is optional;
 # command-line overrides win over this file, e.g. `bugbout tasks tasks.limit=5`.
@@ -97,4 +129,4 @@ tasks:
 
 # issue-source:
 #   file: {{path: issues.jsonl}}   # an export of your issues, for offline use
-"""
+""" + (f"\n{render_contestants(agents)}" if agents else "")
