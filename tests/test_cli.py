@@ -96,6 +96,58 @@ def test_init_races_the_agents_installed_here(repo: Path, tmp_path: Path) -> Non
     assert "contestant:\n  my-codex:\n    agent: codex\n" in chosen.stdout
 
 
+def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
+    bogus = bugbout("run", "--bogus", cwd=initialised)
+    assert bogus.returncode == 2
+    assert bogus.stderr.strip() == (
+        "error: bugbout run: unknown option --bogus; it takes overrides (KEY=VALUE), the flags "
+        "that `bugbout run --help` lists, and --cfg, --info, --multirun, --package, --resolve, "
+        "-c, -i, -m, -p"
+    )
+    helped = bugbout("run", "--help", cwd=initialised)
+    assert helped.returncode == 0, helped.stderr
+    assert "  --retry-failed " in helped.stdout
+    assert "  judge      majority | cross-vendor | strict | unanimous\n" in helped.stdout
+    assert "  tasks.     ref, since, limit, max-source-files," in helped.stdout
+    hydra_help = bugbout("run", "--hydra-help", cwd=initialised)
+    assert (hydra_help.returncode, hydra_help.stdout) == (0, helped.stdout)
+    piped = subprocess.run(
+        f"{sys.executable} -m bugbout run --help | head -1",
+        shell=True, cwd=initialised, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert piped.stderr == ""
+
+
+def test_shell_completion_in_a_real_bash(initialised: Path, tmp_path: Path) -> None:
+    """The bash script, sourced in bash, completes groups and their options."""
+    shim = tmp_path / "bin" / "bugbout"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m bugbout "$@"\n')
+    shim.chmod(0o755)
+    script = bugbout("completion", "bash", cwd=initialised).stdout
+    assert "complete -F _bugbout bugbout" in script
+
+    def reply(*words: str) -> list[str]:
+        line = " ".join(words)
+        program = (
+            f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _bugbout; "
+            'printf "%s\\n" "${COMPREPLY[@]}"'
+        )
+        result = subprocess.run(
+            ["bash", "-c", program], cwd=initialised, capture_output=True, text=True,
+            env={**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}"}, check=True,
+        )  # fmt: skip
+        return result.stdout.split()
+
+    assert reply("bugbout", "ru") == ["run"]
+    assert reply("bugbout", "run", "jud") == ["judge=", "judge.run-suite="]
+    assert reply("bugbout", "run", "judge=s") == ["judge=strict"]
+    assert "tasks.limit=" in reply("bugbout", "tasks", "tasks.l")
+    for shell in ("zsh", "fish"):
+        assert "bugbout __complete" in bugbout("completion", shell, cwd=initialised).stdout
+    assert bugbout("completion", "tcsh", cwd=initialised).returncode == 2
+
+
 def test_layout_detection(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "__init__.py").write_text("")

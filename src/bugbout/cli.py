@@ -5,6 +5,7 @@ cause print as one line and exit with status 2.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -52,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     if command in ("-m", "--multirun"):  # the sweep form: `bugbout -m contestant=a,b ...`
         command, rest = "run", args
+    if "--hydra-help" in rest:  # Hydra's help of the settings is the command's own
+        rest = ["--help"]
     handlers: dict[str, Callable[[list[str], Console], int]] = {
         "init": _init,
         "doctor": _doctor,
@@ -60,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report": _report,
         "plugins": _plugins,
         "demo": _demo,
+        "completion": _completion,
+        "__complete": _complete,
     }
     if command not in handlers:
         console.error(f"unknown command {command!r}; the commands are {', '.join(handlers)}")
@@ -69,9 +74,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BugboutError as exc:
         console.error(str(exc))
         return 2
+    except BrokenPipeError:  # the reader went away (`bugbout run --help | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit flush too
+        return 0
     except KeyboardInterrupt:
         console.error("interrupted; everything finished so far is saved, run again to resume")
         return 130
+
+
+def _settings_help() -> str:
+    from bugbout.core.manager import make_plugins
+    from bugbout.usage import settings_help
+
+    return settings_help(make_plugins())
+
+
+def _completion(args: list[str], console: Console) -> int:
+    """``bugbout completion bash|zsh|fish``: the shell's completion script."""
+    from bugbout.usage import completion_script
+
+    shells = ("bash", "zsh", "fish")
+    if len(args) != 1 or args[0] not in shells:
+        print(
+            "usage: bugbout completion bash|zsh|fish\n\nPrint the shell's completion script "
+            "for bugbout: commands, flags, config groups and their options, settings.\n\n"
+            '  bash:  eval "$(bugbout completion bash)"      (in ~/.bashrc)\n'
+            '  zsh:   eval "$(bugbout completion zsh)"       (in ~/.zshrc, after compinit)\n'
+            "  fish:  bugbout completion fish | source       (in config.fish)"
+        )
+        return 0 if args and args[0] in ("-h", "--help") else 2
+    print(completion_script(args[0]), end="")
+    return 0
+
+
+def _complete(args: list[str], console: Console) -> int:
+    """``bugbout __complete WORD...``: candidates for the last word, one per line (what
+    the completion scripts call)."""
+    from bugbout.core.manager import make_plugins
+    from bugbout.usage import complete
+
+    for candidate in complete(args, make_plugins()):
+        print(candidate)
+    return 0
 
 
 # -- init ---------------------------------------------------------------------------------
@@ -318,6 +362,7 @@ def _tasks(args: list[str], console: Console) -> int:
             "  bugbout tasks tasks.limit=5\n  bugbout tasks env=interpreter\n"
             "  bugbout tasks --cfg job      # show the composed settings\n"
         )
+        print(_settings_help())
         return 0
 
     def job(settings: Any, plugins: Any, _job: HydraJob) -> None:
@@ -345,6 +390,7 @@ def _run(args: list[str], console: Console) -> int:
             "  bugbout run 'contestant=[codex,claude-code]'\n"
             "  bugbout run contestant.codex.model=gpt-5 run.timeout=600\n"
         )
+        print(_settings_help())
         return 0
     if "--retry-failed" in args:
         args = [arg for arg in args if arg != "--retry-failed"] + ["run.retry-failed=true"]

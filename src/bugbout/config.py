@@ -21,16 +21,16 @@ from bugbout.core.layout import CONFIG_NAME, find_config
 from bugbout.suggest import extra_key, unknown_setting
 from bugbout.ui import Console
 
-GROUPS = (
-    ("miner", "miner"),
-    ("env", "env"),
-    ("sandbox", "sandbox"),
-    ("executor", "executor"),
-    ("judge", "judge"),
-    ("auditor", "auditor"),
-    ("agent", "contestant"),
-    ("agent", "examiner"),
-)
+GROUPS = {
+    "miner": "miner",
+    "env": "env",
+    "sandbox": "sandbox",
+    "executor": "executor",
+    "judge": "judge",
+    "auditor": "auditor",
+    "contestant": "agent",
+    "examiner": "agent",
+}
 """The config groups the settings know, with the plugin kind their options name."""
 ROLES = ("contestant", "examiner")
 """Groups whose options are agents, several selectable at once (``contestant=[a,b]``)."""
@@ -130,6 +130,7 @@ def run_with_hydra(
     store = root / ".bugbout"
     sweep = store / "sweeps" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     options, overrides = _split_hydra_args(args)
+    _check_flags(command, options)
     if "--info" in options and (options[-1] == "--info"):
         options.append("all")
     if not {"-m", "--multirun"} & set(options):
@@ -153,8 +154,27 @@ def run_with_hydra(
     return exit_code
 
 
-HYDRA_OPTIONS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i",
-                             "--experimental-rerun"}  # fmt: skip
+HYDRA_FLAGS = {"-m", "--multirun", "--cfg", "-c", "--info", "-i", "--package", "-p", "--resolve"}
+"""Hydra's own flags that bugbout passes on: ``--cfg job`` shows the composed settings,
+``-m`` runs a sweep, ``--info`` tells where the config came from."""
+
+
+def _check_flags(command: str, options: list[str]) -> None:
+    """A flag that neither bugbout nor Hydra's supported flags know is one line that says
+    which ones exist."""
+    for index, option in enumerate(options):
+        if not option.startswith("-") or option in HYDRA_FLAGS:
+            continue
+        if index and options[index - 1] in HYDRA_OPTIONS_WITH_VALUE:
+            continue  # the value of --cfg, --info or --package
+        known = ", ".join(sorted(HYDRA_FLAGS))
+        raise ConfigError(
+            f"bugbout {command}: unknown option {option}; it takes overrides (KEY=VALUE), "
+            f"the flags that `bugbout {command} --help` lists, and {known}"
+        )
+
+
+HYDRA_OPTIONS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i"}
 
 
 def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
@@ -227,14 +247,13 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
             break
         except Exception:  # another override is wrong too: its turn comes next
             continue
-    kinds = dict((group, kind) for kind, group in GROUPS)
 
     def options_of(prefix: Sequence[str]) -> set[str]:
         if plugins is None:
             return set()
         try:
-            if len(prefix) == 1 and prefix[0] in kinds and prefix[0] not in ROLES:
-                spec = plugins.get(kinds[prefix[0]], tree[prefix[0]]["name"]).spec
+            if len(prefix) == 1 and prefix[0] in GROUPS and prefix[0] not in ROLES:
+                spec = plugins.get(GROUPS[prefix[0]], tree[prefix[0]]["name"]).spec
             elif len(prefix) == 2 and prefix[0] in ROLES:
                 spec = plugins.get("agent", tree[prefix[0]][prefix[1]]["agent"]).spec
             else:
@@ -303,7 +322,8 @@ def _yaml_problem(config: Path, error: Exception) -> str:
     )
 
 
-def _packaged_options(group: str) -> set[str]:
+def packaged_options(group: str) -> set[str]:
+    """The options of a config group that bugbout ships as YAML."""
     from importlib import resources
 
     folder = resources.files("bugbout.conf") / group
@@ -317,8 +337,8 @@ def _register_plugin_options(plugins: Any) -> None:
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
-    for kind, group in GROUPS:
-        packaged = _packaged_options(group)
+    for group, kind in GROUPS.items():
+        packaged = packaged_options(group)
         for name in plugins.of_kind(kind):
             if name in packaged:
                 continue
@@ -342,7 +362,7 @@ def _register_user_agents(config: Path, role: str) -> list[str]:
         raise ConfigError(f"{config}: `{role}s` must map names to settings")
     store = ConfigStore.instance()
     names = [str(name) for name in defined]
-    clashes = sorted(set(names) & _packaged_options(role))
+    clashes = sorted(set(names) & packaged_options(role))
     if clashes:
         raise ConfigError(
             f"{config}: {role} {clashes[0]!r} has the name of a packaged option; name yours "
@@ -370,11 +390,12 @@ def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[
         raise ConfigError(f"cannot read the overrides: {first}") from None
     for override in parsed:
         group = override.key_or_group
-        kinds = [kind for kind, name in GROUPS if name == group]
-        if not kinds or override.is_delete():
+        if group not in GROUPS or override.is_delete():
             continue
         valid = (
-            _packaged_options(group) | set(plugins.of_kind(kinds[0])) | set(defined.get(group, ()))
+            packaged_options(group)
+            | set(plugins.of_kind(GROUPS[group]))
+            | set(defined.get(group, ()))
         )
         choices = (
             list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]

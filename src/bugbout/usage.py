@@ -1,0 +1,107 @@
+"""What the command line tells about settings: the config groups with their options and
+defaults, every setting's key, and shell completion built from the same lists."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Sequence
+
+from pydantic import BaseModel
+
+from bugbout.config import GROUPS, packaged_options
+from bugbout.core.manager import Plugins
+from bugbout.core.settings import BoutSettings, PluginChoice
+
+COMMANDS = {
+    "init": ("--force", "--source", "--tests"),
+    "doctor": ("--dry-run",),
+    "tasks": ("--cfg",),
+    "run": ("--retry-failed", "-m", "--cfg", "--info"),
+    "report": ("--format", "--job", "--sweep"),
+    "plugins": ("new",),
+    "demo": (),
+    "completion": ("bash", "zsh", "fish"),
+}
+"""Each command and the flags it takes (``bugbout COMMAND --help`` says what they do)."""
+
+
+def group_options(group: str, plugins: Plugins) -> list[str]:
+    """Every option of a config group: packaged YAML and registered plugins."""
+    return sorted(packaged_options(group) | set(plugins.of_kind(GROUPS[group])))
+
+
+def settings_help(plugins: Plugins) -> str:
+    """The config groups (default first) and the keys of every setting, for ``--help``."""
+    defaults = BoutSettings.model_fields
+    lines = ["config groups (GROUP=OPTION; the default first):"]
+    for group in GROUPS:
+        field = defaults.get(group)
+        default = field.default.name if field and isinstance(field.default, PluginChoice) else ""
+        options = [default] if default else []
+        options += [name for name in group_options(group, plugins) if name != default]
+        several = "  (several: 'GROUP=[a,b]')" if GROUPS[group] == "agent" else ""
+        lines.append(f"  {group:<11}{' | '.join(options)}{several}")
+    lines.append("settings (KEY=VALUE; a chosen plugin's options too, e.g. judge.threshold=0.8):")
+    for section, keys in setting_keys():
+        lines.append(f"  {section + '.':<11}{', '.join(keys)}")
+    return "\n".join(lines) + "\n"
+
+
+def setting_keys() -> Iterator[tuple[str, list[str]]]:
+    """Each section of the settings that holds plain keys, with its keys (dashed)."""
+    for name, field in BoutSettings.model_fields.items():
+        model = field.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            keys = [inner.alias or key for key, inner in model.model_fields.items()]
+            if issubclass(model, PluginChoice):
+                keys.remove("name")  # chosen as GROUP=OPTION
+            if keys:
+                yield field.alias or name, keys
+
+
+def complete(words: Sequence[str], plugins: Plugins) -> list[str]:
+    """Candidates for the last of ``words`` (the words after ``bugbout``)."""
+    *done, current = words or [""]
+    if not done:
+        return [c for c in ("-m", *COMMANDS) if c.startswith(current)]
+    command = done[0]
+    if command in ("init", "report", "demo", "completion"):
+        return [flag for flag in COMMANDS[command] if flag.startswith(current)]
+    if "=" in current:
+        key, _, value = current.partition("=")
+        group = key.lstrip("+~")
+        if group in GROUPS:
+            return [f"{key}={o}" for o in group_options(group, plugins) if o.startswith(value)]
+        return []
+    candidates = [*COMMANDS.get(command, ()), *(f"{group}=" for group in GROUPS)]
+    candidates += [f"{section}.{key}=" for section, keys in setting_keys() for key in keys]
+    return [c for c in candidates if c.startswith(current)]
+
+
+def completion_script(shell: str) -> str:
+    """The script that wires ``bugbout __complete`` into ``shell``'s completion."""
+    scripts = {
+        "bash": (
+            "_bugbout() {\n"
+            "  local IFS=$'\\n'\n"
+            '  COMPREPLY=($(bugbout __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))\n'
+            "  compopt -o nospace 2>/dev/null\n"
+            "}\n"
+            "complete -F _bugbout bugbout\n"
+        ),
+        "zsh": (
+            "#compdef bugbout\n"
+            "_bugbout() {\n"
+            "  local -a candidates\n"
+            '  candidates=("${(@f)$(bugbout __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")\n'
+            "  compadd -S '' -- $candidates\n"
+            "}\n"
+            "compdef _bugbout bugbout\n"
+        ),
+        "fish": (
+            "complete -c bugbout -f -a "
+            + shlex.quote("(bugbout __complete (commandline -cop)[2..-1] (commandline -ct))")
+            + "\n"
+        ),
+    }
+    return scripts[shell]
