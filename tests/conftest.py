@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import components
 import history
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
@@ -41,3 +43,40 @@ def calc_settings(root: Path, **tasks: object) -> BoutSettings:
         env=PluginChoice(name="interpreter"),
         root=root,
     )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--allow-skip",
+        action="append",
+        default=[],
+        metavar="COMPONENT",
+        help="let tests that need a missing component skip instead of failing: "
+        f"{', '.join(components.INSTALL)} or all (repeatable)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requires(component): the test needs a component of the machine"
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers("requires"):
+        component = marker.args[0]
+        if not components.FOUND[component]():
+            components.missing(component, f"{component} is not installed")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A missing component fails the test unless the run allows skipping it."""
+    report = yield
+    error = call.excinfo.value if call.excinfo else None
+    if isinstance(error, components.Missing) and not components.allowed(
+        item.config, error.component
+    ):
+        report.outcome = "failed"
+        report.longrepr = components.failure(error.component, error.what)
+    return report

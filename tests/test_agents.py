@@ -19,6 +19,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+import components
 from bugbout.core.agents import CodingAgent, Session
 from bugbout.core.errors import ConfigError
 from bugbout.core.manager import Plugins, make_plugins
@@ -636,7 +637,7 @@ def test_mini_swe_agent_crash_and_rate_limit(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The real CLIs, end to end on a buggy checkout (installed by CI, see notes/agent-clis.md)
+# The real CLIs, end to end on a buggy checkout (installed by .ci/run)
 
 FIX = Script(
     [
@@ -655,7 +656,7 @@ TIMEOUT = 180
 def cli(name: str) -> str:
     found = shutil.which(name)
     if found is None:
-        pytest.skip(f"{name} is not on PATH (CI installs it from its registry)")
+        components.missing("agent-clis", f"{name} is not on PATH")
     return found
 
 
@@ -665,11 +666,11 @@ def mini_executable() -> str:
     configured = os.environ.get("BUGBOUT_MINI")
     if configured:
         if not os.access(configured, os.X_OK):
-            pytest.skip(f"BUGBOUT_MINI={configured} is not an executable")
+            components.missing("agent-clis", f"BUGBOUT_MINI={configured} is not an executable")
         return configured
     found = shutil.which("mini")
     if found is None:
-        pytest.skip("mini is not on PATH and BUGBOUT_MINI is not set (CI installs it)")
+        components.missing("agent-clis", "mini is not on PATH and BUGBOUT_MINI is not set")
     return found
 
 

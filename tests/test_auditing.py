@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 import yaml
 
 import bugbout.conf
+import components
 from bugbout.core import confine as confinement
 from bugbout.core.auditing import (
     AuditRequest,
@@ -545,8 +544,8 @@ class Bench:
 
 @pytest.fixture
 def bench(tmp_path: Path, plugins: Plugins) -> Iterator[Bench]:
-    if not sys.platform.startswith("linux") or shutil.which("bwrap") is None:
-        pytest.skip("the gate runs confined by bubblewrap (apt install bubblewrap)")
+    if not components.FOUND["bubblewrap"]():
+        components.missing("bubblewrap", "the gate runs confined by bubblewrap")
     made = Bench(tmp_path, plugins)
     with made.git:
         yield made

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import sys
 import urllib.request
@@ -102,10 +101,7 @@ class TestUv(BuiltinsOnly, EnvironmentSuite):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
-    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
-)
+@pytest.mark.requires("podman")
 class TestPodman(BuiltinsOnly, EnvironmentSuite):
     plugin = "podman"
     # Outside pytest's temporary folders: podman's storage holds mounts, and its images
@@ -170,7 +166,7 @@ class TestAutoSandbox(BuiltinsOnly, SandboxSuite):
 
 class TestPodmanSandbox(BuiltinsOnly, SandboxSuite):
     """Skips where podman does not work; tests/test_podman_sandbox.py fails there instead
-    when BUGBOUT_REQUIRE_PODMAN is set."""
+    (unless the run allows skipping podman)."""
 
     plugin = "podman"
     options = {"storage": "/var/tmp/bugbout-podman-sandbox-tests"}
@@ -454,7 +450,6 @@ def test_model_server(model_server: Callable[..., ModelServer]) -> None:
 
 
 def test_bugbout_home(bugbout_home: Path) -> None:
-    import os
 
     from bugbout.core.tasks import bugbout_home as configured
 

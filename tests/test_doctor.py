@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import components
 from bugbout import doctor
 from bugbout.core.agents import VENDOR_KEYS
 from bugbout.core.manager import Plugins
@@ -107,10 +108,7 @@ def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
     assert f"no bugbout.yaml in {tmp_path}" in result.stderr
 
 
-@pytest.mark.skipif(
-    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
-    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
-)
+@pytest.mark.requires("podman")
 def test_podman_runs_containers_here(tmp_path: Path) -> None:
     # Every key the podman errors name can be overridden without a `+`.
     keys = ("env.driver=overlay", "env.suite=null", "env.mirror=null", "env.cache=null")
@@ -145,10 +143,7 @@ def test_podman_problems_name_the_cause_and_the_fix(
     assert without_runc.line.endswith("apt-get install -y runc")
 
 
-@pytest.mark.skipif(
-    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
-    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
-)
+@pytest.mark.requires("podman")
 def test_podman_is_checked_with_the_chosen_plugins_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -457,10 +452,12 @@ def real_cli(agent: str) -> dict[str, Any]:
     if agent == "mini-swe-agent":
         mini = os.environ.get("BUGBOUT_MINI") or shutil.which("mini")
         if not mini or not os.access(mini, os.X_OK):
-            pytest.skip("mini is not on PATH and BUGBOUT_MINI does not name it")
+            components.missing(
+                "agent-clis", "mini is not on PATH and BUGBOUT_MINI does not name it"
+            )
         entry.update(executable=mini, model="openai/gpt-5")
     elif shutil.which(program) is None:
-        pytest.skip(f"{program} is not on PATH (CI installs it from its registry)")
+        components.missing("agent-clis", f"{program} is not on PATH")
     return entry
 
 
@@ -502,10 +499,10 @@ def test_dry_run_of_every_installed_cli_from_the_command_line(tmp_path: Path) ->
     for agent in sorted(MODULES):
         try:
             available[agent] = real_cli(agent)
-        except pytest.skip.Exception:
+        except components.Missing:
             continue
     if not available:
-        pytest.skip("no agent CLI is installed")
+        components.missing("agent-clis", "no agent CLI is installed")
     overrides = [f"contestant=[{','.join(available)}]"]
     mini = available.get("mini-swe-agent")
     if mini:

@@ -33,17 +33,7 @@ from bugbout.sandbox.egress import EgressPlan, EgressProxy, plan
 PYTHON = sys.executable
 
 
-def _bwrap_works() -> bool:
-    if not sys.platform.startswith("linux"):
-        return False
-    probe = ["bwrap", "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--", "true"]
-    try:
-        return subprocess.run(probe, check=False, capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-needs_bwrap = pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")
+needs_bwrap = pytest.mark.requires("bubblewrap")
 
 
 # -- servers standing for the model, and for what must stay out of reach ---------------------

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import components
 from bugbout.testing.model_server import (
     INPUT_TOKENS,
     MSWEA_SUBMIT,
@@ -612,7 +613,7 @@ def test_main_serves_a_script_file(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The real CLIs, end to end (installed by CI; see notes/agent-clis.md for the flags)
+# The real CLIs, end to end (installed by .ci/run)
 
 PROOF_SCRIPT = Script([Shell("echo fixed > proof.txt"), Say("All fixed.")])
 TIMEOUT = 60
@@ -621,7 +622,7 @@ TIMEOUT = 60
 def cli(name: str, hint: str = "") -> str:
     found = shutil.which(name)
     if found is None:
-        pytest.skip(f"{name} is not on PATH (CI installs it from its registry){hint}")
+        components.missing("agent-clis", f"{name} is not on PATH{hint}")
     return found
 
 

@@ -1,9 +1,9 @@
 """The podman environment for real: the same outcomes and oracles as on the host, no
 network inside, nothing of the host but the tree, and a timeout that removes the container.
 
-These run wherever podman is installed, and must run where ``BUGBOUT_REQUIRE_PODMAN`` is
-set (CI). Images live in :data:`STORAGE`, outside pytest's temporary folders: podman's
-storage holds mounts, and its images are worth keeping between sessions.
+These need podman: without it they fail, unless the run allows skipping podman
+(``--allow-skip podman``). Images live in :data:`STORAGE`, outside pytest's temporary
+folders: podman's storage holds mounts, and its images are worth keeping between sessions.
 """
 
 from __future__ import annotations
@@ -31,10 +31,7 @@ from bugbout.sandbox.podman import LABEL
 
 STORAGE = "/var/tmp/bugbout-podman-tests"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
-    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
-)
+pytestmark = pytest.mark.requires("podman")
 
 ODD_IDS = """\
 import pytest

@@ -25,10 +25,7 @@ from bugbout.sandbox.podman import (
     storage_conf,
 )
 
-needs_podman = pytest.mark.skipif(
-    shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
-    reason="podman is not installed (BUGBOUT_REQUIRE_PODMAN=1 makes this a failure)",
-)
+needs_podman = pytest.mark.requires("podman")
 
 
 def test_configuration_keeps_within_the_callers_limits(tmp_path: Path) -> None:

@@ -3,8 +3,8 @@
 whole bout with ``sandbox=podman``, and no container left behind however a run ends. Its
 conformance suite runs in tests/test_conformance.py.
 
-Skipped only when podman is not installed and ``BUGBOUT_REQUIRE_PODMAN`` is unset (CI
-sets it: there a missing or broken podman fails these tests).
+Without podman these fail, unless the run allows skipping podman (``--allow-skip
+podman``); a broken podman fails them always.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+import components
 from bugbout.core.confine import readable_paths
 from bugbout.core.process import run_logged
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
@@ -62,12 +63,7 @@ from test_sandboxes import (  # noqa: F401
     world,
 )
 
-REQUIRED = bool(os.environ.get("BUGBOUT_REQUIRE_PODMAN"))
-if shutil.which("podman") is None and not REQUIRED:
-    pytest.skip(
-        "podman is not installed (set BUGBOUT_REQUIRE_PODMAN=1 to fail instead)",
-        allow_module_level=True,
-    )
+pytestmark = pytest.mark.requires("podman")
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 
@@ -342,7 +338,7 @@ def _mini() -> str:
     """mini-swe-agent's ``mini`` (its own virtual environment: ``BUGBOUT_MINI``, or PATH)."""
     mini = os.environ.get("BUGBOUT_MINI") or shutil.which("mini")
     if not mini or not os.access(mini, os.X_OK):
-        pytest.skip("mini is not on PATH and BUGBOUT_MINI does not name it (CI installs it)")
+        components.missing("agent-clis", "mini is not on PATH and BUGBOUT_MINI does not name it")
     return mini
 
 

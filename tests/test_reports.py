@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+import components
 from bugbout.core.manager import Plugins
 from bugbout.core.records import (
     SUITE,
@@ -608,7 +609,7 @@ def _screenshot(page: Path, tmp_path: Path) -> tuple[Path, str]:
     """Render ``page`` headless; the PNG and Chromium's log."""
     chromium = _chromium()
     if chromium is None:
-        pytest.skip("Chromium is not installed (apt-get install -y chromium); CI installs it")
+        components.missing("chromium", "Chromium is not installed")
     shot = tmp_path / f"{page.stem}.png"
     profile = tmp_path / f"profile-{page.stem}"
     command = [

@@ -31,6 +31,7 @@ from pathlib import Path
 import pluggy
 import pytest
 
+import components
 from bugbout.core import hookspecs
 from bugbout.core.errors import ConfigError, PluginError
 from bugbout.core.manager import Plugins
@@ -162,7 +163,7 @@ def _make(name: str) -> Bubblewrap | Seatbelt:
         if not ON_LINUX:
             pytest.skip("bubblewrap needs Linux")
         if shutil.which("bwrap") is None:
-            pytest.skip("bwrap is not installed (apt install bubblewrap)")
+            components.missing("bubblewrap", "bwrap is not installed")
         sandbox: Bubblewrap | Seatbelt = Bubblewrap()
     else:
         if sys.platform != "darwin":
@@ -1164,7 +1165,7 @@ def test_none_leaves_the_command_as_it_is(world: World) -> None:
 @pytest.mark.skipif(not ON_LINUX, reason="auto picks bubblewrap on Linux")
 def test_auto_chooses_bubblewrap_on_linux(world: World) -> None:
     if shutil.which("bwrap") is None:
-        pytest.skip("bwrap is not installed")
+        components.missing("bubblewrap", "bwrap is not installed")
     sandbox = Auto()
     assert sandbox.problem() is None
     assert sandbox.chosen is not None and sandbox.chosen.name == "bubblewrap"

@@ -1,7 +1,7 @@
 """bugbout's podman: its configuration, its service, its base image, and one container run.
 
 Everything here follows what works on a Debian 12 host with cgroup v1 ("hybrid"), capped
-ulimits and no container registry (``notes/containers.md`` in the design):
+ulimits and no container registry (docs/containers.md says why each choice is made):
 
 - **Configuration.** Two files under ``BUGBOUT_HOME/podman/`` (:attr:`Podman.config_dir`),
   passed to every podman process through ``CONTAINERS_CONF`` and
