@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -55,7 +57,11 @@ class Console:
     @contextlib.contextmanager
     def progress(self) -> Iterator[StageProgress | PlainProgress]:
         if self.quiet or not self.err.is_terminal:
-            yield PlainProgress(self)
+            plain = PlainProgress(self)
+            try:
+                yield plain
+            finally:
+                plain.finish()
             return
         bar = Progress(
             TextColumn("{task.description}"),
@@ -144,23 +150,68 @@ class StageProgress:
         self.console.warn(message)
 
 
-class PlainProgress:
-    """Progress as one plain line per stage (no terminal, or ``--quiet``)."""
+HEARTBEAT = 30.0
+"""Seconds of silence after which plain progress says it is still at work."""
 
-    def __init__(self, console: Console) -> None:
+
+class PlainProgress:
+    """Progress as plain lines (no terminal, or ``--quiet``): one when a stage starts, one
+    per finished step with its elapsed time, and a heartbeat every ``heartbeat`` seconds
+    of a step that goes on, so a log under CI or nohup never sits silent."""
+
+    def __init__(self, console: Console, *, heartbeat: float = HEARTBEAT) -> None:
         self.console = console
+        self.heartbeat = heartbeat
         self.done = 0
         self.total: int | None = None
+        self.description = ""
+        self.started = self.last = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def start(self, description: str, total: int | None = None) -> None:
-        self.done, self.total = 0, total
+        self.finish()
+        with self._lock:
+            self.done, self.total, self.description = 0, total, description
+            self.started = self.last = time.monotonic()
         self.console.info(f"{description}..." + (f" ({total})" if total is not None else ""))
+        self._stop = threading.Event()
+        self._beat = threading.Thread(target=self._beating, args=(self._stop,), daemon=True)
+        self._beat.start()
 
     def advance(self, detail: str = "") -> None:
-        self.done += 1
+        with self._lock:
+            self.done += 1
+            self.last = time.monotonic()
+            count = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+            line = f"  [{count} {_elapsed(self.last - self.started)}] {detail}".rstrip()
+        self.console.info(line)
 
     def finish(self) -> None:
-        pass
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
+            self._beat = None
 
     def warn(self, message: str) -> None:
         self.console.warn(message)
+
+    def _beating(self, stop: threading.Event) -> None:
+        while not stop.wait(self.heartbeat):
+            with self._lock:
+                now = time.monotonic()
+                if now - self.last < self.heartbeat:
+                    continue
+                self.last = now
+                done = f"{self.done} of {self.total}" if self.total is not None else self.done
+                line = (
+                    f"  still {self.description}: {done} done, "
+                    f"{_elapsed(now - self.started)} so far"
+                )
+            self.console.info(line)
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"

@@ -1,0 +1,56 @@
+"""Progress without a terminal: a line per finished step, and a heartbeat on long ones."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+
+from rich.console import Console as RichConsole
+
+from bugbout.ui import Console, PlainProgress
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    console = Console()
+    stream = io.StringIO()
+    console.err = RichConsole(file=stream, highlight=False, soft_wrap=True)
+    return console, stream
+
+
+def test_each_finished_step_is_a_line_with_its_elapsed_time() -> None:
+    console, stream = _console()
+    progress = PlainProgress(console, heartbeat=60)
+    progress.start("racing", total=2)
+    progress.advance("codex on t1: finished")
+    progress.advance("codex on t2: timeout")
+    progress.finish()
+    assert stream.getvalue().splitlines() == [
+        "racing... (2)",
+        "  [1/2 0s] codex on t1: finished",
+        "  [2/2 0s] codex on t2: timeout",
+    ]
+
+
+def test_a_long_step_gets_a_heartbeat_naming_the_stage() -> None:
+    console, stream = _console()
+    progress = PlainProgress(console, heartbeat=0.2)
+    progress.start("cross-examining", total=3)
+    progress.advance("t1")
+    time.sleep(0.9)
+    progress.finish()
+    lines = stream.getvalue().splitlines()
+    beats = [line for line in lines if line.startswith("  still cross-examining: 1 of 3 done")]
+    assert 2 <= len(beats) <= 5, lines
+    assert all(re.fullmatch(r"  still cross-examining: 1 of 3 done, \ds so far", b) for b in beats)
+    time.sleep(0.5)
+    assert stream.getvalue().splitlines() == lines, "no heartbeat after the stage finished"
+
+
+def test_a_quiet_console_prints_no_progress() -> None:
+    console, stream = _console()
+    console.quiet = True
+    with console.progress() as progress:
+        progress.start("racing", total=1)
+        progress.advance("done")
+    assert stream.getvalue() == ""
