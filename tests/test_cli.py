@@ -281,6 +281,44 @@ def test_an_option_of_the_chosen_plugin_needs_no_plus(initialised: Path) -> None
     assert "sandbox:\n  name: bubblewrap\n  hide-run: false\n" in result.stdout
 
 
+def test_a_contestant_that_cannot_race_stops_the_bout_before_any_work(
+    initialised: Path,
+) -> None:
+    config = initialised / "bugbout.yaml"
+    config.write_text(
+        config.read_text()
+        + "contestants:\n"
+        + "  ok: {agent: command, command: [/bin/true]}\n"
+        + "  ghost: {agent: command, command: [/nonexistent/agent]}\n"
+    )
+    result = bugbout("run", "tasks.limit=1", cwd=initialised)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "error: contestant 'ghost' needs '/nonexistent/agent', which is not installed: install "
+        "'/nonexistent/agent', or correct contestant.ghost's command; or pass --keep-going to "
+        "race the others"
+    )
+    assert not (initialised / ".bugbout" / "tasks.json").exists(), "nothing was mined"
+    keep_going = bugbout("run", "tasks.limit=1", "--keep-going", "--quiet", cwd=initialised)
+    assert keep_going.returncode == 0, keep_going.stderr
+    assert "contestant 'ghost' needs '/nonexistent/agent'" in keep_going.stderr
+    attempts = initialised / ".bugbout" / "attempts"
+    assert {path.parent.name for path in attempts.glob("*/*/*.json")} == {"ok"}
+
+
+def test_an_agent_on_its_vendors_api_needs_the_key(initialised: Path) -> None:
+    env = {"OPENAI_API_KEY": ""}
+    result = bugbout("run", "contestant=codex", "tasks.limit=1", cwd=initialised, env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip() in (
+        "error: contestant 'codex' (codex) needs OPENAI_API_KEY in the environment: export it, "
+        "or point it at another endpoint with contestant.codex.base-url; or pass --keep-going "
+        "to race the others",
+        "error: contestant 'codex' needs 'codex', which is not installed: npm install -g "
+        "@openai/codex; or pass --keep-going to race the others",
+    )
+
+
 def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
     store = initialised / ".bugbout"
     store.mkdir()

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bugbout.core.agents import CodingAgent
-from bugbout.core.errors import BugboutError
+from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.executor import make_executor
 from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress
@@ -112,6 +112,7 @@ class Bout:
         """Run the bout (resumable: finished attempts are never run again)."""
         settings, plugins = self.project.settings, self.project.plugins
         check_plugins(settings, plugins)
+        self._check_contestants()
         store, output = self.project.store, self.output
         check_verdict_plugins(settings, plugins)
         clock, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
@@ -144,6 +145,23 @@ class Bout:
             output.write(JOB, job)
         attempts = [attempt for used in job.attempts if (attempt := store.read(used.path, Attempt))]
         return BoutResult(tasks, oracles, attempts, report, job, ran, printed)
+
+    def _check_contestants(self) -> None:
+        """Stop before any work when a contestant cannot race here; with
+        ``run.keep-going``, warn and race the others."""
+        from bugbout.readiness import unready
+
+        problems = unready(self.contestants)
+        if not problems:
+            return
+        if not self.project.settings.run.keep_going:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            first = next(iter(problems.values()))
+            raise ConfigError(f"{first}{more}; or pass --keep-going to race the others")
+        for reason in problems.values():
+            if self.progress is not None:
+                self.progress.warn(f"{reason}; it does not race")
+        self.contestants = [c for c in self.contestants if c.name not in problems]
 
 
 def render_markdown(result: BoutResult | Report) -> str:

@@ -383,17 +383,21 @@ def _run(args: list[str], console: Console) -> int:
     """``bugbout run [--retry-failed] [OVERRIDES]``: tasks, ground truth, then the race."""
     if args and args[0] in ("-h", "--help"):
         print(
-            "usage: bugbout run [--retry-failed] [OVERRIDES...]\n\nMine tasks, compute their "
-            "ground truth and race the contestants. Resumable: finished attempts are never "
-            "run again.\n\n  --retry-failed   run `quota` and `infra-error` attempts again\n\n"
+            "usage: bugbout run [--retry-failed] [--keep-going] [OVERRIDES...]\n\n"
+            "Mine tasks, compute their ground truth and race the contestants. Resumable: "
+            "finished attempts are never run again.\n\n"
+            "  --retry-failed   run `quota` and `infra-error` attempts again\n"
+            "  --keep-going     race the contestants that can when others cannot (a program "
+            "or key missing); without it, such a contestant stops the bout first\n\n"
             "Examples:\n  bugbout run contestant=codex\n"
             "  bugbout run 'contestant=[codex,claude-code]'\n"
             "  bugbout run contestant.codex.model=gpt-5 run.timeout=600\n"
         )
         print(_settings_help())
         return 0
-    if "--retry-failed" in args:
-        args = [arg for arg in args if arg != "--retry-failed"] + ["run.retry-failed=true"]
+    for flag in ("--retry-failed", "--keep-going"):
+        if flag in args:
+            args = [arg for arg in args if arg != flag] + [f"run.{flag[2:]}=true"]
 
     def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
         from bugbout.bout import Bout, Project

@@ -16,7 +16,7 @@ COMMANDS = {
     "init": ("--force", "--source", "--tests"),
     "doctor": ("--dry-run",),
     "tasks": ("--cfg",),
-    "run": ("--retry-failed", "-m", "--cfg", "--info"),
+    "run": ("--retry-failed", "--keep-going", "-m", "--cfg", "--info"),
     "report": ("--format", "--job", "--sweep"),
     "plugins": ("new",),
     "demo": (),

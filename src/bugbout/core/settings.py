@@ -113,6 +113,9 @@ class RunSettings(Settings):
     """How many runs may share a quota at once, e.g. ``{codex: 2}``; one by default."""
     retry_failed: bool = False
     """Run ``quota`` and ``infra-error`` attempts again (``bugbout run --retry-failed``)."""
+    keep_going: bool = False
+    """Race the contestants that can, when others cannot (``bugbout run --keep-going``);
+    without it a contestant whose program or key is missing stops the bout first."""
     log_limit: int = Field(default=5_000_000, gt=0)
     """The most bytes kept of each of an agent's output streams."""
     rounds: int = Field(default=1, ge=1)
