@@ -26,6 +26,7 @@ _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
 
 
 def _route(script: Script, method: str, path: str, query: dict[str, list[str]], body: Any) -> Reply:
+    """The reply to one request: by its path, the protocol that answers it."""
     if method in ("HEAD", "GET"):
         if path.rstrip("/") in ("", "/v1", "/v1beta"):
             return json_reply({"ok": True})
