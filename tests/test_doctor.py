@@ -21,6 +21,8 @@ from bugbout.core.agents import VENDOR_KEYS
 from bugbout.core.manager import Plugins
 from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
+from bugbout.doctor.clis import build_contestant, listed
+from bugbout.doctor.known_agents import dry_entry
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing import model_server as model_server_module
 
@@ -382,10 +384,10 @@ def test_check_lines() -> None:
 
 def test_flags_are_matched_whole() -> None:
     text = "  --model-class <str>\n  --yolo, -y\n  --disallowedTools, --disallowed-tools"
-    assert doctor._listed("--yolo", text)
-    assert doctor._listed("--disallowedTools", text)
-    assert not doctor._listed("--model", text)
-    assert not doctor._listed("--disallowed", text)
+    assert listed("--yolo", text)
+    assert listed("--disallowedTools", text)
+    assert not listed("--model", text)
+    assert not listed("--disallowed", text)
 
 
 def test_every_vendor_key_is_kept_from_probes_and_dry_runs() -> None:
@@ -409,9 +411,9 @@ def test_a_dry_run_points_each_adapter_at_the_server(
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
     url = "http://127.0.0.1:4321"
-    entry = doctor._dry_entry({"agent": agent, "env": {"MY_TOKEN": "t", "X": "1"}}, url)
+    entry = dry_entry({"agent": agent, "env": {"MY_TOKEN": "t", "X": "1"}}, url)
     settings = BoutSettings(project=ProjectSettings(source="src/calc"), root=tmp_path)
-    contestant, problem = doctor._build(settings, plugins, agent, entry)
+    contestant, problem = build_contestant(settings, plugins, "contestant", agent, entry)
     assert contestant is not None, problem
     session = doctor.dummy_session(tmp_path)
     invocation = contestant.agent.invocation(session)

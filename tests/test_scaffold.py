@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from bugbout.scaffold import TEMPLATES, normalise, scaffold
 from bugbout.testing.suites import SUITES
 
 TIMEOUT = 900
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -235,6 +237,34 @@ def test_the_code_it_writes_is_valid_and_typed(tmp_path: Path, kind: str) -> Non
                 command, cwd=package, capture_output=True, text=True, check=False
             )
             assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_every_template(tmp_path: Path) -> None:
+    """The templates are package data: a wheel built from the source holds each of them
+    (their ruff configuration excepted), so an installed bugbout can scaffold."""
+    templates = ROOT / "src" / "bugbout" / "scaffold" / "templates"
+    expected = {
+        f"bugbout/scaffold/templates/{path.relative_to(templates)}"
+        for path in templates.rglob("*")
+        if path.is_file()
+        and path.name != "ruff.toml"
+        and not any(
+            part.startswith((".", "__pycache__")) for part in path.relative_to(templates).parts
+        )
+    }
+    for kind in KINDS:
+        for name in ("plugin.py", "test_plugin.py", "usage.md"):
+            assert f"bugbout/scaffold/templates/{kind.replace('-', '_')}/{name}" in expected
+    build = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path)]
+    result = subprocess.run(
+        [*build, str(ROOT)], capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {name for name in archive.namelist() if "/scaffold/templates/" in name}
+    assert shipped == expected
 
 
 # -- installed, tested, used --------------------------------------------------------------------

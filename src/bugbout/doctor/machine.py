@@ -1,0 +1,168 @@
+"""The machine: git, uv, the Python interpreters, the sandbox, podman and, with a
+``bugbout.yaml``, the repository and the project's directories."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from bugbout.core.errors import BugboutError
+from bugbout.core.manager import Plugins
+from bugbout.core.settings import BoutSettings
+from bugbout.doctor.check import Check
+from bugbout.doctor.probes import probe, quiet_env, version_in
+
+
+def machine_checks(
+    settings: BoutSettings, plugins: Plugins, *, configured: bool = True
+) -> Iterator[Check]:
+    """git, uv, the interpreters, the sandbox; with a configuration, the repository."""
+    yield git_check()
+    yield uv_check()
+    yield python_check(settings if configured else None)
+    yield sandbox_check(settings, plugins)
+    yield podman_check(settings)
+    if configured:
+        yield from repository_checks(settings)
+
+
+def git_check() -> Check:
+    git = shutil.which("git")
+    if git is None:
+        return Check("git", False, "git is not on PATH", "install git (e.g. `apt install git`)")
+    answer = probe([git, "--version"], env=quiet_env())
+    version = version_in(answer.text)
+    if not answer.ok or version is None:
+        return Check("git", False, f"`git --version` failed: {answer.problem}", "reinstall git")
+    return Check("git", True, f"{version} ({git})")
+
+
+def uv_check() -> Check:
+    fix = "pip install uv (bugbout's test environments are built with it), or use env=interpreter"
+    try:
+        from uv import find_uv_bin
+
+        uv = find_uv_bin()
+    except (ImportError, FileNotFoundError) as exc:
+        return Check("uv", False, f"uv is not installed ({exc})", fix)
+    answer = probe([uv, "--version"], env=quiet_env())
+    version = version_in(answer.text)
+    if not answer.ok or version is None:
+        return Check("uv", False, f"`{uv} --version` failed: {answer.problem}", fix)
+    return Check("uv", True, f"{version} ({uv})")
+
+
+def python_check(settings: BoutSettings | None) -> Check:
+    """The interpreters test environments can use; a pinned ``project.python`` among them."""
+    from bugbout.core.project_metadata import available_interpreters
+
+    found = available_interpreters()
+    listing = ", ".join(found)
+    pinned = settings.project.python if settings else None
+    if pinned:
+        minor = ".".join(pinned.strip().split(".")[:2])
+        if minor not in found:
+            return Check(
+                "python",
+                False,
+                f"project.python is {pinned} but Python {minor} is not installed "
+                f"(found {', '.join(found) or 'none'})",
+                f"install it, e.g. `pyenv install {minor}`, or change project.python",
+            )
+    return Check("python", True, listing or "none found")
+
+
+def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
+    """The sandbox agents and tests will run in; for ``auto``, the one it chose."""
+    name = settings.sandbox.name
+    try:
+        sandbox = plugins.create("sandbox", name, settings.sandbox.options)
+        problem = sandbox.problem()
+    except BugboutError as exc:
+        return Check("sandbox", False, str(exc), "choose another, e.g. sandbox=auto")
+    if problem:
+        return Check("sandbox", False, f"{name}: {problem}")  # the problem names its fix
+    if name == "none":
+        return Check("sandbox", True, "none: agents and tests run unconfined, with the network")
+    chosen = getattr(sandbox, "chosen", None)
+    if chosen is not None and getattr(chosen, "name", name) != name:
+        return Check("sandbox", True, f"{name}: chose {chosen.name}")
+    return Check("sandbox", True, f"{name} works")
+
+
+def podman_check(settings: BoutSettings) -> Check:
+    """Whether podman runs containers here, as bugbout configures it (runc, cgroupfs,
+    ulimits within the hard limits), with the chosen plugin's options; when not, the cause
+    and its fix. The base image is checked only for ``env=podman`` (the sandbox needs
+    none). It fails the report only when ``env=podman`` or ``sandbox=podman`` is chosen."""
+    from bugbout.core.tasks import bugbout_home
+    from bugbout.sandbox.podman import Podman
+
+    used = [
+        f"{kind}=podman"
+        for kind, choice in (("env", settings.env), ("sandbox", settings.sandbox))
+        if choice.name == "podman"
+    ]
+    env = settings.env.name == "podman"
+    options = settings.env.options if env else {}
+    if not env and settings.sandbox.name == "podman":
+        options = settings.sandbox.options
+
+    def option(name: str) -> str | None:
+        value = options.get(name)
+        return str(value) if value else None
+
+    def path(name: str) -> Path | None:
+        value = option(name)
+        return Path(value).expanduser() if value else None
+
+    podman = Podman(
+        bugbout_home(),
+        socket=option("socket"),
+        storage=path("storage"),
+        image=option("image"),
+        containerfile=path("containerfile"),
+        suite=option("suite"),
+        mirror=option("mirror"),
+        cache=path("cache"),
+        driver=option("driver") or "overlay",
+        executable=option("executable") or "podman",
+    )
+    # The sandbox needs no image: the base image matters only to env=podman.
+    problem = podman.problem(base=env)
+    if problem is not None:
+        if not used:
+            return Check("podman", True, f"not used (env=podman, sandbox=podman): {problem}")
+        return Check("podman", False, f"{', '.join(used)}: {problem}")  # it names its fix
+    answer = probe([podman.executable, "--version"], env=quiet_env())
+    version = version_in(answer.text) or "podman"
+    return Check("podman", True, f"{version} runs containers (runc, cgroupfs, no network)")
+
+
+def repository_checks(settings: BoutSettings) -> Iterator[Check]:
+    """The repository is a git repository holding ``project.source`` and ``project.tests``."""
+    from bugbout.core.git import Git
+
+    repository = settings.repository
+    with Git(repository) as git:
+        if not git.is_repository():
+            yield Check(
+                "repository",
+                False,
+                f"{repository} is not a git repository",
+                "set project.repository in bugbout.yaml to the repository's root",
+            )
+            return
+    yield Check("repository", True, f"{repository} is a git repository")
+    for key, value in (("source", settings.project.source), ("tests", settings.project.tests)):
+        path = repository / value
+        if path.is_dir():
+            yield Check(f"project.{key}", True, f"{value} exists")
+        else:
+            yield Check(
+                f"project.{key}",
+                False,
+                f"{value} is not a directory of {repository}",
+                f"set project.{key} in bugbout.yaml (`bugbout init --force` detects it)",
+            )

@@ -1,0 +1,48 @@
+"""The ``__NAME__`` auditor: bugbout's test gate, with a shorter kill report.
+
+An auditor classifies one patch (RESOLVED, regressions, PARTIAL, ineffective, empty)
+from test runs bugbout has already made: the gate with the patch and the same gate on
+the unfixed code. It runs nothing and never changes a tree. This one delegates the
+classification to :func:`bugbout.core.auditing.make_audit`, listing fewer tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bugbout import AuditorPlugin, hookimpl
+from bugbout.core.auditing import AuditRequest, make_audit
+from bugbout.core.records import Audit
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class __TITLE__Options(BaseModel):
+    """Options of the ``__NAME__`` auditor."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    listed: int = Field(default=10, ge=1)
+    """The most tests each section of the kill report lists."""
+
+
+class __TITLE__Auditor:
+    """The gate's verdict and route, with at most ``listed`` tests per section."""
+
+    name = "__NAME__"
+
+    def __init__(self, options: __TITLE__Options | None = None) -> None:
+        self.options = options or __TITLE__Options()
+
+    def audit(self, request: AuditRequest) -> Audit:
+        audit, _ = make_audit(request, auditor=self.name, limit=self.options.listed)
+        return audit
+
+
+@hookimpl
+def bugbout_auditors() -> Iterator[AuditorPlugin]:
+    yield AuditorPlugin(
+        name="__NAME__",
+        factory=__TITLE__Auditor,
+        options=__TITLE__Options,
+        description="the test gate, with a short kill report",
+    )

@@ -1,0 +1,59 @@
+"""The ``__NAME__`` miner: fixes from the git history, limited to some directories.
+
+A miner walks a repository's history and returns the fixes agents will replay, newest
+first, with how much it examined and why it left the rest out. This one delegates to
+bugbout's ``git-history`` miner and keeps only the fixes whose source changes lie under
+``paths``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bugbout import MinerPlugin, MiningRequest, TaskSet, hookimpl
+from bugbout.core.mining import TitleLookup
+from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+from pydantic import BaseModel, ConfigDict
+
+OUTSIDE_PATHS = "outside-paths"
+"""Why a fix was left out: it changes source files outside ``paths``."""
+
+
+class __TITLE__Options(BaseModel):
+    """Options of the ``__NAME__`` miner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paths: tuple[str, ...] = ()
+    """Directories of the repository; a fix counts when every source file it changes lies
+    under one of them (every fix counts when empty)."""
+
+
+class __TITLE__Miner:
+    """``git-history``'s fixes, those outside ``paths`` left out."""
+
+    def __init__(self, options: __TITLE__Options | None = None) -> None:
+        self.options = options or __TITLE__Options()
+        self.history = GitHistoryMiner(GitHistoryOptions())
+
+    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
+        found = self.history.mine(request, titles)
+        kept = [task for task in found.tasks if all(map(self.inside, task.source_files))]
+        if len(kept) < len(found.tasks):
+            found.exclude(OUTSIDE_PATHS, len(found.tasks) - len(kept))
+        return found.model_copy(update={"tasks": kept})
+
+    def inside(self, path: str) -> bool:
+        if not self.options.paths:
+            return True
+        return any(path.startswith(d.rstrip("/") + "/") for d in self.options.paths)
+
+
+@hookimpl
+def bugbout_miners() -> Iterator[MinerPlugin]:
+    yield MinerPlugin(
+        name="__NAME__",
+        factory=__TITLE__Miner,
+        options=__TITLE__Options,
+        description="git-history, limited to fixes under some directories",
+    )

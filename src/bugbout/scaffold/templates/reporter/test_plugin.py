@@ -1,0 +1,8 @@
+from typing import Any, ClassVar
+
+from bugbout.testing.suites import ReporterSuite
+
+
+class Test__TITLE__(ReporterSuite):
+    plugin = "__NAME__"
+    options: ClassVar[dict[str, Any]] = {}  # what the suite builds it with, as in bugbout.yaml

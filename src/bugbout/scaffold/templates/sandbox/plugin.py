@@ -1,0 +1,52 @@
+"""The ``__NAME__`` sandbox: the platform's sandbox, with confined processes at a lower
+CPU priority.
+
+A sandbox wraps a command line so that it runs confined (:class:`Confinement`: its
+working directory writable, private places masked, no network unless allowed). This one
+delegates the confinement to bugbout's ``auto`` sandbox (bubblewrap on Linux, seatbelt
+on macOS) and runs the command under ``nice`` inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bugbout import SandboxPlugin, hookimpl
+from bugbout.plugins.sandboxes.auto import Auto
+from bugbout.sandbox.confinement import Confinement
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class __TITLE__Options(BaseModel):
+    """Options of the ``__NAME__`` sandbox."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    niceness: int = Field(default=10, ge=0, le=19)
+    """How much lower the confined processes' priority is (``nice -n``)."""
+
+
+class __TITLE__Sandbox:
+    """``auto``'s confinement around ``nice -n NICENESS <command>``."""
+
+    name = "__NAME__"
+
+    def __init__(self, options: __TITLE__Options | None = None) -> None:
+        self.options = options or __TITLE__Options()
+        self.inner = Auto()
+
+    def problem(self) -> str | None:
+        return self.inner.problem()
+
+    def wrap(self, argv: list[str], confinement: Confinement) -> list[str]:
+        return self.inner.wrap(["nice", "-n", str(self.options.niceness), *argv], confinement)
+
+
+@hookimpl
+def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
+    yield SandboxPlugin(
+        name="__NAME__",
+        factory=__TITLE__Sandbox,
+        options=__TITLE__Options,
+        description="the platform's sandbox, at a lower CPU priority",
+    )
