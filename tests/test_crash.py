@@ -86,15 +86,15 @@ def test_a_fail_to_pass_test_that_segfaults_before_the_fix_is_kept(tmp_path: Pat
             "pyproject.toml": '[project]\nname = "calc"\nrequires-python = ">=3.9"\n',
             "src/calc/__init__.py": "",
             "src/calc/native.py": NATIVE,
-            "tests/test_native.py": TEST_NATIVE.split("\n\n\ndef test_first_of_empty")[0] + "\n",
+            "tests/test_native.py": TEST_NATIVE[: TEST_NATIVE.index("\n\ndef test_first_of_")],
         },
     )
     fix = repo.commit(
         "Fix the segfault on empty input (#4)",
         {
             "src/calc/native.py": NATIVE.replace(
-                "    data = bytes(data)\n", "    data = bytes(data)\n    if not data:\n"
-                "        return b''\n"
+                "    data = bytes(data)\n",
+                "    data = bytes(data)\n    if not data:\n        return b''\n",
             ),
             "tests/test_native.py": TEST_NATIVE,
         },
@@ -222,4 +222,4 @@ def test_a_crash_outside_any_test_names_the_signal(
     assert oracle.reason == (
         "the before run crashed (signal 11) while no test was running (see its detail)"
     )
-    assert "tests/test_b.py\", line 3" in run.detail
+    assert 'tests/test_b.py", line 3' in run.detail

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -117,3 +122,153 @@ def test_lock_is_released_when_its_holder_dies(tmp_path: Path) -> None:
     with Store(tmp_path / ".bugbout").lock():
         pass
     assert os.path.exists(tmp_path / ".bugbout" / "lock")
+
+
+def test_a_record_with_bytes_that_are_not_utf8_is_a_one_line_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / ".bugbout")
+    store.write(TASKS, sample_tasks())
+    path = store.path(TASKS)
+    path.write_bytes(path.read_bytes().replace(b"It breaks", b"It br\xe9aks"))
+    with pytest.raises(StoreError, match=r"^\S+/tasks\.json is corrupt \(.*\); move it aside"):
+        store.read(TASKS, TaskSet)
+
+
+def test_a_record_that_cannot_be_read_is_a_one_line_error_naming_it(tmp_path: Path) -> None:
+    store = Store(tmp_path / ".bugbout")
+    store.path(ORACLES).mkdir(parents=True)
+    with pytest.raises(StoreError, match=r"cannot read \S+/oracles\.json: Is a directory"):
+        store.read(ORACLES, OracleSet)
+
+
+def test_a_corrupt_record_about_to_be_rebuilt_is_kept_aside_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / ".bugbout")
+    store.write(TASKS, sample_tasks())
+    truncated = store.path(TASKS).read_bytes()[:-40]
+    store.path(TASKS).write_bytes(truncated)
+    warnings: list[str] = []
+    store.set_aside_if_corrupt(TASKS, TaskSet, warnings.append)
+    assert not store.path(TASKS).exists()
+    [aside] = store.root.glob("tasks.json.corrupt-*")
+    assert aside.read_bytes() == truncated
+    [warning] = warnings
+    assert re.fullmatch(
+        rf"{re.escape(str(store.path(TASKS)))} is corrupt \(file: Invalid JSON: EOF [^\n]*\): "
+        rf"rebuilding it; kept it as {re.escape(str(aside))}",
+        warning,
+    ), warning
+    store.write(TASKS, sample_tasks())
+    store.set_aside_if_corrupt(TASKS, TaskSet, warnings.append)  # a sound record stays
+    assert store.read(TASKS, TaskSet) == sample_tasks()
+    assert len(warnings) == 1
+
+
+HOLD = """\
+import sys
+from pathlib import Path
+from bugbout.core.store import Store
+
+store, kind, sweep = Store(Path(sys.argv[1])), sys.argv[2], sys.argv[3]
+lock = store.lock() if kind == "bout" else store.claim(kind, "busy", sweep=sweep, warn=print)
+with lock:
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+"""A process that holds a store's lock (``bout``) or a claim (``ground-truth``) until its
+standard input is closed."""
+
+
+@contextlib.contextmanager
+def holding(root: Path, kind: str, sweep: str = "") -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(root), kind, sweep],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "held\n"
+        yield process
+    finally:
+        if process.stdin:
+            process.stdin.close()
+        process.wait(timeout=60)
+
+
+def refusal(hold: Callable[[], contextlib.AbstractContextManager[None]]) -> tuple[str, float]:
+    """The error holding fails with, and how long it took to fail."""
+    started = time.monotonic()
+    with pytest.raises(BugboutError) as refused, hold():
+        pass
+    return str(refused.value), time.monotonic() - started
+
+
+def test_a_second_bout_is_refused_at_once_naming_the_holder(tmp_path: Path) -> None:
+    root = tmp_path / ".bugbout"
+    with holding(root, "bout") as holder:
+        message, seconds = refusal(Store(root).lock)
+    assert seconds < 2
+    assert message.startswith(
+        f"another bugbout is already working on {root}: pid {holder.pid} ({sys.executable} -c "
+    )
+    assert message.endswith("; wait for it to finish (or stop it) and try again")
+    assert "\n" not in message
+    with Store(root).lock():  # released by the holder
+        pass
+
+
+def test_ground_truth_is_refused_at_once_except_to_jobs_of_the_holders_sweep(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / ".bugbout"
+    store = Store(root)
+
+    def claim(sweep: str = "") -> contextlib.AbstractContextManager[None]:
+        return store.claim("ground-truth", "computing ground truth", sweep=sweep, warn=print)
+
+    with holding(root, "ground-truth", sweep="/sweeps/1") as holder:
+        for sweep in ("", "/sweeps/2"):
+            message, seconds = refusal(functools.partial(claim, sweep))
+            assert seconds < 2
+            assert f"another bugbout is computing ground truth: pid {holder.pid} (" in message
+        held = threading.Event()
+
+        def same_sweep() -> None:
+            with claim("/sweeps/1"):
+                held.set()
+
+        waiting = threading.Thread(target=same_sweep)
+        waiting.start()
+        assert not held.wait(2)  # a job of the same sweep waits for it
+        assert holder.stdin is not None
+        holder.stdin.close()
+        assert held.wait(30)
+        waiting.join()
+
+
+@pytest.mark.parametrize("kind", ["bout", "ground-truth"])
+def test_a_lock_whose_holder_was_killed_is_taken_over_with_a_word(
+    tmp_path: Path, kind: str
+) -> None:
+    root = tmp_path / ".bugbout"
+    store, warnings = Store(root), list[str]()
+
+    def take() -> contextlib.AbstractContextManager[None]:
+        if kind == "bout":
+            return store.lock(warnings.append)
+        return store.claim(kind, "busy", warn=warnings.append)
+
+    with holding(root, kind) as holder:
+        holder.kill()
+        holder.wait()
+    with take():
+        pass
+    [warning] = warnings
+    assert warning.startswith(f"taking over {root}/")
+    assert f": pid {holder.pid} ({sys.executable} -c " in warning
+    assert warning.endswith(") ended without releasing it")
+    with take():
+        pass
+    assert len(warnings) == 1  # released properly: nothing left to take over

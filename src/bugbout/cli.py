@@ -326,14 +326,14 @@ def _tasks(args: list[str], console: Console) -> int:
         )
         return 0
 
-    def job(settings: Any, plugins: Any, _job: HydraJob) -> None:
+    def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
         from bugbout.core.store import Store
         from bugbout.core.tasks import check_plugins, ground_truth
 
         check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with console.progress() as progress:
-            tasks, oracles = ground_truth(settings, plugins, store, progress)
+            tasks, oracles = ground_truth(settings, plugins, store, progress, sweep=hydra_job.sweep)
         console.task_table(tasks, oracles)
         console.info(f"wrote {store.path('tasks.json')} and {store.path('oracles.json')}")
 
@@ -366,6 +366,7 @@ def _run(args: list[str], console: Console) -> int:
                 progress=progress,
                 output=hydra_job.output,
                 overrides=hydra_job.overrides,
+                sweep=hydra_job.sweep,
             )
             if not bout.contestants:
                 raise ConfigError(
@@ -424,6 +425,8 @@ class HydraJob:
     output: Path
     overrides: list[str]
     multirun: bool
+    sweep: Path | None = None
+    """A sweep job's sweep directory (its jobs share ground truth)."""
 
     def failed(self, message: str) -> None:
         """Record a sweep job's failure beside its outputs, for the driver and the sweep's
@@ -464,6 +467,7 @@ def _run_with_hydra(
             output=Path(runtime.runtime.output_dir).resolve(),
             overrides=list(runtime.overrides.task),
             multirun=runtime.mode == RunMode.MULTIRUN,
+            sweep=Path(runtime.sweep.dir).resolve() if runtime.mode == RunMode.MULTIRUN else None,
         )
         try:
             job(_settings(cfg, root), plugins, context)
