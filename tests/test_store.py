@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from bugbout.core.errors import BugboutError, StoreError
 from bugbout.core.records import (
@@ -27,6 +30,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.store import ORACLES, TASKS, Store, write_atomic
+from bugbout.testing import RepositoryBuilder
 
 
 def sample_tasks() -> TaskSet:
@@ -272,3 +276,116 @@ def test_a_lock_whose_holder_was_killed_is_taken_over_with_a_word(
     with take():
         pass
     assert len(warnings) == 1  # released properly: nothing left to take over
+
+
+# -- as a user meets them: the command line ------------------------------------------------
+
+WAIT = 300
+"""Seconds the fix's slow test sleeps: how long ``bugbout tasks`` holds ground truth."""
+
+
+def project(path: Path) -> Path:
+    """A repository with one fix whose tests take ``WAIT`` seconds, and its
+    ``bugbout.yaml`` (the current interpreter, one contestant that changes nothing)."""
+    repo = RepositoryBuilder(path)
+    repo.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nrequires-python = ">=3.9"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_ops.py": "from calc.ops import add\n",
+        },
+    )
+    repo.commit(
+        "Fix add (#1)",
+        {
+            "src/calc/ops.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_ops.py": (
+                "import time\n\nfrom calc.ops import add\n\n\ndef test_add():\n"
+                f"    assert add(1, 2) == 3\n\n\ndef test_slowly():\n    time.sleep({WAIT})\n"
+            ),
+        },
+    )
+    python = json.dumps(sys.executable)
+    (path / "bugbout.yaml").write_text(
+        "defaults:\n  - base\n  - override env: interpreter\n  - _self_\n"
+        "project: {source: src/calc, tests: tests}\n"
+        "tasks: {issue-sources: [commit]}\n"
+        f"contestants:\n  a: {{agent: command, command: [{python}, -c, pass]}}\n"
+    )
+    return path
+
+
+def bugbout(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bugbout", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def test_bugbout_tasks_says_which_record_is_corrupt_and_keeps_it(tmp_path: Path) -> None:
+    """A truncated ``tasks.json`` is rebuilt with a warning and kept aside; an
+    ``oracles.json`` with bytes that are not UTF-8 stops the command with one line."""
+    repo = project(tmp_path / "repo")
+    store = repo / ".bugbout"
+    store.mkdir()
+    truncated = '{"examined": 2, "excluded": {}, "tasks": [{"id": "0123'
+    (store / "tasks.json").write_text(truncated)
+    oracles = b'{"abc": {"task_id": "abc", "status": "ok", "reason": "caf\xe9"}}'
+    (store / "oracles.json").write_bytes(oracles)
+
+    result = bugbout("tasks", cwd=repo)
+
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    [aside] = store.glob("tasks.json.corrupt-*")
+    assert aside.read_text() == truncated
+    assert len(TaskSet.model_validate_json((store / "tasks.json").read_text()).tasks) == 1
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: {store / 'tasks.json'} is corrupt (file: {_json_error(truncated)}): "
+        f"rebuilding it; kept it as {aside}"
+    ]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {store / 'oracles.json'} is corrupt (file: {_json_error(oracles)}); "
+        "move it aside and run the command again to rebuild it"
+    ]
+    assert (store / "oracles.json").read_bytes() == oracles
+
+
+def _json_error(data: str | bytes) -> str:
+    with pytest.raises(ValidationError) as invalid:
+        TaskSet.model_validate_json(data)
+    return str(invalid.value.errors()[0]["msg"])
+
+
+@pytest.mark.slow
+def test_bugbout_run_stops_at_once_while_another_bugbout_computes_ground_truth(
+    tmp_path: Path,
+) -> None:
+    repo = project(tmp_path / "repo")
+    with (tmp_path / "holder.log").open("w") as log:
+        holder = subprocess.Popen(
+            [sys.executable, "-m", "bugbout", "tasks"], cwd=repo, stdout=log, stderr=log
+        )
+    try:
+        deadline = time.monotonic() + WAIT / 2
+        while not (repo / ".bugbout" / "tasks.json").exists():  # mined: now the tests run
+            assert holder.poll() is None, (tmp_path / "holder.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "holder.log").read_text()
+            time.sleep(0.2)
+
+        result = bugbout("run", cwd=repo, timeout=WAIT / 2)
+
+        assert holder.poll() is None  # still computing: the run did not wait for it
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.splitlines()[-1] == (
+            f"error: another bugbout is mining or computing ground truth on {repo / '.bugbout'}: "
+            f"pid {holder.pid} ({shlex.join([sys.executable, '-m', 'bugbout', 'tasks'])}); "
+            "wait for it to finish (or stop it) and try again"
+        )
+    finally:
+        holder.kill()
+        holder.wait()
