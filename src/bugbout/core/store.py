@@ -79,9 +79,8 @@ class Store:
 
     @contextlib.contextmanager
     def hold(self, name: str) -> Iterator[None]:
-        """Wait for, then hold, the shared record ``name`` (``ground-truth``, an attempt's
-        path): concurrent sweep jobs compute it once and the others read it. Released even
-        on a crash."""
+        """Wait for, then hold, the shared record ``name`` (an attempt's path): concurrent
+        bouts compute it once and the others read it. Released even on a crash."""
         self.ensure()
         path = self.root / "locks" / (name.replace("/", "%") + ".lock")
         path.parent.mkdir(exist_ok=True)
