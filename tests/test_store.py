@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
 import os
+import re
+import shlex
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from bugbout.core.errors import BugboutError, StoreError
 from bugbout.core.records import (
@@ -22,6 +30,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.store import ORACLES, TASKS, Store, write_atomic
+from bugbout.testing import RepositoryBuilder
 
 
 def sample_tasks() -> TaskSet:
@@ -118,3 +127,266 @@ def test_lock_is_released_when_its_holder_dies(tmp_path: Path) -> None:
     with Store(tmp_path / ".bugbout").lock():
         pass
     assert os.path.exists(tmp_path / ".bugbout" / "lock")
+
+
+def test_a_record_with_bytes_that_are_not_utf8_is_a_one_line_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / ".bugbout")
+    store.write(TASKS, sample_tasks())
+    path = store.path(TASKS)
+    path.write_bytes(path.read_bytes().replace(b"It breaks", b"It br\xe9aks"))
+    with pytest.raises(StoreError, match=r"^\S+/tasks\.json is corrupt \(.*\); move it aside"):
+        store.read(TASKS, TaskSet)
+
+
+def test_a_record_that_cannot_be_read_is_a_one_line_error_naming_it(tmp_path: Path) -> None:
+    store = Store(tmp_path / ".bugbout")
+    store.path(ORACLES).mkdir(parents=True)
+    with pytest.raises(StoreError, match=r"cannot read \S+/oracles\.json: Is a directory"):
+        store.read(ORACLES, OracleSet)
+
+
+def test_a_corrupt_record_about_to_be_rebuilt_is_kept_aside_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / ".bugbout")
+    store.write(TASKS, sample_tasks())
+    truncated = store.path(TASKS).read_bytes()[:-40]
+    store.path(TASKS).write_bytes(truncated)
+    warnings: list[str] = []
+    store.set_aside_if_corrupt(TASKS, TaskSet, warnings.append)
+    assert not store.path(TASKS).exists()
+    [aside] = store.root.glob("tasks.json.corrupt-*")
+    assert aside.read_bytes() == truncated
+    [warning] = warnings
+    assert re.fullmatch(
+        rf"{re.escape(str(store.path(TASKS)))} is corrupt \(file: Invalid JSON: EOF [^\n]*\): "
+        rf"rebuilding it; kept it as {re.escape(str(aside))}",
+        warning,
+    ), warning
+    store.write(TASKS, sample_tasks())
+    store.set_aside_if_corrupt(TASKS, TaskSet, warnings.append)  # a sound record stays
+    assert store.read(TASKS, TaskSet) == sample_tasks()
+    assert len(warnings) == 1
+
+
+HOLD = """\
+import sys
+from pathlib import Path
+from bugbout.core.store import Store
+
+store, kind, sweep = Store(Path(sys.argv[1])), sys.argv[2], sys.argv[3]
+lock = store.lock() if kind == "bout" else store.claim(kind, "busy", sweep=sweep, warn=print)
+with lock:
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+"""A process that holds a store's lock (``bout``) or a claim (``ground-truth``) until its
+standard input is closed."""
+
+
+@contextlib.contextmanager
+def holding(root: Path, kind: str, sweep: str = "") -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(root), kind, sweep],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "held\n"
+        yield process
+    finally:
+        if process.stdin:
+            process.stdin.close()
+        process.wait(timeout=60)
+
+
+def refusal(hold: Callable[[], contextlib.AbstractContextManager[None]]) -> tuple[str, float]:
+    """The error holding fails with, and how long it took to fail."""
+    started = time.monotonic()
+    with pytest.raises(BugboutError) as refused, hold():
+        pass
+    return str(refused.value), time.monotonic() - started
+
+
+def test_a_second_bout_is_refused_at_once_naming_the_holder(tmp_path: Path) -> None:
+    root = tmp_path / ".bugbout"
+    with holding(root, "bout") as holder:
+        message, seconds = refusal(Store(root).lock)
+    assert seconds < 2
+    assert message.startswith(
+        f"another bugbout is already working on {root}: pid {holder.pid} ({sys.executable} -c "
+    )
+    assert message.endswith("; wait for it to finish (or stop it) and try again")
+    assert "\n" not in message
+    with Store(root).lock():  # released by the holder
+        pass
+
+
+def test_ground_truth_is_refused_at_once_except_to_jobs_of_the_holders_sweep(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / ".bugbout"
+    store = Store(root)
+
+    def claim(sweep: str = "") -> contextlib.AbstractContextManager[None]:
+        return store.claim("ground-truth", "computing ground truth", sweep=sweep, warn=print)
+
+    with holding(root, "ground-truth", sweep="/sweeps/1") as holder:
+        for sweep in ("", "/sweeps/2"):
+            message, seconds = refusal(functools.partial(claim, sweep))
+            assert seconds < 2
+            assert f"another bugbout is computing ground truth: pid {holder.pid} (" in message
+        held = threading.Event()
+
+        def same_sweep() -> None:
+            with claim("/sweeps/1"):
+                held.set()
+
+        waiting = threading.Thread(target=same_sweep)
+        waiting.start()
+        assert not held.wait(2)  # a job of the same sweep waits for it
+        assert holder.stdin is not None
+        holder.stdin.close()
+        assert held.wait(30)
+        waiting.join()
+
+
+@pytest.mark.parametrize("kind", ["bout", "ground-truth"])
+def test_a_lock_whose_holder_was_killed_is_taken_over_with_a_word(
+    tmp_path: Path, kind: str
+) -> None:
+    root = tmp_path / ".bugbout"
+    store, warnings = Store(root), list[str]()
+
+    def take() -> contextlib.AbstractContextManager[None]:
+        if kind == "bout":
+            return store.lock(warnings.append)
+        return store.claim(kind, "busy", warn=warnings.append)
+
+    with holding(root, kind) as holder:
+        holder.kill()
+        holder.wait()
+    with take():
+        pass
+    [warning] = warnings
+    assert warning.startswith(f"taking over {root}/")
+    assert f": pid {holder.pid} ({sys.executable} -c " in warning
+    assert warning.endswith(") ended without releasing it")
+    with take():
+        pass
+    assert len(warnings) == 1  # released properly: nothing left to take over
+
+
+# -- as a user meets them: the command line ------------------------------------------------
+
+WAIT = 300
+"""Seconds the fix's slow test sleeps: how long ``bugbout tasks`` holds ground truth."""
+
+
+def project(path: Path) -> Path:
+    """A repository with one fix whose tests take ``WAIT`` seconds, and its
+    ``bugbout.yaml`` (the current interpreter, one contestant that changes nothing)."""
+    repo = RepositoryBuilder(path)
+    repo.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nrequires-python = ">=3.9"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_ops.py": "from calc.ops import add\n",
+        },
+    )
+    repo.commit(
+        "Fix add (#1)",
+        {
+            "src/calc/ops.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_ops.py": (
+                "import time\n\nfrom calc.ops import add\n\n\ndef test_add():\n"
+                f"    assert add(1, 2) == 3\n\n\ndef test_slowly():\n    time.sleep({WAIT})\n"
+            ),
+        },
+    )
+    python = json.dumps(sys.executable)
+    (path / "bugbout.yaml").write_text(
+        "defaults:\n  - base\n  - override env: interpreter\n  - _self_\n"
+        "project: {source: src/calc, tests: tests}\n"
+        "tasks: {issue-sources: [commit]}\n"
+        f"contestants:\n  a: {{agent: command, command: [{python}, -c, pass]}}\n"
+    )
+    return path
+
+
+def bugbout(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bugbout", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def test_bugbout_tasks_says_which_record_is_corrupt_and_keeps_it(tmp_path: Path) -> None:
+    """A truncated ``tasks.json`` is rebuilt with a warning and kept aside; an
+    ``oracles.json`` with bytes that are not UTF-8 stops the command with one line."""
+    repo = project(tmp_path / "repo")
+    store = repo / ".bugbout"
+    store.mkdir()
+    truncated = '{"examined": 2, "excluded": {}, "tasks": [{"id": "0123'
+    (store / "tasks.json").write_text(truncated)
+    oracles = b'{"abc": {"task_id": "abc", "status": "ok", "reason": "caf\xe9"}}'
+    (store / "oracles.json").write_bytes(oracles)
+
+    result = bugbout("tasks", cwd=repo)
+
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    [aside] = store.glob("tasks.json.corrupt-*")
+    assert aside.read_text() == truncated
+    assert len(TaskSet.model_validate_json((store / "tasks.json").read_text()).tasks) == 1
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: {store / 'tasks.json'} is corrupt (file: {_json_error(truncated)}): "
+        f"rebuilding it; kept it as {aside}"
+    ]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {store / 'oracles.json'} is corrupt (file: {_json_error(oracles)}); "
+        "move it aside and run the command again to rebuild it"
+    ]
+    assert (store / "oracles.json").read_bytes() == oracles
+
+
+def _json_error(data: str | bytes) -> str:
+    with pytest.raises(ValidationError) as invalid:
+        TaskSet.model_validate_json(data)
+    return str(invalid.value.errors()[0]["msg"])
+
+
+@pytest.mark.slow
+def test_bugbout_run_stops_at_once_while_another_bugbout_computes_ground_truth(
+    tmp_path: Path,
+) -> None:
+    repo = project(tmp_path / "repo")
+    with (tmp_path / "holder.log").open("w") as log:
+        holder = subprocess.Popen(
+            [sys.executable, "-m", "bugbout", "tasks"], cwd=repo, stdout=log, stderr=log
+        )
+    try:
+        deadline = time.monotonic() + WAIT / 2
+        while not (repo / ".bugbout" / "tasks.json").exists():  # mined: now the tests run
+            assert holder.poll() is None, (tmp_path / "holder.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "holder.log").read_text()
+            time.sleep(0.2)
+
+        result = bugbout("run", cwd=repo, timeout=WAIT / 2)
+
+        assert holder.poll() is None  # still computing: the run did not wait for it
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.splitlines()[-1] == (
+            f"error: another bugbout is mining or computing ground truth on {repo / '.bugbout'}: "
+            f"pid {holder.pid} ({shlex.join([sys.executable, '-m', 'bugbout', 'tasks'])}); "
+            "wait for it to finish (or stop it) and try again"
+        )
+    finally:
+        holder.kill()
+        holder.wait()

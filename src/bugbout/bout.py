@@ -22,7 +22,7 @@ from bugbout.core.agents import CodingAgent
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.executor import make_executor
 from bugbout.core.manager import Plugins
-from bugbout.core.progress import Progress
+from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Contestant, Race, build_contestants
 from bugbout.core.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.core.report import Report
@@ -83,7 +83,9 @@ class Bout:
     the project's configured contestants race. The bout's verdicts, reports and
     ``job.json`` go to ``output`` (default: the store itself); tasks, ground truth and
     attempts are shared by every bout on the store, and reused whenever they are keyed
-    alike. ``overrides`` are recorded in ``job.json`` (a sweep job's choices).
+    alike. ``overrides`` are recorded in ``job.json`` (a sweep job's choices). The jobs of
+    one ``sweep`` (its directory) wait for each other's ground truth; any other bout
+    mining or computing it on the store meanwhile is an error.
     """
 
     def __init__(
@@ -93,11 +95,14 @@ class Bout:
         progress: Progress | None = None,
         output: Path | None = None,
         overrides: Sequence[str] = (),
+        *,
+        sweep: Path | None = None,
     ) -> None:
         self.project = project
         self.progress = progress
         self.output = Store(output) if output else project.store
         self.overrides = list(overrides)
+        self.sweep = sweep
         settings, plugins = project.settings, project.plugins
         if contestants is None:
             self.contestants = build_contestants(settings, plugins)
@@ -116,9 +121,10 @@ class Bout:
         store, output = self.project.store, self.output
         check_verdict_plugins(settings, plugins)
         clock, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
-        with output.lock(), closing(make_executor(settings, plugins)) as executor:
+        progress = self.progress or SilentProgress()
+        with output.lock(progress.warn), closing(make_executor(settings, plugins)) as executor:
             tasks, oracles = ground_truth(
-                settings, plugins, store, self.progress, executor=executor
+                settings, plugins, store, progress, executor=executor, sweep=self.sweep
             )
             race = Race(settings, plugins, store, self.progress, executor=executor)
             verdicts = Verdicts(

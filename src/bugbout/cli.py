@@ -365,14 +365,14 @@ def _tasks(args: list[str], console: Console) -> int:
         print(_settings_help())
         return 0
 
-    def job(settings: Any, plugins: Any, _job: HydraJob) -> None:
+    def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
         from bugbout.core.store import Store
         from bugbout.core.tasks import check_plugins, ground_truth
 
         check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with console.progress() as progress:
-            tasks, oracles = ground_truth(settings, plugins, store, progress)
+            tasks, oracles = ground_truth(settings, plugins, store, progress, sweep=hydra_job.sweep)
         console.task_table(tasks, oracles)
         console.info(f"wrote {store.path('tasks.json')} and {store.path('oracles.json')}")
 
@@ -410,6 +410,7 @@ def _run(args: list[str], console: Console) -> int:
                 progress=progress,
                 output=hydra_job.output,
                 overrides=hydra_job.overrides,
+                sweep=hydra_job.sweep,
             )
             if not bout.contestants:
                 raise ConfigError(

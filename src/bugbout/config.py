@@ -71,6 +71,8 @@ class HydraJob:
     output: Path
     overrides: list[str]
     multirun: bool
+    sweep: Path | None = None
+    """A sweep job's sweep directory (its jobs share ground truth)."""
 
     def failed(self, message: str) -> None:
         """Record a sweep job's failure beside its outputs, for the driver and the sweep's
@@ -111,6 +113,7 @@ def run_with_hydra(
             output=Path(runtime.runtime.output_dir).resolve(),
             overrides=list(runtime.overrides.task),
             multirun=runtime.mode == RunMode.MULTIRUN,
+            sweep=Path(runtime.sweep.dir).resolve() if runtime.mode == RunMode.MULTIRUN else None,
         )
         try:
             job(_settings(cfg, root), plugins, context)

@@ -8,6 +8,8 @@ ones it deleted removed); *after* is the fix tree, run ``reruns`` times.
 - pass-to-pass: passed before and in every after run;
 - unstable: its outcome, or whether it ran at all, differs between after runs;
 - fail-on-base: failed or errored before and in every after run.
+
+A test that kills pytest (a segfault) is failed in that run, the others run without it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.git import Git
 from bugbout.core.records import Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.settings import BoutSettings
-from bugbout.core.testrun import run_tests
+from bugbout.core.testrun import CRASH_LIMIT, ending, killed_by, run_tests
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
 BROKEN_RUN = (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.COLLECTION_FAILED)
@@ -143,5 +145,10 @@ def _describe_failure(run: TestRun) -> str:
     if run.status == RunStatus.COLLECTION_FAILED:
         module, message = next(iter(run.collection_errors.items()), ("", ""))
         return f"could not collect any test ({module}: {message})"
+    if len(run.crashes) > CRASH_LIMIT:
+        tests = ", ".join(list(run.crashes)[:3])
+        return f"crashed: {len(run.crashes)} tests killed pytest, more than {CRASH_LIMIT} ({tests})"
+    if killed_by(run.exit_code):  # the end of its output is a stack dump: not a reason
+        return f"crashed ({ending(run.exit_code)}) while no test was running (see its detail)"
     last = (run.detail.strip().splitlines() or ["no output"])[-1]
-    return f"crashed with exit code {run.exit_code}: {last}"
+    return f"crashed ({ending(run.exit_code)}): {last}"

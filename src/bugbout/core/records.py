@@ -128,6 +128,9 @@ class TestRun(Record):
     outcomes: dict[str, Outcome] = Field(default_factory=dict)
     collection_errors: dict[str, str] = Field(default_factory=dict)
     """Modules that failed to collect, with the first line of their error."""
+    crashes: dict[str, str] = Field(default_factory=dict)
+    """Tests that killed pytest, with how (``crashed (signal 11)``): each is ``failed`` in
+    ``outcomes``, and the other tests were run again without it."""
     detail: str = ""
     """The end of pytest's output, kept when the run did not end cleanly."""
 

@@ -1,7 +1,9 @@
 """The results store: ``.bugbout/`` beside ``bugbout.yaml``.
 
 Every write is atomic (a temporary file in the same directory, fsynced, then renamed),
-so a crash at any point leaves each record either as it was or as it is now.
+so a crash at any point leaves each record either as it was or as it is now. A record
+that cannot be read is an error naming the file; one about to be rebuilt without being
+read (``tasks.json``) is kept aside instead, with a warning.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ import contextlib
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bugbout.core.errors import BugboutError, StoreError
+from bugbout.core.errors import StoreError
+from bugbout.core.locks import Holder, exclusive
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
@@ -49,28 +53,34 @@ class Store:
         return path
 
     def read(self, name: str, model: type[RecordT]) -> RecordT | None:
-        """The record stored as ``name``, or ``None`` if there is none; a corrupt record is
-        an error that says how to recover."""
+        """The record stored as ``name``, or ``None`` if there is none; a corrupt record
+        (truncated, not UTF-8, not the model) is an error that says how to recover."""
         path = self.path(name)
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        try:
-            return model.model_validate_json(text)
+            return _load(path, model)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
             raise StoreError(
-                f"{path} is corrupt ({where or 'file'}: {first['msg']}); "
+                f"{path} is corrupt ({_first_error(exc)}); "
                 "move it aside and run the command again to rebuild it"
             ) from None
 
+    def set_aside_if_corrupt(
+        self, name: str, model: type[BaseModel], warn: Callable[[str], None]
+    ) -> None:
+        """Before ``name`` is rebuilt without being read: if the record there cannot be
+        read, rename it ``<name>.corrupt-<time>`` and say so, so nothing goes silently."""
+        path = self.path(name)
+        try:
+            _load(path, model)
+        except ValidationError as exc:
+            aside = path.with_name(f"{path.name}.corrupt-{datetime.now():%Y%m%d-%H%M%S-%f}")
+            path.rename(aside)
+            warn(f"{path} is corrupt ({_first_error(exc)}): rebuilding it; kept it as {aside}")
+
     @contextlib.contextmanager
     def hold(self, name: str) -> Iterator[None]:
-        """Wait for, then hold, the shared record ``name`` (``ground-truth``, an attempt's
-        path): concurrent sweep jobs compute it once and the others read it. Released even
-        on a crash."""
+        """Wait for, then hold, the shared record ``name`` (an attempt's path): concurrent
+        bouts compute it once and the others read it. Released even on a crash."""
         self.ensure()
         path = self.root / "locks" / (name.replace("/", "%") + ".lock")
         path.parent.mkdir(exist_ok=True)
@@ -82,21 +92,26 @@ class Store:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the store for one bout; a second is refused. Released even on a crash."""
+    def lock(self, warn: Callable[[str], None] = lambda message: None) -> Iterator[None]:
+        """Hold the store for one bout; a second is refused at once, told the holder's pid
+        and command. Released even on a crash."""
         self.ensure()
-        with (self.root / "lock").open("a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise BugboutError(
-                    f"another bugbout is already working on {self.root}; "
-                    "wait for it to finish (or stop it) and try again"
-                ) from None
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        doing = f"already working on {self.root}"
+        with exclusive(self.root / "lock", Holder.this_process(), doing=doing, warn=warn):
+            yield
+
+    @contextlib.contextmanager
+    def claim(
+        self, name: str, doing: str, *, sweep: str = "", warn: Callable[[str], None]
+    ) -> Iterator[None]:
+        """Hold the lock ``name`` (``ground-truth``) for one bout: refused at once, told
+        the holder's pid and command (``another bugbout is <doing>``), unless the holder
+        is a job of the same ``sweep``, which is waited for. Released even on a crash."""
+        self.ensure()
+        path = self.root / "locks" / f"{name}.lock"
+        path.parent.mkdir(exist_ok=True)
+        with exclusive(path, Holder.this_process(sweep), doing=doing, warn=warn):
+            yield
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -112,3 +127,22 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _load(path: Path, model: type[RecordT]) -> RecordT | None:
+    """The record in ``path``, ``None`` if there is none; raises ``ValidationError`` when
+    it is corrupt, and a file that cannot be read is a ``StoreError``."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return model.model_validate_json(data)
+
+
+def _first_error(exc: ValidationError) -> str:
+    """Where and what the first problem of a record is, in a few words."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where or 'file'}: {first['msg']}"

@@ -74,6 +74,7 @@ def mine_tasks(
 ) -> TaskSet:
     """Mine the repository, give each task its issue's text, and write ``tasks.json``."""
     progress = progress or SilentProgress()
+    store.set_aside_if_corrupt(TASKS, TaskSet, progress.warn)
     repository = settings.repository
     with Git(repository) as git:
         if not git.is_repository():
@@ -255,10 +256,16 @@ def ground_truth(
     progress: Progress | None = None,
     *,
     executor: Executor | None = None,
+    sweep: Path | None = None,
 ) -> tuple[TaskSet, OracleSet]:
-    """Mine the tasks and compute their oracles. Concurrent bouts on one store (sweep
-    jobs) take turns: the first computes, the others find its records and reuse them."""
-    with store.hold("ground-truth"):
+    """Mine the tasks and compute their oracles, one bout at a time on a store: another
+    bugbout doing it meanwhile is an error naming it, except for the jobs of one
+    ``sweep`` (its directory), which take turns: the first computes, the others find its
+    records and reuse them."""
+    progress = progress or SilentProgress()
+    doing = f"mining or computing ground truth on {store.root}"
+    party = str(sweep.resolve()) if sweep else ""
+    with store.claim("ground-truth", doing, sweep=party, warn=progress.warn):
         tasks = mine_tasks(settings, plugins, store, progress)
         oracles = compute_oracles(settings, plugins, store, tasks, progress, executor=executor)
     return tasks, oracles

@@ -2,13 +2,15 @@
 
 Outcomes come from a small pytest plugin writing JSON lines to an inherited file
 descriptor, never from pytest's terminal output. Every run has no network and a
-timeout that kills its whole process group.
+timeout that kills its whole process group. A test that kills pytest (a segfault, an
+abort, ``os._exit``) is failed, and the others are run again without it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -23,6 +25,8 @@ from bugbout.core.settings import ProjectSettings
 from bugbout.sandbox.network import offline
 
 DETAIL_LIMIT = 4000
+CRASH_LIMIT = 5
+"""How many tests that kill pytest one run sets aside; one more and the run is crashed."""
 
 
 def outcomes_plugin_dir() -> Path:
@@ -46,7 +50,65 @@ def run_tests(
 
     ``confine(argv, tree, writable)`` wraps the command for the tree (a sandbox that must
     also let it write ``writable``: its private HOME); by default it only switches the
-    network off. A command that confines itself (``Command.contained``) is not wrapped."""
+    network off. A command that confines itself (``Command.contained``) is not wrapped.
+
+    When pytest dies while a test runs, that test is ``failed`` and listed in ``crashes``
+    (``crashed (signal 11)``), and pytest runs again without it, up to ``CRASH_LIMIT``
+    tests; each pytest process has ``timeout`` seconds."""
+    crashes: dict[str, str] = {}
+    spent = 0.0
+    while True:
+        run, running = _run_pytest(
+            environment, tree, targets, project=project, label=label, timeout=timeout,
+            confine=confine, deselect=list(crashes),
+        )  # fmt: skip
+        spent += run.duration
+        if running is None or running in crashes or run.status == RunStatus.TIMEOUT:
+            running = None
+            break
+        crashes[running] = f"crashed ({ending(run.exit_code)})"
+        if len(crashes) > CRASH_LIMIT:
+            break
+    if crashes:
+        run.crashes = crashes
+        run.outcomes |= dict.fromkeys(crashes, Outcome.FAILED)
+        run.duration = round(spent, 3)
+        if running is not None:  # more tests crashed than CRASH_LIMIT: the rest never ran
+            run.status = RunStatus.CRASHED
+        elif run.status == RunStatus.NO_TESTS:  # every other test was deselected
+            run.status, run.detail = RunStatus.OK, ""
+    return run
+
+
+def ending(exit_code: int | None) -> str:
+    """How a process ended, from its exit status: ``signal 11`` or ``exit code 3``."""
+    number = killed_by(exit_code)
+    return f"signal {number}" if number else f"exit code {exit_code}"
+
+
+def killed_by(exit_code: int | None) -> int | None:
+    """The signal that killed a process, from its exit status (a wrapper such as
+    bubblewrap or podman reports a death by signal N as 128 + N)."""
+    if exit_code is not None and exit_code < 0:
+        return -exit_code
+    if exit_code is not None and 128 < exit_code < 128 + signal.NSIG:
+        return exit_code - 128
+    return None
+
+
+def _run_pytest(
+    environment: Environment,
+    tree: Path,
+    targets: list[str],
+    *,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    deselect: list[str],
+) -> tuple[TestRun, str | None]:
+    """One pytest process without the tests ``deselect`` names, and the test it was
+    running when it ended (``None`` when it ended between tests)."""
     args = [
         "-p", "bugbout_outcomes", "-p", "no:cacheprovider", "-o", "addopts=",
         "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
@@ -69,6 +131,7 @@ def run_tests(
             **project.env,
             **command.env,
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
+            "BUGBOUT_DESELECT": json.dumps(deselect),
         }
         started = time.monotonic()
         argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
@@ -99,7 +162,18 @@ def run_tests(
         run.detail = f"killed after {timeout:g} s\n{detail}"
     elif run.status != RunStatus.OK:
         run.detail = detail
-    return run
+    return run, _running(reports)
+
+
+def _running(reports: list[dict[str, str]]) -> str | None:
+    """The test that started and never reached its teardown: the one running at the end."""
+    running = None
+    for report in reports:
+        if report["when"] == "start":
+            running = report["nodeid"]
+        elif report["when"] == "teardown" and report["nodeid"] == running:
+            running = None
+    return running
 
 
 def _summarise(
@@ -111,7 +185,7 @@ def _summarise(
     for report in reports:
         if report["when"] == "collect":
             collection_errors[report["nodeid"]] = report.get("message", "")
-        else:
+        elif report["when"] != "start":
             phases.setdefault(report["nodeid"], {})[report["when"]] = report["outcome"]
     outcomes = {nodeid: _outcome(by_phase) for nodeid, by_phase in phases.items()}
     if exit_code in (0, 1) or (exit_code == 2 and outcomes):
