@@ -11,7 +11,6 @@ import pytest
 
 import name_history
 from bugbout.core.checkout import Checkouts
-from bugbout.core.filenames import from_text, to_text
 from bugbout.core.git import Git
 from bugbout.core.manager import make_plugins
 from bugbout.core.mining import MiningRequest
@@ -103,6 +102,8 @@ def test_names_round_trip_through_the_store(names_repo: tuple[Path, Fixes], tmp_
     ],
 )
 def test_file_name_text_is_exact_and_utf8(name: str) -> None:
+    from bugbout.core.filenames import from_text, to_text
+
     text = to_text(name)
     text.encode("utf-8")
     assert from_text(text) == name
