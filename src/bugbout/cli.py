@@ -113,7 +113,7 @@ def _init(args: list[str], console: Console) -> int:
     root = Path.cwd()
     git = Git(root)
     if git.is_repository():
-        root = Path(git.run("rev-parse", "--show-toplevel").strip())
+        root = Path(git.run("rev-parse", "--show-toplevel").removesuffix("\n"))
     target = root / CONFIG_NAME
     if target.exists() and not options.force:
         raise ConfigError(f"{target} already exists; pass --force to overwrite it")
