@@ -26,6 +26,7 @@ NAMES = [
     NON_UTF8,
     "tests/test_café.py",
     "tests/sub\ndir/test_deep.py",
+    "tests/test_record\x1eunit\x1f.py",  # the separators a format string might use
     # a name laid out like cat-file's answer: "<id> <type> <size>" on its own line
     f"tests/test_\n{'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'} blob 0\n.py",
 ]
@@ -75,7 +76,8 @@ def build(path: Path) -> list[Fix]:
         ops += f"\n\ndef f{number}():\n    return {number}\n"
         content = module(number, *previous)
         sha = repo.commit(
-            f"Fix f{number} returning nothing (#{number})", {"src/calc/ops.py": ops, name: content}
+            f"Fix f{number} returning nothing (#{number})\n\nBody\x1e{name}\x1f.",
+            {"src/calc/ops.py": ops, name: content},
         )
         fixes.append(Fix(sha, name, f"{name}::test_fix_{number}", content.encode()))
     return fixes

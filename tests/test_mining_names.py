@@ -49,6 +49,9 @@ def test_every_fix_is_mined_with_exactly_its_own_tests(
     assert [(t.sha, t.test_files, t.added_tests) for t in found.tasks] == [
         (fix.sha, [fix.name], [fix.test]) for fix in reversed(fixes)
     ]
+    assert [task.title for task in found.tasks] == [
+        f"Fix f{number} returning nothing (#{number})" for number in range(len(fixes), 0, -1)
+    ]
     assert all(task.changed_test_files == task.test_files for task in found.tasks)
     assert all(task.source_files == ["src/calc/ops.py"] for task in found.tasks)
 
