@@ -56,6 +56,21 @@ def test_every_fix_is_mined_with_exactly_its_own_tests(
     assert all(task.source_files == ["src/calc/ops.py"] for task in found.tasks)
 
 
+def test_a_renamed_module_is_compared_with_its_old_version(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    old, new = "tests/test_old\nname.py", "tests/test_new\tname \udcff.py"
+    tests = [name_history.module(n) for n in range(1, 11)]
+    repo.commit("Initial", {"src/calc/a.py": "A = 0\n", old: "".join(tests)})
+    sha = repo.commit(
+        "Fix A (#1)",
+        {"src/calc/a.py": "A = 1\n", new: "".join(tests) + name_history.module(11)},
+        remove=[old],
+    )
+    [task] = mine(repo.path).tasks
+    assert (task.sha, task.added_tests) == (sha, [f"{new}::test_fix_11"])
+    assert (task.test_files, task.deleted_test_files) == ([new], [old])
+
+
 def test_blobs_are_found_by_exact_name(names_repo: tuple[Path, Fixes]) -> None:
     repo, fixes = names_repo
     with Git(repo) as git:
