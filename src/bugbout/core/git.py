@@ -126,7 +126,7 @@ class Git:
         and their object ids.
 
         A merge commit's changes are its diff against its first parent. Each commit's
-        header is fenced by a random token the history cannot contain, and the changes
+        header is fenced by a random token no commit can anticipate, and the changes
         are NUL-separated, so no message or file name can split or shift a record.
         """
         token = secrets.token_hex(16)
