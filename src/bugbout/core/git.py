@@ -10,6 +10,7 @@ walking the trees, so no name can put the batch out of step.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
@@ -56,7 +57,13 @@ class Commit:
     parents: tuple[str, ...]
     date: str
     message: str
-    changes: tuple[Change, ...] = field(default=())
+    raw_changes: bytes = field(default=b"", repr=False)
+    """Its changes as ``git log --raw -z`` gives them: read through ``changes``."""
+
+    @functools.cached_property
+    def changes(self) -> tuple[Change, ...]:
+        """The files it changed, parsed on first use (most commits are never asked)."""
+        return tuple(_parse_changes(self.raw_changes))
 
     @property
     def subject(self) -> str:
@@ -285,7 +292,7 @@ def _parse_commit(header: bytes, changes: bytes) -> Commit:
         tuple(parents.decode().split()),
         date.decode(),
         message.decode("utf-8", "replace"),
-        tuple(_parse_changes(changes)),
+        changes,
     )
 
 
