@@ -299,21 +299,26 @@ def _parse_commit(header: bytes, changes: bytes) -> Commit:
 def _parse_changes(raw: bytes) -> Iterator[Change]:
     """The entries of ``git log --raw -z``: ``:<modes> <ids> <status>``, then the path
     (two for a rename or copy), each NUL-terminated."""
-    tokens = iter(raw.split(b"\0"))
-    for token in tokens:
-        meta = token.lstrip(b"\n")
+    tokens = raw.split(b"\0")
+    index = 0
+    while index < len(tokens):
+        meta = tokens[index].lstrip(b"\n")
+        index += 1
         if not meta:
             continue
-        if not meta.startswith(b":"):
+        fields = meta[1:].split(b" ")
+        if not meta.startswith(b":") or len(fields) != 5:
             raise GitError(f"unexpected git log output: {meta[:80]!r}")
-        old_mode, new_mode, old_id, new_id, status = meta[1:].split(b" ")
-        first = os.fsdecode(next(tokens))
-        kind = status[:1].decode()
-        old_path, path = (first, os.fsdecode(next(tokens))) if kind in "RC" else (None, first)
+        old_mode, new_mode, old_id, new_id, status = fields
+        count = 2 if status[:1] in (b"R", b"C") else 1
+        paths = [os.fsdecode(path) for path in tokens[index : index + count] if path]
+        index += count
+        if len(paths) != count:
+            raise GitError(f"unexpected git log output: no path after {meta[:80]!r}")
         yield Change(
-            kind,
-            path,
-            old_path,
+            status[:1].decode(),
+            paths[-1],
+            paths[0] if count == 2 else None,
             blob=_blob_id(new_mode, new_id),
             old_blob=_blob_id(old_mode, old_id),
         )
