@@ -728,13 +728,9 @@ def baseline_command(repo: Path) -> list[str]:
 
 def miner_log_command(repo: Path) -> list[str]:
     """The ``git log`` the miner streams (from ``bugbout.core.git``), output discarded."""
-    from bugbout.core.git import LOG_FORMAT
+    from bugbout.core.git import log_command
 
-    return [
-        "git", "-C", str(repo), "log", "--first-parent", "--diff-merges=first-parent",
-        "--name-status", "-M", "-z", "--no-color", "--no-ext-diff", f"--format={LOG_FORMAT}",
-        "main", "--",
-    ]  # fmt: skip
+    return log_command(repo, "main", "0" * 32)
 
 
 def run_command(command: list[str]) -> None:

@@ -145,7 +145,7 @@ def _init(args: list[str], console: Console) -> int:
             f"{root} is not a git repository: bugbout replays the fixes in a repository's "
             "history; run `bugbout init` in a clone of your project"
         )
-    root = Path(git.run("rev-parse", "--show-toplevel").strip())
+    root = Path(git.run("rev-parse", "--show-toplevel").removesuffix("\n"))
     target = root / CONFIG_NAME
     if target.exists() and not options.force:
         raise ConfigError(f"{target} already exists; pass --force to overwrite it")

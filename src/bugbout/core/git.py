@@ -1,9 +1,19 @@
-"""Git plumbing: one streamed ``git log`` for mining, a ``cat-file`` batch for blobs,
-and ``git archive`` for trees. Nothing here writes to the repository."""
+"""Git plumbing: one streamed ``git log`` for mining, a ``cat-file`` batch for objects,
+and a private index for trees. Nothing here writes to the repository.
+
+Every file name git gives is read from NUL-separated output and decoded with
+``os.fsdecode``, so any name (newlines, tabs, quotes, bytes that are not UTF-8) comes back
+exactly and can be passed back to the filesystem or to git. Objects are asked of
+``cat-file`` by object id or by revision, never by ``<rev>:<path>``: a path is found by
+walking the trees, so no name can put the batch out of step.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
+import re
+import secrets
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -13,9 +23,11 @@ from types import TracebackType
 
 from bugbout.core.errors import BugboutError
 
-RECORD = "\x1e"
-FIELD = "\x1f"
-LOG_FORMAT = "%x1e%H%x1f%P%x1f%cI%x1f%B%x1f"
+_REQUEST = re.compile(r"[^\s\x00-\x1f\x7f]+")
+"""What may be written to ``cat-file --batch``: one line, no spaces."""
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_GITLINK = b"160000"
+"""The mode of a submodule entry: its id is a commit of another repository."""
 
 
 class GitError(BugboutError):
@@ -31,6 +43,10 @@ class Change:
     path: str
     old_path: str | None = None
     """For a rename, the path before."""
+    blob: str | None = None
+    """The file's object id after the commit; ``None`` when deleted or a submodule."""
+    old_blob: str | None = None
+    """Its object id at the first parent (``old_path``'s for a rename); ``None`` when added."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +57,13 @@ class Commit:
     parents: tuple[str, ...]
     date: str
     message: str
-    changes: tuple[Change, ...] = field(default=())
+    raw_changes: bytes = field(default=b"", repr=False)
+    """Its changes as ``git log --raw -z`` gives them: read through ``changes``."""
+
+    @functools.cached_property
+    def changes(self) -> tuple[Change, ...]:
+        """The files it changed, parsed on first use (most commits are never asked)."""
+        return tuple(_parse_changes(self.raw_changes))
 
     @property
     def subject(self) -> str:
@@ -76,17 +98,12 @@ class Git:
         self.close()
 
     def run(self, *args: str) -> str:
-        """Run ``git <args>`` in the repository and return its output."""
-        result = subprocess.run(
-            ["git", "-C", str(self.repository), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            message = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
-            raise GitError(f"git {args[0]} failed in {self.repository}: {message}")
-        return result.stdout
+        """Run ``git <args>`` in the repository and return its output (``os.fsdecode``d)."""
+        return os.fsdecode(self._output(*args))
+
+    def message(self, rev: str) -> str:
+        """The full message of commit ``rev`` (bytes that are not UTF-8 replaced)."""
+        return self._output("log", "-1", "--format=%B", rev, "--").decode("utf-8", "replace")
 
     def is_repository(self) -> bool:
         try:
@@ -112,46 +129,61 @@ class Git:
             ) from None
 
     def first_parent_log(self, ref: str) -> Iterator[Commit]:
-        """Every commit on the first-parent line of ``ref``, newest first, with its changes.
+        """Every commit on the first-parent line of ``ref``, newest first, with its changes
+        and their object ids.
 
-        A merge commit's changes are its diff against its first parent.
+        A merge commit's changes are its diff against its first parent. Each commit's
+        header is fenced by a random token no commit can anticipate, and the changes
+        are NUL-separated, so no message or file name can split or shift a record.
         """
-        command = [
-            "git", "-C", str(self.repository), "log", "--first-parent",
-            "--diff-merges=first-parent", "--name-status", "-M", "-z",
-            "--no-color", "--no-ext-diff", f"--format={LOG_FORMAT}", ref, "--",
-        ]  # fmt: skip
+        token = secrets.token_hex(16)
+        fence = b"\0" + token.encode()
         with subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=1 << 20
+            log_command(self.repository, ref, token),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=1 << 20,
         ) as process:
             assert process.stdout is not None
-            pending = ""
+            pending = b""
+            pieces = 0  # before the first fence, then header, changes, header, ...
+            header = b""
             while chunk := process.stdout.read(1 << 20):
-                pending += chunk.decode("utf-8", "surrogateescape")
-                *complete, pending = pending.split(RECORD)
-                for record in complete:
-                    if record:
-                        yield _parse_commit(record)
-            if pending:
-                yield _parse_commit(pending)
-            stderr = process.stderr.read().decode() if process.stderr else ""
+                *complete, pending = (pending + chunk).split(fence)
+                for piece in complete:
+                    if pieces % 2:
+                        header = piece
+                    elif pieces:
+                        yield _parse_commit(header, piece)
+                    pieces += 1
+            if pieces % 2 == 0 and pieces:
+                yield _parse_commit(header, pending)
+            stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
         if process.returncode not in (0, None):
             raise GitError(f"git log failed in {self.repository}: {stderr.strip()}")
 
+    def content(self, object_id: str) -> bytes | None:
+        """The content of blob ``object_id``, or ``None`` when it is not a blob here."""
+        if not _OBJECT_ID.fullmatch(object_id):
+            raise GitError(f"{object_id!r} is not an object id")
+        found = self._object(object_id)
+        return found[2] if found is not None and found[1] == "blob" else None
+
     def blob(self, rev: str, path: str) -> tuple[str, bytes] | None:
-        """The blob id and content of ``path`` at ``rev``, or ``None`` when it is not there."""
-        process = self._batch_process()
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(f"{rev}:{path}\n".encode("utf-8", "surrogateescape"))
-        process.stdin.flush()
-        line = process.stdout.readline().decode("utf-8", "surrogateescape")
-        if line.endswith((" missing\n", " ambiguous\n")):
+        """The blob id and content of ``path`` at ``rev``, or ``None`` when it is not there.
+
+        Found by walking ``rev``'s trees one name at a time, so ``path`` may hold any
+        byte git allows in a name.
+        """
+        found = self._object(f"{rev}^{{tree}}")
+        for name in os.fsencode(path).split(b"/"):
+            if found is None or found[1] != "tree":
+                return None
+            entry = _tree_entry(found[2], name, len(found[0]) // 2)
+            found = self._object(entry) if entry is not None else None
+        if found is None or found[1] != "blob":
             return None
-        blob_id, kind, size = line.split()
-        data = process.stdout.read(int(size) + 1)
-        if kind != "blob":
-            return None
-        return blob_id, data[:-1]
+        return found[0], found[2]
 
     def export(self, rev: str, destination: Path) -> None:
         """Write the tree of ``rev`` into ``destination`` (no ``.git``).
@@ -171,12 +203,12 @@ class Git:
                     ["git", "-C", str(self.repository), *args],
                     env=env,
                     capture_output=True,
-                    text=True,
                     check=False,
                 )
                 if result.returncode:
-                    message = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
-                    raise GitError(f"cannot export {rev} from {self.repository}: {message}")
+                    raise GitError(
+                        f"cannot export {rev} from {self.repository}: {_last_line(result.stderr)}"
+                    )
 
     def close(self) -> None:
         if self._batch is not None:
@@ -186,6 +218,36 @@ class Git:
             if self._batch.stdout:
                 self._batch.stdout.close()
             self._batch = None
+
+    def _output(self, *args: str) -> bytes:
+        result = subprocess.run(
+            ["git", "-C", str(self.repository), *args], capture_output=True, check=False
+        )
+        if result.returncode != 0:
+            raise GitError(
+                f"git {args[0]} failed in {self.repository}: {_last_line(result.stderr)}"
+            )
+        return result.stdout
+
+    def _object(self, name: str) -> tuple[str, str, bytes] | None:
+        """The id, type and content of object ``name`` (an id or ``<rev>^{tree}``), or
+        ``None`` when there is none."""
+        if not _REQUEST.fullmatch(name):
+            raise GitError(f"{name!r} is not an object name")
+        process = self._batch_process()
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(name.encode() + b"\n")
+        process.stdin.flush()
+        header = process.stdout.readline().split()
+        if len(header) != 3 or not header[2].isdigit():
+            if not header:
+                raise GitError(f"git cat-file stopped in {self.repository}")
+            return None  # missing or ambiguous: no content follows
+        size = int(header[2])
+        data = process.stdout.read(size + 1)
+        if len(data) != size + 1:
+            raise GitError(f"git cat-file stopped in {self.repository}")
+        return header[0].decode(), header[1].decode(), data[:-1]
 
     def _batch_process(self) -> subprocess.Popen[bytes]:
         if self._batch is None:
@@ -197,20 +259,73 @@ class Git:
         return self._batch
 
 
-def _parse_commit(record: str) -> Commit:
-    sha, parents, date, message, rest = record.split(FIELD, 4)
-    tokens = rest.lstrip("\0\n").split("\0")
-    changes: list[Change] = []
+def log_command(repository: Path, ref: str, token: str) -> list[str]:
+    """The ``git log`` of :meth:`Git.first_parent_log`: each commit's header (id, parents,
+    date, message) between two ``NUL + token`` fences, then its ``--raw -z`` changes."""
+    return [
+        "git", "-C", str(repository), "log", "--first-parent", "--diff-merges=first-parent",
+        "--raw", "--no-abbrev", "-M", "-z", "--no-color", "--no-ext-diff", "--no-relative",
+        f"--format=%x00{token}%H%x00%P%x00%cI%x00%B%x00{token}", ref, "--",
+    ]  # fmt: skip
+
+
+def _last_line(stderr: bytes) -> str:
+    return (stderr.decode(errors="replace").strip().splitlines() or ["(no message)"])[-1]
+
+
+def _tree_entry(tree: bytes, name: bytes, id_size: int) -> str | None:
+    """The object id of entry ``name`` in a raw tree object, or ``None``."""
+    position = 0
+    while position < len(tree):
+        space = tree.index(b" ", position)
+        end = tree.index(b"\0", space)
+        if tree[space + 1 : end] == name:
+            return tree[end + 1 : end + 1 + id_size].hex()
+        position = end + 1 + id_size
+    return None
+
+
+def _parse_commit(header: bytes, changes: bytes) -> Commit:
+    sha, parents, date, message = header.split(b"\0", 3)
+    return Commit(
+        sha.decode(),
+        tuple(parents.decode().split()),
+        date.decode(),
+        message.decode("utf-8", "replace"),
+        changes,
+    )
+
+
+def _parse_changes(raw: bytes) -> Iterator[Change]:
+    """The entries of ``git log --raw -z``: ``:<modes> <ids> <status>``, then the path
+    (two for a rename or copy), each NUL-terminated."""
+    tokens = raw.split(b"\0")
     index = 0
     while index < len(tokens):
-        status = tokens[index].strip()
-        if not status:
-            index += 1
+        meta = tokens[index].lstrip(b"\n")
+        index += 1
+        if not meta:
             continue
-        if status[0] in "RC":
-            changes.append(Change(status[0], tokens[index + 2], tokens[index + 1]))
-            index += 3
-        else:
-            changes.append(Change(status[0], tokens[index + 1]))
-            index += 2
-    return Commit(sha, tuple(parents.split()), date, message, tuple(changes))
+        fields = meta[1:].split(b" ")
+        if not meta.startswith(b":") or len(fields) != 5:
+            raise GitError(f"unexpected git log output: {meta[:80]!r}")
+        old_mode, new_mode, old_id, new_id, status = fields
+        count = 2 if status[:1] in (b"R", b"C") else 1
+        paths = [os.fsdecode(path) for path in tokens[index : index + count] if path]
+        index += count
+        if len(paths) != count:
+            raise GitError(f"unexpected git log output: no path after {meta[:80]!r}")
+        yield Change(
+            status[:1].decode(),
+            paths[-1],
+            paths[0] if count == 2 else None,
+            blob=_blob_id(new_mode, new_id),
+            old_blob=_blob_id(old_mode, old_id),
+        )
+
+
+def _blob_id(mode: bytes, object_id: bytes) -> str | None:
+    """The id of a file's content, or ``None`` for an absent file or a submodule."""
+    if mode == _GITLINK or not object_id.strip(b"0"):
+        return None
+    return object_id.decode()

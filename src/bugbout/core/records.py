@@ -1,7 +1,8 @@
 """The records that pass between pipeline stages, serialised as JSON in the store.
 
 Every stage reads records and writes records; nothing else flows between stages, so a
-bout can stop anywhere and resume from what the store holds.
+bout can stop anywhere and resume from what the store holds. File names and test ids are
+``FileName``: exact through JSON whatever their bytes (see ``bugbout.core.filenames``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from bugbout.core.filenames import FileName
 
 
 class Record(BaseModel):
@@ -59,13 +62,13 @@ class Task(Record):
     title: str
     issue: TaskIssue
     problem_statement: str = ""
-    source_files: list[str]
-    test_files: list[str]
+    source_files: list[FileName]
+    test_files: list[FileName]
     """Test modules the fix added or modified: the ones the oracle runs."""
-    changed_test_files: list[str] = Field(default_factory=list)
+    changed_test_files: list[FileName] = Field(default_factory=list)
     """Every file under the tests the fix added or modified (modules, conftest, data)."""
-    deleted_test_files: list[str] = Field(default_factory=list)
-    added_tests: list[str] = Field(default_factory=list)
+    deleted_test_files: list[FileName] = Field(default_factory=list)
+    added_tests: list[FileName] = Field(default_factory=list)
     """``path::Class::test`` names of the tests the fix added or gave new cases."""
     scored: bool = True
     reason: str | None = None
@@ -125,8 +128,8 @@ class TestRun(Record):
     status: RunStatus
     exit_code: int | None = None
     duration: float = 0.0
-    outcomes: dict[str, Outcome] = Field(default_factory=dict)
-    collection_errors: dict[str, str] = Field(default_factory=dict)
+    outcomes: dict[FileName, Outcome] = Field(default_factory=dict)
+    collection_errors: dict[FileName, str] = Field(default_factory=dict)
     """Modules that failed to collect, with the first line of their error."""
     crashes: dict[str, str] = Field(default_factory=dict)
     """Tests that killed pytest, with how (``crashed (signal 11)``): each is ``failed`` in
@@ -145,10 +148,10 @@ class Oracle(Record):
     key: str = ""
     """What determined it (tests run, environment): a changed key means recompute."""
     status: OracleStatus
-    fail_to_pass: list[str] = Field(default_factory=list)
-    pass_to_pass: list[str] = Field(default_factory=list)
-    unstable: list[str] = Field(default_factory=list)
-    fail_on_base: list[str] = Field(default_factory=list)
+    fail_to_pass: list[FileName] = Field(default_factory=list)
+    pass_to_pass: list[FileName] = Field(default_factory=list)
+    unstable: list[FileName] = Field(default_factory=list)
+    fail_on_base: list[FileName] = Field(default_factory=list)
     """Tests that fail both before and after the fix: pre-existing failures."""
     environment: str = ""
     """The environment the tests ran in (its builder and key)."""
@@ -194,7 +197,7 @@ class ChangeArea(StrEnum):
 class FileChange(Record):
     """One file an attempt changed."""
 
-    path: str
+    path: FileName
     kind: ChangeKind
     area: ChangeArea
     binary: bool = False
@@ -263,9 +266,9 @@ class Attempt(Record):
     """For an examiner: its assignment (``reproduce``, ``specify``)."""
     validation: TestRun | None = None
     """For an examiner: its tests run on the unfixed code."""
-    reproductions: list[str] = Field(default_factory=list)
+    reproductions: list[FileName] = Field(default_factory=list)
     """For an examiner: its tests that fail on the unfixed code, as a reproduction must."""
-    rejected_tests: list[str] = Field(default_factory=list)
+    rejected_tests: list[FileName] = Field(default_factory=list)
     """For a ``reproduce`` examiner: its tests that pass on the unfixed code (not evidence)."""
     review: Audit | None = None
     """With ``run.rounds`` > 1: the audit of this attempt on visible evidence only, which
@@ -300,10 +303,10 @@ class Matrix(Record):
     """What determined it (the attempts examined, the suite setting)."""
     patches: list[str]
     """Contestant names whose patch was examined, plus ``UNFIXED``."""
-    authors: dict[str, list[str]] = Field(default_factory=dict)
+    authors: dict[str, list[FileName]] = Field(default_factory=dict)
     vendors: dict[str, str | None] = Field(default_factory=dict)
     """Each author's (and patch's) vendor, for policies that keep vendors apart."""
-    outcomes: dict[str, dict[str, Outcome]] = Field(default_factory=dict)
+    outcomes: dict[str, dict[FileName, Outcome]] = Field(default_factory=dict)
     runs: dict[str, TestRun] = Field(default_factory=dict)
     """The pytest process behind each column (one per patch)."""
 
@@ -315,7 +318,7 @@ class Cell(Record):
     """One matrix cell a verdict rests on."""
 
     patch: str
-    test: str
+    test: FileName
     outcome: Outcome | None
 
 
@@ -351,8 +354,8 @@ class Resolution(Record):
     key: str = ""
     """The scored attempt's key: a new attempt is scored again."""
     score: Score
-    fail_to_pass: dict[str, Outcome | None] = Field(default_factory=dict)
-    pass_to_pass_failing: list[str] = Field(default_factory=list)
+    fail_to_pass: dict[FileName, Outcome | None] = Field(default_factory=dict)
+    pass_to_pass_failing: list[FileName] = Field(default_factory=list)
     run: TestRun | None = None
 
 
@@ -381,11 +384,11 @@ class Audit(Record):
     auditor: str
     verdict: AuditVerdict
     route: Route
-    still_failing: list[str] = Field(default_factory=list)
+    still_failing: list[FileName] = Field(default_factory=list)
     """fail-to-pass tests that do not pass with the patch."""
-    regressions: list[str] = Field(default_factory=list)
+    regressions: list[FileName] = Field(default_factory=list)
     """Tests passing on the unfixed code that fail with the patch."""
-    pre_existing: list[str] = Field(default_factory=list)
+    pre_existing: list[FileName] = Field(default_factory=list)
     """Failing tests that already failed on the unfixed code (not counted)."""
     report: str = ""
     """The kill report: what failed and why, for the next round's prompt."""

@@ -105,7 +105,7 @@ def mine_tasks(
         progress.start("reading issues", total=len(found.tasks))
         claimed: set[int] = set()
         for task in list(found.tasks):
-            message = git.run("log", "-1", "--format=%B", task.sha)
+            message = git.message(task.sha)
             issue, _ = resolver.resolve(request(task.issue.number, message))
             task.issue.title = issue.title
             task.issue.url = issue.url or task.issue.url

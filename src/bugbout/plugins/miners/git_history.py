@@ -189,8 +189,8 @@ def _task_if_tested(
         changed.append(change.path)
         if not is_test_module(change.path) or not change.path.endswith(".py"):
             continue
-        before = _tests_at(git, parent, change.old_path or change.path, cache, statements)
-        after = _tests_at(git, commit.sha, change.path, cache, statements)
+        before = _tests_in(git, change.old_blob, cache, statements)
+        after = _tests_in(git, change.blob, cache, statements)
         added.extend(f"{change.path}::{name}" for name in added_tests(before, after))
     if not added:
         return None
@@ -209,22 +209,20 @@ def _task_if_tested(
     )
 
 
-def _tests_at(
+def _tests_in(
     git: Git,
-    rev: str,
-    path: str,
+    blob: str | None,
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
 ) -> dict[str, int | None]:
-    """The tests a module defines at ``rev``, parsed once per blob and, within the blobs,
-    once per top-level statement."""
-    found = git.blob(rev, path)
-    if found is None:
+    """The tests a module's blob defines (none when there is no blob), parsed once per
+    blob and, within the blobs, once per top-level statement."""
+    if blob is None:
         return {}
-    blob_id, content = found
-    if blob_id not in cache:
-        cache[blob_id] = defined_tests_memo(content, statements)
-    return cache[blob_id]
+    if blob not in cache:
+        content = git.content(blob)
+        cache[blob] = defined_tests_memo(content, statements) if content is not None else {}
+    return cache[blob]
 
 
 def _parse_since(since: str | None) -> datetime | None:

@@ -1,0 +1,209 @@
+"""Mining, records and checkouts with hostile file names: every fix is found with exactly
+its own tests, read from its own blobs, and the names survive the store and the trees."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import name_history
+from bugbout.core.checkout import Checkouts
+from bugbout.core.git import Git
+from bugbout.core.manager import make_plugins
+from bugbout.core.mining import MiningRequest
+from bugbout.core.oracle import export_before
+from bugbout.core.records import Task, TaskSet
+from bugbout.core.settings import ProjectSettings, TasksSettings
+from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+from bugbout.testing import RepositoryBuilder
+from conftest import calc_settings
+
+Fixes = list[name_history.Fix]
+
+
+@pytest.fixture(scope="module")
+def names_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Fixes]:
+    path = tmp_path_factory.mktemp("names") / "repo"
+    return path, name_history.build(path)
+
+
+def mine(repo: Path) -> TaskSet:
+    request = MiningRequest(
+        repository=repo,
+        project=ProjectSettings(source="src/calc", tests="tests"),
+        tasks=TasksSettings(limit=100),
+    )
+    return GitHistoryMiner(GitHistoryOptions()).mine(request)
+
+
+def test_every_fix_is_mined_with_exactly_its_own_tests(
+    names_repo: tuple[Path, Fixes],
+) -> None:
+    repo, fixes = names_repo
+    found = mine(repo)
+    assert [(t.sha, t.test_files, t.added_tests) for t in found.tasks] == [
+        (fix.sha, [fix.name], [fix.test]) for fix in reversed(fixes)
+    ]
+    assert [task.title for task in found.tasks] == [
+        f"Fix f{number} returning nothing (#{number})" for number in range(len(fixes), 0, -1)
+    ]
+    assert all(task.changed_test_files == task.test_files for task in found.tasks)
+    assert all(task.source_files == ["src/calc/ops.py"] for task in found.tasks)
+
+
+def test_a_renamed_module_is_compared_with_its_old_version(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    old, new = "tests/test_old\nname.py", "tests/test_new\tname \udcff.py"
+    tests = [name_history.module(n) for n in range(1, 11)]
+    repo.commit("Initial", {"src/calc/a.py": "A = 0\n", old: "".join(tests)})
+    sha = repo.commit(
+        "Fix A (#1)",
+        {"src/calc/a.py": "A = 1\n", new: "".join(tests) + name_history.module(11)},
+        remove=[old],
+    )
+    [task] = mine(repo.path).tasks
+    assert (task.sha, task.added_tests) == (sha, [f"{new}::test_fix_11"])
+    assert (task.test_files, task.deleted_test_files) == ([new], [old])
+
+
+def test_blobs_are_found_by_exact_name(names_repo: tuple[Path, Fixes]) -> None:
+    repo, fixes = names_repo
+    with Git(repo) as git:
+        for fix in fixes:
+            assert git.blob(fix.sha, fix.name) == (_blob_id(repo, fix.content), fix.content)
+        newest = fixes[-1].sha
+        assert git.blob(newest, name_history.NAMES[0].replace("\n", "")) is None
+        assert git.blob(newest, "tests") is None  # a tree, not a blob
+        assert git.blob(newest, "tests/sub\ndir") is None
+        assert git.blob(newest, "tests/test_base.py") is not None  # still in step
+
+
+def _blob_id(repo: Path, content: bytes) -> str:
+    return (
+        subprocess.run(
+            ["git", "-C", str(repo), "hash-object", "--stdin"],
+            input=content,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+
+
+def test_names_round_trip_through_the_store(names_repo: tuple[Path, Fixes], tmp_path: Path) -> None:
+    repo, _ = names_repo
+    found = mine(repo)
+    store = Store(tmp_path / ".bugbout")
+    path = store.write(TASKS, found)
+    text = path.read_bytes().decode("utf-8")  # valid UTF-8 whatever the names
+    assert "tests/test_\\\\xff\\\\xfeweird.py" in text  # JSON for the text \xff\xfe
+    assert "tests/test_back\\\\\\\\slash \\\\\\\\x41.py" in text  # backslashes doubled
+    assert store.read(TASKS, TaskSet) == found
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        *name_history.NAMES,
+        "plain.py",
+        "\\",
+        "\\\\x",
+        "\\xff",
+        os.fsdecode(b"\x80\\\xc3"),
+        "\udcc3\udca9",  # the bytes of "é", split: must not come back as "é"
+    ],
+)
+def test_file_name_text_is_exact_and_utf8(name: str) -> None:
+    from bugbout.core.filenames import from_text, to_text
+
+    text = to_text(name)
+    text.encode("utf-8")
+    assert from_text(text) == name
+    plain = "\\" not in name and not any("\udc80" <= char <= "\udcff" for char in name)
+    assert (text == name) == plain
+
+
+def test_a_lone_backslash_in_a_stored_name_is_an_error(tmp_path: Path) -> None:
+    store = Store(tmp_path / ".bugbout")
+    store.ensure()
+    task = Task(
+        id="x", sha="a", parent="b", date="d", title="t", issue={"number": 1},
+        source_files=[], test_files=["tests/test_a.py"],
+    )  # fmt: skip
+    store.write(TASKS, TaskSet(tasks=[task]))
+    tasks_json = store.path(TASKS)
+    tasks_json.write_text(tasks_json.read_text().replace("test_a.py", "test_\\\\q.py"))
+    with pytest.raises(Exception, match="corrupt"):
+        store.read(TASKS, TaskSet)
+
+
+def test_trees_hold_the_exact_names(names_repo: tuple[Path, Fixes], tmp_path: Path) -> None:
+    repo, fixes = names_repo
+    found = {task.sha: task for task in mine(repo).tasks}
+    with Git(repo) as git:
+        base = Checkouts(git, tmp_path / "cache").base(fixes[-1].sha)
+        latest = {fix.name: fix.content for fix in fixes}
+        assert {name: (base / name).read_bytes() for name in latest} == latest
+        for fix in fixes:
+            before = tmp_path / f"before-{fix.sha[:12]}"
+            export_before(git, found[fix.sha], before)
+            assert (before / fix.name).read_bytes() == fix.content
+
+
+def test_a_message_that_is_not_utf8_is_stored(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit("Initial", {"src/calc/__init__.py": "", "src/calc/a.py": "A = 0\n"})
+    repo.commit(
+        "Fix crash (#3)",
+        {"src/calc/a.py": "A = 1\n", "tests/test_a.py": "def test_a():\n    pass\n"},
+    )
+    sha = _replace_message(repo.path, b"Fix caf\xe9 crash (#3)\n\nthe body \xff\n")
+    store = Store(tmp_path / ".bugbout")
+    found = mine_tasks(calc_settings(repo.path), make_plugins(entry_points=False), store)
+    assert [task.sha for task in found.tasks] == [sha]
+    assert found.tasks[0].title == "Fix caf\ufffd crash (#3)"
+    assert store.read(TASKS, TaskSet) == found
+
+
+def _replace_message(repo: Path, message: bytes) -> str:
+    """Give HEAD ``message`` as raw bytes (``git commit`` would re-encode them)."""
+    raw = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "commit", "HEAD"], capture_output=True, check=True
+    ).stdout
+    headers = raw.split(b"\n\n", 1)[0]
+    sha = (
+        subprocess.run(
+            ["git", "-C", str(repo), "hash-object", "-w", "-t", "commit", "--stdin"],
+            input=headers + b"\n\n" + message,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(["git", "-C", str(repo), "update-ref", "HEAD", sha], check=True)
+    return sha
+
+
+@pytest.mark.slow
+def test_ground_truth_runs_each_fix_on_its_own_module(
+    names_repo: tuple[Path, Fixes], tmp_path: Path
+) -> None:
+    repo, fixes = names_repo
+    settings = calc_settings(repo, reruns=1, limit=100)
+    plugins = make_plugins(entry_points=False)
+    store = Store(tmp_path / ".bugbout")
+    tasks = mine_tasks(settings, plugins, store)
+    oracles = compute_oracles(settings, plugins, store, tasks)
+    assert {i: (o.status, o.fail_to_pass) for i, o in oracles.root.items()} == {
+        fix.sha[:12]: ("ok", [fix.test]) for fix in fixes
+    }
+    extended = oracles.root[fixes[-2].sha[:12]]
+    assert extended.pass_to_pass == [f"{name_history.NAMES[0]}::test_fix_1"]
+    assert store.read(ORACLES, type(oracles)) == oracles
