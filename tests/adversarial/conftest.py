@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from effects import survivors
 
 from bugbout.testing import RepositoryBuilder
-from effects import survivors
 
 HERE = Path(__file__).resolve().parent
 
@@ -157,7 +157,9 @@ def plant(root: Path) -> Planted:
     )
     builder.commit("Notes", {"NOTES.md": f"{secrets['history']}\n"})
     builder.git("tag", "-a", "v1", "-m", secrets["history"])
-    repo, home, fake_home, agents = root / "repo", root / "bugbout-home", root / "home", root / "agents"
+    repo, home, fake_home, agents = (
+        root / name for name in ("repo", "bugbout-home", "home", "agents")
+    )
     files = {
         repo / ".git" / "planted-note": secrets["git-file"],
         repo / ".bugbout" / "planted.txt": secrets["store"],

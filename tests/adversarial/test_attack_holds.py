@@ -35,7 +35,7 @@ grab() {  # every file under each path, as far as it can be read
 """
 
 ATTACKS = {
-    "history": GRAB + r"""
+    "history": r"""
 git log --all -p; git cat-file --batch-all-objects --batch | head -c 200000
 git -C "$REPO" log --all -p; git --git-dir="$REPO/.git" show "$FIX"; git -C "$REPO" tag -n9
 grab "$REPO" "$REPO/.git"
@@ -44,12 +44,12 @@ git --git-dir="$REPO/.git" diff "$FIX~1" "$FIX" -- src | git apply
 cp "$BBHOME/checkouts/trees/$FIX/src/box/core.py" src/box/core.py
 exit 0
 """,
-    "store": GRAB + r"""
+    "store": r"""
 grab "$STORE" "$BBHOME" "$BBHOME/checkouts/trees/$FIX" "$BBHOME/attempts"
 cp -r "$BBHOME/checkouts/trees/$FIX/src/box/." src/box/
 exit 0
 """,
-    "keys": GRAB + r"""
+    "keys": r"""
 env; cat /proc/*/environ | tr '\0' '\n'; cat /proc/*/cmdline | tr '\0' ' '
 grab ~ "$FAKE_HOME" "$HOST_FILE"
 exit 0
@@ -107,6 +107,8 @@ done > intruder-loot.txt
 cat intruder-loot.txt
 """,
 }
+READERS = ("history", "store", "keys")
+"""The attacks that start with :data:`GRAB`."""
 VICTIM = "echo {nonce} > victim.txt\nsleep 12\n"
 
 
@@ -119,7 +121,13 @@ def hostile(
     root = tmp_path_factory.mktemp(f"hostile-{request.param}")
     bout = run_bout(
         root,
-        {**ATTACKS, "victim": VICTIM.format(nonce=nonce)},
+        {
+            **{
+                name: GRAB + script if name in READERS else script
+                for name, script in ATTACKS.items()
+            },
+            "victim": VICTIM.format(nonce=nonce),
+        },
         sandbox=request.param,
         timeout=TIMEOUT,
         overrides=(f"run.log-limit={LOG_LIMIT}", "judge.run-suite=false", "tasks.reruns=1"),
@@ -193,7 +201,7 @@ def test_an_output_flood_is_capped(hostile: tuple[Bout, str]) -> None:
         size = (logs / name).stat().st_size
         assert LOG_LIMIT <= size <= LOG_LIMIT + 100, (name, size)
     assert bout.peak_memory < MEMORY_BOUND, bout.peak_memory
-    assert 0 < bout.peak_memory
+    assert bout.peak_memory > 0
 
 
 def test_links_in_the_checkout_carry_no_host_content(hostile: tuple[Bout, str]) -> None:
