@@ -1,6 +1,6 @@
 """Chaos: bouts killed with ``kill -9`` at random points, resumed until they complete.
 
-A bout on a one-bug repository with four scripted contestants (under bubblewrap) is
+A bout on a one-bug repository with three scripted contestants (under bubblewrap) is
 started, its whole process group killed with SIGKILL after a random delay, and started
 again, until a run completes; then a new bout begins, until the number of kill points is
 reached. After every kill, and at the end of every bout, it checks:
@@ -89,10 +89,9 @@ area.write_text(area.read_text().replace(
 print("Fixed ratio().")
 EOF""",
     "wrong": 'echo "# looked at this" >> src/shapes/area.py',
-    "tester": 'printf "def test_nothing():\\n    assert True\\n" > tests/test_mine.py',
     "empty": 'echo "nothing to do"',
 }
-PAUSES = {"fixer": 0.4, "wrong": 0.2, "tester": 1.5, "empty": 0.1}
+PAUSES = {"fixer": 1.0, "wrong": 0.5, "empty": 0.2}
 
 
 @dataclass

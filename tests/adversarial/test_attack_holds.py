@@ -98,6 +98,7 @@ end=$((SECONDS + 10))
 while [ $SECONDS -lt $end ]; do
   for place in $(find "$BBHOME" "$REPO" -maxdepth 4 -type d; ls -d /proc/[0-9]*/cwd); do
     [ "$place" -ef . ] && continue
+    case "$(readlink -f "$place")" in "$BBHOME"/*|"$REPO"*) ;; *) continue ;; esac  # this bout only
     cat "$place/victim.txt"
     echo "intruded by $TAG" > "$place/intruder.txt"
     echo "intruded" >> "$place/victim.txt"

@@ -22,7 +22,7 @@ def test_ten_kill_points_lose_nothing(tmp_path: Path) -> None:
     assert outcome.problems == [], f"seed {seed}"
     assert outcome.kills == 10
     assert outcome.bouts >= 1
-    assert outcome.agent_runs >= 4 * outcome.bouts  # every contestant ran in every bout
+    assert outcome.agent_runs >= 3 * outcome.bouts  # every contestant ran in every bout
 
 
 def _attempt(bout: chaos.Bout, contestant: str) -> Path:
