@@ -27,7 +27,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -73,6 +72,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def podman_required() -> bool:
+    """CI sets ``BUGBOUT_REQUIRE_PODMAN``: there a missing podman fails, not skips."""
     return bool(os.environ.get("BUGBOUT_REQUIRE_PODMAN"))
 
 
@@ -251,7 +251,6 @@ class Bout:
     result: subprocess.CompletedProcess[str]
     peak_memory: int
     """bugbout's own peak resident memory, in bytes."""
-    duration: float
     listener: Listener | None = None
     _attempts: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
 
@@ -377,15 +376,13 @@ def run_bout(
         "AWS_SECRET_ACCESS_KEY": planted.secrets["aws-secret"],
         **(env or {}),
     }
-    started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-c", PEAK_MEMORY, str(peak), "run", "env=interpreter", *overrides],
         cwd=planted.repo, env=environment, capture_output=True, text=True, timeout=1800,
         check=False,
     )  # fmt: skip
-    duration = time.monotonic() - started
     memory = int(peak.read_text()) if peak.exists() else -1
-    return Bout(planted, tag, result, memory, duration, listener)
+    return Bout(planted, tag, result, memory, listener)
 
 
 @pytest.fixture(scope="session")

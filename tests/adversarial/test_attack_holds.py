@@ -19,7 +19,7 @@ from conftest import SANDBOXES, Bout, Listener, run_bout
 
 LOG_LIMIT = 1_000_000
 TIMEOUT = 30
-MEMORY_BOUND = 400 << 20
+MEMORY_BOUND = 256 << 20
 """bugbout's own peak memory with a 400 MB flood and everything else going on."""
 
 GRAB = r"""
