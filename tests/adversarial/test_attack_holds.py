@@ -17,6 +17,8 @@ import pytest
 
 from conftest import SANDBOXES, Bout, Listener, run_bout
 
+pytestmark = pytest.mark.slow  # one whole bout per sandbox, shared by every test here
+
 LOG_LIMIT = 1_000_000
 TIMEOUT = 30
 MEMORY_BOUND = 256 << 20

@@ -18,7 +18,7 @@ from bugbout.core.records import Attempt, AttemptStatus
 @pytest.mark.slow
 def test_ten_kill_points_lose_nothing(tmp_path: Path) -> None:
     seed = int(os.environ.get("BUGBOUT_CHAOS_SEED", random.randrange(1 << 32)))
-    outcome = chaos.run_chaos(tmp_path, kills=10, seed=seed)
+    outcome = chaos.run_chaos(tmp_path, kills=10, seed=seed, log=print)  # shown on failure
     assert outcome.problems == [], f"seed {seed}"
     assert outcome.kills == 10
     assert outcome.bouts >= 1
