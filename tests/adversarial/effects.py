@@ -1,4 +1,4 @@
-"""Finding what a bout left running: shared by the harness (conftest.py) and chaos.py."""
+"""Finding what a bout left running: shared by harness.py and chaos.py."""
 
 from __future__ import annotations
 

@@ -14,8 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-
-from conftest import SANDBOXES, Bout, Listener, run_bout
+from harness import SANDBOXES, Bout, Listener, run_bout
 
 pytestmark = pytest.mark.slow  # one whole bout per sandbox, shared by every test here
 

@@ -20,7 +20,7 @@ def test_ten_kill_points_lose_nothing(tmp_path: Path) -> None:
     seed = int(os.environ.get("BUGBOUT_CHAOS_SEED", random.randrange(1 << 32)))
     outcome = chaos.run_chaos(tmp_path, kills=10, seed=seed, log=print)  # shown on failure
     assert outcome.problems == [], f"seed {seed}"
-    assert outcome.kills == 10
+    assert outcome.kills >= 10  # a bout is resumed until it completes: a few more may come
     assert outcome.bouts >= 1
     assert outcome.agent_runs >= 3 * outcome.bouts  # every contestant ran in every bout
 
