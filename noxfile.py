@@ -76,6 +76,18 @@ def bench(session: nox.Session) -> None:
         session.run("python", str(benchmark.relative_to(ROOT)), *session.posargs)
 
 
+@nox.session(python=PYTHON, default=False)
+def chaos(session: nox.Session) -> None:
+    """Bouts killed with kill -9 at random points: `nox -s chaos -- --kills 100 --seed 7`.
+
+    Needs bubblewrap. After every kill and every completed bout it checks that every
+    record reads, that no finished attempt was lost or run again, that no agent process
+    is left, and that the report equals an uninterrupted run's (tests/adversarial/chaos.py).
+    Arguments after -- go to it: --kills N (default 100), --seed N, --workdir DIR."""
+    session.install("-e", ".", "pytest")  # pytest: the bouts run their tests with this Python
+    session.run("python", "tests/adversarial/chaos.py", *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
     """Check the docs offline: plugin pages against the code, every relative link.

@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh plugin registry, the synthetic history, settings for it."""
+"""Shared fixtures: a fresh plugin registry, the synthetic history (history.py has the
+settings for it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import pytest
 import components
 import history
 from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
 
 
 @pytest.fixture
@@ -33,16 +33,6 @@ def _bugbout_home(
     """Keep environments and scratch trees out of the user's cache, shared per session."""
     monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path_factory.getbasetemp() / "bugbout-home"))
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-
-
-def calc_settings(root: Path, **tasks: object) -> BoutSettings:
-    """Settings for the synthetic history, with tests run by the current interpreter."""
-    return BoutSettings(
-        project=ProjectSettings(source="src/calc", tests="tests"),
-        tasks=TasksSettings(issue_sources=("commit",), **tasks),  # type: ignore[arg-type]
-        env=PluginChoice(name="interpreter"),
-        root=root,
-    )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
 from bugbout.testing import RepositoryBuilder
 
 OPS = """\
@@ -200,3 +201,13 @@ EXPECTED_ORDER = [
     "unstable", "parametrize", "modified_module", "duplicate_new", "merge",
     "already_passing", "clean",
 ]  # fmt: skip
+
+
+def calc_settings(root: Path, **tasks: object) -> BoutSettings:
+    """Settings for the synthetic history, with tests run by the current interpreter."""
+    return BoutSettings(
+        project=ProjectSettings(source="src/calc", tests="tests"),
+        tasks=TasksSettings(issue_sources=("commit",), **tasks),  # type: ignore[arg-type]
+        env=PluginChoice(name="interpreter"),
+        root=root,
+    )

@@ -20,7 +20,7 @@ from bugbout.core.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.core.testrun import CRASH_LIMIT, run_tests
 from bugbout.testing import RepositoryBuilder
-from conftest import calc_settings
+from history import calc_settings
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
 

@@ -21,7 +21,7 @@ from bugbout.core.store import ORACLES, TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder
-from conftest import calc_settings
+from history import calc_settings
 
 Fixes = list[name_history.Fix]
 

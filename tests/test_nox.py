@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SESSIONS = ("tests", "lint", "typecheck", "e2e", "bench", "docs", "bout")
+SESSIONS = ("tests", "lint", "typecheck", "e2e", "bench", "chaos", "docs", "bout")
 
 
 def noxfile() -> ModuleType:

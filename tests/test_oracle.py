@@ -12,7 +12,7 @@ from bugbout.core.oracle import judge_runs
 from bugbout.core.records import Oracle, OracleSet, Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.store import ORACLES, TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
-from conftest import calc_settings
+from history import calc_settings
 
 
 @pytest.fixture(scope="module")

@@ -423,7 +423,7 @@ def test_lifecycle_hooks_receive_the_stored_records(
 ) -> None:
     from bugbout.core.store import Store
     from bugbout.core.tasks import mine_tasks
-    from conftest import calc_settings
+    from history import calc_settings
 
     seen: list[int] = []
 
