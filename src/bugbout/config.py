@@ -14,12 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.layout import CONFIG_NAME, find_config
-from bugbout.suggest import extra_key, unknown_setting
-from bugbout.ui import Console
+
+if TYPE_CHECKING:
+    from bugbout.ui import Console
 
 GROUPS = {
     "miner": "miner",
@@ -241,6 +242,8 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
     when it is an option of the chosen plugin."""
     from omegaconf import OmegaConf
 
+    from bugbout.suggest import unknown_setting
+
     others = [arg for arg in overrides if arg.split("=", 1)[0] != key]
     choices = [arg for arg in others if "." not in arg.split("=", 1)[0]]
     tree: Any = {}
@@ -275,6 +278,7 @@ def _settings(cfg: Any, root: Path) -> Any:
     from pydantic import ValidationError
 
     from bugbout.core.settings import BoutSettings
+    from bugbout.suggest import extra_key
 
     try:
         data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
