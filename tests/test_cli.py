@@ -319,6 +319,17 @@ def test_an_agent_on_its_vendors_api_needs_the_key(initialised: Path) -> None:
     )
 
 
+def test_mine_only_writes_the_tasks_without_ground_truth(initialised: Path) -> None:
+    result = bugbout("tasks", "--mine-only", "tasks.limit=2", cwd=initialised)
+    assert result.returncode == 0, result.stderr
+    store = initialised / ".bugbout"
+    tasks = json.loads((store / "tasks.json").read_text())
+    assert len(tasks["tasks"]) == 2
+    assert not (store / "oracles.json").exists()
+    assert "not computed" in result.stdout
+    assert f"wrote {store / 'tasks.json'}\n" in result.stderr
+
+
 def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
     store = initialised / ".bugbout"
     store.mkdir()

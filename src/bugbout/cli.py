@@ -357,13 +357,17 @@ def _tasks(args: list[str], console: Console) -> int:
     """``bugbout tasks [OVERRIDES]``: mine, find issues, compute ground truth."""
     if args and args[0] in ("-h", "--help"):
         print(
-            "usage: bugbout tasks [OVERRIDES...]\n\nMine fixed bugs and compute their ground "
-            "truth; writes .bugbout/tasks.json and .bugbout/oracles.json.\n\nExamples:\n"
+            "usage: bugbout tasks [--mine-only] [OVERRIDES...]\n\nMine fixed bugs and compute "
+            "their ground truth; writes .bugbout/tasks.json and .bugbout/oracles.json.\n\n"
+            "  --mine-only   mine and write tasks.json only, without ground truth (fast)\n\n"
+            "Examples:\n"
             "  bugbout tasks tasks.limit=5\n  bugbout tasks env=interpreter\n"
             "  bugbout tasks --cfg job      # show the composed settings\n"
         )
         print(_settings_help())
         return 0
+    mine_only = "--mine-only" in args
+    args = [arg for arg in args if arg != "--mine-only"]
 
     def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
         from bugbout.core.store import Store
@@ -372,9 +376,12 @@ def _tasks(args: list[str], console: Console) -> int:
         check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with console.progress() as progress:
-            tasks, oracles = ground_truth(settings, plugins, store, progress, sweep=hydra_job.sweep)
+            tasks, oracles = ground_truth(
+                settings, plugins, store, progress, sweep=hydra_job.sweep, mine_only=mine_only
+            )
         console.task_table(tasks, oracles)
-        console.info(f"wrote {store.path('tasks.json')} and {store.path('oracles.json')}")
+        written = ["tasks.json"] if mine_only else ["tasks.json", "oracles.json"]
+        console.info(f"wrote {' and '.join(str(store.path(name)) for name in written)}")
 
     return run_with_hydra("tasks", args, console, job)
 

@@ -15,7 +15,7 @@ from bugbout.core.settings import BoutSettings, PluginChoice
 COMMANDS = {
     "init": ("--force", "--source", "--tests"),
     "doctor": ("--dry-run",),
-    "tasks": ("--cfg",),
+    "tasks": ("--mine-only", "--cfg"),
     "run": ("--retry-failed", "--keep-going", "-m", "--cfg", "--info"),
     "report": ("--format", "--job", "--sweep"),
     "plugins": ("new",),

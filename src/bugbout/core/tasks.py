@@ -257,16 +257,20 @@ def ground_truth(
     *,
     executor: Executor | None = None,
     sweep: Path | None = None,
+    mine_only: bool = False,
 ) -> tuple[TaskSet, OracleSet]:
-    """Mine the tasks and compute their oracles, one bout at a time on a store: another
-    bugbout doing it meanwhile is an error naming it, except for the jobs of one
-    ``sweep`` (its directory), which take turns: the first computes, the others find its
-    records and reuse them."""
+    """Mine the tasks and compute their oracles (``mine_only``: only mine; the oracles
+    are those stored), one bout at a time on a store: another bugbout doing it
+    meanwhile is an error naming it, except for the jobs of one ``sweep`` (its
+    directory), which take turns: the first computes, the others find its records and
+    reuse them."""
     progress = progress or SilentProgress()
     doing = f"mining or computing ground truth on {store.root}"
     party = str(sweep.resolve()) if sweep else ""
     with store.claim("ground-truth", doing, sweep=party, warn=progress.warn):
         tasks = mine_tasks(settings, plugins, store, progress)
+        if mine_only:
+            return tasks, store.read(ORACLES, OracleSet) or OracleSet()
         oracles = compute_oracles(settings, plugins, store, tasks, progress, executor=executor)
     return tasks, oracles
 
