@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import history
-from bugbout.core.mining import MiningRequest, issue_references
+from bugbout.core.mining import MiningRequest, fix_title_pattern, issue_references
 from bugbout.core.records import TaskSet
 from bugbout.core.settings import ProjectSettings, TasksSettings
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
@@ -172,3 +172,46 @@ def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path
         (merge, "Fix a crash in the parser")
     ]
     assert asked == [20]
+
+
+@pytest.mark.parametrize(
+    ("title", "matches"),
+    [
+        ("Handle errors in the parser", True),
+        ("Two bugs in rounding", True),
+        ("Parser crashes on empty input", True),
+        ("Avoid regressions in sum()", True),
+        ("Dates were parsed incorrectly", True),
+        ("Fixed the tokenizer", True),
+        ("Add a prefix option", False),
+        ("Improve debugging output", False),
+        ("Errorless refactor", False),
+    ],
+)
+def test_fix_words_match_their_inflections(title: str, matches: bool) -> None:
+    pattern = fix_title_pattern(TasksSettings().fix_words)
+    assert bool(pattern.search(title)) is matches
+
+
+def test_a_merge_whose_own_title_names_a_fix_keeps_it(tmp_path: Path) -> None:
+    from bugbout.testing import RepositoryBuilder
+
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit("Initial", {"src/calc/__init__.py": "", "tests/test_a.py": "def test_a(): pass\n"})
+    repo.branch("topic")
+    repo.commit(
+        "Parser work",
+        {
+            "src/calc/parse.py": "X = 1\n",
+            "tests/test_a.py": "def test_a(): pass\ndef test_b(): pass\n",
+        },
+    )
+    repo.switch("main")
+    merge = repo.merge("topic", "Fix the parser's crash on empty input\n\nCloses #31")
+    request = MiningRequest(
+        repository=repo.path, project=ProjectSettings(source="src/calc"), tasks=TasksSettings()
+    )
+    found = GitHistoryMiner(GitHistoryOptions()).mine(request)
+    assert [(task.sha, task.title) for task in found.tasks] == [
+        (merge, "Fix the parser's crash on empty input")
+    ]

@@ -43,10 +43,16 @@ class Miner(Protocol):
         ...
 
 
+INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")
+"""Endings a fix word may take and still match: errors, crashes, incorrectly."""
+
+
 def fix_title_pattern(words: Iterable[str]) -> re.Pattern[str]:
-    """A case-insensitive, word-boundary match on any of ``words``."""
+    """A case-insensitive, word-boundary match on any of ``words``, or a word with one of
+    the :data:`INFLECTIONS`."""
     alternatives = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
-    return re.compile(rf"\b(?:{alternatives})\b", re.IGNORECASE)
+    endings = "|".join(INFLECTIONS)
+    return re.compile(rf"\b(?:{alternatives})(?:{endings})?\b", re.IGNORECASE)
 
 
 def issue_references(*texts: str, repository: str | None = None) -> list[IssueRef]:

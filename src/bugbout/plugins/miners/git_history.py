@@ -115,8 +115,11 @@ class GitHistoryMiner:
     ) -> tuple[_Candidate | None, str]:
         """The cheap rules, from the log alone: title, issue, source files."""
         pr_title = _pull_request_title(commit) if commit.is_merge else None
-        title = pr_title or commit.subject
-        matched = any(pattern.search(text) for text in (commit.subject, pr_title) if text)
+        if pattern.search(commit.subject):  # a title that names a fix keeps its own words
+            matched, title = True, commit.subject
+        else:
+            matched = bool(pr_title and pattern.search(pr_title))
+            title = pr_title or commit.subject
         may_look_up = commit.is_merge and not pr_title and titles is not None
         if not matched and not may_look_up:
             return None, NOT_A_FIX  # the common case: no need to read references
