@@ -54,3 +54,39 @@ def test_a_quiet_console_prints_no_progress() -> None:
         progress.start("racing", total=1)
         progress.advance("done")
     assert stream.getvalue() == ""
+
+
+def test_the_yield_counts_tasks_with_ground_truth_and_why_the_rest_have_none() -> None:
+    from bugbout.core.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
+    from bugbout.ui import ground_truth_yield
+
+    def task(sha: str) -> Task:
+        return Task(
+            id=sha,
+            sha=sha,
+            parent="p" + sha,
+            date="2024-01-01T00:00:00+00:00",
+            title="Fix",
+            issue=TaskIssue(number=1),
+            source_files=[],
+            test_files=[],
+        )
+
+    tasks = TaskSet(examined=9, tasks=[task(s) for s in ("a", "b", "c", "d", "e")])
+    assert ground_truth_yield(tasks, OracleSet()) == ""
+    error = "could not install simplejson; set project.test-dependencies"
+    oracles = OracleSet(
+        {
+            "a": Oracle(task_id="a", status="ok"),
+            "b": Oracle(task_id="b", status="ok"),
+            "c": Oracle(task_id="c", status="no-fail-to-pass"),
+            "d": Oracle(task_id="d", status="environment-error", reason=error),
+            "e": Oracle(task_id="e", status="environment-error", reason=error),
+        }
+    )
+    assert ground_truth_yield(tasks, oracles).splitlines() == [
+        "yield: 2 of 5 tasks have ground truth (40%)",
+        "    2  environment-error: could not install simplejson",
+        "    1  no-fail-to-pass  (no test the fix added fails before it: nothing to replay; "
+        "tasks.since or tasks.limit find others)",
+    ]

@@ -103,6 +103,9 @@ class Console:
                 oracle.status if oracle else "not computed",
             )
         self.out.print(table)
+        summary = ground_truth_yield(tasks, oracles)
+        if summary:
+            self.out.print(summary, markup=False, highlight=False)
 
     def attempt_table(self, attempts: list[Attempt]) -> None:
         if not attempts:
@@ -215,3 +218,37 @@ class PlainProgress:
 def _elapsed(seconds: float) -> str:
     minutes, rest = divmod(int(seconds), 60)
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+YIELD_FIXES = {
+    "no-fail-to-pass": (
+        "no test the fix added fails before it: nothing to replay; tasks.since or "
+        "tasks.limit find others"
+    ),
+    "environment-error": "the reason is in `bugbout tasks` warnings and oracles.json",
+}
+"""What to do about each way a mined task can end without ground truth."""
+
+
+def ground_truth_yield(tasks: TaskSet, oracles: OracleSet) -> str:
+    """How many mined tasks got ground truth, and why the others did not (most common
+    first, each with what to do); empty before any ground truth is computed."""
+    computed = [oracles.root[task.id] for task in tasks.tasks if task.id in oracles.root]
+    if not computed:
+        return ""
+    good = sum(1 for oracle in computed if oracle.status == "ok")
+    lines = [
+        f"yield: {good} of {len(tasks.tasks)} tasks have ground truth "
+        f"({round(100 * good / len(tasks.tasks))}%)"
+    ]
+    reasons: dict[str, int] = {}
+    for oracle in computed:
+        if oracle.status != "ok":
+            why: str = oracle.status
+            if oracle.status == "environment-error" and oracle.reason:
+                why = f"{oracle.status}: {oracle.reason.split(';')[0][:100]}"
+            reasons[why] = reasons.get(why, 0) + 1
+    for why, count in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
+        fix = YIELD_FIXES.get(why.split(":")[0], "")
+        lines.append(f"  {count:>3}  {why}" + (f"  ({fix})" if fix and ":" not in why else ""))
+    return "\n".join(lines)
