@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core import patch as patch_module
 from bugbout.core.checkout import Checkouts
 from bugbout.core.git import Git
 from bugbout.core.patch import PatchError, apply_patch, classify, diff_trees, is_ignored
 from bugbout.core.records import ChangeArea, ChangeKind, FileChange, Patch
+from bugbout.core.treewalk import Entry
 from bugbout.testing import RepositoryBuilder
 
 SOURCE, TESTS = "src/pkg", "tests"
@@ -111,10 +111,11 @@ def round_trip(
 def test_an_unchanged_copy_has_an_empty_patch(
     trees: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def unread(self: object) -> bytes:
+    def unread(self: object, *other: object) -> bytes:
         raise AssertionError("an unchanged file was read")
 
-    monkeypatch.setattr(patch_module._Entry, "content", unread)
+    monkeypatch.setattr(Entry, "content", unread)
+    monkeypatch.setattr(Entry, "same_content", unread)
     patch = diff(*trees)
     assert patch == Patch()
     assert patch.empty

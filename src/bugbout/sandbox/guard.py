@@ -26,6 +26,10 @@ import resource
 import signal
 import sys
 import time
+from typing import Any
+
+Breach = dict[str, int | str]
+"""What the report holds: ``limit``, ``used``, ``allowed``."""
 
 INTERVAL = 0.2
 """Seconds between two looks at the processes."""
@@ -151,18 +155,18 @@ def _measure(folders: list[str], most: int | None) -> tuple[int, int]:
     return allocated, entries
 
 
-def _disk(folders: list[str], baseline: tuple[int, int], spec: dict) -> dict | None:
+def _disk(folders: list[str], baseline: tuple[int, int], spec: dict[str, Any]) -> Breach | None:
     allocated, entries = _measure(folders, baseline[1] + spec["files"])
     return _over("files", entries - baseline[1], spec) or _over(
         "disk", allocated - baseline[0], spec
     )
 
 
-def _over(limit: str, used: int, spec: dict) -> dict | None:
+def _over(limit: str, used: int, spec: dict[str, Any]) -> Breach | None:
     return {"limit": limit, "used": used, "allowed": spec[limit]} if used > spec[limit] else None
 
 
-def _write(report: str, breach: dict) -> None:
+def _write(report: str, breach: Breach) -> None:
     temporary = f"{report}.{os.getpid()}"
     with open(temporary, "w") as handle:
         json.dump(breach, handle)
