@@ -45,19 +45,18 @@ class LimitExceeded(BugboutError):
 def exceeded(limit: str, used: int, allowed: int) -> str:
     """The one-line reason: ``patch too large (612 MB > 10 MB limit; setting
     limits.patch-size)``."""
-    if limit in COUNTED:
-        amounts = f"{used:,} > {allowed:,}"
-    else:
-        amounts = f"{_bytes(used)} > {_bytes(allowed)}"
-    return f"{WHAT[limit]} ({amounts} limit; setting limits.{limit})"
+    return f"{WHAT[limit]} ({_amounts(limit, used, allowed)} limit; setting limits.{limit})"
 
 
-def _bytes(amount: int) -> str:
-    if amount >= 10_000_000:
-        return f"{amount / 1e6:,.0f} MB"
-    if amount >= 1_000_000:
-        return f"{amount / 1e6:.1f} MB"
-    return f"{amount:,} bytes"
+def _amounts(limit: str, used: int, allowed: int) -> str:
+    """``used > allowed``, in MB as round as they stay apart, else exactly."""
+    if limit not in COUNTED and used >= 1_000_000:
+        for decimals in (0, 1):
+            shown = [f"{amount / 1e6:,.{decimals}f} MB" for amount in (used, allowed)]
+            if shown[0] != shown[1]:
+                return " > ".join(shown)
+    unit = "" if limit in COUNTED else " bytes"
+    return f"{used:,}{unit} > {allowed:,}{unit}"
 
 
 @dataclass(frozen=True)
