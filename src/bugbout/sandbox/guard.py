@@ -111,7 +111,11 @@ def _tree() -> tuple[int, int]:
 def _descendants() -> list[int]:
     """The pids of every process below the guard (from each process's parent in /proc)."""
     children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc (macOS): no process is counted
+        return []
+    for name in names:
         if not name.isdigit():
             continue
         try:
