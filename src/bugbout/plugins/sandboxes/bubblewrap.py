@@ -138,6 +138,17 @@ class Bubblewrap:
             command += ["--cap-drop", "ALL"]
         return command
 
+    def _try(self) -> subprocess.CompletedProcess[str]:
+        """An empty sandbox, as every sandbox is built."""
+        return subprocess.run(
+            [*self._base(network=False, tmp_size=PROBE_SIZE), "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+
     def _probe(self) -> str | None:
         if self.executable is None:
             return (
@@ -145,19 +156,11 @@ class Bubblewrap:
                 f"install it (apt install bubblewrap, dnf install bubblewrap), {NO_SANDBOX}"
             )
         try:
-            usage = subprocess.run(
-                [self.executable, "--help"], capture_output=True, text=True, check=False,
-                timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
-            self._sized = "--size" in usage.stdout
-            result = subprocess.run(
-                [*self._base(network=False, tmp_size=PROBE_SIZE), "--", "true"],
-                capture_output=True,
-                text=True,
-                timeout=PROBE_TIMEOUT,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
+            self._sized = True
+            result = self._try()
+            if "--size" in result.stderr:  # before bubblewrap 0.8: tmpfs cannot be sized
+                self._sized = False
+                result = self._try()
         except subprocess.TimeoutExpired:
             return (
                 f"bubblewrap ({self.executable}) did not start a sandbox in "
