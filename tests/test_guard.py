@@ -127,3 +127,15 @@ def _marked(mark: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def test_a_watched_folder_inside_another_is_counted_once(tmp_path: Path) -> None:
+    inner = tmp_path / "work" / "state"
+    inner.mkdir(parents=True)
+    guard = Guard(SMALL, (tmp_path / "work", inner), tmp_path / "limits.json")
+    code = "import pathlib\nfor n in range(150): pathlib.Path(f'state/f{n}').touch()\n"
+    ended = subprocess.run(
+        guard.wrap([sys.executable, "-c", code]), cwd=tmp_path / "work", timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert (ended.returncode, guard.breach()) == (0, None)

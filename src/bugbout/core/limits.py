@@ -73,7 +73,11 @@ class Guard:
         """``argv`` run under the guard."""
         spec = {
             "report": str(self.report),
-            "watched": [str(path) for path in self.watched],
+            "watched": [  # a folder inside another is measured with it, once
+                str(path)
+                for path in self.watched
+                if not any(path != other and path.is_relative_to(other) for other in self.watched)
+            ],
             "memory": self.limits.memory,
             "processes": self.limits.processes,
             "disk": self.limits.disk,
