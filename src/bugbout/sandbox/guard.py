@@ -47,7 +47,9 @@ def main(args: list[str]) -> int:
     baseline = _measure(watched, None)
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(SUBREAPER, 1, 0, 0, 0)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (spec["disk"] + 1, spec["disk"] + 1))
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    largest = spec["disk"] + 1 if hard == resource.RLIM_INFINITY else min(hard, spec["disk"] + 1)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (largest, largest))
     try:
         # Python ignores SIGPIPE and SIGXFSZ; the command gets their default actions back.
         child = os.posix_spawnp(
