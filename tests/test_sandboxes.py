@@ -833,6 +833,41 @@ def _fake_bwrap(tmp_path: Path, stderr: str) -> tuple[Path, Path]:
     return script, calls
 
 
+def test_bwrap_sizes_the_temporary_filesystems_and_keeps_dev_read_only(tmp_path: Path) -> None:
+    sandbox = _make("bubblewrap")
+    script = (
+        "for place in /tmp /var/tmp /dev/shm; do "
+        "dd if=/dev/zero of=$place/fill bs=1M count=8 2>/dev/null; "
+        "echo $place $(stat -c %s $place/fill); done; "
+        "touch /dev/fill 2>/dev/null || echo /dev read-only"
+    )
+    confinement = Confinement(workdir=tmp_path, tmp_size=3_000_000)
+    result = subprocess.run(
+        sandbox.wrap(["sh", "-c", script], confinement),
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    sizes = dict(line.split() for line in result.stdout.splitlines() if line.startswith("/"))
+    assert sizes.pop("/dev") == "read-only"
+    assert set(sizes) == {"/tmp", "/var/tmp", "/dev/shm"}
+    assert all(int(size) <= 3_000_000 + 4096 for size in sizes.values()), sizes  # whole pages
+
+
+def test_a_bwrap_that_cannot_size_a_tmpfs_still_sandboxes(tmp_path: Path) -> None:
+    real = _make("bubblewrap").executable
+    old = tmp_path / "old-bwrap"
+    old.write_text(
+        '#!/bin/sh\nfor arg; do [ "$arg" = --size ] && '
+        "{ echo 'bwrap: Unknown option --size' >&2; exit 1; }; done\n"
+        f'exec {real} "$@"\n'
+    )
+    old.chmod(0o755)
+    sandbox = Bubblewrap(BubblewrapOptions(executable=str(old)))
+    assert sandbox.problem() is None
+    wrapped = sandbox.wrap(["true"], Confinement(workdir=tmp_path, tmp_size=3_000_000))
+    assert "--size" not in wrapped
+    assert subprocess.run(wrapped, check=False, timeout=60).returncode == 0
+
+
 def test_bwrap_problem_says_how_to_install_it() -> None:
     problem = Bubblewrap(BubblewrapOptions(executable="no-such-bwrap")).problem()
     assert problem is not None and "\n" not in problem

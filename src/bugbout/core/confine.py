@@ -62,7 +62,13 @@ def test_confinement(settings: BoutSettings, sandbox: Sandbox, home: Path) -> Co
 
     def confine(argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
         readable = readable_paths(argv[:1])
-        confinement = Confinement(workdir=tree, writable=writable, readable=readable, masked=masked)
+        confinement = Confinement(
+            workdir=tree,
+            writable=writable,
+            readable=readable,
+            masked=masked,
+            tmp_size=settings.limits.tmp,
+        )
         return sandbox.wrap(argv, confinement)
 
     return confine

@@ -9,7 +9,9 @@ Paths are relative to the tree's root, with git's ``a/`` and ``b/`` prefixes.
 
 A file whose size and modification time (to the nanosecond) equal the base's is taken as
 unchanged without being read: working copies preserve the base's mtimes, and any write
-sets a new one.
+sets a new one. The trees are walked a directory at a time (``bugbout.core.treewalk``)
+and held to the ``limits:`` settings: past ``files`` added entries or ``patch-size``
+bytes of diff, ``diff_trees`` stops with ``LimitExceeded`` before reading further.
 
 ``apply_patch`` applies one of those diffs to a tree with plain ``git apply``, after
 checking that every path it touches stays inside the tree.
@@ -22,16 +24,19 @@ import difflib
 import hashlib
 import os
 import re
-import stat
 import subprocess
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NoReturn
 
 from bugbout.core.errors import BugboutError
+from bugbout.core.limits import LimitExceeded, exceeded
 from bugbout.core.records import ChangeArea, ChangeKind, FileChange, Patch
+from bugbout.core.settings import LimitsSettings
 from bugbout.core.testmodules import is_test_module
+from bugbout.core.treewalk import SYMLINK, Entry, walk
 
 IGNORED_DIRECTORIES = frozenset(
     {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox",
@@ -48,7 +53,6 @@ TEXT_PROBE = 8000
 """Like git, a file with a NUL byte in its first 8000 bytes is binary."""
 CONTEXT = 3
 NULL_OID = "0" * 40
-REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
 
 
 class PatchError(BugboutError):
@@ -84,81 +88,33 @@ def classify(path: str, *, source: str, tests: str) -> ChangeArea:
 # -- finding changes -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    """A file or symlink of a tree, as ``lstat`` saw it."""
-
-    location: str
-    """Its path on disk."""
-    symlink: bool
-    executable: bool
-    size: int
-    mtime_ns: int
-
-    @property
-    def mode(self) -> str:
-        if self.symlink:
-            return SYMLINK
-        return EXECUTABLE if self.executable else REGULAR
-
-    def content(self) -> bytes:
-        """A file's bytes, or a symlink's target."""
-        try:
-            if self.symlink:
-                return os.readlink(os.fsencode(self.location))  # noqa: PTH115 - bytes
-            with open(self.location, "rb") as handle:  # noqa: PTH123
-                return handle.read()
-        except OSError as exc:
-            raise PatchError(f"cannot read {self.location}: {exc.strerror}") from exc
-
-
-def _scan(root: Path) -> dict[str, _Entry]:
-    """Every regular file and symlink under ``root`` by relative POSIX path, caches left
-    out. Symlinks are not followed; sockets, FIFOs and devices are skipped."""
-    entries: dict[str, _Entry] = {}
-    pending = [("", str(root))]
-    while pending:
-        prefix, directory = pending.pop()
-        try:
-            scanner = os.scandir(directory)
-        except OSError as exc:
-            raise PatchError(f"cannot list {directory}: {exc.strerror}") from exc
-        with scanner:
-            for entry in scanner:
-                name = entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    if not is_ignored(name, directory=True):
-                        pending.append((f"{prefix}{name}/", entry.path))
-                    continue
-                if is_ignored(name):
-                    continue
-                info = entry.stat(follow_symlinks=False)
-                symlink = stat.S_ISLNK(info.st_mode)
-                if not (symlink or stat.S_ISREG(info.st_mode)):
-                    continue
-                entries[prefix + name] = _Entry(
-                    entry.path,
-                    symlink,
-                    not symlink and bool(info.st_mode & stat.S_IXUSR),
-                    info.st_size,
-                    info.st_mtime_ns,
-                )
-    return entries
-
-
-def diff_trees(base: Path, work: Path, *, source: str, tests: str) -> Patch:
+def diff_trees(
+    base: Path, work: Path, *, source: str, tests: str, limits: LimitsSettings | None = None
+) -> Patch:
     """Everything added, modified or deleted in ``work`` against ``base``, caches left out,
-    as a ``Patch``: one diff per area and one ``FileChange`` per path, sorted by path."""
-    old_entries, new_entries = _scan(base), _scan(work)
+    as a ``Patch``: one diff per area and one ``FileChange`` per path, sorted by path.
+
+    The trees are walked a directory at a time and files read one at a time. Past
+    ``limits.files`` added entries, or ``limits.patch-size`` bytes of diff, it stops
+    with ``LimitExceeded``; a changed file larger than its base version by more than
+    what is left of the patch size is not read."""
+    limits = limits or LimitsSettings()
     diffs: dict[ChangeArea, list[str]] = {area: [] for area in ChangeArea}
     files: list[FileChange] = []
-    for path in sorted(old_entries.keys() | new_entries.keys()):
-        old, new = old_entries.get(path), new_entries.get(path)
+    size = 0
+    walked = walk(base, work, files=limits.files, ignored=is_ignored)
+    for path, old, new in walked:
         if old is not None and new is not None and _unchanged(old, new):
             continue
         _check_name(path)
+        growth = (new.size if new is not None else 0) - (old.size if old is not None else 0)
+        if size + growth > limits.patch_size:
+            _too_large(size + max(growth, 0), limits, walked)
         area = classify(path, source=source, tests=tests)
         text, change = _file_diff(path, old, new, area)
+        size += len(text)
+        if size > limits.patch_size:
+            _too_large(size, limits, walked)
         if text:
             diffs[area].append(text)
             files.append(change)
@@ -170,11 +126,31 @@ def diff_trees(base: Path, work: Path, *, source: str, tests: str) -> Patch:
     )
 
 
-def _unchanged(old: _Entry, new: _Entry) -> bool:
+def _too_large(
+    size: int, limits: LimitsSettings, rest: Iterator[tuple[str, Entry | None, Entry | None]]
+) -> NoReturn:
+    """Raise ``LimitExceeded`` for a patch of at least ``size`` bytes, adding the sizes of
+    the files still to walk (not read) to say how large it would be."""
+    for _, old, new in rest:
+        if new is not None and not (old is not None and _same_stat(old, new)):
+            size += new.size
+    raise LimitExceeded(exceeded("patch-size", size, limits.patch_size))
+
+
+def _same_stat(old: Entry, new: Entry) -> bool:
+    return (old.symlink, old.executable, old.size, old.mtime_ns) == (
+        new.symlink,
+        new.executable,
+        new.size,
+        new.mtime_ns,
+    )
+
+
+def _unchanged(old: Entry, new: Entry) -> bool:
     """Cheap equality: same type, mode, size and mtime; content only when that fails."""
     if old.symlink != new.symlink or old.executable != new.executable or old.size != new.size:
         return False
-    return old.mtime_ns == new.mtime_ns or old.content() == new.content()
+    return old.mtime_ns == new.mtime_ns or old.same_content(new)
 
 
 def _check_name(path: str) -> None:
@@ -185,7 +161,7 @@ def _check_name(path: str) -> None:
 
 
 def _file_diff(
-    path: str, old: _Entry | None, new: _Entry | None, area: ChangeArea
+    path: str, old: Entry | None, new: Entry | None, area: ChangeArea
 ) -> tuple[str, FileChange]:
     """One path's diff (two when a file became a symlink or back) and its ``FileChange``."""
     old_data = old.content() if old is not None else None

@@ -35,6 +35,7 @@ from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.examining import Assignment
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
+from bugbout.core.limits import Guard, LimitExceeded
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.patch import apply_patch, diff_trees
 from bugbout.core.process import run_logged
@@ -406,10 +407,14 @@ class Race:
                 confinement = confinement.model_copy(
                     update={"readable": (*confinement.readable, folder)}
                 )
+            limits = self.settings.limits
             if invocation.confined:
-                argv = self.sandbox.wrap(argv, confinement)
+                argv = self.sandbox.wrap(
+                    argv, confinement.model_copy(update={"tmp_size": limits.tmp})
+                )
+            guard = Guard(limits, (workdir, *confinement.writable), root / "limits.json")
             ended = run_logged(
-                argv,
+                guard.wrap(argv),
                 cwd=workdir,
                 env=env,
                 stdin=invocation.stdin,
@@ -418,11 +423,18 @@ class Race:
                 stderr=logdir / "stderr.log",
                 limit=self.settings.run.log_limit,
             )
-        patch = diff_trees(
-            base, workdir, source=self.settings.project.source, tests=self.settings.project.tests
-        )
+        breach = guard.breach()
+        try:
+            patch = diff_trees(
+                base, workdir, source=self.settings.project.source,
+                tests=self.settings.project.tests, limits=limits,
+            )  # fmt: skip
+        except LimitExceeded as exc:
+            patch, breach = Patch(), breach or str(exc)
         summary, usage = agent.parse(logdir)
-        if ended.timed_out:
+        if breach is not None:
+            status = AttemptStatus.AGENT_ERROR
+        elif ended.timed_out:
             status = AttemptStatus.TIMEOUT
         elif patch.empty and agent.hit_usage_limit(logdir, ended.exit_code):
             status = AttemptStatus.QUOTA
@@ -450,7 +462,7 @@ class Race:
                 "wall_time": round(ended.duration, 3),
                 "exit_code": ended.exit_code,
                 "logdir": str(logdir),
-                "error": _last_line(logdir / "stderr.log")
+                "error": breach or _last_line(logdir / "stderr.log")
                 if status == AttemptStatus.AGENT_ERROR
                 else None,
             }

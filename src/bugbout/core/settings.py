@@ -123,6 +123,29 @@ class RunSettings(Settings):
     another round with the kill report (1: no retries)."""
 
 
+class LimitsSettings(Settings):
+    """``limits:`` — what one agent attempt may consume. Going past a limit is the agent's
+    doing: the attempt is an ``agent-error`` naming the limit and this setting (see the
+    Limits section of docs/security.md for how each is enforced)."""
+
+    patch_size: int = Field(default=10_000_000, gt=0)
+    """The most bytes of diff an attempt's patch may hold; a changed file larger than its
+    base version by more than what is left is not read."""
+    files: int = Field(default=100_000, gt=0)
+    """The most files and directories an agent may add to its checkout and its other
+    writable folders."""
+    disk: int = Field(default=2_000_000_000, gt=0)
+    """The most bytes an agent may add to its checkout and its other writable folders (and
+    the largest file it may write anywhere)."""
+    tmp: int = Field(default=500_000_000, gt=0)
+    """The size of each private temporary filesystem of the sandbox (``/tmp``,
+    ``/var/tmp``, ``/dev/shm``, ``/run``): memory-backed, so it is kept small."""
+    memory: int = Field(default=4_000_000_000, gt=0)
+    """The most private memory (resident, not shared) the agent's processes may use together."""
+    processes: int = Field(default=512, gt=0)
+    """The most processes the agent may run at once."""
+
+
 class PluginChoice(Settings):
     """A config group's selection: a registered plugin's name and its options."""
 
@@ -157,6 +180,7 @@ class BoutSettings(Settings):
     reporters: tuple[str, ...] = ("terminal", "markdown", "json", "html")
     """The reports written after a bout (``terminal`` is printed)."""
     run: RunSettings = RunSettings()
+    limits: LimitsSettings = LimitsSettings()
     contestant: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """The contestants of this bout, by name: each has an ``agent`` and its options."""
     contestants: dict[str, dict[str, Any]] = Field(default_factory=dict)

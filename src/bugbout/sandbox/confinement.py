@@ -25,6 +25,9 @@ class Confinement(BaseModel):
     writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()
+    tmp_size: int | None = None
+    """The most bytes each private temporary filesystem may hold (they are memory-backed);
+    ``None``: the sandbox's default (bubblewrap: half the machine's memory)."""
     network: bool = False
     """Whether the process keeps the network (only an agent process that must reach its
     model); shell commands and test runs never do."""

@@ -1,7 +1,9 @@
 """The ``bubblewrap`` sandbox: Linux namespaces through ``bwrap``.
 
 The confined process sees the whole machine read-only, a private ``/tmp``, ``/var/tmp``
-and ``/run``, fresh ``/dev`` and ``/proc``, and its confinement's paths layered on top:
+and ``/run``, fresh ``/dev`` (read-only, but for a private ``/dev/shm``) and ``/proc``;
+the private temporary filesystems hold at most the confinement's ``tmp_size`` bytes
+each. Its confinement's paths are layered on top:
 masked directories become empty read-only tmpfs, masked files ``/dev/null``, readable
 paths are bound read-only and writable ones read-write, the most specific path last.
 It gets its own pid, ipc and uts namespaces (it sees and signals only its own
@@ -28,6 +30,8 @@ from bugbout.plugins.sandboxes import Access, layers, resolve
 from bugbout.sandbox.confinement import Confinement
 
 PROBE_TIMEOUT = 30.0
+PROBE_SIZE = 1_000_000
+"""The size of the probe's temporary filesystems."""
 SYSCTL = Path("/proc/sys")
 """Where the kernel settings that decide whether namespaces work are read."""
 PRIVATE_DIRS = ("/tmp", "/var/tmp")
@@ -66,6 +70,8 @@ class Bubblewrap:
         self._lock = threading.Lock()
         self._probed = False
         self._problem: str | None = None
+        self._sized = False
+        """Whether this bwrap sizes a tmpfs (``--size``, bubblewrap 0.8 and later)."""
 
     def problem(self) -> str | None:
         """``None`` if bwrap can build a sandbox here (tried once), else why not and the fix."""
@@ -80,7 +86,8 @@ class Bubblewrap:
         workdir = resolve(confinement.workdir)
         if not workdir.is_dir():
             raise PluginError(f"cannot confine a process to {workdir}: it is not a directory")
-        command = self._base(confinement.network)
+        self.problem()
+        command = self._base(confinement.network, confinement.tmp_size)
         read_only: list[str] = []
         for layer in layers(confinement):
             path = str(layer.path)
@@ -98,17 +105,21 @@ class Bubblewrap:
         # bound inside a masked directory keeps its own access.
         return [*command, *read_only, "--chdir", str(workdir), "--", *argv]
 
-    def _base(self, network: bool) -> list[str]:
+    def _base(self, network: bool, tmp_size: int | None = None) -> list[str]:
         """bwrap and the options every sandbox has: the machine read-only, private
-        temporary and runtime directories, its own namespaces, no capabilities."""
+        temporary and runtime directories (of ``tmp_size`` bytes each), its own
+        namespaces, no capabilities."""
+        size = ["--size", str(tmp_size)] if tmp_size is not None and self._sized else []
         command = [self.executable or self.options.executable]
         command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # /dev is a tmpfs of bwrap's own size: read-only, with a sized /dev/shm in it.
+        command += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         private = [resolve(Path(entry)) for entry in PRIVATE_DIRS]
         hidden = [resolve(Path(entry)) for entry in RUNTIME_DIRS] if self.options.hide_run else []
         done: list[Path] = []
         for directory in (*private, *hidden):
             if directory.is_dir() and directory not in done:
-                command += ["--tmpfs", str(directory)]
+                command += [*size, "--tmpfs", str(directory)]
                 done.append(directory)
         resolver = resolve(RESOLV_CONF)
         if any(resolver.is_relative_to(d) for d in hidden if d in done) and resolver.is_file():
@@ -127,6 +138,17 @@ class Bubblewrap:
             command += ["--cap-drop", "ALL"]
         return command
 
+    def _try(self) -> subprocess.CompletedProcess[str]:
+        """An empty sandbox, as every sandbox is built."""
+        return subprocess.run(
+            [*self._base(network=False, tmp_size=PROBE_SIZE), "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+
     def _probe(self) -> str | None:
         if self.executable is None:
             return (
@@ -134,14 +156,11 @@ class Bubblewrap:
                 f"install it (apt install bubblewrap, dnf install bubblewrap), {NO_SANDBOX}"
             )
         try:
-            result = subprocess.run(
-                [*self._base(network=False), "--", "true"],
-                capture_output=True,
-                text=True,
-                timeout=PROBE_TIMEOUT,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
+            self._sized = True
+            result = self._try()
+            if "--size" in result.stderr:  # before bubblewrap 0.8: tmpfs cannot be sized
+                self._sized = False
+                result = self._try()
         except subprocess.TimeoutExpired:
             return (
                 f"bubblewrap ({self.executable}) did not start a sandbox in "

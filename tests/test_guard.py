@@ -1,0 +1,141 @@
+"""The guard: real commands under it, each going past one limit (or keeping to them)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from bugbout.core.limits import Guard
+from bugbout.core.settings import LimitsSettings
+
+SMALL = LimitsSettings(memory=150_000_000, processes=20, disk=30_000_000, files=200)
+
+
+def run(tmp_path: Path, code: str, limits: LimitsSettings = SMALL) -> tuple[int, str | None]:
+    """``code`` run by Python under a guard watching ``tmp_path/work``: its exit status
+    and the breach."""
+    ended = guarded(tmp_path, [sys.executable, "-c", code], limits)
+    return ended.returncode, Guard(limits, (), tmp_path / "limits.json").breach()
+
+
+def guarded(
+    tmp_path: Path, argv: list[str], limits: LimitsSettings = SMALL
+) -> subprocess.CompletedProcess[str]:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    guard = Guard(limits, (work,), tmp_path / "limits.json")
+    return subprocess.run(
+        guard.wrap(argv), cwd=work, timeout=60, check=False, start_new_session=True,
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def test_a_command_within_its_limits_keeps_its_exit_status(tmp_path: Path) -> None:
+    assert run(tmp_path, "import sys; sys.exit(3)") == (3, None)
+    assert run(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGTERM)") == (143, None)
+
+
+def test_the_command_gets_default_signal_actions(tmp_path: Path) -> None:
+    """Python, which runs the guard, ignores SIGPIPE and SIGXFSZ; the command must not."""
+    ended = guarded(tmp_path, ["sh", "-c", "grep SigIgn /proc/self/status"])
+    ignored = int(ended.stdout.split()[1], 16)
+    assert ignored & (1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1)) == 0
+
+
+def test_memory_of_the_whole_tree_is_limited(tmp_path: Path) -> None:
+    child = "import time; block = b'x' * 60_000_000; time.sleep(60)"
+    code = (
+        "import subprocess, sys, time\n"
+        f"for _ in range(3): subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    status, breach = run(tmp_path, code)
+    assert status == 137
+    assert breach is not None
+    assert breach.startswith("memory limit exceeded (")
+    assert breach.endswith("> 150 MB limit; setting limits.memory)")
+    assert time.monotonic() - started < 20
+
+
+def test_processes_are_counted_even_when_orphaned_and_all_are_killed(tmp_path: Path) -> None:
+    mark = uuid.uuid4().hex
+    code = (
+        "import os, subprocess\n"
+        f"os.environ['MARK'] = {mark!r}\n"
+        "for _ in range(40):\n"  # double-forked: their parent exits at once
+        "    subprocess.Popen(['sh', '-c', 'sleep 60 &'], start_new_session=True).wait()\n"
+        "import time; time.sleep(60)\n"
+    )
+    status, breach = run(tmp_path, code)
+    assert status == 137
+    assert breach is not None
+    assert breach.startswith("too many processes (")
+    assert breach.endswith("> 20 limit; setting limits.processes)")
+    assert not _marked(mark)
+
+
+def test_leftover_processes_are_killed_when_the_command_ends(tmp_path: Path) -> None:
+    mark = uuid.uuid4().hex
+    code = (
+        "import os, subprocess\n"
+        f"os.environ['MARK'] = {mark!r}\n"
+        "subprocess.Popen(['sh', '-c', 'sleep 60 &'], start_new_session=True).wait()\n"
+    )
+    assert run(tmp_path, code) == (0, None)
+    assert not _marked(mark)
+
+
+def test_files_added_to_the_watched_folders_are_limited(tmp_path: Path) -> None:
+    code = "import pathlib\nfor n in range(300): pathlib.Path(f'f{n}').touch()\n"
+    assert run(tmp_path, code) == (137, "too many files (201 > 200 limit; setting limits.files)")
+
+
+def test_bytes_added_to_the_watched_folders_are_limited(tmp_path: Path) -> None:
+    code = (
+        "import time\n"
+        "for n in range(10):\n"
+        "    open(f'part{n}', 'wb').write(b'x' * 5_000_000)\n"
+        "time.sleep(5)\n"
+    )
+    status, breach = run(tmp_path, code)
+    assert status == 137
+    assert breach is not None
+    assert breach.startswith("disk limit exceeded (")
+    assert breach.endswith("> 30 MB limit; setting limits.disk)")
+
+
+def test_no_file_grows_past_the_disk_limit_anywhere(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.bin"  # not watched
+    code = f"open({str(outside)!r}, 'wb').write(b'x' * 50_000_000)"
+    status, _ = run(tmp_path, code)
+    assert status == 1  # Python ignores SIGXFSZ: its write fails with EFBIG
+    assert outside.stat().st_size == SMALL.disk + 1
+
+
+def _marked(mark: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_watched_folder_inside_another_is_counted_once(tmp_path: Path) -> None:
+    inner = tmp_path / "work" / "state"
+    inner.mkdir(parents=True)
+    guard = Guard(SMALL, (tmp_path / "work", inner), tmp_path / "limits.json")
+    code = "import pathlib\nfor n in range(150): pathlib.Path(f'state/f{n}').touch()\n"
+    ended = subprocess.run(
+        guard.wrap([sys.executable, "-c", code]), cwd=tmp_path / "work", timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert (ended.returncode, guard.breach()) == (0, None)
