@@ -59,3 +59,19 @@ def rotations(names: list[str], repeat: int) -> Iterator[list[str]]:
     for k in range(repeat):
         shift = k % len(names)
         yield names[shift:] + names[:shift]
+
+
+def paired_ratios(rounds: list[dict[str, float]], baseline: str) -> dict[str, dict[str, float]]:
+    """Each measure's ratio to ``baseline`` within each round (both timed back to back),
+    summarised as min, median and max over the rounds: a noisy moment moves both sides of
+    a pair, so the ratio stays honest on a shared machine."""
+    measures = [name for name in rounds[0] if name != baseline]
+    ratios: dict[str, dict[str, float]] = {}
+    for name in measures:
+        paired = [one[name] / one[baseline] for one in rounds if one[baseline] > 0]
+        ratios[name] = {
+            "min": round(min(paired), 3),
+            "median": round(statistics.median(paired), 3),
+            "max": round(max(paired), 3),
+        }
+    return ratios

@@ -1,0 +1,76 @@
+"""Startup: what a process pays to import bugbout, a plugin module, or to answer
+``bugbout --help``, each against a bare ``python -c pass`` started in the same round.
+
+It is a report, not a test: it prints a table of paired ratios (min / median / max over
+the rounds) and writes ``.bench/startup.json`` and ``.bench/startup.md`` so two commits
+can be compared. The absolute target is an import of a plugin module under 0.15 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from timing import paired_ratios, rotations
+
+HERE = Path(__file__).resolve().parent
+OUTPUT = HERE.parent / ".bench"
+MEASURES = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "import pydantic": [sys.executable, "-c", "import pydantic"],
+    "import bugbout": [sys.executable, "-c", "import bugbout"],
+    "import a judge plugin": [sys.executable, "-c", "import bugbout.plugins.judges.strict"],
+    "import bugbout.core.records": [sys.executable, "-c", "import bugbout.core.records"],
+    "bugbout --help": [sys.executable, "-m", "bugbout", "--help"],
+}
+BASELINE = "python -c pass"
+
+
+def _time(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15, help="rounds (default 15)")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args(argv)
+    rounds: list[dict[str, float]] = []
+    for order in rotations(list(MEASURES), args.repeat):
+        rounds.append({name: _time(MEASURES[name]) for name in order})
+    ratios = paired_ratios(rounds, BASELINE)
+    medians = {name: statistics.median(r[name] for r in rounds) for name in MEASURES}
+    lines = [
+        "| measure | median | ratio to `python -c pass` (min / median / max) |",
+        "|---|---|---|",
+        f"| {BASELINE} | {medians[BASELINE] * 1000:.0f} ms | 1 |",
+    ]
+    for name, ratio in ratios.items():
+        lines.append(
+            f"| {name} | {medians[name] * 1000:.0f} ms | "
+            f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
+        )
+    plugin = medians["import a judge plugin"] - medians[BASELINE]
+    lines.append("")
+    lines.append(
+        f"a plugin module's own import: {plugin * 1000:.0f} ms over the bare interpreter "
+        "(target: under 150 ms)"
+    )
+    table = "\n".join(lines)
+    print(table)
+    args.output.mkdir(parents=True, exist_ok=True)
+    (args.output / "startup.md").write_text(table + "\n")
+    result = {"rounds": rounds, "ratios": ratios, "medians_s": medians, "baseline": BASELINE}
+    (args.output / "startup.json").write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
