@@ -43,8 +43,8 @@ PLANTS = {
 MEMORY_CAP = 2 * 1024**3
 """The address space the bout may take at all: an unbounded read stops here, not at the
 machine's memory."""
-PEAK_RSS = 400 * 1024**2
-"""The most memory a bout may use: a one-task bout takes about a third of it."""
+PEAK_RSS = 200 * 1024**2
+"""The most memory the bout may use: a one-task bout takes about 60 MB."""
 RUNNER = """
 import json, os, resource, signal, subprocess, sys
 resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
