@@ -217,3 +217,19 @@ def test_the_error_line_of_a_log_that_is_not_a_file_says_so(logdir: Path) -> Non
     assert last_line(logdir / "stderr.log") == (
         "logs/stderr.log is a FIFO, not a regular file (bugbout reads no other kind)"
     )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads and removes whatever it likes")
+def test_what_the_agent_locked_is_taken_back_or_refused(tmp_path: Path, logdir: Path) -> None:
+    captures = captured(tmp_path, "printed\n")
+    locked = logdir / "stdout.log" / "locked"
+    (locked / "deeper").mkdir(parents=True)
+    (logdir / "last.txt").write_text("mine")
+    (logdir / "last.txt").chmod(0)
+    locked.chmod(0)
+    logdir.chmod(0)
+    said = captures.publish(logdir)
+    assert said is not None and "(a directory)" in said
+    assert (logdir / "stdout.log").read_text() == "printed\n"
+    with pytest.raises(UntrustedFileError, match=r"^cannot read logs/last.txt: Permission denied"):
+        read_untrusted(logdir / "last.txt")

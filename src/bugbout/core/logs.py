@@ -13,12 +13,12 @@ a device, one too large) makes the attempt an ``agent-error`` saying so, never a
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.agents import CodingAgent
+from bugbout.core.checkout import remove_tree
 from bugbout.core.process import Finished
 from bugbout.core.records import AttemptStatus
 from bugbout.core.untrusted import UntrustedFileError, describe, read_untrusted, shown
@@ -51,6 +51,8 @@ class Captures:
         """Move the captures into ``logdir`` once the agent has stopped; what the agent
         had put under their names there, if anything (it is removed)."""
         found = None
+        mode = logdir.lstat().st_mode  # the agent may have locked its folder: bugbout's
+        logdir.chmod(stat.S_IMODE(mode) | stat.S_IRWXU)
         for name in STREAMS:
             target = logdir / name
             try:
@@ -63,7 +65,7 @@ class Captures:
                     "where bugbout keeps what it printed"
                 )
                 if stat.S_ISDIR(mode):
-                    shutil.rmtree(target)
+                    remove_tree(target)
                 else:
                     target.unlink()
             source = self.folder / name

@@ -54,6 +54,8 @@ def read_untrusted_bytes(
         seen = os.lstat(path)
     except FileNotFoundError:
         return None
+    except OSError as exc:  # e.g. its folder locked
+        raise UntrustedFileError(f"cannot read {shown(path)}: {exc.strerror}") from None
     _check_kind(path, seen.st_mode)  # never open a FIFO or a device at all
     try:
         fd = os.open(path, _FLAGS)
