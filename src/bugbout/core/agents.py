@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from bugbout.core.errors import ConfigError
+from bugbout.core.untrusted import read_untrusted
 from bugbout.sandbox.confinement import Confinement, Sandbox
 
 LOCALE_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -29,6 +30,10 @@ VENDOR_KEYS: dict[str, tuple[str, ...]] = {
     "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
 }
 """Each vendor's credential variables: an agent receives its own vendor's only."""
+SUMMARY_BYTES = 8_000
+"""How much of the end of ``stdout.log`` the default summary reads."""
+SEARCHED_BYTES = 80_000
+"""How much of the end of each log the default usage-limit check reads."""
 
 _VENDOR_PATTERNS = (
     (re.compile(r"claude|sonnet|opus|haiku", re.I), "anthropic"),
@@ -175,17 +180,15 @@ class CodingAgent:
 
     def parse(self, logdir: Path) -> tuple[str, dict[str, int]]:
         """The agent's closing summary and token usage, from its logs."""
-        stdout = logdir / "stdout.log"
-        text = stdout.read_text(errors="replace") if stdout.exists() else ""
+        text = read_untrusted(logdir / "stdout.log", limit=SUMMARY_BYTES, tail=True) or ""
         return text[-2000:].strip(), {}
 
     def hit_usage_limit(self, logdir: Path, exit_code: int | None) -> bool:
         """Whether the agent stopped on a usage limit (the attempt is then ``quota``)."""
-        text = ""
-        for name in ("stdout.log", "stderr.log"):
-            path = logdir / name
-            if path.exists():
-                text += path.read_text(errors="replace")[-20000:]
+        text = "".join(
+            (read_untrusted(logdir / name, limit=SEARCHED_BYTES, tail=True) or "")[-20000:]
+            for name in ("stdout.log", "stderr.log")
+        )
         return bool(
             exit_code
             and re.search(r"usage limit|rate limit|quota exceeded|429 too many", text, re.I)
@@ -255,15 +258,20 @@ def origin(url: str) -> str:
 
 def json_events(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON objects of a JSON-lines log (``--json``, ``stream-json``), skipping any
-    other line."""
-    if not path.exists():
-        return
-    for line in path.read_text(errors="replace").splitlines():
+    other line; at most its last :data:`~bugbout.core.untrusted.READ_LIMIT` bytes."""
+    text = read_untrusted(path, tail=True) or ""
+    for line in text.splitlines():
         if not line.startswith("{"):
             continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
+        event = json_value(line)
         if isinstance(event, dict):
             yield event
+
+
+def json_value(text: str) -> Any:
+    """``text`` parsed as JSON, or ``None`` when it is not JSON (or nested too deep to
+    parse: an agent wrote it)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None

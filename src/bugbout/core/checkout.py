@@ -64,14 +64,14 @@ class Checkouts:
             if tree.is_dir():  # another caller extracted it while this one waited
                 return tree
             for stale in self.trees.glob(f".{sha}.*"):  # left by a crashed extraction
-                _rmtree(stale)
+                remove_tree(stale)
             scratch = Path(tempfile.mkdtemp(prefix=f".{sha}.", dir=self.trees))
             try:
                 scratch.chmod(0o755)
                 export(self.git, sha, scratch)
                 scratch.rename(tree)
             except BaseException:
-                _rmtree(scratch)
+                remove_tree(scratch)
                 raise
         return tree
 
@@ -89,7 +89,7 @@ class Checkouts:
             copy_tree(source, destination)
         except BaseException:
             if destination.exists() or destination.is_symlink():
-                _rmtree(destination)
+                remove_tree(destination)
             raise
         return destination
 
@@ -104,7 +104,7 @@ class Checkouts:
         target = destination.resolve()
         if target == trees or trees in target.parents or target in trees.parents:
             raise CheckoutError(f"refusing to remove {destination}: it holds cached trees")
-        _rmtree(destination)
+        remove_tree(destination)
 
 
 def export(git: Git, rev: str, destination: Path) -> None:
@@ -188,8 +188,9 @@ def _empty_dir(path: Path) -> bool:
     return path.is_dir() and next(path.iterdir(), None) is None
 
 
-def _rmtree(path: Path) -> None:
-    """``shutil.rmtree`` that first gives back permissions an agent may have taken away."""
+def remove_tree(path: Path) -> None:
+    """``shutil.rmtree`` that first gives back permissions an agent may have taken away
+    (never following a link)."""
     retried: set[str] = set()
 
     def retry(name: str) -> None:

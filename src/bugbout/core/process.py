@@ -1,5 +1,6 @@
 """Running a child process with a timeout that kills its whole process group, and with
-its output streams copied to files up to a size limit."""
+its output streams copied through pipes to files (which only the caller writes) up to a
+size limit."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+_CAPTURE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -80,9 +83,11 @@ def run_logged(
 
 
 def _copy(stream: IO[bytes], target: Path, limit: int) -> None:
-    """Copy ``stream`` to ``target``, keeping the first ``limit`` bytes; drain the rest."""
+    """Copy ``stream`` to ``target``, keeping the first ``limit`` bytes; drain the rest.
+    ``target`` is created or truncated, never followed if it is a link."""
     written = 0
-    with target.open("wb") as output:
+    fd = os.open(target, _CAPTURE_FLAGS, 0o600)
+    with open(fd, "wb") as output:  # noqa: PTH123 - a descriptor
         while chunk := stream.read(65536):
             if written < limit:
                 kept = chunk[: limit - written]

@@ -36,6 +36,7 @@ from bugbout.core.examining import Assignment
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
 from bugbout.core.limits import Guard, LimitExceeded
+from bugbout.core.logs import Captures, conclude
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.patch import apply_patch, diff_trees
 from bugbout.core.process import run_logged
@@ -413,16 +414,18 @@ class Race:
                     argv, confinement.model_copy(update={"tmp_size": limits.tmp})
                 )
             guard = Guard(limits, (workdir, *confinement.writable), root / "limits.json")
+            captures = Captures(root / "streams").create()  # out of the agent's sight
             ended = run_logged(
                 guard.wrap(argv),
                 cwd=workdir,
                 env=env,
                 stdin=invocation.stdin,
                 timeout=self.settings.run.timeout,
-                stdout=logdir / "stdout.log",
-                stderr=logdir / "stderr.log",
+                stdout=captures.stdout,
+                stderr=captures.stderr,
                 limit=self.settings.run.log_limit,
             )
+        tampered = captures.publish(logdir)  # the agent has stopped: nothing can replace them
         breach = guard.breach()
         try:
             patch = diff_trees(
@@ -431,17 +434,11 @@ class Race:
             )  # fmt: skip
         except LimitExceeded as exc:
             patch, breach = Patch(), breach or str(exc)
-        summary, usage = agent.parse(logdir)
-        if breach is not None:
-            status = AttemptStatus.AGENT_ERROR
-        elif ended.timed_out:
-            status = AttemptStatus.TIMEOUT
-        elif patch.empty and agent.hit_usage_limit(logdir, ended.exit_code):
-            status = AttemptStatus.QUOTA
-        elif ended.exit_code == 0:
-            status = AttemptStatus.FINISHED
-        else:
-            status = AttemptStatus.AGENT_ERROR
+        except (PermissionError, UnicodeError, ValueError) as exc:  # what the agent left
+            patch, breach = Patch(), breach or f"its working copy cannot be read: {exc}"
+        ending = conclude(
+            agent, logdir, ended, empty_patch=patch.empty, tampered=tampered or breach
+        )
         shutil.rmtree(agent_home, ignore_errors=True)
         if contestant.assignment is not None:
             record = self._validate(
@@ -455,16 +452,14 @@ class Race:
             )
         return record.model_copy(
             update={
-                "status": status,
+                "status": ending.status,
                 "patch": patch,
-                "summary": summary,
-                "usage": usage,
+                "summary": ending.summary,
+                "usage": ending.usage,
                 "wall_time": round(ended.duration, 3),
                 "exit_code": ended.exit_code,
                 "logdir": str(logdir),
-                "error": breach or _last_line(logdir / "stderr.log")
-                if status == AttemptStatus.AGENT_ERROR
-                else None,
+                "error": ending.error,
             }
         )
 
@@ -615,10 +610,3 @@ def _state_dir(entry: str, agent_home: Path) -> Path:
     if entry.startswith("~"):
         return agent_home / entry.lstrip("~/")
     return Path(entry)
-
-
-def _last_line(path: Path) -> str | None:
-    if not path.exists():
-        return None
-    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    return lines[-1][:500] if lines else None

@@ -35,6 +35,7 @@ from bugbout.core.agents import (
     origin,
     usage_tokens,
 )
+from bugbout.core.untrusted import read_untrusted
 
 OPENAI_ENDPOINT = "https://api.openai.com"
 LOCAL_PORTS = {"ollama": 11434, "lmstudio": 1234}
@@ -42,6 +43,8 @@ LOCAL_PORTS = {"ollama": 11434, "lmstudio": 1234}
 PROVIDER = "bugbout"
 """The name of the model provider configured for ``base-url``."""
 USAGE_LIMIT = re.compile(r"usage limit|rate limit|quota|too many requests|\b429\b", re.I)
+LAST_MESSAGE = "last.txt"
+"""The file in the log folder Codex writes its last message to (``-o``)."""
 
 
 class CodexOptions(AgentOptions):
@@ -75,7 +78,7 @@ class CodexAgent(CodingAgent):
         _scratch(session).mkdir(parents=True, exist_ok=True)
         argv = [
             self.command(), "exec", "--json",
-            "-o", str(session.logdir / "last.txt"),
+            "-o", str(session.logdir / LAST_MESSAGE),
             "--skip-git-repo-check", "--ephemeral", "--ignore-user-config", "--ignore-rules",
             "-s", "danger-full-access",
         ]  # fmt: skip
@@ -141,9 +144,8 @@ class CodexAgent(CodingAgent):
                 usage = add_usage(usage, _turn_usage(event["usage"]))
             elif kind in ("error", "turn.failed"):
                 errors.append(_error_message(event))
-        last = logdir / "last.txt"
-        if not summary and last.exists():
-            summary = last.read_text(errors="replace")
+        last = read_untrusted(logdir / LAST_MESSAGE) or ""
+        summary = summary or last
         if not summary.strip() and errors:
             summary = f"Codex failed: {errors[-1]}"
         if not summary.strip():

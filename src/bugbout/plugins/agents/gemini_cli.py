@@ -29,6 +29,7 @@ from bugbout.core.agents import (
     origin,
     usage_tokens,
 )
+from bugbout.core.untrusted import read_untrusted
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com"
 WEB_TOOLS = ("web_fetch", "google_web_search")
@@ -62,6 +63,9 @@ USAGE_LIMIT = re.compile(
     r"|quota exceeded|usage limit|rate limit",
     re.I,
 )
+JSON_STARTS = 20
+"""How many lines that open a JSON object are tried, from the last: each try may read to
+the end of the output, so an agent printing many would make the search quadratic."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXIT_CODE = re.compile(r"exitCode: (\d+)|\"code\": (\d+)")
 
@@ -132,21 +136,21 @@ class GeminiCliAgent(CodingAgent):
 
 
 def _read(path: Path) -> str:
-    return path.read_text(errors="replace") if path.exists() else ""
+    return read_untrusted(path, tail=True) or ""
 
 
 def _json_object(text: str) -> dict[str, Any]:
     """The last top-level JSON object in ``text`` (Gemini CLI may print lines before it)."""
     decoder = json.JSONDecoder()
-    found: dict[str, Any] = {}
-    for match in re.finditer(r"^\{", text, re.M):
+    starts = [match.start() for match in re.finditer(r"^\{", text, re.M)]
+    for start in reversed(starts[-JSON_STARTS:]):
         try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+            value, _ = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
-            found = value
-    return found
+            return value
+    return {}
 
 
 def _failure(output: dict[str, Any], stderr: str) -> str:

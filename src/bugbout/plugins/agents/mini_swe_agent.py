@@ -32,10 +32,12 @@ from bugbout.core.agents import (
     as_int,
     check_url,
     guess_vendor,
+    json_value,
     origin,
     usage_tokens,
 )
 from bugbout.core.errors import ConfigError
+from bugbout.core.untrusted import read_untrusted
 
 CONFIG = "bugbout-mini.yaml"
 TRAJECTORY = "trajectory.json"
@@ -216,11 +218,8 @@ class MiniSweAgent(CodingAgent):
 
 
 def _trajectory(logdir: Path) -> dict[str, Any] | None:
-    path = logdir / TRAJECTORY
-    try:
-        data = json.loads(path.read_text(errors="replace"))
-    except (OSError, ValueError):
-        return None
+    text = read_untrusted(logdir / TRAJECTORY)
+    data = json_value(text) if text is not None else None
     return data if isinstance(data, dict) else None
 
 

@@ -6,12 +6,14 @@ import dataclasses
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from bugbout.core.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
+from bugbout.core.untrusted import UntrustedFileError
 from bugbout.doctor import dummy_session
 from bugbout.testing.suites.base import PluginSuite
 
@@ -21,6 +23,8 @@ SECRET_VARIABLES = ("SECRET_TOKEN", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "NP
 """User variables no agent may receive."""
 KEPT_VARIABLES = ("PATH", "HOME", *LOCALE_VARIABLES)
 """User variables the test environment keeps (everything else is removed)."""
+SECRET = "a host secret (conformance 51d0)"
+"""What a file the agent links to holds: no summary may show it."""
 
 
 class AgentSuite(PluginSuite):
@@ -31,7 +35,8 @@ class AgentSuite(PluginSuite):
     argv, the prompt delivered, nothing written into the checkout); ``environment(session)``
     passes on nothing of the user's environment but ``PATH``, the locale and its own
     vendor's credentials, with a private ``HOME``; ``parse(logdir)`` reads whatever logs
-    there are (none at all included) without raising.
+    there are (none at all included) without raising, and none by following a link or
+    waiting on a FIFO.
 
     Its executable need not be installed: where it is missing, a stub of that name is put
     on ``PATH`` for the test.
@@ -162,6 +167,43 @@ class AgentSuite(PluginSuite):
         summary, usage = agent.parse(logdir)
         assert isinstance(summary, str)
         assert isinstance(usage, dict)
+
+    @pytest.mark.parametrize("planted", ["link", "fifo"])
+    def test_parse_follows_no_link_and_waits_on_no_fifo(
+        self, agent: Any, session: Session, tmp_path: Path, planted: str
+    ) -> None:
+        """Every file of the log folder the agent could write (its output streams, and the
+        files the invocation names there) replaced by a link to a secret or a FIFO:
+        ``parse`` reads none of them (it may refuse with ``UntrustedFileError``)."""
+        secret = tmp_path / "secret.txt"
+        secret.write_text(SECRET)
+        invocation = agent.invocation(session)
+        names = {"stdout.log", "stderr.log"} | {
+            Path(part).name for part in invocation.argv if Path(part).parent == session.logdir
+        }
+        for name in names:
+            path = session.logdir / name
+            path.unlink(missing_ok=True)
+            if planted == "link":
+                path.symlink_to(secret)
+            else:
+                os.mkfifo(path)
+        answer: list[str] = []
+
+        def parse() -> None:
+            try:
+                answer.append(agent.parse(session.logdir)[0])
+            except UntrustedFileError as exc:
+                answer.append(str(exc))
+
+        reader = threading.Thread(target=parse, daemon=True)
+        reader.start()
+        reader.join(timeout=10)
+        if reader.is_alive():
+            for name in names:  # let it go: a writer that closes at once
+                os.close(os.open(session.logdir / name, os.O_WRONLY | os.O_NONBLOCK))
+            pytest.fail(f"parse() blocked on a FIFO in the log folder ({sorted(names)})")
+        assert answer and SECRET not in answer[0], "parse() followed a link to a host file"
 
     def test_settings_key_is_json(self, agent: Any, plugins: Any) -> None:
         key = agent.settings_key()
