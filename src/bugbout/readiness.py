@@ -1,5 +1,6 @@
 """Before a bout spends anything: every contestant's and examiner's program is
-installed, and the key of its vendor is set when it talks to the vendor's own API.
+installed, and the key of its vendor is set when it is a vendor's own agent talking to
+the vendor's own API.
 Otherwise the bout stops with the fix, before any agent runs (``run.keep-going`` races
 the others instead)."""
 
@@ -21,7 +22,9 @@ def problem(contestant: Contestant) -> str | None:
     if program and shutil.which(program) is None:
         hint = install_hint(contestant)
         return f"{role} {name!r} needs {program!r}, which is not installed: {hint}"
-    keys = VENDOR_KEYS.get(agent.vendor or "", ())
+    # An adapter that belongs to a vendor (Codex, Claude Code, Gemini CLI) needs its key
+    # unless pointed elsewhere; others (a command, mini-swe-agent) may reach any model.
+    keys = VENDOR_KEYS.get(agent.default_vendor or "", ())
     own_api = not any(
         getattr(agent.options, option, None) for option in ("base_url", "local_provider")
     )
