@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BugboutError as exc:
         console.error(str(exc))
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a bout (its stop)
         console.error("interrupted; everything finished so far is saved, run again to resume")
         return 130
 
@@ -327,13 +327,21 @@ def _tasks(args: list[str], console: Console) -> int:
         return 0
 
     def job(settings: Any, plugins: Any, _job: HydraJob) -> None:
+        from contextlib import closing
+
+        from bugbout.core.executor import make_executor
+        from bugbout.core.stopping import Stop
         from bugbout.core.store import Store
         from bugbout.core.tasks import check_plugins, ground_truth
 
         check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with console.progress() as progress:
-            tasks, oracles = ground_truth(settings, plugins, store, progress)
+            stop = Stop(settings.run.grace, progress.warn)
+            with stop.installed(), closing(make_executor(settings, plugins)) as executor:
+                tasks, oracles = ground_truth(
+                    settings, plugins, store, progress, executor=stop.executor(executor, "task")
+                )
         console.task_table(tasks, oracles)
         console.info(f"wrote {store.path('tasks.json')} and {store.path('oracles.json')}")
 

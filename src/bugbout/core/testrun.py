@@ -20,6 +20,7 @@ from bugbout.core.environment import Environment
 from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
 from bugbout.core.settings import ProjectSettings
+from bugbout.core.stopping import watch
 from bugbout.sandbox.network import offline
 
 DETAIL_LIMIT = 4000
@@ -82,6 +83,7 @@ def run_tests(
             pass_fds=(outcomes.fileno(),),
             start_new_session=True,
         )
+        watch(process)  # a stopped bout kills its group
         try:
             exit_code: int | None = process.wait(timeout=timeout)
             timed_out = False

@@ -1,0 +1,249 @@
+"""Ctrl-C stops spending: a real ``bugbout run`` (real git, real bubblewrap, real pytest,
+``command`` contestants that sleep and leave a daemon behind) is sent SIGINT or SIGTERM
+mid-race. Nothing new may start, what runs gets ``run.grace`` seconds (a second signal:
+none), the killed attempts are stored ``interrupted``, no agent process outlives
+bugbout, it exits 130, and the next ``bugbout run`` runs exactly what was left."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from bugbout.testing import RepositoryBuilder
+
+pytestmark = pytest.mark.slow
+
+STOPPING = "stopping: 2 attempts running (Ctrl-C again to kill them now)"
+AGENT = """\
+import subprocess, sys, time
+from pathlib import Path
+
+delay = float(Path(sys.argv[1]).read_text())
+# a daemon of the agent's own: it must die with the agent's sandbox
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", sys.argv[2]])
+print("working", flush=True)
+time.sleep(delay)
+print("done")
+"""
+BUGS = {
+    "add": ("return a - b", "return a + b", "assert add(2, 3) == 5"),
+    "mul": ("return a ** b", "return a * b", "assert mul(2, 3) == 6"),
+    "sub": ("return b - a", "return a - b", "assert sub(5, 3) == 2"),
+}
+"""Three bugs, each fixed by its own commit with a test: three tasks."""
+
+
+def three_bug_repository(path: Path) -> RepositoryBuilder:
+    repo = RepositoryBuilder(path)
+    source = "".join(f"def {name}(a, b):\n    {bug}\n\n\n" for name, (bug, _, _) in BUGS.items())
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "ops"\nrequires-python = ">=3.9"\n',
+            "src/ops/__init__.py": "",
+            "src/ops/core.py": source,
+            "tests/test_core.py": "def test_nothing():\n    pass\n",
+        },
+    )
+    for number, (name, (buggy, fixed, check)) in enumerate(BUGS.items(), start=1):
+        source = source.replace(buggy, fixed, 1)
+        repo.commit(
+            f"Fix {name} returning the wrong value (#{number})",
+            {
+                "src/ops/core.py": source,
+                f"tests/test_{name}.py": f"from ops.core import {name}\n\n\n"
+                f"def test_{name}():\n    {check}\n",
+            },
+        )
+    return repo
+
+
+class Bout:
+    """A repository with two sleeping contestants in two lanes (one attempt each at a
+    time, three tasks each), a private ``BUGBOUT_HOME`` and a running ``bugbout run``."""
+
+    def __init__(self, root: Path, grace: float) -> None:
+        self.repo = three_bug_repository(root / "repo").path
+        self.home = root / "home"
+        self.marker = f"bugbout-interrupt-{uuid.uuid4().hex}"
+        agents = root / "agents"
+        agents.mkdir()
+        (agents / "agent.py").write_text(AGENT)
+        self.delays = {name: agents / f"{name}.delay" for name in ("slow", "steady")}
+        contestants = {
+            name: {
+                "agent": "command",
+                "quota": name,
+                "command": [sys.executable, str(agents / "agent.py"), str(delay), self.marker],
+            }
+            for name, delay in self.delays.items()
+        }
+        config = {
+            "defaults": ["base", "_self_"],
+            "project": {"source": "src/ops", "tests": "tests"},
+            "tasks": {"issue-sources": ["commit"], "reruns": 1},
+            "run": {"timeout": 300, "grace": grace},
+            "contestants": contestants,
+        }
+        (self.repo / "bugbout.yaml").write_text(json.dumps(config))
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self, slow: float, steady: float) -> subprocess.Popen[str]:
+        """``bugbout run`` in a session of its own, as a terminal's foreground job."""
+        self.delays["slow"].write_text(str(slow))
+        self.delays["steady"].write_text(str(steady))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bugbout", "run", "env=interpreter", "sandbox=bubblewrap"],
+            cwd=self.repo,
+            env={**os.environ, "BUGBOUT_HOME": str(self.home)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        return self.process
+
+    def signal(self, number: int) -> None:
+        """What Ctrl-C does: the signal to the foreground process group (the agents run
+        in sessions of their own)."""
+        assert self.process is not None
+        os.killpg(self.process.pid, number)
+
+    def started(self) -> set[Path]:
+        """Every attempt started so far: each gets its own folder when it starts."""
+        return set((self.home / "attempts").glob("*/*-*"))
+
+    def agents(self) -> list[str]:
+        """The live processes of the agents and their daemons."""
+        found = subprocess.run(["pgrep", "-f", self.marker], capture_output=True, text=True)
+        return found.stdout.split()
+
+    def wait_racing(self, count: int, timeout: float = 300) -> None:
+        """Until ``count`` agents run (each with its daemon)."""
+        deadline = time.monotonic() + timeout
+        while len(self.agents()) < 2 * count:
+            assert self.process is not None and self.process.poll() is None, self.output()
+            assert time.monotonic() < deadline, "the race did not start"
+            time.sleep(0.2)
+
+    def output(self) -> str:
+        assert self.process is not None
+        if self.process.poll() is None:
+            return "(still running)"
+        out, err = self.process.communicate()
+        return out + err
+
+    def records(self) -> dict[tuple[str, str], dict]:
+        """Every stored attempt, by (task, contestant)."""
+        folder = self.repo / ".bugbout" / "attempts"
+        return {
+            (path.parent.parent.name, path.parent.name): json.loads(path.read_text())
+            for path in folder.glob("*/*/*.json")
+        }
+
+
+@pytest.fixture
+def bout(tmp_path: Path) -> Iterator[Callable[[float], Bout]]:
+    """``bout(grace)``; whatever failed, no bugbout and no agent is left behind."""
+    made: list[Bout] = []
+
+    def make(grace: float) -> Bout:
+        made.append(Bout(tmp_path, grace))
+        return made[-1]
+
+    yield make
+    for each in made:
+        if each.process is not None and each.process.poll() is None:
+            os.killpg(each.process.pid, signal.SIGKILL)
+            each.process.wait()
+        for pid in each.agents():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
+
+def ended(process: subprocess.Popen[str], within: float) -> tuple[int, str, float]:
+    """The exit status, stderr and seconds it took, failing after ``within`` seconds."""
+    began = time.monotonic()
+    try:
+        _, err = process.communicate(timeout=within)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, err = process.communicate()
+        pytest.fail(f"bugbout still ran {within} s after the signal:\n{err}")
+    return process.returncode, err, time.monotonic() - began
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_starts_nothing_lets_the_grace_run_then_kills(
+    bout: Callable[[float], Bout], number: int
+) -> None:
+    grace = 8.0
+    run = bout(grace)
+    process = run.start(slow=600, steady=3)
+    run.wait_racing(2)
+    before = run.started()
+    assert len(before) == 2  # one attempt per lane; four more are waiting
+    run.signal(number)
+    code, err, took = ended(process, within=grace + 30)
+
+    assert code == 130, err
+    assert STOPPING in err
+    assert grace - 1 < took < grace + 20, took  # waited for the grace, not for the agents
+    assert run.started() == before, "an attempt started after the signal"
+    assert run.agents() == [], "an agent or its daemon outlived bugbout"
+    records = run.records()
+    statuses = {key: record["status"] for key, record in records.items()}
+    # steady ended within the grace: kept as it ended; slow was killed: interrupted
+    assert sorted(statuses.values()) == ["finished", "interrupted"], statuses
+    assert all(name in ("slow", "steady") for _, name in statuses)
+    (killed,) = [key for key, status in statuses.items() if status == "interrupted"]
+    assert killed[1] == "slow"
+    assert records[killed]["patch"].get("files", []) == []  # nothing of a killed run is kept
+    store = run.repo / ".bugbout"
+    assert not (store / "job.json").exists()  # no later stage started
+    assert not (store / "matrices").exists()
+
+    # the next run runs the interrupted attempt and the four never started, nothing else
+    finished = {key: record for key, record in records.items() if record["status"] == "finished"}
+    again = run.start(slow=0, steady=0)
+    code, err, _ = ended(again, within=600)
+    assert code == 0, err
+    after = run.records()
+    assert len(after) == 6
+    assert {record["status"] for record in after.values()} == {"finished"}
+    for key, record in finished.items():
+        assert after[key] == record  # never run again
+    assert after[killed]["started"] >= records[killed]["started"]
+    assert len(run.started()) == 2 + 5
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_second_signal_kills_at_once(bout: Callable[[float], Bout], number: int) -> None:
+    run = bout(600)
+    process = run.start(slow=600, steady=600)
+    run.wait_racing(2)
+    before = run.started()
+    run.signal(number)
+    time.sleep(2)
+    assert process.poll() is None  # the grace is long: still waiting for the agents
+    run.signal(number)
+    code, err, took = ended(process, within=30)
+
+    assert code == 130, err
+    assert STOPPING in err
+    assert took < 20, took
+    assert run.started() == before
+    assert run.agents() == []
+    statuses = {key: record["status"] for key, record in run.records().items()}
+    assert sorted(name for _, name in statuses) == ["slow", "steady"]  # one per lane
+    assert set(statuses.values()) == {"interrupted"}, statuses
