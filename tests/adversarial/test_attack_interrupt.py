@@ -43,7 +43,8 @@ BUGS = {
 """Three bugs, each fixed by its own commit with a test: three tasks."""
 
 
-def three_bug_repository(path: Path) -> RepositoryBuilder:
+def three_bug_repository(path: Path, slow_tests: bool = False) -> RepositoryBuilder:
+    """Three tasks; with ``slow_tests`` every pytest run of the project takes 60 s."""
     repo = RepositoryBuilder(path)
     source = "".join(f"def {name}(a, b):\n    {bug}\n\n\n" for name, (bug, _, _) in BUGS.items())
     repo.commit(
@@ -53,6 +54,7 @@ def three_bug_repository(path: Path) -> RepositoryBuilder:
             "src/ops/__init__.py": "",
             "src/ops/core.py": source,
             "tests/test_core.py": "def test_nothing():\n    pass\n",
+            **({"tests/conftest.py": "import time\n\ntime.sleep(60)\n"} if slow_tests else {}),
         },
     )
     for number, (name, (buggy, fixed, check)) in enumerate(BUGS.items(), start=1):
@@ -213,6 +215,8 @@ def test_a_signal_starts_nothing_lets_the_grace_run_then_kills(
     assert not (store / "job.json").exists()  # no later stage started
     assert not (store / "matrices").exists()
 
+    if number == signal.SIGTERM:
+        return  # the same stop: resuming is checked once, after SIGINT
     # the next run runs the interrupted attempt and the four never started, nothing else
     finished = {key: record for key, record in records.items() if record["status"] == "finished"}
     again = run.start(slow=0, steady=0)
@@ -247,3 +251,50 @@ def test_a_second_signal_kills_at_once(bout: Callable[[float], Bout], number: in
     statuses = {key: record["status"] for key, record in run.records().items()}
     assert sorted(name for _, name in statuses) == ["slow", "steady"]  # one per lane
     assert set(statuses.values()) == {"interrupted"}, statuses
+
+
+def test_a_signal_during_ground_truth_starts_no_test_run_and_stores_no_killed_one(
+    tmp_path: Path,
+) -> None:
+    repo = three_bug_repository(tmp_path / "repo", slow_tests=True).path
+    home = tmp_path / "home"
+    config = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/ops", "tests": "tests"},
+        "tasks": {"issue-sources": ["commit"], "reruns": 1, "jobs": 2},
+        "run": {"grace": 3},
+    }
+    (repo / "bugbout.yaml").write_text(json.dumps(config))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bugbout", "tasks", "env=interpreter", "sandbox=bubblewrap"],
+        cwd=repo, env={**os.environ, "BUGBOUT_HOME": str(home)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+    def test_runs() -> set[str]:  # pytest processes on the bout's trees
+        found = subprocess.run(["pgrep", "-f", "--", f"--rootdir {home}"], capture_output=True, text=True)
+        return set(found.stdout.split())
+
+    try:
+        deadline = time.monotonic() + 300
+        while len(before := test_runs()) < 2:  # two tasks' test runs (tasks.jobs)
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.2)
+        os.killpg(process.pid, signal.SIGINT)
+        signalled, seen = time.monotonic(), set()
+        while process.poll() is None and time.monotonic() < signalled + 60:
+            seen |= test_runs()
+            time.sleep(0.05)
+        took = time.monotonic() - signalled
+        code, err, _ = ended(process, within=1)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert code == 130, err
+    assert "stopping: 2 tasks running (Ctrl-C again to kill them now)" in err
+    assert took < 3 + 20, took  # the grace, not the 60 s the test runs take
+    assert seen <= before, "a test run started after the signal"
+    assert test_runs() == set()
+    oracles = repo / ".bugbout" / "oracles.json"
+    stored = json.loads(oracles.read_text()) if oracles.exists() else {}
+    assert stored == {}, "a killed test run was stored as ground truth"

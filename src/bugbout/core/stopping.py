@@ -30,7 +30,7 @@ import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -209,14 +209,13 @@ class StoppingExecutor:
 
         def relay(done: Future[R]) -> None:
             self.stop.count(self.noun, -1)
-            if done.cancelled():
-                outer.cancel()
             if not outer.set_running_or_notify_cancel():
                 return
-            error = done.exception()
-            if self.stop.killed:
+            if self.stop.killed:  # a cancelled remote job too: the stop cancelled it
                 outer.set_exception(Interrupted(f"the {self.noun} was killed by the stop"))
-            elif error is not None:
+            elif done.cancelled():
+                outer.set_exception(CancelledError())
+            elif (error := done.exception()) is not None:
                 outer.set_exception(error)
             else:
                 outer.set_result(done.result())
