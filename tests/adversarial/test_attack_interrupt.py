@@ -127,7 +127,9 @@ class Bout:
 
     def agents(self) -> list[str]:
         """The live processes of the agents and their daemons."""
-        found = subprocess.run(["pgrep", "-f", self.marker], capture_output=True, text=True)
+        found = subprocess.run(
+            ["pgrep", "-f", self.marker], capture_output=True, text=True, check=False
+        )
         return found.stdout.split()
 
     def wait_racing(self, count: int, timeout: float = 300) -> None:
@@ -272,7 +274,10 @@ def test_a_signal_during_ground_truth_starts_no_test_run_and_stores_no_killed_on
     )  # fmt: skip
 
     def test_runs() -> set[str]:  # pytest processes on the bout's trees
-        found = subprocess.run(["pgrep", "-f", "--", f"--rootdir {home}"], capture_output=True, text=True)
+        pattern = f"--rootdir {home}"
+        found = subprocess.run(
+            ["pgrep", "-f", "--", pattern], capture_output=True, text=True, check=False
+        )
         return set(found.stdout.split())
 
     try:

@@ -15,7 +15,6 @@ from bugbout.core.auditing import Auditor, AuditRequest, escalate, run_gate
 from bugbout.core.checkout import Checkouts
 from bugbout.core.git import Git
 from bugbout.core.race import Contestant, Race, attempt_path
-from bugbout.core.stopping import Interrupted
 from bugbout.core.records import (
     Attempt,
     AttemptStatus,
@@ -26,6 +25,7 @@ from bugbout.core.records import (
     TaskSet,
     TestRun,
 )
+from bugbout.core.stopping import Interrupted
 
 ADVICE = {
     Route.CRAFT: "Your diagnosis looked right but the change was too broad: keep the fix and "

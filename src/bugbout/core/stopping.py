@@ -164,8 +164,7 @@ class Stop:
                 return
             what = ", ".join(_count(n, noun) for noun, n in sorted(self._running.items()) if n)
         self.notify(
-            f"stopping: {what or _count(0, 'attempt')} running "
-            "(Ctrl-C again to kill them now)"
+            f"stopping: {what or _count(0, 'attempt')} running (Ctrl-C again to kill them now)"
         )
         with self._state:
             self._state.wait_for(lambda: self._kill_now or self._closed, timeout=self.grace)
