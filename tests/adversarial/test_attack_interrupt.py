@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,10 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from bugbout.sandbox.podman import LABEL, Podman
 from bugbout.testing import RepositoryBuilder
 
 pytestmark = pytest.mark.slow
 
+PODMAN_STORAGE = "/var/tmp/bugbout-interrupt-tests"
+"""Podman's storage for these tests, outside pytest's folders (it holds mounts)."""
 STOPPING = "stopping: 2 attempts running (Ctrl-C again to kill them now)"
 AGENT = """\
 import subprocess, sys, time
@@ -100,12 +104,14 @@ class Bout:
         (self.repo / "bugbout.yaml").write_text(json.dumps(config))
         self.process: subprocess.Popen[str] | None = None
 
-    def start(self, slow: float, steady: float) -> subprocess.Popen[str]:
+    def start(
+        self, slow: float, steady: float, sandbox: tuple[str, ...] = ("sandbox=bubblewrap",)
+    ) -> subprocess.Popen[str]:
         """``bugbout run`` in a session of its own, as a terminal's foreground job."""
         self.delays["slow"].write_text(str(slow))
         self.delays["steady"].write_text(str(steady))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bugbout", "run", "env=interpreter", "sandbox=bubblewrap"],
+            [sys.executable, "-m", "bugbout", "run", "env=interpreter", *sandbox],
             cwd=self.repo,
             env={**os.environ, "BUGBOUT_HOME": str(self.home)},
             stdout=subprocess.PIPE,
@@ -233,10 +239,24 @@ def test_a_signal_starts_nothing_lets_the_grace_run_then_kills(
     assert len(run.started()) == 2 + 5
 
 
-@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_second_signal_kills_at_once(bout: Callable[[float], Bout], number: int) -> None:
+@pytest.mark.parametrize(
+    ("number", "sandbox"),
+    [
+        (signal.SIGINT, "bubblewrap"),
+        (signal.SIGTERM, "bubblewrap"),
+        pytest.param(signal.SIGINT, "podman", marks=pytest.mark.skipif(
+            shutil.which("podman") is None and not os.environ.get("BUGBOUT_REQUIRE_PODMAN"),
+            reason="podman is not installed (set BUGBOUT_REQUIRE_PODMAN=1 to fail instead)",
+        )),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGINT-podman"],
+)  # fmt: skip
+def test_a_second_signal_kills_at_once(
+    bout: Callable[[float], Bout], number: int, sandbox: str
+) -> None:
     run = bout(600)
-    process = run.start(slow=600, steady=600)
+    options = ("sandbox=podman", f"+sandbox.storage={PODMAN_STORAGE}")
+    process = run.start(600, 600, options if sandbox == "podman" else ("sandbox=bubblewrap",))
     run.wait_racing(2)
     before = run.started()
     run.signal(number)
@@ -253,6 +273,11 @@ def test_a_second_signal_kills_at_once(bout: Callable[[float], Bout], number: in
     statuses = {key: record["status"] for key, record in run.records().items()}
     assert sorted(name for _, name in statuses) == ["slow", "steady"]  # one per lane
     assert set(statuses.values()) == {"interrupted"}, statuses
+    if sandbox == "podman":  # the killed runs' containers are removed
+        podman = Podman(run.home, storage=Path(PODMAN_STORAGE))
+        listed = podman.cli("ps", "--all", "--format", "json", "--filter", f"label={LABEL}")
+        assert listed.returncode == 0, listed.stderr
+        assert json.loads(listed.stdout or "[]") == []
 
 
 def test_a_signal_during_ground_truth_starts_no_test_run_and_stores_no_killed_one(
