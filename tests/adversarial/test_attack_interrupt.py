@@ -7,6 +7,7 @@ bugbout, it exits 130, and the next ``bugbout run`` runs exactly what was left."
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -328,3 +329,47 @@ def test_a_signal_during_ground_truth_starts_no_test_run_and_stores_no_killed_on
     oracles = repo / ".bugbout" / "oracles.json"
     stored = json.loads(oracles.read_text()) if oracles.exists() else {}
     assert stored == {}, "a killed test run was stored as ground truth"
+
+
+def test_a_stop_kills_what_a_ray_worker_runs(tmp_path: Path) -> None:
+    """With ``executor=ray`` the agents run in Ray's workers: the kill cancels their jobs,
+    and each worker kills the process group it started at once."""
+    pytest.importorskip("ray")
+    from bugbout.core.process import run_logged
+    from bugbout.core.stopping import Interrupted, Stop
+    from bugbout.plugins.executors.ray import RayExecutor, RayOptions
+
+    marker = f"bugbout-interrupt-{uuid.uuid4().hex}"
+    job = functools.partial(
+        run_logged,
+        [sys.executable, "-c", "import time; time.sleep(600)", marker],
+        cwd=tmp_path, env=dict(os.environ), stdin=None, timeout=900,
+        stdout=tmp_path / "out.log", stderr=tmp_path / "err.log", limit=1000,
+    )  # fmt: skip
+
+    def alive() -> list[str]:
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True, check=False)
+        return found.stdout.split()
+
+    messages: list[str] = []
+    executor = RayExecutor(RayOptions(num_cpus=1))
+    try:
+        with Stop(grace=0, notify=messages.append).installed() as stop:
+            future = stop.executor(executor, "attempt").submit(job)
+            deadline = time.monotonic() + 300
+            while not alive():
+                assert not future.done() and time.monotonic() < deadline, future
+                time.sleep(0.2)
+            stop.kill()
+            with pytest.raises(Interrupted):
+                future.result(timeout=60)
+            deadline = time.monotonic() + 30
+            while alive() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert alive() == [], "the worker left its agent running"
+    finally:
+        executor.close()
+        for pid in alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    assert messages[0] == "stopping: 1 attempt running (Ctrl-C again to kill them now)"

@@ -55,7 +55,7 @@ from bugbout.core.records import (
     digest,
 )
 from bugbout.core.settings import BoutSettings
-from bugbout.core.stopping import Interrupted, Stop
+from bugbout.core.stopping import Interrupted, Stop, current_stop
 from bugbout.core.store import Store
 from bugbout.core.tasks import bugbout_home
 from bugbout.core.testmodules import is_test_module
@@ -616,14 +616,14 @@ class RemoteAttempt:
     previous: Attempt | None
 
     def __call__(self) -> tuple[Attempt, bool]:
-        # A Ray task cancelled by the driver's stop gets a KeyboardInterrupt in the
-        # worker's main thread, which is a signal to this stop: no grace, the agent is
-        # killed and the attempt stored as ``interrupted``.
-        with Stop(grace=0, notify=lambda _: None).installed() as stop:
-            race = Race(self.settings, make_plugins(), Store(self.settings.store_dir), stop=stop)
-            with Git(self.settings.repository) as git:
-                checkouts = Checkouts(git, race.home / "checkouts")
-                return race.claim(self.task, self.contestant, checkouts, previous=self.previous)
+        # under the worker's stop, if the bout's executor installed one: a cancelled
+        # attempt is killed and stored as ``interrupted``
+        race = Race(
+            self.settings, make_plugins(), Store(self.settings.store_dir), stop=current_stop()
+        )
+        with Git(self.settings.repository) as git:
+            checkouts = Checkouts(git, race.home / "checkouts")
+            return race.claim(self.task, self.contestant, checkouts, previous=self.previous)
 
 
 def race_tasks(tasks: TaskSet, oracles: OracleSet) -> list[Task]:

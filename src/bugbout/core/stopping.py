@@ -31,8 +31,9 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future
+from dataclasses import dataclass
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from bugbout.core.executor import Executor
@@ -200,7 +201,7 @@ class StoppingExecutor:
 
     def submit(self, job: Callable[[], R]) -> Future[R]:
         self.stop.check()
-        inner = self.inner.submit(job)
+        inner = self.inner.submit(job if self.in_process else _StoppedByCancel(job))
         self.stop.count(self.noun, 1)
         if not self.in_process:
             self.stop.watch_remote(inner)
@@ -226,12 +227,30 @@ class StoppingExecutor:
         self.inner.close()
 
 
+@dataclass(frozen=True)
+class _StoppedByCancel(Generic[R]):
+    """A job sent to another process (a Ray worker), run there under a stop of its own
+    without grace: cancelling the job (Ray interrupts the worker's main thread, as a
+    SIGINT would) kills the processes it started at once."""
+
+    job: Callable[[], R]
+
+    def __call__(self) -> R:
+        with Stop(grace=0, notify=lambda _: None).installed():
+            return self.job()
+
+
+def current_stop() -> Stop | None:
+    """The stop installed in this process (the one its signals reach), if any."""
+    stop = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
+    return stop if isinstance(stop, Stop) else None
+
+
 def watch(process: subprocess.Popen[Any]) -> None:
     """Hand ``process`` (the leader of its own process group) to the stop installed in
     this process, if any, so that stopping the bout kills its whole group."""
-    handler = signal.getsignal(signal.SIGINT)
-    stop = getattr(handler, "__self__", None)
-    if isinstance(stop, Stop):
+    stop = current_stop()
+    if stop is not None:
         stop.watch(process)
 
 
