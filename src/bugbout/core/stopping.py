@@ -15,8 +15,10 @@ A :class:`Stop` is installed as the handler of both signals for the length of a 
 Every process bugbout starts for an agent or a test run is handed to :func:`watch`,
 which registers it with the installed stop, if there is one. Jobs go through
 :meth:`Stop.executor`, which starts nothing once the stop is requested and fails the
-jobs that end after the kill with :class:`Interrupted`. The bout then ends with
-:class:`Interrupted`, a ``KeyboardInterrupt``: the command line exits with status 130.
+jobs that end after the kill with :class:`Interrupted`; a job sent to another process
+(a Ray worker) runs there under a stop without grace, which the kill reaches by
+cancelling the job. The bout then ends with :class:`Interrupted`, a
+``KeyboardInterrupt``: the command line exits with status 130.
 """
 
 from __future__ import annotations
