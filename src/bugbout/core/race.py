@@ -316,12 +316,12 @@ class Race:
         Once the stop is requested nothing starts (:class:`Interrupted`). An attempt the
         stop killed is stored as ``interrupted``, to run again; in a later round it is
         not stored, the previous round stays the latest, and :class:`Interrupted` is raised."""
-        self.stop.check()
         path = contestant.path(task)
         with self.store.hold(path):
             current = self.store.read(path, Attempt)
             if current is not None and current != previous:
                 return current, False
+            self.stop.check()
             record = self._attempt(task, contestant, checkouts, round_number, feedback)
             if record.status == AttemptStatus.INTERRUPTED and round_number > 1:
                 raise Interrupted(f"{contestant.name} on {task.id}: round {round_number} killed")
