@@ -28,6 +28,7 @@ from bugbout.core.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.core.report import Report
 from bugbout.core.rounds import run_rounds
 from bugbout.core.settings import BoutSettings
+from bugbout.core.stopping import Stop
 from bugbout.core.store import Store
 from bugbout.core.tasks import check_plugins, ground_truth
 from bugbout.core.verdicts import (
@@ -114,7 +115,11 @@ class Bout:
         return cls(Project.load(path))
 
     def run(self) -> BoutResult:
-        """Run the bout (resumable: finished attempts are never run again)."""
+        """Run the bout (resumable: finished attempts are never run again).
+
+        In the main thread, Ctrl-C (SIGINT) or SIGTERM stops it: nothing new starts, what
+        runs gets ``run.grace`` seconds (a second signal: none) before it is killed, and
+        :class:`~bugbout.core.stopping.Interrupted` (a ``KeyboardInterrupt``) is raised."""
         settings, plugins = self.project.settings, self.project.plugins
         check_plugins(settings, plugins)
         self._check_contestants()
@@ -122,17 +127,26 @@ class Bout:
         check_verdict_plugins(settings, plugins)
         clock, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
         progress = self.progress or SilentProgress()
-        with output.lock(progress.warn), closing(make_executor(settings, plugins)) as executor:
+        stop = Stop(settings.run.grace, progress.warn)
+        with (
+            stop.installed(),
+            output.lock(progress.warn),
+            closing(make_executor(settings, plugins)) as executor,
+        ):
+            tasks_executor = stop.executor(executor, "task")
             tasks, oracles = ground_truth(
-                settings, plugins, store, progress, executor=executor, sweep=self.sweep
+                settings, plugins, store, progress, executor=tasks_executor, sweep=self.sweep
             )
-            race = Race(settings, plugins, store, self.progress, executor=executor)
+            race = Race(settings, plugins, store, self.progress, executor=executor, stop=stop)
             verdicts = Verdicts(
-                settings, plugins, store, race, self.progress, output=output, executor=executor
-            )
+                settings, plugins, store, race, self.progress, output=output,
+                executor=tasks_executor,
+            )  # fmt: skip
             ran = race.run(tasks, oracles, self.contestants)
+            stop.check()
             if settings.run.rounds > 1:
                 ran += run_rounds(race, verdicts.auditor, tasks, oracles, self.contestants)
+                stop.check()
             job = Job(
                 overrides=self.overrides,
                 judge=settings.judge.name,
@@ -145,6 +159,7 @@ class Bout:
             )
             output.write(JOB, job)
             verdicts.run(tasks, oracles, self.contestants)
+            stop.check()
             report = load_report(store, output)
             printed = write_reports(report, output, plugins, settings.reporters)
             job = job.model_copy(update={"wall_time": round(time.monotonic() - clock, 3)})

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`bugbout run --help | head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit flush too
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a bout (its stop)
         console.error("interrupted; everything finished so far is saved, run again to resume")
         return 130
 
@@ -370,15 +370,23 @@ def _tasks(args: list[str], console: Console) -> int:
     args = [arg for arg in args if arg != "--mine-only"]
 
     def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
+        from contextlib import closing
+
+        from bugbout.core.executor import make_executor
+        from bugbout.core.stopping import Stop
         from bugbout.core.store import Store
         from bugbout.core.tasks import check_plugins, ground_truth
 
         check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with console.progress() as progress:
-            tasks, oracles = ground_truth(
-                settings, plugins, store, progress, sweep=hydra_job.sweep, mine_only=mine_only
-            )
+            stop = Stop(settings.run.grace, progress.warn)
+            with stop.installed(), closing(make_executor(settings, plugins)) as executor:
+                tasks, oracles = ground_truth(
+                    settings, plugins, store, progress,
+                    executor=stop.executor(executor, "task"),
+                    sweep=hydra_job.sweep, mine_only=mine_only,
+                )  # fmt: skip
         console.task_table(tasks, oracles)
         written = ["tasks.json"] if mine_only else ["tasks.json", "oracles.json"]
         console.info(f"wrote {' and '.join(str(store.path(name)) for name in written)}")

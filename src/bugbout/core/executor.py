@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from bugbout.core.errors import PluginError
+from bugbout.core.stopping import Interrupted
 
 if TYPE_CHECKING:
     from bugbout.core.manager import Plugins
@@ -71,13 +72,25 @@ def run_jobs(
     executor: Executor, jobs: Iterable[JobT], width: int
 ) -> Iterator[tuple[JobT, concurrent.futures.Future[Any]]]:
     """Submit ``jobs`` in order, at most ``width`` unfinished at once, and yield each with
-    its future as it finishes: how a quota lane or ``tasks.jobs`` holds on any executor."""
+    its future as it finishes: how a quota lane or ``tasks.jobs`` holds on any executor.
+
+    When the bout is stopped (``submit`` raises :class:`~bugbout.core.stopping.Interrupted`,
+    see :meth:`~bugbout.core.stopping.Stop.executor`), nothing more is submitted: the jobs
+    running are yielded as they end, then :class:`Interrupted` is raised for the rest."""
     queue = list(jobs)
     running: dict[concurrent.futures.Future[Any], JobT] = {}
-    while queue or running:
-        while queue and len(running) < max(1, width):
-            job = queue.pop(0)
-            running[executor.submit(job)] = job
-        done, _ = wait(running, return_when=FIRST_COMPLETED)
-        for future in done:
-            yield running.pop(future), future
+    stopped: Interrupted | None = None
+    while (queue and stopped is None) or running:
+        while queue and stopped is None and len(running) < max(1, width):
+            try:
+                running[executor.submit(queue[0])] = queue[0]
+            except Interrupted as exc:
+                stopped = exc
+            else:
+                queue.pop(0)
+        if running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield running.pop(future), future
+    if stopped is not None:
+        raise stopped

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from bugbout.core.stopping import watch
+
 _CAPTURE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -56,6 +58,7 @@ def run_logged(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    watch(process)  # a stopped bout kills its group
     assert process.stdout is not None and process.stderr is not None
     copiers = [
         threading.Thread(target=_copy, args=(process.stdout, stdout, limit), daemon=True),

@@ -57,6 +57,7 @@ from bugbout.core.records import (
     digest,
 )
 from bugbout.core.settings import BoutSettings
+from bugbout.core.stopping import Interrupted, Stop, current_stop
 from bugbout.core.store import Store
 from bugbout.core.tasks import bugbout_home
 from bugbout.core.testmodules import is_test_module
@@ -138,6 +139,7 @@ class Race:
         progress: Progress | None = None,
         *,
         executor: Executor | None = None,
+        stop: Stop | None = None,
     ) -> None:
         self.settings = settings
         self.plugins = plugins
@@ -145,6 +147,8 @@ class Race:
         self.progress = progress or SilentProgress()
         self.executor = executor
         """Where attempts run; without one, the settings' executor, for one :meth:`run`."""
+        self.stop = stop or Stop(settings.run.grace)
+        """The bout's stop: once requested no attempt starts, once killed none is kept."""
         self.home = bugbout_home()
         self.sandbox: Sandbox = plugins.create(
             "sandbox", settings.sandbox.name, settings.sandbox.options
@@ -166,8 +170,10 @@ class Race:
         for task in race_tasks(tasks, oracles):
             for contestant in contestants:
                 previous = self.store.read(contestant.path(task), Attempt)
-                if previous is None or (
-                    previous.status in RETRYABLE and self.settings.run.retry_failed
+                if (
+                    previous is None
+                    or previous.status == AttemptStatus.INTERRUPTED
+                    or (previous.status in RETRYABLE and self.settings.run.retry_failed)
                 ):
                     yield task, contestant, previous
 
@@ -191,7 +197,10 @@ class Race:
     def run(
         self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
     ) -> list[Attempt]:
-        """Run every pending attempt, lane by lane; returns the attempts run now."""
+        """Run every pending attempt, lane by lane; returns the attempts run now. Once
+        the stop is requested no attempt starts: those running end, then
+        :class:`Interrupted` is raised if some were left."""
+        self.stop.check()
         problem = self.sandbox.problem()
         if problem:
             raise BugboutError(problem)
@@ -210,11 +219,12 @@ class Race:
             return finished
         executor = self.executor or make_executor(self.settings, self.plugins)
         try:
+            attempts = self.stop.executor(executor, "attempt")
             with Git(self.settings.repository) as git:
                 checkouts = Checkouts(git, self.home / "checkouts")
                 with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
                     futures = [
-                        lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished, executor)
+                        lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished, attempts)
                         for lane, jobs in lanes.items()
                     ]
                     for future in futures:
@@ -233,7 +243,9 @@ class Race:
         finished: list[Attempt],
         executor: Executor,
     ) -> None:
-        """Run a lane's attempts on the executor, at most the lane's quota at a time."""
+        """Run a lane's attempts on the executor, at most the lane's quota at a time. An
+        attempt the stop kept from starting, or killed, is left out (a killed one is stored
+        as ``interrupted`` by its worker)."""
         width = self.settings.run.quotas.get(lane, 1)
         attempts: list[_LocalAttempt | RemoteAttempt] = [
             _LocalAttempt(self, task, contestant, previous, checkouts)
@@ -245,6 +257,8 @@ class Race:
             task, contestant = job.task, job.contestant
             try:
                 attempt, ran = future.result()
+            except Interrupted:
+                continue
             except Exception as exc:  # the worker died: record it, go on
                 attempt, ran = self._lost(task, contestant, job.previous, exc)
             if ran:
@@ -299,13 +313,20 @@ class Race:
         (a concurrent sweep job) has replaced it meanwhile, that bout's attempt is returned
         instead of running the agent again (``ran`` is ``False``). A later round
         (``round_number`` > 1) adds ``feedback`` (the review of the previous round) to the
-        prompt; the previous round's record is kept beside it."""
+        prompt; the previous round's record is kept beside it.
+
+        Once the stop is requested nothing starts (:class:`Interrupted`). An attempt the
+        stop killed is stored as ``interrupted``, to run again; in a later round it is
+        not stored, the previous round stays the latest, and :class:`Interrupted` is raised."""
         path = contestant.path(task)
         with self.store.hold(path):
             current = self.store.read(path, Attempt)
             if current is not None and current != previous:
                 return current, False
+            self.stop.check()
             record = self._attempt(task, contestant, checkouts, round_number, feedback)
+            if record.status == AttemptStatus.INTERRUPTED and round_number > 1:
+                raise Interrupted(f"{contestant.name} on {task.id}: round {round_number} killed")
             if round_number > 1 and current is not None:
                 kept = path.removesuffix(".json") + f".round{round_number - 1}.json"
                 self.store.write(kept, current)
@@ -322,7 +343,9 @@ class Race:
         round_number: int,
         feedback: str,
     ) -> Attempt:
-        """One run of the agent, as a record; failures are recorded, not raised."""
+        """One run of the agent, as a record; failures are recorded, not raised. Whatever
+        ends after the stop killed the bout's processes is ``interrupted``: nothing of it
+        is trusted."""
         started = datetime.now(UTC).isoformat(timespec="seconds")
         record = Attempt(
             task_id=task.id,
@@ -342,6 +365,7 @@ class Race:
             / task.id
             / f"{_UNSAFE.sub('_', contestant.name)}-{uuid.uuid4().hex[:8]}"
         )
+        started_record = record
         try:
             record = self._run(task, contestant, checkouts, root, record, feedback=feedback)
         except BugboutError as exc:
@@ -349,6 +373,15 @@ class Race:
         except Exception as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             record.summary = traceback.format_exc(limit=5)[-2000:]
+        if self.stop.killed:
+            return started_record.model_copy(
+                update={
+                    "status": AttemptStatus.INTERRUPTED,
+                    "error": "killed when the bout was stopped; the next run runs it again",
+                    "summary": "",
+                    "logdir": str(root / "logs"),
+                }
+            )
         return record
 
     def _run(
@@ -590,7 +623,11 @@ class RemoteAttempt:
     previous: Attempt | None
 
     def __call__(self) -> tuple[Attempt, bool]:
-        race = Race(self.settings, make_plugins(), Store(self.settings.store_dir))
+        # under the worker's stop, if the bout's executor installed one: a cancelled
+        # attempt is killed and stored as ``interrupted``
+        race = Race(
+            self.settings, make_plugins(), Store(self.settings.store_dir), stop=current_stop()
+        )
         with Git(self.settings.repository) as git:
             checkouts = Checkouts(git, race.home / "checkouts")
             return race.claim(self.task, self.contestant, checkouts, previous=self.previous)

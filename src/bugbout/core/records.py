@@ -234,10 +234,13 @@ class AttemptStatus(StrEnum):
     AGENT_ERROR = "agent-error"
     INFRA_ERROR = "infra-error"
     """bugbout could not run the agent (missing CLI, sandbox, checkout...)."""
+    INTERRUPTED = "interrupted"
+    """The bout was stopped (Ctrl-C, SIGTERM) and killed the agent: run again on resume."""
 
 
-RETRYABLE = (AttemptStatus.QUOTA, AttemptStatus.INFRA_ERROR)
-"""Statuses that ``--retry-failed`` runs again."""
+RETRYABLE = (AttemptStatus.QUOTA, AttemptStatus.INFRA_ERROR, AttemptStatus.INTERRUPTED)
+"""Statuses that are not the agent's doing: never counted in its resolve rate, and run
+again by ``--retry-failed`` (``interrupted``: by every run)."""
 
 
 class Attempt(Record):

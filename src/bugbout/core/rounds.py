@@ -5,7 +5,8 @@ Visible evidence is the repository's own tests against the fail-on-base baseline
 examiners' reproductions; the hidden tests never reach a prompt. The audit's route says
 how to try again (``craft``: narrow the fix; ``recon``: diagnose again), and a second
 consecutive ``craft`` becomes ``recon`` (no progress: the approach itself is wrong).
-Every round's attempt is kept.
+Every round's attempt is kept. Once the bout's stop is requested no review and no round
+starts; a review whose test runs the stop killed is not stored.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bugbout.core.records import (
     TaskSet,
     TestRun,
 )
+from bugbout.core.stopping import Interrupted
 
 ADVICE = {
     Route.CRAFT: "Your diagnosis looked right but the change was too broad: keep the fix and "
@@ -65,6 +67,7 @@ def run_rounds(
                     if attempt.status != AttemptStatus.FINISHED:
                         break
                     if attempt.review is None:
+                        race.stop.check()
                         try:
                             attempt, baseline = _review(
                                 race,
@@ -138,6 +141,8 @@ def _review(
         examiners=examiners,
         baseline=baseline,
     )
+    if race.stop.killed:  # the gate's test runs may have been killed: no review
+        raise Interrupted(f"{attempt.contestant} on {task.id}: review killed")
     request = AuditRequest.visible(task, attempt, examiners, gate=gate, baseline=baseline)
     reviewed = attempt.model_copy(update={"review": auditor.audit(request)})
     path = attempt_path(task.id, attempt.contestant, attempt.key)

@@ -121,6 +121,9 @@ class RunSettings(Settings):
     rounds: int = Field(default=1, ge=1)
     """Rounds per contestant: an attempt the auditor rejects on visible evidence gets
     another round with the kill report (1: no retries)."""
+    grace: float = Field(default=30, ge=0)
+    """Seconds the work running at a Ctrl-C (or SIGTERM) may take to finish before it is
+    killed; nothing new starts meanwhile."""
 
 
 class LimitsSettings(Settings):

@@ -22,6 +22,7 @@ from bugbout.core.environment import Environment
 from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
 from bugbout.core.settings import ProjectSettings
+from bugbout.core.stopping import watch
 from bugbout.sandbox.network import offline
 
 DETAIL_LIMIT = 4000
@@ -145,6 +146,7 @@ def _run_pytest(
             pass_fds=(outcomes.fileno(),),
             start_new_session=True,
         )
+        watch(process)  # a stopped bout kills its group
         try:
             exit_code: int | None = process.wait(timeout=timeout)
             timed_out = False
