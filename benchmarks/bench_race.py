@@ -21,8 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bugbout.core.contestants import Contestant
 from bugbout.core.manager import make_plugins
-from bugbout.core.race import Contestant, Race
+from bugbout.core.race import Race
 from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
 from bugbout.core.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks

@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
+from bugbout.core.contestants import Contestant, build_contestants
 from bugbout.core.errors import ConfigError, PluginError
 from bugbout.core.executor import Executor, make_executor
 from bugbout.core.manager import Plugins
-from bugbout.core.race import Contestant, Race, build_contestants
+from bugbout.core.race import Race
 from bugbout.core.records import Attempt, AttemptStatus, Task, TaskIssue
 from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.store import Store

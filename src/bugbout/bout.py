@@ -19,11 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bugbout.core.agents import CodingAgent
+from bugbout.core.contestants import Contestant, build_contestants
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.executor import make_executor
 from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.race import Contestant, Race, build_contestants
+from bugbout.core.race import Race
 from bugbout.core.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.core.report import Report
 from bugbout.core.rounds import run_rounds

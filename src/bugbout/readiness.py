@@ -10,7 +10,7 @@ import os
 import shutil
 
 from bugbout.core.agents import VENDOR_KEYS
-from bugbout.core.race import Contestant
+from bugbout.core.contestants import Contestant
 
 
 def problem(contestant: Contestant) -> str | None:

@@ -11,11 +11,7 @@ is written to the store the moment it ends, so a bout can stop anywhere and resu
 from __future__ import annotations
 
 import contextlib
-import json
-import re
-import shlex
 import shutil
-import tempfile
 import threading
 import traceback
 import uuid
@@ -25,13 +21,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
-from bugbout.core.agents import CodingAgent, Session
+from bugbout.core.agent_setup import named_files, run_tests_script, start_egress, state_dir
+from bugbout.core.agents import Session
 from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import masked_paths, readable_paths, test_confinement
+from bugbout.core.contestants import Contestant, safe_name
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
-from bugbout.core.errors import BugboutError, ConfigError
+from bugbout.core.errors import BugboutError
 from bugbout.core.examining import Assignment
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
@@ -41,7 +38,6 @@ from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.patch import apply_patch, diff_trees
 from bugbout.core.process import run_logged
 from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.prompt import PROMPT_VERSION, contestant_prompt
 from bugbout.core.records import (
     RETRYABLE,
     Attempt,
@@ -54,7 +50,6 @@ from bugbout.core.records import (
     Patch,
     Task,
     TaskSet,
-    digest,
 )
 from bugbout.core.settings import BoutSettings
 from bugbout.core.stopping import Interrupted, Stop, current_stop
@@ -63,69 +58,6 @@ from bugbout.core.tasks import bugbout_home
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
 from bugbout.sandbox.confinement import Confinement, Sandbox
-from bugbout.sandbox.egress import EgressProxy, plan
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-@dataclass(frozen=True)
-class Contestant:
-    """A named agent in the race: a contestant fixes, an examiner (with an assignment)
-    only writes tests."""
-
-    name: str
-    agent: CodingAgent
-    assignment: Assignment | None = None
-
-    @property
-    def role(self) -> Literal["contestant", "examiner"]:
-        return "contestant" if self.assignment is None else "examiner"
-
-    @property
-    def quota(self) -> str:
-        return self.agent.quota
-
-    def key(self, task: Task) -> str:
-        """What determines this agent's attempt on ``task``."""
-        settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
-        assignment = self.assignment.name if self.assignment else ""
-        return digest(task.sha, settings, PROMPT_VERSION, assignment)
-
-    def path(self, task: Task) -> str:
-        """Where this agent's attempt on ``task`` is stored."""
-        return attempt_path(task.id, self.name, self.key(task))
-
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
-        if self.assignment is not None:
-            return self.assignment.prompt(task, tests=tests, test_command=test_command)
-        return contestant_prompt(task, tests=tests, test_command=test_command)
-
-
-def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
-    """The selected contestants and examiners, each with its adapter built from validated
-    options (and an examiner with its assignment)."""
-    racers = []
-    for role, selected in (("contestant", settings.contestant), ("examiner", settings.examiner)):
-        for name, entry in sorted(selected.items()):
-            options = dict(entry)
-            kind = options.pop("agent", None)
-            if not kind:
-                raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
-            assignment = None
-            if role == "examiner":
-                assignment = plugins.create("examiner", str(options.pop("assignment", "reproduce")))
-            options.setdefault("name", name)
-            racers.append(Contestant(name, plugins.create("agent", str(kind), options), assignment))
-    names = [racer.name for racer in racers]
-    if len(names) != len(set(names)):
-        raise ConfigError("a contestant and an examiner share a name; rename one of them")
-    return racers
-
-
-def attempt_path(task_id: str, contestant: str, key: str) -> str:
-    """Where an attempt is stored, relative to the store: by task, name and key, so sweep
-    jobs that give one name different settings (e.g. a model sweep) never share a record."""
-    return f"attempts/{task_id}/{_UNSAFE.sub('_', contestant)}/{key[:16]}.json"
 
 
 class Race:
@@ -363,7 +295,7 @@ class Race:
             self.home
             / "attempts"
             / task.id
-            / f"{_UNSAFE.sub('_', contestant.name)}-{uuid.uuid4().hex[:8]}"
+            / f"{safe_name(contestant.name)}-{uuid.uuid4().hex[:8]}"
         )
         started_record = record
         try:
@@ -400,14 +332,14 @@ class Race:
         base = checkouts.base(task.parent)
         checkouts.working_copy(task.parent, workdir)
         environment = self.environment(task, checkouts)
-        test_command = self._test_command(environment, workdir, logdir)
+        test_command = run_tests_script(self.settings.project, environment, workdir, logdir)
         prompt = contestant.prompt(
             task, tests=self.settings.project.tests, test_command=test_command
         ) + (f"\n{feedback}" if feedback else "")
         prompt_file = logdir / "prompt.md"
         prompt_file.write_text(prompt)
         agent = contestant.agent
-        state_dirs = tuple(_state_dir(entry, agent_home) for entry in agent.options.state_dirs)
+        state_dirs = tuple(state_dir(entry, agent_home) for entry in agent.options.state_dirs)
         for directory in state_dirs:
             directory.mkdir(parents=True, exist_ok=True)
         confinement = Confinement(
@@ -430,13 +362,18 @@ class Race:
         )
         invocation = agent.invocation(session)
         confinement = confinement.model_copy(
-            update={"readable": (*confinement.readable, *self._named_files(invocation.argv))}
+            update={
+                "readable": (
+                    *confinement.readable,
+                    *named_files(invocation.argv, masked_paths(self.settings, self.home)),
+                )
+            }
         )
         env = {**agent.environment(session), **invocation.env}
         argv = invocation.argv
         with contextlib.ExitStack() as stack:
             if invocation.confined and invocation.endpoints and self.sandbox.name != "none":
-                argv, extra, folder = self._egress(invocation.endpoints, argv, stack)
+                argv, extra, folder = start_egress(invocation.endpoints, argv, stack)
                 env.update(extra)
                 confinement = confinement.model_copy(
                     update={"readable": (*confinement.readable, folder)}
@@ -537,33 +474,6 @@ class Race:
             }
         return record.model_copy(update=update)
 
-    def _egress(
-        self, endpoints: tuple[str, ...], argv: list[str], stack: contextlib.ExitStack
-    ) -> tuple[list[str], dict[str, str], Path]:
-        """Start the egress proxy for ``endpoints``: the agent reaches those and nothing
-        else. Its socket lives in a short temporary path (unix sockets allow ~107 bytes)."""
-        try:
-            egress_plan = plan(endpoints)
-        except ValueError as exc:
-            raise ConfigError(f"bad endpoint: {exc}") from None
-        folder = Path(tempfile.mkdtemp(prefix="bugbout-egress-"))
-        stack.callback(shutil.rmtree, folder, ignore_errors=True)
-        socket_path = folder / "proxy.sock"
-        stack.enter_context(EgressProxy(endpoints, socket_path))
-        return [*egress_plan.forwarder(socket_path), *argv], dict(egress_plan.env), folder
-
-    def _named_files(self, argv: list[str]) -> tuple[Path, ...]:
-        """Files the command line names (an agent's script), readable unless masked."""
-        masked = masked_paths(self.settings, self.home)
-        named = []
-        for part in argv:
-            path = Path(part)
-            if path.is_absolute() and path.exists():
-                resolved = path.resolve()
-                if not any(resolved.is_relative_to(m) for m in masked):
-                    named.append(resolved)
-        return tuple(named)
-
     def environment(self, task: Task, checkouts: Checkouts) -> Environment:
         """The task's test environment (the oracle's), built once per bout."""
         with self._lock:
@@ -576,25 +486,6 @@ class Race:
                 )
                 self._environments[task.id] = self.builder.build(request)
             return self._environments[task.id]
-
-    def _test_command(self, environment: Environment, workdir: Path, logdir: Path) -> str:
-        """A script that runs the project's tests exactly as the oracle does."""
-        command = environment.command(
-            ["-p", "no:cacheprovider", "-o", "addopts=", *self.settings.project.pytest_args],
-            workdir,
-            [],
-        )
-        variables = {**self.settings.project.env, **command.env}
-        script = logdir / "bin" / "run-tests"
-        script.parent.mkdir(parents=True)
-        script.write_text(
-            "#!/bin/sh\n"
-            + "".join(f"export {key}={shlex.quote(value)}\n" for key, value in variables.items())
-            + f"cd {shlex.quote(str(workdir))}\n"
-            + f'exec {shlex.join(command.argv)} "$@"\n'
-        )
-        script.chmod(0o755)
-        return str(script)
 
 
 @dataclass(frozen=True)
@@ -640,10 +531,3 @@ def race_tasks(tasks: TaskSet, oracles: OracleSet) -> list[Task]:
         for task in tasks.tasks
         if task.scored and (oracle := oracles.root.get(task.id)) and oracle.status == "ok"
     ]
-
-
-def _state_dir(entry: str, agent_home: Path) -> Path:
-    """A declared state directory; ``~`` is the agent's private HOME."""
-    if entry.startswith("~"):
-        return agent_home / entry.lstrip("~/")
-    return Path(entry)

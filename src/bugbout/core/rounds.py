@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from bugbout.core.auditing import Auditor, AuditRequest, escalate, run_gate
 from bugbout.core.checkout import Checkouts
+from bugbout.core.contestants import Contestant, attempt_path
 from bugbout.core.git import Git
-from bugbout.core.race import Contestant, Race, attempt_path
+from bugbout.core.race import Race
 from bugbout.core.records import (
     Attempt,
     AttemptStatus,

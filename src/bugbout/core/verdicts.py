@@ -18,13 +18,14 @@ from typing import Any
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
 from bugbout.core.checkout import Checkouts
+from bugbout.core.contestants import Contestant
 from bugbout.core.crossexam import cross_examine
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
 from bugbout.core.judging import Judge, JudgeContext
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.race import Contestant, Race
+from bugbout.core.race import Race
 from bugbout.core.records import (
     Attempt,
     Audit,

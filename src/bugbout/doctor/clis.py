@@ -13,9 +13,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from bugbout.core.agents import Session
+from bugbout.core.contestants import Contestant, build_contestants
 from bugbout.core.errors import BugboutError
 from bugbout.core.manager import Plugins
-from bugbout.core.race import Contestant, build_contestants
 from bugbout.core.settings import BoutSettings
 from bugbout.doctor.check import Check
 from bugbout.doctor.known_agents import KNOWN_AGENTS, dry_entry

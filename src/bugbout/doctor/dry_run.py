@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bugbout.core.contestants import build_contestants
 from bugbout.core.errors import BugboutError
 from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.race import build_contestants
 from bugbout.core.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.core.settings import BoutSettings
 from bugbout.doctor.check import Check

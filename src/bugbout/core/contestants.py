@@ -1,0 +1,84 @@
+"""Contestants and examiners: the named agents of a bout, each built through the plugin
+manager from its validated options, and where each one's attempt on a task is stored."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from bugbout.core.agents import CodingAgent
+from bugbout.core.errors import ConfigError
+from bugbout.core.examining import Assignment
+from bugbout.core.manager import Plugins
+from bugbout.core.prompt import PROMPT_VERSION, contestant_prompt
+from bugbout.core.records import Task, digest
+from bugbout.core.settings import BoutSettings
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Contestant:
+    """A named agent in the race: a contestant fixes, an examiner (with an assignment)
+    only writes tests."""
+
+    name: str
+    agent: CodingAgent
+    assignment: Assignment | None = None
+
+    @property
+    def role(self) -> Literal["contestant", "examiner"]:
+        return "contestant" if self.assignment is None else "examiner"
+
+    @property
+    def quota(self) -> str:
+        return self.agent.quota
+
+    def key(self, task: Task) -> str:
+        """What determines this agent's attempt on ``task``."""
+        settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
+        assignment = self.assignment.name if self.assignment else ""
+        return digest(task.sha, settings, PROMPT_VERSION, assignment)
+
+    def path(self, task: Task) -> str:
+        """Where this agent's attempt on ``task`` is stored."""
+        return attempt_path(task.id, self.name, self.key(task))
+
+    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+        if self.assignment is not None:
+            return self.assignment.prompt(task, tests=tests, test_command=test_command)
+        return contestant_prompt(task, tests=tests, test_command=test_command)
+
+
+def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
+    """The selected contestants and examiners, each with its adapter built from validated
+    options (and an examiner with its assignment)."""
+    racers = []
+    for role, selected in (("contestant", settings.contestant), ("examiner", settings.examiner)):
+        for name, entry in sorted(selected.items()):
+            options = dict(entry)
+            kind = options.pop("agent", None)
+            if not kind:
+                raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
+            assignment = None
+            if role == "examiner":
+                assignment = plugins.create("examiner", str(options.pop("assignment", "reproduce")))
+            options.setdefault("name", name)
+            racers.append(Contestant(name, plugins.create("agent", str(kind), options), assignment))
+    names = [racer.name for racer in racers]
+    if len(names) != len(set(names)):
+        raise ConfigError("a contestant and an examiner share a name; rename one of them")
+    return racers
+
+
+def attempt_path(task_id: str, contestant: str, key: str) -> str:
+    """Where an attempt is stored, relative to the store: by task, name and key, so sweep
+    jobs that give one name different settings (e.g. a model sweep) never share a record."""
+    return f"attempts/{task_id}/{safe_name(contestant)}/{key[:16]}.json"
+
+
+def safe_name(name: str) -> str:
+    """``name`` as one path component."""
+    return _UNSAFE.sub("_", name)
