@@ -8,7 +8,7 @@ import pytest
 
 from bugbout import hookimpl
 from bugbout.core.manager import Plugins
-from bugbout.core.oracle import judge_runs
+from bugbout.core.oracle import first_error, judge_runs
 from bugbout.core.records import Oracle, OracleSet, Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.store import ORACLES, TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
@@ -212,6 +212,46 @@ def test_a_timed_out_run_is_an_environment_error() -> None:
     oracle = judge_runs(_task(), [run("before", RunStatus.TIMEOUT), run("after-1"), run("after-2")])
     assert oracle.status == "environment-error"
     assert "timed out" in (oracle.reason or "")
+
+
+@pytest.mark.parametrize("which", ["before", "after-1"])
+def test_a_run_that_ran_no_test_is_never_evidence(which: str) -> None:
+    """pytest exiting without running a test (exit 5) is an environment error with the
+    real first error, never a no-fail-to-pass."""
+    after = {"tests/test_a.py__test_x": "passed"}
+    runs = [run("before", tests__test_a_py__test_x="failed"), run("after-1", **after),
+            run("after-2", **after)]  # fmt: skip
+    empty = run(which, RunStatus.NO_TESTS)
+    empty.detail = (
+        "ImportError while loading conftest '/x/tests/conftest.py'.\n"
+        "tests/conftest.py:1: in <module>\n    import simplejson\n"
+        "E   ModuleNotFoundError: No module named 'simplejson'\n"
+    )
+    runs = [empty if r.label == which else r for r in runs]
+    oracle = judge_runs(_task(), runs)
+    assert oracle.status == "environment-error"
+    assert oracle.reason == (
+        f"the {which} run ran no test: ImportError while loading conftest '/x/tests/conftest.py'."
+    )
+
+
+def test_first_error_names_the_error_not_the_last_line() -> None:
+    detail = "collected 0 items\nE   ModuleNotFoundError: No module named 'x'\nhint: y\n"
+    assert first_error(detail) == "ModuleNotFoundError: No module named 'x'"
+    assert first_error("ERROR: usage: pytest [options]\nmore\n") == "ERROR: usage: pytest [options]"
+    assert first_error("Exception: boom\n") == "Exception: boom"
+    assert first_error("nothing special\nthe end\n") == "the end"
+
+
+def test_no_fail_to_pass_names_the_near_misses() -> None:
+    before = run("before", tests__a="failed", tests__b="failed", tests__c="passed")
+    after = {"tests__a": "skipped", "tests__b": "failed", "tests__c": "passed"}
+    oracle = judge_runs(_task(), [before, run("after-1", **after), run("after-2", **after)])
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.reason == (
+        "no test failed before the fix and passed after it: tests::a was skipped after the "
+        "fix; tests::b failed after the fix too"
+    )
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ A test that kills pytest (a segfault) is failed in that run, the others run with
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -109,6 +110,7 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
     broken = [run for run in runs if run.status in BROKEN_RUN and run is not before]
     if before.status in (RunStatus.TIMEOUT, RunStatus.CRASHED):
         broken.insert(0, before)
+    broken += [run for run in runs if run.status == RunStatus.NO_TESTS]  # never evidence
     if broken:
         oracle.status = "environment-error"
         oracle.reason = f"the {broken[0].label} run {_describe_failure(broken[0])}"
@@ -131,8 +133,27 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
             oracle.fail_on_base.append(name)
     if not oracle.fail_to_pass:
         oracle.status = "no-fail-to-pass"
-        oracle.reason = "no test failed before the fix and passed after it"
+        oracle.reason = "no test failed before the fix and passed after it" + _near_misses(
+            before, afters[0] if afters else before
+        )
     return oracle
+
+
+def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:
+    """The tests that came closest to fail-to-pass, by name: failing before the fix and
+    skipped or still failing after it."""
+    misses = []
+    for name, outcome in after.outcomes.items():
+        if before.outcomes.get(name) not in FAILING:
+            continue
+        if outcome == Outcome.SKIPPED:
+            misses.append(f"{name} was skipped after the fix")
+        elif outcome in FAILING:
+            misses.append(f"{name} failed after the fix too")
+    if not misses:
+        return ""
+    more = f" (and {len(misses) - shown} more)" if len(misses) > shown else ""
+    return ": " + "; ".join(misses[:shown]) + more
 
 
 def _module(nodeid: str) -> str:
@@ -145,10 +166,24 @@ def _describe_failure(run: TestRun) -> str:
     if run.status == RunStatus.COLLECTION_FAILED:
         module, message = next(iter(run.collection_errors.items()), ("", ""))
         return f"could not collect any test ({module}: {message})"
+    if run.status == RunStatus.NO_TESTS:
+        return f"ran no test: {first_error(run.detail) or 'pytest collected none'}"
     if len(run.crashes) > CRASH_LIMIT:
         tests = ", ".join(list(run.crashes)[:3])
         return f"crashed: {len(run.crashes)} tests killed pytest, more than {CRASH_LIMIT} ({tests})"
     if killed_by(run.exit_code):  # the end of its output is a stack dump: not a reason
         return f"crashed ({ending(run.exit_code)}) while no test was running (see its detail)"
-    last = (run.detail.strip().splitlines() or ["no output"])[-1]
-    return f"crashed ({ending(run.exit_code)}): {last}"
+    return f"crashed ({ending(run.exit_code)}): {first_error(run.detail) or 'no output'}"
+
+
+_ERROR_LINE = re.compile(r"^(?:E\s+)?(?P<error>(?:[\w.]*(?:Error|Exception)\b|ERROR:|error:).*)")
+
+
+def first_error(detail: str) -> str:
+    """The first line of pytest's output that names an error (``ModuleNotFoundError:
+    No module named 'simplejson'``, ``ERROR: usage: ...``), else its last line."""
+    lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
+    for line in lines:
+        if found := _ERROR_LINE.match(line):
+            return found["error"][:300]
+    return lines[-1][:300] if lines else ""
