@@ -2,13 +2,15 @@
 
 Outcomes come from a small pytest plugin writing JSON lines to an inherited file
 descriptor, never from pytest's terminal output. Every run has no network and a
-timeout that kills its whole process group.
+timeout that kills its whole process group, and is tamper-evident: canary tests run
+beside the tests asked for and the plugin's lines are authenticated
+(:mod:`bugbout.core.canaries`).
 """
 
 from __future__ import annotations
 
-import json
 import os
+import secrets
 import subprocess
 import tempfile
 import time
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from bugbout.core.canaries import Planted, check_canaries, key_line, plant, read_outcomes
 from bugbout.core.environment import Environment
 from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
@@ -46,11 +49,32 @@ def run_tests(
 
     ``confine(argv, tree, writable)`` wraps the command for the tree (a sandbox that must
     also let it write ``writable``: its private HOME); by default it only switches the
-    network off. A command that confines itself (``Command.contained``) is not wrapped."""
+    network off. A command that confines itself (``Command.contained``) is not wrapped.
+
+    The run's canary modules are written beside the first target and removed afterwards;
+    a run they (or the outcome stream) show meddled with is ``tampered``."""
+    planted = plant(tree, targets)
+    try:
+        return _run(environment, tree, targets, planted, project, label, timeout, confine)
+    finally:
+        planted.remove()
+
+
+def _run(  # noqa: PLR0913, PLR0917 - run_tests' arguments, with its canaries
+    environment: Environment,
+    tree: Path,
+    targets: list[str],
+    planted: Planted,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+) -> TestRun:
+    key = secrets.token_hex(32)
     args = [
         "-p", "bugbout_outcomes", "-p", "no:cacheprovider", "-o", "addopts=",
         "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
-        *project.pytest_args, "--", *targets,
+        *project.pytest_args, "--", *planted.targets(targets),
     ]  # fmt: skip
     command = environment.command(args, tree, [outcomes_plugin_dir()])
     with (
@@ -69,7 +93,10 @@ def run_tests(
             **project.env,
             **command.env,
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
+            "BUGBOUT_SOURCE_DIR": project.source,
         }
+        outcomes.write(key_line(key))
+        outcomes.flush()
         started = time.monotonic()
         argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
         process = subprocess.Popen(
@@ -90,12 +117,16 @@ def run_tests(
             exit_code, timed_out = None, True
         duration = time.monotonic() - started
         outcomes.seek(0)
-        reports = [json.loads(line) for line in outcomes.read().decode().splitlines() if line]
+        stream = read_outcomes(outcomes.read(), key)
         output.seek(0)
         detail = output.read().decode("utf-8", "replace")[-DETAIL_LIMIT:]
-    run = _summarise(reports, label=label, exit_code=exit_code, duration=duration)
+    run = _summarise(stream.reports, label=label, exit_code=exit_code, duration=duration)
     if timed_out:
         run.status = RunStatus.TIMEOUT
+    run = check_canaries(run, planted, stream)
+    if run.status == RunStatus.OK and not run.outcomes:
+        run.status = RunStatus.COLLECTION_FAILED if run.collection_errors else RunStatus.NO_TESTS
+    if timed_out:
         run.detail = f"killed after {timeout:g} s\n{detail}"
     elif run.status != RunStatus.OK:
         run.detail = detail
