@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from test_race import FIXED, one_bug_repository, write_agent
 
 pytestmark = pytest.mark.slow
@@ -87,7 +88,10 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     agents.mkdir()
 
     def command(name: str, source: str) -> dict[str, object]:
-        return {"agent": "command", "command": [sys.executable, str(write_agent(agents, name, source))]}
+        return {
+            "agent": "command",
+            "command": [sys.executable, str(write_agent(agents, name, source))],
+        }
 
     config = {
         "defaults": ["base", "_self_"],

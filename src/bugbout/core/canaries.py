@@ -98,7 +98,10 @@ def canary_directory(tree: Path, targets: Sequence[str]) -> str | None:
             path = path.parent
         elif not location.is_dir():
             continue
-        if any((tree / PurePosixPath(*path.parts[:n])).is_symlink() for n in range(1, len(path.parts) + 1)):
+        if any(
+            (tree / PurePosixPath(*path.parts[:n])).is_symlink()
+            for n in range(1, len(path.parts) + 1)
+        ):
             continue
         return str(path)
     return None
@@ -119,7 +122,7 @@ def plant(tree: Path, targets: Sequence[str]) -> Planted:
         if module in planted.files or (tree / module).exists():
             continue
         text, _ = _module_text(passing, failing)
-        with open(tree / module, "x", encoding="utf-8") as handle:
+        with (tree / module).open("x", encoding="utf-8") as handle:
             handle.write(text)
         planted.files.append(module)
         planted.canaries += [
@@ -173,7 +176,7 @@ def read_outcomes(data: bytes, key: str) -> Stream:
         if seen.get(pair, "rerun") != "rerun":
             stream.tampering.append(f"{pair[0]} ({pair[1]}) was reported twice")
         seen[pair] = str(record.get("outcome"))
-        stream.reports.append(record)
+        stream.reports.append({key: str(value) for key, value in record.items()})
     if stream.summary is not None:
         if stream.summary.get("reports") != len(stream.reports):
             stream.tampering.append(
@@ -181,7 +184,8 @@ def read_outcomes(data: bytes, key: str) -> Stream:
                 f"{len(stream.reports)} arrived"
             )
         changes = stream.summary.get("changes")
-        stream.tampering += [f"pytest was changed: {change}" for change in changes or []]
+        if isinstance(changes, list):
+            stream.tampering += [f"pytest was changed: {change}" for change in changes]
     return stream
 
 

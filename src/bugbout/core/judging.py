@@ -25,6 +25,12 @@ The rules, as implemented:
    one to excuse it: a breakage by a lone patch counts.
 4. *Abstain rather than guess.* A patch without a single independent reproduction is
    never approved, and when no patch is approved there is no pick.
+5. *A tampered run proves nothing.* A patch whose column's run is ``tampered`` (its
+   canaries or outcome stream show the code under test meddled with the outcomes, or its
+   source is flagged: :mod:`bugbout.core.tamper`) is no candidate, and its column counts
+   for nobody's quorum: it is listed in the verdict's ``tampered`` with the reasons, and
+   never picked. When the ``UNFIXED`` column itself is tampered (a test meddles), no
+   reproduction can be trusted and every policy abstains.
 
 A patch's **support** is, for each independent author with at least one reproduction,
 the fraction of that author's reproductions the patch makes pass (outcome ``passed``),
@@ -69,6 +75,7 @@ from bugbout.core.records import (
     Matrix,
     Outcome,
     Record,
+    RunStatus,
     Verdict,
 )
 
@@ -257,6 +264,8 @@ class Evidence:
     patches: dict[str, PatchEvidence] = field(default_factory=dict)
     """By patch name, in the matrix's order (``UNFIXED`` is not a candidate)."""
     separate_vendors: bool = False
+    tampered: dict[str, list[str]] = field(default_factory=dict)
+    """Columns whose run was tampered with (``UNFIXED`` too), and why: no candidates."""
 
     def tests(self) -> list[str]:
         """Every test the rules read, each once."""
@@ -296,8 +305,11 @@ def gather(
         for author, tests in matrix.authors.items()
         if author != SUITE and context.examiners.get(author) in keep_assignments
     }
-    candidates = [p for p in dict.fromkeys(matrix.patches) if p != UNFIXED]
-    evidence = Evidence(matrix, reproductions, suite, keeps, separate_vendors=separate_vendors)
+    tampered = tampered_columns(matrix)
+    candidates = [p for p in dict.fromkeys(matrix.patches) if p != UNFIXED and p not in tampered]
+    evidence = Evidence(
+        matrix, reproductions, suite, keeps, separate_vendors=separate_vendors, tampered=tampered
+    )
     for patch in candidates:
         vendor = matrix.vendors.get(patch)
         support = []
@@ -328,6 +340,20 @@ def gather(
             patch, vendor, tuple(support), tuple(breakages), broken_keeps
         )
     return evidence
+
+
+def tampered_columns(matrix: Matrix) -> dict[str, list[str]]:
+    """Every column whose run is ``tampered``, with the reasons (rule 5)."""
+    return {
+        name: list(run.tampering) or ["its run was tampered with"]
+        for name, run in matrix.runs.items()
+        if run.status == RunStatus.TAMPERED
+    }
+
+
+def _is_tampered(matrix: Matrix, column: str) -> bool:
+    run = matrix.runs.get(column)
+    return run is not None and run.status == RunStatus.TAMPERED
 
 
 # -- the decision -------------------------------------------------------------------------
@@ -371,7 +397,12 @@ def cells_for(evidence: Evidence, patch: str) -> list[Cell]:
     tests += [b.test for b in found.breakages]
     tests += found.broken_keeps
     return [
-        Cell(patch=column, test=test, outcome=outcome_of(matrix, column, test))
+        Cell(
+            patch=column,
+            test=test,
+            outcome=outcome_of(matrix, column, test),
+            tampered=_is_tampered(matrix, column),
+        )
         for test in tests
         for column in (UNFIXED, patch)
     ]
@@ -436,6 +467,9 @@ def decide(
     approved = [name for name, why in objections.items() if why is None]
 
     def verdict(reason: str, cells: Iterable[Cell], pick: str | None = None) -> Verdict:
+        left_out = [name for name in evidence.tampered if name != UNFIXED]
+        if left_out and "tampered with its run" not in reason:
+            reason += "; left out as tampered: " + ", ".join(repr(n) for n in left_out)
         return Verdict(
             task_id=matrix.task_id,
             policy=policy,
@@ -444,12 +478,22 @@ def decide(
             approved=approved,
             support=support,
             cells=_unique(cells),
+            tampered=evidence.tampered,
         )
 
     def rank(name: str) -> tuple[Fraction, int]:
         return (-patches[name].exact_score, len(patches[name].breakages))
 
+    if UNFIXED in evidence.tampered:
+        return verdict(
+            "abstained: the run of the unfixed code was tampered with (a test meddles with "
+            "pytest), so no reproduction can be trusted",
+            [],
+        )
     if not patches:
+        if evidence.tampered:
+            names = ", ".join(repr(name) for name in evidence.tampered)
+            return verdict(f"abstained: every patch tampered with its run ({names})", [])
         return verdict("abstained: no patch to judge", [])
     if not approved:
         best_score = max(found.exact_score for found in patches.values())

@@ -60,7 +60,7 @@ def run_tests(
         planted.remove()
 
 
-def _run(  # noqa: PLR0913, PLR0917 - run_tests' arguments, with its canaries
+def _run(  # noqa: PLR0917 - run_tests' arguments, with its canaries
     environment: Environment,
     tree: Path,
     targets: list[str],

@@ -107,7 +107,7 @@ def _same(old, new):
     return (
         old[0] is new[0]
         and len(old[1]) == len(new[1])
-        and all(a is b for a, b in zip(old[1], new[1]))
+        and all(a is new[1][i] for i, a in enumerate(old[1]))
     )
 
 
@@ -258,4 +258,6 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session):
-    _watch.emit({"summary": {"reports": _watch.sequence, "changes": _watch.changes(session.config)}})
+    _watch.emit(
+        {"summary": {"reports": _watch.sequence, "changes": _watch.changes(session.config)}}
+    )
