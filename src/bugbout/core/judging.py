@@ -307,6 +307,8 @@ def gather(
     }
     tampered = tampered_columns(matrix)
     candidates = [p for p in dict.fromkeys(matrix.patches) if p != UNFIXED and p not in tampered]
+    if UNFIXED in tampered:
+        candidates = []  # no reproduction can be trusted: nothing to judge
     evidence = Evidence(
         matrix, reproductions, suite, keeps, separate_vendors=separate_vendors, tampered=tampered
     )
