@@ -13,6 +13,7 @@ from bugbout.core.canaries import key_line, read_outcomes
 from bugbout.core.environment import Environment, EnvironmentRequest
 from bugbout.core.git import Git
 from bugbout.core.manager import Plugins
+from bugbout.core.oracle import judge_runs
 from bugbout.core.patch import diff_trees
 from bugbout.core.records import (
     ChangeArea,
@@ -20,6 +21,9 @@ from bugbout.core.records import (
     FileChange,
     Outcome,
     RunStatus,
+    Task,
+    TaskIssue,
+    TestRun,
 )
 from bugbout.core.report import report_schema
 from bugbout.core.report_tampering import TamperedRow
@@ -145,10 +149,9 @@ def _tree(root: Path, package: str, test: str) -> Path:
     return root
 
 
-def _run(environment: Environment, tree: Path):  # type: ignore[no-untyped-def]
-    return run_tests(
-        environment, tree, ["tests/test_it.py"], project=PROJECT, label="t", timeout=60
-    )
+def _run(environment: Environment, tree: Path) -> TestRun:
+    targets = ["tests/test_it.py"]
+    return run_tests(environment, tree, targets, project=PROJECT, label="t", timeout=60)
 
 
 def test_an_honest_run_has_canaries_that_leave_no_trace(
@@ -216,3 +219,21 @@ def test_the_schema_describes_the_tampered_rows() -> None:
     tampered = report_schema()["$defs"]["tampered"]
     assert set(tampered["properties"]) == set(TamperedRow.model_fields)
     assert set(tampered["required"]) == set(TamperedRow.model_fields)
+
+
+def test_ground_truth_from_a_tampered_run_is_an_environment_error() -> None:
+    task = Task(
+        id="t", sha="a" * 40, parent="b" * 40, date="2024-01-01T00:00:00+00:00", title="x",
+        issue=TaskIssue(number=1), source_files=["pkg/a.py"], test_files=["tests/test_a.py"],
+    )  # fmt: skip
+    before = TestRun(label="before", status=RunStatus.OK, outcomes={"t::a": Outcome.FAILED})
+    after = TestRun(
+        label="after-1",
+        status=RunStatus.TAMPERED,
+        outcomes={"t::a": Outcome.PASSED},
+        tampering=["canary tests/test_q.py::test_r must pass but skipped"],
+    )
+    oracle = judge_runs(task, [before, after])
+    assert oracle.status == "environment-error"
+    assert "must pass but skipped" in (oracle.reason or "")
+    assert oracle.fail_to_pass == []
