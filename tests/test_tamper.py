@@ -52,6 +52,10 @@ FLAGGED = {
     "from pathlib import Path\nPath('tests/test_x.py').write_text('')\n": WRITES,
     "def _install():\n    open('tests/conftest.py', 'w').close()\n\n_install()\n": WRITES,
     "if True:\n    with open('../tests/x', mode='a') as f:\n        pass\n": WRITES,
+    "import os\nTESTED = 'PYTEST_CURRENT_TEST' in os.environ\n": "names PYTEST_CURRENT_TEST",
+    "import sys\n\ndef f():\n    return sys._getframe(1).f_code.co_name\n": "callers' frames",
+    "import inspect\n\ndef f():\n    return inspect.stack()[1]\n": "callers' frames",
+    "def f(frame):\n    return frame.f_back.f_locals\n": "callers' frames",
 }
 
 CLEAN = [
@@ -178,6 +182,21 @@ REWRITE = """
 
     _Report.from_item_and_call = staticmethod(_passed)
 """
+DIVERT = """
+    VALUE = 1
+    import gc
+    for _caller in gc.get_objects():
+        if "HookCaller" in type(_caller).__name__ and _caller.name == "pytest_runtest_logreport":
+            _real = _caller._hookexec
+
+            def _exec(name, impls, kwargs, firstresult, _real=_real):
+                report = kwargs.get("report")
+                if report is not None and report.failed:
+                    report.outcome = "passed"
+                return _real(name, impls, kwargs, firstresult)
+
+            _caller._hookexec = _exec
+"""
 FORGE = """
     import json, os
     def test_forge():
@@ -196,6 +215,8 @@ EXIT = """
     [
         (REWRITE, "", "must fail but passed"),
         (REWRITE, "", "_pytest.reports.TestReport.from_item_and_call was replaced"),
+        (DIVERT, "", "must fail but passed"),
+        (DIVERT, "", "pytest_runtest_logreport._hookexec was set to code from"),
         ("VALUE = 1\n", FORGE, "bad signature"),
         ("VALUE = 1\n", EXIT, "without finishing its session"),
     ],

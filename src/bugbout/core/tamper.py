@@ -7,7 +7,10 @@ rather than fixing anything:
 - importing or naming ``pytest``, ``_pytest`` or ``pluggy`` (a string naming them too, as
   ``importlib.import_module`` takes), or ``unittest``'s result and runner classes;
 - reaching into the interpreter: ``sys.modules``, ``builtins`` (``__builtins__``),
-  ``atexit``, ``os._exit``, ``sys.settrace``/``setprofile``, ``gc``'s object walks;
+  ``atexit``, ``os._exit``, ``sys.settrace``/``setprofile``, ``gc``'s object walks, its
+  callers' frames (``sys._getframe``, ``inspect.stack``, ``f_back``: code that behaves
+  differently when a test calls it);
+- naming pytest's variables (``PYTEST_CURRENT_TEST``: code that knows it is tested);
 - defining pytest hooks (``def pytest_...``) or ``pytest_plugins``;
 - writing or deleting files while being imported (module level, or a function called
   from there);
@@ -45,6 +48,10 @@ INTERPRETER = {
     ("gc", "get_objects"): "walks the interpreter's objects",
     ("gc", "get_referrers"): "walks the interpreter's objects",
     ("gc", "get_referents"): "walks the interpreter's objects",
+    ("sys", "_getframe"): "inspects its callers' frames",
+    ("inspect", "stack"): "inspects its callers' frames",
+    ("inspect", "currentframe"): "inspects its callers' frames",
+    ("inspect", "getouterframes"): "inspects its callers' frames",
 }
 FLAGGED_MODULES = {"atexit": "uses atexit", "builtins": "reaches into builtins"}
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
@@ -132,8 +139,11 @@ def _runner(name: str) -> bool:
 
 
 def _names_runner(text: str) -> bool:
-    """Whether a string is a dotted name of pytest's or pluggy's modules."""
-    return _runner(text) and all(part.isidentifier() for part in text.split("."))
+    """Whether a string is a dotted name of pytest's or pluggy's modules, or a name
+    pytest gives (``PYTEST_CURRENT_TEST``)."""
+    if not all(part.isidentifier() for part in text.split(".")):
+        return False
+    return _runner(text) or "pytest_" in text.lower()
 
 
 def _references(module: ast.Module) -> Iterator[tuple[ast.stmt | ast.expr, str]]:
@@ -145,6 +155,8 @@ def _references(module: ast.Module) -> Iterator[tuple[ast.stmt | ast.expr, str]]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 yield from _imported(node, node.module, alias.name)
+        elif isinstance(node, ast.Attribute) and node.attr == "f_back":
+            yield node, "inspects its callers' frames"
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             what = INTERPRETER.get((node.value.id, node.attr))
             if what:

@@ -56,11 +56,13 @@ running versions are watched)."""
 
 def _read_key(fd):
     """The key bugbout wrote at the start of the outcome file, blanked once read."""
-    head = os.pread(fd, 256, 0)
-    line = head.split(b"\n", 1)[0]
-    if not line.startswith(KEY_PREFIX):
+    try:
+        line = os.pread(fd, 256, 0).split(b"\n", 1)[0]
+        if not line.startswith(KEY_PREFIX):
+            return None
+        os.pwrite(fd, b" " * len(line), 0)
+    except OSError:  # not a file: the lines go unsigned, and bugbout rejects them
         return None
-    os.pwrite(fd, b" " * len(line), 0)
     return line[len(KEY_PREFIX) :]
 
 
@@ -180,6 +182,7 @@ class _Watch(object):
                         )
                     )
         found.extend(_foreign_hooks(config))
+        found.extend(_overridden(config, own))
         for hook_name, function in sorted(self.functions.items()):
             caller = getattr(config.hook, hook_name, None)
             impls = caller.get_hookimpls() if caller is not None else []
@@ -191,6 +194,42 @@ class _Watch(object):
 def _inside(path, directory):
     path = os.path.realpath(path)
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _overridden(config, own):
+    """Functions set on the plugin manager or a hook caller itself (not on their class)
+    by anything but pytest's and pluggy's own code: how a hook call can be diverted."""
+    found = []
+    holders = [("pluginmanager", config.pluginmanager)]
+    for name in sorted(vars(config.hook)):
+        caller = getattr(config.hook, name)
+        if hasattr(caller, "get_hookimpls"):
+            holders.append((name, caller))
+    for label, holder in holders:
+        for attribute, value in _attributes(holder):
+            if not isinstance(value, (types.FunctionType, types.MethodType)):
+                continue
+            origin = _origin(getattr(value, "__func__", value))
+            if origin is None or not any(_inside(origin, d) for d in own):
+                found.append(
+                    "%s.%s was set to code from %s" % (label, attribute, origin or "nowhere")
+                )
+    return found
+
+
+def _attributes(holder):
+    """An object's own attributes, in its ``__dict__`` and its classes' ``__slots__``."""
+    names = set(getattr(holder, "__dict__", {}))
+    for klass in type(holder).__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names.update([slots] if isinstance(slots, str) else slots)
+    found = []
+    for name in sorted(names):
+        try:
+            found.append((name, object.__getattribute__(holder, name)))
+        except AttributeError:
+            continue
+    return found
 
 
 def _foreign_hooks(config):
