@@ -353,11 +353,6 @@ def tampered_columns(matrix: Matrix) -> dict[str, list[str]]:
     }
 
 
-def _is_tampered(matrix: Matrix, column: str) -> bool:
-    run = matrix.runs.get(column)
-    return run is not None and run.status == RunStatus.TAMPERED
-
-
 # -- the decision -------------------------------------------------------------------------
 
 
@@ -403,7 +398,7 @@ def cells_for(evidence: Evidence, patch: str) -> list[Cell]:
             patch=column,
             test=test,
             outcome=outcome_of(matrix, column, test),
-            tampered=_is_tampered(matrix, column),
+            tampered=column in evidence.tampered,
         )
         for test in tests
         for column in (UNFIXED, patch)
@@ -468,10 +463,13 @@ def decide(
     objections = {name: objection(found) for name, found in patches.items()}
     approved = [name for name, why in objections.items() if why is None]
 
-    def verdict(reason: str, cells: Iterable[Cell], pick: str | None = None) -> Verdict:
-        left_out = [name for name in evidence.tampered if name != UNFIXED]
-        if left_out and "tampered with its run" not in reason:
-            reason += "; left out as tampered: " + ", ".join(repr(n) for n in left_out)
+    left_out = ", ".join(repr(name) for name in evidence.tampered if name != UNFIXED)
+
+    def verdict(
+        reason: str, cells: Iterable[Cell], pick: str | None = None, *, note: bool = True
+    ) -> Verdict:
+        if left_out and note:
+            reason += f"; left out as tampered: {left_out}"
         return Verdict(
             task_id=matrix.task_id,
             policy=policy,
@@ -493,9 +491,10 @@ def decide(
             [],
         )
     if not patches:
-        if evidence.tampered:
-            names = ", ".join(repr(name) for name in evidence.tampered)
-            return verdict(f"abstained: every patch tampered with its run ({names})", [])
+        if left_out:
+            return verdict(
+                f"abstained: every patch tampered with its run ({left_out})", [], note=False
+            )
         return verdict("abstained: no patch to judge", [])
     if not approved:
         best_score = max(found.exact_score for found in patches.values())
