@@ -16,21 +16,33 @@ from bugbout.core.manager import Plugins
 from bugbout.core.oracle import judge_runs
 from bugbout.core.patch import diff_trees
 from bugbout.core.records import (
+    Audit,
+    AuditVerdict,
     ChangeArea,
     ChangeKind,
     FileChange,
+    OracleSet,
     Outcome,
+    Resolution,
+    Route,
     RunStatus,
+    Score,
     Task,
     TaskIssue,
+    TaskSet,
     TestRun,
+    Verdict,
 )
-from bugbout.core.report import report_schema
+from bugbout.core.report import build_report, report_schema
 from bugbout.core.report_tampering import TamperedRow
 from bugbout.core.settings import ProjectSettings
 from bugbout.core.tamper import inspect_patch, scan
 from bugbout.core.testrun import run_tests
 from bugbout.example import build_example
+from bugbout.plugins.reporters.html import render_html
+from bugbout.plugins.reporters.json import render_json
+from bugbout.plugins.reporters.markdown import render_markdown
+from bugbout.plugins.reporters.terminal import render_terminal
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
 
@@ -258,3 +270,23 @@ def test_ground_truth_from_a_tampered_run_is_an_environment_error() -> None:
     assert oracle.status == "environment-error"
     assert "must pass but skipped" in (oracle.reason or "")
     assert oracle.fail_to_pass == []
+
+
+def test_every_reporter_names_a_tampered_patch() -> None:
+    run = TestRun(label="cheat", status=RunStatus.TAMPERED, tampering=["canary x must fail"])
+    resolution = Resolution(task_id="t1", contestant="cheat", score=Score.TAMPERED, run=run)
+    audit = Audit(
+        task_id="t1", contestant="cheat", auditor="gate", verdict=AuditVerdict.TAMPERED,
+        route=Route.NONE, tampering=["pkg/a.py:1: imports _pytest"],
+    )  # fmt: skip
+    verdict = Verdict(
+        task_id="t1", policy="majority", reason="abstained", tampered={"cheat": ["canary x"]}
+    )
+    report = build_report(TaskSet(), OracleSet(), [], [resolution], [verdict], [audit], [])
+    (row,) = report.tampered
+    assert (row.task, row.contestant) == ("t1", "cheat")
+    assert row.found_by == ["score", "audit", "judge majority"]
+    assert row.reasons == ["canary x must fail", "pkg/a.py:1: imports _pytest", "canary x"]
+    for text in (render_markdown(report), render_terminal(report), render_html(report)):
+        assert "Tampered" in text and "cheat" in text and "canary x must fail" in text
+    assert json.loads(render_json(report))["tampered"][0]["contestant"] == "cheat"
