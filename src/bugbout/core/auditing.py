@@ -31,11 +31,16 @@ and :func:`verdict_for` turns the counts into the verdict and its route:
 the patch                                     verdict                             route
 ============================================  ==================================  =======
 changes no source file                        ``NOT_RESOLVED — empty patch``      craft
+tampers with the gate run (or is flagged)     ``TAMPERED``                        none
 passes every ``must_pass`` test, no regr.     ``RESOLVED``                        none
 passes every ``must_pass`` test, regressions  ``NOT_RESOLVED — regressions``      craft
 passes some ``must_pass`` tests, not all      ``PARTIAL``                         recon
 passes none of the ``must_pass`` tests        ``NOT_RESOLVED — fix ineffective``  recon
 ============================================  ==================================  =======
+
+A patch is ``TAMPERED`` when the gate run with it is: its canaries or outcome stream
+show the code under test meddled with the outcomes, or the patch's source is flagged by
+:mod:`bugbout.core.tamper`. Nothing its run says is trusted, and it gets no other round.
 
 With nothing in ``must_pass`` (an examiner-less visible audit) every must-pass test
 trivially passes, and regressions alone decide. A regression is routed to ``craft`` (the
@@ -66,6 +71,7 @@ from bugbout.core.records import (
     AuditVerdict,
     ChangeArea,
     ChangeKind,
+    FileChange,
     Oracle,
     Outcome,
     Record,
@@ -75,6 +81,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.settings import ProjectSettings
+from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
 
@@ -182,6 +189,8 @@ class Classification:
     route: Route
     empty: bool = False
     """The patch changes no source file: nothing was classified."""
+    tampering: list[str] = field(default_factory=list)
+    """Why the gate run is not trusted: the verdict is ``TAMPERED``, nothing classified."""
     passing: list[str] = field(default_factory=list)
     """``must_pass`` tests that pass with the patch."""
     still_failing: list[str] = field(default_factory=list)
@@ -196,9 +205,11 @@ class Classification:
 
 
 def verdict_for(
-    *, empty: bool, must_pass: int, passing: int, regressions: int
+    *, empty: bool, must_pass: int, passing: int, regressions: int, tampered: bool = False
 ) -> tuple[AuditVerdict, Route]:
     """The verdict table: counts in, verdict and route out."""
+    if tampered:
+        return AuditVerdict.TAMPERED, Route.NONE
     if empty:
         return AuditVerdict.EMPTY, Route.CRAFT
     if passing >= must_pass:
@@ -224,6 +235,11 @@ def classify(request: AuditRequest) -> Classification:
         verdict, route = verdict_for(empty=True, must_pass=0, passing=0, regressions=0)
         return Classification(verdict=verdict, route=route, empty=True)
     gate, baseline = request.gate, request.baseline
+    if gate.status == RunStatus.TAMPERED:
+        verdict, route = verdict_for(
+            empty=False, must_pass=0, passing=0, regressions=0, tampered=True
+        )
+        return Classification(verdict=verdict, route=route, tampering=list(gate.tampering))
     must_pass = list(dict.fromkeys(request.must_pass))
     passing: list[str] = []
     still_failing: list[str] = []
@@ -346,6 +362,10 @@ def kill_report(
             ),
         ]
         return _finish(lines, c)
+    if c.verdict == AuditVerdict.TAMPERED:
+        lines += ["", "## Kill report", "", "TAMPERED: the patch meddles with the test run, so "
+                  "none of its outcomes is trusted:", *_listed(c.tampering, limit)]  # fmt: skip
+        return _finish(lines, c)
     what = "the examiners' reproductions" if request.visible_only else "fail-to-pass"
     lines += ["", f"## Must pass ({what}: {len(c.passing)} of {len(request.must_pass)} pass)"]
     if request.must_pass:
@@ -416,6 +436,7 @@ def make_audit(
         pre_existing=classification.pre_existing,
         report=kill_report(request, classification, limit=limit),
         visible_only=request.visible_only,
+        tampering=classification.tampering,
     )
     return audit, classification
 
@@ -497,7 +518,7 @@ def run_gate(
         if is_empty(attempt):
             gate = baseline.model_copy(update={"label": GATE_LABEL})
         else:
-            gate = run(GATE_LABEL, attempt.patch.source)
+            gate = run(GATE_LABEL, attempt.patch.source, attempt.patch.area(ChangeArea.SOURCE))
     finally:
         checkouts.remove(folder)
     return gate, baseline
@@ -519,8 +540,9 @@ class _GateRunner:
     timeout: float
     confine: Confine
 
-    def __call__(self, label: str, source: str) -> TestRun:
-        """Run the gate on a new tree with the ``source`` diff applied; remove the tree."""
+    def __call__(self, label: str, source: str, changes: Sequence[FileChange] = ()) -> TestRun:
+        """Run the gate on a new tree with the ``source`` diff applied (whose ``changes``
+        are inspected, :mod:`bugbout.core.tamper`); remove the tree."""
         tree = self.checkouts.working_copy(self.task.parent, self.folder / label)
         try:
             if self.hidden:
@@ -528,7 +550,8 @@ class _GateRunner:
             for examiner in self.examiners:
                 apply_patch(tree, examiner.patch.tests)
             apply_patch(tree, source)
-            return run_tests(
+            findings = inspect_patch(tree, self.checkouts.base(self.task.parent), changes)
+            run = run_tests(
                 self.environment,
                 tree,
                 self.targets,
@@ -537,6 +560,7 @@ class _GateRunner:
                 timeout=self.timeout,
                 confine=self.confine,
             )
+            return flag(run, findings)
         finally:
             self.checkouts.remove(tree)
 

@@ -47,6 +47,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.settings import ProjectSettings
+from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
 
@@ -287,7 +288,8 @@ def _run_column(
     confine: Confine,
 ) -> TestRun:
     """One column: a fresh parent tree, the patch's source changes, every author's modules,
-    one pytest process. The tree is removed afterwards."""
+    one pytest process, ``tampered`` when the patch's source is flagged
+    (:mod:`bugbout.core.tamper`). The tree is removed afterwards."""
     checkouts.working_copy(task.parent, tree)
     try:
         try:
@@ -303,7 +305,11 @@ def _run_column(
                 status=RunStatus.NO_TESTS,
                 detail="nothing to run: no author wrote a test module and the suite is off",
             )
-        return run_tests(
+        findings = []
+        if attempt is not None:
+            changes = attempt.patch.area(ChangeArea.SOURCE)
+            findings = inspect_patch(tree, checkouts.base(task.parent), changes)
+        run = run_tests(
             environment,
             tree,
             targets,
@@ -312,6 +318,7 @@ def _run_column(
             timeout=timeout,
             confine=confine,
         )
+        return flag(run, findings)
     finally:
         checkouts.remove(tree)
 

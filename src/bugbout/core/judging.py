@@ -25,6 +25,12 @@ The rules, as implemented:
    one to excuse it: a breakage by a lone patch counts.
 4. *Abstain rather than guess.* A patch without a single independent reproduction is
    never approved, and when no patch is approved there is no pick.
+5. *A tampered run proves nothing.* A patch whose column's run is ``tampered`` (its
+   canaries or outcome stream show the code under test meddled with the outcomes, or its
+   source is flagged: :mod:`bugbout.core.tamper`) is no candidate, and its column counts
+   for nobody's quorum: it is listed in the verdict's ``tampered`` with the reasons, and
+   never picked. When the ``UNFIXED`` column itself is tampered (a test meddles), no
+   reproduction can be trusted and every policy abstains.
 
 A patch's **support** is, for each independent author with at least one reproduction,
 the fraction of that author's reproductions the patch makes pass (outcome ``passed``),
@@ -69,6 +75,7 @@ from bugbout.core.records import (
     Matrix,
     Outcome,
     Record,
+    RunStatus,
     Verdict,
 )
 
@@ -257,6 +264,8 @@ class Evidence:
     patches: dict[str, PatchEvidence] = field(default_factory=dict)
     """By patch name, in the matrix's order (``UNFIXED`` is not a candidate)."""
     separate_vendors: bool = False
+    tampered: dict[str, list[str]] = field(default_factory=dict)
+    """Columns whose run was tampered with (``UNFIXED`` too), and why: no candidates."""
 
     def tests(self) -> list[str]:
         """Every test the rules read, each once."""
@@ -296,8 +305,13 @@ def gather(
         for author, tests in matrix.authors.items()
         if author != SUITE and context.examiners.get(author) in keep_assignments
     }
-    candidates = [p for p in dict.fromkeys(matrix.patches) if p != UNFIXED]
-    evidence = Evidence(matrix, reproductions, suite, keeps, separate_vendors=separate_vendors)
+    tampered = tampered_columns(matrix)
+    candidates = [p for p in dict.fromkeys(matrix.patches) if p != UNFIXED and p not in tampered]
+    if UNFIXED in tampered:
+        candidates = []  # no reproduction can be trusted: nothing to judge
+    evidence = Evidence(
+        matrix, reproductions, suite, keeps, separate_vendors=separate_vendors, tampered=tampered
+    )
     for patch in candidates:
         vendor = matrix.vendors.get(patch)
         support = []
@@ -328,6 +342,15 @@ def gather(
             patch, vendor, tuple(support), tuple(breakages), broken_keeps
         )
     return evidence
+
+
+def tampered_columns(matrix: Matrix) -> dict[str, list[str]]:
+    """Every column whose run is ``tampered``, with the reasons (rule 5)."""
+    return {
+        name: list(run.tampering) or ["its run was tampered with"]
+        for name, run in matrix.runs.items()
+        if run.status == RunStatus.TAMPERED
+    }
 
 
 # -- the decision -------------------------------------------------------------------------
@@ -371,7 +394,12 @@ def cells_for(evidence: Evidence, patch: str) -> list[Cell]:
     tests += [b.test for b in found.breakages]
     tests += found.broken_keeps
     return [
-        Cell(patch=column, test=test, outcome=outcome_of(matrix, column, test))
+        Cell(
+            patch=column,
+            test=test,
+            outcome=outcome_of(matrix, column, test),
+            tampered=column in evidence.tampered,
+        )
         for test in tests
         for column in (UNFIXED, patch)
     ]
@@ -435,7 +463,13 @@ def decide(
     objections = {name: objection(found) for name, found in patches.items()}
     approved = [name for name, why in objections.items() if why is None]
 
-    def verdict(reason: str, cells: Iterable[Cell], pick: str | None = None) -> Verdict:
+    left_out = ", ".join(repr(name) for name in evidence.tampered if name != UNFIXED)
+
+    def verdict(
+        reason: str, cells: Iterable[Cell], pick: str | None = None, *, note: bool = True
+    ) -> Verdict:
+        if left_out and note:
+            reason += f"; left out as tampered: {left_out}"
         return Verdict(
             task_id=matrix.task_id,
             policy=policy,
@@ -444,12 +478,23 @@ def decide(
             approved=approved,
             support=support,
             cells=_unique(cells),
+            tampered=evidence.tampered,
         )
 
     def rank(name: str) -> tuple[Fraction, int]:
         return (-patches[name].exact_score, len(patches[name].breakages))
 
+    if UNFIXED in evidence.tampered:
+        return verdict(
+            "abstained: the run of the unfixed code was tampered with (a test meddles with "
+            "pytest), so no reproduction can be trusted",
+            [],
+        )
     if not patches:
+        if left_out:
+            return verdict(
+                f"abstained: every patch tampered with its run ({left_out})", [], note=False
+            )
         return verdict("abstained: no patch to judge", [])
     if not approved:
         best_score = max(found.exact_score for found in patches.values())

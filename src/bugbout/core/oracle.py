@@ -29,7 +29,12 @@ from bugbout.core.settings import BoutSettings
 from bugbout.core.testrun import CRASH_LIMIT, ending, killed_by, run_tests
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
-BROKEN_RUN = (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.COLLECTION_FAILED)
+BROKEN_RUN = (
+    RunStatus.TIMEOUT,
+    RunStatus.CRASHED,
+    RunStatus.COLLECTION_FAILED,
+    RunStatus.TAMPERED,
+)
 
 
 def export_before(git: Git, task: Task, destination: Path) -> None:
@@ -108,7 +113,7 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
     before, afters = runs[0], runs[1:]
     oracle = Oracle(task_id=task.id, key=key, status="ok", environment=environment, runs=runs)
     broken = [run for run in runs if run.status in BROKEN_RUN and run is not before]
-    if before.status in (RunStatus.TIMEOUT, RunStatus.CRASHED):
+    if before.status in (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.TAMPERED):
         broken.insert(0, before)
     broken += [run for run in runs if run.status == RunStatus.NO_TESTS]  # never evidence
     if broken:
@@ -163,6 +168,9 @@ def _module(nodeid: str) -> str:
 def _describe_failure(run: TestRun) -> str:
     if run.status == RunStatus.TIMEOUT:
         return "timed out (raise tasks.timeout if the tests are just slow)"
+    if run.status == RunStatus.TAMPERED:
+        reason = run.tampering[0] if run.tampering else "its outcomes cannot be trusted"
+        return f"was tampered with ({reason}): the project's own test setup defeats the canaries"
     if run.status == RunStatus.COLLECTION_FAILED:
         module, message = next(iter(run.collection_errors.items()), ("", ""))
         return f"could not collect any test ({module}: {message})"

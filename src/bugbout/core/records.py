@@ -117,6 +117,9 @@ class RunStatus(StrEnum):
     NO_TESTS = "no-tests"
     COLLECTION_FAILED = "collection-failed"
     CRASHED = "crashed"
+    TAMPERED = "tampered"
+    """The code under test meddled with how outcomes are made or reported (its reasons in
+    ``TestRun.tampering``): no outcome of the run can be trusted."""
 
 
 class TestRun(Record):
@@ -136,6 +139,9 @@ class TestRun(Record):
     ``outcomes``, and the other tests were run again without it."""
     detail: str = ""
     """The end of pytest's output, kept when the run did not end cleanly."""
+    tampering: list[str] = Field(default_factory=list)
+    """Why the run is ``tampered``: a canary, the outcome stream, pytest changed under the
+    tests, or the patch's source found doing what a fix has no reason to do."""
 
 
 OracleStatus = Literal["ok", "no-fail-to-pass", "environment-error"]
@@ -323,6 +329,8 @@ class Cell(Record):
     patch: str
     test: FileName
     outcome: Outcome | None
+    tampered: bool = False
+    """The column's run was tampered with: its outcome proves nothing."""
 
 
 class Verdict(Record):
@@ -338,6 +346,8 @@ class Verdict(Record):
     support: dict[str, float] = Field(default_factory=dict)
     """Each patch's support score under the policy."""
     cells: list[Cell] = Field(default_factory=list)
+    tampered: dict[str, list[str]] = Field(default_factory=dict)
+    """Patches left out because their column's run was tampered with, and why."""
 
 
 class Score(StrEnum):
@@ -347,6 +357,8 @@ class Score(StrEnum):
     FIXED_BUT_BROKE = "fixed-but-broke"
     WRONG_FIX = "wrong-fix"
     NO_FIX = "no-fix"
+    TAMPERED = "tampered"
+    """The patch meddled with the test run: never resolved, whatever its outcomes."""
 
 
 class Resolution(Record):
@@ -368,6 +380,7 @@ class AuditVerdict(StrEnum):
     PARTIAL = "PARTIAL"
     INEFFECTIVE = "NOT_RESOLVED — fix ineffective"
     EMPTY = "NOT_RESOLVED — empty patch"
+    TAMPERED = "TAMPERED"
 
 
 class Route(StrEnum):
@@ -397,6 +410,8 @@ class Audit(Record):
     """The kill report: what failed and why, for the next round's prompt."""
     visible_only: bool = False
     """Made from visible evidence only (no hidden tests), as retry rounds require."""
+    tampering: list[str] = Field(default_factory=list)
+    """Why the verdict is ``TAMPERED``."""
 
 
 class TaskResolutions(Record):

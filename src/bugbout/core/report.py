@@ -47,6 +47,7 @@ from bugbout.core.records import (
     TaskSet,
     Verdict,
 )
+from bugbout.core.report_tampering import TamperedRow, tampered_rows, tampered_section
 
 SCHEMA_VERSION = "bugbout.report/1"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
@@ -78,6 +79,7 @@ class AgentRow(Record):
     fixed_but_broke: int = 0
     wrong_fix: int = 0
     no_fix: int = 0
+    tampered: int = 0
     resolve_rate: float | None = None
     """``resolved / scored``; ``None`` when nothing was scored."""
     failures: dict[str, int] = Field(default_factory=dict)
@@ -278,6 +280,7 @@ class Report(Record):
     found: Found = Field(default_factory=Found)
     tasks: list[TaskRow] = Field(default_factory=list)
     totals: Totals = Field(default_factory=Totals)
+    tampered: list[TamperedRow] = Field(default_factory=list)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""
@@ -397,6 +400,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
             for task in tasks.tasks
         ],
         totals=_totals(attempts),
+        tampered=tampered_rows(resolutions, audits, verdicts),
     )
 
 
@@ -426,6 +430,7 @@ def _agents(
                 fixed_but_broke=counts[Score.FIXED_BUT_BROKE],
                 wrong_fix=counts[Score.WRONG_FIX],
                 no_fix=counts[Score.NO_FIX],
+                tampered=counts[Score.TAMPERED],
                 resolve_rate=rate(counts[Score.RESOLVED], counted),
                 failures=dict(
                     sorted(
@@ -723,6 +728,7 @@ def sections(report: Report) -> list[Section]:
         _found_section(report),
         _tasks_section(report),
         _totals_section(report),
+        tampered_section(report),
     ]
 
 

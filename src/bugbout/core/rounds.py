@@ -91,7 +91,7 @@ def run_rounds(
                         continue
                     routes.append(review.route)
                     if (
-                        review.verdict == AuditVerdict.RESOLVED
+                        review.verdict in (AuditVerdict.RESOLVED, AuditVerdict.TAMPERED)
                         or attempt.round >= settings.run.rounds
                     ):
                         break

@@ -9,7 +9,10 @@ test modules run in one pytest process. Against the oracle:
 - ``fixed-but-broke``: all fail-to-pass tests pass, but a pass-to-pass test no longer does;
 - ``wrong-fix``: a fail-to-pass test does not pass, or the patch does not apply (its run is
   then ``crashed``, and its detail says why);
-- ``no-fix``: no attempt, or one that changed no source.
+- ``no-fix``: no attempt, or one that changed no source;
+- ``tampered``: the run was tampered with (a canary, the outcome stream, pytest changed
+  under the tests) or the patch's source does what a fix has no reason to
+  (:mod:`bugbout.core.tamper`): never resolved, whatever its outcomes.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from bugbout.core.oracle import install_fix_tests
 from bugbout.core.patch import PatchError, apply_patch
 from bugbout.core.records import (
     Attempt,
+    ChangeArea,
     Oracle,
     Outcome,
     Resolution,
@@ -34,6 +38,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.settings import ProjectSettings
+from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testrun import run_tests
 
 
@@ -77,6 +82,9 @@ def score(
         except PatchError as exc:
             run = TestRun(label=name, status=RunStatus.CRASHED, detail=str(exc))
         else:
+            findings = inspect_patch(
+                tree, checkouts.base(task.parent), attempt.patch.area(ChangeArea.SOURCE)
+            )
             run = run_tests(
                 environment,
                 tree,
@@ -86,6 +94,7 @@ def score(
                 timeout=timeout,
                 confine=confine,
             )
+            run = flag(run, findings)
     finally:
         checkouts.remove(scratch)
     return judge_run(task, oracle, run, contestant=name).model_copy(update={"key": attempt.key})
@@ -97,7 +106,9 @@ def judge_run(task: Task, oracle: Oracle, run: TestRun, *, contestant: str) -> R
     failing = [test for test in oracle.pass_to_pass if _outcome(run, test) != Outcome.PASSED]
     if run.status == RunStatus.CRASHED and run.exit_code is None:
         failing = []  # pytest never started (the patch did not apply): nothing is known
-    if all(outcome == Outcome.PASSED for outcome in fail_to_pass.values()):
+    if run.status == RunStatus.TAMPERED:
+        verdict = Score.TAMPERED
+    elif all(outcome == Outcome.PASSED for outcome in fail_to_pass.values()):
         verdict = Score.FIXED_BUT_BROKE if failing else Score.RESOLVED
     else:
         verdict = Score.WRONG_FIX

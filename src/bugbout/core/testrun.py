@@ -3,13 +3,16 @@
 Outcomes come from a small pytest plugin writing JSON lines to an inherited file
 descriptor, never from pytest's terminal output. Every run has no network and a
 timeout that kills its whole process group. A test that kills pytest (a segfault, an
-abort, ``os._exit``) is failed, and the others are run again without it.
+abort, ``os._exit``) is failed, and the others are run again without it. Every run is
+tamper-evident: canary tests run beside the tests asked for and the plugin's lines are
+authenticated (:mod:`bugbout.core.canaries`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import tempfile
@@ -18,6 +21,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from bugbout.core.canaries import Planted, check_canaries, key_line, plant, read_outcomes
 from bugbout.core.environment import Environment
 from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
@@ -28,6 +32,9 @@ from bugbout.sandbox.network import offline
 DETAIL_LIMIT = 4000
 CRASH_LIMIT = 5
 """How many tests that kill pytest one run sets aside; one more and the run is crashed."""
+_NOT_A_CRASH = (RunStatus.TIMEOUT, RunStatus.TAMPERED)
+"""Runs whose running test is not set aside: one that hung, and one the code under test
+ended as if pytest had finished (``os._exit(0)``: tampering, not a crash)."""
 
 
 def outcomes_plugin_dir() -> Path:
@@ -55,16 +62,42 @@ def run_tests(
 
     When pytest dies while a test runs, that test is ``failed`` and listed in ``crashes``
     (``crashed (signal 11)``), and pytest runs again without it, up to ``CRASH_LIMIT``
-    tests; each pytest process has ``timeout`` seconds."""
+    tests; each pytest process has ``timeout`` seconds.
+
+    The run's canary modules are written beside the first target and removed afterwards;
+    a run they (or the outcome stream) show meddled with is ``tampered``."""
+    planted = plant(tree, targets)
+    try:
+        return _isolating_crashes(
+            environment, tree, targets, planted, project=project, label=label,
+            timeout=timeout, confine=confine,
+        )  # fmt: skip
+    finally:
+        planted.remove()
+
+
+def _isolating_crashes(
+    environment: Environment,
+    tree: Path,
+    targets: list[str],
+    planted: Planted,
+    *,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+) -> TestRun:
+    """pytest on ``targets``, again without each test that killed it, as :func:`run_tests`
+    says."""
     crashes: dict[str, str] = {}
     spent = 0.0
     while True:
         run, running = _run_pytest(
-            environment, tree, targets, project=project, label=label, timeout=timeout,
-            confine=confine, deselect=list(crashes),
+            environment, tree, targets, planted, project=project, label=label,
+            timeout=timeout, confine=confine, deselect=list(crashes),
         )  # fmt: skip
         spent += run.duration
-        if running is None or running in crashes or run.status == RunStatus.TIMEOUT:
+        if running is None or running in crashes or run.status in _NOT_A_CRASH:
             running = None
             break
         crashes[running] = f"crashed ({ending(run.exit_code)})"
@@ -101,6 +134,7 @@ def _run_pytest(
     environment: Environment,
     tree: Path,
     targets: list[str],
+    planted: Planted,
     *,
     project: ProjectSettings,
     label: str,
@@ -110,10 +144,11 @@ def _run_pytest(
 ) -> tuple[TestRun, str | None]:
     """One pytest process without the tests ``deselect`` names, and the test it was
     running when it ended (``None`` when it ended between tests)."""
+    key = secrets.token_hex(32)
     args = [
         "-p", "bugbout_outcomes", "-p", "no:cacheprovider", "-o", "addopts=",
         "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
-        *project.pytest_args, "--", *targets,
+        *project.pytest_args, "--", *planted.targets(targets),
     ]  # fmt: skip
     command = environment.command(args, tree, [outcomes_plugin_dir()])
     with (
@@ -133,7 +168,10 @@ def _run_pytest(
             **command.env,
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
             "BUGBOUT_DESELECT": json.dumps(deselect),
+            "BUGBOUT_SOURCE_DIR": project.source,
         }
+        outcomes.write(key_line(key))
+        outcomes.flush()
         started = time.monotonic()
         argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
         process = subprocess.Popen(
@@ -155,16 +193,20 @@ def _run_pytest(
             exit_code, timed_out = None, True
         duration = time.monotonic() - started
         outcomes.seek(0)
-        reports = [json.loads(line) for line in outcomes.read().decode().splitlines() if line]
+        stream = read_outcomes(outcomes.read(), key)
         output.seek(0)
         detail = output.read().decode("utf-8", "replace")[-DETAIL_LIMIT:]
-    run = _summarise(reports, label=label, exit_code=exit_code, duration=duration)
+    run = _summarise(stream.reports, label=label, exit_code=exit_code, duration=duration)
     if timed_out:
         run.status = RunStatus.TIMEOUT
+    run = check_canaries(run, planted, stream)
+    if run.status == RunStatus.OK and not run.outcomes:
+        run.status = RunStatus.COLLECTION_FAILED if run.collection_errors else RunStatus.NO_TESTS
+    if timed_out:
         run.detail = f"killed after {timeout:g} s\n{detail}"
     elif run.status != RunStatus.OK:
         run.detail = detail
-    return run, _running(reports)
+    return run, _running(stream.reports)
 
 
 def _running(reports: list[dict[str, str]]) -> str | None:

@@ -272,3 +272,23 @@ class JudgeSuite(PluginSuite):
         before = sample.model_dump()
         self.judge(plugin_under_test, sample)
         assert sample.model_dump() == before
+
+    def test_never_picks_a_patch_whose_run_was_tampered_with(self, plugin_under_test: Any) -> None:
+        """A ``tampered`` column proves nothing, however well its outcomes look: the
+        cheat passes everything, the honest patch only what it fixes."""
+        tampered = TestRun(
+            label="cheat",
+            status=RunStatus.TAMPERED,
+            tampering=["canary tests/test_x.py::test_y must fail but passed"],
+        )
+        rows = {"exam/test_e.py::repro": "FPP", "suite/test_old.py::old": "PPP"}
+        for order in (["cheat", "honest"], ["honest", "cheat"]):
+            sample = matrix(order, rows, runs={"cheat": tampered})
+            verdict = self.judge(plugin_under_test, sample)
+            assert verdict.pick == "honest", verdict.reason
+            assert "cheat" not in verdict.approved
+        alone = matrix(["cheat"], {"exam/test_e.py::repro": "FP"}, runs={"cheat": tampered})
+        assert self.judge(plugin_under_test, alone).pick is None
+        unfixed = tampered.model_copy(update={"label": UNFIXED})
+        poisoned = matrix(["honest"], {"exam/test_e.py::repro": "FP"}, runs={UNFIXED: unfixed})
+        assert self.judge(plugin_under_test, poisoned).pick is None
