@@ -68,6 +68,7 @@ from bugbout.core.report import (
     UsageRow,
     build_report,
     report_schema,
+    sections,
 )
 from bugbout.plugins.reporters.html import HtmlReporter, render_html
 from bugbout.plugins.reporters.json import render_json
@@ -469,9 +470,30 @@ def test_terminal(report: Report) -> None:
     assert "\x1b[" not in text
     # no rich markup swallowed the tags (a long title folds over lines)
     assert '<script>alert("x")</sc' in text and "<b>bold</b>" in text
-    alpha = next(line for line in text.splitlines() if line.strip().startswith("alpha"))
+    alpha = next(line for line in text.splitlines() if " command (alpha-model) " in line)
     assert " ".join(alpha.split()) == "alpha command (alpha-model) 2 2 1 0 1 0 50.0% - 0"
     assert "\x1b[" in render_terminal(report, color=True)
+
+
+def test_every_report_opens_with_how_sure_it_is(report: Report) -> None:
+    """The headline and the intervals follow from the scores (alpha and beta each
+    resolved one of the two scored tasks, not the same one)."""
+    sure = report.confidence
+    assert sure.headline == "alpha and beta tie at 1/2 (50%, 95% CI 9-91%)."
+    assert [(row.name, row.resolved, row.tasks) for row in sure.agents] == [
+        ("alpha", 1, 2),
+        ("beta", 1, 2),
+        ("gamma", 0, 1),
+    ]
+    pairs = {(row.a, row.b): row for row in sure.pairs}
+    assert (pairs["alpha", "beta"].only_a, pairs["alpha", "beta"].only_b) == (1, 1)
+    assert pairs["alpha", "beta"].sentence.endswith("no difference on these bugs (p = 1).")
+    assert pairs["alpha", "gamma"].tasks == 1, "compared only where both were scored"
+    strict = next(row for row in sure.judges if row.a == "judge strict")
+    assert (strict.b, strict.only_a, strict.only_b) == ("alpha", 0, 1)
+    assert sections(report)[0].title == "How sure"
+    assert render_markdown(report).split("\n", 4)[2] == f"**{sure.headline}**"
+    assert sure.headline in render_terminal(report, width=200)
 
 
 def test_markdown(report: Report) -> None:

@@ -172,7 +172,7 @@ def sweep(tmp_path: Path) -> Path:
         make_report("b", "strict", 1, 1, (1, 1)),
     )
     write_job(root / "4", make_job("c", "majority", reused=set()), None)
-    (root / "4" / "report.json").write_text('{"schema": "bugbout.report/1", "agen', "utf-8")
+    (root / "4" / "report.json").write_text('{"schema": "bugbout.report/2", "agen', "utf-8")
     (root / "5").mkdir()
     (root / "multirun.yaml").write_text("hydra: {}\n", encoding="utf-8")
     (root / "notes").mkdir()  # neither a job number nor a job's files: not a job

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from bugbout.core.confidence import Confidence, confidence, confidence_section
 from bugbout.core.records import (
     RETRYABLE,
     SUITE,
@@ -49,7 +50,7 @@ from bugbout.core.records import (
 )
 from bugbout.core.report_tampering import TamperedRow, tampered_rows, tampered_section
 
-SCHEMA_VERSION = "bugbout.report/1"
+SCHEMA_VERSION = "bugbout.report/2"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
@@ -281,6 +282,7 @@ class Report(Record):
     tasks: list[TaskRow] = Field(default_factory=list)
     totals: Totals = Field(default_factory=Totals)
     tampered: list[TamperedRow] = Field(default_factory=list)
+    confidence: Confidence = Field(default_factory=Confidence)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""
@@ -401,6 +403,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         ],
         totals=_totals(attempts),
         tampered=tampered_rows(resolutions, audits, verdicts),
+        confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
     )
 
 
@@ -721,6 +724,7 @@ def _agent_label(agent: str, model: str | None) -> str:
 def sections(report: Report) -> list[Section]:
     """The report's sections as tables of text, in the order reporters show them."""
     return [
+        confidence_section(report),
         _agents_section(report),
         _picking_section(report),
         _gate_section(report),

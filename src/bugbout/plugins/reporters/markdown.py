@@ -29,6 +29,8 @@ class MarkdownReporter:
 
     def render(self, report: Report) -> str:
         lines = ["# bugbout report", ""]
+        if report.confidence.headline:
+            lines += [f"**{escape(report.confidence.headline)}**", ""]
         lines += [
             "- " + escape(f"{report.found.scored} scored tasks of {report.found.tasks} found"),
             "- contestants: " + (", ".join(map(escape, report.contestants)) or "none"),
