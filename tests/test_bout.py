@@ -79,6 +79,25 @@ def test_each_policy_picks_the_correct_patch_without_rerunning_agents(
         assert verdict["cells"]
 
 
+def test_a_sweep_over_judges_runs_no_test_again(bout: Path) -> None:
+    """Matrices, scores and audits are kept in the store by what determines them: sweep
+    jobs that change only the judge reuse every one, and still report in full."""
+    evidence = bout / ".bugbout" / "evidence"
+    before = {p: p.stat().st_mtime_ns for p in evidence.glob("*/*.json")}
+    assert before, "the first bout left its evidence in the store"
+    result = bugbout("-m", "judge=strict,unanimous", cwd=bout)
+    assert result.returncode == 0, result.stderr
+    jobs = sorted((bout / ".bugbout" / "sweeps").glob("*/*/job.json"))[-2:]
+    assert len(jobs) == 2
+    for path in jobs:
+        job = json.loads(path.read_text())
+        assert (job["evidence_made"], job["evidence_reused"] > 0) == (0, True), path
+        report = json.loads((path.parent / "report.json").read_text())
+        assert {row["contestant"]: row["resolved"] for row in report["agents"]}["correct"] > 0
+        assert sorted(path.parent.glob("matrices/*.json")), "each job has its matrices"
+    assert {p: p.stat().st_mtime_ns for p in evidence.glob("*/*.json")} == before
+
+
 def test_a_judge_abstains_when_no_patch_is_supported(bout: Path) -> None:
     result = bugbout("run", "contestant=[wrong,empty]", "examiner=[reproducer]", cwd=bout)
     assert result.returncode == 0, result.stderr

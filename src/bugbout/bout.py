@@ -163,7 +163,13 @@ class Bout:
             stop.check()
             report = load_report(store, output)
             printed = write_reports(report, output, plugins, settings.reporters)
-            job = job.model_copy(update={"wall_time": round(time.monotonic() - clock, 3)})
+            job = job.model_copy(
+                update={
+                    "wall_time": round(time.monotonic() - clock, 3),
+                    "evidence_made": verdicts.runs_made,
+                    "evidence_reused": verdicts.runs_reused,
+                }
+            )
             output.write(JOB, job)
         attempts = [attempt for used in job.attempts if (attempt := store.read(used.path, Attempt))]
         return BoutResult(tasks, oracles, attempts, report, job, ran, printed)

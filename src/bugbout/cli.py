@@ -436,6 +436,11 @@ def _run(args: list[str], console: Console) -> int:
         for problem in plugins.problems:
             console.warn(problem)
         console.attempt_table(result.ran)
+        if result.job and result.job.evidence_reused:
+            console.info(
+                f"reused {result.job.evidence_reused} matrices, scores and audits from the "
+                f"store; computed {result.job.evidence_made}"
+            )
         if result.job and result.job.attempts_reused:
             console.info(
                 f"reused {result.job.attempts_reused} attempt(s) from the store (run by "

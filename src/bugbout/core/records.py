@@ -473,6 +473,10 @@ class Job(Record):
     started: str
     wall_time: float = 0.0
     """Seconds from the job's start to its reports."""
+    evidence_made: int = 0
+    """Matrices, scores and audits the job computed (each one or more pytest runs)."""
+    evidence_reused: int = 0
+    """Those it found in the store, computed by an earlier bout or sweep job."""
 
     @property
     def attempts_run(self) -> int:

@@ -139,7 +139,8 @@ class Comparison:
             return f"{split}: no difference on these bugs ({p})."
         more = (self.needed or 0) - self.total
         needed = (
-            f"; about {more} more bugs like these would be needed to tell a difference of this size"
+            f"; about {more} more {'bug' if more == 1 else 'bugs'} like these would be "
+            "needed to tell a difference of this size"
             if more > 0
             else ""
         )

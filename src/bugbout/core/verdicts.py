@@ -13,8 +13,8 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
 from bugbout.core.checkout import Checkouts
@@ -54,6 +54,8 @@ VERDICTS = "verdicts.json"
 RESOLUTIONS = "resolutions.json"
 AUDITS = "audits.json"
 JOB = "job.json"
+EVIDENCE = "evidence"
+"""Where the store keeps test-run records any bout may reuse (by task and key)."""
 
 
 def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
@@ -99,6 +101,11 @@ class Verdicts:
         self.auditor: Auditor = plugins.create(
             "auditor", settings.auditor.name, settings.auditor.options
         )
+        self._reused: dict[str, Reused] = {}
+        self.runs_made = 0
+        """Matrices, scores and audits this bout computed (each one or more pytest runs)."""
+        self.runs_reused = 0
+        """Those it found in the store, computed by an earlier bout or sweep job."""
 
     def run(self, tasks: TaskSet, oracles: OracleSet, racers: list[Contestant]) -> None:
         """Decide every scored task; each task's records are written as soon as its
@@ -148,33 +155,55 @@ class Verdicts:
         stored: tuple[ResolutionSet, AuditSet],
         in_process: bool,
     ) -> EvidenceJob:
-        """What is still to run for ``task``: its matrix unless stored with the same key,
-        and the scores and audits of patches that changed (``stored``: the bout's)."""
+        """What is still to run for ``task``: its matrix unless stored with the same key
+        (in this bout's records, or in the store's shared evidence, where any bout on
+        the store left it), and the scores and audits of patches that changed."""
         resolutions, audits = stored
         attempts = _stored_attempts(self.store, task, racers)
         key = digest(*sorted(a.revision for a in attempts), str(self.settings.judge.run_suite))
         matrix = self.output.read(matrix_path(task.id), Matrix)
+        shared = Shared(self.store, task, oracle)
+        copied = None
+        if matrix is None or matrix.key != key:
+            matrix, copied = None, shared.read("matrix", Matrix, key)
         scores = resolutions.root.get(task.id, TaskResolutions()).patches
         task_audits = audits.root.get(task.id, {})
         auditor = self.settings.auditor.model_dump_json()
         contestants = [a for a in attempts if a.role == "contestant"]
+        reused = Reused(matrix=copied)
+        for a in contestants:
+            if (old := scores.get(a.contestant)) is None or old.key != a.revision:
+                found = shared.read("score", Resolution, a.revision)
+                if found is not None:
+                    reused.scores[a.contestant] = found
+            if (done := task_audits.get(a.contestant)) is None or done.key != digest(
+                a.revision, auditor
+            ):
+                found_audit = shared.read("audit", Audit, digest(a.revision, auditor))
+                if found_audit is not None:
+                    reused.audits[a.contestant] = found_audit
+        self._reused[task.id] = reused
         return EvidenceJob(
             settings=self.settings,
             task=task,
             oracle=oracle,
             attempts=attempts,
             matrix_key=key,
-            matrix=matrix if matrix is not None and matrix.key == key else None,
+            matrix=matrix or copied,
             rescore=[
                 a.contestant
                 for a in contestants
-                if (old := scores.get(a.contestant)) is None or old.key != a.revision
+                if ((old := scores.get(a.contestant)) is None or old.key != a.revision)
+                and a.contestant not in reused.scores
             ],
             reaudit=[
                 a.contestant
                 for a in contestants
-                if (done := task_audits.get(a.contestant)) is None
-                or done.key != digest(a.revision, auditor)
+                if (
+                    (done := task_audits.get(a.contestant)) is None
+                    or done.key != digest(a.revision, auditor)
+                )
+                and a.contestant not in reused.audits
             ],
             tools=_Tools(self.race, self.auditor) if in_process else None,
         )
@@ -189,8 +218,20 @@ class Verdicts:
     ) -> None:
         """Judge ``job``'s task on its evidence and write every record it changed."""
         task = job.task
+        reused = self._reused.pop(task.id, Reused())
+        self._count(evidence, reused)
+        shared = Shared(self.store, task, job.oracle)
+        if evidence.fresh:
+            shared.write("matrix", evidence.matrix, job.matrix_key)
+        for resolution in evidence.scores.values():
+            shared.write("score", resolution, resolution.key)
+        for audit in evidence.audits.values():
+            shared.write("audit", audit, audit.key)
+        evidence.scores.update(reused.scores)
+        evidence.audits.update(reused.audits)
         scores = resolutions.root.setdefault(task.id, TaskResolutions())
-        if evidence.fresh:  # other policies' verdicts rest on the old matrix: drop them
+        if evidence.fresh or reused.matrix is not None:
+            # other policies' verdicts rest on the old matrix: drop them
             self.output.write(matrix_path(task.id), evidence.matrix)
             verdicts.root[task.id] = {}
             scores.picks.clear()
@@ -208,6 +249,13 @@ class Verdicts:
         self.output.write(RESOLUTIONS, resolutions)
         self.progress.advance(f"{task.id}: {verdict.policy} {verdict.pick or 'abstained'}")
 
+    def _count(self, evidence: Evidence, reused: Reused) -> None:
+        """Tally the test-run records computed now and those found in the store."""
+        made = int(evidence.fresh) + len(evidence.scores) + len(evidence.audits)
+        found = int(reused.matrix is not None) + len(reused.scores) + len(reused.audits)
+        self.runs_made += made
+        self.runs_reused += found
+
     def _judge(self, task: Task, matrix: Matrix, attempts: list[Attempt]) -> Verdict:
         """The judge's verdict; a judge that crashes is recorded as an abstention that
         names it, not lost and not fatal to the rest of the bout."""
@@ -222,6 +270,39 @@ class Verdicts:
             )
             self.progress.warn(f"{task.id}: {reason}")
             return Verdict(task_id=task.id, policy=policy, reason=reason)
+
+
+_Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The store's evidence for one task, shared by every bout and sweep job on the store:
+    a matrix, a score or an audit under the key that determines it, with the task's
+    ground truth (a recomputed oracle makes them stale)."""
+
+    store: Store
+    task: Task
+    oracle: Oracle
+
+    def path(self, kind: str, key: str) -> str:
+        return f"{EVIDENCE}/{self.task.id}/{kind}-{digest(key, self.oracle.key)[:16]}.json"
+
+    def read(self, kind: str, model: type[_Shareable], key: str) -> _Shareable | None:
+        found = self.store.read(self.path(kind, key), model)
+        return found if found is not None and found.key == key else None
+
+    def write(self, kind: str, record: Matrix | Resolution | Audit, key: str) -> None:
+        self.store.write(self.path(kind, key), record)
+
+
+@dataclass
+class Reused:
+    """What a task's evidence takes from the store instead of running it again."""
+
+    matrix: Matrix | None = None
+    scores: dict[str, Resolution] = field(default_factory=dict)
+    audits: dict[str, Audit] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
