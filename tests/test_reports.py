@@ -66,10 +66,10 @@ from bugbout.core.report import (
     TaskRow,
     Totals,
     UsageRow,
-    build_report,
     report_schema,
-    sections,
 )
+from bugbout.core.report_build import build_report
+from bugbout.core.report_sections import sections
 from bugbout.plugins.reporters.html import HtmlReporter, render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown

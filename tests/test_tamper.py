@@ -33,7 +33,8 @@ from bugbout.core.records import (
     TestRun,
     Verdict,
 )
-from bugbout.core.report import build_report, report_schema
+from bugbout.core.report import report_schema
+from bugbout.core.report_build import build_report
 from bugbout.core.report_tampering import TamperedRow
 from bugbout.core.settings import ProjectSettings
 from bugbout.core.tamper import inspect_patch, scan

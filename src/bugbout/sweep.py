@@ -24,17 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bugbout.core.errors import BugboutError
 from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
 from bugbout.core.records import Job, Record
-from bugbout.core.report import (
-    GateRow,
-    PolicyPicks,
-    Report,
-    Section,
-    Table,
-    fmt_count,
-    fmt_rate,
-    fmt_seconds,
-    rate,
-)
+from bugbout.core.report import GateRow, PolicyPicks, Report, rate
+from bugbout.core.report_sections import Section, Table, fmt_count, fmt_rate, fmt_seconds
 from bugbout.core.store import write_atomic
 
 SWEEP_SCHEMA_VERSION = "bugbout.sweep/1"

@@ -6,15 +6,11 @@ the headline sentence that opens every report. The numbers are
 from __future__ import annotations
 
 from itertools import combinations
-from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from bugbout.core.records import Record, Score, Verdict
 from bugbout.core.statistics import RESAMPLES, Comparison, compare, headline, wilson
-
-if TYPE_CHECKING:
-    from bugbout.core.report import Report, Section
 
 METHOD = (
     "resolve rates: Wilson score interval (95%); differences: paired bootstrap over "
@@ -138,43 +134,3 @@ def _paired(a: str, by_a: dict[str, bool], b: str, by_b: dict[str, bool]) -> Pai
         tasks_needed=found.needed,
         sentence=found.sentence(),
     )
-
-
-def confidence_section(report: Report) -> Section:
-    """The section that opens every report: the headline, then the intervals and the
-    comparisons behind it."""
-    from bugbout.core.report import Section, Table  # the report module imports this one
-
-    sure = report.confidence
-    rates = Table(
-        ("contestant", "resolved", "resolve rate", "95% interval"),
-        [
-            (row.name, f"{row.resolved}/{row.tasks}", _percent(row.rate),
-             f"{_percent(row.low)}-{_percent(row.high)}" if row.tasks else "-")
-            for row in sure.agents
-        ],
-        numeric=frozenset({1, 2}),
-        empty="no contestant was scored",
-    )  # fmt: skip
-    compared = Table(
-        ("compared", "tasks", "only the first", "only the second", "difference (95%)", "p",
-         "what it means"),
-        [
-            (f"{row.a} vs {row.b}", str(row.tasks), str(row.only_a), str(row.only_b),
-             f"{row.difference:+.0%} ({row.low:+.0%} to {row.high:+.0%})",
-             f"{row.p_value:.2g}", row.sentence)
-            for row in [*sure.pairs, *sure.judges]
-        ],
-        numeric=frozenset({1, 2, 3, 5}),
-        empty="nothing to compare: one contestant and no judge",
-    )  # fmt: skip
-    return Section(
-        "confidence",
-        "How sure",
-        f"{sure.headline} ({sure.method}.)",
-        [rates, compared],
-    )
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{round(value * 100)}%"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from bugbout.core.report import Section, Table
+from bugbout.core.report_sections import Section, Table
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import Field
 
 from bugbout.core.records import (
@@ -16,9 +14,6 @@ from bugbout.core.records import (
     Score,
     Verdict,
 )
-
-if TYPE_CHECKING:
-    from bugbout.core.report import Report, Section
 
 REASONS_SHOWN = 5
 """The most reasons a row of the section shows (the JSON report keeps them all)."""
@@ -58,26 +53,3 @@ def tampered_rows(
             if name != UNFIXED:
                 add(verdict.task_id, name, f"judge {verdict.policy}", reasons)
     return [rows[key] for key in sorted(rows)]
-
-
-def tampered_section(report: Report) -> Section:
-    """The section naming every tampered patch."""
-    from bugbout.core.report import Section, Table  # the report module imports this one
-
-    rows = []
-    for row in report.tampered:
-        shown = row.reasons[:REASONS_SHOWN]
-        more = len(row.reasons) - len(shown)
-        reasons = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
-        rows.append((row.task, row.contestant, ", ".join(row.found_by), reasons or "-"))
-    table = Table(
-        ("task", "contestant", "found by", "why"), rows, empty="no patch tampered with a test run"
-    )
-    return Section(
-        "tampered",
-        "Tampered",
-        "Patches that meddled with a test run (a canary test that must fail passed, pytest "
-        "changed under the tests, outcomes forged) or whose source does what a fix has no "
-        "reason to: never resolved, never picked.",
-        [table],
-    )

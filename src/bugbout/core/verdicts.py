@@ -45,7 +45,8 @@ from bugbout.core.records import (
     VerdictSet,
     digest,
 )
-from bugbout.core.report import Report, build_report
+from bugbout.core.report import Report
+from bugbout.core.report_build import build_report
 from bugbout.core.scoring import score
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store, write_atomic

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict
 
 from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
-from bugbout.core.report import Report, fmt_count, fmt_rate, sections
+from bugbout.core.report import Report
+from bugbout.core.report_sections import fmt_count, fmt_rate, sections
 
 
 class HtmlOptions(BaseModel):

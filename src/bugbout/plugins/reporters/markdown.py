@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterator
 
 from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.report import Report, Table, sections
+from bugbout.core.report import Report
+from bugbout.core.report_sections import Table, sections
 from bugbout.core.types import NoOptions
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")

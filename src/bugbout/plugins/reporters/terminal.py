@@ -14,7 +14,8 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.report import Report, Section, Table, sections
+from bugbout.core.report import Report
+from bugbout.core.report_sections import Section, Table, sections
 
 
 class TerminalOptions(BaseModel):

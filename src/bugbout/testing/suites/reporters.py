@@ -23,7 +23,8 @@ from bugbout.core.records import (
     TaskSet,
     Verdict,
 )
-from bugbout.core.report import Report, build_report
+from bugbout.core.report import Report
+from bugbout.core.report_build import build_report
 from bugbout.testing.suites.base import PluginSuite
 
 CONTESTANTS = ("alpha", "beta")
