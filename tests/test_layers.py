@@ -48,6 +48,15 @@ def test_importing_a_module_does_not_load_the_pipeline(statement: str) -> None:
     assert heavy.isdisjoint(loaded), sorted(heavy.intersection(loaded))
 
 
+def test_help_loads_neither_pydantic_nor_rich() -> None:
+    """``bugbout --help`` (and a mistyped command's usage) answers at once."""
+    loaded = _loaded_after(
+        "import io, contextlib; from bugbout.cli import main; "
+        "contextlib.redirect_stdout(io.StringIO()).__enter__(); main(['--help'])"
+    )
+    assert {"pydantic", "rich", "hydra"}.isdisjoint(loaded)
+
+
 def test_the_public_api_is_still_importable_by_name() -> None:
     import bugbout
 

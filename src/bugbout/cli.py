@@ -9,13 +9,15 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bugbout import __version__
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.layout import CONFIG_NAME, find_config
-from bugbout.ui import Console
+
+if TYPE_CHECKING:
+    from bugbout.ui import Console
 
 USAGE = f"""\
 usage: bugbout [--quiet] COMMAND [ARGS...] [OVERRIDES...]
@@ -43,13 +45,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     quiet = "--quiet" in args or "-q" in args
     args = [arg for arg in args if arg not in ("--quiet", "-q")]
-    console = Console(quiet=quiet)
     if not args or args[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if args else 2
     if args[0] == "--version":
         print(f"bugbout {__version__}")
         return 0
+    from bugbout.ui import Console  # rich and the records: not for --help
+
+    console = Console(quiet=quiet)
     command, rest = args[0], args[1:]
     if command in ("-m", "--multirun"):  # the sweep form: `bugbout -m contestant=a,b ...`
         command, rest = "run", args
