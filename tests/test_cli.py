@@ -369,7 +369,7 @@ def test_help_and_unknown_command(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert (
         result.stderr.strip() == "error: unknown command 'frobnicate'; "
-        "the commands are init, doctor, tasks, run, report, plugins, demo"
+        "the commands are init, doctor, tasks, run, report, plugins, demo, completion"
     )
 
 

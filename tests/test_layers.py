@@ -51,8 +51,8 @@ def test_importing_a_module_does_not_load_the_pipeline(statement: str) -> None:
 def test_help_loads_neither_pydantic_nor_rich() -> None:
     """``bugbout --help`` (and a mistyped command's usage) answers at once."""
     loaded = _loaded_after(
-        "import io, contextlib; from bugbout.cli import main; "
-        "contextlib.redirect_stdout(io.StringIO()).__enter__(); main(['--help'])"
+        "import io, sys; sys.stdout = io.StringIO(); from bugbout.cli import main; "
+        "main(['--help']); sys.stdout = sys.__stdout__"
     )
     assert {"pydantic", "rich", "hydra"}.isdisjoint(loaded)
 

@@ -33,6 +33,7 @@ commands:
   report    render the last bout's report again (--format terminal|markdown|json|html)
   plugins   list every plugin by kind, with the distribution it came from
   demo      build the example repository and run a whole bout on it (offline)
+  completion  print the shell completion script (bash, zsh or fish)
 
 Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job`;
 sweeps too: `bugbout -m contestant=codex,claude-code judge=majority,strict`.
@@ -71,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "__complete": _complete,
     }
     if command not in handlers:
-        console.error(f"unknown command {command!r}; the commands are {', '.join(handlers)}")
+        commands = ", ".join(name for name in handlers if not name.startswith("_"))
+        console.error(f"unknown command {command!r}; the commands are {commands}")
         return 2
     try:
         return handlers[command](rest, console)
