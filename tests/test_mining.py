@@ -141,10 +141,12 @@ def test_references_to_other_repositories_do_not_count() -> None:
     assert [(ref.number, ref.closing) for ref in own] == [(3, True)]
 
 
-def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path) -> None:
+def _merged_branch(root: Path, message: str) -> tuple[str, MiningRequest]:
+    """A repository whose main line merges a branch that adds a test and a source file:
+    the merge's sha, and a request to mine it."""
     from bugbout.testing import RepositoryBuilder
 
-    repo = RepositoryBuilder(tmp_path / "repo")
+    repo = RepositoryBuilder(root)
     repo.commit("Initial", {"src/calc/__init__.py": "", "tests/test_a.py": "def test_a(): pass\n"})
     repo.branch("topic")
     repo.commit(
@@ -155,10 +157,15 @@ def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path
         },
     )
     repo.switch("main")
-    merge = repo.merge("topic", "Merge pull request #20 from someone/topic")
+    merge = repo.merge("topic", message)
     request = MiningRequest(
         repository=repo.path, project=ProjectSettings(source="src/calc"), tasks=TasksSettings()
     )
+    return merge, request
+
+
+def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path) -> None:
+    merge, request = _merged_branch(tmp_path / "repo", "Merge pull request #20 from someone/topic")
     miner = GitHistoryMiner(GitHistoryOptions())
     assert miner.mine(request).tasks == []
     asked: list[int] = []
@@ -194,23 +201,8 @@ def test_fix_words_match_their_inflections(title: str, matches: bool) -> None:
 
 
 def test_a_merge_whose_own_title_names_a_fix_keeps_it(tmp_path: Path) -> None:
-    from bugbout.testing import RepositoryBuilder
-
-    repo = RepositoryBuilder(tmp_path / "repo")
-    repo.commit("Initial", {"src/calc/__init__.py": "", "tests/test_a.py": "def test_a(): pass\n"})
-    repo.branch("topic")
-    repo.commit(
-        "Parser work",
-        {
-            "src/calc/parse.py": "X = 1\n",
-            "tests/test_a.py": "def test_a(): pass\ndef test_b(): pass\n",
-        },
-    )
-    repo.switch("main")
-    merge = repo.merge("topic", "Fix the parser's crash on empty input\n\nCloses #31")
-    request = MiningRequest(
-        repository=repo.path, project=ProjectSettings(source="src/calc"), tasks=TasksSettings()
-    )
+    message = "Fix the parser's crash on empty input\n\nCloses #31"
+    merge, request = _merged_branch(tmp_path / "repo", message)
     found = GitHistoryMiner(GitHistoryOptions()).mine(request)
     assert [(task.sha, task.title) for task in found.tasks] == [
         (merge, "Fix the parser's crash on empty input")
