@@ -505,3 +505,36 @@ def test_attempts_run_in_ray_workers(bout_repo: Path) -> None:
     again = bugbout("run", "executor=ray", "contestant=[good,empty]", cwd=bout_repo)
     assert again.returncode == 0, again.stderr
     assert "reused 2 attempt(s) from the store" in again.stderr
+
+
+def test_a_program_that_vanishes_mid_bout_is_infra_error(bout_repo: Path, tmp_path: Path) -> None:
+    """The machine's doing, not the agent's: never scored, and --retry-failed runs it
+    again, whatever kind of agent it is."""
+    program = tmp_path / "bin" / "vanishing"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nsleep 4\nexit 1\n")
+    program.chmod(0o755)
+    config = json.loads((bout_repo / "bugbout.yaml").read_text())
+    config["contestants"] = {"vanishing": {"agent": "command", "command": [str(program)]}}
+    config["run"]["timeout"] = 60
+    (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bugbout", "run", "env=interpreter", "--quiet"],
+        cwd=bout_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not _started("vanishing"):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.2)
+    program.unlink()  # while the agent runs
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    record = attempts(bout_repo)["vanishing"]
+    assert record["status"] == "infra-error"
+    assert record["error"] == f"its program {str(program)!r} is no longer installed"
+
+
+def _started(contestant: str) -> bool:
+    """Whether an attempt of ``contestant`` has its prompt written (its agent starts)."""
+    home = Path(os.environ["BUGBOUT_HOME"])
+    return any((home / "attempts").glob(f"*/{contestant}-*/logs/prompt.md"))

@@ -11,6 +11,7 @@ is written to the store the moment it ends, so a bout can stop anywhere and resu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import threading
 import traceback
@@ -409,6 +410,12 @@ class Race:
         ending = conclude(
             agent, logdir, ended, empty_patch=patch.empty, tampered=tampered or breach
         )
+        if ending.status == AttemptStatus.AGENT_ERROR and _vanished(agent.executable):
+            ending = dataclasses.replace(
+                ending,
+                status=AttemptStatus.INFRA_ERROR,
+                error=f"its program {agent.executable!r} is no longer installed",
+            )  # the machine's doing, as for every agent kind: --retry-failed runs it again
         shutil.rmtree(agent_home, ignore_errors=True)
         if contestant.assignment is not None:
             record = self._validate(
@@ -531,3 +538,9 @@ def race_tasks(tasks: TaskSet, oracles: OracleSet) -> list[Task]:
         for task in tasks.tasks
         if task.scored and (oracle := oracles.root.get(task.id)) and oracle.status == "ok"
     ]
+
+
+def _vanished(program: str | None) -> bool:
+    """Whether an agent's program is missing from this machine now (it was there when the
+    bout checked before racing)."""
+    return bool(program) and shutil.which(program or "") is None
