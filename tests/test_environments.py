@@ -16,8 +16,8 @@ import pytest
 from bugbout.core import hookspecs
 from bugbout.core.environment import Command, EnvironmentRequest
 from bugbout.core.errors import ConfigError, EnvironmentFailure
+from bugbout.core.interpreters import available_interpreters
 from bugbout.core.manager import Plugins
-from bugbout.core.project_metadata import available_interpreters
 from bugbout.core.settings import ProjectSettings
 from bugbout.plugins.environments import interpreter, uv
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions

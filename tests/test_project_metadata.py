@@ -11,15 +11,17 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.errors import EnvironmentFailure
-from bugbout.core.project_metadata import (
+from bugbout.core.interpreters import (
     available_interpreters,
     choose_python,
+    interpreter_version,
+    python_path,
+)
+from bugbout.core.project_metadata import (
     declared_dependencies,
     declared_python,
     declared_test_dependencies,
-    interpreter_version,
     poetry_specifier,
-    python_path,
     read_requirements,
 )
 

@@ -218,7 +218,7 @@ def _synthetic_repository(path: Path) -> tuple[Path, Task]:
 
 def _python_with_pytest() -> Path | None:
     """An interpreter that imports pytest (bugbout's own first), for a fast environment."""
-    from bugbout.core.project_metadata import available_interpreters
+    from bugbout.core.interpreters import available_interpreters
 
     candidates = [Path(sys.executable), *reversed(available_interpreters().values())]
     for python in dict.fromkeys(candidates):

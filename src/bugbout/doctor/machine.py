@@ -55,7 +55,7 @@ def uv_check() -> Check:
 
 def python_check(settings: BoutSettings | None) -> Check:
     """The interpreters test environments can use; a pinned ``project.python`` among them."""
-    from bugbout.core.project_metadata import available_interpreters
+    from bugbout.core.interpreters import available_interpreters
 
     found = available_interpreters()
     listing = ", ".join(found)

@@ -49,7 +49,7 @@ class InterpreterEnvironment:
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<python> -m pytest <args>`` in ``tree``, with the tree importable."""
         from bugbout.core.environment import Command
-        from bugbout.core.project_metadata import python_path
+        from bugbout.core.interpreters import python_path
 
         return Command(
             argv=[str(self.python), "-m", "pytest", *args],

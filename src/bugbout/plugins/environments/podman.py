@@ -107,7 +107,7 @@ class PodmanEnvironment:
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """A runner that runs ``python -m pytest <args>`` in a container of the image."""
         from bugbout.core.environment import Command
-        from bugbout.core.project_metadata import python_path
+        from bugbout.core.interpreters import python_path
         from bugbout.sandbox.podman import Mount, RunSpec, runner_argv
 
         where = tree.absolute()
@@ -180,6 +180,7 @@ class PodmanBuilder:
     def build(self, request: EnvironmentRequest) -> PodmanEnvironment:
         """The environment image for ``request``'s era, built once per key."""
         from bugbout.core import project_metadata as meta
+        from bugbout.core.interpreters import choose_python
         from bugbout.core.records import digest
         from bugbout.plugins.environments.uv import exclude_newer_date
         from bugbout.sandbox.podman import PodmanError
@@ -193,7 +194,7 @@ class PodmanBuilder:
         dependencies = [
             d for d in meta.declared_dependencies(request.tree) if not d.startswith("-")
         ]
-        minor, interpreter = meta.choose_python(
+        minor, interpreter = choose_python(
             meta.declared_python(request.tree),
             request.date,
             {version: Path(found[0]) for version, found in interpreters.items()},

@@ -87,7 +87,7 @@ class UvEnvironment:
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<env>/bin/python -m pytest <args>`` in ``tree``, with the tree importable."""
         from bugbout.core.environment import Command
-        from bugbout.core.project_metadata import python_path
+        from bugbout.core.interpreters import python_path
 
         return Command(
             argv=[str(self.python), "-m", "pytest", *args],
@@ -118,19 +118,20 @@ class UvBuilder:
         """The environment for ``request``'s era, built once per key."""
         import json
 
+        from bugbout.core import interpreters
         from bugbout.core import project_metadata as meta
         from bugbout.core.records import digest
 
         dependencies = [
             d for d in meta.declared_dependencies(request.tree) if not d.startswith("-")
         ]
-        _, interpreter = meta.choose_python(
+        _, interpreter = interpreters.choose_python(
             meta.declared_python(request.tree),
             request.date,
-            meta.available_interpreters(),
+            interpreters.available_interpreters(),
             request.project.python,
         )
-        version = meta.interpreter_version(interpreter)
+        version = interpreters.interpreter_version(interpreter)
         exclude_newer = (
             exclude_newer_date(request.date)
             if self.options.exclude_newer and request.date

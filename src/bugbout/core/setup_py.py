@@ -1,0 +1,167 @@
+"""Reading a ``setup.py`` without running it: the values of ``setup()``'s keywords, parsed
+with :mod:`ast`, literal values only."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+# -- -------------------------------------------------------------
+
+
+def setup_py_value(path: Path, keyword: str) -> list[str] | str | None:
+    """A literal ``setup(keyword=...)`` value from ``setup.py``; ``None`` if not literal."""
+    parsed = _parse_setup_py(path)
+    if parsed is None:
+        return None
+    source, module = parsed
+    if module is None:
+        return _setup_py_value_by_text(source, keyword)
+    names = _module_assignments(module)
+    node = _setup_argument(module, names, keyword)
+    return None if node is None else _literal(node, names)
+
+
+def setup_py_extras(path: Path) -> dict[str, list[str]]:
+    """The literal ``setup(extras_require={...})`` of ``setup.py``, extra by extra."""
+    parsed = _parse_setup_py(path)
+    if parsed is None:
+        return {}
+    source, module = parsed
+    names: dict[str, ast.expr] = {}
+    if module is None:
+        node = _setup_py_expression_by_text(source, "extras_require")
+    else:
+        names = _module_assignments(module)
+        node = _setup_argument(module, names, "extras_require")
+    extras: dict[str, list[str]] = {}
+    for key, value in (_literal_mapping(node, names) if node is not None else {}).items():
+        literal = _literal(value, names)
+        lines = literal.splitlines() if isinstance(literal, str) else literal
+        if lines is not None:
+            extras[key] = [
+                line.strip() for line in lines if line.strip() and not line.strip().startswith("#")
+            ]
+    return extras
+
+
+def _parse_setup_py(path: Path) -> tuple[str, ast.Module | None] | None:
+    """``setup.py``'s source and its syntax tree (``None`` if Python 3 cannot parse it)."""
+    try:
+        source = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    try:
+        return source, ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source, None
+
+
+def _setup_argument(
+    module: ast.Module, names: Mapping[str, ast.expr], keyword: str
+) -> ast.expr | None:
+    """The expression passed as ``keyword`` to ``setup()``, directly or in ``**kwargs``."""
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.Call) and _callee_name(node.func) == "setup"):
+            continue
+        for argument in node.keywords:
+            if argument.arg == keyword:
+                return argument.value
+            if argument.arg is None:  # setup(**kwargs)
+                mapping = _literal_mapping(argument.value, names)
+                if keyword in mapping:
+                    return mapping[keyword]
+    return None
+
+
+def _setup_py_expression_by_text(source: str, keyword: str) -> ast.expr | None:
+    """For a Python 2 ``setup.py``: the bracketed expression after ``keyword=``, parsed."""
+    match = re.search(rf"\b{keyword}\s*=\s*(dict\s*\(|[{{\[(])", source)
+    if not match:
+        return None
+    start = match.start(1)
+    depth, quote, index = 0, "", start
+    while index < len(source):
+        char = source[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            index = source.find("\n", index)
+            if index < 0:
+                return None
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                try:
+                    return ast.parse(source[start : index + 1], mode="eval").body
+                except (SyntaxError, ValueError):
+                    return None
+        index += 1
+    return None
+
+
+def _setup_py_value_by_text(source: str, keyword: str) -> list[str] | str | None:
+    """For a ``setup.py`` Python 3 cannot parse (Python 2 code): find a literal by text."""
+    pattern = rf"\b{keyword}\s*=\s*(\[[^\]]*\]|\([^)]*\)|'[^'\n]*'|\"[^\"\n]*\")"
+    match = re.search(pattern, source)
+    if not match:
+        return None
+    try:
+        return _literal(ast.parse(match.group(1), mode="eval").body, {})
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _callee_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _module_assignments(module: ast.Module) -> dict[str, ast.expr]:
+    names: dict[str, ast.expr] = {}
+    for node in module.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names[target.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            names[node.target.id] = node.value
+    return names
+
+
+def _literal(node: ast.expr, names: Mapping[str, ast.expr]) -> list[str] | str | None:
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.List | ast.Tuple):
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        if len(values) == len(node.elts) and all(isinstance(v, str) for v in values):
+            return [str(v) for v in values]
+    return None
+
+
+def _literal_mapping(node: ast.expr, names: Mapping[str, ast.expr]) -> dict[str, ast.expr]:
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    if isinstance(node, ast.Dict):
+        return {
+            key.value: value
+            for key, value in zip(node.keys, node.values, strict=True)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str)
+        }
+    if isinstance(node, ast.Call) and _callee_name(node.func) == "dict":
+        return {kw.arg: kw.value for kw in node.keywords if kw.arg}
+    return {}
