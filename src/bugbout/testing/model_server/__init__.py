@@ -3,7 +3,7 @@
 The server replays a :class:`Script` of steps — :class:`Shell` (the model asks to run a shell
 command in the agent's working directory) or :class:`Say` (the model's final answer) — in each
 vendor's native wire format, so a real Codex, Claude Code, Gemini CLI or mini-swe-agent does real
-work on a real checkout without spending quota (DESIGN.md §10, notes/agent-clis.md).
+work on a real checkout without spending quota (docs/agents.md says how each CLI is pointed at it).
 
 It is stateless per request: the step a request gets is the number of tool results already in
 that request's history, so retries and parallel conversations behave. Requests that are clearly
