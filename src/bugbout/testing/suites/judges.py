@@ -285,7 +285,7 @@ class JudgeSuite(PluginSuite):
         for order in (["cheat", "honest"], ["honest", "cheat"]):
             sample = matrix(order, rows, runs={"cheat": tampered})
             verdict = self.judge(plugin_under_test, sample)
-            assert verdict.pick == "honest", verdict.reason
+            assert verdict.pick != "cheat", verdict.reason  # a policy may still abstain
             assert "cheat" not in verdict.approved
         alone = matrix(["cheat"], {"exam/test_e.py::repro": "FP"}, runs={"cheat": tampered})
         assert self.judge(plugin_under_test, alone).pick is None
