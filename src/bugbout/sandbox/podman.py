@@ -674,8 +674,8 @@ def run_container(spec: RunSpec) -> int:
     with tempfile.TemporaryDirectory(prefix="bugbout-podman-run-") as scratch:
         scratch_dir = Path(scratch)
         (scratch_dir / "output").touch()
-        if forwarded is not None:
-            (scratch_dir / "forwarded").touch()
+        if forwarded is not None:  # what the caller put first (a key line) is seen inside
+            (scratch_dir / "forwarded").write_bytes(_first_line(forwarded))
         api = _Api(spec.socket)
         watcher = _watch(spec.socket)
         name = f"bugbout-{spec.role}-{uuid.uuid4().hex[:12]}"
@@ -735,7 +735,8 @@ def _container_spec(spec: RunSpec, scratch: Path, forward: bool) -> dict[str, An
             mounts.append(_mount(mount))
     redirect = f">{RUN_DIR}/output 2>&1"
     if forward and spec.forward_fd:
-        redirect = f"3>>{RUN_DIR}/forwarded {redirect}"
+        # read-write, not append: the reader may blank what it read at the start
+        redirect = f"3<>{RUN_DIR}/forwarded {redirect}"
         env[spec.forward_fd] = "3"
     return {
         "image": spec.image,
@@ -760,6 +761,16 @@ def _mount(mount: Mount) -> dict[str, Any]:
         "type": "bind",
         "options": options,
     }
+
+
+def _first_line(fd: int) -> bytes:
+    """The first line the caller wrote in the forwarded file (a key for the reader inside),
+    or nothing when it is not a file."""
+    try:
+        head = os.pread(fd, 4096, 0)
+    except OSError:
+        return b""
+    return head.split(b"\n", 1)[0] + b"\n" if b"\n" in head else b""
 
 
 def _forward(path: Path, fd: int) -> None:
