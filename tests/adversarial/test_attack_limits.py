@@ -27,7 +27,7 @@ LIMITS = {
     "memory": 300_000_000,
     "processes": 64,
 }
-PEAK_BOUND_KB = 150_000
+PEAK_BOUND_KB = 250_000  # fcb33a1 reached 648 MB on this bout
 """bugbout's own peak resident memory: a bout of these attackers needs about 60 MB, a
 100 MB patch read whole far more."""
 

@@ -26,7 +26,7 @@ from bugbout.core.environment import Environment
 from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
 from bugbout.core.settings import ProjectSettings
-from bugbout.core.stopping import watch
+from bugbout.core.stopping import current_stop, watch
 from bugbout.sandbox.network import offline
 
 DETAIL_LIMIT = 4000
@@ -97,7 +97,8 @@ def _isolating_crashes(
             timeout=timeout, confine=confine, deselect=list(crashes),
         )  # fmt: skip
         spent += run.duration
-        if running is None or running in crashes or run.status in _NOT_A_CRASH:
+        stopping = (stop := current_stop()) is not None and stop.requested
+        if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping:
             running = None
             break
         crashes[running] = f"crashed ({ending(run.exit_code)})"
