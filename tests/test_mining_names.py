@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -202,8 +203,25 @@ def test_ground_truth_runs_each_fix_on_its_own_module(
     tasks = mine_tasks(settings, plugins, store)
     oracles = compute_oracles(settings, plugins, store, tasks)
     assert {i: (o.status, o.fail_to_pass) for i, o in oracles.root.items()} == {
-        fix.sha[:12]: ("ok", [fix.test]) for fix in fixes
+        fix.sha[:12]: ("ok", [_as_pytest_names(fix.test, tmp_path)]) for fix in fixes
     }
     extended = oracles.root[fixes[-2].sha[:12]]
     assert extended.pass_to_pass == [f"{name_history.NAMES[0]}::test_fix_1"]
     assert store.read(ORACLES, type(oracles)) == oracles
+
+
+def _as_pytest_names(test_id: str, scratch: Path) -> str:
+    """``test_id`` as this pytest reports it: from 9.2 on, a backslash in a path is a ``/``."""
+    if "\\" not in test_id:
+        return test_id
+    probe = scratch / "probe"
+    (probe / "tests").mkdir(parents=True, exist_ok=True)
+    (probe / "tests" / "test_a\\b.py").write_text("def test_x():\n    pass\n")
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider"],
+        cwd=probe, capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    if "tests/test_a/b.py::test_x" not in listed:
+        return test_id
+    path, name = test_id.rsplit("::", 1)
+    return f"{path.replace(chr(92), '/')}::{name}"
