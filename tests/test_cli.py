@@ -60,6 +60,25 @@ def test_init_finds_the_layout_and_writes_a_commented_config(repo: Path) -> None
     assert bugbout("init", "--force", cwd=repo).returncode == 0
 
 
+def test_init_says_how_to_keep_a_bout_short_on_a_large_suite(initialised: Path) -> None:
+    repo = initialised
+    assert "Note:" not in (repo / "bugbout.yaml").read_text()  # a small suite
+    cases = ", ".join(str(case) for case in range(100))
+    module = "".join(
+        f"@pytest.mark.parametrize('x', [{cases}])\ndef test_{number}(x):\n    pass\n"
+        for number in range(25)
+    )
+    (repo / "tests" / "test_big.py").write_text(f"import pytest\n{module}")
+    result = bugbout("init", "--force", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert "note: the tests define at least 2,5" in result.stderr
+    assert "`judge.run-suite: false`" in result.stderr
+    config = (repo / "bugbout.yaml").read_text()
+    assert config.startswith("# Note: the tests define at least 2,5")
+    chosen = bugbout("tasks", "--cfg", "job", cwd=repo)
+    assert chosen.returncode == 0, chosen.stderr
+
+
 def test_init_refuses_a_directory_that_is_not_a_repository(tmp_path: Path) -> None:
     result = bugbout("init", cwd=tmp_path, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)})
     assert result.returncode == 2

@@ -135,7 +135,7 @@ def _init(args: list[str], console: Console) -> int:
     from bugbout.core.layout import detect_source, detect_tests, render_config
     from bugbout.core.manager import make_plugins
     from bugbout.core.store import write_atomic
-    from bugbout.onboarding import find_agents
+    from bugbout.onboarding import count_tests, find_agents, suite_advice
 
     parser = argparse.ArgumentParser(
         prog="bugbout init", description=f"Write a commented {CONFIG_NAME} here."
@@ -158,13 +158,16 @@ def _init(args: list[str], console: Console) -> int:
     source = options.source or detect_source(root)
     tests = options.tests or detect_tests(root, source)
     agents = find_agents(make_plugins())
-    write_atomic(target, render_config(source, tests, agents))
+    advice = suite_advice(count_tests(root / tests))
+    write_atomic(target, render_config(source, tests, agents, advice))
     ready = [agent.name for agent in agents if not agent.problem]
     console.info(
         f"wrote {target} (source: {source}, tests: {tests}; contestants: "
         f"{', '.join(ready) or 'none ready here, see the file'}); next: `bugbout doctor`, "
         "then `bugbout run`"
     )
+    if advice:
+        console.info(f"note: {advice}")
     return 0
 
 

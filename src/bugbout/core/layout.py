@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,10 +99,16 @@ def render_contestants(agents: Sequence[FoundAgent]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_config(source: str, tests: str, agents: Sequence[FoundAgent] = ()) -> str:
+def render_config(
+    source: str, tests: str, agents: Sequence[FoundAgent] = (), advice: str = ""
+) -> str:
     """A commented ``bugbout.yaml`` for a repository with this layout (and the agents
-    found on this machine)."""
-    return f"""\
+    found on this machine, and advice for a large suite)."""
+    wrapped = textwrap.wrap(f"Note: {advice}.", 88) if advice else []
+    note = "".join(f"# {line}\n" for line in wrapped)
+    return (
+        note
+        + f"""\
 # bugbout's settings for this repository. Every key below `project.source` is optional;
 # command-line overrides win over this file, e.g. `bugbout tasks tasks.limit=5`.
 defaults:
@@ -129,4 +136,6 @@ tasks:
 
 # issue-source:
 #   file: {{path: issues.jsonl}}   # an export of your issues, for offline use
-""" + (f"\n{render_contestants(agents)}" if agents else "")
+"""
+        + (f"\n{render_contestants(agents)}" if agents else "")
+    )
