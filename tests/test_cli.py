@@ -261,6 +261,28 @@ def test_bad_settings_are_one_line_errors(
     assert message in lines[0]
 
 
+@pytest.mark.parametrize("override", ["judg=strict", "tasks.limt=2", "project.sorce=x"])
+def test_a_misspelt_setting_is_refused_before_any_plugin_or_hydra_loads(
+    initialised: Path, override: str
+) -> None:
+    """The quick path of a typo: nothing heavy is imported before the one-line error."""
+    loaded = initialised / "loaded.txt"
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(loaded)!r}, 'w').write('\\n'.join(sys.modules)))\n"
+        f"sys.argv = ['bugbout', 'run', {override!r}]\n"
+        "from bugbout.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=initialised, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2, result.stderr
+    assert "no such setting" in result.stderr
+    modules = set(loaded.read_text().split())
+    assert not {"hydra", "omegaconf", "bugbout.core.manager", "bugbout.core.records"} & modules
+
+
 def test_missing_and_broken_config(repo: Path) -> None:
     result = bugbout("tasks", cwd=repo)
     assert result.returncode == 2

@@ -44,10 +44,26 @@ def compose_settings(start: Path, overrides: Sequence[str] = (), plugins: Any = 
     from bugbout.core.manager import make_plugins
 
     config = find_config(start.resolve())
+    _check_keys(overrides)
     plugins = plugins or make_plugins()
     args = _prepare(config, list(overrides), plugins)
     cfg, _ = _compose(config.parent, args, plugins)
     return _settings(cfg, config.parent), plugins
+
+
+def _check_keys(args: Sequence[str]) -> None:
+    """A misspelt setting on the command line, in one line and in well under a second:
+    checked against the settings' models before any plugin or Hydra is imported."""
+    from bugbout.core.settings import BoutSettings
+    from bugbout.suggest import misnamed_override
+
+    for arg in args:
+        key = arg.split("=", 1)[0]
+        if "=" not in arg or key.startswith(("+", "~", "-", "hydra")) or "/" in key:
+            continue
+        problem = misnamed_override(key, BoutSettings)
+        if problem:
+            raise ConfigError(problem)
 
 
 def _prepare(config: Path, args: list[str], plugins: Any) -> list[str]:
@@ -91,6 +107,7 @@ def run_with_hydra(
 ) -> int:
     """Compose the settings with Hydra and call ``job(settings, plugins, hydra_job)`` once,
     or once per combination in a sweep (``-m``)."""
+    _check_keys(args)
     import hydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode

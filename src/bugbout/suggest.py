@@ -53,6 +53,25 @@ def extra_key(model: type[BaseModel], loc: Sequence[str | int]) -> str:
     return _message(".".join(parts), parts[:-1], parts[-1], keys)
 
 
+def misnamed_override(key: str, model: type[BaseModel]) -> str | None:
+    """Why an override's dotted ``key`` names no setting of ``model`` (the bout's settings),
+    judged from the models alone, so before any plugin is imported; ``None`` when it may be
+    right (a plugin's options and named maps are checked once the config is composed)."""
+    parts = key.split(".")
+    fields = {field.alias or name: field for name, field in model.model_fields.items()}
+    fields.pop("root", None)  # set by bugbout, never by the user
+    if parts[0] not in fields:
+        return _message(key, [], parts[0], set(fields))
+    section = fields[parts[0]].annotation
+    if len(parts) < 2 or not isinstance(section, type) or not issubclass(section, BaseModel):
+        return None
+    extra = section.model_config.get("extra")
+    keys = {field.alias or name for name, field in section.model_fields.items()}
+    if extra == "allow" or parts[1] in keys:
+        return None
+    return _message(key, parts[:1], parts[1], keys)
+
+
 def _field_model(model: type[BaseModel], key: str) -> type[BaseModel] | None:
     for name, field in model.model_fields.items():
         annotation = field.annotation

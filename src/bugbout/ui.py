@@ -24,8 +24,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from bugbout.core.records import ChangeArea
-
 if TYPE_CHECKING:
     from bugbout.core.manager import RegisteredPlugin
     from bugbout.core.records import Attempt, OracleSet, TaskSet
@@ -108,6 +106,8 @@ class Console:
             self.out.print(summary, markup=False, highlight=False)
 
     def attempt_table(self, attempts: list[Attempt]) -> None:
+        from bugbout.core.records import ChangeArea
+
         if not attempts:
             self.out.print("no new attempts: every contestant has finished every task")
             return
