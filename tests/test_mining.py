@@ -11,6 +11,7 @@ from bugbout.core.mining import MiningRequest, fix_title_pattern, issue_referenc
 from bugbout.core.records import TaskSet
 from bugbout.core.settings import ProjectSettings, TasksSettings
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+from bugbout.testing import RepositoryBuilder
 
 
 def mine(repo: Path, **settings: object) -> TaskSet:
@@ -207,3 +208,18 @@ def test_a_merge_whose_own_title_names_a_fix_keeps_it(tmp_path: Path) -> None:
     assert [(task.sha, task.title) for task in found.tasks] == [
         (merge, "Fix the parser's crash on empty input")
     ]
+
+
+def test_a_fix_that_only_changes_a_test_is_a_task_when_asked(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    test = "from calc.ops import sub\n\n\ndef test_sub():\n    assert sub(2, 1) == 3\n"
+    repo.commit("Initial", {"src/calc/ops.py": history.OPS, "tests/test_ops.py": test})
+    fixed = history.OPS.replace("return a + b\n\n\ndef div", "return a - b\n\n\ndef div")
+    sha = repo.commit(
+        "Fix sub (#4)",
+        {"src/calc/ops.py": fixed, "tests/test_ops.py": test.replace("== 3", "== 1")},
+    )
+    assert mine(repo.path).tasks == []  # by default a task needs an added test
+    [task] = mine(repo.path, modified_tests=True).tasks
+    assert (task.sha, task.added_tests) == (sha, [])
+    assert task.modified_tests == ["tests/test_ops.py::test_sub"]

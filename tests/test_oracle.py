@@ -288,3 +288,35 @@ def test_ray_workers_compute_the_same_oracles(
 
     assert seen(remote) == seen(expected)
     assert set(remote.root) >= {o.task_id for o in local.values()}
+
+
+def test_a_task_of_modified_tests_needs_one_of_them_fail_to_pass() -> None:
+    case, other = "tests/test_a.py::test_x[bad]", "tests/test_b.py::test_z"
+
+    def runs(after: str) -> list[TestRun]:
+        before = TestRun(
+            label="before",
+            status=RunStatus.OK,
+            outcomes={case: Outcome.FAILED, other: Outcome.FAILED},
+        )
+        return [before] + [
+            TestRun(
+                label=f"after-{n}",
+                status=RunStatus.OK,
+                outcomes={case: Outcome(after), other: Outcome.PASSED},
+            )
+            for n in (1, 2)
+        ]
+
+    task = _task()
+    task.modified_tests = ["tests/test_a.py::test_x"]
+    assert judge_runs(task, runs("passed")).status == "ok"  # a case of the modified test
+    oracle = judge_runs(task, runs("failed"))
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.reason == (
+        "the fix only changed existing tests, and none of them failed before it and passed "
+        "after it (tests/test_a.py::test_x)"
+    )
+    assert oracle.fail_to_pass == [other]  # another module's test does not make the task
+    task.added_tests = ["tests/test_b.py::test_z"]
+    assert judge_runs(task, runs("failed")).status == "ok"  # an added test is proof enough

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bugbout.core.testmodules import added_tests, defined_tests, is_test_module
+from bugbout.core.testmodules import added_tests, changed_tests, defined_tests, is_test_module
 
 BEFORE = """
 import pytest, unittest
@@ -84,3 +84,17 @@ def test_statement_memo_gives_the_same_tests_as_a_whole_parse() -> None:
         assert defined_tests_memo(source.encode(), memo) == defined_tests(source)
     assert "test_inside_a_string" not in defined_tests_memo(tricky.encode(), memo)
     assert memo  # statements were remembered for the next version
+
+
+def test_changed_tests_are_those_whose_code_changed() -> None:
+    after = (
+        BEFORE.replace("def test_a(self): pass", "def test_a(self):\n        assert 1 == 1")
+        .replace('("x", [1, 2])', '("x", [1, 3])')
+        .replace("def test_one(): pass", "def test_one():  # a comment\n    pass")
+        .replace("def test_async(): pass", "def test_async(): pass\ndef test_new(): pass")
+    )
+    assert changed_tests(BEFORE.encode(), after.encode()) == ["TestGroup::test_a", "test_grid"]
+    shadowed = BEFORE + "\ndef test_one(): assert False\n"  # a second definition wins
+    assert changed_tests(BEFORE.encode(), shadowed.encode()) == ["test_one"]
+    assert added_tests(defined_tests(BEFORE), defined_tests(shadowed)) == []
+    assert changed_tests(None, after.encode()) == changed_tests(b"def (", b"x") == []

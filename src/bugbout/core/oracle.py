@@ -136,12 +136,28 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
             oracle.pass_to_pass.append(name)
         elif after in FAILING and previous in FAILING:
             oracle.fail_on_base.append(name)
-    if not oracle.fail_to_pass:
+    if task.modified_tests and not task.added_tests and not _proves(oracle, task):
+        oracle.status = "no-fail-to-pass"
+        oracle.reason = (
+            "the fix only changed existing tests, and none of them failed before it and "
+            f"passed after it ({', '.join(task.modified_tests[:3])})"
+        )
+    elif not oracle.fail_to_pass:
         oracle.status = "no-fail-to-pass"
         oracle.reason = "no test failed before the fix and passed after it" + _near_misses(
             before, afters[0] if afters else before
         )
     return oracle
+
+
+def _proves(oracle: Oracle, task: Task) -> bool:
+    """Whether a fail-to-pass test is one of the task's modified tests (or a case of one)."""
+    changed = set(task.modified_tests)
+    for name in oracle.fail_to_pass:
+        module, _, test = name.rpartition("::")
+        if f"{module}::{test.split('[', 1)[0]}" in changed:
+            return True
+    return False
 
 
 def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:

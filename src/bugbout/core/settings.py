@@ -102,6 +102,9 @@ class TasksSettings(Settings):
     """Seconds one test run may take before its whole process group is killed."""
     jobs: int = Field(default=1, ge=1)
     """How many tasks' ground truth is computed at once, on the bout's executor."""
+    modified_tests: bool = False
+    """Also fixes that change existing tests without adding one; such a task is kept only
+    when one of the changed tests fails before the fix and passes after it."""
 
 
 class RunSettings(Settings):

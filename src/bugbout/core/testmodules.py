@@ -7,6 +7,7 @@ import fnmatch
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py")
@@ -99,13 +100,36 @@ def added_tests(before: dict[str, int | None], after: dict[str, int | None]) -> 
     return added
 
 
+def changed_tests(before: bytes | None, after: bytes | None) -> list[str]:
+    """Tests a module defines before and after whose code changed: decorators or body,
+    formatting and comments aside (a test defined twice counts by its last definition)."""
+    old, new = _fingerprints(before), _fingerprints(after)
+    return [name for name, code in new.items() if name in old and old[name] != code]
+
+
+def _fingerprints(source: bytes | None) -> dict[str, str]:
+    try:
+        tree = ast.parse(source) if source is not None else None
+    except (SyntaxError, ValueError):
+        tree = None
+    return {name: ast.dump(node) for name, node in _tests(tree.body, "")} if tree else {}
+
+
 def _collect(body: list[ast.stmt], prefix: str, tests: dict[str, int | None]) -> None:
+    for name, node in _tests(body, prefix):
+        tests[name] = _cases(node.decorator_list)
+
+
+def _tests(
+    body: list[ast.stmt], prefix: str
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Each test function of ``body`` (and of its test classes), by ``Class::name``."""
     for node in body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.name.startswith("test"):
-                tests[prefix + node.name] = _cases(node.decorator_list)
+                yield prefix + node.name, node
         elif isinstance(node, ast.ClassDef) and _is_test_class(node):
-            _collect(node.body, f"{prefix}{node.name}::", tests)
+            yield from _tests(node.body, f"{prefix}{node.name}::")
 
 
 def _is_test_class(node: ast.ClassDef) -> bool:

@@ -20,7 +20,12 @@ from bugbout.core.mining import (
 )
 from bugbout.core.records import IssueRef, Task, TaskIssue, TaskSet
 from bugbout.core.settings import TasksSettings
-from bugbout.core.testmodules import added_tests, defined_tests_memo, is_test_module
+from bugbout.core.testmodules import (
+    added_tests,
+    changed_tests,
+    defined_tests_memo,
+    is_test_module,
+)
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
@@ -88,7 +93,10 @@ class GitHistoryMiner:
                 if candidate is None:
                     result.exclude(reason)
                     continue
-                task = _task_if_tested(git, candidate, layout, tests_cache, statements)
+                task = _task_if_tested(
+                    git, candidate, layout, tests_cache, statements,
+                    modified_tests=settings.modified_tests,
+                )  # fmt: skip
                 if task is None:
                     result.exclude(NO_TEST_ADDED)
                 elif task.issue.number in claimed:
@@ -174,13 +182,17 @@ def _task_if_tested(
     layout: _Layout,
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
+    *,
+    modified_tests: bool = False,
 ) -> Task | None:
-    """The task, when the fix added a test (found by parsing the modules before and after)."""
+    """The task, when the fix added a test (found by parsing the modules before and after)
+    or, with ``modified_tests``, changed one."""
     commit = candidate.commit
     parent = commit.parents[0]
     changed: list[str] = []
     deleted: list[str] = []
     added: list[str] = []
+    modules: list[tuple[str, str | None, str | None]] = []
     for change in commit.changes:
         if change.old_path is not None and layout.is_test(change.old_path):
             deleted.append(change.old_path)
@@ -195,7 +207,9 @@ def _task_if_tested(
         before = _tests_in(git, change.old_blob, cache, statements)
         after = _tests_in(git, change.blob, cache, statements)
         added.extend(f"{change.path}::{name}" for name in added_tests(before, after))
-    if not added:
+        modules.append((change.path, change.old_blob, change.blob))
+    modified = [] if added or not modified_tests else _modified(git, modules)
+    if not added and not modified:
         return None
     return Task(
         id=Task.id_for(commit.sha),
@@ -209,7 +223,19 @@ def _task_if_tested(
         changed_test_files=sorted(changed),
         deleted_test_files=sorted(deleted),
         added_tests=added,
+        modified_tests=modified,
     )
+
+
+def _modified(git: Git, modules: list[tuple[str, str | None, str | None]]) -> list[str]:
+    """The tests whose code changed in ``modules`` (``(path, old blob, new blob)``)."""
+    found = []
+    for path, old, new in modules:
+        if old is None or new is None:
+            continue
+        names = changed_tests(git.content(old), git.content(new))
+        found.extend(f"{path}::{name}" for name in names)
+    return found
 
 
 def _tests_in(
