@@ -229,7 +229,7 @@ def _task_if_tested(
 
 def _modified(git: Git, modules: list[tuple[str, str | None, str | None]]) -> list[str]:
     """The tests whose code changed in ``modules`` (``(path, old blob, new blob)``)."""
-    found = []
+    found: list[str] = []
     for path, old, new in modules:
         if old is None or new is None:
             continue
