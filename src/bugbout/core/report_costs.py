@@ -4,6 +4,8 @@ of resolve rate against cost per resolved bug."""
 
 from __future__ import annotations
 
+import math
+
 from bugbout.core.costs import CostRow, how_to_price
 from bugbout.core.html_page import Point, scatter_chart
 from bugbout.core.report import Report
@@ -15,7 +17,9 @@ NO_PRICE = "no price"
 
 def fmt_usd(value: float) -> str:
     """Dollars: two decimals from a dollar up, three significant digits below."""
-    return f"${value:,.2f}" if value >= 1 else f"${value:.3g}"
+    if value >= 1 or value <= 0:
+        return f"${value:,.2f}"
+    return f"${value:.{2 - math.floor(math.log10(value))}f}"
 
 
 def _unknown(row: CostRow) -> str:
