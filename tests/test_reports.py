@@ -31,6 +31,8 @@ import pytest
 from omegaconf import OmegaConf
 
 import components
+from bugbout.core.costs import CostRow, Costs, PriceTable
+from bugbout.core.html_page import page_html, section_html
 from bugbout.core.manager import Plugins
 from bugbout.core.records import (
     SUITE,
@@ -69,7 +71,9 @@ from bugbout.core.report import (
     report_schema,
 )
 from bugbout.core.report_build import build_report
+from bugbout.core.report_costs import cost_chart
 from bugbout.core.report_sections import sections
+from bugbout.core.settings import PriceSettings
 from bugbout.plugins.reporters.html import HtmlReporter, render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown
@@ -576,6 +580,8 @@ def test_the_schema_describes_every_field() -> None:
         (TaskRow, "task"),
         (UsageRow, "usage"),
         (Totals, "totals"),
+        (CostRow, "cost_row"),
+        (Costs, "costs"),
     ):
         assert set(defs[key]["properties"]) == set(model.model_fields), model
         assert set(defs[key]["required"]) == set(model.model_fields), model
@@ -612,6 +618,8 @@ def test_html_is_self_contained_and_escaped(report: Report) -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
     assert "&lt;/pre&gt;&lt;/details&gt;" in text
     assert text.count('<svg class="chart"') == 3
+    # no model has a price: the cost plot says so
+    assert "Resolve rate against cost per resolved bug: no data" in text
     for title in SECTIONS:
         assert f"<h2>{title}</h2>" in text
 
@@ -736,6 +744,33 @@ def test_html_renders_in_headless_chromium(report: Report, tmp_path: Path) -> No
     assert any(row[i : i + 3] == bar_blue for row in rows for i in range(0, len(row), 3)), (
         "no resolve-rate bar in the screenshot"
     )
+
+
+PRICED = PriceTable((("models", PriceSettings(model="*-model", input=1, output=10)),), "x")
+"""A price for every model of :func:`records`."""
+
+
+def test_the_cost_plot_marks_the_front(tmp_path: Path) -> None:
+    """alpha and beta resolve one task each; alpha for less (600 input and 160 output
+    tokens against 1500 and 500): alpha is on the front, beta behind it."""
+    report = build_report(**records(), prices=PRICED)  # type: ignore[arg-type]
+    text = HtmlReporter().render(report)
+    assert text.count('<svg class="chart"') == 4
+    chart = cost_chart(report)
+    assert chart in text
+    assert '<circle class="front"' in chart and '<circle class="behind"' in chart
+    assert "alpha: 50.0% resolved, $0.00220 per resolved bug (on the front)" in chart
+    assert "beta: 50.0% resolved, $0.00650 per resolved bug</title>" in chart
+
+    (section,) = [s for s in sections(report) if s.key == "costs"]
+    page = tmp_path / "costs.html"
+    page.write_text(page_html("costs", [section_html(section, [chart])]), encoding="utf-8")
+    shot, log = _screenshot(page, tmp_path)
+    assert _console_problems(log) == [], log[-3000:]
+    _, _, rows = read_png(shot)
+    pixels = {row[i : i + 3] for row in rows for i in range(0, len(row), 3)}
+    assert bytes((0x1A, 0x7F, 0x37)) in pixels, "no front point (#1a7f37) in the screenshot"
+    assert bytes((0x8C, 0x95, 0x9F)) in pixels, "no point behind the front (#8c959f)"
 
 
 def test_a_script_error_would_be_caught(tmp_path: Path) -> None:

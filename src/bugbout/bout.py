@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bugbout.core.agents import CodingAgent
 from bugbout.core.contestants import Contestant, build_contestants
+from bugbout.core.costs import price_table
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.executor import make_executor
 from bugbout.core.manager import Plugins
@@ -161,7 +162,7 @@ class Bout:
             output.write(JOB, job)
             verdicts.run(tasks, oracles, self.contestants)
             stop.check()
-            report = load_report(store, output)
+            report = load_report(store, output, price_table(settings.prices))
             printed = write_reports(report, output, plugins, settings.reporters)
             job = job.model_copy(
                 update={

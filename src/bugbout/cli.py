@@ -281,10 +281,11 @@ def _plugins(args: list[str], console: Console) -> int:
 
 
 def _report(args: list[str], console: Console) -> int:
-    """``bugbout report [--format NAME] [--job DIR | --sweep DIR]``: re-render a report
-    from the store."""
+    """``bugbout report [--format NAME] [--job DIR | --sweep DIR] [OVERRIDES]``: re-render
+    a report from the store, its costs at the project's prices."""
     import argparse
 
+    from bugbout.core.costs import price_table
     from bugbout.core.manager import make_plugins
     from bugbout.core.store import Store
     from bugbout.core.verdicts import load_report
@@ -296,6 +297,13 @@ def _report(args: list[str], console: Console) -> int:
     )
     parser.add_argument(
         "--format", default="terminal", help="a reporter: terminal, markdown, json, html"
+    )
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="OVERRIDE",
+        help="settings as `bugbout run` takes them; the report uses `prices`, e.g. "
+        "'+prices.gpt-5={input: 1.25, cached-input: 0.125, output: 10}'",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--job", type=Path, help="a sweep job's directory (.bugbout/sweeps/T/N)")
@@ -325,7 +333,8 @@ def _report(args: list[str], console: Console) -> int:
         )
     plugins = make_plugins()
     reporter = plugins.create("reporter", options.format)
-    report = load_report(store, output)
+    settings, _ = compose_settings(root, options.overrides, plugins)
+    report = load_report(store, output, price_table(settings.prices))
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0
 

@@ -1,12 +1,13 @@
 """The house style of bugbout's HTML pages, shared by the report and the sweep summary.
 
 One self-contained page: inline CSS (:data:`STYLE`), tables, and horizontal bar charts
-drawn as inline SVG. No script, no font, no image or style sheet is loaded from anywhere,
-and every piece of text is escaped.
+and scatter plots drawn as inline SVG. No script, no font, no image or style sheet is
+loaded from anywhere, and every piece of text is escaped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
@@ -82,7 +83,93 @@ def bar_chart(title: str, bars: list[Bar], *, legend: tuple[tuple[str, str], ...
             f'dominant-baseline="middle">{escape(bar.text)}</text>'
         )
     out.append("</svg>")
-    chart = "".join(out)
+    return _figure(title, "".join(out), legend)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One labelled point of a scatter plot; ``y`` is a share (0-1)."""
+
+    label: str
+    x: float
+    y: float
+    front: bool
+    """On the front: drawn apart and joined to the other front points."""
+    tip: str
+
+
+SCATTER_HEIGHT = 360
+SCATTER_LEFT = 60
+SCATTER_WIDTH = 600
+TICKS = 4
+
+
+def scatter_chart(
+    title: str,
+    points: list[Point],
+    *,
+    x_label: str,
+    x_text: Callable[[float], str],
+    legend: tuple[tuple[str, str], ...] = (("front", "on the front"), ("behind", "behind it")),
+) -> str:
+    """A scatter plot over ``0..max x`` and 0-100 % as inline SVG, the front points
+    joined in order of ``x``; a note when there are no points."""
+    if not points:
+        return f'<p class="empty">{escape(title)}: no data</p>'
+    top, bottom = TOP, SCATTER_HEIGHT - 44
+    span = max(point.x for point in points) * 1.1 or 1.0
+
+    def at(point: Point) -> tuple[float, float]:
+        x = SCATTER_LEFT + SCATTER_WIDTH * point.x / span
+        return x, bottom - (bottom - top) * max(0.0, min(1.0, point.y))
+
+    out = [
+        f'<svg class="chart" width="{CHART_WIDTH}" height="{SCATTER_HEIGHT}" '
+        f'viewBox="0 0 {CHART_WIDTH} {SCATTER_HEIGHT}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    right = SCATTER_LEFT + SCATTER_WIDTH
+    for tick in range(TICKS + 1):
+        y = bottom - (bottom - top) * tick / TICKS
+        x = SCATTER_LEFT + SCATTER_WIDTH * tick / TICKS
+        out.append(
+            f'<line class="grid" x1="{SCATTER_LEFT}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}"/>'
+        )
+        out.append(
+            f'<text class="tick" x="{SCATTER_LEFT - 6}" y="{y:.1f}" text-anchor="end" '
+            f'dominant-baseline="middle">{100 * tick // TICKS}%</text>'
+        )
+        out.append(f'<line class="grid" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}"/>')
+        out.append(
+            f'<text class="tick" x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">'
+            f"{escape(x_text(span * tick / TICKS))}</text>"
+        )
+    out.append(
+        f'<text class="tick" x="{SCATTER_LEFT + SCATTER_WIDTH / 2}" y="{bottom + 34}" '
+        f'text-anchor="middle">{escape(x_label)}</text>'
+    )
+    front = sorted((point for point in points if point.front), key=lambda p: (p.x, p.y))
+    if len(front) > 1:
+        line = " ".join(f"{x:.1f},{y:.1f}" for x, y in map(at, front))
+        out.append(f'<polyline class="frontline" points="{line}"/>')
+    for point in sorted(points, key=lambda p: p.front):
+        x, y = at(point)
+        label = point.label if len(point.label) <= MAX_LABEL else point.label[: MAX_LABEL - 1] + "…"
+        style = "front" if point.front else "behind"
+        out.append(
+            f'<circle class="{style}" cx="{x:.1f}" cy="{y:.1f}" r="{7 if point.front else 5}">'
+            f"<title>{escape(point.tip)}</title></circle>"
+        )
+        out.append(
+            f'<text class="label" x="{x + 10:.1f}" y="{y:.1f}" dominant-baseline="middle">'
+            f"{escape(label)}</text>"
+        )
+    out.append("</svg>")
+    return _figure(title, "".join(out), legend)
+
+
+def _figure(title: str, chart: str, legend: tuple[tuple[str, str], ...]) -> str:
+    """A chart with its caption and its legend (a style and its meaning per key)."""
     keys = "".join(
         f'<span class="key"><svg width="12" height="12" aria-hidden="true">'
         f'<rect class="{escape(style)}" width="12" height="12"/></svg> {escape(text)}</span>'
@@ -125,6 +212,9 @@ svg line.grid { stroke: #d0d7de; stroke-width: 1; }
 .fn { fill: #fb8f44; }
 .run { fill: #2f81f7; }
 .reused { fill: #1a7f37; }
+.front { fill: #1a7f37; }
+.behind { fill: #8c959f; }
+polyline.frontline { fill: none; stroke: #1a7f37; stroke-width: 2; stroke-dasharray: 6 4; }
 .legend { display: flex; gap: 16px; color: #57606a; font-size: 12px; margin-top: 4px; }
 .key svg { vertical-align: -1px; }
 details { margin: 4px 0; }

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from bugbout.core.confidence import Confidence
+from bugbout.core.costs import Costs
 from bugbout.core.records import (
     AttemptStatus,
     Outcome,
@@ -35,7 +36,7 @@ from bugbout.core.records import (
 )
 from bugbout.core.report_tampering import TamperedRow
 
-SCHEMA_VERSION = "bugbout.report/2"
+SCHEMA_VERSION = "bugbout.report/3"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
@@ -266,6 +267,7 @@ class Report(Record):
     found: Found = Field(default_factory=Found)
     tasks: list[TaskRow] = Field(default_factory=list)
     totals: Totals = Field(default_factory=Totals)
+    costs: Costs = Field(default_factory=Costs)
     tampered: list[TamperedRow] = Field(default_factory=list)
     confidence: Confidence = Field(default_factory=Confidence)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from bugbout.core.confidence import confidence
+from bugbout.core.costs import PriceTable, costs, price_table
 from bugbout.core.records import (
     RETRYABLE,
     SUITE,
@@ -87,8 +88,11 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     verdicts: list[Verdict],
     audits: list[Audit],
     matrices: list[Matrix],
+    *,
+    prices: PriceTable | None = None,
 ) -> Report:
-    """The report on a bout, from its records alone (pure: reads nothing, runs nothing)."""
+    """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
+    its costs at ``prices`` (default: the packaged table)."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -116,12 +120,13 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     for verdict in verdicts:
         verdict_of[(verdict.task_id, verdict.policy)] = verdict
     policies = sorted({policy for _, policy in verdict_of})
+    agents = _agents(contestants, attempts, last, score, scored_set)
 
     return Report(
         contestants=contestants,
         examiners=examiners,
         policies=policies,
-        agents=_agents(contestants, attempts, last, score, scored_set),
+        agents=agents,
         picking=_picking(contestants, policies, scored_ids, score, verdict_of),
         merge_gate=MergeGate(
             policies=[_gate(policy, score, verdict_of) for policy in policies],
@@ -141,6 +146,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
             for task in tasks.tasks
         ],
         totals=_totals(attempts),
+        costs=costs(attempts, agents, prices or price_table()),
         tampered=tampered_rows(resolutions, audits, verdicts),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
     )

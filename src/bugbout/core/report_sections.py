@@ -56,7 +56,7 @@ class Section:
 
     key: str
     """Its anchor: ``agents``, ``picking``, ``merge-gate``, ``separation``, ``found``,
-    ``tasks``, ``totals``."""
+    ``tasks``, ``totals``, ``costs``."""
     title: str
     intro: str
     tables: list[Table] = field(default_factory=list)
@@ -68,6 +68,8 @@ def _agent_label(agent: str, model: str | None) -> str:
 
 def sections(report: Report) -> list[Section]:
     """The report's sections as tables of text, in the order reporters show them."""
+    from bugbout.core.report_costs import costs_section  # it builds on this module
+
     return [
         confidence_section(report),
         _agents_section(report),
@@ -77,6 +79,7 @@ def sections(report: Report) -> list[Section]:
         _found_section(report),
         _tasks_section(report),
         _totals_section(report),
+        costs_section(report),
         tampered_section(report),
     ]
 

@@ -171,6 +171,22 @@ class JudgeChoice(PluginChoice):
     """Also run the repository's own tests against every patch, so breakage shows."""
 
 
+class PriceSettings(Settings):
+    """One entry of ``prices:`` — what a model costs, in USD per million tokens."""
+
+    model: str | None = None
+    """The model names it prices: a pattern with ``*`` (``gpt-4.1*``); the entry's key
+    when unset."""
+    input: float = Field(ge=0)
+    """Input tokens neither read from nor written to a prompt cache."""
+    cached_input: float | None = Field(default=None, ge=0)
+    """Input tokens read from a prompt cache; ``input``'s price when unset."""
+    cache_write: float | None = Field(default=None, ge=0)
+    """Input tokens written to a prompt cache; ``input``'s price when unset."""
+    output: float = Field(ge=0)
+    """Output tokens, reasoning included."""
+
+
 class BoutSettings(Settings):
     """Everything a bout needs, as composed from ``bugbout.yaml``, packaged groups and overrides."""
 
@@ -197,6 +213,8 @@ class BoutSettings(Settings):
     """Examiners defined in ``bugbout.yaml``, by name."""
     issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
+    prices: dict[str, PriceSettings] = Field(default_factory=dict)
+    """Prices per model, before the packaged ones (see :mod:`bugbout.core.costs`)."""
     root: Path = Path()
     """The directory holding ``bugbout.yaml``: the store and relative paths start here."""
 

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
 from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant
+from bugbout.core.costs import PriceTable
 from bugbout.core.crossexam import cross_examine
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
@@ -406,11 +407,13 @@ def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list
     return found
 
 
-def load_report(store: Store, output: Store | None = None) -> Report:
+def load_report(
+    store: Store, output: Store | None = None, prices: PriceTable | None = None
+) -> Report:
     """The report of the bout whose records are in ``output`` (default: the store's own,
     those of the last ``bugbout run``), rebuilt from the records: the tasks its
     ``job.json`` holds, the shared ground truth, the attempts ``job.json`` names, its
-    verdicts."""
+    verdicts; its costs at ``prices`` (default: the packaged table)."""
     output = output or store
     job = output.read(JOB, Job)
     # the bout's own tasks, whatever a later bout mined
@@ -438,6 +441,7 @@ def load_report(store: Store, output: Store | None = None) -> Report:
         [v for by_policy in verdicts.root.values() for v in by_policy.values()],
         [a for by_name in audits.root.values() for a in by_name.values()],
         matrices,
+        prices=prices,
     )
 
 

@@ -1,10 +1,10 @@
 """The ``html`` reporter: ``report.html``, one self-contained page.
 
-Everything is inline: the CSS, and the plots, drawn as SVG bar charts (resolve rate per
-agent, the judges' picks against the baselines, how well each author's tests separate
-right from wrong) with the page kit of :mod:`bugbout.core.html_page`. No script, no font,
-no image or style sheet is loaded from anywhere. Every piece of text from the records is
-escaped.
+Everything is inline: the CSS, and the plots, drawn as SVG with the page kit of
+:mod:`bugbout.core.html_page`: bar charts (resolve rate per agent, the judges' picks
+against the baselines, how well each author's tests separate right from wrong) and a
+scatter plot (resolve rate against cost per resolved bug). No script, no font, no image
+or style sheet is loaded from anywhere. Every piece of text from the records is escaped.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
 from bugbout.core.report import Report
+from bugbout.core.report_costs import cost_chart
 from bugbout.core.report_sections import fmt_count, fmt_rate, sections
 
 
@@ -125,6 +126,7 @@ class HtmlReporter:
             "agents": [resolve_rate_chart(report)],
             "picking": [picking_chart(report)],
             "separation": [separation_chart(report)],
+            "costs": [cost_chart(report)],
         }
         parts = sections(report)
         nav = "".join(f'<a href="#{section.key}">{escape(section.title)}</a>' for section in parts)

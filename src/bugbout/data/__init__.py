@@ -1,0 +1,1 @@
+"""Data files shipped with bugbout, read with :mod:`importlib.resources`."""
