@@ -297,3 +297,17 @@ def test_verdicts_and_scores_are_shown_in_words(full: Report) -> None:
     assert "fixed but broke other tests" in text
     assert "| broke other tests | partly fixed | fix had no effect | empty patch |" in text
     assert "timed out 1" in text  # beta's timeout, counted in words
+
+
+def test_the_attempts_table_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    from bugbout.ui import Console
+
+    codex = attempt("t1", "codex", status=AttemptStatus.INFRA_ERROR)
+    codex = codex.model_copy(update={"error": "[bold]" + NOT_ON_PATH})
+    Console().attempt_table([codex, attempt("t1", "alpha")])
+    flat = " ".join(capsys.readouterr().out.split())
+    assert (
+        "why they did not finish: t1 codex (infra-error): [bold]agent 'codex' needs 'codex', "
+        "which is not on PATH; install it or remove it from the contestants"
+    ) in flat  # as written, never read as markup
+    assert "alpha (finished)" not in flat
