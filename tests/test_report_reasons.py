@@ -291,11 +291,11 @@ def test_no_fractional_count_anywhere(full: Report) -> None:
 
 
 def test_verdicts_and_scores_are_shown_in_words(full: Report) -> None:
-    text = render_markdown(full)
+    text = render_terminal(full, width=400)  # as written: Markdown escapes underscores
     for raw in (*(v.value for v in AuditVerdict if v != AuditVerdict.RESOLVED), "fixed-but-broke"):
         assert raw not in text, raw
     assert "fixed but broke other tests" in text
-    assert "| broke other tests | partly fixed | fix had no effect | empty patch |" in text
+    assert re.search(r"broke other tests +partly fixed +fix had no effect +empty patch", text)
     assert "timed out 1" in text  # beta's timeout, counted in words
 
 
