@@ -436,9 +436,10 @@ def rounds_section(report: Report) -> Section:
     return Section(
         "rounds",
         "Retry rounds",
-        "pass@k: the tasks resolved by any of a contestant's first k rounds; kept: those "
-        "the patch a bout keeps after k rounds resolves; lost: those an earlier round's "
-        f"patch resolved and this round's does not ({report.rounds.method}).{note}",
+        "For each contestant and round k: pass@k, the tasks the patch of any of its first "
+        "k rounds resolves; kept, those the patch a bout keeps after k rounds resolves; "
+        "lost, those an earlier round's patch resolved and round k's does not. Methods: "
+        f"{report.rounds.method}.{note}",
         [
             Table(
                 ("contestant", "round", "ran on", "pass@k", "rate", "95% interval", "kept",
