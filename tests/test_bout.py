@@ -151,6 +151,18 @@ def test_retry_rounds_use_visible_evidence_and_keep_every_round(tmp_path: Path) 
     hidden = json.loads((repo / ".bugbout" / "oracles.json").read_text())
     for test in next(iter(hidden.values()))["fail_to_pass"]:
         assert test not in third_prompt
+    # every round's patch is scored: pass@k over the one task, per contestant
+    report = json.loads((repo / ".bugbout" / "report.json").read_text())
+    passed = {
+        row["contestant"]: (row["tasks"], row["left_out"], [r["resolved"] for r in row["rounds"]])
+        for row in report["rounds"]["agents"]
+    }
+    assert passed == {
+        "breaking": (1, 0, [0, 0, 0]),
+        "correct": (1, 0, [1, 1, 1]),
+        "empty": (1, 0, [0, 0, 0]),
+        "wrong": (1, 0, [0, 0, 0]),
+    }
 
 
 CRASHY = """

@@ -275,10 +275,11 @@ def test_markdown_puts_every_job_in_one_table(sweep: Path) -> None:
         "runs made", "runs reused",
     ]  # fmt: skip
     assert rows[1] == [
-        "1", "contestant=a judge=strict", "strict", "66.7% (2/3)", "-", "66.7% (2/3)",
+        "1", "contestant=a judge=strict", "strict", "66.7% (2/3; 95% CI 21-94%)", "-",
+        "66.7% (2/3)",
         "100.0%", "1", "100.0%", "3,500", "40.0s", "0", "6",
     ]  # fmt: skip
-    assert rows[2][3:5] == ["-", "33.3% (1/3)"]
+    assert rows[2][3:5] == ["-", "33.3% (1/3; 95% CI 6-79%)"]
     assert rows[0][1].endswith(r'prompt="\<script\>alert(1)\</script\> \& \| pipe"')
     totals = dict(markdown_rows(text, "## The whole sweep")[2:])
     assert totals["agent runs reused"] == "15"
@@ -339,6 +340,24 @@ def test_terminal_and_json(sweep: Path) -> None:
     data = json.loads(render_sweep(sweep, "json"))
     assert data["schema"] == SWEEP_SCHEMA_VERSION
     assert SweepSummary.model_validate(data) == load_sweep(sweep)
+    # each contestant's resolve rate with its Wilson interval, job by job
+    intervals = {
+        (job["name"], row["contestant"]): (row["resolved"], row["scored"], row["low"], row["high"])
+        for job in data["jobs"]
+        for row in job["contestants"]
+    }
+    assert intervals[("0", "a")] == (
+        2,
+        3,
+        pytest.approx(0.2077, abs=1e-4),
+        pytest.approx(0.9385, abs=1e-4),
+    )
+    assert intervals[("2", "b")] == (
+        1,
+        3,
+        pytest.approx(0.0615, abs=1e-4),
+        pytest.approx(0.7923, abs=1e-4),
+    )
 
 
 def test_write_sweep_summary_writes_the_three_files(sweep: Path) -> None:

@@ -26,9 +26,10 @@ from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_h
 from bugbout.core.records import Job, Record
 from bugbout.core.report import GateRow, PolicyPicks, Report, rate
 from bugbout.core.report_sections import Section, Table, fmt_count, fmt_rate, fmt_seconds
+from bugbout.core.statistics import wilson
 from bugbout.core.store import write_atomic
 
-SWEEP_SCHEMA_VERSION = "bugbout.sweep/1"
+SWEEP_SCHEMA_VERSION = "bugbout.sweep/2"
 """The value of ``summary.json``'s ``schema`` key; it changes when the summary's shape does."""
 JOB_FILE = "job.json"
 REPORT_FILE = "report.json"
@@ -54,6 +55,9 @@ class JobContestant(Record):
     scored: int = 0
     resolved: int = 0
     resolve_rate: float | None = None
+    low: float | None = None
+    """The resolve rate's 95% Wilson interval; ``None`` when nothing was scored."""
+    high: float | None = None
 
 
 class SweepJob(Record):
@@ -227,8 +231,11 @@ def _load_job(path: Path) -> tuple[SweepJob, Job | None, Report | None]:
             scored=row.scored,
             resolved=row.resolved,
             resolve_rate=row.resolve_rate,
+            low=interval.low if row.scored else None,
+            high=interval.high if row.scored else None,
         )
         for row in report.agents
+        for interval in [wilson(row.resolved, row.scored)]
     ]
     figures.tokens = report.totals.tokens
     figures.tasks = report.picking.tasks
@@ -357,7 +364,10 @@ def _contestant_cell(job: SweepJob, name: str) -> str:
     row = next((c for c in job.contestants if c.contestant == name), None)
     if row is None:
         return "-"
-    return f"{fmt_rate(row.resolve_rate)} ({row.resolved}/{row.scored})"
+    if row.low is None or row.high is None:
+        return f"{fmt_rate(row.resolve_rate)} ({row.resolved}/{row.scored})"
+    interval = f"{round(row.low * 100)}-{round(row.high * 100)}%"
+    return f"{fmt_rate(row.resolve_rate)} ({row.resolved}/{row.scored}; 95% CI {interval})"
 
 
 def _job_row(job: SweepJob, contestants: list[str]) -> tuple[str, ...]:
@@ -399,7 +409,8 @@ def _jobs_section(summary: SweepSummary) -> Section:
     return Section(
         "jobs",
         "Jobs side by side",
-        "One row per job: each contestant's resolve rate against the hidden tests; the "
+        "One row per job: each contestant's resolve rate against the hidden tests, with "
+        "its 95% Wilson interval; the "
         "judge's picks (their resolve rate over the tasks it could pick on, their "
         "precision, its abstentions); the judge as a merge gate (the precision of its "
         "approvals); the tokens of the attempts the job used; its wall time; and the agent "

@@ -106,7 +106,8 @@ class Console:
             self.out.print(summary, markup=False, highlight=False)
 
     def attempt_table(self, attempts: list[Attempt]) -> None:
-        from bugbout.core.records import ChangeArea
+        from bugbout.core.reasons import attempt_reason
+        from bugbout.core.records import AttemptStatus, ChangeArea
 
         if not attempts:
             self.out.print("no new attempts: every contestant has finished every task")
@@ -126,6 +127,16 @@ class Console:
                 f"{attempt.wall_time:.1f}",
             )
         self.out.print(table)
+        unfinished = [a for a in attempts if a.status != AttemptStatus.FINISHED]
+        if unfinished:
+            self.out.print("why they did not finish:")
+        for attempt in sorted(unfinished, key=lambda a: (a.task_id, a.contestant)):
+            self.out.print(
+                f"  {attempt.task_id} {attempt.contestant} ({attempt.status.value}): "
+                f"{attempt_reason(attempt)}",
+                markup=False,
+                highlight=False,
+            )
 
 
 class StageProgress:

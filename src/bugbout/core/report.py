@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field
 
 from bugbout.core.confidence import Confidence
 from bugbout.core.costs import Costs
+from bugbout.core.reasons import Reasons
 from bugbout.core.records import (
     AttemptStatus,
     Outcome,
@@ -35,6 +36,7 @@ from bugbout.core.records import (
     Score,
 )
 from bugbout.core.report_tampering import TamperedRow
+from bugbout.core.rounds_report import Rounds
 
 SCHEMA_VERSION = "bugbout.report/3"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
@@ -99,10 +101,10 @@ class PolicyPicks(Record):
 class Baseline(Record):
     """What another way of choosing one patch per task would have resolved."""
 
-    resolved: float = 0.0
-    """Tasks resolved (for the random agent: the expected number)."""
+    resolved: int | None = 0
+    """Tasks resolved; ``None`` for the random agent, whose expected figure is a rate."""
     rate: float | None = None
-    """``resolved`` over the picking section's tasks."""
+    """Tasks resolved (for the random agent: expected) over the picking section's tasks."""
     agent: str | None = None
     """For the best single agent: which one."""
 
@@ -115,7 +117,7 @@ class Picking(Record):
     policies: list[PolicyPicks] = Field(default_factory=list)
     best_agent: Baseline = Field(default_factory=Baseline)
     """The contestant that resolved the most tasks."""
-    random_agent: Baseline = Field(default_factory=Baseline)
+    random_agent: Baseline = Field(default_factory=lambda: Baseline(resolved=None))
     """A contestant drawn at random per task: the mean fraction of contestants that
     resolved each task."""
     oracle: Baseline = Field(default_factory=Baseline)
@@ -270,6 +272,8 @@ class Report(Record):
     costs: Costs = Field(default_factory=Costs)
     tampered: list[TamperedRow] = Field(default_factory=list)
     confidence: Confidence = Field(default_factory=Confidence)
+    rounds: Rounds = Field(default_factory=Rounds)
+    reasons: Reasons = Field(default_factory=Reasons)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 
 from bugbout.core.confidence import confidence
 from bugbout.core.costs import PriceTable, costs, price_table
+from bugbout.core.reasons import reasons as reasons_why
 from bugbout.core.records import (
     RETRYABLE,
     SUITE,
@@ -42,6 +44,7 @@ from bugbout.core.report import (
     rate,
 )
 from bugbout.core.report_tampering import tampered_rows
+from bugbout.core.rounds_report import rounds_report
 
 
 def _scored_tasks(tasks: TaskSet, oracles: OracleSet) -> dict[str, str | None]:
@@ -90,9 +93,11 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     matrices: list[Matrix],
     *,
     prices: PriceTable | None = None,
+    round_scores: Sequence[Resolution] = (),
 ) -> Report:
     """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
-    its costs at ``prices`` (default: the packaged table)."""
+    its costs at ``prices`` (default: the packaged table). ``round_scores``: the scores
+    of retry rounds before each attempt's last."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -149,6 +154,10 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         costs=costs(attempts, agents, prices or price_table()),
         tampered=tampered_rows(resolutions, audits, verdicts),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
+        rounds=rounds_report(contestants, attempts, score, [*round_scores, *resolutions]),
+        reasons=reasons_why(
+            last.values(), [v for (t, _), v in sorted(verdict_of.items()) if t in scored_set]
+        ),
     )
 
 
@@ -244,7 +253,7 @@ def _picking(
         tasks=total,
         policies=rows,
         best_agent=Baseline(resolved=best_resolved, rate=rate(best_resolved, total), agent=best),
-        random_agent=Baseline(resolved=expected, rate=rate(expected, total)),
+        random_agent=Baseline(resolved=None, rate=rate(expected, total)),
         oracle=Baseline(resolved=anyone, rate=rate(anyone, total)),
     )
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bugbout.core.records import AuditVerdict
-from bugbout.core.report import Report, rate
+from bugbout.core.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
+from bugbout.core.records import AttemptStatus, AuditVerdict
+from bugbout.core.report import Report
 from bugbout.core.report_tampering import REASONS_SHOWN
 
 
@@ -16,9 +17,9 @@ def fmt_rate(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def fmt_count(value: float) -> str:
-    """A count; an expected (fractional) one with two decimals."""
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+def fmt_count(value: int) -> str:
+    """A count, with thousands separated."""
+    return f"{value:,}"
 
 
 def fmt_seconds(seconds: float) -> str:
@@ -35,6 +36,11 @@ def fmt_seconds(seconds: float) -> str:
 def fmt_counts(counts: dict[str, int]) -> str:
     """``{"quota": 1, "timeout": 2}`` as ``quota 1, timeout 2``; ``-`` when empty."""
     return ", ".join(f"{key} {value}" for key, value in counts.items()) or "-"
+
+
+def fmt_statuses(counts: dict[str, int]) -> str:
+    """Attempts by how they ended, in words: ``timed out 2, could not run 1``."""
+    return fmt_counts({STATUS_WORDS[AttemptStatus(key)]: n for key, n in counts.items()})
 
 
 @dataclass(frozen=True)
@@ -73,11 +79,13 @@ def sections(report: Report) -> list[Section]:
     return [
         confidence_section(report),
         _agents_section(report),
+        rounds_section(report),
         _picking_section(report),
         _gate_section(report),
         _separation_section(report),
         _found_section(report),
         _tasks_section(report),
+        reasons_section(report),
         _totals_section(report),
         costs_section(report),
         tampered_section(report),
@@ -96,7 +104,7 @@ def _agents_section(report: Report) -> Section:
             str(row.wrong_fix),
             str(row.no_fix),
             fmt_rate(row.resolve_rate),
-            fmt_counts(row.failures),
+            fmt_statuses(row.failures),
             str(row.not_counted),
         )
         for row in report.agents
@@ -143,8 +151,8 @@ def _picking_section(report: Report) -> Section:
                 label,
                 str(picking.tasks) if picks else "-",
                 "0" if picks else "-",
-                fmt_count(baseline.resolved),
-                fmt_rate(rate(baseline.resolved, picking.tasks)) if picks else "-",
+                "-" if baseline.resolved is None else str(baseline.resolved),
+                fmt_rate(baseline.rate) if picks else "-",
                 fmt_rate(baseline.rate),
             )
         )
@@ -154,7 +162,7 @@ def _picking_section(report: Report) -> Section:
         f"Each judge policy picks one patch per task or abstains, over {picking.tasks} scored "
         "tasks with at least one scored patch; precision is the share of picks that resolve "
         "the task. The baselines: always taking the agent that resolved the most, taking an "
-        "agent at random (the expected figure), and the best any choice could do.",
+        "agent at random (its expected resolve rate), and the best any choice could do.",
         [
             Table(
                 ("choice", "picks", "abstentions", "resolved", "precision", "resolve rate"),
@@ -191,7 +199,13 @@ def _gate_section(report: Report) -> Section:
     present = {verdict for row in gate.audits for verdict in row.verdicts}
     verdicts = [verdict.value for verdict in AuditVerdict if verdict.value in present]
     audits = Table(
-        ("auditor", "contestant", "evidence", *verdicts, "agrees with score"),
+        (
+            "auditor",
+            "contestant",
+            "evidence",
+            *(AUDIT_WORDS[AuditVerdict(verdict)] for verdict in verdicts),
+            "agrees with score",
+        ),
         [
             (
                 row.auditor,
@@ -270,9 +284,9 @@ def _tasks_section(report: Report) -> Section:
     for task in report.tasks:
         outcome = (
             [
-                task.scores[name].value
+                SCORE_WORDS[task.scores[name]]
                 if name in task.scores
-                else task.failures[name].value
+                else STATUS_WORDS[task.failures[name]]
                 if name in task.failures
                 else "-"
                 for name in report.contestants
@@ -398,4 +412,72 @@ def tampered_section(report: Report) -> Section:
         "changed under the tests, outcomes forged) or whose source does what a fix has no "
         "reason to: never resolved, never picked.",
         [table],
+    )
+
+
+def rounds_section(report: Report) -> Section:
+    """pass@k per contestant and what each retry round added."""
+    rows = [
+        (
+            agent.contestant if row.round == 1 else "",
+            str(row.round),
+            str(row.reached),
+            f"{row.resolved}/{agent.tasks}",
+            _percent(row.rate),
+            f"{_percent(row.low)}-{_percent(row.high)}" if agent.tasks else "-",
+            str(row.kept),
+            str(row.lost),
+            row.sentence or "-",
+        )
+        for agent in report.rounds.agents
+        for row in agent.rounds
+    ]
+    left_out = [f"{a.contestant} {a.left_out}" for a in report.rounds.agents if a.left_out]
+    note = (
+        f" Left out, an earlier round having no score: {', '.join(left_out)}." if left_out else ""
+    )
+    return Section(
+        "rounds",
+        "Retry rounds",
+        "For each contestant and round k: pass@k, the tasks the patch of any of its first "
+        "k rounds resolves; kept, those the patch a bout keeps after k rounds resolves; "
+        "lost, those an earlier round's patch resolved and round k's does not. Methods: "
+        f"{report.rounds.method}.{note}",
+        [
+            Table(
+                ("contestant", "round", "ran on", "pass@k", "rate", "95% interval", "kept",
+                 "lost", "what the round added"),
+                rows,
+                numeric=frozenset({1, 2, 3, 4, 6, 7}),
+                empty="one round only: no task was given another round",
+            )
+        ],
+    )  # fmt: skip
+
+
+def reasons_section(report: Report) -> Section:
+    """Every attempt that did not finish and every judge abstention, with why."""
+    why = report.reasons
+    unfinished = Table(
+        ("task", "contestant", "round", "ended", "why"),
+        [
+            (row.task, row.contestant, str(row.round), STATUS_WORDS[row.status], row.reason)
+            for row in why.unfinished
+        ],
+        numeric=frozenset({2}),
+        caption="Attempts that did not finish",
+        empty="every attempt finished",
+    )
+    abstentions = Table(
+        ("task", "policy", "why"),
+        [(row.task, row.policy, row.reason) for row in why.abstentions],
+        caption="Judge abstentions",
+        empty="no judge abstained",
+    )
+    return Section(
+        "reasons",
+        "Why",
+        "Why each last attempt that did not finish ended as it did, and why a judge picked "
+        "no patch.",
+        [unfinished, abstentions],
     )

@@ -14,13 +14,14 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
 from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant
 from bugbout.core.costs import PriceTable
 from bugbout.core.crossexam import cross_examine
+from bugbout.core.evidence import Shared, earlier_rounds, round_scores, with_earlier_rounds
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
 from bugbout.core.judging import Judge, JudgeContext
@@ -56,8 +57,6 @@ VERDICTS = "verdicts.json"
 RESOLUTIONS = "resolutions.json"
 AUDITS = "audits.json"
 JOB = "job.json"
-EVIDENCE = "evidence"
-"""Where the store keeps test-run records any bout may reuse (by task and key)."""
 
 
 def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
@@ -185,6 +184,11 @@ class Verdicts:
                 if found_audit is not None:
                     reused.audits[a.contestant] = found_audit
         self._reused[task.id] = reused
+        earlier = [
+            a
+            for a in earlier_rounds(self.store, task, racers)
+            if shared.read("score", Resolution, a.revision) is None
+        ]
         return EvidenceJob(
             settings=self.settings,
             task=task,
@@ -208,6 +212,7 @@ class Verdicts:
                 and a.contestant not in reused.audits
             ],
             tools=_Tools(self.race, self.auditor) if in_process else None,
+            earlier=earlier,
         )
 
     def _decide(
@@ -229,6 +234,8 @@ class Verdicts:
             shared.write("score", resolution, resolution.key)
         for audit in evidence.audits.values():
             shared.write("audit", audit, audit.key)
+        for resolution in evidence.rounds:
+            shared.write("score", resolution, resolution.key)
         evidence.scores.update(reused.scores)
         evidence.audits.update(reused.audits)
         scores = resolutions.root.setdefault(task.id, TaskResolutions())
@@ -254,6 +261,7 @@ class Verdicts:
     def _count(self, evidence: Evidence, reused: Reused) -> None:
         """Tally the test-run records computed now and those found in the store."""
         made = int(evidence.fresh) + len(evidence.scores) + len(evidence.audits)
+        made += len(evidence.rounds)
         found = int(reused.matrix is not None) + len(reused.scores) + len(reused.audits)
         self.runs_made += made
         self.runs_reused += found
@@ -274,30 +282,6 @@ class Verdicts:
             return Verdict(task_id=task.id, policy=policy, reason=reason)
 
 
-_Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit)
-
-
-@dataclass(frozen=True)
-class Shared:
-    """The store's evidence for one task, shared by every bout and sweep job on the store:
-    a matrix, a score or an audit under the key that determines it, with the task's
-    ground truth (a recomputed oracle makes them stale)."""
-
-    store: Store
-    task: Task
-    oracle: Oracle
-
-    def path(self, kind: str, key: str) -> str:
-        return f"{EVIDENCE}/{self.task.id}/{kind}-{digest(key, self.oracle.key)[:16]}.json"
-
-    def read(self, kind: str, model: type[_Shareable], key: str) -> _Shareable | None:
-        found = self.store.read(self.path(kind, key), model)
-        return found if found is not None and found.key == key else None
-
-    def write(self, kind: str, record: Matrix | Resolution | Audit, key: str) -> None:
-        self.store.write(self.path(kind, key), record)
-
-
 @dataclass
 class Reused:
     """What a task's evidence takes from the store instead of running it again."""
@@ -310,13 +294,15 @@ class Reused:
 @dataclass(frozen=True)
 class Evidence:
     """A task's test runs for one bout: its matrix (``fresh``: computed now) and the
-    scores and audits computed now, by contestant; ``problems``: auditor failures."""
+    scores and audits computed now, by contestant; ``problems``: auditor failures;
+    ``rounds``: the scores of retry rounds before the last, for pass@k."""
 
     matrix: Matrix
     fresh: bool
     scores: dict[str, Resolution]
     audits: dict[str, Audit]
     problems: list[str]
+    rounds: list[Resolution] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -343,6 +329,8 @@ class EvidenceJob:
     rescore: list[str]
     reaudit: list[str]
     tools: _Tools | None = None
+    earlier: list[Attempt] = field(default_factory=list)
+    """Retry rounds before the last whose score is not stored yet."""
 
     def __call__(self) -> Evidence:
         settings = self.settings
@@ -395,6 +383,9 @@ class EvidenceJob:
                     continue
                 key = digest(attempt.revision, settings.auditor.model_dump_json())
                 evidence.audits[attempt.contestant] = audit.model_copy(update={"key": key})
+            for attempt in self.earlier:
+                resolution = score(self.task, self.oracle, attempt, git=git, **common)
+                evidence.rounds.append(resolution.model_copy(update={"key": attempt.revision}))
         return evidence
 
 
@@ -422,7 +413,7 @@ def load_report(
     attempts = [
         attempt
         for used in (job.attempts if job else [])
-        for name in _with_earlier_rounds(store, used.path)
+        for name in with_earlier_rounds(store, used.path)
         if (attempt := store.read(name, Attempt)) is not None
     ]
     resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
@@ -442,17 +433,8 @@ def load_report(
         [a for by_name in audits.root.values() for a in by_name.values()],
         matrices,
         prices=prices,
+        round_scores=round_scores(store, tasks, oracles, attempts),
     )
-
-
-def _with_earlier_rounds(store: Store, name: str) -> list[str]:
-    """An attempt's record and its earlier rounds' (``<key>.roundN.json``), oldest first."""
-    path = store.path(name)
-    rounds = sorted(
-        path.parent.glob(f"{path.stem}.round*.json"),
-        key=lambda p: int(p.name.removesuffix(".json").rsplit("round", 1)[1]),
-    )
-    return [str(p.relative_to(store.root)) for p in rounds] + [name]
 
 
 def write_reports(

@@ -18,7 +18,7 @@ from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
 from bugbout.core.report import Report
 from bugbout.core.report_costs import cost_chart
-from bugbout.core.report_sections import fmt_count, fmt_rate, sections
+from bugbout.core.report_sections import fmt_rate, sections
 
 
 class HtmlOptions(BaseModel):
@@ -69,7 +69,12 @@ def picking_chart(report: Report) -> str:
             Bar(
                 label,
                 (Segment(_share(baseline.rate), style, label),),
-                f"{fmt_rate(baseline.rate)} ({fmt_count(baseline.resolved)}/{picking.tasks})",
+                f"{fmt_rate(baseline.rate)} "
+                + (
+                    "expected"
+                    if baseline.resolved is None
+                    else f"({baseline.resolved}/{picking.tasks})"
+                ),
             )
         )
     return bar_chart(
