@@ -161,7 +161,7 @@ class Bout:
             output.write(JOB, job)
             verdicts.run(tasks, oracles, self.contestants)
             stop.check()
-            report = load_report(store, output)
+            report = load_report(store, output, repository=settings.repository)
             printed = write_reports(report, output, plugins, settings.reporters)
             job = job.model_copy(
                 update={

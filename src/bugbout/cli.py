@@ -322,7 +322,7 @@ def _report(args: list[str], console: Console) -> int:
         )
     plugins = make_plugins()
     reporter = plugins.create("reporter", options.format)
-    report = load_report(store, output)
+    report = load_report(store, output, repository=root)
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0
 

@@ -109,6 +109,10 @@ class Outcome(StrEnum):
     XPASSED = "xpassed"
 
 
+FAILING = frozenset({Outcome.FAILED, Outcome.ERROR, Outcome.XPASSED})
+"""Outcomes that count as a test failing."""
+
+
 class RunStatus(StrEnum):
     """How a test run as a whole ended."""
 

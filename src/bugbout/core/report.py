@@ -29,19 +29,16 @@ from pydantic import ConfigDict, Field
 from bugbout.core.confidence import Confidence
 from bugbout.core.records import (
     AttemptStatus,
-    Outcome,
     Record,
     Score,
 )
 from bugbout.core.report_tampering import TamperedRow
+from bugbout.core.report_tasks import TaskPage
 
-SCHEMA_VERSION = "bugbout.report/2"
+SCHEMA_VERSION = "bugbout.report/3"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
-
-FAILING = frozenset({Outcome.FAILED, Outcome.ERROR, Outcome.XPASSED})
-"""Outcomes that count as a test failing."""
 
 Role = Literal["contestant", "examiner"]
 AuthorRole = Literal["contestant", "examiner", "suite"]
@@ -268,6 +265,8 @@ class Report(Record):
     totals: Totals = Field(default_factory=Totals)
     tampered: list[TamperedRow] = Field(default_factory=list)
     confidence: Confidence = Field(default_factory=Confidence)
+    pages: list[TaskPage] = Field(default_factory=list)
+    """A page per task: the diffs, the matrix, the audit and the picks behind its row."""
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 
 from bugbout.core.confidence import confidence
 from bugbout.core.records import (
+    FAILING,
     RETRYABLE,
     SUITE,
     UNFIXED,
@@ -22,7 +24,6 @@ from bugbout.core.records import (
     Verdict,
 )
 from bugbout.core.report import (
-    FAILING,
     AgentRow,
     AuditRow,
     AuthorRole,
@@ -41,6 +42,7 @@ from bugbout.core.report import (
     rate,
 )
 from bugbout.core.report_tampering import tampered_rows
+from bugbout.core.report_tasks import AttemptLinks, task_pages
 
 
 def _scored_tasks(tasks: TaskSet, oracles: OracleSet) -> dict[str, str | None]:
@@ -87,8 +89,13 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     verdicts: list[Verdict],
     audits: list[Audit],
     matrices: list[Matrix],
+    *,
+    fixes: Mapping[str, str] | None = None,
+    links: Mapping[str, AttemptLinks] | None = None,
 ) -> Report:
-    """The report on a bout, from its records alone (pure: reads nothing, runs nothing)."""
+    """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
+    its task pages show the fixes' diffs and link the attempts' files when given them
+    (:mod:`bugbout.core.report_tasks`)."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -143,6 +150,9 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         totals=_totals(attempts),
         tampered=tampered_rows(resolutions, audits, verdicts),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
+        pages=task_pages(
+            tasks, attempts, resolutions, verdicts, audits, matrices, fixes=fixes, links=links
+        ),
     )
 
 
