@@ -561,6 +561,9 @@ def test_the_schema_rejects_what_the_report_never_holds(report: Report) -> None:
         (("merge_gate", "audits", 0, "verdicts"), {"FINE": 1}),
         (("separation", 0, "role"), "reviewer"),
         (("found", "surprise"), 1),
+        (("pages", 0, "patches", 0, "role"), "reviewer"),
+        (("pages", 0, "patches", 0, "diff", "truncated"), -1),
+        (("pages", 0, "matrix", "rows", 0, "cells", 0, "failed"), "2"),
     ):
         bad = json.loads(json.dumps(good))
         target = bad
