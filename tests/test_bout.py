@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -115,6 +117,79 @@ def test_reports_are_written_and_rerendered(bout: Path) -> None:
     again = bugbout("report", "--format", "markdown", cwd=bout)
     assert again.returncode == 0, again.stderr
     assert "## Picking one patch per bug" in again.stdout
+
+
+class _Page(HTMLParser):
+    """A report page's ids, links and diff lines (as text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.hrefs: list[str] = []
+        self.diff_lines: set[str] = set()
+        self._diff = False
+        self._line: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(str(found["id"]))
+        if found.get("href"):
+            self.hrefs.append(str(found["href"]))
+        if tag == "pre" and found.get("class") == "diff":
+            self._diff = True
+        elif tag == "span" and self._diff:
+            self._line = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._diff = False
+        elif tag == "span" and self._line is not None:
+            self.diff_lines.add("".join(self._line))
+            self._line = None
+
+    def handle_data(self, data: str) -> None:
+        if self._line is not None:
+            self._line.append(data)
+
+
+def test_the_html_report_shows_every_task_patch_and_fix_and_its_links_resolve(
+    bout: Path, tmp_path: Path
+) -> None:
+    from test_reports import _console_problems, read_png, screenshot
+
+    store = bout / ".bugbout"
+    html = store / "report.html"
+    page = _Page()
+    page.feed(html.read_text("utf-8"))
+    job = stored(bout, "job.json")
+    diffs = []
+    for task in job["tasks"]["tasks"]:
+        assert f"task-{task['id']}" in page.ids
+        fix = subprocess.run(
+            ["git", "-C", str(bout), "diff", "--no-color", "--binary", task["parent"], task["sha"]],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        diffs.append(fix)
+    for used in job["attempts"]:
+        patch = stored(bout, used["path"])["patch"]
+        diffs.append(patch["source"] + patch["tests"] + patch["other"])
+    assert sum(bool(diff) for diff in diffs) >= 3 + 3 * 3  # the fixes, the patches not empty
+    for diff in diffs:
+        missing = [line for line in diff.splitlines() if (line or " ") not in page.diff_lines]
+        assert not missing, missing[:3]
+    assert any(href.endswith("/logs/") for href in page.hrefs)
+    for href in page.hrefs:
+        if href.startswith("#"):
+            assert href[1:] in page.ids, href
+        else:
+            assert (store / unquote(href)).exists(), href
+    first = job["tasks"]["tasks"][0]["id"]
+    shot, log = screenshot(html, tmp_path, f"task-{first}")
+    assert _console_problems(log) == [], log[-3000:]
+    _, _, rows = read_png(shot)
+    added = bytes((0xDA, 0xFB, 0xE1))  # the task page's diffs and grid are shown
+    assert any(row[i : i + 3] == added for row in rows for i in range(0, len(row), 3))
 
 
 def test_python_api_returns_the_report(bout: Path) -> None:

@@ -161,6 +161,11 @@ def test_each_test_that_kills_pytest_is_set_aside_exactly(
         "tests/test_a.py::test_abort[2]": Outcome.PASSED,
         "tests/test_a.py::test_last": Outcome.FAILED,
     }
+    assert run.failures == {
+        "tests/test_a.py::test_exit": "crashed (exit code 3)",
+        "tests/test_a.py::test_abort[1]": "crashed (signal 6)",
+        "tests/test_a.py::test_last": "assert False",
+    }
 
 
 def test_a_lone_test_that_crashes_is_failed(environment: Environment, tmp_path: Path) -> None:

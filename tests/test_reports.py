@@ -46,12 +46,14 @@ from bugbout.core.records import (
     Oracle,
     OracleSet,
     Outcome,
+    Patch,
     Resolution,
     Route,
     Score,
     Task,
     TaskIssue,
     TaskSet,
+    TestRun,
     Verdict,
 )
 from bugbout.core.report import (
@@ -74,6 +76,19 @@ from bugbout.core.report import (
 from bugbout.core.report_build import build_report
 from bugbout.core.report_costs import cost_chart
 from bugbout.core.report_sections import sections
+from bugbout.core.report_tasks import (
+    MAX_DIFF,
+    AuditView,
+    Diff,
+    FailingTest,
+    Grid,
+    GridCell,
+    GridRow,
+    PatchView,
+    PickView,
+    TaskPage,
+    bounded,
+)
 from bugbout.core.rounds_report import AgentRounds, RoundRow, Rounds
 from bugbout.core.settings import PriceSettings
 from bugbout.plugins.reporters.html import HtmlReporter, render_html
@@ -554,6 +569,9 @@ def test_the_schema_rejects_what_the_report_never_holds(report: Report) -> None:
         (("merge_gate", "audits", 0, "verdicts"), {"FINE": 1}),
         (("separation", 0, "role"), "reviewer"),
         (("found", "surprise"), 1),
+        (("pages", 0, "patches", 0, "role"), "reviewer"),
+        (("pages", 0, "patches", 0, "diff", "truncated"), -1),
+        (("pages", 0, "matrix", "rows", 0, "cells", 0, "failed"), "2"),
     ):
         bad = json.loads(json.dumps(good))
         target = bad
@@ -590,6 +608,15 @@ def test_the_schema_describes_every_field() -> None:
         (AgentRounds, "agent_rounds"),
         (Unfinished, "unfinished"),
         (Abstention, "abstention"),
+        (TaskPage, "task_page"),
+        (Diff, "diff"),
+        (PatchView, "patch_view"),
+        (AuditView, "audit_view"),
+        (FailingTest, "failing_test"),
+        (Grid, "grid"),
+        (GridRow, "grid_row"),
+        (GridCell, "grid_cell"),
+        (PickView, "pick_view"),
     ):
         assert set(defs[key]["properties"]) == set(model.model_fields), model
         assert set(defs[key]["required"]) == set(model.model_fields), model
@@ -638,6 +665,138 @@ def test_html_is_self_contained_and_escaped(report: Report) -> None:
 # -- the HTML in a real browser -----------------------------------------------------------
 
 
+# -- the task pages -----------------------------------------------------------------------
+
+HOSTILE_PATCH = (
+    "diff --git a/src/calc/core.py b/src/calc/core.py\n"
+    "--- a/src/calc/core.py\n+++ b/src/calc/core.py\n@@ -1,2 +1,2 @@\n"
+    " def total(items):\n"
+    "-    return None  # </pre><script>alert(1)</script>\n"
+    "+    return sum(items) if items else 0\n"
+)
+
+
+def evidence_records() -> dict[str, object]:
+    """The bout above with evidence to show: a patch with hostile text, a timed-out
+    attempt with its error, and a regression with its first error line."""
+    data = records()
+    attempts = data["attempts"]
+    assert isinstance(attempts, list)
+    for index, one in enumerate(attempts):
+        if (one.task_id, one.contestant) == (T1, "alpha"):
+            attempts[index] = one.model_copy(update={"patch": Patch(source=HOSTILE_PATCH)})
+        if (one.task_id, one.contestant) == (T1, "beta"):
+            error = "no answer after 1800 s\nTraceback (most recent call last): ..."
+            attempts[index] = one.model_copy(update={"error": error})
+    resolutions = data["resolutions"]
+    assert isinstance(resolutions, list)
+    run = TestRun(
+        label="hidden", status="ok", outcomes={"s1": E}, failures={"s1": "KeyError: '<b>x'"}
+    )
+    resolutions[1] = resolutions[1].model_copy(update={"run": run})
+    audits = data["audits"]
+    assert isinstance(audits, list)
+    audits[3] = audits[3].model_copy(update={"regressions": ["s1"]})
+    return data
+
+
+@pytest.fixture(scope="module")
+def evidence() -> Report:
+    return build_report(**evidence_records(), fixes={T1: HOSTILE_PATCH})  # type: ignore[arg-type]
+
+
+def test_a_page_per_task_holds_its_evidence(evidence: Report) -> None:
+    pages = {page.id: page for page in evidence.pages}
+    assert list(pages) == [T1, T2, T3]
+    first = pages[T1]
+    assert first.fix == Diff(text=HOSTILE_PATCH)
+    assert pages[T2].fix is None  # no diff given for it
+    patches = {patch.name: patch for patch in first.patches}
+    assert list(patches) == ["alpha", "beta", "gamma", "exam"]  # contestants first
+    assert patches["alpha"].diff.text == HOSTILE_PATCH
+    assert patches["alpha"].score == Score.RESOLVED and patches["alpha"].reason is None
+    beta = patches["beta"]
+    assert (beta.status, beta.reason) == (AttemptStatus.TIMEOUT, "no answer after 1800 s")
+    assert beta.audit is not None and beta.audit.verdict == AuditVerdict.REGRESSIONS
+    assert beta.audit.failing == [
+        FailingTest(test="s1", kind="regression", line="KeyError: '<b>x'")
+    ]
+    assert patches["exam"].role == "examiner" and patches["exam"].score is None
+    # the quota-stopped attempt is shown, its score marked as not counting
+    gamma2 = next(p for p in pages[T2].patches if p.name == "gamma")
+    assert gamma2.status == AttemptStatus.QUOTA and not gamma2.counted
+    # alpha's last round on T2 is the one shown
+    assert next(p for p in pages[T2].patches if p.name == "alpha").round == 2
+    assert [(p.policy, p.pick) for p in first.picks] == [
+        ("majority", "alpha"), ("strict", None), ("unanimous", "alpha")
+    ]  # fmt: skip
+    grid = first.matrix
+    assert grid is not None
+    assert grid.authors == ["alpha", "beta", "gamma", "exam", SUITE]
+    assert [row.patch for row in grid.rows] == ["alpha", "beta", "gamma", UNFIXED]
+    beta_row = grid.rows[1].cells
+    assert beta_row[4] == GridCell(tests=3, failed=2, failing=["s1", "s3"])
+    assert beta_row[3] == GridCell(tests=2, failed=1, failing=["e2"])
+    # T2: beta's patch never ran the examiner's test
+    assert pages[T2].matrix is not None
+    assert pages[T2].matrix.rows[1].cells[2] == GridCell(missing=1)
+    assert pages[T3].patches == [] and pages[T3].matrix is None
+
+
+def test_a_diff_is_bounded_and_says_what_it_cut() -> None:
+    line = "+" + "x" * 99 + "\n"
+    full = line * (MAX_DIFF // len(line) + 10)
+    diff = bounded(full)
+    assert MAX_DIFF - len(line) < len(diff.text) <= MAX_DIFF
+    assert full.startswith(diff.text) and diff.text.endswith("\n")  # whole lines
+    assert diff.truncated == len(full) - len(diff.text)
+    assert bounded(line) == Diff(text=line)
+    page = render_html(Report(pages=[TaskPage(id="t", fix=diff)]))
+    assert f"Cut: {diff.truncated} more characters are not shown." in page
+
+
+def test_task_pages_escape_hostile_text_and_every_anchor_exists(evidence: Report) -> None:
+    text = render_html(evidence)
+    parser = _Elements()
+    parser.feed(text)
+    assert "script" not in {tag for tag, _ in parser.elements}
+    assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "KeyError: &#x27;&lt;b&gt;x" in text
+    ids = {attrs["id"] for _, attrs in parser.elements if attrs.get("id")}
+    assert {"overview", f"task-{T1}", f"task-{T2}", f"task-{T3}"} <= ids
+    hrefs = [attrs["href"] for _, attrs in parser.elements if attrs.get("href")]
+    assert f"#task-{T1}" in hrefs and "#overview" in hrefs
+    for href in hrefs:
+        assert href.startswith("#") and href[1:] in ids, href
+    # the diff is coloured by line, Python's keywords marked
+    assert '<span class="del">-    <em class="kw">return</em> <em class="kw">None</em>' in text
+    assert '<span class="add">+    <em class="kw">return</em> sum(items)' in text
+    # the filters: a radio button per agent and per verdict, hiding the other rows
+    for name in ("alpha", "beta", "gamma", "exam"):
+        assert f"{name}</label>" in text
+    assert "#fa0:checked ~ table.patches tr.row:not(.a0)" in text
+    assert '<label for="fv-all">all</label>' in text
+
+
+def test_markdown_tells_each_task_in_words(evidence: Report) -> None:
+    text = render_markdown(evidence)
+    section = text.split("\n## Tasks one by one\n", 1)[1]
+    assert f"### {T2}: #12 Wrong total when empty" in section
+    assert (
+        "- **beta**: timeout: no answer after 1800 s; fixed-but-broke; "
+        "audit NOT\\_RESOLVED — regressions: s1 (KeyError: '\\<b\\>x')"
+    ) in section
+    assert "- **gamma**: quota (not counted); no-fix; audit NOT\\_RESOLVED — empty patch" in section
+    assert "- judge strict abstains: r" in section
+
+
+def test_the_json_report_holds_the_pages(evidence: Report) -> None:
+    document = json.loads(render_json(evidence))
+    _validate(document)
+    assert document["pages"][0]["fix"]["text"] == HOSTILE_PATCH
+    assert Report.model_validate(document) == evidence
+
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
         path = shutil.which(name)
@@ -646,13 +805,13 @@ def _chromium() -> str | None:
     return None
 
 
-def _screenshot(page: Path, tmp_path: Path) -> tuple[Path, str]:
-    """Render ``page`` headless; the PNG and Chromium's log."""
+def screenshot(page: Path, tmp_path: Path, anchor: str = "") -> tuple[Path, str]:
+    """Render ``page`` (at ``#anchor``) headless; the PNG and Chromium's log."""
     chromium = _chromium()
     if chromium is None:
         components.missing("chromium", "Chromium is not installed")
-    shot = tmp_path / f"{page.stem}.png"
-    profile = tmp_path / f"profile-{page.stem}"
+    shot = tmp_path / f"{page.stem}{anchor}.png"
+    profile = tmp_path / f"profile-{page.stem}{anchor}"
     command = [
         chromium,
         "--headless",
@@ -668,7 +827,7 @@ def _screenshot(page: Path, tmp_path: Path) -> tuple[Path, str]:
         "--window-size=1200,2000",
         "--enable-logging=stderr",
         "--v=0",
-        page.as_uri(),
+        page.as_uri() + (f"#{anchor}" if anchor else ""),
     ]
     env = {**os.environ, "HOME": str(tmp_path)}
     result = subprocess.run(
@@ -740,7 +899,7 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
 def test_html_renders_in_headless_chromium(report: Report, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(render_html(report), encoding="utf-8")
-    shot, log = _screenshot(page, tmp_path)
+    shot, log = screenshot(page, tmp_path)
     assert _console_problems(log) == [], log[-3000:]
 
     width, height, rows = read_png(shot)
@@ -776,7 +935,7 @@ def test_the_cost_plot_marks_the_front(tmp_path: Path) -> None:
     (section,) = [s for s in sections(report) if s.key == "costs"]
     page = tmp_path / "costs.html"
     page.write_text(page_html("costs", [section_html(section, [chart])]), encoding="utf-8")
-    shot, log = _screenshot(page, tmp_path)
+    shot, log = screenshot(page, tmp_path)
     assert _console_problems(log) == [], log[-3000:]
     _, _, rows = read_png(shot)
     pixels = {row[i : i + 3] for row in rows for i in range(0, len(row), 3)}
@@ -788,5 +947,24 @@ def test_a_script_error_would_be_caught(tmp_path: Path) -> None:
     """The console check above is not vacuous: a page that throws is seen to throw."""
     page = tmp_path / "broken.html"
     page.write_text("<!DOCTYPE html><p>x</p><script>undefinedFunction()</script>")
-    _, log = _screenshot(page, tmp_path)
+    _, log = screenshot(page, tmp_path)
     assert any("Uncaught" in line for line in _console_problems(log)), log[-3000:]
+
+
+def test_a_task_page_shows_alone_when_its_anchor_is_the_target(
+    evidence: Report, tmp_path: Path
+) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_html(evidence), encoding="utf-8")
+    overview, log = screenshot(page, tmp_path)
+    assert _console_problems(log) == [], log[-3000:]
+    task, log = screenshot(page, tmp_path, f"task-{T1}")
+    assert _console_problems(log) == [], log[-3000:]
+    added = bytes((0xDA, 0xFB, 0xE1))  # an added diff line, a passing grid cell
+
+    def shows(shot: Path, colour: bytes) -> bool:
+        _, _, rows = read_png(shot)
+        return any(row[i : i + 3] == colour for row in rows for i in range(0, len(row), 3))
+
+    assert shows(task, added) and not shows(task, bytes((0x2F, 0x81, 0xF7)))
+    assert shows(overview, bytes((0x2F, 0x81, 0xF7))) and not shows(overview, added)

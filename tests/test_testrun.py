@@ -14,7 +14,7 @@ from bugbout.core.environment import Environment, EnvironmentRequest
 from bugbout.core.manager import Plugins
 from bugbout.core.records import Outcome, RunStatus
 from bugbout.core.settings import ProjectSettings
-from bugbout.core.testrun import run_tests
+from bugbout.core.testrun import FAILURE_LINE, run_tests
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
 
@@ -108,6 +108,49 @@ def test_collection_errors_are_recorded_per_module(
     assert run.outcomes == {"tests/test_good.py::test_ok": Outcome.PASSED}
     assert list(run.collection_errors) == ["tests/test_bad.py"]
     assert "pkg" in run.collection_errors["tests/test_bad.py"]
+
+
+def test_each_failed_test_keeps_its_first_error_line_bounded(
+    environment: Environment, tmp_path: Path
+) -> None:
+    write(
+        tmp_path,
+        "tests/test_fail.py",
+        """
+        import pytest
+
+        def test_ok():
+            pass
+
+        def test_wrong_total():
+            assert sum([2, 2]) == 5, "total of [2, 2]"
+
+        def test_long():
+            raise ValueError("</pre><script>x</script>" + "y" * 5000 + "\\nsecond line")
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("no database")
+
+        def test_setup(broken):
+            pass
+        """,
+    )
+    run = run_tests(
+        environment, tmp_path, ["tests/test_fail.py"], project=PROJECT, label="t", timeout=60
+    )
+    assert set(run.failures) == {
+        "tests/test_fail.py::test_wrong_total",
+        "tests/test_fail.py::test_long",
+        "tests/test_fail.py::test_setup",
+    }
+    assert run.failures["tests/test_fail.py::test_wrong_total"].startswith(
+        "AssertionError: total of [2, 2]"
+    )
+    assert run.failures["tests/test_fail.py::test_setup"] == "RuntimeError: no database"
+    long = run.failures["tests/test_fail.py::test_long"]
+    assert long.startswith("ValueError: </pre><script>x</script>yyy")
+    assert len(long) <= FAILURE_LINE and "second line" not in long and "\n" not in long
 
 
 def test_a_run_that_collects_nothing_is_reported(environment: Environment, tmp_path: Path) -> None:

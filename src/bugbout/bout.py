@@ -162,7 +162,9 @@ class Bout:
             output.write(JOB, job)
             verdicts.run(tasks, oracles, self.contestants)
             stop.check()
-            report = load_report(store, output, price_table(settings.prices))
+            report = load_report(
+                store, output, price_table(settings.prices), repository=settings.repository
+            )
             printed = write_reports(report, output, plugins, settings.reporters)
             job = job.model_copy(
                 update={

@@ -334,7 +334,7 @@ def _report(args: list[str], console: Console) -> int:
     plugins = make_plugins()
     reporter = plugins.create("reporter", options.format)
     settings, _ = compose_settings(root, options.overrides, plugins)
-    report = load_report(store, output, price_table(settings.prices))
+    report = load_report(store, output, price_table(settings.prices), repository=root)
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0
 

@@ -311,10 +311,8 @@ def _under(test: str, collector: str) -> bool:
 
 
 def _describe(run: TestRun, test: str) -> str:
-    """What the gate tells of one failing or missing test.
-
-    The first line of a failing test's own error is not recorded in a ``TestRun``; the
-    first line of a collection error is."""
+    """What the gate tells of one failing or missing test: its outcome, or the first
+    line of the collection error that kept it from running."""
     found = run.outcomes.get(test)
     if found is not None:
         return found.value

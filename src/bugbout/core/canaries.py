@@ -243,6 +243,11 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
             for node, message in run.collection_errors.items()
             if node.split("::", 1)[0] not in modules
         },
+        "failures": {
+            test: line
+            for test, line in run.failures.items()
+            if test.split("::", 1)[0] not in modules
+        },
     }
     if reasons:
         update |= {"status": RunStatus.TAMPERED, "tampering": reasons}

@@ -254,13 +254,14 @@ def table_html(table: Table) -> str:
     return f"{caption}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def page_html(title: str, body: list[str]) -> str:
-    """A whole page: ``title`` (plain text) and the ``body``'s HTML fragments, in order."""
+def page_html(title: str, body: list[str], *, style: str = "") -> str:
+    """A whole page: ``title`` (plain text) and the ``body``'s HTML fragments, in order;
+    ``style`` is CSS added to the house style."""
     title = escape(title)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n"
+        f"<title>{title}</title>\n<style>{STYLE}{style}</style>\n</head>\n"
         "<body>\n<main>\n" + "\n".join(body) + "\n</main>\n</body>\n</html>\n"
     )

@@ -112,6 +112,10 @@ class Outcome(StrEnum):
     XPASSED = "xpassed"
 
 
+FAILING = frozenset({Outcome.FAILED, Outcome.ERROR, Outcome.XPASSED})
+"""Outcomes that count as a test failing."""
+
+
 class RunStatus(StrEnum):
     """How a test run as a whole ended."""
 
@@ -137,6 +141,9 @@ class TestRun(Record):
     outcomes: dict[FileName, Outcome] = Field(default_factory=dict)
     collection_errors: dict[FileName, str] = Field(default_factory=dict)
     """Modules that failed to collect, with the first line of their error."""
+    failures: dict[FileName, str] = Field(default_factory=dict)
+    """Tests that failed or errored, with the first line of their error (bounded,
+    untrusted: written by the code under test)."""
     crashes: dict[str, str] = Field(default_factory=dict)
     """Tests that killed pytest, with how (``crashed (signal 11)``): each is ``failed`` in
     ``outcomes``, and the other tests were run again without it."""

@@ -31,20 +31,17 @@ from bugbout.core.costs import Costs
 from bugbout.core.reasons import Reasons
 from bugbout.core.records import (
     AttemptStatus,
-    Outcome,
     Record,
     Score,
 )
 from bugbout.core.report_tampering import TamperedRow
+from bugbout.core.report_tasks import TaskPage
 from bugbout.core.rounds_report import Rounds
 
 SCHEMA_VERSION = "bugbout.report/3"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
-
-FAILING = frozenset({Outcome.FAILED, Outcome.ERROR, Outcome.XPASSED})
-"""Outcomes that count as a test failing."""
 
 Role = Literal["contestant", "examiner"]
 AuthorRole = Literal["contestant", "examiner", "suite"]
@@ -274,6 +271,8 @@ class Report(Record):
     confidence: Confidence = Field(default_factory=Confidence)
     rounds: Rounds = Field(default_factory=Rounds)
     reasons: Reasons = Field(default_factory=Reasons)
+    pages: list[TaskPage] = Field(default_factory=list)
+    """A page per task: the diffs, the matrix, the audit and the picks behind its row."""
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bugbout.core.confidence import confidence
 from bugbout.core.costs import PriceTable, costs, price_table
 from bugbout.core.reasons import reasons as reasons_why
 from bugbout.core.records import (
+    FAILING,
     RETRYABLE,
     SUITE,
     UNFIXED,
@@ -25,7 +26,6 @@ from bugbout.core.records import (
     Verdict,
 )
 from bugbout.core.report import (
-    FAILING,
     AgentRow,
     AuditRow,
     AuthorRole,
@@ -44,6 +44,7 @@ from bugbout.core.report import (
     rate,
 )
 from bugbout.core.report_tampering import tampered_rows
+from bugbout.core.report_tasks import AttemptLinks, task_pages
 from bugbout.core.rounds_report import rounds_report
 
 
@@ -94,10 +95,13 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     *,
     prices: PriceTable | None = None,
     round_scores: Sequence[Resolution] = (),
+    fixes: Mapping[str, str] | None = None,
+    links: Mapping[str, AttemptLinks] | None = None,
 ) -> Report:
     """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
     its costs at ``prices`` (default: the packaged table). ``round_scores``: the scores
-    of retry rounds before each attempt's last."""
+    of retry rounds before each attempt's last. Its task pages show the fixes' diffs and
+    link the attempts' files when given them (:mod:`bugbout.core.report_tasks`)."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -157,6 +161,9 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         rounds=rounds_report(contestants, attempts, score, [*round_scores, *resolutions]),
         reasons=reasons_why(
             last.values(), [v for (t, _), v in sorted(verdict_of.items()) if t in scored_set]
+        ),
+        pages=task_pages(
+            tasks, attempts, resolutions, verdicts, audits, matrices, fixes=fixes, links=links
         ),
     )
 

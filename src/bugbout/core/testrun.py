@@ -30,6 +30,8 @@ from bugbout.core.stopping import current_stop, watch
 from bugbout.sandbox.network import offline
 
 DETAIL_LIMIT = 4000
+FAILURE_LINE = 300
+"""The most characters kept of a failed test's first error line (untrusted text)."""
 CRASH_LIMIT = 5
 """How many tests that kill pytest one run sets aside; one more and the run is crashed."""
 _NOT_A_CRASH = (RunStatus.TIMEOUT, RunStatus.TAMPERED)
@@ -107,6 +109,7 @@ def _isolating_crashes(
     if crashes:
         run.crashes = crashes
         run.outcomes |= dict.fromkeys(crashes, Outcome.FAILED)
+        run.failures |= crashes
         run.duration = round(spent, 3)
         if running is not None:  # more tests crashed than CRASH_LIMIT: the rest never ran
             run.status = RunStatus.CRASHED
@@ -227,11 +230,14 @@ def _summarise(
     """One outcome per node id from the phase reports, and the run's status."""
     phases: dict[str, dict[str, str]] = {}
     collection_errors: dict[str, str] = {}
+    failures: dict[str, str] = {}
     for report in reports:
         if report["when"] == "collect":
             collection_errors[report["nodeid"]] = report.get("message", "")
         elif report["when"] != "start":
             phases.setdefault(report["nodeid"], {})[report["when"]] = report["outcome"]
+            if report["outcome"] == "failed" and report["nodeid"] not in failures:
+                failures[report["nodeid"]] = first_line(report.get("message", ""))
     outcomes = {nodeid: _outcome(by_phase) for nodeid, by_phase in phases.items()}
     if exit_code in (0, 1) or (exit_code == 2 and outcomes):
         status = RunStatus.OK
@@ -250,7 +256,14 @@ def _summarise(
         duration=round(duration, 3),
         outcomes=outcomes,
         collection_errors=collection_errors,
+        failures={nodeid: line for nodeid, line in failures.items() if nodeid in outcomes},
     )
+
+
+def first_line(text: str) -> str:
+    """``text``'s first non-blank line, stripped, at most ``FAILURE_LINE`` characters."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= FAILURE_LINE else line[: FAILURE_LINE - 1] + "…"
 
 
 def _outcome(by_phase: dict[str, str]) -> Outcome:

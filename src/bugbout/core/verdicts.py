@@ -14,6 +14,7 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
@@ -49,6 +50,7 @@ from bugbout.core.records import (
 )
 from bugbout.core.report import Report
 from bugbout.core.report_build import build_report
+from bugbout.core.report_tasks import attempt_links, fix_diffs
 from bugbout.core.scoring import score
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store, write_atomic
@@ -399,23 +401,30 @@ def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list
 
 
 def load_report(
-    store: Store, output: Store | None = None, prices: PriceTable | None = None
+    store: Store,
+    output: Store | None = None,
+    prices: PriceTable | None = None,
+    *,
+    repository: Path | None = None,
 ) -> Report:
     """The report of the bout whose records are in ``output`` (default: the store's own,
     those of the last ``bugbout run``), rebuilt from the records: the tasks its
     ``job.json`` holds, the shared ground truth, the attempts ``job.json`` names, its
-    verdicts; its costs at ``prices`` (default: the packaged table)."""
+    verdicts; its costs at ``prices`` (default: the packaged table). Its task pages link
+    each attempt's record and logs relative to ``output`` (where the reports are written)
+    and, given the project's ``repository``, show each fix's diff."""
     output = output or store
     job = output.read(JOB, Job)
     # the bout's own tasks, whatever a later bout mined
     tasks = job.tasks if job is not None else store.read("tasks.json", TaskSet) or TaskSet()
     oracles = store.read("oracles.json", OracleSet) or OracleSet()
-    attempts = [
-        attempt
+    stored = [
+        (name, attempt)
         for used in (job.attempts if job else [])
         for name in with_earlier_rounds(store, used.path)
         if (attempt := store.read(name, Attempt)) is not None
     ]
+    attempts = [attempt for _, attempt in stored]
     resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
     verdicts = output.read(VERDICTS, VerdictSet) or VerdictSet()
     audits = output.read(AUDITS, AuditSet) or AuditSet()
@@ -434,6 +443,8 @@ def load_report(
         matrices,
         prices=prices,
         round_scores=round_scores(store, tasks, oracles, attempts),
+        fixes=fix_diffs(repository, tasks) if repository else None,
+        links=attempt_links(stored, store.root, output.root),
     )
 
 

@@ -262,12 +262,14 @@ def _foreign_hooks(config):
     return found
 
 
-def _first_line(report):
+def _first_line(report, last=True):
+    """The report's error line (an ``E`` line: the last for a collection error, the first
+    for a failing test), else its last line; at most 500 characters."""
     text = str(getattr(report, "longrepr", "") or "")
     lines = [line for line in text.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if line.startswith("E "):
-            return line[1:].strip()[:500]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if errors:
+        return (errors[-1] if last else errors[0])[:500]
     return (lines[-1] if lines else "").strip()[:500]
 
 
@@ -292,7 +294,10 @@ def pytest_runtest_logreport(report):
     outcome = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
-    _watch.emit({"nodeid": report.nodeid, "when": report.when, "outcome": outcome})
+    record = {"nodeid": report.nodeid, "when": report.when, "outcome": outcome}
+    if report.failed:
+        record["message"] = _first_line(report, last=False)
+    _watch.emit(record)
 
 
 def pytest_collectreport(report):

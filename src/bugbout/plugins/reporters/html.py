@@ -3,8 +3,10 @@
 Everything is inline: the CSS, and the plots, drawn as SVG with the page kit of
 :mod:`bugbout.core.html_page`: bar charts (resolve rate per agent, the judges' picks
 against the baselines, how well each author's tests separate right from wrong) and a
-scatter plot (resolve rate against cost per resolved bug). No script, no font, no image
-or style sheet is loaded from anywhere. Every piece of text from the records is escaped.
+scatter plot (resolve rate against cost per resolved bug). Each task has a page of its
+own in the same file (:mod:`bugbout.core.html_tasks`), linked from the overview. No
+script, no font, no image or style sheet is loaded from anywhere. Every piece of text
+from the records is escaped.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
+from bugbout.core.html_tasks import STYLE as TASK_STYLE
+from bugbout.core.html_tasks import overview_pages, task_pages_html
 from bugbout.core.report import Report
 from bugbout.core.report_costs import cost_chart
 from bugbout.core.report_sections import fmt_rate, sections
@@ -143,29 +147,18 @@ class HtmlReporter:
             f"judge policies: {', '.join(report.policies) or 'none'}."
         )
         body = [
+            '<div id="overview">',
             f"<h1>{escape(self.options.title)}</h1>",
             f'<p class="summary">{escape(summary)}</p>',
-            f"<nav>{nav}</nav>",
+            f'<nav>{nav}<a href="#task-pages">Task pages</a></nav>',
         ]
         for section in parts:
             body.append(section_html(section, charts.get(section.key, [])))
             if section.key == "tasks":
-                body.append(_statements(report))
-        return page_html(self.options.title, body)
-
-
-def _statements(report: Report) -> str:
-    """Each task's problem statement, folded."""
-    items = [
-        f"<details><summary>{escape(task.id)} #{task.issue}: {escape(task.title)}</summary>"
-        f"<pre>{escape(task.problem_statement)}</pre></details>"
-        for task in report.tasks
-        if task.problem_statement
-    ]
-    if not items:
-        return ""
-    heading = '<section id="problem-statements"><h3>Problem statements</h3>'
-    return heading + "".join(items) + "</section>"
+                body.append(overview_pages(report))
+        body.append("</div>")
+        body += task_pages_html(report)
+        return page_html(self.options.title, body, style=TASK_STYLE)
 
 
 def render_html(report: Report, *, title: str = "bugbout report") -> str:

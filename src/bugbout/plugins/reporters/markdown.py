@@ -43,6 +43,7 @@ class MarkdownReporter:
             lines += [f"## {escape(section.title)}", "", escape(section.intro), ""]
             for table in section.tables:
                 lines += [*markdown_table(table), ""]
+        lines += task_lines(report)
         return "\n".join(lines).rstrip() + "\n"
 
 
@@ -55,6 +56,37 @@ def markdown_table(table: Table) -> list[str]:
     lines.append("| " + " | ".join(escape(column) for column in table.columns) + " |")
     lines.append("| " + " | ".join(align) + " |")
     lines += ["| " + " | ".join(escape(cell) for cell in row) + " |" for row in table.rows]
+    return lines
+
+
+SHOWN_FAILING = 3
+"""Failing tests named per audit in the Markdown report (the HTML page lists them all)."""
+
+
+def task_lines(report: Report) -> list[str]:
+    """A short section per task: each patch's status, score and audit, each pick and why."""
+    if not report.pages:
+        return []
+    titles = {row.id: f"#{row.issue} {row.title}" for row in report.tasks}
+    lines = ["## Tasks one by one", ""]
+    for page in report.pages:
+        lines += [f"### {escape(page.id)}: {escape(titles.get(page.id, ''))}", ""]
+        for patch in page.patches:
+            text = patch.status.value + ("" if patch.counted else " (not counted)")
+            text += f": {patch.reason}" if patch.reason else ""
+            text += f"; {patch.score.value}" if patch.score else ""
+            if patch.audit:
+                text += f"; audit {patch.audit.verdict.value}"
+                failing = [f"{f.test} ({f.line})" for f in patch.audit.failing]
+                if failing:
+                    more = len(failing) - SHOWN_FAILING
+                    text += ": " + ", ".join(failing[:SHOWN_FAILING])
+                    text += f" and {more} more" if more > 0 else ""
+            lines.append(f"- **{escape(patch.name)}**: {escape(text)}")
+        for pick in page.picks:
+            chosen = f"picks {pick.pick}" if pick.pick else "abstains"
+            lines.append(f"- judge {escape(pick.policy)} {escape(chosen)}: {escape(pick.reason)}")
+        lines.append("")
     return lines
 
 
