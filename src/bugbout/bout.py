@@ -165,7 +165,7 @@ class Bout:
             report = load_report(
                 store, output, price_table(settings.prices), repository=settings.repository
             )
-            printed = write_reports(report, output, plugins, settings.reporters)
+            printed = write_reports(report, output, plugins, settings.reporters, settings.reporter)
             job = job.model_copy(
                 update={
                     "wall_time": round(time.monotonic() - clock, 3),

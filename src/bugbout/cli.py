@@ -302,7 +302,8 @@ def _report(args: list[str], console: Console) -> int:
         "overrides",
         nargs="*",
         metavar="OVERRIDE",
-        help="settings as `bugbout run` takes them; the report uses `prices`, e.g. "
+        help="settings as `bugbout run` takes them; the report uses `prices` and "
+        "`reporter` (e.g. reporter.html.title=...), e.g. "
         "'+prices.gpt-5={input: 1.25, cached-input: 0.125, output: 10}'",
     )
     where = parser.add_mutually_exclusive_group()
@@ -332,8 +333,8 @@ def _report(args: list[str], console: Console) -> int:
             else f"{store.root} holds no bout yet (only tasks); run `bugbout run` first"
         )
     plugins = make_plugins()
-    reporter = plugins.create("reporter", options.format)
     settings, _ = compose_settings(root, options.overrides, plugins)
+    reporter = plugins.create("reporter", options.format, settings.reporter.get(options.format))
     report = load_report(store, output, price_table(settings.prices), repository=root)
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0

@@ -33,6 +33,8 @@ GROUPS = {
     "examiner": "agent",
 }
 """The config groups the settings know, with the plugin kind their options name."""
+OPTION_MAPS = {"issue-source": "issue-source", "reporter": "reporter"}
+"""Settings that hold options per plugin of a kind, by plugin name (``reporter.html.title``)."""
 ROLES = ("contestant", "examiner")
 """Groups whose options are agents, several selectable at once (``contestant=[a,b]``)."""
 
@@ -279,6 +281,10 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
                 spec = plugins.get(GROUPS[prefix[0]], tree[prefix[0]]["name"]).spec
             elif len(prefix) == 2 and prefix[0] in ROLES:
                 spec = plugins.get("agent", tree[prefix[0]][prefix[1]]["agent"]).spec
+            elif len(prefix) == 1 and prefix[0] in OPTION_MAPS:
+                return set(plugins.of_kind(OPTION_MAPS[prefix[0]]))
+            elif len(prefix) == 2 and prefix[0] in OPTION_MAPS:
+                spec = plugins.get(OPTION_MAPS[prefix[0]], prefix[1]).spec
             else:
                 return set()
         except (BugboutError, KeyError, TypeError):

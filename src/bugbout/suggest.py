@@ -34,6 +34,9 @@ def unknown_setting(
         keys = {str(k) for k in node} | options_of(parts[:depth])
         if part in keys and depth == len(parts) - 1:
             return None
+        if part in keys:  # a plugin named in an options map, with no options set yet
+            node = {}
+            continue
         return _message(key, parts[:depth], part, keys)
     where = ".".join(parts[:-1])
     return f"{key}: {where} takes a value, not keys; set it with `{where}=...`"

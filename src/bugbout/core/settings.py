@@ -213,6 +213,8 @@ class BoutSettings(Settings):
     """Examiners defined in ``bugbout.yaml``, by name."""
     issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
+    reporter: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Options per reporter, by name: ``reporter: {html: {title: Our agents}}``."""
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
     """Prices per model, before the packaged ones (see :mod:`bugbout.core.costs`)."""
     root: Path = Path()

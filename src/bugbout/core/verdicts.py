@@ -13,6 +13,7 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant
 from bugbout.core.costs import PriceTable
 from bugbout.core.crossexam import cross_examine
+from bugbout.core.errors import ConfigError
 from bugbout.core.evidence import Shared, earlier_rounds, round_scores, with_earlier_rounds
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
@@ -66,7 +68,12 @@ def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     plugins.get("judge", settings.judge.name).spec.parse_options(settings.judge.options)
     plugins.get("auditor", settings.auditor.name).spec.parse_options(settings.auditor.options)
     for reporter in settings.reporters:
-        plugins.get("reporter", reporter)
+        plugins.get("reporter", reporter).spec.parse_options(settings.reporter.get(reporter, {}))
+    for reporter in set(settings.reporter) - set(settings.reporters):
+        raise ConfigError(
+            f"reporter.{reporter}: options for a reporter this bout does not write; add it "
+            f"to reporters (now {', '.join(settings.reporters)}) or remove the options"
+        )
 
 
 def matrix_path(task_id: str) -> str:
@@ -449,13 +456,17 @@ def load_report(
 
 
 def write_reports(
-    report: Report, store: Store, plugins: Plugins, names: tuple[str, ...]
+    report: Report,
+    store: Store,
+    plugins: Plugins,
+    names: tuple[str, ...],
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, str]:
-    """Render ``report`` with each named reporter; files go to the store. Returns the
-    printed renderings (e.g. ``terminal``) by reporter name."""
+    """Render ``report`` with each named reporter, given its ``options`` (by name); files
+    go to the store. Returns the printed renderings (e.g. ``terminal``) by reporter name."""
     printed: dict[str, str] = {}
     for name in names:
-        reporter = plugins.create("reporter", name)
+        reporter = plugins.create("reporter", name, dict((options or {}).get(name, {})))
         try:
             text = reporter.render(report)
         except Exception as exc:  # one broken reporter must not stop the others
