@@ -33,9 +33,10 @@ from bugbout.core.records import (
     Record,
     Score,
 )
+from bugbout.core.report_contamination import Contamination
 from bugbout.core.report_tampering import TamperedRow
 
-SCHEMA_VERSION = "bugbout.report/2"
+SCHEMA_VERSION = "bugbout.report/3"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
@@ -268,6 +269,7 @@ class Report(Record):
     totals: Totals = Field(default_factory=Totals)
     tampered: list[TamperedRow] = Field(default_factory=list)
     confidence: Confidence = Field(default_factory=Confidence)
+    contamination: Contamination = Field(default_factory=Contamination)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""

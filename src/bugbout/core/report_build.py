@@ -40,6 +40,7 @@ from bugbout.core.report import (
     UsageRow,
     rate,
 )
+from bugbout.core.report_contamination import contamination
 from bugbout.core.report_tampering import tampered_rows
 
 
@@ -87,8 +88,10 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     verdicts: list[Verdict],
     audits: list[Audit],
     matrices: list[Matrix],
+    cutoffs: dict[str, str] | None = None,
 ) -> Report:
-    """The report on a bout, from its records alone (pure: reads nothing, runs nothing)."""
+    """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
+    ``cutoffs``: the contestants' declared knowledge cutoffs."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -117,11 +120,12 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         verdict_of[(verdict.task_id, verdict.policy)] = verdict
     policies = sorted({policy for _, policy in verdict_of})
 
+    agents = _agents(contestants, attempts, last, score, scored_set)
     return Report(
         contestants=contestants,
         examiners=examiners,
         policies=policies,
-        agents=_agents(contestants, attempts, last, score, scored_set),
+        agents=agents,
         picking=_picking(contestants, policies, scored_ids, score, verdict_of),
         merge_gate=MergeGate(
             policies=[_gate(policy, score, verdict_of) for policy in policies],
@@ -143,6 +147,14 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         totals=_totals(attempts),
         tampered=tampered_rows(resolutions, audits, verdicts),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
+        contamination=contamination(
+            [task for task in tasks.tasks if task.id in scored_set],
+            contestants=contestants,
+            models={row.contestant: row.model for row in agents},
+            score=score,
+            audits=audits,
+            cutoffs=cutoffs or {},
+        ),
     )
 
 

@@ -26,6 +26,7 @@ from bugbout.core.judging import Judge, JudgeContext
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Race
+from bugbout.core.recall import fix_source_diff
 from bugbout.core.records import (
     Attempt,
     Audit,
@@ -365,6 +366,7 @@ class EvidenceJob:
             ).model_copy(update={"key": self.matrix_key})
             evidence = Evidence(matrix, self.matrix is None, {}, {}, [])
             baseline: TestRun | None = None  # the unfixed code's gate, run once per task
+            fix = fix_source_diff(git, self.task) if self.reaudit else ""
             for attempt in self.attempts:
                 if attempt.contestant in self.rescore:
                     resolution = score(self.task, self.oracle, attempt, git=git, **common)
@@ -383,7 +385,7 @@ class EvidenceJob:
                         **common,
                     )
                     request = AuditRequest.hidden(
-                        self.task, self.oracle, attempt, gate=gate, baseline=baseline
+                        self.task, self.oracle, attempt, gate=gate, baseline=baseline, fix=fix
                     )
                     audit = auditor.audit(request)
                 except Exception as exc:  # a broken auditor must not lose the bout
@@ -438,6 +440,7 @@ def load_report(store: Store, output: Store | None = None) -> Report:
         [v for by_policy in verdicts.root.values() for v in by_policy.values()],
         [a for by_name in audits.root.values() for a in by_name.values()],
         matrices,
+        job.cutoffs if job is not None else {},
     )
 
 
