@@ -3,6 +3,8 @@ auditor, knowledge cutoffs, and the report's before/after-cutoff split."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bugbout.core.auditing import AuditRequest
@@ -29,9 +31,14 @@ from bugbout.core.records import (
     Similarity,
     TaskSet,
 )
+from bugbout.core.report import report_schema
 from bugbout.core.report_build import build_report
+from bugbout.core.report_contamination import Contamination, CutoffSplit, PatchSimilarity
 from bugbout.core.statistics import wilson
 from bugbout.plugins.auditors.recall import Recall, RecallOptions
+from bugbout.plugins.reporters.html import HtmlReporter
+from bugbout.plugins.reporters.markdown import MarkdownReporter
+from bugbout.plugins.reporters.terminal import TerminalOptions, TerminalReporter
 from bugbout.testing.suites.auditors import RESOLVING, SOURCE_DIFF, audit_request, audit_task
 
 
@@ -131,7 +138,7 @@ def test_packaged_cutoffs_match_model_names() -> None:
 
 def test_a_declared_cutoff_must_be_a_date() -> None:
     assert parse_cutoff("aider", "2024-06-01") == "2024-06-01"
-    with pytest.raises(ConfigError, match="aider.*knowledge-cutoff.*2024-06-01"):
+    with pytest.raises(ConfigError, match=r"aider.*knowledge-cutoff.*2024-06-01"):
         parse_cutoff("aider", "June 2024")
     assert fixed_before("2024-06-01T23:00:00+02:00", "2024-06-01")
     assert not fixed_before("2024-06-02T00:00:00+00:00", "2024-06-01")
@@ -205,3 +212,37 @@ def test_the_report_warns_when_most_tasks_predate_every_cutoff() -> None:
     assert warning is not None
     assert "4 of 5 scored tasks" in warning
     assert "tasks.since: 2024-09-30" in warning
+
+
+def test_the_json_report_carries_it_valid_against_the_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = report_schema()
+    found = records({"alpha": [True, False, True, False, True]}, model="gpt-5")
+    document = json.loads(build_report(**found, cutoffs={}).to_json())  # type: ignore[arg-type]
+    jsonschema.Draft202012Validator(schema).validate(document)
+    assert document["contamination"]["patches"][0]["similarity"]["recalled"] is True
+    defs = schema["$defs"]
+    for model, found_schema in (
+        (Contamination, schema["properties"]["contamination"]),
+        (PatchSimilarity, defs["patch_similarity"]),
+        (CutoffSplit, defs["cutoff_split"]),
+        (Similarity, defs["similarity"]),
+    ):
+        assert set(found_schema["properties"]) == set(model.model_fields), model
+        assert set(found_schema["required"]) == set(model.model_fields), model
+
+
+def test_every_text_report_shows_it() -> None:
+    found = records({"alpha": [True, False, True, False, True]}, model="gpt-5")
+    report = build_report(**found, cutoffs={})  # type: ignore[arg-type]
+    markdown = MarkdownReporter().render(report)
+    assert "## How contaminated" in markdown
+    assert "| t0 | alpha | 1.00 | 1.00 | yes |" in markdown
+    # t0-t3 fixed before gpt-5's cutoff (t0, t2 resolved), t4 after it (resolved)
+    assert (
+        "| alpha | 2024-09-30 (packaged) | 2/4 (50%, 95% CI 15-85%) | 1/1 (100%, 95% CI 21-100%) |"
+        in markdown
+    )
+    assert "Warning: 4 of 5 scored tasks" in markdown
+    assert "How contaminated" in TerminalReporter(TerminalOptions(width=200)).render(report)
+    assert "<h2>How contaminated</h2>" in HtmlReporter().render(report)
