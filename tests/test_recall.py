@@ -4,9 +4,12 @@ auditor, knowledge cutoffs, and the report's before/after-cutoff split."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
+import bugbout.conf
 from bugbout.core.auditing import AuditRequest
 from bugbout.core.cutoffs import default_cutoff, fixed_before, parse_cutoff
 from bugbout.core.errors import ConfigError
@@ -246,3 +249,10 @@ def test_every_text_report_shows_it() -> None:
     assert "Warning: 4 of 5 scored tasks" in markdown
     assert "How contaminated" in TerminalReporter(TerminalOptions(width=200)).render(report)
     assert "<h2>How contaminated</h2>" in HtmlReporter().render(report)
+
+
+def test_the_packaged_recall_config_names_valid_options() -> None:
+    path = Path(bugbout.conf.__file__).parent / "auditor" / "recall.yaml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert config.pop("name") == "recall"
+    assert RecallOptions.model_validate(config) == RecallOptions()
