@@ -13,9 +13,9 @@ from bugbout.core.records import Audit, Record, Score, Similarity, Task
 from bugbout.core.statistics import wilson
 
 METHOD = (
-    "similarity: Dice overlap of the normalised token 5-grams and of the identical changed "
-    "lines of the source changes (tests left out); before/after: the fix's commit date "
-    "against the contestant's knowledge cutoff, resolve rates with a Wilson interval (95%)"
+    "similarity: Dice overlap of the normalised token 5-grams, and of the identical changed "
+    "lines, of the source changes only; before/after: the fix's commit date against the "
+    "knowledge cutoff, resolve rates with Wilson 95% intervals"
 )
 
 

@@ -428,8 +428,8 @@ def contamination_section(report: Report) -> Section:
     return Section(
         "contamination",
         "How contaminated",
-        f"{warning}Agents may recall a public fix rather than write one: each resolve rate "
-        "split at the contestant's knowledge cutoff, and each resolved patch against the "
-        f"maintainers' fix, flagged recalled at or above its auditor's threshold ({found.method}.)",
+        f"{warning}Whether agents recall public fixes rather than write them: each resolve "
+        "rate split at the contestant's knowledge cutoff, and each resolved patch against "
+        f"the maintainers' fix, recalled at or above the auditor's threshold ({found.method}).",
         [splits, similar],
     )
