@@ -248,6 +248,10 @@ class TestGateShortReports(BuiltinsOnly, AuditorSuite):
     options = {"max-listed": 1}
 
 
+class TestRecall(BuiltinsOnly, AuditorSuite):
+    plugin = "recall"
+
+
 class TestTerminal(BuiltinsOnly, ReporterSuite):
     plugin = "terminal"
     options = {"width": 100}

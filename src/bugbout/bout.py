@@ -155,6 +155,7 @@ class Bout:
                 auditor=settings.auditor.name,
                 contestants=[c.name for c in self.contestants if c.role == "contestant"],
                 examiners=[c.name for c in self.contestants if c.role == "examiner"],
+                cutoffs={c.name: c.cutoff for c in self.contestants if c.cutoff is not None},
                 tasks=tasks,
                 attempts=race.job_attempts(tasks, oracles, self.contestants),
                 started=started,

@@ -261,6 +261,7 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
     when it is an option of the chosen plugin."""
     from omegaconf import OmegaConf
 
+    from bugbout.core.cutoffs import KEY as CUTOFF_KEY
     from bugbout.suggest import unknown_setting
 
     others = [arg for arg in overrides if arg.split("=", 1)[0] != key]
@@ -289,7 +290,8 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
                 return set()
         except (BugboutError, KeyError, TypeError):
             return set()
-        return {field.alias or name for name, field in spec.options.model_fields.items()}
+        known = {field.alias or name for name, field in spec.options.model_fields.items()}
+        return known | ({CUTOFF_KEY} if prefix[0] in ROLES else set())
 
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 

@@ -110,11 +110,16 @@ class AuditRequest(Record):
     """Made from visible evidence only (no hidden tests), as retry rounds require."""
     oracle: Oracle | None = None
     """The task's ground truth, for a hidden audit. A visible-only audit has none."""
+    fix: str = ""
+    """The maintainers' fix, its source files only, as a diff (hidden, like the oracle:
+    only a hidden audit may carry it), for auditors that measure recall."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         if self.attempt.task_id != self.task.id:
             raise ValueError(f"attempt is for task {self.attempt.task_id}, not {self.task.id}")
+        if self.fix and self.visible_only:
+            raise ValueError("a visible-only audit must not carry the maintainers' fix")
         if self.oracle is not None:
             if self.visible_only:
                 raise ValueError("a visible-only audit must not carry the oracle (hidden tests)")
@@ -124,9 +129,17 @@ class AuditRequest(Record):
 
     @classmethod
     def hidden(
-        cls, task: Task, oracle: Oracle, attempt: Attempt, *, gate: TestRun, baseline: TestRun
+        cls,
+        task: Task,
+        oracle: Oracle,
+        attempt: Attempt,
+        *,
+        gate: TestRun,
+        baseline: TestRun,
+        fix: str = "",
     ) -> AuditRequest:
-        """A hidden audit: the patch must make the oracle's fail-to-pass tests pass."""
+        """A hidden audit: the patch must make the oracle's fail-to-pass tests pass;
+        ``fix`` is the maintainers' source diff (:func:`bugbout.core.recall.fix_source_diff`)."""
         return cls(
             task=task,
             oracle=oracle,
@@ -134,6 +147,7 @@ class AuditRequest(Record):
             must_pass=list(oracle.fail_to_pass),
             gate=gate,
             baseline=baseline,
+            fix=fix,
         )
 
     @classmethod

@@ -10,7 +10,7 @@ from itertools import combinations
 from pydantic import Field
 
 from bugbout.core.records import Record, Score, Verdict
-from bugbout.core.statistics import RESAMPLES, Comparison, compare, headline, wilson
+from bugbout.core.statistics import RESAMPLES, Comparison, Rate, compare, headline, wilson
 
 METHOD = (
     "resolve rates: Wilson score interval (95%); differences: paired bootstrap over "
@@ -76,18 +76,7 @@ def confidence(
     rates = {
         name: wilson(sum(by_task.values()), len(by_task)) for name, by_task in resolved.items()
     }
-    agents = [
-        RateInterval(
-            name=name,
-            resolved=rate.successes,
-            tasks=rate.total,
-            rate=rate.value if rate.total else None,
-            low=rate.low if rate.total else None,
-            high=rate.high if rate.total else None,
-            text=rate.text(),
-        )
-        for name, rate in rates.items()
-    ]
+    agents = [interval(name, rate) for name, rate in rates.items()]
     pairs = [_paired(a, resolved[a], b, resolved[b]) for a, b in combinations(contestants, 2)]
     ranked = sorted(rates, key=lambda name: (-rates[name].successes, name))
     leader_pair = None
@@ -111,6 +100,19 @@ def confidence(
         agents=agents,
         pairs=pairs,
         judges=judges,
+    )
+
+
+def interval(name: str, rate: Rate) -> RateInterval:
+    """``rate`` as the report shows it (no figures without tasks)."""
+    return RateInterval(
+        name=name,
+        resolved=rate.successes,
+        tasks=rate.total,
+        rate=rate.value if rate.total else None,
+        low=rate.low if rate.total else None,
+        high=rate.high if rate.total else None,
+        text=rate.text(),
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bugbout.core.agents import CodingAgent
+from bugbout.core.cutoffs import KEY, parse_cutoff
 from bugbout.core.errors import ConfigError
 from bugbout.core.examining import Assignment
 from bugbout.core.manager import Plugins
@@ -27,6 +28,8 @@ class Contestant:
     name: str
     agent: CodingAgent
     assignment: Assignment | None = None
+    cutoff: str | None = None
+    """Its declared knowledge cutoff (``knowledge-cutoff``), ``YYYY-MM-DD``."""
 
     @property
     def role(self) -> Literal["contestant", "examiner"]:
@@ -65,8 +68,11 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
             assignment = None
             if role == "examiner":
                 assignment = plugins.create("examiner", str(options.pop("assignment", "reproduce")))
+            declared = options.pop(KEY, None)
+            cutoff = parse_cutoff(name, declared) if declared is not None else None
             options.setdefault("name", name)
-            racers.append(Contestant(name, plugins.create("agent", str(kind), options), assignment))
+            agent = plugins.create("agent", str(kind), options)
+            racers.append(Contestant(name, agent, assignment, cutoff))
     names = [racer.name for racer in racers]
     if len(names) != len(set(names)):
         raise ConfigError("a contestant and an examiner share a name; rename one of them")

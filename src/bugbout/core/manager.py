@@ -317,6 +317,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.judges.strict",
     "bugbout.plugins.judges.cross_vendor",
     "bugbout.plugins.auditors.gate",
+    "bugbout.plugins.auditors.recall",
     "bugbout.plugins.reporters.terminal",
     "bugbout.plugins.reporters.markdown",
     "bugbout.plugins.reporters.json",

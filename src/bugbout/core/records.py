@@ -399,6 +399,22 @@ class Route(StrEnum):
     NONE = "none"
 
 
+class Similarity(Record):
+    """How close a patch's source change is to the maintainers' own fix
+    (:mod:`bugbout.core.recall`)."""
+
+    measure: str
+    """What computed it (the auditor), so figures from different measures are not mixed."""
+    five_gram: float
+    """Overlap of the normalised token 5-grams of the two changes' lines (Dice, 0 to 1)."""
+    identical_lines: float
+    """Share of changed lines identical in both, after whitespace (Dice, 0 to 1)."""
+    threshold: float
+    """The ``five_gram`` overlap at or above which the patch counts as recalled."""
+    recalled: bool
+    """The patch looks recalled from the public fix rather than written."""
+
+
 class Audit(Record):
     """An auditor's verdict on one patch, with its route and kill report. Audits never
     change a tree."""
@@ -422,6 +438,9 @@ class Audit(Record):
     """Made from visible evidence only (no hidden tests), as retry rounds require."""
     tampering: list[str] = Field(default_factory=list)
     """Why the verdict is ``TAMPERED``."""
+    similarity: Similarity | None = None
+    """How close the patch is to the maintainers' fix, from an auditor that measures it
+    (``recall``) on a hidden audit; ``None`` otherwise."""
 
 
 class TaskResolutions(Record):
@@ -476,6 +495,9 @@ class Job(Record):
     auditor: str
     contestants: list[str] = Field(default_factory=list)
     examiners: list[str] = Field(default_factory=list)
+    cutoffs: dict[str, str] = Field(default_factory=dict)
+    """Knowledge cutoffs the contestants declared (``knowledge-cutoff``), by name; the
+    others' come from the packaged defaults for their model."""
     tasks: TaskSet = Field(default_factory=TaskSet)
     """What the bout mined, its tasks scored: its report covers these, whatever later
     bouts with other settings mine into the shared ``tasks.json``."""

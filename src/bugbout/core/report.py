@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from bugbout.core.confidence import Confidence
+from bugbout.core.contamination import Contamination
 from bugbout.core.costs import Costs
 from bugbout.core.reasons import Reasons
 from bugbout.core.records import (
@@ -273,6 +274,7 @@ class Report(Record):
     reasons: Reasons = Field(default_factory=Reasons)
     pages: list[TaskPage] = Field(default_factory=list)
     """A page per task: the diffs, the matrix, the audit and the picks behind its row."""
+    contamination: Contamination = Field(default_factory=Contamination)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""

@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 from bugbout.core.confidence import confidence
+from bugbout.core.contamination import contamination
 from bugbout.core.costs import PriceTable, costs, price_table
 from bugbout.core.reasons import reasons as reasons_why
 from bugbout.core.records import (
@@ -97,11 +98,13 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     round_scores: Sequence[Resolution] = (),
     fixes: Mapping[str, str] | None = None,
     links: Mapping[str, AttemptLinks] | None = None,
+    cutoffs: Mapping[str, str] | None = None,
 ) -> Report:
     """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
     its costs at ``prices`` (default: the packaged table). ``round_scores``: the scores
     of retry rounds before each attempt's last. Its task pages show the fixes' diffs and
-    link the attempts' files when given them (:mod:`bugbout.core.report_tasks`)."""
+    link the attempts' files when given them (:mod:`bugbout.core.report_tasks`).
+    ``cutoffs``: the contestants' declared knowledge cutoffs."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -130,7 +133,6 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         verdict_of[(verdict.task_id, verdict.policy)] = verdict
     policies = sorted({policy for _, policy in verdict_of})
     agents = _agents(contestants, attempts, last, score, scored_set)
-
     return Report(
         contestants=contestants,
         examiners=examiners,
@@ -164,6 +166,14 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         ),
         pages=task_pages(
             tasks, attempts, resolutions, verdicts, audits, matrices, fixes=fixes, links=links
+        ),
+        contamination=contamination(
+            [task for task in tasks.tasks if task.id in scored_set],
+            contestants=contestants,
+            models={row.contestant: row.model for row in agents},
+            score=score,
+            audits=audits,
+            cutoffs=dict(cutoffs or {}),
         ),
     )
 

@@ -74,7 +74,8 @@ def _agent_label(agent: str, model: str | None) -> str:
 
 def sections(report: Report) -> list[Section]:
     """The report's sections as tables of text, in the order reporters show them."""
-    from bugbout.core.report_costs import costs_section  # it builds on this module
+    from bugbout.core.report_contamination import contamination_section  # they build on
+    from bugbout.core.report_costs import costs_section  # this module
 
     return [
         confidence_section(report),
@@ -89,6 +90,7 @@ def sections(report: Report) -> list[Section]:
         _totals_section(report),
         costs_section(report),
         tampered_section(report),
+        contamination_section(report),
     ]
 
 

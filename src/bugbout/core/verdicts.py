@@ -31,6 +31,7 @@ from bugbout.core.judging import Judge, JudgeContext
 from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Race
+from bugbout.core.recall import fix_source_diff
 from bugbout.core.records import (
     Attempt,
     Audit,
@@ -363,6 +364,7 @@ class EvidenceJob:
             ).model_copy(update={"key": self.matrix_key})
             evidence = Evidence(matrix, self.matrix is None, {}, {}, [])
             baseline: TestRun | None = None  # the unfixed code's gate, run once per task
+            fix = fix_source_diff(git, self.task) if self.reaudit else ""
             for attempt in self.attempts:
                 if attempt.contestant in self.rescore:
                     resolution = score(self.task, self.oracle, attempt, git=git, **common)
@@ -381,7 +383,7 @@ class EvidenceJob:
                         **common,
                     )
                     request = AuditRequest.hidden(
-                        self.task, self.oracle, attempt, gate=gate, baseline=baseline
+                        self.task, self.oracle, attempt, gate=gate, baseline=baseline, fix=fix
                     )
                     audit = auditor.audit(request)
                 except Exception as exc:  # a broken auditor must not lose the bout
@@ -452,6 +454,7 @@ def load_report(
         round_scores=round_scores(store, tasks, oracles, attempts),
         fixes=fix_diffs(repository, tasks) if repository else None,
         links=attempt_links(stored, store.root, output.root),
+        cutoffs=job.cutoffs if job is not None else {},
     )
 
 

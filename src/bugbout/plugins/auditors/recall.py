@@ -1,0 +1,59 @@
+"""The ``recall`` auditor: the ``gate`` auditor's verdict, plus how close the patch's source
+change is to the maintainers' own fix, and whether it looks recalled rather than written
+(:mod:`bugbout.core.recall`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from bugbout import AuditorPlugin, hookimpl
+from bugbout.core.auditing import AuditRequest, is_empty, make_audit
+from bugbout.core.recall import five_gram_overlap, identical_line_ratio
+from bugbout.core.records import Audit, Similarity
+from bugbout.plugins.auditors.gate import GateOptions
+
+THRESHOLD = 0.8
+"""The default 5-gram overlap at or above which a patch counts as recalled."""
+
+
+class RecallOptions(GateOptions):
+    """Options of the ``recall`` auditor: the gate's, and the recall threshold."""
+
+    threshold: float = Field(default=THRESHOLD, gt=0, le=1)
+    """The token 5-gram overlap with the maintainers' fix at or above which a patch is
+    flagged ``recalled``."""
+
+
+class Recall:
+    """The gate's classification, and on a hidden audit of a non-empty patch the
+    similarity of its source change to the maintainers' fix."""
+
+    name = "recall"
+
+    def __init__(self, options: RecallOptions | None = None) -> None:
+        self.options = options or RecallOptions()
+
+    def audit(self, request: AuditRequest) -> Audit:
+        audit, _ = make_audit(request, auditor=self.name, limit=self.options.max_listed)
+        if request.visible_only or not request.fix or is_empty(request.attempt):
+            return audit
+        patch = request.attempt.patch.source
+        overlap = round(five_gram_overlap(request.fix, patch), 4)
+        similarity = Similarity(
+            measure=self.name,
+            five_gram=overlap,
+            identical_lines=round(identical_line_ratio(request.fix, patch), 4),
+            threshold=self.options.threshold,
+            recalled=overlap >= self.options.threshold,
+        )
+        return audit.model_copy(update={"similarity": similarity})
+
+
+@hookimpl
+def bugbout_auditors():  # type: ignore[no-untyped-def]
+    yield AuditorPlugin(
+        name="recall",
+        factory=Recall,
+        options=RecallOptions,
+        description="the gate, plus each patch's similarity to the maintainers' fix",
+    )
