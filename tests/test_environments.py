@@ -176,6 +176,7 @@ class FakeUv:
     def __init__(self, bad: str) -> None:
         self.bad = bad
         self.installs: list[list[str]] = []
+        self.options: list[list[str]] = []
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
         monkeypatch.setattr(uv._Build, "_uv", lambda _, args, **kw: self(args, **kw))
@@ -186,9 +187,13 @@ class FakeUv:
             (Path(args[-1]) / "bin").mkdir(parents=True)
             (Path(args[-1]) / "bin" / "python").write_text("")
         elif args[:2] == ["pip", "install"]:
-            requirements = args[args.index("--exclude-newer") + 2 :]
-            self.installs.append(requirements)
+            options, requirements = split_install(args[2:])
             installed = Path(args[args.index("--python") + 1]).parent.parent / "installed"
+            if requirements == ["setuptools"]:  # what an old Python's environment carries
+                assert "--exclude-newer-package" not in options  # as of the fix
+                return ""
+            self.installs.append(requirements)
+            self.options.append(options)
             assert not installed.exists()  # every install is into a fresh environment
             if self.bad in requirements:
                 raise uv._UvFailure(f"{what} failed: no {self.bad} (command: …)", f"no {self.bad}")
@@ -196,6 +201,18 @@ class FakeUv:
         elif args[:2] == ["pip", "freeze"]:
             return "six==1.16.0\n"
         return ""
+
+
+def split_install(args: list[str]) -> tuple[list[str], list[str]]:
+    """``uv pip install``'s options and its requirements."""
+    options: list[str] = []
+    rest = list(args)
+    while rest and rest[0].startswith("--"):
+        flag = rest.pop(0)
+        options.append(flag)
+        if flag != "--compile-bytecode":
+            options.append(rest.pop(0))
+    return options, rest
 
 
 def test_declared_test_dependencies_are_installed_with_the_rest(
@@ -263,8 +280,8 @@ def test_uv_key_and_declared_test_dependencies(
     other = make_tree(tmp_path / "other", ["six"], extras={"testing": ["freezegun"]})
     key = UvBuilder().build(request_for(plain, home)).key
     version = UvBuilder().build(request_for(plain, home)).python_version
-    # Without declared test dependencies the key is what it was before they counted.
-    assert key == digest("uv", version, '["six"]', '["pytest"]', "2021-07-01", "")
+    # Without declared test dependencies they add nothing to the key.
+    assert key == digest("uv", version, '["six"]', '["pytest"]', "2021-07-01", "", uv.LAYOUT)
     keys = {UvBuilder().build(request_for(tree, home)).key for tree in (plain, tested, other)}
     assert len(keys) == 3
     off = UvBuilder(UvOptions(test_extras=False))

@@ -102,6 +102,9 @@ class TasksSettings(Settings):
     """Seconds one test run may take before its whole process group is killed."""
     jobs: int = Field(default=1, ge=1)
     """How many tasks' ground truth is computed at once, on the bout's executor."""
+    repair_imports: bool = True
+    """When the tests import a module nothing installed provides, add its distribution to
+    the environment and run them again, once; the oracle records what was added."""
 
 
 class RunSettings(Settings):
