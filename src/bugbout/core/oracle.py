@@ -14,7 +14,6 @@ A test that kills pytest (a segfault) is failed in that run, the others run with
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -69,8 +68,8 @@ def compute_oracle(
 ) -> Oracle:
     """Run the fix's test modules before and after the fix and classify every test.
 
-    Both runs happen in one directory, so node ids and messages are the same whatever
-    the scratch directory; a path to it left in a reason is made relative. When a run
+    Both runs happen in one directory (and name it relatively: see
+    :func:`bugbout.core.testrun.run_tests`), so their node ids agree. When a run
     misses a module the tests import (and ``tasks.repair-imports`` is on), its
     distribution is added to the environment and the runs are made again, once."""
     work = home / "work"
@@ -106,10 +105,8 @@ def compute_oracle(
         shutil.rmtree(scratch, ignore_errors=True)
     oracle = judge_runs(task, runs, key=key, environment=environment.description)
     oracle.added = added
-    if oracle.reason is not None:
-        if missing:
-            oracle.reason += repair.unrepaired(missing, added, settings.tasks.repair_imports)
-        oracle.reason = oracle.reason.replace(f"{tree}{os.sep}", "").replace(str(tree), ".")
+    if oracle.reason is not None and missing:
+        oracle.reason += repair.unrepaired(missing, added, settings.tasks.repair_imports)
     return oracle
 
 
