@@ -463,3 +463,55 @@ def test_interpreter_without_pytest(tmp_path: Path) -> None:
     request = request_for(make_tree(tmp_path, []), tmp_path)
     with pytest.raises(EnvironmentFailure, match="has no pytest; install it there or use env=uv"):
         builder.build(request)
+
+
+# -- what an era's environment carries ------------------------------------------------------
+
+
+@needs_39
+def test_build_tools_are_exempt_from_the_date_cap_and_bytecode_is_compiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv(bad="nothing-is-bad").install(monkeypatch)
+    monkeypatch.setattr(uv, "_supports_exclude_newer_package", lambda: True)
+    tree = make_tree(tmp_path, ["six"])
+    env = UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
+    (options,) = fake.options
+    assert "--compile-bytecode" in options
+    assert options[options.index("--exclude-newer") + 1] == "2021-07-01"
+    exempt = [options[i + 1] for i, o in enumerate(options) if o == "--exclude-newer-package"]
+    assert {e.split("=")[0] for e in exempt} >= {"setuptools", "wheel", "hatchling", "flit-core"}
+    assert json.loads((env.path / MARKER).read_text())["era-tools"] == ["setuptools"]
+
+
+def _local_index(root: Path, wheels: list[Path]) -> str:
+    """A PEP 503 index of ``wheels`` in a directory: a ``file://`` URL, never PyPI."""
+    for wheel in wheels:
+        project = root / wheel.name.split("-")[0].lower()
+        project.mkdir(parents=True)
+        (project / wheel.name).write_bytes(wheel.read_bytes())
+        (project / "index.html").write_text(f'<a href="{wheel.name}">{wheel.name}</a>\n')
+    return root.as_uri()
+
+
+@pytest.mark.slow
+@needs_39
+def test_pkg_resources_imports_in_an_era_environment(tmp_path: Path) -> None:
+    bundled = Path(available_interpreters()["3.9"]).resolve().parent.parent / "lib" / "python3.9"
+    wheels = sorted((bundled / "ensurepip" / "_bundled").glob("setuptools-*.whl"))
+    if not wheels:
+        pytest.skip("this Python 3.9 bundles no setuptools wheel")
+    # The local index has no upload dates, so the date cap is off: it is the era's
+    # Python (3.9) that makes the environment carry setuptools.
+    options = UvOptions(exclude_newer=False, index_url=_local_index(tmp_path / "index", wheels))
+    tree = make_tree(tmp_path, [])
+    request = EnvironmentRequest(
+        project=ProjectSettings(source="src/demo", python="3.9", test_dependencies=()),
+        tree=tree,
+        home=tmp_path / "home",
+    )
+    env = UvBuilder(options).build(request)
+    imported = subprocess.run(
+        [str(env.python), "-c", "import pkg_resources"], capture_output=True, text=True, check=False
+    )
+    assert imported.returncode == 0, imported.stderr
