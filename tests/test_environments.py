@@ -177,6 +177,8 @@ class FakeUv:
         self.bad = bad
         self.installs: list[list[str]] = []
         self.options: list[list[str]] = []
+        self.era: list[Path] = []
+        """The environments setuptools went into, as of the fix."""
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
         monkeypatch.setattr(uv._Build, "_uv", lambda _, args, **kw: self(args, **kw))
@@ -191,6 +193,7 @@ class FakeUv:
             installed = Path(args[args.index("--python") + 1]).parent.parent / "installed"
             if requirements == ["setuptools"]:  # what an old Python's environment carries
                 assert "--exclude-newer-package" not in options  # as of the fix
+                self.era.append(Path(args[args.index("--python") + 1]))
                 return ""
             self.installs.append(requirements)
             self.options.append(options)
@@ -482,6 +485,18 @@ def test_build_tools_are_exempt_from_the_date_cap_and_bytecode_is_compiled(
     exempt = [options[i + 1] for i, o in enumerate(options) if o == "--exclude-newer-package"]
     assert {e.split("=")[0] for e in exempt} >= {"setuptools", "wheel", "hatchling", "flit-core"}
     assert json.loads((env.path / MARKER).read_text())["era-tools"] == ["setuptools"]
+    assert len(fake.era) == 1
+
+
+@needs_39
+def test_an_environment_rebuilt_without_test_extras_carries_the_era_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv(bad="mock==0.1").install(monkeypatch)
+    tree = make_tree(tmp_path, ["six"], extras={"tests": ["mock==0.1"]})
+    UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
+    assert fake.installs == [["mock==0.1", "pytest", "six"], ["pytest", "six"]]
+    assert len(fake.era) == 2  # the fresh environment got setuptools too
 
 
 def _local_index(root: Path, wheels: list[Path]) -> str:

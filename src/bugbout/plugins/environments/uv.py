@@ -251,6 +251,9 @@ class _Build:
             timeout=VENV_TIMEOUT,
             what=f"creating a Python {self.environment.python_version} environment",
         )
+        era = self._era_tools()
+        if era:  # resolved as of the fix, first: the build tools' exemption must not touch them
+            self._install(venv, era, exempt_build_tools=False)
 
     def _install_all(self, venv: Path) -> tuple[list[str], str | None]:
         """Install everything; if that fails because of the declared test dependencies, all
@@ -258,9 +261,6 @@ class _Build:
         import shutil
 
         required = list(dict.fromkeys([*self.test_dependencies, *self.dependencies]))
-        era = self._era_tools()
-        if era:  # resolved as of the fix, first: the build tools' exemption must not touch them
-            self._install(venv, era, exempt_build_tools=False)
         declared = [d for d in dict.fromkeys(self.declared_tests) if d not in required]
         if not declared:  # nothing declared that is not installed anyway
             self._install(venv, required)
@@ -397,7 +397,7 @@ def _clean(line: str) -> str:
 
 @functools.cache
 def _supports_exclude_newer_package() -> bool:
-    """Whether the installed uv can lift the date cap for single packages (uv 0.8.x+)."""
+    """Whether the installed uv can lift the date cap for single packages."""
     import subprocess
 
     try:
