@@ -187,11 +187,12 @@ def test_the_project_own_modules_are_never_repaired(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_node_ids_never_hold_the_scratch_path(tmp_path: Path) -> None:
-    """A test parametrized by a data file's absolute path is the same test before and
-    after the fix, and its id names the file relative to the tree."""
+    """A test whose id is a data file's absolute path is the same test before and after
+    the fix, and its id names the file relative to the tree."""
     tests = (
         "from pathlib import Path\n\nimport pytest\n\nfrom pkg.core import half\n\n\n"
-        "@pytest.mark.parametrize('path', [str(Path(__file__).parent / 'data.txt')])\n"
+        "DATA = Path(__file__).parent / 'data.txt'\n\n\n"
+        "@pytest.mark.parametrize('path', [pytest.param(DATA, id=str(DATA))])\n"
         "def test_half(path):\n    assert half(int(Path(path).read_text())) == 1\n"
     )
     repo = RepositoryBuilder(tmp_path / "repo")
