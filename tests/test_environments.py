@@ -176,6 +176,9 @@ class FakeUv:
     def __init__(self, bad: str) -> None:
         self.bad = bad
         self.installs: list[list[str]] = []
+        self.options: list[list[str]] = []
+        self.era: list[Path] = []
+        """The environments setuptools went into, as of the fix."""
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
         monkeypatch.setattr(uv._Build, "_uv", lambda _, args, **kw: self(args, **kw))
@@ -186,9 +189,14 @@ class FakeUv:
             (Path(args[-1]) / "bin").mkdir(parents=True)
             (Path(args[-1]) / "bin" / "python").write_text("")
         elif args[:2] == ["pip", "install"]:
-            requirements = args[args.index("--exclude-newer") + 2 :]
-            self.installs.append(requirements)
+            options, requirements = split_install(args[2:])
             installed = Path(args[args.index("--python") + 1]).parent.parent / "installed"
+            if requirements == ["setuptools"]:  # what an old Python's environment carries
+                assert "--exclude-newer-package" not in options  # as of the fix
+                self.era.append(Path(args[args.index("--python") + 1]))
+                return ""
+            self.installs.append(requirements)
+            self.options.append(options)
             assert not installed.exists()  # every install is into a fresh environment
             if self.bad in requirements:
                 raise uv._UvFailure(f"{what} failed: no {self.bad} (command: …)", f"no {self.bad}")
@@ -196,6 +204,18 @@ class FakeUv:
         elif args[:2] == ["pip", "freeze"]:
             return "six==1.16.0\n"
         return ""
+
+
+def split_install(args: list[str]) -> tuple[list[str], list[str]]:
+    """``uv pip install``'s options and its requirements."""
+    options: list[str] = []
+    rest = list(args)
+    while rest and rest[0].startswith("--"):
+        flag = rest.pop(0)
+        options.append(flag)
+        if flag != "--compile-bytecode":
+            options.append(rest.pop(0))
+    return options, rest
 
 
 def test_declared_test_dependencies_are_installed_with_the_rest(
@@ -263,8 +283,8 @@ def test_uv_key_and_declared_test_dependencies(
     other = make_tree(tmp_path / "other", ["six"], extras={"testing": ["freezegun"]})
     key = UvBuilder().build(request_for(plain, home)).key
     version = UvBuilder().build(request_for(plain, home)).python_version
-    # Without declared test dependencies the key is what it was before they counted.
-    assert key == digest("uv", version, '["six"]', '["pytest"]', "2021-07-01", "")
+    # Without declared test dependencies they add nothing to the key.
+    assert key == digest("uv", version, '["six"]', '["pytest"]', "2021-07-01", "", uv.LAYOUT)
     keys = {UvBuilder().build(request_for(tree, home)).key for tree in (plain, tested, other)}
     assert len(keys) == 3
     off = UvBuilder(UvOptions(test_extras=False))
@@ -446,3 +466,67 @@ def test_interpreter_without_pytest(tmp_path: Path) -> None:
     request = request_for(make_tree(tmp_path, []), tmp_path)
     with pytest.raises(EnvironmentFailure, match="has no pytest; install it there or use env=uv"):
         builder.build(request)
+
+
+# -- what an era's environment carries ------------------------------------------------------
+
+
+@needs_39
+def test_build_tools_are_exempt_from_the_date_cap_and_bytecode_is_compiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv(bad="nothing-is-bad").install(monkeypatch)
+    monkeypatch.setattr(uv, "_supports_exclude_newer_package", lambda: True)
+    tree = make_tree(tmp_path, ["six"])
+    env = UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
+    (options,) = fake.options
+    assert "--compile-bytecode" in options
+    assert options[options.index("--exclude-newer") + 1] == "2021-07-01"
+    exempt = [options[i + 1] for i, o in enumerate(options) if o == "--exclude-newer-package"]
+    assert {e.split("=")[0] for e in exempt} >= {"setuptools", "wheel", "hatchling", "flit-core"}
+    assert json.loads((env.path / MARKER).read_text())["era-tools"] == ["setuptools"]
+    assert len(fake.era) == 1
+
+
+@needs_39
+def test_an_environment_rebuilt_without_test_extras_carries_the_era_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv(bad="mock==0.1").install(monkeypatch)
+    tree = make_tree(tmp_path, ["six"], extras={"tests": ["mock==0.1"]})
+    UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
+    assert fake.installs == [["mock==0.1", "pytest", "six"], ["pytest", "six"]]
+    assert len(fake.era) == 2  # the fresh environment got setuptools too
+
+
+def _local_index(root: Path, wheels: list[Path]) -> str:
+    """A PEP 503 index of ``wheels`` in a directory: a ``file://`` URL, never PyPI."""
+    for wheel in wheels:
+        project = root / wheel.name.split("-")[0].lower()
+        project.mkdir(parents=True)
+        (project / wheel.name).write_bytes(wheel.read_bytes())
+        (project / "index.html").write_text(f'<a href="{wheel.name}">{wheel.name}</a>\n')
+    return root.as_uri()
+
+
+@pytest.mark.slow
+@needs_39
+def test_pkg_resources_imports_in_an_era_environment(tmp_path: Path) -> None:
+    bundled = Path(available_interpreters()["3.9"]).resolve().parent.parent / "lib" / "python3.9"
+    wheels = sorted((bundled / "ensurepip" / "_bundled").glob("setuptools-*.whl"))
+    if not wheels:
+        pytest.skip("this Python 3.9 bundles no setuptools wheel")
+    # The local index has no upload dates, so the date cap is off: it is the era's
+    # Python (3.9) that makes the environment carry setuptools.
+    options = UvOptions(exclude_newer=False, index_url=_local_index(tmp_path / "index", wheels))
+    tree = make_tree(tmp_path, [])
+    request = EnvironmentRequest(
+        project=ProjectSettings(source="src/demo", python="3.9", test_dependencies=()),
+        tree=tree,
+        home=tmp_path / "home",
+    )
+    env = UvBuilder(options).build(request)
+    imported = subprocess.run(
+        [str(env.python), "-c", "import pkg_resources"], capture_output=True, text=True, check=False
+    )
+    assert imported.returncode == 0, imported.stderr

@@ -647,3 +647,51 @@ def test_python_path(tmp_path: Path) -> None:
         [str(extra), str(tmp_path / "src"), str(tmp_path)]
     )
     assert python_path(tmp_path, ".", []) == str(tmp_path)
+
+
+def test_dev_extras_and_groups_that_hold_test_tools_count(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "pyproject.toml",
+        """
+        [project]
+        name = "demo"
+        [project.optional-dependencies]
+        dev = ["pytest-mock", "black"]
+        develop = ["sphinx", "pre-commit"]
+        [dependency-groups]
+        ci = ["tox", {include-group = "lint"}]
+        lint = ["ruff"]
+        [tool.poetry.group.Development.dependencies]
+        hypothesis = "^6.0"
+        """,
+    )
+    # develop names no test tool: its documentation tools are left out.
+    assert declared_test_dependencies(tmp_path) == [
+        "pytest-mock",
+        "black",
+        "tox",
+        "ruff",
+        "hypothesis>=6.0,<7",
+    ]
+
+
+def test_setup_py_extras_built_from_each_other(tmp_path: Path) -> None:
+    """attrs' way: a dict of extras whose entries are set later from other entries."""
+    write(
+        tmp_path,
+        "setup.py",
+        """
+        from setuptools import setup
+        EXTRAS_REQUIRE = {"docs": ["sphinx"], "tests_no_zope": ["hypothesis", "pytest"]}
+        EXTRAS_REQUIRE["tests"] = EXTRAS_REQUIRE["tests_no_zope"] + ["zope.interface"]
+        EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + EXTRAS_REQUIRE["docs"]
+        setup(name="attrs", extras_require=EXTRAS_REQUIRE)
+        """,
+    )
+    assert declared_test_dependencies(tmp_path) == [
+        "hypothesis",
+        "pytest",
+        "zope.interface",
+        "sphinx",
+    ]

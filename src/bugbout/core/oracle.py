@@ -19,13 +19,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bugbout.core import repair
 from bugbout.core.confine import Confine
 from bugbout.core.crossexam import install_file
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.git import Git
-from bugbout.core.records import Oracle, Outcome, RunStatus, Task, TestRun
-from bugbout.core.settings import BoutSettings
+from bugbout.core.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
+from bugbout.core.settings import BoutSettings, ProjectSettings
 from bugbout.core.testrun import CRASH_LIMIT, ending, killed_by, run_tests
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
@@ -65,27 +66,81 @@ def compute_oracle(
     key: str,
     confine: Confine,
 ) -> Oracle:
-    """Run the fix's test modules before and after the fix and classify every test."""
+    """Run the fix's test modules before and after the fix and classify every test.
+
+    Both runs happen in one directory (and name it relatively: see
+    :func:`bugbout.core.testrun.run_tests`), so their node ids agree. When a run
+    misses a module the tests import (and ``tasks.repair-imports`` is on), its
+    distribution is added to the environment and the runs are made again, once."""
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
+    project, added = settings.project, list[AddedDependency]()
     with tempfile.TemporaryDirectory(prefix=f"{task.id}-", dir=work) as scratch:
-        after_tree, before_tree = Path(scratch) / "after", Path(scratch) / "before"
-        git.export(task.sha, after_tree)
-        try:
-            environment = builder.build(
-                EnvironmentRequest(
-                    project=settings.project, tree=after_tree, date=task.date, home=home
-                )
+        tree = Path(scratch) / "tree"
+        while True:
+            runs, environment = _run_all(
+                task,
+                git=git,
+                builder=builder,
+                settings=settings,
+                project=project,
+                home=home,
+                tree=tree,
+                confine=confine,
             )
-        except EnvironmentFailure as exc:
-            return Oracle(task_id=task.id, key=key, status="environment-error", reason=str(exc))
-        export_before(git, task, before_tree)
-        runs = [_run(environment, before_tree, task, settings, label="before", confine=confine)]
-        for number in range(1, settings.tasks.reruns + 1):
-            label = f"after-{number}"
-            runs.append(_run(environment, after_tree, task, settings, label=label, confine=confine))
+            if isinstance(environment, str):
+                if added:
+                    environment += (
+                        f" (after adding {', '.join(a.requirement for a in added)} for the "
+                        f"tests' imports; {repair.SETTING}=false leaves it out)"
+                    )
+                return Oracle(
+                    task_id=task.id, key=key, status="environment-error", reason=environment
+                )
+            missing = repair.missing_imports(runs, tree, project)
+            if added or not missing or not settings.tasks.repair_imports:
+                break
+            added = repair.added(missing)
+            project = repair.with_added(project, added)
         shutil.rmtree(scratch, ignore_errors=True)
-    return judge_runs(task, runs, key=key, environment=environment.description)
+    oracle = judge_runs(task, runs, key=key, environment=environment.description)
+    oracle.added = added
+    if oracle.reason is not None and missing:
+        oracle.reason += repair.unrepaired(missing, added, settings.tasks.repair_imports)
+    return oracle
+
+
+def _run_all(
+    task: Task,
+    *,
+    git: Git,
+    builder: EnvironmentBuilder,
+    settings: BoutSettings,
+    project: ProjectSettings,
+    home: Path,
+    tree: Path,
+    confine: Confine,
+) -> tuple[list[TestRun], Environment | str]:
+    """The before run and the after runs, all in ``tree``, with the environment they ran
+    in; or why the environment could not be built."""
+    after = tree.with_name("after")
+    if not after.exists():
+        git.export(task.sha, after)
+    try:
+        environment = builder.build(
+            EnvironmentRequest(project=project, tree=after, date=task.date, home=home)
+        )
+    except EnvironmentFailure as exc:
+        return [], str(exc)
+    shutil.rmtree(tree, ignore_errors=True)
+    export_before(git, task, tree)
+    runs = [_run(environment, tree, task, settings, label="before", confine=confine)]
+    shutil.rmtree(tree)
+    shutil.copytree(after, tree, symlinks=True)
+    for number in range(1, settings.tasks.reruns + 1):
+        label = f"after-{number}"
+        runs.append(_run(environment, tree, task, settings, label=label, confine=confine))
+    return runs, environment
 
 
 def _run(

@@ -232,6 +232,10 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 TEST_GROUPS = ("test", "tests", "testing")
 """Names (PEP 503-normalised) of the extras and dependency groups that hold test dependencies."""
+DEV_GROUPS = ("dev", "develop", "development", "devel", "ci")
+"""Names of extras and groups that hold test dependencies when they name a test tool."""
+TEST_TOOLS = ("pytest", "nose", "nose2", "mock", "hypothesis", "tox", "coverage")
+"""Distributions (and ``pytest-*`` plugins) whose presence makes a dev group a test group."""
 
 TEST_REQUIREMENT_FILES = (
     "requirements-test.txt",
@@ -255,7 +259,8 @@ _ARCHIVES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
 def declared_test_dependencies(tree: Path) -> list[str]:
     """The test dependencies the project declares in ``tree``, as PEP 508 strings.
 
-    The union, in this order, of: the ``test``, ``tests`` and ``testing`` extras
+    The union, in this order, of: the ``test``, ``tests`` and ``testing`` extras, and the
+    ``dev``-like ones (:data:`DEV_GROUPS`) that name a test tool (:data:`TEST_TOOLS`)
     (``[project.optional-dependencies]``, ``setup.cfg``'s ``[options.extras_require]``,
     ``setup.py``'s literal ``extras_require``); the dependency groups of those names (PEP
     735, with ``include-group`` resolved); Poetry's groups of those names; ``setup.py``'s
@@ -268,16 +273,18 @@ def declared_test_dependencies(tree: Path) -> list[str]:
     project = _normalise(_project_name(tree, pyproject) or "")
     extras = _declared_extras(tree, pyproject)
     found: list[str] = []
-    for group in TEST_GROUPS:
+    for group in _test_groups(extras):
         found += _requirements(extras.get(group, []), extras, project, {group})
-    groups = {_normalise(k): v for k, v in _table(pyproject, "dependency-groups").items()}
-    for group in TEST_GROUPS:
-        found += _requirements(_dependency_group(groups, group, set()), extras, project, set())
+    tables = {_normalise(k): v for k, v in _table(pyproject, "dependency-groups").items()}
+    groups = {name: _dependency_group(tables, name, set()) for name in tables}
+    for group in _test_groups(groups):
+        found += _requirements(groups[group], extras, project, set())
     poetry_groups = {
-        _normalise(k): v for k, v in _table(pyproject, "tool", "poetry", "group").items()
+        _normalise(k): _poetry_group(v)
+        for k, v in _table(pyproject, "tool", "poetry", "group").items()
     }
-    for group in TEST_GROUPS:
-        found += _requirements(_poetry_group(poetry_groups.get(group)), extras, project, set())
+    for group in _test_groups(poetry_groups):
+        found += _requirements(poetry_groups[group], extras, project, set())
     tests_require = setup_py_value(tree / "setup.py", "tests_require")
     if isinstance(tests_require, str):
         tests_require = tests_require.splitlines()
@@ -287,6 +294,21 @@ def declared_test_dependencies(tree: Path) -> list[str]:
             found += _requirements(read_requirements(tree / name), extras, project, set())
             break
     return _unique(found)
+
+
+def _test_groups(groups: Mapping[str, list[str]]) -> list[str]:
+    """The groups (by normalised name) that hold test dependencies, in :data:`TEST_GROUPS`
+    then :data:`DEV_GROUPS` order."""
+    tested = [name for name in TEST_GROUPS if name in groups]
+    return tested + [
+        name for name in DEV_GROUPS if name in groups and any(map(_test_tool, groups[name]))
+    ]
+
+
+def _test_tool(requirement: str) -> bool:
+    match = _REQUIREMENT.match(requirement)
+    name = _normalise(match.group("name")) if match else ""
+    return name in TEST_TOOLS or name.startswith("pytest-")
 
 
 def _normalise(name: str) -> str:

@@ -52,9 +52,10 @@ from bugbout.core.records import (
     Task,
     TaskSet,
 )
+from bugbout.core.repair import with_added
 from bugbout.core.settings import BoutSettings
 from bugbout.core.stopping import Interrupted, Stop, current_stop
-from bugbout.core.store import Store
+from bugbout.core.store import ORACLES, Store
 from bugbout.core.tasks import bugbout_home
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
@@ -482,11 +483,14 @@ class Race:
         return record.model_copy(update=update)
 
     def environment(self, task: Task, checkouts: Checkouts) -> Environment:
-        """The task's test environment (the oracle's), built once per bout."""
+        """The task's test environment (the oracle's, with what it added), built once per
+        bout."""
         with self._lock:
             if task.id not in self._environments:
+                oracles = self.store.read(ORACLES, OracleSet) or OracleSet()
+                oracle = oracles.root.get(task.id)
                 request = EnvironmentRequest(
-                    project=self.settings.project,
+                    project=with_added(self.settings.project, oracle.added if oracle else []),
                     tree=checkouts.base(task.sha),
                     date=task.date,
                     home=self.home,

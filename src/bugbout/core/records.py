@@ -157,6 +157,24 @@ class TestRun(Record):
 OracleStatus = Literal["ok", "no-fail-to-pass", "environment-error"]
 
 
+class AddedDependency(Record):
+    """A test dependency the project did not declare, added because its tests import it."""
+
+    requirement: str
+    module: str
+    """The module the tests could not import."""
+    imported_by: str
+    """The file that imports it, relative to the tree."""
+
+    @property
+    def note(self) -> str:
+        """``added simplejson: imported by tests/base.py, not declared as a test dependency``."""
+        return (
+            f"added {self.requirement}: imported by {self.imported_by}, "
+            "not declared as a test dependency"
+        )
+
+
 class Oracle(Record):
     """A task's ground truth, computed from the maintainers' tests before and after the fix."""
 
@@ -173,6 +191,9 @@ class Oracle(Record):
     """The environment the tests ran in (its builder and key)."""
     reason: str | None = None
     runs: list[TestRun] = Field(default_factory=list)
+    added: list[AddedDependency] = Field(default_factory=list)
+    """Test dependencies added to the environment because the tests import them
+    (``tasks.repair-imports``)."""
 
 
 class OracleSet(RootModel[dict[str, Oracle]]):

@@ -105,6 +105,9 @@ class TasksSettings(Settings):
     modified_tests: bool = False
     """Also fixes that change existing tests without adding one; such a task is kept only
     when one of the changed tests fails before the fix and passes after it."""
+    repair_imports: bool = True
+    """When the tests import a module nothing installed provides, add its distribution to
+    the environment and run them again, once; the oracle records what was added."""
 
 
 class RunSettings(Settings):

@@ -1,5 +1,11 @@
 """Reading a ``setup.py`` without running it: the values of ``setup()``'s keywords, parsed
-with :mod:`ast`, literal values only."""
+with :mod:`ast`.
+
+What is evaluated is what is safe to: string, list and dict literals, module-level names
+bound to them, ``dict(...)`` calls, lists joined with ``+`` and entries of a module-level
+dict, including the ones set later (``EXTRAS["dev"] = EXTRAS["tests"] + ["tox"]``, as
+attrs writes them). Anything else (a call, a comprehension, a file read) is not a
+literal and is left out: the project's code is never run."""
 
 from __future__ import annotations
 
@@ -130,20 +136,56 @@ def _callee_name(func: ast.expr) -> str | None:
 
 
 def _module_assignments(module: ast.Module) -> dict[str, ast.expr]:
+    """Module-level names bound to an expression; ``NAME["key"] = value`` is kept under
+    ``NAME["key"]``, so a dict's later entries count."""
     names: dict[str, ast.expr] = {}
     for node in module.body:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     names[target.id] = node.value
+                elif (entry := _entry(target)) is not None:
+                    names[_entry_name(*entry)] = node.value
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
             names[node.target.id] = node.value
     return names
 
 
-def _literal(node: ast.expr, names: Mapping[str, ast.expr]) -> list[str] | str | None:
+def _entry(node: ast.expr) -> tuple[str, str] | None:
+    """``NAME["key"]`` as ``(NAME, key)``; ``None`` for anything else."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+    ):
+        return node.value.id, node.slice.value
+    return None
+
+
+def _entry_name(name: str, key: str) -> str:
+    """How a dict's entry set after it is kept among the module's names: ``NAME['key']``
+    (a key holding a quote is not metadata anyone writes)."""
+    return f"{name}['{key}']"
+
+
+def _literal(
+    node: ast.expr, names: Mapping[str, ast.expr], depth: int = 0
+) -> list[str] | str | None:
+    if depth > 20:  # a name bound to itself, or a chain too long to be metadata
+        return None
     if isinstance(node, ast.Name) and node.id in names:
         node = names[node.id]
+    if isinstance(node, ast.Subscript) and (entry := _entry(node)) is not None:
+        found = _literal_mapping(node.value, names).get(entry[1])
+        if found is None:
+            return None
+        node = found
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left, names, depth + 1), _literal(node.right, names, depth + 1)
+        if isinstance(left, list) and isinstance(right, list):
+            return left + right
+        return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.List | ast.Tuple):
@@ -154,14 +196,21 @@ def _literal(node: ast.expr, names: Mapping[str, ast.expr]) -> list[str] | str |
 
 
 def _literal_mapping(node: ast.expr, names: Mapping[str, ast.expr]) -> dict[str, ast.expr]:
+    later: dict[str, ast.expr] = {}
     if isinstance(node, ast.Name) and node.id in names:
+        later = {
+            stored[len(node.id) + 2 : -2]: value
+            for stored, value in names.items()
+            if stored.startswith(f"{node.id}[") and stored != node.id
+        }
         node = names[node.id]
+    found: dict[str, ast.expr] = {}
     if isinstance(node, ast.Dict):
-        return {
+        found = {
             key.value: value
             for key, value in zip(node.keys, node.values, strict=True)
             if isinstance(key, ast.Constant) and isinstance(key.value, str)
         }
-    if isinstance(node, ast.Call) and _callee_name(node.func) == "dict":
-        return {kw.arg: kw.value for kw in node.keywords if kw.arg}
-    return {}
+    elif isinstance(node, ast.Call) and _callee_name(node.func) == "dict":
+        found = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+    return {**found, **later}

@@ -132,6 +132,7 @@ def oracle_key(settings: BoutSettings, task_sha: str) -> str:
         settings.env.model_dump_json(),
         settings.project.model_dump_json(exclude={"github", "repository"}),
         str(settings.tasks.reruns),
+        f"repair-imports={settings.tasks.repair_imports}",
     )
 
 

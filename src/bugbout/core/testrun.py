@@ -67,15 +67,41 @@ def run_tests(
     tests; each pytest process has ``timeout`` seconds.
 
     The run's canary modules are written beside the first target and removed afterwards;
-    a run they (or the outcome stream) show meddled with is ``tampered``."""
+    a run they (or the outcome stream) show meddled with is ``tampered``.
+
+    Node ids and messages never hold the tree's own path (a test parametrized by a data
+    file's absolute path): it is made relative, so runs of one test in different trees
+    agree."""
     planted = plant(tree, targets)
     try:
-        return _isolating_crashes(
+        run = _isolating_crashes(
             environment, tree, targets, planted, project=project, label=label,
             timeout=timeout, confine=confine,
         )  # fmt: skip
     finally:
         planted.remove()
+    return relative_to_tree(run, tree)
+
+
+def relative_to_tree(run: TestRun, tree: Path) -> TestRun:
+    """``run`` with every mention of ``tree``'s absolute path made relative to it."""
+    paths = dict.fromkeys([str(tree), str(tree.resolve())])
+
+    def relative(text: str) -> str:
+        for path in paths:
+            text = text.replace(f"{path}{os.sep}", "").replace(path, ".")
+        return text
+
+    return run.model_copy(
+        update={
+            "outcomes": {relative(name): outcome for name, outcome in run.outcomes.items()},
+            "crashes": {relative(name): why for name, why in run.crashes.items()},
+            "collection_errors": {
+                relative(name): relative(message) for name, message in run.collection_errors.items()
+            },
+            "detail": relative(run.detail),
+        }
+    )
 
 
 def _isolating_crashes(

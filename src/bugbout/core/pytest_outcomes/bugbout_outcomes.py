@@ -273,6 +273,24 @@ def _first_line(report, last=True):
     return (lines[-1] if lines else "").strip()[:500]
 
 
+def _missing_module(report):
+    """A collection error's first line; for a missing module, with the file that imports
+    it (``... No module named 'yaml' (tests/base.py:3)``), relative to the rootdir."""
+    message = _first_line(report)
+    if "No module named" not in message:
+        return message
+    frames = [
+        line.split(": in ", 1)[0]
+        for line in str(getattr(report, "longrepr", "") or "").splitlines()
+        if ".py:" in line and ": in " in line and not line.startswith(" ")
+    ]
+    if not frames:
+        return message
+    where = frames[-1]
+    here = os.getcwd() + os.sep
+    return "%s (%s)" % (message, where[len(here) :] if where.startswith(here) else where)
+
+
 _fd = int(os.environ[FD_VARIABLE])
 _watch = _Watch(_fd, _read_key(_fd))
 del _fd
@@ -307,7 +325,7 @@ def pytest_collectreport(report):
                 "nodeid": report.nodeid,
                 "when": "collect",
                 "outcome": "error",
-                "message": _first_line(report),
+                "message": _missing_module(report),
             }
         )
 

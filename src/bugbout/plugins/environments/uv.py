@@ -13,9 +13,11 @@ so.
 
 from __future__ import annotations
 
+import functools
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +35,22 @@ MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
 VENV_TIMEOUT = 120.0
 INSTALL_TIMEOUT = 600.0
+BUILD_TOOLS = (
+    "setuptools",
+    "setuptools-scm",
+    "wheel",
+    "hatchling",
+    "hatch-vcs",
+    "flit-core",
+    "poetry-core",
+    "pdm-backend",
+    "cython",
+)
+"""Build backends and their helpers: sdists get their newest releases when built."""
+SETUPTOOLS_BEFORE = (3, 12)
+"""Environments of Pythons older than this carry setuptools, as their venvs did."""
+LAYOUT = "2"
+"""What every environment carries besides its requirements; a new value rebuilds them."""
 _CROSS = "\u00d7"  # how uv marks errors and causes on a terminal
 _ARROW = "\u2570\u2500\u25b6"
 
@@ -148,6 +166,7 @@ class UvBuilder:
             json.dumps(sorted(test_dependencies)),
             exclude_newer or "",
             self.options.index_url or "",
+            LAYOUT,
         ]
         if declared_tests:  # without any, the key is what it was before test extras existed
             parts.append(json.dumps(sorted(declared_tests)))
@@ -232,6 +251,9 @@ class _Build:
             timeout=VENV_TIMEOUT,
             what=f"creating a Python {self.environment.python_version} environment",
         )
+        era = self._era_tools()
+        if era:  # resolved as of the fix, first: the build tools' exemption must not touch them
+            self._install(venv, era, exempt_build_tools=False)
 
     def _install_all(self, venv: Path) -> tuple[list[str], str | None]:
         """Install everything; if that fails because of the declared test dependencies, all
@@ -253,11 +275,22 @@ class _Build:
             return required, failure.reason
         return requirements, None
 
-    def _install(self, venv: Path, requirements: list[str]) -> None:
+    def _era_tools(self) -> list[str]:
+        """What the era's Python carried in its environments: setuptools before 3.12."""
+        version = tuple(int(part) for part in self.environment.python_version.split(".")[:2])
+        return ["setuptools"] if version < SETUPTOOLS_BEFORE else []
+
+    def _install(
+        self, venv: Path, requirements: list[str], *, exempt_build_tools: bool = True
+    ) -> None:
         python = str(venv / "bin" / "python")
-        options = []
+        options = ["--compile-bytecode"]
         if self.environment.exclude_newer:
             options += ["--exclude-newer", self.environment.exclude_newer]
+            if exempt_build_tools and _supports_exclude_newer_package():
+                tomorrow = (date.today() + timedelta(days=1)).isoformat()
+                for tool in BUILD_TOOLS:
+                    options += ["--exclude-newer-package", f"{tool}={tomorrow}"]
         if self.options.index_url:
             options += ["--index-url", self.options.index_url]
         if requirements:
@@ -295,6 +328,7 @@ class _Build:
             "declared-test-dependencies": self.declared_tests,
             "test-extras-error": error,
             "requirements": requirements,
+            "era-tools": self._era_tools(),
             "installed": installed,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
@@ -359,6 +393,24 @@ def _clean(line: str) -> str:
         if line.startswith(prefix):
             line = line[len(prefix) :]
     return line.lstrip(f"{_CROSS}{_ARROW}\u2502\u251c ").strip().rstrip(":")
+
+
+@functools.cache
+def _supports_exclude_newer_package() -> bool:
+    """Whether the installed uv can lift the date cap for single packages."""
+    import subprocess
+
+    try:
+        help_text = subprocess.run(
+            [_uv_binary(), "pip", "install", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=VENV_TIMEOUT,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--exclude-newer-package" in help_text
 
 
 def _uv_binary() -> str:
