@@ -18,7 +18,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from bugbout.core.errors import BugboutError
-from bugbout.sweep import SUMMARY_FILES, headline, write_sweep_summary
+from bugbout.sweep import SUMMARY_FILES, write_sweep_summary
+from bugbout.sweep_render import headline
 
 
 class SweepSummaryCallback(Callback):
