@@ -13,7 +13,7 @@ whose socket folder the race adds to the readable paths.
 
 Containers are labelled ``io.bugbout=sandbox``, removed by ``podman run --rm`` when the
 process ends, and removed by a watcher when the run is killed (a timeout); see
-:mod:`bugbout.sandbox.podman_run`. Podman runs with bugbout's own configuration and
+:mod:`bugbout.sandbox.podman.runner`. Podman runs with bugbout's own configuration and
 storage (:class:`bugbout.sandbox.podman.Podman`): runc, cgroupfs and ulimits within the
 caller's hard limits, so that it works on cgroup v1 hosts without ``CAP_SYS_RESOURCE``.
 """
@@ -35,9 +35,8 @@ from pydantic import BaseModel, ConfigDict
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.errors import PluginError
 from bugbout.plugins.sandboxes import Access, layers, resolve
-from bugbout.sandbox import podman_run
 from bugbout.sandbox.confinement import Confinement
-from bugbout.sandbox.podman import INSTALL, Podman, explain
+from bugbout.sandbox.podman import INSTALL, Podman, explain, runner
 
 PROBE_TIMEOUT = 120.0
 OWN_TOP_LEVEL = ("proc", "sys", "dev", "tmp", "run")
@@ -54,9 +53,9 @@ OTHER_SANDBOX = "or choose another sandbox (sandbox=bubblewrap)"
 UNMOUNTABLE = (",", "\n")
 """Characters podman's ``--mount`` cannot carry in a path."""
 _ACCESS = {
-    Access.MASKED: podman_run.MASKED,
-    Access.READABLE: podman_run.READABLE,
-    Access.WRITABLE: podman_run.WRITABLE,
+    Access.MASKED: runner.MASKED,
+    Access.READABLE: runner.READABLE,
+    Access.WRITABLE: runner.WRITABLE,
 }
 
 
@@ -112,7 +111,7 @@ class PodmanSandbox:
         if self.executable is None:
             raise PluginError(self._not_installed())
         rootfs, top_level = self._skeleton()
-        access = {path: podman_run.READABLE for path in top_level}
+        access = {path: runner.READABLE for path in top_level}
         for layer in layers(confinement):
             access[layer.path] = _ACCESS[layer.access]
         for path in access:
@@ -123,17 +122,18 @@ class PodmanSandbox:
                 )
         ordered = sorted(access, key=lambda path: (len(path.parts), str(path)))
         init = next((p for p in INIT_PATHS if os.access(p, os.X_OK)), None)
-        spec = podman_run.Spec(
+        spec = runner.RunSpec(
             podman=self.executable,
             config=self.podman.environ(),
-            rootfs=str(rootfs),
-            workdir=str(workdir),
-            layers=[(str(path), access[path]) for path in ordered],
             argv=list(argv),
+            workdir=str(workdir),
+            role="sandbox",
+            rootfs=str(rootfs),
+            layers=[(str(path), access[path]) for path in ordered],
             network=confinement.network,
             init=init if self.options.init else None,
         )
-        return podman_run.runner_argv(spec)
+        return runner.runner_argv(spec)
 
     def _skeleton(self) -> tuple[Path, list[Path]]:
         """The container's root (an empty stand-in for each top-level entry of this
