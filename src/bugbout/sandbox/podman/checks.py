@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.sandbox.podman.config import INSTALL, PROBE_TIMEOUT, last_line
+from bugbout.sandbox.podman.hostroot import host_spec
 from bugbout.sandbox.podman.images import PodmanImages
-from bugbout.sandbox.podman.runner import LABEL
+from bugbout.sandbox.podman.runner import runner_argv
 from bugbout.sandbox.podman.service import answers
 
 
@@ -51,29 +51,24 @@ class Podman(PodmanImages):
         return self._run_problem()
 
     def _run_problem(self) -> str | None:
-        """Run ``true`` in a real container (the host's ``/usr`` read-only, no image
+        """Run ``true`` in a real container (this machine's root read-only, no image
         needed) and explain a failure."""
-        with tempfile.TemporaryDirectory(prefix="bugbout-podman-probe-") as scratch:
-            rootfs = Path(scratch) / "rootfs"
-            (rootfs / "usr").mkdir(parents=True)
-            binds = ["-v", "/usr:/usr:ro"]
-            for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-                host = Path("/") / name
-                if host.is_symlink():
-                    (rootfs / name).symlink_to(host.readlink())
-                elif host.is_dir():
-                    (rootfs / name).mkdir()
-                    binds += ["-v", f"{host}:{host}:ro"]
-            try:
-                result = self.cli(
-                    "run", "--rm", "--network", "none", "--label", f"{LABEL}=probe",
-                    *binds, "--rootfs", f"{rootfs}:O", "true",
-                )  # fmt: skip
-            except subprocess.TimeoutExpired:
-                return f"podman did not run a container within {PROBE_TIMEOUT:.0f} s"
-            finally:
-                if self._service is None:
-                    self.release_storage()
+        program = shutil.which(self.executable) or self.executable
+        spec = host_spec(self, program, ["true"], Path("/"), {}, role="probe", init=False)
+        try:
+            result = subprocess.run(
+                runner_argv(spec),
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return f"podman did not run a container within {PROBE_TIMEOUT:.0f} s"
+        finally:
+            if self._service is None:
+                self.release_storage()
         if result.returncode == 0:
             return None
         return explain(result.stderr, self.config_dir)
