@@ -51,10 +51,11 @@ class Podman(PodmanImages):
         return self._run_problem()
 
     def _run_problem(self) -> str | None:
-        """Run ``true`` in a real container (this machine's root read-only, no image
-        needed) and explain a failure."""
+        """Exit 0 in a real container (this machine's root read-only, no image needed)
+        and explain a failure."""
         program = shutil.which(self.executable) or self.executable
-        spec = host_spec(self, program, ["true"], Path("/"), {}, role="probe", init=False)
+        argv = ["/bin/sh", "-c", "exit 0"]  # the caller's PATH may not lead to it
+        spec = host_spec(self, program, argv, Path("/"), {}, role="probe", init=False)
         try:
             result = subprocess.run(
                 runner_argv(spec),
