@@ -7,6 +7,8 @@
   and a podman-py client of it;
 - :mod:`~bugbout.sandbox.podman.images`: the base image (no registry) and the images
   built on it, through the service;
+- :mod:`~bugbout.sandbox.podman.hostroot`: containers of this machine's own root, which
+  need no image (the podman sandbox's);
 - :mod:`~bugbout.sandbox.podman.checks`: :class:`Podman`, all of the above, and what
   keeps podman from running containers here;
 - :mod:`~bugbout.sandbox.podman.runner`: the one container runner, ``podman run`` in a
