@@ -215,6 +215,21 @@ def test_the_image_is_cached_by_key(builder: PodmanBuilder, tmp_path: Path) -> N
     assert environment(builder, tree, tmp_path / "home").key != first.key
 
 
+@pytest.mark.slow
+def test_test_runs_need_no_service(tmp_path: Path) -> None:
+    """Each test run is podman's own, not the service's (which builds the images): an
+    environment still runs its tests once the service that built it has stopped."""
+    tree = project(tmp_path, {"test_a.py": "def test_a():\n    pass\n"})
+    fresh = PodmanBuilder(PodmanOptions(storage=STORAGE))
+    try:
+        contained = environment(fresh, tree, tmp_path / "home")
+    finally:
+        fresh.close()
+    run = run_in(contained, tree, ["tests"])
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {"tests/test_a.py::test_a": Outcome.PASSED}
+
+
 def test_threads_share_one_podman_service(tmp_path: Path) -> None:
     """Ground truth builds environments from several threads (``tasks.jobs``): they get one
     podman, whose service outlives each build."""

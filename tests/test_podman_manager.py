@@ -100,7 +100,9 @@ def test_podmans_own_ulimit_failure_is_explained(tmp_path: Path) -> None:
 
 def test_the_runner_starts_isolated_and_round_trips_its_spec() -> None:
     spec = RunSpec(
-        socket="/s.sock",
+        podman="/usr/bin/podman",
+        config={"CONTAINERS_CONF": "/c/containers.conf"},
+        url="unix:///s.sock",
         image="localhost/x:1",
         argv=["python", "-m", "pytest", "a b"],
         workdir="/t",

@@ -1,30 +1,34 @@
 """The ``podman`` environment builder: every test run in a container, built without a registry.
 
-An era's environment is an image: the base image (:meth:`bugbout.sandbox.podman.Podman.
-base_image`: a named image, a Containerfile, or Debian ``minbase`` with ``python3`` made by
-debootstrap) with a virtual environment in :data:`ENV_DIR` holding exactly what the ``uv``
-builder would install (the test and runtime dependencies as of the fix, never the
-project). uv runs inside a build container (the host's uv binary, mounted read-only) and
-the container is committed as ``localhost/bugbout-env:<key>``, labelled; an image that
-exists is reused.
+An era's environment is an image: the base image (:meth:`bugbout.sandbox.podman.images.
+PodmanImages.base_image`: a named image, a Containerfile, or Debian ``minbase`` with
+``python3`` made by debootstrap) with a virtual environment in :data:`ENV_DIR` holding
+exactly what the ``uv`` builder would install (the test and runtime dependencies as of
+the fix, never the project). uv runs inside a build container (the host's uv binary,
+mounted read-only) committed as ``localhost/bugbout-env:<key>``
+(:meth:`bugbout.sandbox.podman.images.PodmanImages.build`); an image that exists is
+reused.
 
-Each test run is one container (:func:`bugbout.sandbox.podman.run_container`): no network,
-the tree under test bind-mounted read-write at its own path (so node ids and
-``--rootdir`` are unchanged), the extra paths read-only, the run's private HOME
-writable; nothing else of the host is visible. Outcomes come back through a file in a
-bind-mounted scratch directory that the runner copies to bugbout's descriptor, so they are
-collected exactly as on the host. When a run times out and bugbout kills the runner, a
-watcher it left in its own session removes the container.
+Each test run is one container (:mod:`bugbout.sandbox.podman.runner`): no network, the
+tree under test bind-mounted read-write at its own path (so node ids and ``--rootdir``
+are unchanged), the extra paths read-only, the run's private HOME writable; nothing else
+of the host is visible. Outcomes come back through a file in a bind-mounted scratch
+directory that the runner copies to bugbout's descriptor, so they are collected exactly
+as on the host. When a run times out and bugbout kills the runner, a watcher it left in
+its own session removes the container.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bugbout import EnvironmentPlugin, hookimpl
 from bugbout.core.errors import EnvironmentFailure
@@ -32,33 +36,15 @@ from bugbout.plugins.environments.uv import UvOptions, describe
 
 if TYPE_CHECKING:
     from bugbout.core.environment import Command, EnvironmentRequest
-    from bugbout.sandbox.podman import BaseImage, Podman
+    from bugbout.sandbox.podman import BaseImage, Mount, Podman
 
 ENV_DIR = "/opt/bugbout/env"
 """The virtual environment inside an environment image."""
 ENV_REPOSITORY = "localhost/bugbout-env"
-BUILD_TIMEOUT = 900.0
 _UV = "/.bugbout-uv/uv"
 _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 _UV_CACHE = "/.bugbout-uv/cache"
 _PATH = f"{ENV_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-_PROBE = """\
-import glob, json, os, re, subprocess
-VERSION = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
-found = {}
-for folder in ("/usr/local/bin", "/usr/bin"):
-    for path in sorted(glob.glob(folder + "/python3.*")):
-        if not re.match(r"python3[.][0-9]+$", os.path.basename(path)):
-            continue
-        try:
-            out = subprocess.Popen([path, "-c", VERSION], stdout=subprocess.PIPE,
-                                   universal_newlines=True).communicate()[0]
-        except OSError:
-            continue
-        if out.strip():
-            found.setdefault(out.strip().rsplit(".", 1)[0], [path, out.strip()])
-print(json.dumps(found))
-"""
 
 
 class PodmanOptions(UvOptions):
@@ -85,10 +71,13 @@ class PodmanOptions(UvOptions):
 
 @dataclass(frozen=True)
 class PodmanEnvironment:
-    """An environment image; each test run is a container of it."""
+    """An environment image; each test run is a container of it, run by ``podman`` with
+    bugbout's configuration ``config``, or through the podman service at ``url``."""
 
     image: str
-    socket: str
+    podman: str
+    config: dict[str, str] = field(hash=False)
+    url: str | None
     base: str
     python_version: str
     exclude_newer: str | None
@@ -116,19 +105,21 @@ class PodmanEnvironment:
             Mount(str(path.resolve()), str(path.absolute()), read_only=True) for path in extra_paths
         ]
         spec = RunSpec(
-            socket=self.socket,
-            image=self.image,
+            podman=self.podman,
+            config=dict(self.config),
             argv=[f"{ENV_DIR}/bin/python", "-m", "pytest", *args],
             workdir=str(where),
+            role="test",
+            image=self.image,
             mounts=mounts,
+            mount_env=["HOME", "TMPDIR"],
             env={
                 "PYTHONPATH": python_path(where, self.import_root, extra_paths),
                 "VIRTUAL_ENV": ENV_DIR,
                 "PATH": _PATH,
             },
-            mount_env=["HOME", "TMPDIR"],
             forward_fd="BUGBOUT_OUTCOMES_FD",
-            role="test",
+            url=self.url,
         )
         return Command(argv=runner_argv(spec), cwd=where, contained=True)
 
@@ -141,9 +132,6 @@ class PodmanBuilder:
     _podman: Podman | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _built: dict[str, PodmanEnvironment] = field(default_factory=dict, init=False, repr=False)
-    _interpreters: dict[str, dict[str, list[str]]] = field(
-        default_factory=dict, init=False, repr=False
-    )
 
     def podman(self, home: Path) -> Podman:
         """bugbout's podman for ``home``, checked and its service started once: an
@@ -188,7 +176,7 @@ class PodmanBuilder:
         try:
             podman = self.podman(request.home)
             base = podman.base_image()
-            interpreters = self._available(podman, base)
+            interpreters = podman.pythons(base)
         except PodmanError as exc:
             raise EnvironmentFailure(str(exc)) from None
         dependencies = [
@@ -223,60 +211,40 @@ class PodmanBuilder:
         if key in self._built:
             return self._built[key]
         image = f"{ENV_REPOSITORY}:{key}"
+        build = _Build(
+            podman=podman,
+            base=base,
+            image=image,
+            interpreter=str(interpreter),
+            required=list(dict.fromkeys([*test_dependencies, *dependencies])),
+            declared=declared_tests,
+            exclude_newer=exclude_newer,
+            index_url=self.options.index_url,
+        )
         try:
-            error = _Build(
-                podman=podman,
-                base=base,
-                image=image,
-                interpreter=str(interpreter),
-                required=list(dict.fromkeys([*test_dependencies, *dependencies])),
-                declared=declared_tests,
-                exclude_newer=exclude_newer,
-                index_url=self.options.index_url,
-            ).run()
+            error = podman.built(image, build.run).get("io.bugbout.test-extras-error")
         except PodmanError as exc:
             raise EnvironmentFailure(f"building the podman environment failed: {exc}") from None
         environment = PodmanEnvironment(
             image=image,
-            socket=str(podman.socket_path),
+            podman=shutil.which(podman.executable) or podman.executable,
+            config=podman.environ(),
+            url=f"unix://{podman.socket_path}" if podman.socket else None,
             base=base.name,
             python_version=version,
             exclude_newer=exclude_newer,
             key=key,
             import_root=request.project.import_root,
-            test_extras_error=error,
+            test_extras_error=error or None,
         )
         self._built[key] = environment
         return environment
 
-    def _available(self, podman: Podman, base: BaseImage) -> dict[str, list[str]]:
-        """The base image's Python interpreters by minor version: ``{"3.11": [path, "3.11.2"]}``
-        (asked once per image; kept beside bugbout's podman configuration)."""
-        if base.id in self._interpreters:
-            return self._interpreters[base.id]
-        record = podman.storage_dir / "interpreters" / f"{base.id}.json"
-        try:
-            found: dict[str, list[str]] = json.loads(record.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            code, output = _run(podman, base.name, ["python3", "-c", _PROBE], role="probe")
-            try:
-                found = json.loads(output.strip().splitlines()[-1]) if code == 0 else {}
-            except (ValueError, IndexError):
-                found = {}
-            if not found:
-                raise EnvironmentFailure(
-                    f"the base image {base.name} has no Python 3 (python3 -c failed: "
-                    f"{_last(output)}); use an image with python3, or leave env.image unset"
-                ) from None
-            record.parent.mkdir(parents=True, exist_ok=True)
-            record.write_text(json.dumps(found), encoding="utf-8")
-        self._interpreters[base.id] = found
-        return found
-
 
 @dataclass
 class _Build:
-    """One environment image: uv in a container of the base image, committed."""
+    """One environment image: uv installs the requirements in a build container of the
+    base image, with the declared test extras if it can, else without them."""
 
     podman: Podman
     base: BaseImage
@@ -287,31 +255,16 @@ class _Build:
     exclude_newer: str | None
     index_url: str | None
 
-    def run(self) -> str | None:
-        """Build the image unless it exists; why the declared test dependencies were left
-        out, if they were."""
-        from bugbout.sandbox.podman import locked
-
-        client = self.podman.client()
-        with locked(self.podman.storage_dir / "locks" / f"{self.image.rsplit(':', 1)[1]}.lock"):
-            if not client.images.exists(self.image):
-                self._build()
-            labels = client.images.get(self.image).labels or {}
-        error = labels.get("io.bugbout.test-extras-error")
-        return error or None
-
-    def _build(self) -> None:
+    def run(self) -> None:
         from bugbout.plugins.environments.uv import uv_error
 
         declared = [d for d in dict.fromkeys(self.declared) if d not in self.required]
         attempts = [[*declared, *self.required], self.required] if declared else [self.required]
         error = None
         for number, requirements in enumerate(attempts):
-            container, code, output = self._install(requirements)
+            code, output = self._install(requirements, error)
             if code == 0:
-                self._commit(container, requirements, error)
                 return
-            container.remove(force=True)
             reason = uv_error(output)
             if number == len(attempts) - 1:
                 raise EnvironmentFailure(
@@ -320,10 +273,9 @@ class _Build:
                 )
             error = reason
 
-    def _install(self, requirements: list[str]) -> tuple[Any, int, str]:
-        import shlex
-
+    def _install(self, requirements: list[str], error: str | None) -> tuple[int, str]:
         from bugbout.plugins.environments.uv import _uv_binary
+        from bugbout.sandbox.podman import Mount
 
         python = f"{ENV_DIR}/bin/python"
         options = ["--exclude-newer", self.exclude_newer] if self.exclude_newer else []
@@ -339,13 +291,19 @@ class _Build:
         cache.mkdir(parents=True, exist_ok=True)
         uv = Path(_uv_binary()).resolve()
         mounts, env = _host_network_settings()
-        return _start(
-            self.podman,
-            self.base.name,
+        changes = [
+            f"LABEL io.bugbout.key={self.image.rsplit(':', 1)[1]}",
+            f"LABEL io.bugbout.requirements={json.dumps(json.dumps(requirements))}",
+            f"ENV VIRTUAL_ENV={ENV_DIR}",
+            f"ENV PATH={_PATH}",
+        ]
+        if error is not None:
+            changes.append(f"LABEL io.bugbout.test-extras-error={json.dumps(error)}")
+        return self.podman.build(
+            self.base,
+            self.image,
             ["/bin/sh", "-c", script],
-            role="build",
-            network=True,
-            mounts=[(str(uv), _UV, True), (str(cache), _UV_CACHE, False), *mounts],
+            mounts=[Mount(str(uv), _UV, True), Mount(str(cache), _UV_CACHE), *mounts],
             env={
                 **env,
                 "UV_CACHE_DIR": _UV_CACHE,
@@ -354,30 +312,15 @@ class _Build:
                 "UV_NO_CONFIG": "1",
                 "UV_NO_PROGRESS": "1",
             },
+            changes=changes,
         )
 
-    def _commit(self, container: Any, requirements: list[str], error: str | None) -> None:
-        repository, tag = self.image.rsplit(":", 1)
-        changes = [
-            "LABEL io.bugbout=env",
-            f"LABEL io.bugbout.key={tag}",
-            f"LABEL io.bugbout.requirements={json.dumps(json.dumps(requirements))}",
-            f"ENV VIRTUAL_ENV={ENV_DIR}",
-            f"ENV PATH={_PATH}",
-        ]
-        if error is not None:
-            changes.append(f"LABEL io.bugbout.test-extras-error={json.dumps(error)}")
-        try:
-            container.commit(repository=repository, tag=tag, changes=changes)
-        finally:
-            container.remove(force=True)
 
-
-def _host_network_settings() -> tuple[list[tuple[str, str, bool]], dict[str, str]]:
+def _host_network_settings() -> tuple[list[Mount], dict[str, str]]:
     """What uv on this machine uses to reach the index, for uv in a build container: the
     proxy variables, uv's own variables, and the certificate authorities that
     ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` name (mounted read-only at the same path)."""
-    import os
+    from bugbout.sandbox.podman import Mount
 
     env = {
         name: value
@@ -389,60 +332,12 @@ def _host_network_settings() -> tuple[list[tuple[str, str, bool]], dict[str, str
         value = os.environ.get(name)
         if value and Path(value).exists():
             env[name] = value
-            mounts.append((str(Path(value).resolve()), value, True))
+            mounts.append(Mount(str(Path(value).resolve()), value, True))
     return mounts, env
-
-
-def _start(
-    podman: Podman,
-    image: str,
-    argv: list[str],
-    *,
-    role: str,
-    network: bool = False,
-    mounts: list[tuple[str, str, bool]] | None = None,
-    env: dict[str, str] | None = None,
-) -> tuple[Any, int, str]:
-    """Run ``argv`` in a new labelled container of ``image``; the container (not yet
-    removed), its exit code and its output."""
-    from bugbout.sandbox.podman import LABEL
-
-    client = podman.client()
-    container = client.containers.create(
-        image,
-        argv,
-        labels={LABEL: role},
-        network_mode="host" if network else "none",
-        mounts=[
-            {"type": "bind", "source": source, "target": target, "read_only": read_only}
-            for source, target, read_only in mounts or []
-        ],
-        environment=env or {},
-    )
-    try:
-        container.start()
-        code = int(container.wait(condition="exited", timeout=BUILD_TIMEOUT))
-        logs = container.logs(stdout=True, stderr=True)
-        output = (logs if isinstance(logs, bytes) else b"".join(logs)).decode("utf-8", "replace")
-    except Exception:
-        container.remove(force=True)
-        raise
-    return container, code, output
-
-
-def _run(podman: Podman, image: str, argv: list[str], *, role: str) -> tuple[int, str]:
-    container, code, output = _start(podman, image, argv, role=role)
-    container.remove(force=True)
-    return code, output
 
 
 def _path(value: str | None) -> Path | None:
     return Path(value).expanduser() if value else None
-
-
-def _last(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
 
 
 @hookimpl

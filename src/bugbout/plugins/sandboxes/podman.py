@@ -13,14 +13,13 @@ whose socket folder the race adds to the readable paths.
 
 Containers are labelled ``io.bugbout=sandbox``, removed by ``podman run --rm`` when the
 process ends, and removed by a watcher when the run is killed (a timeout); see
-:mod:`bugbout.sandbox.podman_run`. Podman runs with bugbout's own configuration and
+:mod:`bugbout.sandbox.podman.runner`. Podman runs with bugbout's own configuration and
 storage (:class:`bugbout.sandbox.podman.Podman`): runc, cgroupfs and ulimits within the
 caller's hard limits, so that it works on cgroup v1 hosts without ``CAP_SYS_RESOURCE``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -35,28 +34,18 @@ from pydantic import BaseModel, ConfigDict
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.errors import PluginError
 from bugbout.plugins.sandboxes import Access, layers, resolve
-from bugbout.sandbox import podman_run
 from bugbout.sandbox.confinement import Confinement
-from bugbout.sandbox.podman import INSTALL, Podman, explain
+from bugbout.sandbox.podman import INSTALL, Podman, explain, runner
+from bugbout.sandbox.podman.hostroot import host_spec
 
 PROBE_TIMEOUT = 120.0
-OWN_TOP_LEVEL = ("proc", "sys", "dev", "tmp", "run")
-"""Top-level directories the container has its own of (not bound from the host)."""
-SKIPPED_TOP_LEVEL = ("lost+found",)
-INIT_PATHS = (
-    "/usr/libexec/podman/catatonit",
-    "/usr/libexec/catatonit/catatonit",
-    "/usr/local/libexec/podman/catatonit",
-    "/usr/bin/catatonit",
-)
-"""Where podman's init (catatonit) is found: it reaps orphans and forwards signals."""
 OTHER_SANDBOX = "or choose another sandbox (sandbox=bubblewrap)"
 UNMOUNTABLE = (",", "\n")
 """Characters podman's ``--mount`` cannot carry in a path."""
 _ACCESS = {
-    Access.MASKED: podman_run.MASKED,
-    Access.READABLE: podman_run.READABLE,
-    Access.WRITABLE: podman_run.WRITABLE,
+    Access.MASKED: runner.MASKED,
+    Access.READABLE: runner.READABLE,
+    Access.WRITABLE: runner.WRITABLE,
 }
 
 
@@ -93,7 +82,6 @@ class PodmanSandbox:
         self._lock = threading.Lock()
         self._probed = False
         self._problem: str | None = None
-        self._rootfs: Path | None = None
 
     def problem(self) -> str | None:
         """``None`` if podman runs a sandbox container here (tried once), else why not
@@ -111,69 +99,24 @@ class PodmanSandbox:
             raise PluginError(f"cannot confine a process to {workdir}: it is not a directory")
         if self.executable is None:
             raise PluginError(self._not_installed())
-        rootfs, top_level = self._skeleton()
-        access = {path: podman_run.READABLE for path in top_level}
-        for layer in layers(confinement):
-            access[layer.path] = _ACCESS[layer.access]
+        access = {layer.path: _ACCESS[layer.access] for layer in layers(confinement)}
         for path in access:
             if any(character in str(path) for character in UNMOUNTABLE):
                 raise PluginError(
                     f"podman cannot mount {str(path)!r} (it contains a comma or a newline): "
                     f"rename it, {OTHER_SANDBOX}"
                 )
-        ordered = sorted(access, key=lambda path: (len(path.parts), str(path)))
-        init = next((p for p in INIT_PATHS if os.access(p, os.X_OK)), None)
-        spec = podman_run.Spec(
-            podman=self.executable,
-            config=self.podman.environ(),
-            rootfs=str(rootfs),
-            workdir=str(workdir),
-            layers=[(str(path), access[path]) for path in ordered],
-            argv=list(argv),
+        spec = host_spec(
+            self.podman,
+            self.executable,
+            argv,
+            workdir,
+            access,
+            role="sandbox",
             network=confinement.network,
-            init=init if self.options.init else None,
+            init=self.options.init,
         )
-        return podman_run.runner_argv(spec)
-
-    def _skeleton(self) -> tuple[Path, list[Path]]:
-        """The container's root (an empty stand-in for each top-level entry of this
-        machine, made once per layout) and the top-level entries to bind into it."""
-        entries: list[tuple[str, str, str]] = []
-        for entry in sorted(os.scandir("/"), key=lambda e: e.name):
-            if entry.name in SKIPPED_TOP_LEVEL:
-                continue
-            if entry.is_symlink():
-                entries.append((entry.name, "link", str(Path(entry.path).readlink())))
-            elif entry.is_dir():
-                entries.append((entry.name, "dir", ""))
-            elif entry.is_file():
-                entries.append((entry.name, "file", ""))
-        for name in OWN_TOP_LEVEL:
-            if (name, "dir", "") not in entries:
-                entries.append((name, "dir", ""))
-        key = hashlib.sha256(repr(sorted(entries)).encode()).hexdigest()[:16]
-        rootfs = self.podman.config_dir / f"sandbox-root-{key}"
-        if not rootfs.is_dir():
-            self.podman.config_dir.mkdir(parents=True, exist_ok=True)
-            partial = Path(tempfile.mkdtemp(prefix=".sandbox-root-", dir=self.podman.config_dir))
-            for name, kind, target in entries:
-                if kind == "link":
-                    (partial / name).symlink_to(target)
-                elif kind == "dir":
-                    (partial / name).mkdir()
-                else:
-                    (partial / name).touch()
-            partial.chmod(0o755)
-            try:
-                partial.rename(rootfs)
-            except OSError:  # made meanwhile by another process
-                shutil.rmtree(partial, ignore_errors=True)
-        top_level = [
-            Path("/", name)
-            for name, kind, _ in entries
-            if kind != "link" and name not in OWN_TOP_LEVEL
-        ]
-        return rootfs, top_level
+        return runner.runner_argv(spec)
 
     def _not_installed(self) -> str:
         return (

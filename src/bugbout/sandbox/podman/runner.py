@@ -1,28 +1,37 @@
-"""Run one command in a podman container that mirrors this machine, and remove the
-container however the run ends: what the ``podman`` sandbox's wrapped command line starts.
+"""Run one command in a podman container and remove the container however the run ends:
+bugbout's one container runner, for the podman sandbox and for each test run of the
+podman environment.
 
-The container's root is an empty skeleton of this machine's top-level entries, with
-each entry bind-mounted read-only from the host, then the confinement's paths on top,
-ancestors first: a masked directory becomes an empty read-only tmpfs, a masked file
-``/dev/null``, a readable path a read-only bind, a writable one a read-write bind.
-Host mounts that are writable and would show through a read-only entry are bound again
-read-only (a read-only bind does not make its sub-mounts read-only). ``/tmp``,
-``/var/tmp`` and ``/run`` are private tmpfs; the process has no capabilities, its own
-pid, ipc and uts namespaces, and no network unless the spec keeps it (``--network
-host``).
+It runs ``podman run``: the podman command line is the only way to hand a container
+this process's open descriptors, and it is the fastest way to run one container (no
+service in between). A run names either an image or a root folder:
 
-The variables of this process's environment are passed into the container by name,
-its standard streams are the container's, and its open descriptors above 2 are passed
-on at the same numbers (a test run's outcome descriptor).
+- **A root folder** (the sandbox): an empty skeleton of this machine's top-level
+  entries, each bind-mounted read-only from the host, then the run's ``layers`` on top,
+  ancestors first: a masked directory becomes an empty read-only tmpfs, a masked file
+  ``/dev/null``, a readable path a read-only bind, a writable one a read-write bind.
+  Host mounts that are writable and would show through a read-only entry are bound
+  again read-only (a read-only bind does not make its sub-mounts read-only). ``/tmp``,
+  ``/var/tmp`` and ``/run`` are private tmpfs.
+- **An image** (a test run): the ``mounts`` bound at their destinations, and the
+  folders the variables ``mount_env`` name (``HOME``, ``TMPDIR``) read-write.
+
+Either way the process has no capabilities, its own pid, ipc and uts namespaces, and no
+network unless the spec keeps it (``--network host``). The variables of this process's
+environment are passed in by name (``env`` on top), and its standard streams are the
+container's. Its open descriptors above 2 are passed on at the same numbers, unless the
+spec names one in ``forward_fd``: that one is forwarded through a file in a bind-mounted
+scratch folder, whose JSON lines are copied back when the run ends, which also works
+through a podman service (``url``), where descriptors cannot go.
 
 Removal: ``podman run --rm`` removes the container when it ends. When this process is
 killed instead (a timeout kills its process group), a watcher it forked into its own
 session kills the podman client, removes the container by name, and only then closes
 its copy of the caller's output streams, so that a caller reading them to the end
-(``run_logged``) returns once the container is gone.
+returns once the container is gone.
 
-This module imports only the standard library: it starts with ``python -I`` for every
-sandboxed run.
+This module imports only the standard library and nothing of bugbout: it starts with
+``python -I`` on this file for every run (:func:`runner_argv`).
 """
 
 from __future__ import annotations
@@ -33,26 +42,29 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 LABEL = "io.bugbout"
-"""The label bugbout puts on its containers (``bugbout.sandbox.podman.LABEL``)."""
-ROLE = "sandbox"
-NAME_PREFIX = "bugbout-sandbox-"
+"""The label on every image and container bugbout creates; its value is one of ROLES."""
+ROLES = ("base", "env", "build", "test", "sandbox", "probe")
+"""What a labelled object is: a base image, an environment image, a container building
+one, a test run's container, an agent's sandbox container, a probe's container."""
 PRIVATE = ("/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/run")
-"""Places the container has its own of: host mounts there are never bound again."""
+"""Places a root-folder container has its own of: host mounts there are never bound."""
 PODMAN_VARIABLES = (
     "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINERS_REGISTRIES_CONF",
     "CONTAINER_HOST", "CONTAINER_CONNECTION", "CONTAINER_SSHKEY", "NOTIFY_SOCKET",
     "_CONTAINERS_USERNS_CONFIGURED", "_CONTAINERS_ROOTLESS_UID",
 )  # fmt: skip
-"""Variables that steer podman itself: never taken from, nor passed to, the confined
-process."""
+"""Variables that steer podman itself: never taken from, nor passed to, the process."""
 PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/run")
-"""Private, empty and writable in the container (nothing of the host's is copied in)."""
+"""Private, empty and writable in a root-folder container (nothing of the host's)."""
+RUN_DIR = "/.bugbout-run"
+"""Where a run's scratch folder (the forwarded descriptor's file) appears in a container."""
 REMOVE_TIMEOUT = 60.0
 CLIENT_GONE_TIMEOUT = 10.0
 
@@ -60,20 +72,39 @@ MASKED, READABLE, WRITABLE = "masked", "readable", "writable"
 
 
 @dataclass(frozen=True)
-class Spec:
-    """What one sandboxed run needs; JSON on the runner's command line."""
+class Mount:
+    """A host path bind-mounted into a container."""
+
+    source: str
+    destination: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What one run needs; JSON on the runner's command line."""
 
     podman: str
     """The podman program (an absolute path)."""
     config: dict[str, str]
     """``CONTAINERS_CONF`` and ``CONTAINERS_STORAGE_CONF``: bugbout's podman configuration."""
-    rootfs: str
-    """The skeleton root: one empty directory, file or link per top-level host entry."""
-    workdir: str
-    layers: list[tuple[str, str]]
-    """``(path, access)``, ancestors first: the host's top-level entries (readable unless
-    the confinement says otherwise) and the confinement's paths."""
     argv: list[str]
+    workdir: str
+    role: str = "test"
+    image: str | None = None
+    """The image to run; or:"""
+    rootfs: str | None = None
+    """The skeleton root, one empty directory, file or link per top-level host entry."""
+    layers: list[tuple[str, str]] = field(default_factory=list)
+    """With ``rootfs``: ``(path, access)``, ancestors first: the host's top-level entries
+    (readable unless the confinement says otherwise) and the confinement's paths."""
+    mounts: list[Mount] = field(default_factory=list)
+    mount_env: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    forward_fd: str | None = None
+    """A variable naming a descriptor to forward through a file instead of passing it on."""
+    url: str | None = None
+    """A podman service to run through (``unix://PATH``); by default podman runs it."""
     network: bool = False
     init: str | None = None
     """The init program (catatonit) to run as the container's pid 1, if there is one."""
@@ -82,40 +113,78 @@ class Spec:
         return json.dumps(asdict(self), separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str) -> Spec:
+    def from_json(cls, text: str) -> RunSpec:
         data = json.loads(text)
-        data["layers"] = [(path, access) for path, access in data["layers"]]
+        data["layers"] = [(path, access) for path, access in data.get("layers", [])]
+        data["mounts"] = [Mount(**mount) for mount in data.get("mounts", [])]
         return cls(**data)
 
 
-def runner_argv(spec: Spec) -> list[str]:
+def runner_argv(spec: RunSpec) -> list[str]:
     """The command line that runs ``spec`` and exits with the command's exit status."""
     return [sys.executable, "-I", str(Path(__file__).resolve()), spec.to_json()]
 
 
 def podman_argv(
-    spec: Spec, name: str, variables: list[str], descriptors: int, mountinfo: str
+    spec: RunSpec,
+    name: str,
+    variables: list[str],
+    descriptors: int,
+    mountinfo: str,
+    *,
+    scratch: str | None = None,
 ) -> list[str]:
     """The ``podman run`` command line for ``spec``: the container named ``name`` gets the
-    ``variables`` of the caller's environment and its descriptors 3 to 2+``descriptors``."""
-    command = [spec.podman, "run", "--rm", "--name", name, "--interactive"]
-    command += ["--label", f"{LABEL}={ROLE}"]
+    ``variables`` of the caller's environment, ``spec.env``, its descriptors 3 to
+    2+``descriptors``, and ``scratch`` (the forwarded descriptor's folder) at RUN_DIR."""
+    command = [spec.podman, *(["--url", spec.url] if spec.url else []), "run", "--rm"]
+    command += ["--name", name, "--interactive", "--label", f"{LABEL}={spec.role}"]
     command += ["--network", "host" if spec.network else "none"]
     command += ["--cap-drop", "all", "--security-opt", "no-new-privileges"]
-    command += ["--read-only", "--read-only-tmpfs=false", "--log-driver", "none"]
-    command += ["--hostname", "bugbout", "--workdir", spec.workdir]
+    command += ["--log-driver", "none", "--hostname", "bugbout", "--workdir", spec.workdir]
+    if spec.rootfs:
+        command += ["--read-only", "--read-only-tmpfs=false"]
     if spec.init:
         command += ["--init", "--init-path", spec.init]
-    for mount in mounts(spec.layers, mountinfo):
+    layers = layer_mounts(spec.layers, mountinfo) if spec.rootfs else []
+    for mount in [*layers, *_binds(spec)]:
         command += ["--mount", mount]
+    argv = list(spec.argv)
+    if scratch is not None and spec.forward_fd:
+        command += ["--mount", f"type=bind,source={scratch},destination={RUN_DIR}"]
+        # read-write, not append: the reader may blank what it read at the start
+        argv = ["/bin/sh", "-c", f'exec 3<>{RUN_DIR}/forwarded; exec "$@"', "sh", *argv]
+        command += ["--env", f"{spec.forward_fd}=3"]
     for variable in variables:
         command += ["--env", variable]
+    for key, value in spec.env.items():
+        command += ["--env", f"{key}={value}"]
     if descriptors:
         command += ["--preserve-fds", str(descriptors)]
-    return [*command, "--rootfs", f"{spec.rootfs}:O", *spec.argv]
+    root = ["--rootfs", f"{spec.rootfs}:O"] if spec.rootfs else [spec.image or ""]
+    return [*command, *root, *argv]
 
 
-def mounts(layers: list[tuple[str, str]], mountinfo: str) -> list[str]:
+def _binds(spec: RunSpec) -> list[str]:
+    """The ``mount_env`` folders (read-write at their own path) and ``mounts``, each
+    destination once, skipping sources that do not exist."""
+    found, seen = [], {RUN_DIR}
+    wanted = [
+        Mount(str(Path(folder).resolve()), folder)
+        for folder in (os.environ.get(variable) for variable in spec.mount_env)
+        if folder and Path(folder).is_dir()
+    ]
+    for mount in [*wanted, *spec.mounts]:
+        if mount.destination not in seen and Path(mount.source).exists():
+            seen.add(mount.destination)
+            found.append(
+                f"type=bind,source={mount.source},destination={mount.destination},"
+                f"ro={str(mount.read_only).lower()}"
+            )
+    return found
+
+
+def layer_mounts(layers: list[tuple[str, str]], mountinfo: str) -> list[str]:
     """``--mount`` values for the layers, then read-only binds of the writable host mounts
     that would otherwise show through a read-only layer."""
     found = [
@@ -173,30 +242,37 @@ def _unescape(text: str) -> str:
 # -- running -------------------------------------------------------------------------------
 
 
-def run(spec: Spec) -> int:
+def run(spec: RunSpec) -> int:
     """Run ``spec``; the command's exit status (125: podman could not run it)."""
-    descriptors = _pass_descriptors()
+    forwarded = _forwarded_fd(spec.forward_fd)
+    descriptors = 0 if spec.forward_fd else _pass_descriptors()
     caller = dict(os.environ)
-    variables = [name for name in caller if name not in PODMAN_VARIABLES and _valid(name)]
+    dropped = {*PODMAN_VARIABLES, *spec.env, *([spec.forward_fd] if spec.forward_fd else [])}
+    variables = [name for name in caller if name not in dropped and _valid(name)]
     environ = {k: v for k, v in caller.items() if k not in PODMAN_VARIABLES} | spec.config
     try:
         mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
         mountinfo = ""
-    name = f"{NAME_PREFIX}{uuid.uuid4().hex[:16]}"
-    argv = podman_argv(spec, name, variables, descriptors, mountinfo)
-    watcher = _watch(spec, name, environ)
-    try:
-        client = subprocess.Popen(argv, env=environ, pass_fds=range(3, 3 + descriptors))
-    except OSError as exc:
+    name = f"bugbout-{spec.role}-{uuid.uuid4().hex[:16]}"
+    with contextlib.ExitStack() as stack:
+        scratch = None
+        if forwarded is not None:  # what the caller put first (a key line) is seen inside
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="bugbout-run-"))
+            Path(scratch, "forwarded").write_bytes(_first_line(forwarded))
+        argv = podman_argv(spec, name, variables, descriptors, mountinfo, scratch=scratch)
+        watcher = _watch(spec, name, environ)
+        try:
+            client = subprocess.Popen(argv, env=environ, pass_fds=range(3, 3 + descriptors))
+        except OSError as exc:
+            watcher.done()
+            sys.stderr.write(f"bugbout: cannot start podman ({exc}); install it or name it\n")
+            return 125
+        watcher.guard(client.pid)
+        code = client.wait()
         watcher.done()
-        sys.stderr.write(
-            f"bugbout: cannot start podman ({exc}); install it or fix sandbox.executable\n"
-        )
-        return 125
-    watcher.guard(client.pid)
-    code = client.wait()
-    watcher.done()
+        if forwarded is not None and scratch is not None:
+            _forward(Path(scratch, "forwarded"), forwarded)
     return code if code >= 0 else 128 - code
 
 
@@ -223,6 +299,41 @@ def _valid(name: str) -> bool:
     return bool(name) and "=" not in name and not name.startswith("-")
 
 
+def _forwarded_fd(variable: str | None) -> int | None:
+    value = os.environ.get(variable) if variable else None
+    if value is None or not value.isdigit():
+        return None
+    try:
+        os.fstat(int(value))
+    except OSError:
+        return None
+    return int(value)
+
+
+def _first_line(fd: int) -> bytes:
+    """The first line the caller wrote in the forwarded file (a key for the reader inside),
+    or nothing when it is not a file."""
+    try:
+        head = os.pread(fd, 4096, 0)
+    except OSError:
+        return b""
+    return head.split(b"\n", 1)[0] + b"\n" if b"\n" in head else b""
+
+
+def _forward(path: Path, fd: int) -> None:
+    """Copy the records the container wrote (JSON objects, one a line) to ``fd``."""
+    kept = []
+    with path.open("rb") as lines:
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                if isinstance(json.loads(line), dict):
+                    kept.append(line if line.endswith(b"\n") else line + b"\n")
+    data = b"".join(kept)
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
 class _Watcher:
     """A process in its own session that removes the container if the runner dies."""
 
@@ -242,7 +353,7 @@ class _Watcher:
             os.waitpid(self.pid, 0)
 
 
-def _watch(spec: Spec, name: str, environ: dict[str, str]) -> _Watcher:
+def _watch(spec: RunSpec, name: str, environ: dict[str, str]) -> _Watcher:
     """Fork the watcher. It reads the podman client's pid, then ``done``; end of file
     before ``done`` means the runner was killed: it kills the client and removes the
     container, holding the caller's stdout and stderr until then."""
@@ -278,7 +389,9 @@ def _highest_fd() -> int:
         return 255
 
 
-def _remove(spec: Spec, name: str, environ: dict[str, str], client: int | None, null: int) -> None:
+def _remove(
+    spec: RunSpec, name: str, environ: dict[str, str], client: int | None, null: int
+) -> None:
     """Kill the podman client (so that it creates nothing more), then remove the container."""
     if client is not None and name.encode() in _cmdline(client):
         with contextlib.suppress(OSError):
@@ -286,16 +399,17 @@ def _remove(spec: Spec, name: str, environ: dict[str, str], client: int | None, 
         deadline = time.monotonic() + CLIENT_GONE_TIMEOUT
         while name.encode() in _cmdline(client) and time.monotonic() < deadline:
             time.sleep(0.02)
+    podman = [spec.podman, *(["--url", spec.url] if spec.url else [])]
     deadline = time.monotonic() + REMOVE_TIMEOUT
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(
-                [spec.podman, "rm", "--force", "--ignore", "--time", "0", name],
+                [*podman, "rm", "--force", "--ignore", "--time", "0", name],
                 env=environ, stdin=null, stdout=null, stderr=null,
                 timeout=REMOVE_TIMEOUT, check=False,
             )  # fmt: skip
             exists = subprocess.run(
-                [spec.podman, "container", "exists", name],
+                [*podman, "container", "exists", name],
                 env=environ, stdin=null, stdout=null, stderr=null,
                 timeout=REMOVE_TIMEOUT, check=False,
             )  # fmt: skip
@@ -314,9 +428,9 @@ def _cmdline(pid: int) -> bytes:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.stderr.write("usage: podman_run.py SPEC-JSON\n")
+        sys.stderr.write("usage: runner.py SPEC-JSON\n")
         return 2
-    return run(Spec.from_json(argv[0]))
+    return run(RunSpec.from_json(argv[0]))
 
 
 if __name__ == "__main__":
