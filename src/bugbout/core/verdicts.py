@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
-from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant
 from bugbout.core.crossexam import cross_examine
 from bugbout.core.executor import Executor, make_executor, run_jobs
@@ -352,7 +351,7 @@ class EvidenceJob:
         else:
             race, auditor = self.tools.race, self.tools.auditor
         with Git(settings.repository) as git:
-            checkouts = Checkouts(git, race.home / "checkouts")
+            checkouts = race.checkouts(git)
             common: dict[str, Any] = {
                 "checkouts": checkouts,
                 "environment": race.environment(self.task, checkouts),
