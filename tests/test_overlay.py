@@ -246,10 +246,13 @@ def test_a_forced_method_is_used_and_the_fallback_is_chosen_without_overlays(
     monkeypatch.setattr(checkout, "overlay_problem", lambda _trees: "no overlays here")
     fallback, problem = choose_method(tmp_path / "b", "auto")
     assert problem is None and fallback in ("reflink", "copy")
-    assert checkouts_of(repository, tmp_path / "c", "auto").attempt_copy(
-        repository[1], tmp_path / "auto"
-    ).overlay is None
-    with pytest.raises(CheckoutError, match="run.checkouts is overlay.*no overlays here"):
+    assert (
+        checkouts_of(repository, tmp_path / "c", "auto")
+        .attempt_copy(repository[1], tmp_path / "auto")
+        .overlay
+        is None
+    )
+    with pytest.raises(CheckoutError, match=r"run\.checkouts is overlay.*no overlays here"):
         checkouts_of(repository, tmp_path / "d", "overlay").attempt_copy(
             repository[1], tmp_path / "forced"
         )
