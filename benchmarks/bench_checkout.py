@@ -352,7 +352,7 @@ def measure_size(size: str, workdir: Path, repeat: int) -> dict[str, Any]:
         )
         return copy
 
-    copies = {m: edited(m) for m in ("copy", "overlay") if m in methods}
+    copies: dict[str, WorkingCopy] = {m: edited(m) for m in ("copy", "overlay") if m in methods}
 
     def baseline() -> None:
         target = scratch.new("archive")
