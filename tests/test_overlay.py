@@ -29,6 +29,7 @@ FILES = {
     "src/pkg/sub/b.py": "B = 1\n",
     "src/pkg/gone/x.py": "X = 1\n",
     "src/pkg/gone/deep/y.py": "Y = 1\n",
+    "src/pkg/tofile/t.py": "T = 1\n",
     "tests/test_core.py": "def test_add():\n    pass\n",
     "README.md": "A package.\n",
 }
@@ -46,10 +47,15 @@ rm -r src/pkg/sub
 mkdir src/pkg/sub
 printf 'C = 1\\n' > src/pkg/sub/c.py
 touch README.md
+rm -r src/pkg/tofile
+printf 'T = 2\\n' > src/pkg/tofile
+rm tests/test_core.py
+mkdir tests/test_core.py
+printf 'Z = 1\\n' > tests/test_core.py/z.py
 """
 """Every kind of change: edit, add, delete, rename, chmod, a new empty directory (not
 part of a patch), a deleted directory, a directory deleted and made again (opaque), a
-file touched without a change."""
+file touched without a change, a directory become a file and a file a directory."""
 
 OVERLAY = overlay_problem(Path("/tmp").resolve())
 needs_overlay = pytest.mark.skipif(
@@ -121,6 +127,10 @@ def test_the_upper_directory_holds_exactly_the_changes(
         "src/pkg/gone": "whiteout",
         "src/pkg/sub": "dir",
         "src/pkg/sub/c.py": "file",
+        "src/pkg/tofile": "file",
+        "tests": "dir",
+        "tests/test_core.py": "dir",
+        "tests/test_core.py/z.py": "file",
     }
     assert checkouts.base(repository[1]).joinpath("src/pkg/old.py").exists()  # never written
 
@@ -155,6 +165,10 @@ def test_every_method_gives_the_patch_a_copy_gives(
         ("src/pkg/mode.py", "modified"),
         ("src/pkg/gone/x.py", "deleted"),
         ("src/pkg/gone/deep/y.py", "deleted"),
+        ("src/pkg/tofile/t.py", "deleted"),
+        ("src/pkg/tofile", "added"),
+        ("tests/test_core.py", "deleted"),
+        ("tests/test_core.py/z.py", "added"),
     }
     applied = reference.working_copy(repository[1], tmp_path / "applied")
     apply_patch(applied, patch.source)
