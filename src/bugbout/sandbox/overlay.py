@@ -77,7 +77,9 @@ def enter(overlay: Overlay, argv: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
+@functools.cache
 def _tools() -> tuple[str, str] | None:
+    """``unshare`` and ``sh`` (found once per process), when ``mount`` is there too."""
     unshare, shell = shutil.which("unshare"), shutil.which("sh")
     if unshare is None or shell is None or shutil.which("mount") is None:
         return None
