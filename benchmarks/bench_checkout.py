@@ -388,8 +388,7 @@ def measure_size(size: str, workdir: Path, repeat: int) -> dict[str, Any]:
             base, copy.changes, source="src/pkg", tests="tests", upper=copy.overlay is not None
         )
         assert sorted(f.path for f in found.files) == sorted(EDITED), (method, found.files)
-    pairs = paired_rounds(actions, repeat)
-    scratch.clear()
+    pairs = paired_rounds(actions, repeat)  # the next size clears the scratch, then main
     return {
         "size": size,
         "repository": info,
@@ -480,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "checkout.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.output / "checkout.md").write_text(table)
+    print("cleaning up ...", flush=True)
+    shutil.rmtree(workdir / "scratch-checkout", ignore_errors=True)
     return 0
 
 
