@@ -480,7 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     (args.output / "checkout.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.output / "checkout.md").write_text(table)
     print("cleaning up ...", flush=True)
-    shutil.rmtree(workdir / "scratch-checkout", ignore_errors=True)
+    from bugbout.core.checkout import remove_tree
+
+    remove_tree(workdir / "scratch-checkout")
     return 0
 
 
