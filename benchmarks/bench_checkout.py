@@ -430,7 +430,7 @@ def markdown(results: list[dict[str, Any]], filesystem: str) -> str:
         "|---|" + "---|" * len(results),
     ]
     baseline = " | ".join(f"1 ({r['medians_s'][BASELINE] * 1000:.0f} ms)" for r in results)
-    lines.append(f"| {BASELINE} | {baseline} |")
+    lines.append(f"| {_cell(BASELINE)} | {baseline} |")
     for name in results[0]["ratios"]:
         cells = []
         for result in results:
@@ -442,8 +442,13 @@ def markdown(results: list[dict[str, Any]], filesystem: str) -> str:
                 f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} "
                 f"({result['medians_s'][name] * 1000:.1f} ms)"
             )
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_cell(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """``text`` as a Markdown table cell (a ``|`` escaped)."""
+    return text.replace("|", "\\|")
 
 
 def main(argv: list[str] | None = None) -> int:
