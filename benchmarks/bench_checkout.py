@@ -1,21 +1,25 @@
 #!/usr/bin/env python
-"""Checkout benchmark: bugbout's checkouts and patches against ``git archive | tar -x``.
+"""Checkout benchmark: attempts' working copies and patches against ``git archive | tar -x``.
 
-Generates (once, cached) a repository whose tree looks like a real project's (about 3000
-files and 40 MB: a package, its tests, docs, data, images, scripts, vendored bundles,
-symlinks) with a little history, then times, interleaved and repeated:
+Generates (once, cached) repositories whose trees look like a real project's (a package,
+its tests, docs, data, images, scripts, vendored bundles, symlinks) at four sizes, about
+150, 700, 3000 and 12000 files, with a little history. For each size it times, in
+rounds (the order rotating), each measure right after the baseline:
 
 - the baseline, ``git archive <rev> | tar -x -C <dir>`` (a shell pipeline);
-- ``cp -a --reflink=auto`` of an extracted tree (a shell command), for reference;
-- ``Checkouts.base()`` cold (the first extraction, into an empty cache);
-- ``Checkouts.working_copy()`` from a warm base;
-- ``diff_trees`` of the base against an unchanged copy, and against a copy with 3 edited
-  files;
+- ``Checkouts.attempt_copy()`` by each method this machine offers: ``copy`` (every file
+  copied), ``reflink`` (cloned, where the filesystem can), ``overlay`` (made, and made
+  then mounted once with a no-op command in its namespace);
+- reading the patch of an attempt that edited 3 files: ``diff_trees`` of a copy (the
+  whole tree walked) and of an overlay's upper directory;
 
-and reports each median as a ratio to the baseline's. It is a report, not a test: the exit
-code is 0 whatever the numbers.
+and reports each measure's ratio to the baseline of its round, min / median / max over
+the rounds (``timing.paired_ratios``), plus the medians. It writes
+``.bench/checkout.json`` and ``.bench/checkout.md``. Targets: an overlay working copy at
+most 0.3x the baseline, its cost flat in the tree's size; reading an overlay's patch in
+a time that does not grow with the tree. A report, not a test: it exits 0.
 
-    python benchmarks/bench_checkout.py [--workdir DIR] [--repeat K]
+    python benchmarks/bench_checkout.py [--workdir DIR] [--repeat K] [--sizes S,...]
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import platform
 import random
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -37,13 +42,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from timing import Sample, measure, rotations, summary
+from timing import paired_ratios, rotations
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_WORKDIR = HERE / ".cache"
+OUTPUT = HERE.parent / ".bench"
+SCALES = {"150": 0.05, "700": 0.233, "3000": 1.0, "12000": 4.0}
+"""Each tree size (about that many files) and its scale against the 3000-file tree."""
 
 # Bump when the generated repository changes, so a cached one is not reused.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 SEED = 0
 
 WORDS = [
@@ -116,10 +124,15 @@ class Entry:
     mode: str = "100644"  # "100755" executable, "120000" symlink (content: the target)
 
 
-def project_tree(rng: random.Random) -> list[Entry]:
-    """About 3000 files and 40 MB, shaped like a mid-sized Python project."""
+def project_tree(rng: random.Random, scale: float = 1.0) -> list[Entry]:
+    """About 3000 files and 40 MB at scale 1, shaped like a mid-sized Python project;
+    every kind of file in proportion at other scales."""
+
+    def count(number: int) -> int:
+        return max(1, round(number * scale))
+
     tree: list[Entry] = []
-    for package in range(40):
+    for package in range(count(40)):
         base = f"src/pkg/sub{package:02d}"
         tree.append(Entry(f"{base}/__init__.py", b'"""A subpackage."""\n'))
         for module in range(33):
@@ -129,7 +142,7 @@ def project_tree(rng: random.Random) -> list[Entry]:
     tree.append(Entry("src/pkg/__init__.py", b'"""pkg."""\n\n__version__ = "1.0"\n'))
     tree.append(Entry("src/pkg/_compat.py", b"import sys\n"))
     tree.append(Entry("src/pkg/compat.py", b"_compat.py", "120000"))
-    for package in range(40):
+    for package in range(count(40)):
         base = f"tests/sub{package:02d}"
         tree.append(Entry(f"{base}/conftest.py", b"import pytest\n"))
         for module in range(20):
@@ -140,27 +153,27 @@ def project_tree(rng: random.Random) -> list[Entry]:
                 )
             )
     tree.append(Entry("tests/conftest.py", b"import pytest\n"))
-    for number in range(300):
+    for number in range(count(300)):
         section = f"docs/{rng.choice(['guide', 'api', 'howto', 'reference'])}"
         tree.append(Entry(f"{section}/page{number:03d}.md", _prose(rng, rng.randint(3, 20))))
-    for number in range(100):
+    for number in range(count(100)):
         tree.append(
             Entry(f"docs/_static/img{number:02d}.png", _binary(rng, rng.randint(8, 120) << 10))
         )
-    for number in range(300):
+    for number in range(count(300)):
         kind = rng.choice(["json", "csv"])
         content = (
             _json(rng, rng.randint(5, 80)) if kind == "json" else _csv(rng, rng.randint(20, 400))
         )
         tree.append(Entry(f"tests/data/case{number:03d}.{kind}", content))
-    for number in range(30):
+    for number in range(count(30)):
         tree.append(Entry(f"data/blob{number:02d}.bin", _binary(rng, rng.randint(50, 400) << 10)))
-    for number in range(5):
+    for number in range(count(5)):
         bundle = "\n".join(
             f"var v{i} = {rng.randint(0, 10**9)}; // {_words(rng, 8)}" for i in range(30_000)
         )
         tree.append(Entry(f"docs/_static/vendor{number}.js", bundle.encode()))
-    for number in range(20):
+    for number in range(count(20)):
         script = f'#!/bin/sh\n# {_words(rng, 10)}\nexec python -m pkg.tool{number} "$@"\n'
         tree.append(Entry(f"scripts/tool{number:02d}", script.encode(), "100755"))
     for number in range(8):
@@ -194,8 +207,9 @@ def _fast_import_commit(
     out.write(b"\n")
 
 
-def generate(repo: Path) -> dict[str, Any]:
-    """The repository: the tree, then two commits that each change a few hundred files."""
+def generate(repo: Path, scale: float) -> dict[str, Any]:
+    """The repository: the tree, then two commits that each change a few files (a few
+    hundred at scale 1)."""
     rng = random.Random(SEED)
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     process = subprocess.Popen(
@@ -203,11 +217,12 @@ def generate(repo: Path) -> dict[str, Any]:
     )
     assert process.stdin is not None
     out = io.BufferedWriter(process.stdin, buffer_size=1 << 20)  # type: ignore[arg-type]
-    tree = project_tree(rng)
+    tree = project_tree(rng, scale)
     _fast_import_commit(out, "Initial commit", 1_700_000_000, tree)
     for number in (1, 2):
         changed = []
-        for entry in rng.sample([e for e in tree if e.path.endswith(".py")], 250):
+        python = [e for e in tree if e.path.endswith(".py")]
+        for entry in rng.sample(python, min(len(python), round(250 * scale) or 1)):
             entry.content += f"\n\ndef added_{number}():\n    return {number}\n".encode()
             changed.append(entry)
         _fast_import_commit(out, f"Change {number}", 1_700_000_000 + number * 3600, changed)
@@ -236,9 +251,9 @@ def _git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-def prepare(workdir: Path) -> tuple[Path, dict[str, Any]]:
-    """The cached repository, generated when missing."""
-    repo = workdir / f"repo-checkout-s{SEED}-g{GENERATOR_VERSION}"
+def prepare(workdir: Path, size: str) -> tuple[Path, dict[str, Any]]:
+    """The cached repository of about ``size`` files, generated when missing."""
+    repo = workdir / f"repo-checkout-f{size}-s{SEED}-g{GENERATOR_VERSION}"
     info_path = repo / ".git" / "bench-info.json"
     if info_path.exists():
         return repo, {**json.loads(info_path.read_text()), "cached": True}
@@ -247,7 +262,7 @@ def prepare(workdir: Path) -> tuple[Path, dict[str, Any]]:
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"generating {repo} ...", flush=True)
     started = time.perf_counter()
-    info = generate(building)
+    info = generate(building, SCALES[size])
     info["generate_seconds"] = round(time.perf_counter() - started, 2)
     (building / ".git" / "bench-info.json").write_text(json.dumps(info, indent=2))
     shutil.rmtree(repo, ignore_errors=True)
@@ -259,29 +274,26 @@ def prepare(workdir: Path) -> tuple[Path, dict[str, Any]]:
 # Measuring.
 # --------------------------------------------------------------------------------------
 
-EDITED = ("src/pkg/sub07/mod03.py", "tests/sub07/test_mod03.py", "docs/guide/page010.md")
-"""The files an "attempt" edits before the second ``diff_trees``."""
+
+EDITED = ("src/pkg/sub00/mod03.py", "tests/sub00/test_mod03.py", "README.md")
+"""The files an "attempt" edits before its patch is read."""
+APPEND = "for f in {files}; do printf '\\n# edited by the benchmark\\n' >> \"$f\"; done".format(
+    files=" ".join(EDITED)
+)
+BASELINE = "git archive | tar -x (baseline)"
 
 
-def _filesystem(path: Path) -> dict[str, Any]:
-    """The filesystem's type, and whether it can clone files (reflinks)."""
-    kind = subprocess.run(
-        ["stat", "--file-system", "--format=%T", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    probe, clone = path / ".reflink-probe", path / ".reflink-probe-clone"
-    probe.write_bytes(b"probe")
-    reflinks = (
+def _filesystem(path: Path) -> str:
+    """The filesystem's type."""
+    return (
         subprocess.run(
-            ["cp", "--reflink=always", str(probe), str(clone)], capture_output=True, check=False
-        ).returncode
-        == 0
+            ["stat", "--file-system", "--format=%T", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        or "unknown"
     )
-    probe.unlink()
-    clone.unlink(missing_ok=True)
-    return {"type": kind or "unknown", "reflinks": reflinks}
 
 
 class Scratch:
@@ -295,46 +307,52 @@ class Scratch:
 
     def new(self, label: str) -> Path:
         self.count += 1
-        return self.root / f"{self.count:03d}-{label}"
+        return self.root / f"{self.count:04d}-{label}"
 
     def clear(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        from bugbout.core.checkout import remove_tree
+
+        if self.root.exists():
+            remove_tree(self.root)
         self.root.mkdir(parents=True)
         os.sync()
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR, metavar="DIR")
-    parser.add_argument("--repeat", type=int, default=5, metavar="K")
-    parser.add_argument("--output", type=Path, help="default: DIR/results-checkout.json")
-    args = parser.parse_args(argv)
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+def _timed(action: Callable[[], Any]) -> float:
+    os.sync()  # earlier writes are not charged to this action
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
 
-    from bugbout.core.checkout import Checkouts
+
+def measure_size(size: str, workdir: Path, repeat: int) -> dict[str, Any]:
+    """Every measure on the tree of about ``size`` files: rounds, paired ratios, medians."""
+    from bugbout.core.checkout import Checkouts, WorkingCopy, choose_method
     from bugbout.core.git import Git
     from bugbout.core.patch import diff_trees
+    from bugbout.sandbox.overlay import enter
 
-    workdir = args.workdir.resolve()
-    repo, info = prepare(workdir)
-    print(
-        f"repository: {repo} ({'cached' if info['cached'] else 'new'}; "
-        f"{info['files']} files, {info['bytes'] / 2**20:.1f} MiB at its tip)"
-    )
+    repo, info = prepare(workdir, size)
+    print(f"{size}: {repo.name} ({info['files']} files, {info['bytes'] / 2**20:.1f} MiB)")
     rev = _git(repo, "rev-parse", "main").strip()
     scratch = Scratch(workdir / "scratch-checkout")
     scratch.clear()
-    filesystem = _filesystem(scratch.root)
     git = Git(repo)
+    methods = [
+        m for m in ("overlay", "reflink", "copy") if choose_method(scratch.root, m)[1] is None
+    ]
+    checkouts = {m: Checkouts(git, scratch.root / "cache", m) for m in methods}
+    base = checkouts["copy"].base(rev)
 
-    warm = Checkouts(git, scratch.root / "warm-cache")
-    base = warm.base(rev)
-    unchanged = warm.working_copy(rev, scratch.root / "unchanged")
-    edited = warm.working_copy(rev, scratch.root / "edited")
-    for path in EDITED:
-        with (edited / path).open("a") as handle:
-            handle.write("\n# edited by the benchmark\n")
+    def edited(method: str) -> WorkingCopy:
+        copy = checkouts[method].attempt_copy(rev, scratch.root / f"edited-{method}")
+        argv = ["sh", "-c", APPEND]
+        subprocess.run(
+            enter(copy.overlay, argv) if copy.overlay else argv, cwd=copy.tree, check=True
+        )
+        return copy
+
+    copies: dict[str, WorkingCopy] = {m: edited(m) for m in ("copy", "overlay") if m in methods}
 
     def baseline() -> None:
         target = scratch.new("archive")
@@ -344,96 +362,132 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915
         )
         subprocess.run(command, shell=True, check=True)
 
-    def cp_reference() -> None:
-        subprocess.run(
-            ["cp", "-a", "--reflink=auto", str(base), str(scratch.new("cp"))], check=True
+    def made(method: str) -> Callable[[], Any]:
+        return lambda: checkouts[method].attempt_copy(rev, scratch.new(method))
+
+    def mounted() -> None:
+        copy = checkouts["overlay"].attempt_copy(rev, scratch.new("mounted"))
+        assert copy.overlay is not None
+        subprocess.run(enter(copy.overlay, ["true"]), check=True)
+
+    def patch(method: str) -> Callable[[], Any]:
+        copy = copies[method]
+        return lambda: diff_trees(
+            base, copy.changes, source="src/pkg", tests="tests", upper=copy.overlay is not None
         )
 
-    def git_export() -> None:
-        git.export(rev, scratch.new("export"))
-
-    def base_cold() -> Path:
-        return Checkouts(git, scratch.new("cold-cache")).base(rev)
-
-    def working_copy() -> Path:
-        return warm.working_copy(rev, scratch.new("copy"))
-
-    def diff_unchanged() -> Any:
-        return diff_trees(base, unchanged, source="src/pkg", tests="tests")
-
-    def diff_edited() -> Any:
-        return diff_trees(base, edited, source="src/pkg", tests="tests")
-
-    actions: dict[str, Callable[[], Any]] = {
-        "git archive | tar -x (baseline)": baseline,
-        "cp -a --reflink=auto (reference)": cp_reference,
-        "Git.export, checkout-index (reference)": git_export,
-        "Checkouts.base() cold": base_cold,
-        "Checkouts.working_copy()": working_copy,
-        "diff_trees, unchanged copy": diff_unchanged,
-        "diff_trees, 3 files edited": diff_edited,
+    actions: dict[str, Callable[[], Any]] = {BASELINE: baseline}
+    for method in methods:
+        actions[f"working copy: {method}"] = made(method)
+    if "overlay" in methods:
+        actions["working copy: overlay, mounted"] = mounted
+    for method in copies:
+        actions[f"patch of 3 edits: {method}"] = patch(method)
+    for method, copy in copies.items():  # the patches must be right, not only fast
+        found = diff_trees(
+            base, copy.changes, source="src/pkg", tests="tests", upper=copy.overlay is not None
+        )
+        assert sorted(f.path for f in found.files) == sorted(EDITED), (method, found.files)
+    pairs = paired_rounds(actions, repeat)  # the next size clears the scratch, then main
+    return {
+        "size": size,
+        "repository": info,
+        "methods": methods,
+        "ratios": {name: paired_ratios(rounds, BASELINE)[name] for name, rounds in pairs.items()},
+        "medians_s": {
+            name: statistics.median(pair[name] for pair in rounds) for name, rounds in pairs.items()
+        }
+        | {BASELINE: statistics.median(p[BASELINE] for r in pairs.values() for p in r)},
+        "rounds": pairs,
     }
-    names = list(actions)
-    print("warming up (one untimed run of each) ...", flush=True)
-    for name in names:
-        measure(actions[name], sync=True)
-    samples: dict[str, list[Sample]] = {name: [] for name in names}
-    results: dict[str, Any] = {}
-    for round_index, order in enumerate(rotations(names, args.repeat), start=1):
+
+
+def paired_rounds(
+    actions: dict[str, Callable[[], Any]], repeat: int
+) -> dict[str, list[dict[str, float]]]:
+    """``repeat`` rounds, the order rotating; in each, every measure timed right after a
+    baseline of its own. Each measure's ``{baseline, measure}`` pairs."""
+    measures = [name for name in actions if name != BASELINE]
+    pairs: dict[str, list[dict[str, float]]] = {name: [] for name in measures}
+    for index, order in enumerate(rotations(measures, repeat), start=1):
         for name in order:
-            sample, results[name] = measure(actions[name], sync=True)
-            samples[name].append(sample)
-        print(f"  round {round_index}/{args.repeat} done", flush=True)
+            before = _timed(actions[BASELINE])
+            pairs[name].append({BASELINE: before, name: _timed(actions[name])})
+        print(f"  round {index}/{repeat}", flush=True)
+    return pairs
 
-    # The copies must be right, not only fast.
-    copy_check = Checkouts(git, scratch.root / "warm-cache").working_copy(rev, scratch.new("check"))
-    empty, three = results[names[5]], results[names[6]]
-    assert empty.empty, "diff_trees found changes in an unchanged copy"
-    assert sorted(f.path for f in three.files) == sorted(EDITED), three.files
-    assert diff_trees(base, copy_check, source="src/pkg", tests="tests").empty
 
-    summaries = {name: summary(samples[name], children="children") for name in names}
-    reference = summaries[names[0]]["median_s"]
-    ratios = {name: round(s["median_s"] / reference, 3) for name, s in summaries.items()}
-
-    print()
-    print(f"{'measure':<34} {'median':>9} {'min':>9} {'max':>9} {'ratio':>7}")
-    for name in names:
-        s = summaries[name]
-        print(
-            f"{name:<34} {s['median_s'] * 1000:>7.1f}ms {s['min_s'] * 1000:>7.1f}ms "
-            f"{s['max_s'] * 1000:>7.1f}ms {ratios[name]:>6.2f}x"
-        )
-    print(
-        f"\nfilesystem: {filesystem['type']}, reflinks "
-        f"{'supported' if filesystem['reflinks'] else 'not supported: files are copied'}"
+def markdown(results: list[dict[str, Any]], filesystem: str) -> str:
+    """The report: one row per measure, one column per tree size."""
+    header = (
+        "| measure | " + " | ".join(f"{r['repository']['files']} files" for r in results) + " |"
     )
+    lines = [
+        f"Ratio to `git archive | tar -x` in the same round, min / median / max (median time); "
+        f"filesystem {filesystem}.",
+        "",
+        header,
+        "|---|" + "---|" * len(results),
+    ]
+    baseline = " | ".join(f"1 ({r['medians_s'][BASELINE] * 1000:.0f} ms)" for r in results)
+    lines.append(f"| {_cell(BASELINE)} | {baseline} |")
+    for name in results[0]["ratios"]:
+        cells = []
+        for result in results:
+            ratio = result["ratios"].get(name)
+            if ratio is None:
+                cells.append("—")
+                continue
+            cells.append(
+                f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} "
+                f"({result['medians_s'][name] * 1000:.1f} ms)"
+            )
+        lines.append(f"| {_cell(name)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
+
+def _cell(text: str) -> str:
+    """``text`` as a Markdown table cell (a ``|`` escaped)."""
+    return text.replace("|", "\\|")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR, metavar="DIR")
+    parser.add_argument("--repeat", type=int, default=5, metavar="K")
+    parser.add_argument("--sizes", default=",".join(SCALES), help="of " + ",".join(SCALES))
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args(argv)
+    sizes = args.sizes.split(",")
+    if args.repeat < 1 or any(size not in SCALES for size in sizes):
+        parser.error(f"--repeat must be at least 1, --sizes among {','.join(SCALES)}")
+    workdir = args.workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    results = [measure_size(size, workdir, args.repeat) for size in sizes]
+    filesystem = _filesystem(workdir)
+    table = markdown(results, filesystem)
+    print(table)
     report = {
         "benchmark": "checkout",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "repeat": args.repeat,
-        "repository": str(repo),
-        "repository_info": info,
-        "rev": rev,
         "edited_files": list(EDITED),
+        "baseline": BASELINE,
         "environment": {
             "python": platform.python_version(),
-            "git": _git(repo, "--version").strip(),
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
             "filesystem": filesystem,
         },
-        "timings": summaries,
-        "ratios_to_baseline": ratios,
-        "baseline": names[0],
+        "sizes": results,
     }
-    output = args.output or workdir / "results-checkout.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"results written to {output}")
+    args.output.mkdir(parents=True, exist_ok=True)
+    (args.output / "checkout.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.output / "checkout.md").write_text(table)
     print("cleaning up ...", flush=True)
-    shutil.rmtree(scratch.root, ignore_errors=True)
+    from bugbout.core.checkout import remove_tree
+
+    remove_tree(workdir / "scratch-checkout")
     return 0
 
 

@@ -2,10 +2,13 @@
 
 An attempt's overhead is everything bugbout does around the agent: the working copy,
 the prompt and test script, the sandbox, the patch and the record. It is measured with
-an agent that does nothing (``true``) and reported against a baseline measured in the
-same run: starting ``true`` under a bare bubblewrap (``bwrap --ro-bind / / true``).
+an agent that does nothing (``true``), each attempt right after its baseline, starting
+``true`` under a bare bubblewrap (``bwrap --ro-bind / / true``); reported as the paired
+ratio (min / median / max) and as the overhead, the attempt's time less the baseline's
+(target: at most 40 ms whatever the tree's size). It writes ``.bench/race.json`` and
+``.bench/race.md``.
 
-    python benchmarks/bench_race.py [--attempts N]
+    python benchmarks/bench_race.py [--attempts N] [--modules M] [--checkouts METHOD]
 """
 
 from __future__ import annotations
@@ -21,15 +24,26 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import paired_ratios
+
 from bugbout.core.contestants import Contestant
+from bugbout.core.git import Git
 from bugbout.core.manager import make_plugins
 from bugbout.core.race import Race
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
+from bugbout.core.settings import (
+    BoutSettings,
+    PluginChoice,
+    ProjectSettings,
+    RunSettings,
+    TasksSettings,
+)
 from bugbout.core.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
 
-RESULTS = Path(__file__).parent / ".cache" / "results-race.json"
+OUTPUT = Path(__file__).resolve().parent.parent / ".bench"
+BASELINE = "bwrap true"
+ATTEMPT = "no-op attempt"
 
 
 def build_repository(path: Path, modules: int) -> None:
@@ -61,7 +75,9 @@ def timed(action: object) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=10)
-    parser.add_argument("--modules", type=int, default=300)
+    parser.add_argument("--modules", type=int, default=3000)
+    parser.add_argument("--checkouts", default="auto", help="run.checkouts (default auto)")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=Path.home() / ".cache") as scratch:
         root = Path(scratch)
@@ -72,6 +88,7 @@ def main() -> None:
             tasks=TasksSettings(issue_sources=("commit",), reruns=1),
             env=PluginChoice(name="interpreter"),
             sandbox=PluginChoice(name="bubblewrap"),
+            run=RunSettings(checkouts=options.checkouts),
             root=root / "repo",
         )
         plugins = make_plugins(entry_points=False)
@@ -80,28 +97,52 @@ def main() -> None:
         oracles = compute_oracles(settings, plugins, store, tasks)
         assert tasks.tasks and tasks.tasks[0].scored, "the benchmark's task must be scored"
         race = Race(settings, plugins, store)
+        with Git(settings.repository) as git:
+            method = race.checkouts(git).method
         bwrap = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--unshare-net", "true"]
-        baseline, attempts = [], []
-        for number in range(options.attempts):
-            baseline.append(timed(lambda: subprocess.run(bwrap, check=True)))
+        rounds: list[dict[str, float]] = []
+        for number in range(options.attempts + 1):  # the first warms the cached tree up
             agent = plugins.create(
                 "agent", "command", {"name": f"noop{number}", "command": ["true"]}
             )
             contestant = Contestant(f"noop{number}", agent)
-            attempts.append(timed(lambda c=contestant: race.run(tasks, oracles, [c])))
+            pair = {
+                BASELINE: timed(lambda: subprocess.run(bwrap, check=True)),
+                ATTEMPT: timed(lambda c=contestant: race.run(tasks, oracles, [c])),
+            }
+            if number:
+                rounds.append(pair)
+    ratio = paired_ratios(rounds, BASELINE)[ATTEMPT]
+    overheads = sorted(one[ATTEMPT] - one[BASELINE] for one in rounds)
     result = {
         "benchmark": "race",
         "modules": options.modules,
         "attempts": options.attempts,
-        "bwrap_true_median_s": round(statistics.median(baseline), 4),
-        "attempt_median_s": round(statistics.median(attempts), 4),
-        "ratio": round(statistics.median(attempts) / statistics.median(baseline), 2),
+        "checkouts": method,
+        "bwrap_true_median_s": round(statistics.median(r[BASELINE] for r in rounds), 4),
+        "attempt_median_s": round(statistics.median(r[ATTEMPT] for r in rounds), 4),
+        "overhead_s": {
+            "min": round(overheads[0], 4),
+            "median": round(statistics.median(overheads), 4),
+            "max": round(overheads[-1], 4),
+        },
+        "ratio": ratio,
+        "rounds": rounds,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"bare bwrap true:          {result['bwrap_true_median_s'] * 1000:8.1f} ms")
-    print(f"one no-op attempt:        {result['attempt_median_s'] * 1000:8.1f} ms")
-    print(f"attempt/bwrap ratio: {result['ratio']}x  ({options.modules} modules in the tree)")
+    table = (
+        f"No-op attempts under bubblewrap, {options.modules} modules in the tree, "
+        f"working copies by {method}, {options.attempts} attempts.\n\n"
+        "| measure | min | median | max |\n|---|---|---|---|\n"
+        f"| attempt / `bwrap true` | {ratio['min']:.2f} | {ratio['median']:.2f} | "
+        f"{ratio['max']:.2f} |\n"
+        "| overhead (attempt less `bwrap true`) | "
+        + " | ".join(f"{result['overhead_s'][k] * 1000:.0f} ms" for k in ("min", "median", "max"))
+        + " |\n"
+    )
+    print(table)
+    options.output.mkdir(parents=True, exist_ok=True)
+    (options.output / "race.json").write_text(json.dumps(result, indent=2) + "\n")
+    (options.output / "race.md").write_text(table)
     sys.exit(0)
 
 

@@ -95,8 +95,8 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     found = lines(result)
     assert list(found) == [
-        "git", "uv", "python", "sandbox", "podman", "repository", "project.source",
-        "project.tests",
+        "git", "uv", "python", "sandbox", "checkouts", "podman", "repository",
+        "project.source", "project.tests",
     ]  # fmt: skip
     assert all(line.startswith("ok    ") for line in found.values()), result.stdout
     assert f"{sys.version_info[0]}.{sys.version_info[1]}" in found["python"]
@@ -106,8 +106,24 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
 def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
     result = bugbout(cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert list(lines(result)) == ["git", "uv", "python", "sandbox", "podman"]
+    assert list(lines(result)) == ["git", "uv", "python", "sandbox", "checkouts", "podman"]
     assert f"no bugbout.yaml in {tmp_path}" in result.stderr
+
+
+def test_the_checkout_method_is_named_and_a_forced_one_that_fails_is_a_failure(
+    tmp_path: Path,
+) -> None:
+    from bugbout.sandbox.overlay import overlay_problem
+
+    best = "overlay" if overlay_problem(tmp_path.resolve()) is None else "copy"
+    assert lines(bugbout(cwd=tmp_path))["checkouts"].startswith(f"ok    checkouts: {best}")
+    copied = lines(bugbout("run.checkouts=copy", cwd=tmp_path))["checkouts"]
+    assert copied == "ok    checkouts: copy (full copies, no reflinks here; run.checkouts)"
+    forced = bugbout("run.checkouts=reflink", cwd=tmp_path)
+    if lines(forced)["checkouts"].startswith("ok"):
+        pytest.skip("this filesystem clones files: a forced reflink works")
+    assert forced.returncode != 0
+    assert lines(forced)["checkouts"].startswith("FAIL  checkouts: run.checkouts is reflink but")
 
 
 @pytest.mark.requires("podman")

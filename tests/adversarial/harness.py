@@ -253,12 +253,12 @@ class Bout:
 
     def stored_files(self) -> Iterator[Path]:
         """Every file bugbout stored or a report can lead to: the store, and the attempts'
-        folders in ``BUGBOUT_HOME`` but their working copies (the agent's own files; nor
-        the cached trees, which hold the fix)."""
+        folders in ``BUGBOUT_HOME`` but their working copies (the agent's own files: a
+        copy, or an overlay's upper directory; nor the cached trees, which hold the fix)."""
         for root in (self.store, self.planted.home / "attempts"):
             for directory, folders, names in os.walk(root):
-                if root != self.store and "work" in folders:
-                    folders.remove("work")
+                if root != self.store:
+                    folders[:] = [f for f in folders if f not in ("work", "upper")]
                 for name in names:
                     path = Path(directory, name)
                     if path not in self.planted.files:

@@ -14,6 +14,12 @@ the filesystem has reflinks (btrfs, XFS, bcachefs: copy-on-write, nothing shared
 written), else copied in the kernel (``copy_file_range``). Modes and modification times are
 preserved, because ``bugbout.core.patch.diff_trees`` takes a file whose size and mtime are
 the base's as unchanged; symlinks are copied as symlinks.
+
+``Checkouts.attempt_copy(rev, root)`` is an attempt's working copy, made the best way
+the machine offers (``run.checkouts``, see :func:`choose_method`): an overlay of the
+cached tree (:mod:`bugbout.sandbox.overlay`), which costs the same whatever the tree's
+size and whose upper directory holds exactly what the agent changed; else a copy, by
+reflinks when the filesystem clones files, else in full.
 """
 
 from __future__ import annotations
@@ -29,10 +35,16 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from bugbout.core.errors import BugboutError
 from bugbout.core.git import Git
+from bugbout.sandbox.overlay import Overlay, overlay_problem
+
+Method = Literal["overlay", "reflink", "copy"]
+"""How an attempt's working copy is made, best first."""
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FICLONE = 0x40049409
@@ -43,14 +55,42 @@ class CheckoutError(BugboutError):
     """A checkout could not be made or removed."""
 
 
+@dataclass(frozen=True)
+class WorkingCopy:
+    """An attempt's working copy. ``tree`` is where its processes find it; with an
+    ``overlay`` it is the overlay's mount point, empty outside the namespace that mounts
+    it (:func:`bugbout.sandbox.overlay.enter`), and what changed is its upper directory."""
+
+    tree: Path
+    overlay: Overlay | None = None
+
+    @property
+    def changes(self) -> Path:
+        """Where the attempt's writes land: the upper directory, or the copy itself."""
+        return self.overlay.upper if self.overlay is not None else self.tree
+
+
 class Checkouts:
     """Cached trees of commits, and fresh working copies of them."""
 
-    def __init__(self, git: Git, cache_dir: Path) -> None:
+    def __init__(self, git: Git, cache_dir: Path, method: str = "auto") -> None:
         self.git = git
         self.cache_dir = cache_dir
         self.trees = cache_dir / "trees"
         self._locks = cache_dir / "locks"
+        self.requested = method
+        """``run.checkouts``: ``auto``, or the method to use (an error if it cannot)."""
+        self._method: Method | None = None
+
+    @property
+    def method(self) -> Method:
+        """How attempts' working copies are made here (decided on first use)."""
+        if self._method is None:
+            method, problem = choose_method(self.trees, self.requested)
+            if problem is not None:
+                raise CheckoutError(problem)
+            self._method = method
+        return self._method
 
     def base(self, rev: str) -> Path:
         """The cached tree of ``rev``, extracted on first use. Never give it to an agent."""
@@ -82,16 +122,34 @@ class Checkouts:
         deleting anything in the copy never changes the cached tree or another copy.
         """
         source = self.base(rev)
-        if destination.is_symlink() or (destination.exists() and not _empty_dir(destination)):
-            raise CheckoutError(f"cannot check out {rev} into {destination}: it is not empty")
+        _check_empty(rev, destination)
         destination.parent.mkdir(parents=True, exist_ok=True)
+        reflink = {"reflink": "always", "copy": "never"}.get(self.method, "auto")
         try:
-            copy_tree(source, destination)
+            copy_tree(source, destination, reflink=reflink)
         except BaseException:
             if destination.exists() or destination.is_symlink():
                 remove_tree(destination)
             raise
         return destination
+
+    def attempt_copy(self, rev: str, root: Path, *, overlay: bool = True) -> WorkingCopy:
+        """An attempt's working copy of ``rev`` at ``root/work``: an overlay when this
+        machine mounts them and ``overlay`` allows it (its upper directory and the
+        overlay's scratch directory beside it, in ``root``), else a copy."""
+        tree = root / "work"
+        if not (overlay and self.method == "overlay"):
+            return WorkingCopy(self.working_copy(rev, tree))
+        _check_empty(rev, tree)
+        layered = Overlay(
+            lower=self.base(rev).absolute(),
+            upper=(root / "upper").absolute(),
+            work=(root / "overlay").absolute(),
+            target=tree.absolute(),
+        )
+        for directory in (layered.upper, layered.work, layered.target):
+            directory.mkdir(parents=True, exist_ok=True)
+        return WorkingCopy(tree, layered)
 
     def remove(self, destination: Path) -> None:
         """Delete a working copy, whatever the agent did to its permissions."""
@@ -112,14 +170,65 @@ def export(git: Git, rev: str, destination: Path) -> None:
     git.export(rev, destination)
 
 
-def copy_tree(source: Path, destination: Path) -> None:
+def choose_method(trees: Path, requested: str = "auto") -> tuple[Method, str | None]:
+    """How working copies of the trees cached in ``trees`` are made, for ``run.checkouts``
+    set to ``requested``: ``auto`` takes the best that works (an overlay, else reflinks,
+    else a full copy); a method named that does not work here comes with why (else
+    ``None``)."""
+    if requested not in ("auto", "overlay", "reflink", "copy"):
+        return "copy", f"run.checkouts is {requested!r}: use auto, overlay, reflink or copy"
+    if requested == "copy":
+        return "copy", None
+    if requested in ("auto", "overlay"):
+        problem = overlay_problem(trees.absolute())
+        if problem is None:
+            return "overlay", None
+        if requested == "overlay":
+            return "copy", (
+                f"run.checkouts is overlay but overlays cannot be mounted here ({problem}); "
+                "set run.checkouts=auto"
+            )
+    if _reflinks(trees.absolute()):
+        return "reflink", None
+    if requested == "reflink":
+        return "copy", (
+            f"run.checkouts is reflink but the filesystem of {trees} cannot clone files; "
+            "set run.checkouts=auto"
+        )
+    return "copy", None
+
+
+@functools.cache
+def _reflinks(folder: Path) -> bool:
+    """Whether files in ``folder`` can be cloned (``FICLONE``; tried once per folder)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".reflink-probe-", dir=folder) as scratch:
+        source = Path(scratch) / "source"
+        source.write_bytes(b"probe")
+        with source.open("rb") as src, (Path(scratch) / "clone").open("wb") as clone:
+            try:
+                fcntl.ioctl(clone.fileno(), _FICLONE, src.fileno())
+            except OSError:
+                return False
+    return True
+
+
+def _check_empty(rev: str, destination: Path) -> None:
+    if destination.is_symlink() or (destination.exists() and not _empty_dir(destination)):
+        raise CheckoutError(f"cannot check out {rev} into {destination}: it is not empty")
+
+
+def copy_tree(source: Path, destination: Path, *, reflink: str = "auto") -> None:
     """Copy ``source`` to ``destination`` (which must not exist, or be an empty directory),
-    cloning files where the filesystem can, preserving modes, mtimes and symlinks."""
+    preserving modes, mtimes and symlinks; files are cloned where the filesystem can
+    (``reflink``: ``auto``), must be (``always``) or are never cloned (``never``)."""
     if _gnu_cp():
         result = subprocess.run(
             [
                 "cp", "--recursive", "--no-dereference", "--no-target-directory",
-                "--preserve=mode,timestamps", "--reflink=auto", "--",
+                "--preserve=mode,timestamps", f"--reflink={reflink}", "--",
                 str(source), str(destination),
             ],
             capture_output=True,

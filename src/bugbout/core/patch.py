@@ -10,7 +10,8 @@ Paths are relative to the tree's root, with git's ``a/`` and ``b/`` prefixes.
 A file whose size and modification time (to the nanosecond) equal the base's is taken as
 unchanged without being read: working copies preserve the base's mtimes, and any write
 sets a new one. The trees are walked a directory at a time (``bugbout.core.treewalk``)
-and held to the ``limits:`` settings: past ``files`` added entries or ``patch-size``
+(from an overlay working copy's upper directory alone, only what changed) and held to
+the ``limits:`` settings: past ``files`` added entries or ``patch-size``
 bytes of diff, ``diff_trees`` stops with ``LimitExceeded`` before reading further.
 
 ``apply_patch`` applies one of those diffs to a tree with plain ``git apply``, after
@@ -36,7 +37,7 @@ from bugbout.core.limits import LimitExceeded, exceeded
 from bugbout.core.records import ChangeArea, ChangeKind, FileChange, Patch
 from bugbout.core.settings import LimitsSettings
 from bugbout.core.testmodules import is_test_module
-from bugbout.core.treewalk import SYMLINK, Entry, walk
+from bugbout.core.treewalk import SYMLINK, Entry, walk, walk_upper
 
 IGNORED_DIRECTORIES = frozenset(
     {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox",
@@ -89,10 +90,18 @@ def classify(path: str, *, source: str, tests: str) -> ChangeArea:
 
 
 def diff_trees(
-    base: Path, work: Path, *, source: str, tests: str, limits: LimitsSettings | None = None
+    base: Path,
+    work: Path,
+    *,
+    source: str,
+    tests: str,
+    limits: LimitsSettings | None = None,
+    upper: bool = False,
 ) -> Patch:
     """Everything added, modified or deleted in ``work`` against ``base``, caches left out,
     as a ``Patch``: one diff per area and one ``FileChange`` per path, sorted by path.
+    With ``upper``, ``work`` is the upper directory of an overlay of ``base``: only what
+    it holds is read.
 
     The trees are walked a directory at a time and files read one at a time. Past
     ``limits.files`` added entries, or ``limits.patch-size`` bytes of diff, it stops
@@ -102,7 +111,7 @@ def diff_trees(
     diffs: dict[ChangeArea, list[str]] = {area: [] for area in ChangeArea}
     files: list[FileChange] = []
     size = 0
-    walked = walk(base, work, files=limits.files, ignored=is_ignored)
+    walked = (walk_upper if upper else walk)(base, work, files=limits.files, ignored=is_ignored)
     for path, old, new in walked:
         if old is not None and new is not None and _unchanged(old, new):
             continue

@@ -60,6 +60,7 @@ from bugbout.core.tasks import bugbout_home
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
 from bugbout.sandbox.confinement import Confinement, Sandbox
+from bugbout.sandbox.overlay import enter
 
 
 class Race:
@@ -95,6 +96,10 @@ class Race:
         self._lock = threading.Lock()
         self.ran: set[str] = set()
         """Paths of the attempts this race ran (the others it found in the store)."""
+
+    def checkouts(self, git: Git) -> Checkouts:
+        """The bout's cached trees and working copies, made as ``run.checkouts`` says."""
+        return Checkouts(git, self.home / "checkouts", self.settings.run.checkouts)
 
     def pending(
         self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
@@ -155,7 +160,7 @@ class Race:
         try:
             attempts = self.stop.executor(executor, "attempt")
             with Git(self.settings.repository) as git:
-                checkouts = Checkouts(git, self.home / "checkouts")
+                checkouts = self.checkouts(git)
                 with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
                     futures = [
                         lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished, attempts)
@@ -328,11 +333,14 @@ class Race:
         *,
         feedback: str,
     ) -> Attempt:
-        workdir, logdir, agent_home = root / "work", root / "logs", root / "home"
+        logdir, agent_home = root / "logs", root / "home"
         for directory in (logdir, agent_home):
             directory.mkdir(parents=True)
         base = checkouts.base(task.parent)
-        checkouts.working_copy(task.parent, workdir)
+        copy = checkouts.attempt_copy(
+            task.parent, root, overlay=getattr(self.sandbox, "overlays", True)
+        )
+        workdir = copy.tree
         environment = self.environment(task, checkouts)
         test_command = run_tests_script(self.settings.project, environment, workdir, logdir)
         prompt = contestant.prompt(
@@ -385,7 +393,9 @@ class Race:
                 argv = self.sandbox.wrap(
                     argv, confinement.model_copy(update={"tmp_size": limits.tmp})
                 )
-            guard = Guard(limits, (workdir, *confinement.writable), root / "limits.json")
+            if copy.overlay is not None:
+                argv = enter(copy.overlay, argv)
+            guard = Guard(limits, (copy.changes, *confinement.writable), root / "limits.json")
             captures = Captures(root / "streams").create()  # out of the agent's sight
             ended = run_logged(
                 guard.wrap(argv),
@@ -401,8 +411,8 @@ class Race:
         breach = guard.breach()
         try:
             patch = diff_trees(
-                base, workdir, source=self.settings.project.source,
-                tests=self.settings.project.tests, limits=limits,
+                base, copy.changes, source=self.settings.project.source,
+                tests=self.settings.project.tests, limits=limits, upper=copy.overlay is not None,
             )  # fmt: skip
         except LimitExceeded as exc:
             patch, breach = Patch(), breach or str(exc)
@@ -531,7 +541,7 @@ class RemoteAttempt:
             self.settings, make_plugins(), Store(self.settings.store_dir), stop=current_stop()
         )
         with Git(self.settings.repository) as git:
-            checkouts = Checkouts(git, race.home / "checkouts")
+            checkouts = race.checkouts(git)
             return race.claim(self.task, self.contestant, checkouts, previous=self.previous)
 
 

@@ -58,7 +58,7 @@ def run_rounds(
     scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
     contestants = [r for r in racers if r.role == "contestant"]
     with Git(settings.repository) as git:
-        checkouts = Checkouts(git, race.home / "checkouts")
+        checkouts = race.checkouts(git)
         for task in scored:
             examiners = [a for r in racers if r.role == "examiner" if (a := _latest(race, task, r))]
             baseline: TestRun | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -130,6 +130,10 @@ class RunSettings(Settings):
     grace: float = Field(default=30, ge=0)
     """Seconds the work running at a Ctrl-C (or SIGTERM) may take to finish before it is
     killed; nothing new starts meanwhile."""
+    checkouts: Literal["auto", "overlay", "reflink", "copy"] = "auto"
+    """How an attempt's working copy is made: ``auto`` takes the best this machine offers
+    (an overlay of the cached tree, else reflinks, else a full copy); a method named
+    must work here."""
 
 
 class LimitsSettings(Settings):

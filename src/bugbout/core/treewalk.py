@@ -7,6 +7,13 @@ one directory listing per level, never the tree; caches are left out; symlinks a
 followed; sockets, FIFOs and devices are skipped. It stops, with ``LimitExceeded``, as
 soon as the working copy holds more than ``files`` entries the base does not, even
 inside one huge directory.
+
+``walk_upper`` does the same for an overlay working copy from its upper directory alone
+(:mod:`bugbout.sandbox.overlay`): it lists only the directories that hold a change, and
+the base's directories only where the upper one names something, or hides them whole.
+A whiteout (a character device 0/0) is a deleted path; an opaque directory (the
+``trusted.overlay.opaque`` or, mounted with ``userxattr``, ``user.overlay.opaque``
+attribute set to ``y``) replaces the base's directory, whose files are all deleted.
 """
 
 from __future__ import annotations
@@ -77,6 +84,9 @@ _Listing = dict[str, os.DirEntry[str]]
 """A directory's entries by sort key: the name, with ``/`` after a directory's."""
 _Step = tuple[str, os.DirEntry[str] | None, os.DirEntry[str] | None]
 """A sort key of one directory, with its entry in the base and in the working copy."""
+OPAQUE = ("trusted.overlay.opaque", "user.overlay.opaque")
+"""The attributes that make an upper directory opaque, as a privileged mount and an
+unprivileged (``userxattr``) one write them."""
 
 
 class Ignored(Protocol):
@@ -116,6 +126,84 @@ def walk(
         old_entry, new_entry = _entry(old), _entry(new)
         if old_entry is not None or new_entry is not None:
             yield prefix + key, old_entry, new_entry
+
+
+def walk_upper(
+    base: Path, upper: Path, *, files: int, ignored: Ignored
+) -> Iterator[tuple[str, Entry | None, Entry | None]]:
+    """What :func:`walk` yields for an overlay of ``base`` whose upper directory is
+    ``upper``, but for paths that did not change, which it never visits."""
+    added = 0
+    levels: list[tuple[str, Iterator[tuple[_Step, bool]]]] = []
+
+    def enter(prefix: str, old_dir: str | None, new_dir: str | None, merged: bool) -> None:
+        nonlocal added
+        old = _list(old_dir, None, ignored)
+        new, hidden = _list_upper(new_dir, len(old) + files - added, ignored)
+        if merged:  # only the base's entries the upper directory replaces or hides
+            named = {key.rstrip("/") for key in new} | hidden
+            old = {key: entry for key, entry in old.items() if key.rstrip("/") in named}
+        added += sum(1 for key in new if key not in old)
+        if added > files:
+            raise LimitExceeded(exceeded("files", added, files))
+        levels.append(
+            (
+                prefix,
+                (
+                    ((key, old.get(key), new.get(key)), merged and not _opaque(new.get(key)))
+                    for key in sorted(old.keys() | new.keys())
+                ),
+            )
+        )
+
+    enter("", str(base), str(upper), merged=True)
+    while levels:
+        prefix, steps = levels[-1]
+        step = next(steps, None)
+        if step is None:
+            levels.pop()
+            continue
+        (key, old, new), merged = step
+        if key.endswith("/"):
+            both = old is not None and new is not None
+            enter(prefix + key, _path(old), _path(new), merged and both)
+            continue
+        old_entry, new_entry = _entry(old), _entry(new)
+        if old_entry is not None or new_entry is not None:
+            yield prefix + key, old_entry, new_entry
+
+
+def _list_upper(directory: str | None, most: int, ignored: Ignored) -> tuple[_Listing, set[str]]:
+    """An upper directory's entries by sort key, whiteouts left out, stopping a little
+    past ``most``; and the names of its whiteouts."""
+    listing = _list(directory, most, ignored)
+    hidden = set()
+    for key, entry in list(listing.items()):
+        if not key.endswith("/") and _whiteout(entry):
+            del listing[key]
+            hidden.add(key)
+    return listing, hidden
+
+
+def _whiteout(entry: os.DirEntry[str]) -> bool:
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        raise WalkError(f"cannot read {entry.path}: {exc.strerror}") from exc
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
+
+
+def _opaque(entry: os.DirEntry[str] | None) -> bool:
+    """Whether an upper directory hides the base's directory of the same name."""
+    if entry is None or not entry.is_dir(follow_symlinks=False):
+        return False
+    for name in OPAQUE:
+        try:
+            if os.getxattr(entry.path, name, follow_symlinks=False) == b"y":
+                return True
+        except OSError:
+            continue  # not set, or attributes not supported here
+    return False
 
 
 def _list(directory: str | None, most: int | None, ignored: Ignored) -> _Listing:

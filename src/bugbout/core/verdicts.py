@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
-from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant
 from bugbout.core.costs import PriceTable
 from bugbout.core.crossexam import cross_examine
@@ -351,7 +350,7 @@ class EvidenceJob:
         else:
             race, auditor = self.tools.race, self.tools.auditor
         with Git(settings.repository) as git:
-            checkouts = Checkouts(git, race.home / "checkouts")
+            checkouts = race.checkouts(git)
             common: dict[str, Any] = {
                 "checkouts": checkouts,
                 "environment": race.environment(self.task, checkouts),

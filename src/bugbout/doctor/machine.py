@@ -22,6 +22,7 @@ def machine_checks(
     yield uv_check()
     yield python_check(settings if configured else None)
     yield sandbox_check(settings, plugins)
+    yield checkouts_check(settings, plugins)
     yield podman_check(settings)
     if configured:
         yield from repository_checks(settings)
@@ -89,6 +90,37 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
     if chosen is not None and getattr(chosen, "name", name) != name:
         return Check("sandbox", True, f"{name}: chose {chosen.name}")
     return Check("sandbox", True, f"{name} works")
+
+
+def checkouts_check(settings: BoutSettings, plugins: Plugins) -> Check:
+    """How attempts' working copies are made here (``run.checkouts``), and why not better."""
+    from bugbout.core.checkout import choose_method
+    from bugbout.core.tasks import bugbout_home
+    from bugbout.sandbox.overlay import overlay_problem
+
+    trees = bugbout_home() / "checkouts" / "trees"
+    method, problem = choose_method(trees, settings.run.checkouts)
+    if problem is not None:
+        return Check("checkouts", False, problem)  # it names its fix
+    if method == "overlay":
+        try:
+            sandbox = plugins.create("sandbox", settings.sandbox.name, settings.sandbox.options)
+        except BugboutError:
+            sandbox = None
+        if sandbox is not None and not getattr(sandbox, "overlays", True):
+            return Check(
+                "checkouts",
+                True,
+                f"overlay, but {sandbox.name} agents get copies (reflink or copy)",
+            )
+        return Check("checkouts", True, "overlay (the upper directory is the patch)")
+    why = (
+        "run.checkouts"
+        if settings.run.checkouts != "auto"
+        else f"no overlays: {overlay_problem(trees.absolute())}"
+    )
+    kind = "cloned files" if method == "reflink" else "full copies, no reflinks here"
+    return Check("checkouts", True, f"{method} ({kind}; {why})")
 
 
 def podman_check(settings: BoutSettings) -> Check:

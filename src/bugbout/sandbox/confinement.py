@@ -34,7 +34,12 @@ class Confinement(BaseModel):
 
 
 class Sandbox(Protocol):
-    """What a sandbox plugin's factory returns."""
+    """What a sandbox plugin's factory returns.
+
+    The command a sandbox wraps may run inside a private user and mount namespace that
+    mounts the attempt's overlay working copy (:mod:`bugbout.sandbox.overlay`). A sandbox
+    whose commands cannot (podman, which sets up namespaces of its own) has a class
+    attribute ``overlays = False``: its agents get copies."""
 
     name: str
 

@@ -68,6 +68,8 @@ class PodmanSandbox:
     """Wraps commands in ``podman run``; see the module documentation."""
 
     name = "podman"
+    overlays = False
+    """podman runs in no namespace of bugbout's: its agents get copied working copies."""
 
     def __init__(self, options: PodmanSandboxOptions | None = None) -> None:
         self.options = options or PodmanSandboxOptions()
