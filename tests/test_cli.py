@@ -233,8 +233,8 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
         (
             ["tasks.limitt=5"],
             "error: tasks.limitt: no such setting; did you mean tasks.limit? (valid keys under "
-            "tasks: fix-words, issue-sources, jobs, limit, max-source-files, ref, reruns, since, "
-            "timeout)",
+            "tasks: fix-words, issue-sources, jobs, limit, max-source-files, modified-tests, ref, "
+            "repair-imports, reruns, since, timeout)",
         ),
         (["judg=strict"], "error: judg: no such setting; did you mean judge? (valid keys at"),
         (
