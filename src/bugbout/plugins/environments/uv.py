@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bugbout import EnvironmentPlugin, hookimpl
 from bugbout.core.errors import EnvironmentFailure
+from bugbout.sandbox.locking import locked
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -228,7 +228,7 @@ class _Build:
 
         final = self.environment.path
         final.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(final.parent / f"{final.name}.lock"):
+        with locked(final.parent / f"{final.name}.lock"):
             if _complete(final):  # another process built it while we waited
                 return
             for stale in [final, *final.parent.glob(f".{final.name}-*")]:
@@ -425,19 +425,6 @@ def _uv_binary() -> str:
         if not found:
             raise EnvironmentFailure("uv is not installed; `pip install uv`") from None
         return found
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path``, shared by every process building one key."""
-    import fcntl
-
-    with path.open("a") as file:
-        fcntl.flock(file, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(file, fcntl.LOCK_UN)
 
 
 @hookimpl

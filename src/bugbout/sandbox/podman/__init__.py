@@ -34,7 +34,6 @@ from bugbout.sandbox.podman.config import (
     INSTALL,
     PodmanError,
     containers_conf,
-    locked,
     storage_conf,
 )
 from bugbout.sandbox.podman.images import BaseImage, apt_mirror, default_cache_dir
@@ -53,7 +52,6 @@ __all__ = [
     "containers_conf",
     "default_cache_dir",
     "explain",
-    "locked",
     "runner_argv",
     "storage_conf",
 ]

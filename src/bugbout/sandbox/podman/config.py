@@ -12,14 +12,12 @@ images and containers never mix with the user's. docs/containers.md says why.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import resource
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,18 +135,6 @@ def _write_if_changed(path: Path, text: str) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     partial.write_text(text, encoding="utf-8")
     partial.replace(path)
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path`` (its folder made), for work done once per key."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as file:
-        fcntl.flock(file, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(file, fcntl.LOCK_UN)
 
 
 def digest(*parts: str) -> str:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bugbout.sandbox.podman.config import PodmanError, digest, last_line, locked, one_line
+from bugbout.sandbox.locking import locked
+from bugbout.sandbox.podman.config import PodmanError, digest, last_line, one_line
 from bugbout.sandbox.podman.runner import LABEL, Mount
 from bugbout.sandbox.podman.service import REQUEST_TIMEOUT, PodmanService
 
