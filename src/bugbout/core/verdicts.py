@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from bugbout.core.affected import BaseRun
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
+from bugbout.core.base_run import run_base, selections, timeouts
 from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant
 from bugbout.core.crossexam import cross_examine
@@ -27,6 +29,7 @@ from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Race
 from bugbout.core.records import (
+    UNFIXED,
     Attempt,
     Audit,
     AuditSet,
@@ -40,7 +43,6 @@ from bugbout.core.records import (
     Task,
     TaskResolutions,
     TaskSet,
-    TestRun,
     Verdict,
     VerdictSet,
     digest,
@@ -120,6 +122,7 @@ class Verdicts:
             self.progress.finish()
             return
         executor = self.executor or make_executor(self.settings, self.plugins)
+        jobs_each = max(1, self.settings.tasks.jobs // min(self.settings.tasks.jobs, len(scored)))
         try:
             jobs = {
                 task.id: self._job(
@@ -128,6 +131,7 @@ class Verdicts:
                     racers,
                     stored=(resolutions, audits),
                     in_process=executor.in_process,
+                    width=jobs_each,
                 )
                 for task in scored
             }
@@ -155,13 +159,16 @@ class Verdicts:
         *,
         stored: tuple[ResolutionSet, AuditSet],
         in_process: bool,
+        width: int,
     ) -> EvidenceJob:
         """What is still to run for ``task``: its matrix unless stored with the same key
         (in this bout's records, or in the store's shared evidence, where any bout on
         the store left it), and the scores and audits of patches that changed."""
         resolutions, audits = stored
         attempts = _stored_attempts(self.store, task, racers)
+        verdicts = self.settings.verdicts.model_dump_json()
         key = digest(*sorted(a.revision for a in attempts), str(self.settings.judge.run_suite))
+        key = digest(key, verdicts)
         matrix = self.output.read(matrix_path(task.id), Matrix)
         shared = Shared(self.store, task, oracle)
         copied = None
@@ -169,9 +176,10 @@ class Verdicts:
             matrix, copied = None, shared.read("matrix", Matrix, key)
         scores = resolutions.root.get(task.id, TaskResolutions()).patches
         task_audits = audits.root.get(task.id, {})
-        auditor = self.settings.auditor.model_dump_json()
+        auditor = digest(self.settings.auditor.model_dump_json(), verdicts)
         contestants = [a for a in attempts if a.role == "contestant"]
-        reused = Reused(matrix=copied)
+        base_key = digest(task.parent, self.settings.project.model_dump_json(), verdicts)
+        reused = Reused(matrix=copied, base=shared.read("base", BaseRun, base_key))
         for a in contestants:
             if (old := scores.get(a.contestant)) is None or old.key != a.revision:
                 found = shared.read("score", Resolution, a.revision)
@@ -207,6 +215,9 @@ class Verdicts:
                 and a.contestant not in reused.audits
             ],
             tools=_Tools(self.race, self.auditor) if in_process else None,
+            base=reused.base,
+            base_key=base_key,
+            jobs=width,
         )
 
     def _decide(
@@ -224,6 +235,8 @@ class Verdicts:
         shared = Shared(self.store, task, job.oracle)
         if evidence.fresh:
             shared.write("matrix", evidence.matrix, job.matrix_key)
+        if evidence.base is not None and reused.base is None:
+            shared.write("base", evidence.base, job.base_key)
         for resolution in evidence.scores.values():
             shared.write("score", resolution, resolution.key)
         for audit in evidence.audits.values():
@@ -273,7 +286,7 @@ class Verdicts:
             return Verdict(task_id=task.id, policy=policy, reason=reason)
 
 
-_Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit)
+_Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit, BaseRun)
 
 
 @dataclass(frozen=True)
@@ -293,7 +306,7 @@ class Shared:
         found = self.store.read(self.path(kind, key), model)
         return found if found is not None and found.key == key else None
 
-    def write(self, kind: str, record: Matrix | Resolution | Audit, key: str) -> None:
+    def write(self, kind: str, record: Matrix | Resolution | Audit | BaseRun, key: str) -> None:
         self.store.write(self.path(kind, key), record)
 
 
@@ -304,6 +317,7 @@ class Reused:
     matrix: Matrix | None = None
     scores: dict[str, Resolution] = field(default_factory=dict)
     audits: dict[str, Audit] = field(default_factory=dict)
+    base: BaseRun | None = None
 
 
 @dataclass(frozen=True)
@@ -316,6 +330,7 @@ class Evidence:
     scores: dict[str, Resolution]
     audits: dict[str, Audit]
     problems: list[str]
+    base: BaseRun | None = None
 
 
 @dataclass(frozen=True)
@@ -342,6 +357,11 @@ class EvidenceJob:
     rescore: list[str]
     reaudit: list[str]
     tools: _Tools | None = None
+    base: BaseRun | None = None
+    """The task's base run, when stored with the same key."""
+    base_key: str = ""
+    jobs: int = 1
+    """How many of its pytest processes may run at once."""
 
     def __call__(self) -> Evidence:
         settings = self.settings
@@ -357,43 +377,76 @@ class EvidenceJob:
                 "checkouts": checkouts,
                 "environment": race.environment(self.task, checkouts),
                 "project": settings.project,
-                "timeout": settings.tasks.timeout,
+                "timeout": settings.verdicts.timeout,
                 "confine": race.confine_tests,
             }
-            matrix = self.matrix or cross_examine(
-                self.task, self.attempts, run_suite=settings.judge.run_suite, **common
-            ).model_copy(update={"key": self.matrix_key})
-            evidence = Evidence(matrix, self.matrix is None, {}, {}, [])
-            baseline: TestRun | None = None  # the unfixed code's gate, run once per task
-            for attempt in self.attempts:
-                if attempt.contestant in self.rescore:
-                    resolution = score(self.task, self.oracle, attempt, git=git, **common)
-                    evidence.scores[attempt.contestant] = resolution.model_copy(
-                        update={"key": attempt.revision}
-                    )
-                if attempt.contestant not in self.reaudit:
-                    continue
-                try:
-                    gate, baseline = run_gate(
-                        self.task,
-                        attempt,
-                        tests=[settings.project.tests],
-                        baseline=baseline,
-                        git=git,
-                        **common,
-                    )
-                    request = AuditRequest.hidden(
-                        self.task, self.oracle, attempt, gate=gate, baseline=baseline
-                    )
-                    audit = auditor.audit(request)
-                except Exception as exc:  # a broken auditor must not lose the bout
-                    evidence.problems.append(
-                        f"auditor {settings.auditor.name!r} failed on {attempt.contestant} / "
-                        f"{self.task.id}: {type(exc).__name__}: {exc}"
-                    )
-                    continue
-                key = digest(attempt.revision, settings.auditor.model_dump_json())
-                evidence.audits[attempt.contestant] = audit.model_copy(update={"key": key})
+            return self._run(git, common, auditor)
+
+    def _run(self, git: Git, common: dict[str, Any], auditor: Auditor) -> Evidence:
+        """The task's base run (when a matrix or an audit needs it), its matrix, the
+        scores and the audits, each patch's suite runs limited to its selection."""
+        settings, task = self.settings, self.task
+        affected = settings.verdicts.tests == "affected"
+        base = self.base
+        suite_needed = self.matrix is None and settings.judge.run_suite and affected
+        if base is None and (self.reaudit or suite_needed):
+            base = run_base(task, git=git, coverage=affected, **common)
+        chosen = None
+        if affected and base is not None:
+            columns = [a for a in self.attempts if a.role == "contestant"]
+            base_tree = common["checkouts"].base(task.parent)
+            chosen = selections(
+                base, self.oracle, columns, base_tree=base_tree, suite=settings.project.tests
+            )
+        matrix = self.matrix or cross_examine(
+            task,
+            self.attempts,
+            run_suite=settings.judge.run_suite,
+            suite=chosen,
+            jobs=self.jobs,
+            **common,
+        ).model_copy(update={"key": self.matrix_key})
+        evidence = Evidence(matrix, self.matrix is None, {}, {}, [], base)
+        timed = list(matrix.runs.items()) if evidence.fresh else []
+        for attempt in self.attempts:
+            if attempt.contestant in self.rescore:
+                resolution = score(task, self.oracle, attempt, git=git, **common)
+                evidence.scores[attempt.contestant] = resolution.model_copy(
+                    update={"key": attempt.revision}
+                )
+            if attempt.contestant not in self.reaudit or base is None:
+                continue
+            try:
+                gate, baseline = run_gate(
+                    task,
+                    attempt,
+                    tests=[settings.project.tests],
+                    baseline=base.run,
+                    git=git,
+                    selection=(chosen or {}).get(attempt.contestant),
+                    **common,
+                )
+                timed.append((attempt.contestant, gate))
+                request = AuditRequest.hidden(
+                    task, self.oracle, attempt, gate=gate, baseline=baseline
+                )
+                audit = auditor.audit(request)
+            except Exception as exc:  # a broken auditor must not lose the bout
+                evidence.problems.append(
+                    f"auditor {settings.auditor.name!r} failed on {attempt.contestant} / "
+                    f"{task.id}: {type(exc).__name__}: {exc}"
+                )
+                continue
+            key = digest(
+                attempt.revision,
+                digest(settings.auditor.model_dump_json(), settings.verdicts.model_dump_json()),
+            )
+            evidence.audits[attempt.contestant] = audit.model_copy(update={"key": key})
+        if evidence.fresh and base is not None:
+            timed.append((UNFIXED, base.run))
+        warning = timeouts(timed)
+        if warning:
+            evidence.problems.append(f"{task.id}: {warning}")
         return evidence
 
 
