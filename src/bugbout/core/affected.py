@@ -176,16 +176,16 @@ def _inside_functions(before: Path, after: Path) -> bool:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        if any(line not in old_spans for line in range(i1 + 1, i2 + 1)):
+        if any(n + 1 not in old_spans and old[n].strip() for n in range(i1, i2)):
             return False
-        if any(line not in new_spans for line in range(j1 + 1, j2 + 1)):
+        if any(n + 1 not in new_spans and new[n].strip() for n in range(j1, j2)):
             return False
     return True
 
 
 def _function_lines(text: str) -> set[int]:
     """The line numbers (from 1) inside a function, its ``def`` line included (not its
-    decorators, which run at import)."""
+    decorators, which run at import). A blank line changed elsewhere changes nothing."""
     lines: set[int] = set()
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, _FUNCTIONS) and node.end_lineno is not None:

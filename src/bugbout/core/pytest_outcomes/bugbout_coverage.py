@@ -91,6 +91,19 @@ class _Recorder(object):
             return monitoring.get_tool(tool) == "bugbout" and monitoring.get_events(tool) == events
         return sys.getprofile() is self.profile
 
+    def ensure(self):
+        """Put the tracer back if the code under test removed it (a test that ran with
+        it removed has not been reported)."""
+        if self.intact():
+            return
+        if self.monitor is not None:
+            tool, events = self.monitor
+            if sys.monitoring.get_tool(tool) == "bugbout":
+                sys.monitoring.set_events(tool, events)
+            return
+        threading.setprofile(self.profile)
+        sys.setprofile(self.profile)
+
     def start(self):
         self.current = self.outside
         monitoring = getattr(sys, "monitoring", None)
@@ -236,6 +249,7 @@ def pytest_runtest_protocol(item, nextitem):
     if recorder is None:
         yield
         return
+    recorder.ensure()
     recorder.report_outside()
     own = set()
     recorder.stack = []

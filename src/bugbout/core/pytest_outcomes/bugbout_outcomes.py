@@ -279,6 +279,7 @@ def _read_skipped():
     except ValueError:
         return frozenset()
     try:
+        os.lseek(fd, 0, os.SEEK_SET)
         with os.fdopen(fd, "rb") as stream:
             names = json.loads(stream.read().decode("utf-8") or "[]")
     except (OSError, ValueError):
