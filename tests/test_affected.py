@@ -39,7 +39,7 @@ from bugbout.core.records import (
     TaskIssue,
     TestRun,
 )
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.settings import BoutSettings, ProjectSettings
 from bugbout.testing import RepositoryBuilder
 
 
@@ -202,8 +202,7 @@ CART = (
     "def total(items):\n    return sum(unit_price(item) for item in items)\n"
 )
 RECEIPT = (
-    "from shop.cart import total\n\n\n"
-    "def receipt(items):\n    return 'total: %d' % total(items)\n"
+    "from shop.cart import total\n\n\ndef receipt(items):\n    return 'total: %d' % total(items)\n"
 )
 NAMES = "def shout(name):\n    return name\n"
 TITLES = "def title(name):\n    return name.title()\n"
@@ -248,7 +247,9 @@ class Shop:
             },
         )
         fixed = NAMES.replace("return name\n", "return name.upper()\n")
-        fix_tests = "from shop.names import shout\n\n\ndef test_loud():\n    assert shout('b') == 'B'\n"
+        fix_tests = (
+            "from shop.names import shout\n\n\ndef test_loud():\n    assert shout('b') == 'B'\n"
+        )
         fix = repo.commit(
             "Fix shout (#1)", {"src/shop/names.py": fixed, "tests/test_shout.py": fix_tests}
         )
@@ -320,7 +321,7 @@ def test_affected_finds_every_regression_all_finds(shop: Shop) -> None:
         "breaking",
         {
             "src/shop/names.py": NAMES.replace("return name\n", "return name.upper()\n"),
-            "src/shop/prices.py": PRICES.replace("return PRICES[item]", "return PRICES[item] * 100"),
+            "src/shop/prices.py": PRICES.replace("PRICES[item]", "PRICES[item] * 100"),
         },
     )
     chosen = selections(base, shop.oracle, [breaking], base_tree=shop.base, suite="tests")
