@@ -21,7 +21,7 @@ from bugbout.core.affected import (
     select,
 )
 from bugbout.core.auditing import AuditRequest, classify, run_gate
-from bugbout.core.base_run import run_base, selections, timeouts
+from bugbout.core.base_run import run_base, selections
 from bugbout.core.checkout import Checkouts
 from bugbout.core.environment import Environment, EnvironmentRequest
 from bugbout.core.git import Git
@@ -40,6 +40,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.settings import BoutSettings, ProjectSettings
+from bugbout.core.timeouts import killed, timeouts
 from bugbout.testing import RepositoryBuilder
 
 
@@ -185,11 +186,16 @@ def test_a_change_counts_as_inside_functions_only_when_every_changed_line_is(
 
 
 def test_timeouts_are_said_in_one_sentence_with_what_to_do() -> None:
-    killed = TestRun(label="x", status=RunStatus.TIMEOUT, detail="killed after 600 s\n...")
-    fine = TestRun(label="y", status=RunStatus.OK)
-    assert timeouts([("a", fine)]) is None
-    assert timeouts([("a", killed), ("b", killed), (UNFIXED, fine)]) == (
+    run = TestRun(label="x", status=RunStatus.TIMEOUT, detail="killed after 600 s\n...")
+    assert killed(run) == "killed after 600 s"
+    assert killed(run.model_copy(update={"status": RunStatus.OK})) == ""
+    assert timeouts([]) is None
+    assert timeouts([("a", killed(run)), ("b", killed(run))]) == (
         "suite timed out after 600 s on 2 patches: "
+        "raise verdicts.timeout or use verdicts.tests=affected"
+    )
+    assert timeouts([(f"t/{UNFIXED}", "killed after 60 s")]) == (
+        "suite timed out after 60 s on the unfixed code: "
         "raise verdicts.timeout or use verdicts.tests=affected"
     )
 

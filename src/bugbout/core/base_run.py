@@ -9,7 +9,6 @@ unfixed code that holds nothing an agent wrote.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,12 +20,9 @@ from bugbout.core.confine import Confine
 from bugbout.core.environment import Environment
 from bugbout.core.git import Git
 from bugbout.core.oracle import install_fix_tests
-from bugbout.core.records import UNFIXED, Attempt, ChangeArea, Oracle, RunStatus, Task, TestRun
+from bugbout.core.records import Attempt, ChangeArea, Oracle, Task
 from bugbout.core.settings import ProjectSettings
 from bugbout.core.testrun import run_tests
-
-_KILLED = re.compile(r"killed after ([0-9.e+]+) s")
-"""How :func:`bugbout.core.testrun.run_tests` says a run hit its timeout."""
 
 
 def run_base(
@@ -80,22 +76,3 @@ def selections(
         scope = changed_in_functions(base_tree, attempt.patch.source, changes)
         found[attempt.contestant] = select(base, scope, suite=suite, always=always)
     return found
-
-
-def timeouts(runs: Sequence[tuple[str, TestRun]]) -> str | None:
-    """The sentence that says on how many patches a test run was killed at the timeout,
-    and what to do; ``None`` when none was. ``runs``: each run with its patch's name
-    (``UNFIXED`` for the unfixed code)."""
-    killed = {name: run for name, run in runs if run.status == RunStatus.TIMEOUT}
-    if not killed:
-        return None
-    seconds = [float(m[1]) for run in killed.values() if (m := _KILLED.match(run.detail))]
-    after = f" after {max(seconds):g} s" if seconds else ""
-    patches = sorted(name for name in killed if name != UNFIXED)
-    where = [f"{len(patches)} {'patch' if len(patches) == 1 else 'patches'}"] if patches else []
-    if UNFIXED in killed:
-        where.append("the unfixed code")
-    return (
-        f"suite timed out{after} on {' and '.join(where)}: "
-        "raise verdicts.timeout or use verdicts.tests=affected"
-    )

@@ -412,6 +412,8 @@ class Audit(Record):
     """Made from visible evidence only (no hidden tests), as retry rounds require."""
     tampering: list[str] = Field(default_factory=list)
     """Why the verdict is ``TAMPERED``."""
+    timeout: str = ""
+    """``killed after 600 s`` when its gate run hit ``verdicts.timeout``."""
 
 
 class TaskResolutions(Record):

@@ -267,6 +267,8 @@ class Report(Record):
     tasks: list[TaskRow] = Field(default_factory=list)
     totals: Totals = Field(default_factory=Totals)
     tampered: list[TamperedRow] = Field(default_factory=list)
+    timeouts: list[str] = Field(default_factory=list)
+    """What was cut short: test runs after the race killed at ``verdicts.timeout``."""
     confidence: Confidence = Field(default_factory=Confidence)
 
     def to_json(self, *, indent: int | None = 2) -> str:

@@ -41,6 +41,7 @@ from bugbout.core.report import (
     rate,
 )
 from bugbout.core.report_tampering import tampered_rows
+from bugbout.core.timeouts import report_timeouts
 
 
 def _scored_tasks(tasks: TaskSet, oracles: OracleSet) -> dict[str, str | None]:
@@ -142,6 +143,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         ],
         totals=_totals(attempts),
         tampered=tampered_rows(resolutions, audits, verdicts),
+        timeouts=report_timeouts(matrices, audits),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
     )
 

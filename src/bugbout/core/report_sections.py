@@ -78,6 +78,7 @@ def sections(report: Report) -> list[Section]:
         _tasks_section(report),
         _totals_section(report),
         tampered_section(report),
+        *([_timeouts_section(report)] if report.timeouts else []),
     ]
 
 
@@ -375,6 +376,11 @@ def confidence_section(report: Report) -> Section:
 
 def _percent(value: float | None) -> str:
     return "-" if value is None else f"{round(value * 100)}%"
+
+
+def _timeouts_section(report: Report) -> Section:
+    """Test runs after the race cut short by ``verdicts.timeout``: their evidence is partial."""
+    return Section("timeouts", "Timeouts", "\n".join(report.timeouts))
 
 
 def tampered_section(report: Report) -> Section:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from bugbout.core.affected import BaseRun
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
-from bugbout.core.base_run import run_base, selections, timeouts
+from bugbout.core.base_run import run_base, selections
 from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant
 from bugbout.core.crossexam import cross_examine
@@ -52,6 +52,7 @@ from bugbout.core.report_build import build_report
 from bugbout.core.scoring import score
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store, write_atomic
+from bugbout.core.timeouts import killed, timeouts
 
 VERDICTS = "verdicts.json"
 RESOLUTIONS = "resolutions.json"
@@ -408,6 +409,8 @@ class EvidenceJob:
         ).model_copy(update={"key": self.matrix_key})
         evidence = Evidence(matrix, self.matrix is None, {}, {}, [], base)
         timed = list(matrix.runs.items()) if evidence.fresh else []
+        if self.base is None and base is not None:
+            timed.append((UNFIXED, base.run))
         for attempt in self.attempts:
             if attempt.contestant in self.rescore:
                 resolution = score(task, self.oracle, attempt, git=git, **common)
@@ -441,10 +444,10 @@ class EvidenceJob:
                 attempt.revision,
                 digest(settings.auditor.model_dump_json(), settings.verdicts.model_dump_json()),
             )
-            evidence.audits[attempt.contestant] = audit.model_copy(update={"key": key})
-        if evidence.fresh and base is not None:
-            timed.append((UNFIXED, base.run))
-        warning = timeouts(timed)
+            evidence.audits[attempt.contestant] = audit.model_copy(
+                update={"key": key, "timeout": killed(gate)}
+            )
+        warning = timeouts([(name, how) for name, run in timed if (how := killed(run))])
         if warning:
             evidence.problems.append(f"{task.id}: {warning}")
         return evidence
