@@ -23,11 +23,13 @@ from bugbout.core.affected import (
 from bugbout.core.auditing import AuditRequest, classify, run_gate
 from bugbout.core.base_run import run_base, selections
 from bugbout.core.checkout import Checkouts
+from bugbout.core.crossexam import cross_examine
 from bugbout.core.environment import Environment, EnvironmentRequest
 from bugbout.core.git import Git
 from bugbout.core.manager import Plugins
 from bugbout.core.patch import diff_trees
 from bugbout.core.records import (
+    SUITE,
     UNFIXED,
     Attempt,
     AttemptStatus,
@@ -219,7 +221,7 @@ CONFTEST = (
 NAME_TESTS = "".join(
     f"\n\ndef test_title_{n}():\n    assert title('ann {n}') == 'Ann {n}'\n" for n in range(20)
 )
-SUITE = {
+SHOP_TESTS = {
     "tests/conftest.py": CONFTEST,
     # three hops from prices.py: receipt -> cart -> prices
     "tests/test_receipt.py": "from shop.receipt import receipt\n\n\n"
@@ -249,7 +251,7 @@ class Shop:
                 "src/shop/receipt.py": RECEIPT,
                 "src/shop/names.py": NAMES,
                 "src/shop/titles.py": TITLES,
-                **SUITE,
+                **SHOP_TESTS,
             },
         )
         fixed = NAMES.replace("return name\n", "return name.upper()\n")
@@ -387,3 +389,31 @@ def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) 
     assert select(base, {"src/shop/prices.py": True}, suite="tests").runs(
         "tests/test_quiet.py::test_quiet"
     )
+
+
+@pytest.mark.slow
+def test_the_matrix_answers_for_the_suite_tests_a_patch_cannot_affect(shop: Shop) -> None:
+    base = run_base(shop.task, coverage=True, **shop.common)  # type: ignore[arg-type]
+    breaking = shop.attempt("breaking", {"src/shop/prices.py": PRICES.replace("]\n", "] * 100\n")})
+    fixing = shop.attempt(
+        "fixing", {"src/shop/names.py": NAMES.replace("name\n", "name.upper()\n")}
+    )
+    chosen = selections(base, shop.oracle, [breaking, fixing], base_tree=shop.base, suite="tests")
+    common = {k: v for k, v in shop.common.items() if k != "git"}
+    matrix = cross_examine(
+        shop.task,
+        [breaking, fixing],
+        run_suite=True,
+        suite=chosen,
+        jobs=2,
+        **common,  # type: ignore[arg-type]
+    )
+    receipt, title = "tests/test_receipt.py::test_receipt", "tests/test_names.py::test_title_0"
+    assert matrix.outcome(UNFIXED, receipt) == Outcome.PASSED
+    assert matrix.outcome("breaking", receipt) == Outcome.FAILED
+    assert receipt not in matrix.runs["fixing"].outcomes  # not run: it cannot change
+    assert matrix.outcome("fixing", receipt) == Outcome.PASSED  # the unfixed outcome
+    shout = "tests/test_names.py::test_shout"
+    assert matrix.runs["fixing"].outcomes[shout] == Outcome.PASSED  # names.py changed: run
+    assert shout in matrix.runs["breaking"].outcomes  # failing on the unfixed code: run
+    assert title not in matrix.authors[SUITE]  # no patch can affect it: in no column

@@ -91,8 +91,9 @@ def cross_examine(
     that says why, and no outcomes).
 
     ``suite`` holds, by contestant, the suite's tests its patch can affect
-    (:mod:`bugbout.core.affected`): a column runs those instead of the whole suite, and
-    the ``UNFIXED`` column runs every test some column runs. ``jobs`` columns run at once.
+    (:mod:`bugbout.core.affected`): a column runs those instead of the whole suite (and
+    holds the unfixed outcome of the others), and the ``UNFIXED`` column runs every test
+    some column runs. ``jobs`` columns run at once.
     """
     chosen = _latest(task, attempts)
     columns: list[tuple[str, Attempt | None]] = [(UNFIXED, None)]
@@ -145,12 +146,15 @@ def cross_examine(
     by_module = {module.path: module.author for module in installed}
     rows = _rows(runs, by_module, authors, run_suite=run_suite)
     known = {test for tests in rows.values() for test in tests}
+    outcomes = {name: _cells(run, known) for name, run in runs.items()}
+    if suite is not None:
+        _carry(outcomes, runs, suite, rows.get(SUITE, []))
     return Matrix(
         task_id=task.id,
         patches=[name for name, _ in columns],
         authors=rows,
         vendors=vendors,
-        outcomes={name: _cells(run, known) for name, run in runs.items()},
+        outcomes=outcomes,
         runs=runs,
     )
 
@@ -310,6 +314,26 @@ def _suite_targets(
         targets = [t for t in selection.targets if os.path.lexists(base / t)]
         found[name] = (targets, selection.skip)
     return found
+
+
+def _carry(
+    outcomes: dict[str, dict[str, Outcome]],
+    runs: dict[str, TestRun],
+    suite: dict[str, Selection],
+    tests: list[str],
+) -> None:
+    """Give each patch's column the unfixed outcome of every suite test its selection
+    left out (the patch cannot affect it), when its run went through: every column then
+    answers for the same suite tests, as with the whole suite run."""
+    unfixed = outcomes.get(UNFIXED, {})
+    for name, selection in suite.items():
+        cells, run = outcomes.get(name), runs.get(name)
+        if cells is None or run is None or run.status != RunStatus.OK or selection.everything:
+            continue
+        for test in tests:
+            if test not in cells and test in unfixed and not selection.runs(test):
+                cells[test] = unfixed[test]
+        outcomes[name] = dict(sorted(cells.items()))
 
 
 def _run_column(
