@@ -72,6 +72,8 @@ def selections(
     always = [*oracle.unstable, *oracle.fail_on_base]
     found = {}
     for attempt in attempts:
+        if not attempt.patch.source.strip():
+            continue  # the unfixed code again: its gate is the baseline
         changes = attempt.patch.area(ChangeArea.SOURCE)
         scope = changed_in_functions(base_tree, attempt.patch.source, changes)
         found[attempt.contestant] = select(base, scope, suite=suite, always=always)

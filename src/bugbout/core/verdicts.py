@@ -13,6 +13,7 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -411,14 +412,16 @@ class EvidenceJob:
         timed = list(matrix.runs.items()) if evidence.fresh else []
         if self.base is None and base is not None:
             timed.append((UNFIXED, base.run))
-        for attempt in self.attempts:
+
+        def patch_runs(attempt: Attempt) -> None:
+            """The attempt's score and audit, whichever are missing."""
             if attempt.contestant in self.rescore:
                 resolution = score(task, self.oracle, attempt, git=git, **common)
                 evidence.scores[attempt.contestant] = resolution.model_copy(
                     update={"key": attempt.revision}
                 )
             if attempt.contestant not in self.reaudit or base is None:
-                continue
+                return
             try:
                 gate, baseline = run_gate(
                     task,
@@ -439,7 +442,7 @@ class EvidenceJob:
                     f"auditor {settings.auditor.name!r} failed on {attempt.contestant} / "
                     f"{task.id}: {type(exc).__name__}: {exc}"
                 )
-                continue
+                return
             key = digest(
                 attempt.revision,
                 digest(settings.auditor.model_dump_json(), settings.verdicts.model_dump_json()),
@@ -447,6 +450,9 @@ class EvidenceJob:
             evidence.audits[attempt.contestant] = audit.model_copy(
                 update={"key": key, "timeout": killed(gate)}
             )
+
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            list(pool.map(patch_runs, self.attempts))  # each patch's runs, jobs at a time
         warning = timeouts([(name, how) for name, run in timed if (how := killed(run))])
         if warning:
             evidence.problems.append(f"{task.id}: {warning}")
