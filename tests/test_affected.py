@@ -256,7 +256,9 @@ class Shop:
         )
         fixed = NAMES.replace("return name\n", "return name.upper()\n")
         fix_tests = (
-            "from shop.names import shout\n\n\ndef test_loud():\n    assert shout('b') == 'B'\n"
+            "from shop.names import shout\nfrom shop.titles import title\n\n\n"
+            "def test_loud():\n    assert shout('b') == 'B'\n\n\n"
+            "def test_title_kept():\n    assert title('b') == 'B'\n"
         )
         fix = repo.commit(
             "Fix shout (#1)", {"src/shop/names.py": fixed, "tests/test_shout.py": fix_tests}
@@ -361,6 +363,7 @@ def test_affected_finds_every_regression_all_finds(shop: Shop) -> None:
     assert "tests/test_names.py::test_title_0" in every_gate.outcomes
     assert "tests/test_names.py::test_title_0" not in affected_gate.outcomes
     assert "tests/test_names.py::test_shout" in affected_gate.outcomes  # failing on base
+    assert "tests/test_shout.py::test_title_kept" in affected_gate.outcomes  # hidden: all run
 
 
 @pytest.mark.slow

@@ -501,9 +501,9 @@ def run_gate(
     """
     targets = gate_targets(task, tests, hidden=hidden, examiners=examiners)
     if selection is not None and not selection.everything:
-        added = [t for t in targets if t not in tests]
-        skip = frozenset(t for t in selection.skip if t.split("::", 1)[0] not in added)
-        selection = Selection(tuple(dict.fromkeys([*selection.targets, *added])), skip)
+        whole = gate_targets(task, [], hidden=hidden, examiners=examiners)  # their modules
+        skip = frozenset(t for t in selection.skip if t.split("::", 1)[0] not in whole)
+        selection = Selection(tuple(dict.fromkeys([*selection.targets, *whole])), skip)
         targets = list(selection.targets)
     if baseline is not None and selection is not None:
         baseline = restrict(baseline, selection)
