@@ -51,7 +51,7 @@ BASELINE = "raw pytest"
 
 def generate(root: Path, modules: int, functions: int, tests: int) -> None:
     """The package and its suite (``tests`` tests per module), unless already there."""
-    marker = root / f".made-{modules}-{functions}-{tests}"
+    marker = root / f".made-2-{modules}-{functions}-{tests}"
     if marker.exists():
         return
     package, suite = root / "src/pkg", root / "tests"
@@ -62,7 +62,8 @@ def generate(root: Path, modules: int, functions: int, tests: int) -> None:
         after = (m + 1) % modules
         body = [f"from pkg import m{after}\n"] if m + 1 < modules else []
         for f in range(functions):
-            call = f"m{after}.f{f}(x) - x" if m + 1 < modules and m % 5 != 4 else "0"
+            # every f returns x + 1, through up to five modules: every test passes on base
+            call = f"m{after}.f{f}(x) - x - 1" if m + 1 < modules and m % 5 != 4 else "0"
             body.append(f"\n\ndef f{f}(x):\n    return x + 1 + {call}\n")
         (package / f"m{m}.py").write_text("".join(body))
         lines = [f"from pkg.m{m} import *  # noqa\n"]
