@@ -483,8 +483,9 @@ def test_reporter_options_from_the_file_and_the_command_line_reach_the_reports(
     """``reporter: {html: {title: ...}}`` in ``bugbout.yaml``, overridden and extended on
     the command line, is what each reporter renders with."""
     from bugbout.config import compose_settings
+    from bugbout.core.report_store import write_reports
     from bugbout.core.store import Store
-    from bugbout.core.verdicts import check_verdict_plugins, write_reports
+    from bugbout.core.verdicts import check_verdict_plugins
 
     (tmp_path / "bugbout.yaml").write_text(
         "defaults: [base, _self_]\nproject: {source: src/x}\n"

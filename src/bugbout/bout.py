@@ -28,18 +28,13 @@ from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Race
 from bugbout.core.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.core.report import Report
+from bugbout.core.report_store import load_report, write_reports
 from bugbout.core.rounds import run_rounds
 from bugbout.core.settings import BoutSettings
 from bugbout.core.stopping import Stop
 from bugbout.core.store import Store
 from bugbout.core.tasks import check_plugins, ground_truth
-from bugbout.core.verdicts import (
-    JOB,
-    Verdicts,
-    check_verdict_plugins,
-    load_report,
-    write_reports,
-)
+from bugbout.core.verdicts import JOB, Verdicts, check_verdict_plugins
 
 
 @dataclass

@@ -287,8 +287,8 @@ def _report(args: list[str], console: Console) -> int:
 
     from bugbout.core.costs import price_table
     from bugbout.core.manager import make_plugins
+    from bugbout.core.report_store import load_report
     from bugbout.core.store import Store
-    from bugbout.core.verdicts import load_report
 
     parser = argparse.ArgumentParser(
         prog="bugbout report",

@@ -59,6 +59,7 @@ from typing import Protocol, Self
 
 from pydantic import model_validator
 
+from bugbout.core.affected import Selection, restrict
 from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import Confine
 from bugbout.core.environment import Environment
@@ -491,6 +492,7 @@ def run_gate(
     examiners: Sequence[Attempt] = (),
     baseline: TestRun | None = None,
     scratch: Path | None = None,
+    selection: Selection | None = None,
 ) -> tuple[TestRun, TestRun]:
     """Run the gate with the patch and on the unfixed code: ``(gate, baseline)``.
 
@@ -504,8 +506,19 @@ def run_gate(
     ``baseline`` reuses a baseline already captured for the same task and gate; with a
     patch that changes no source file the patched tree is the unfixed tree, so the gate
     run is the baseline's. A patch that does not apply raises ``PatchError``.
+
+    A ``selection`` of the repository's tests (:mod:`bugbout.core.affected`) runs in
+    place of ``tests``, the fix's and the examiners' test modules whole; the baseline
+    returned holds the outcomes of the same tests.
     """
-    targets = _targets(task, tests, hidden=hidden, examiners=examiners)
+    targets = gate_targets(task, tests, hidden=hidden, examiners=examiners)
+    if selection is not None and not selection.everything:
+        whole = gate_targets(task, [], hidden=hidden, examiners=examiners)  # their modules
+        skip = frozenset(t for t in selection.skip if t.split("::", 1)[0] not in whole)
+        selection = Selection(tuple(dict.fromkeys([*selection.targets, *whole])), skip)
+        targets = list(selection.targets)
+    if baseline is not None and selection is not None:
+        baseline = restrict(baseline, selection)
     if baseline is not None and is_empty(attempt):
         return baseline.model_copy(update={"label": GATE_LABEL}), baseline
     root = scratch if scratch is not None else checkouts.cache_dir / "audits"
@@ -523,6 +536,7 @@ def run_gate(
         project=project,
         timeout=timeout,
         confine=confine,
+        skip=selection.skip if selection is not None else frozenset(),
     )
     try:
         if baseline is None:
@@ -551,6 +565,7 @@ class _GateRunner:
     project: ProjectSettings
     timeout: float
     confine: Confine
+    skip: frozenset[str] = frozenset()
 
     def __call__(self, label: str, source: str, changes: Sequence[FileChange] = ()) -> TestRun:
         """Run the gate on a new tree with the ``source`` diff applied (whose ``changes``
@@ -571,13 +586,14 @@ class _GateRunner:
                 label=label,
                 timeout=self.timeout,
                 confine=self.confine,
+                skip=self.skip,
             )
             return flag(run, findings)
         finally:
             self.checkouts.remove(tree)
 
 
-def _targets(
+def gate_targets(
     task: Task, tests: Sequence[str], *, hidden: bool, examiners: Sequence[Attempt]
 ) -> list[str]:
     """``tests``, and any test module the gate adds that none of them already covers."""

@@ -26,9 +26,11 @@ import re
 import shutil
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from bugbout.core.affected import Selection
 from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import Confine
 from bugbout.core.environment import Environment
@@ -78,6 +80,8 @@ def cross_examine(
     run_suite: bool,
     timeout: float,
     confine: Confine,
+    suite: dict[str, Selection] | None = None,
+    jobs: int = 1,
 ) -> Matrix:
     """Run every author's tests (and the suite's, with ``run_suite``) against every patch.
 
@@ -85,6 +89,11 @@ def cross_examine(
     once, its latest round is used. Returns the matrix of executed outcomes; every column's
     pytest process is in ``Matrix.runs`` (a patch that does not apply gets a ``crashed`` run
     that says why, and no outcomes).
+
+    ``suite`` holds, by contestant, the suite's tests its patch can affect
+    (:mod:`bugbout.core.affected`): a column runs those instead of the whole suite (and
+    holds the unfixed outcome of the others), and the ``UNFIXED`` column runs every test
+    some column runs. ``jobs`` columns run at once.
     """
     chosen = _latest(task, attempts)
     columns: list[tuple[str, Attempt | None]] = [(UNFIXED, None)]
@@ -104,24 +113,31 @@ def cross_examine(
                 authors.append(attempt.contestant)
                 written[attempt.contestant] = _read_modules(attempt, base, scratch / f"a{number}")
         installed = plan_installation(written, base)
-        targets = list(dict.fromkeys(module.path for module in installed))
-        if run_suite and (base / project.tests).exists():
-            targets.insert(0, project.tests)
-        runs: dict[str, TestRun] = {}
-        for number, (name, patched) in enumerate(columns):
-            runs[name] = _run_column(
+        modules = list(dict.fromkeys(module.path for module in installed))
+        suites = _suite_targets(
+            [name for name, _ in columns], suite, base, project.tests if run_suite else None
+        )
+
+        def run(number: int) -> TestRun:
+            name, patched = columns[number]
+            targets, skip = suites[name]
+            return _run_column(
                 task,
                 name,
                 patched,
                 installed,
-                targets,
+                [*targets, *modules],
                 tree=scratch / f"c{number}",
                 checkouts=checkouts,
                 environment=environment,
                 project=project,
                 timeout=timeout,
                 confine=confine,
+                skip=skip,
             )
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            runs = dict(zip(suites, pool.map(run, range(len(columns))), strict=True))
     finally:
         checkouts.remove(scratch)
     for attempt in chosen:
@@ -130,12 +146,15 @@ def cross_examine(
     by_module = {module.path: module.author for module in installed}
     rows = _rows(runs, by_module, authors, run_suite=run_suite)
     known = {test for tests in rows.values() for test in tests}
+    outcomes = {name: _cells(run, known) for name, run in runs.items()}
+    if suite is not None:
+        _carry(outcomes, runs, suite, rows.get(SUITE, []))
     return Matrix(
         task_id=task.id,
         patches=[name for name, _ in columns],
         authors=rows,
         vendors=vendors,
-        outcomes={name: _cells(run, known) for name, run in runs.items()},
+        outcomes=outcomes,
         runs=runs,
     )
 
@@ -273,6 +292,50 @@ def _inside(tree: Path, path: str) -> Path:
     return tree.joinpath(*parts)
 
 
+def _suite_targets(
+    names: list[str], suite: dict[str, Selection] | None, base: Path, tests: str | None
+) -> dict[str, tuple[list[str], frozenset[str]]]:
+    """Each column's targets of the repository's suite and the tests to skip (none without
+    ``tests``; all of it without ``suite``), only paths the unfixed tree has."""
+    if tests is None or not (base / tests).exists():
+        return {name: ([], frozenset()) for name in names}
+    whole = Selection((tests,))
+    chosen = {name: (suite or {}).get(name, whole) for name in names if name != UNFIXED}
+    if suite is not None and UNFIXED in names:
+        union = Selection(())
+        for selection in chosen.values():
+            union = union.union(selection)
+        chosen[UNFIXED] = union
+    found = {}
+    for name in names:
+        selection = chosen.get(name, whole)
+        if selection.everything:
+            selection = whole
+        targets = [t for t in selection.targets if os.path.lexists(base / t)]
+        found[name] = (targets, selection.skip)
+    return found
+
+
+def _carry(
+    outcomes: dict[str, dict[str, Outcome]],
+    runs: dict[str, TestRun],
+    suite: dict[str, Selection],
+    tests: list[str],
+) -> None:
+    """Give each patch's column the unfixed outcome of every suite test its selection
+    left out (the patch cannot affect it), when its run went through: every column then
+    answers for the same suite tests, as with the whole suite run."""
+    unfixed = outcomes.get(UNFIXED, {})
+    for name, selection in suite.items():
+        cells, run = outcomes.get(name), runs.get(name)
+        if cells is None or run is None or run.status != RunStatus.OK or selection.everything:
+            continue
+        for test in tests:
+            if test not in cells and test in unfixed and not selection.runs(test):
+                cells[test] = unfixed[test]
+        outcomes[name] = dict(sorted(cells.items()))
+
+
 def _run_column(
     task: Task,
     name: str,
@@ -286,6 +349,7 @@ def _run_column(
     project: ProjectSettings,
     timeout: float,
     confine: Confine,
+    skip: frozenset[str],
 ) -> TestRun:
     """One column: a fresh parent tree, the patch's source changes, every author's modules,
     one pytest process, ``tampered`` when the patch's source is flagged
@@ -317,6 +381,7 @@ def _run_column(
             label=name,
             timeout=timeout,
             confine=confine,
+            skip=skip,
         )
         return flag(run, findings)
     finally:

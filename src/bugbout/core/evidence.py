@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
+from bugbout.core.affected import BaseRun
 from bugbout.core.contestants import Contestant
 from bugbout.core.records import (
     Attempt,
@@ -24,7 +25,7 @@ EVIDENCE = "evidence"
 """Where the store keeps test-run records any bout may reuse (by task and key)."""
 
 
-_Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit)
+_Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit, BaseRun)
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Shared:
         found = self.store.read(self.path(kind, key), model)
         return found if found is not None and found.key == key else None
 
-    def write(self, kind: str, record: Matrix | Resolution | Audit, key: str) -> None:
+    def write(self, kind: str, record: Matrix | Resolution | Audit | BaseRun, key: str) -> None:
         self.store.write(self.path(kind, key), record)
 
 

@@ -16,6 +16,7 @@ import re
 import secrets
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,8 @@ class Git:
     def __init__(self, repository: Path) -> None:
         self.repository = repository
         self._batch: subprocess.Popen[bytes] | None = None
+        self._asking = threading.Lock()
+        """One request at a time on the batch: test runs of a task share it from threads."""
 
     def __enter__(self) -> Git:
         return self
@@ -234,17 +237,18 @@ class Git:
         ``None`` when there is none."""
         if not _REQUEST.fullmatch(name):
             raise GitError(f"{name!r} is not an object name")
-        process = self._batch_process()
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(name.encode() + b"\n")
-        process.stdin.flush()
-        header = process.stdout.readline().split()
-        if len(header) != 3 or not header[2].isdigit():
-            if not header:
-                raise GitError(f"git cat-file stopped in {self.repository}")
-            return None  # missing or ambiguous: no content follows
-        size = int(header[2])
-        data = process.stdout.read(size + 1)
+        with self._asking:
+            process = self._batch_process()
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(name.encode() + b"\n")
+            process.stdin.flush()
+            header = process.stdout.readline().split()
+            if len(header) != 3 or not header[2].isdigit():
+                if not header:
+                    raise GitError(f"git cat-file stopped in {self.repository}")
+                return None  # missing or ambiguous: no content follows
+            size = int(header[2])
+            data = process.stdout.read(size + 1)
         if len(data) != size + 1:
             raise GitError(f"git cat-file stopped in {self.repository}")
         return header[0].decode(), header[1].decode(), data[:-1]

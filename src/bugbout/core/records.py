@@ -462,6 +462,8 @@ class Audit(Record):
     similarity: Similarity | None = None
     """How close the patch is to the maintainers' fix, from an auditor that measures it
     (``recall``) on a hidden audit; ``None`` otherwise."""
+    timeout: str = ""
+    """``killed after 600 s`` when its gate run hit ``verdicts.timeout``."""
 
 
 class TaskResolutions(Record):

@@ -269,6 +269,8 @@ class Report(Record):
     totals: Totals = Field(default_factory=Totals)
     costs: Costs = Field(default_factory=Costs)
     tampered: list[TamperedRow] = Field(default_factory=list)
+    timeouts: list[str] = Field(default_factory=list)
+    """What was cut short: test runs after the race killed at ``verdicts.timeout``."""
     confidence: Confidence = Field(default_factory=Confidence)
     rounds: Rounds = Field(default_factory=Rounds)
     reasons: Reasons = Field(default_factory=Reasons)

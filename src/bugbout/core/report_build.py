@@ -47,6 +47,7 @@ from bugbout.core.report import (
 from bugbout.core.report_tampering import tampered_rows
 from bugbout.core.report_tasks import AttemptLinks, task_pages
 from bugbout.core.rounds_report import rounds_report
+from bugbout.core.timeouts import report_timeouts
 
 
 def _scored_tasks(tasks: TaskSet, oracles: OracleSet) -> dict[str, str | None]:
@@ -159,6 +160,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         totals=_totals(attempts),
         costs=costs(attempts, agents, prices or price_table()),
         tampered=tampered_rows(resolutions, audits, verdicts),
+        timeouts=report_timeouts(matrices, audits),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
         rounds=rounds_report(contestants, attempts, score, [*round_scores, *resolutions]),
         reasons=reasons_why(

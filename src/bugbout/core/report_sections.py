@@ -91,6 +91,7 @@ def sections(report: Report) -> list[Section]:
         costs_section(report),
         tampered_section(report),
         contamination_section(report),
+        *([_timeouts_section(report)] if report.timeouts else []),
     ]
 
 
@@ -394,6 +395,11 @@ def confidence_section(report: Report) -> Section:
 
 def _percent(value: float | None) -> str:
     return "-" if value is None else f"{round(value * 100)}%"
+
+
+def _timeouts_section(report: Report) -> Section:
+    """Test runs after the race cut short by ``verdicts.timeout``: their evidence is partial."""
+    return Section("timeouts", "Timeouts", "\n".join(report.timeouts))
 
 
 def tampered_section(report: Report) -> Section:

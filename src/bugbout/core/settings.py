@@ -194,6 +194,16 @@ class PriceSettings(Settings):
     """Output tokens, reasoning included."""
 
 
+class VerdictsSettings(Settings):
+    """``verdicts:`` — the test runs after the race (cross-examination, scores, audits)."""
+
+    tests: Literal["affected", "all"] = "affected"
+    """Which of the repository's tests run against a patch: those it can affect (from a
+    coverage map of the unfixed code, made once per task), or all of them every time."""
+    timeout: float = Field(default=600, gt=0)
+    """Seconds one of these test runs may take before its process group is killed."""
+
+
 class BoutSettings(Settings):
     """Everything a bout needs, as composed from ``bugbout.yaml``, packaged groups and overrides."""
 
@@ -205,6 +215,7 @@ class BoutSettings(Settings):
     executor: PluginChoice = PluginChoice(name="local")
     """How the bout dispatches its jobs: ``local`` threads, or ``ray`` workers."""
     judge: JudgeChoice = JudgeChoice(name="majority")
+    verdicts: VerdictsSettings = VerdictsSettings()
     auditor: PluginChoice = PluginChoice(name="gate")
     reporters: tuple[str, ...] = ("terminal", "markdown", "json", "html")
     """The reports written after a bout (``terminal`` is printed)."""

@@ -34,6 +34,8 @@ FAILURE_LINE = 300
 """The most characters kept of a failed test's first error line (untrusted text)."""
 CRASH_LIMIT = 5
 """How many tests that kill pytest one run sets aside; one more and the run is crashed."""
+COVERAGE_LIMIT = 256_000_000
+"""The most bytes of the coverage map one pytest process may write (the rest is not read)."""
 _NOT_A_CRASH = (RunStatus.TIMEOUT, RunStatus.TAMPERED)
 """Runs whose running test is not set aside: one that hung, and one the code under test
 ended as if pytest had finished (``os._exit(0)``: tampering, not a crash)."""
@@ -55,8 +57,15 @@ def run_tests(
     confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]] = (
         lambda argv, tree, writable: offline(argv)
     ),
+    skip: frozenset[str] = frozenset(),
+    coverage: list[bytes] | None = None,
 ) -> TestRun:
     """Run ``targets`` (paths relative to ``tree``) with pytest and return the outcomes.
+
+    ``skip`` names tests not to run (they are left out of the outcomes). With a
+    ``coverage`` list, each pytest process also records which files of the package each
+    test runs (``bugbout_coverage``), and the list gets what it wrote, at most
+    ``COVERAGE_LIMIT`` bytes (read by :mod:`bugbout.core.affected`).
 
     ``confine(argv, tree, writable)`` wraps the command for the tree (a sandbox that must
     also let it write ``writable``: its private HOME); by default it only switches the
@@ -76,7 +85,7 @@ def run_tests(
     try:
         run = _isolating_crashes(
             environment, tree, targets, planted, project=project, label=label,
-            timeout=timeout, confine=confine,
+            timeout=timeout, confine=confine, skip=skip, coverage=coverage,
         )  # fmt: skip
     finally:
         planted.remove()
@@ -114,6 +123,8 @@ def _isolating_crashes(
     label: str,
     timeout: float,
     confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    skip: frozenset[str],
+    coverage: list[bytes] | None,
 ) -> TestRun:
     """pytest on ``targets``, again without each test that killed it, as :func:`run_tests`
     says."""
@@ -122,7 +133,8 @@ def _isolating_crashes(
     while True:
         run, running = _run_pytest(
             environment, tree, targets, planted, project=project, label=label,
-            timeout=timeout, confine=confine, deselect=list(crashes),
+            timeout=timeout, confine=confine, deselect=list(crashes), skip=skip,
+            coverage=coverage,
         )  # fmt: skip
         spent += run.duration
         stopping = (stop := current_stop()) is not None and stop.requested
@@ -171,12 +183,15 @@ def _run_pytest(
     timeout: float,
     confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
     deselect: list[str],
+    skip: frozenset[str],
+    coverage: list[bytes] | None,
 ) -> tuple[TestRun, str | None]:
-    """One pytest process without the tests ``deselect`` names, and the test it was
-    running when it ended (``None`` when it ended between tests)."""
+    """One pytest process without the tests ``deselect`` and ``skip`` name, and the test
+    it was running when it ended (``None`` when it ended between tests)."""
     key = secrets.token_hex(32)
+    tracing = ["-p", "bugbout_coverage"] if coverage is not None else []
     args = [
-        "-p", "bugbout_outcomes", "-p", "no:cacheprovider", "-o", "addopts=",
+        "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", "-o", "addopts=",
         "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
         *project.pytest_args, "--", *planted.targets(targets),
     ]  # fmt: skip
@@ -184,6 +199,8 @@ def _run_pytest(
     with (
         tempfile.TemporaryFile() as outcomes,
         tempfile.TemporaryFile() as output,
+        tempfile.TemporaryFile() as skipped,
+        tempfile.TemporaryFile() as traced,
         tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
     ):
         env = {
@@ -198,10 +215,15 @@ def _run_pytest(
             **command.env,
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
             "BUGBOUT_DESELECT": json.dumps(deselect),
+            "BUGBOUT_SKIP_FD": str(skipped.fileno()),
             "BUGBOUT_SOURCE_DIR": project.source,
         }
+        if coverage is not None:
+            env["BUGBOUT_COVERAGE_FD"] = str(traced.fileno())
         outcomes.write(key_line(key))
         outcomes.flush()
+        skipped.write(json.dumps(sorted(skip)).encode())
+        skipped.flush()
         started = time.monotonic()
         argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
         process = subprocess.Popen(
@@ -211,7 +233,7 @@ def _run_pytest(
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
-            pass_fds=(outcomes.fileno(),),
+            pass_fds=(outcomes.fileno(), skipped.fileno(), traced.fileno()),
             start_new_session=True,
         )
         watch(process)  # a stopped bout kills its group
@@ -226,6 +248,9 @@ def _run_pytest(
         stream = read_outcomes(outcomes.read(), key)
         output.seek(0)
         detail = output.read().decode("utf-8", "replace")[-DETAIL_LIMIT:]
+        if coverage is not None:
+            traced.seek(0)
+            coverage.append(traced.read(COVERAGE_LIMIT))
     run = _summarise(stream.reports, label=label, exit_code=exit_code, duration=duration)
     if timed_out:
         run.status = RunStatus.TIMEOUT

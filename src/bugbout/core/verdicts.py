@@ -13,17 +13,17 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from bugbout.core.affected import BaseRun
 from bugbout.core.auditing import Auditor, AuditRequest, run_gate
+from bugbout.core.base_run import run_base, selections
 from bugbout.core.contestants import Contestant
-from bugbout.core.costs import PriceTable
 from bugbout.core.crossexam import cross_examine
 from bugbout.core.errors import ConfigError
-from bugbout.core.evidence import Shared, earlier_rounds, round_scores, with_earlier_rounds
+from bugbout.core.evidence import Shared, earlier_rounds
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
 from bugbout.core.judging import Judge, JudgeContext
@@ -32,10 +32,10 @@ from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.race import Race
 from bugbout.core.recall import fix_source_diff
 from bugbout.core.records import (
+    UNFIXED,
     Attempt,
     Audit,
     AuditSet,
-    Job,
     Matrix,
     Oracle,
     OracleSet,
@@ -45,17 +45,14 @@ from bugbout.core.records import (
     Task,
     TaskResolutions,
     TaskSet,
-    TestRun,
     Verdict,
     VerdictSet,
     digest,
 )
-from bugbout.core.report import Report
-from bugbout.core.report_build import build_report
-from bugbout.core.report_tasks import attempt_links, fix_diffs
 from bugbout.core.scoring import score
 from bugbout.core.settings import BoutSettings
-from bugbout.core.store import Store, write_atomic
+from bugbout.core.store import Store
+from bugbout.core.timeouts import killed, timeouts
 
 VERDICTS = "verdicts.json"
 RESOLUTIONS = "resolutions.json"
@@ -129,6 +126,7 @@ class Verdicts:
             self.progress.finish()
             return
         executor = self.executor or make_executor(self.settings, self.plugins)
+        jobs_each = max(1, self.settings.tasks.jobs // min(self.settings.tasks.jobs, len(scored)))
         try:
             jobs = {
                 task.id: self._job(
@@ -137,6 +135,7 @@ class Verdicts:
                     racers,
                     stored=(resolutions, audits),
                     in_process=executor.in_process,
+                    width=jobs_each,
                 )
                 for task in scored
             }
@@ -164,13 +163,16 @@ class Verdicts:
         *,
         stored: tuple[ResolutionSet, AuditSet],
         in_process: bool,
+        width: int,
     ) -> EvidenceJob:
         """What is still to run for ``task``: its matrix unless stored with the same key
         (in this bout's records, or in the store's shared evidence, where any bout on
         the store left it), and the scores and audits of patches that changed."""
         resolutions, audits = stored
         attempts = _stored_attempts(self.store, task, racers)
+        verdicts = self.settings.verdicts.model_dump_json()
         key = digest(*sorted(a.revision for a in attempts), str(self.settings.judge.run_suite))
+        key = digest(key, verdicts)
         matrix = self.output.read(matrix_path(task.id), Matrix)
         shared = Shared(self.store, task, oracle)
         copied = None
@@ -178,9 +180,10 @@ class Verdicts:
             matrix, copied = None, shared.read("matrix", Matrix, key)
         scores = resolutions.root.get(task.id, TaskResolutions()).patches
         task_audits = audits.root.get(task.id, {})
-        auditor = self.settings.auditor.model_dump_json()
+        auditor = digest(self.settings.auditor.model_dump_json(), verdicts)
         contestants = [a for a in attempts if a.role == "contestant"]
-        reused = Reused(matrix=copied)
+        base_key = digest(task.parent, self.settings.project.model_dump_json(), verdicts)
+        reused = Reused(matrix=copied, base=shared.read("base", BaseRun, base_key))
         for a in contestants:
             if (old := scores.get(a.contestant)) is None or old.key != a.revision:
                 found = shared.read("score", Resolution, a.revision)
@@ -222,6 +225,9 @@ class Verdicts:
             ],
             tools=_Tools(self.race, self.auditor) if in_process else None,
             earlier=earlier,
+            base=reused.base,
+            base_key=base_key,
+            jobs=width,
         )
 
     def _decide(
@@ -239,6 +245,8 @@ class Verdicts:
         shared = Shared(self.store, task, job.oracle)
         if evidence.fresh:
             shared.write("matrix", evidence.matrix, job.matrix_key)
+        if evidence.base is not None and reused.base is None:
+            shared.write("base", evidence.base, job.base_key)
         for resolution in evidence.scores.values():
             shared.write("score", resolution, resolution.key)
         for audit in evidence.audits.values():
@@ -298,19 +306,22 @@ class Reused:
     matrix: Matrix | None = None
     scores: dict[str, Resolution] = field(default_factory=dict)
     audits: dict[str, Audit] = field(default_factory=dict)
+    base: BaseRun | None = None
 
 
 @dataclass(frozen=True)
 class Evidence:
     """A task's test runs for one bout: its matrix (``fresh``: computed now) and the
     scores and audits computed now, by contestant; ``problems``: auditor failures;
-    ``rounds``: the scores of retry rounds before the last, for pass@k."""
+    ``base``: the task's base run; ``rounds``: the scores of retry rounds before the
+    last, for pass@k."""
 
     matrix: Matrix
     fresh: bool
     scores: dict[str, Resolution]
     audits: dict[str, Audit]
     problems: list[str]
+    base: BaseRun | None = None
     rounds: list[Resolution] = field(default_factory=list)
 
 
@@ -340,6 +351,11 @@ class EvidenceJob:
     tools: _Tools | None = None
     earlier: list[Attempt] = field(default_factory=list)
     """Retry rounds before the last whose score is not stored yet."""
+    base: BaseRun | None = None
+    """The task's base run, when stored with the same key."""
+    base_key: str = ""
+    jobs: int = 1
+    """How many of its pytest processes may run at once."""
 
     def __call__(self) -> Evidence:
         settings = self.settings
@@ -355,47 +371,88 @@ class EvidenceJob:
                 "checkouts": checkouts,
                 "environment": race.environment(self.task, checkouts),
                 "project": settings.project,
-                "timeout": settings.tasks.timeout,
+                "timeout": settings.verdicts.timeout,
                 "confine": race.confine_tests,
             }
-            matrix = self.matrix or cross_examine(
-                self.task, self.attempts, run_suite=settings.judge.run_suite, **common
-            ).model_copy(update={"key": self.matrix_key})
-            evidence = Evidence(matrix, self.matrix is None, {}, {}, [])
-            baseline: TestRun | None = None  # the unfixed code's gate, run once per task
-            fix = fix_source_diff(git, self.task) if self.reaudit else ""
-            for attempt in self.attempts:
-                if attempt.contestant in self.rescore:
-                    resolution = score(self.task, self.oracle, attempt, git=git, **common)
-                    evidence.scores[attempt.contestant] = resolution.model_copy(
-                        update={"key": attempt.revision}
-                    )
-                if attempt.contestant not in self.reaudit:
-                    continue
-                try:
-                    gate, baseline = run_gate(
-                        self.task,
-                        attempt,
-                        tests=[settings.project.tests],
-                        baseline=baseline,
-                        git=git,
-                        **common,
-                    )
-                    request = AuditRequest.hidden(
-                        self.task, self.oracle, attempt, gate=gate, baseline=baseline, fix=fix
-                    )
-                    audit = auditor.audit(request)
-                except Exception as exc:  # a broken auditor must not lose the bout
-                    evidence.problems.append(
-                        f"auditor {settings.auditor.name!r} failed on {attempt.contestant} / "
-                        f"{self.task.id}: {type(exc).__name__}: {exc}"
-                    )
-                    continue
-                key = digest(attempt.revision, settings.auditor.model_dump_json())
-                evidence.audits[attempt.contestant] = audit.model_copy(update={"key": key})
-            for attempt in self.earlier:
-                resolution = score(self.task, self.oracle, attempt, git=git, **common)
-                evidence.rounds.append(resolution.model_copy(update={"key": attempt.revision}))
+            return self._run(git, common, auditor)
+
+    def _run(self, git: Git, common: dict[str, Any], auditor: Auditor) -> Evidence:
+        """The task's base run (when a matrix or an audit needs it), its matrix, the
+        scores and the audits, each patch's suite runs limited to its selection."""
+        settings, task = self.settings, self.task
+        affected = settings.verdicts.tests == "affected"
+        base = self.base
+        suite_needed = self.matrix is None and settings.judge.run_suite and affected
+        if base is None and (self.reaudit or suite_needed):
+            base = run_base(task, git=git, coverage=affected, **common)
+        chosen = None
+        if affected and base is not None:
+            columns = [a for a in self.attempts if a.role == "contestant"]
+            base_tree = common["checkouts"].base(task.parent)
+            chosen = selections(
+                base, self.oracle, columns, base_tree=base_tree, suite=settings.project.tests
+            )
+        matrix = self.matrix or cross_examine(
+            task,
+            self.attempts,
+            run_suite=settings.judge.run_suite,
+            suite=chosen,
+            jobs=self.jobs,
+            **common,
+        ).model_copy(update={"key": self.matrix_key})
+        evidence = Evidence(matrix, self.matrix is None, {}, {}, [], base)
+        timed = list(matrix.runs.items()) if evidence.fresh else []
+        if self.base is None and base is not None:
+            timed.append((UNFIXED, base.run))
+
+        fix = fix_source_diff(git, task) if self.reaudit else ""
+
+        def patch_runs(attempt: Attempt) -> None:
+            """The attempt's score and audit, whichever are missing."""
+            if attempt.contestant in self.rescore:
+                resolution = score(task, self.oracle, attempt, git=git, **common)
+                evidence.scores[attempt.contestant] = resolution.model_copy(
+                    update={"key": attempt.revision}
+                )
+            if attempt.contestant not in self.reaudit or base is None:
+                return
+            try:
+                gate, baseline = run_gate(
+                    task,
+                    attempt,
+                    tests=[settings.project.tests],
+                    baseline=base.run,
+                    git=git,
+                    selection=(chosen or {}).get(attempt.contestant),
+                    **common,
+                )
+                timed.append((attempt.contestant, gate))
+                request = AuditRequest.hidden(
+                    task, self.oracle, attempt, gate=gate, baseline=baseline, fix=fix
+                )
+                audit = auditor.audit(request)
+            except Exception as exc:  # a broken auditor must not lose the bout
+                evidence.problems.append(
+                    f"auditor {settings.auditor.name!r} failed on {attempt.contestant} / "
+                    f"{task.id}: {type(exc).__name__}: {exc}"
+                )
+                return
+            key = digest(
+                attempt.revision,
+                digest(settings.auditor.model_dump_json(), settings.verdicts.model_dump_json()),
+            )
+            evidence.audits[attempt.contestant] = audit.model_copy(
+                update={"key": key, "timeout": killed(gate)}
+            )
+
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            list(pool.map(patch_runs, self.attempts))  # each patch's runs, jobs at a time
+        for attempt in self.earlier:
+            resolution = score(task, self.oracle, attempt, git=git, **common)
+            evidence.rounds.append(resolution.model_copy(update={"key": attempt.revision}))
+        warning = timeouts([(name, how) for name, run in timed if (how := killed(run))])
+        if warning:
+            evidence.problems.append(f"{task.id}: {warning}")
         return evidence
 
 
@@ -406,81 +463,3 @@ def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list
         if attempt is not None:
             found.append(attempt)
     return found
-
-
-def load_report(
-    store: Store,
-    output: Store | None = None,
-    prices: PriceTable | None = None,
-    *,
-    repository: Path | None = None,
-) -> Report:
-    """The report of the bout whose records are in ``output`` (default: the store's own,
-    those of the last ``bugbout run``), rebuilt from the records: the tasks its
-    ``job.json`` holds, the shared ground truth, the attempts ``job.json`` names, its
-    verdicts; its costs at ``prices`` (default: the packaged table). Its task pages link
-    each attempt's record and logs relative to ``output`` (where the reports are written)
-    and, given the project's ``repository``, show each fix's diff."""
-    output = output or store
-    job = output.read(JOB, Job)
-    # the bout's own tasks, whatever a later bout mined
-    tasks = job.tasks if job is not None else store.read("tasks.json", TaskSet) or TaskSet()
-    oracles = store.read("oracles.json", OracleSet) or OracleSet()
-    stored = [
-        (name, attempt)
-        for used in (job.attempts if job else [])
-        for name in with_earlier_rounds(store, used.path)
-        if (attempt := store.read(name, Attempt)) is not None
-    ]
-    attempts = [attempt for _, attempt in stored]
-    resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
-    verdicts = output.read(VERDICTS, VerdictSet) or VerdictSet()
-    audits = output.read(AUDITS, AuditSet) or AuditSet()
-    matrices = [
-        matrix
-        for path in sorted(output.path("matrices").glob("*.json"))
-        if (matrix := output.read(f"matrices/{path.name}", Matrix)) is not None
-    ]
-    return build_report(
-        tasks,
-        oracles,
-        attempts,
-        [r for scores in resolutions.root.values() for r in scores.patches.values()],
-        [v for by_policy in verdicts.root.values() for v in by_policy.values()],
-        [a for by_name in audits.root.values() for a in by_name.values()],
-        matrices,
-        prices=prices,
-        round_scores=round_scores(store, tasks, oracles, attempts),
-        fixes=fix_diffs(repository, tasks) if repository else None,
-        links=attempt_links(stored, store.root, output.root),
-        cutoffs=job.cutoffs if job is not None else {},
-    )
-
-
-def write_reports(
-    report: Report,
-    store: Store,
-    plugins: Plugins,
-    names: tuple[str, ...],
-    options: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, str]:
-    """Render ``report`` with each named reporter, given its ``options`` (by name); files
-    go to the store. Returns the printed renderings (e.g. ``terminal``) by reporter name."""
-    printed: dict[str, str] = {}
-    for name in names:
-        reporter = plugins.create("reporter", name, dict((options or {}).get(name, {})))
-        try:
-            text = reporter.render(report)
-        except Exception as exc:  # one broken reporter must not stop the others
-            registered = plugins.get("reporter", name)
-            plugins.problems.append(
-                f"reporter {name!r} from {registered.distribution} failed: "
-                f"{type(exc).__name__}: {exc}"
-            )
-            continue
-        if reporter.filename:
-            store.ensure()
-            write_atomic(store.path(reporter.filename), text)
-        else:
-            printed[name] = text
-    return printed

@@ -21,7 +21,8 @@ written and what was found changed in pytest since this module was imported:
 
 A ``start`` line before each test tells which one was running if pytest dies; the node
 ids in ``BUGBOUT_DESELECT`` (a JSON list: tests that crashed pytest in an earlier run)
-are deselected, exactly.
+are deselected, exactly, and so are those listed in the file open as ``BUGBOUT_SKIP_FD``
+(a JSON list: tests a patch cannot affect), read and closed on import.
 
 The code under test runs in this process and can defeat any check made here; bugbout's
 canary tests are the ground check (see ``bugbout.core.canaries``).
@@ -291,8 +292,24 @@ def _missing_module(report):
     return "%s (%s)" % (message, where[len(here) :] if where.startswith(here) else where)
 
 
+def _read_skipped():
+    """The node ids listed in the file ``BUGBOUT_SKIP_FD`` names (none when unreadable)."""
+    try:
+        fd = int(os.environ.get("BUGBOUT_SKIP_FD", ""))
+    except ValueError:
+        return frozenset()
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        with os.fdopen(fd, "rb") as stream:
+            names = json.loads(stream.read().decode("utf-8") or "[]")
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(name for name in names if isinstance(name, str))
+
+
 _fd = int(os.environ[FD_VARIABLE])
 _watch = _Watch(_fd, _read_key(_fd))
+_skipped = _read_skipped()
 del _fd
 
 
@@ -301,7 +318,7 @@ def pytest_runtest_logstart(nodeid, location):
 
 
 def pytest_collection_modifyitems(config, items):
-    names = set(json.loads(os.environ.get("BUGBOUT_DESELECT") or "[]"))
+    names = _skipped | set(json.loads(os.environ.get("BUGBOUT_DESELECT") or "[]"))
     deselected = [item for item in items if item.nodeid in names]
     if deselected:
         config.hook.pytest_deselected(items=deselected)

@@ -1,0 +1,422 @@
+"""Verdict runs that follow the change: the coverage map of the unfixed code, what a patch
+changes, each patch's selection of the suite, and (for real, on a small repository) that
+``verdicts.tests=affected`` finds every regression ``all`` finds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import components
+from bugbout.core import confine as confinement
+from bugbout.core.affected import (
+    BaseRun,
+    CoverageMap,
+    Selection,
+    changed_in_functions,
+    read_coverage,
+    select,
+)
+from bugbout.core.auditing import AuditRequest, classify, run_gate
+from bugbout.core.base_run import run_base, selections
+from bugbout.core.checkout import Checkouts
+from bugbout.core.crossexam import cross_examine
+from bugbout.core.environment import Environment, EnvironmentRequest
+from bugbout.core.git import Git
+from bugbout.core.manager import Plugins
+from bugbout.core.patch import diff_trees
+from bugbout.core.records import (
+    SUITE,
+    UNFIXED,
+    Attempt,
+    AttemptStatus,
+    ChangeArea,
+    Oracle,
+    Outcome,
+    RunStatus,
+    Task,
+    TaskIssue,
+    TestRun,
+)
+from bugbout.core.settings import BoutSettings, ProjectSettings
+from bugbout.core.timeouts import killed, timeouts
+from bugbout.testing import RepositoryBuilder
+
+
+def lines(*records: object) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+# -- the map, as the code under test's process wrote it ---------------------------------------
+
+
+def test_the_map_keeps_well_formed_records_and_drops_the_rest() -> None:
+    first = lines(
+        {"file": 0, "path": "src/shop/cart.py"},
+        {"file": 1, "path": "../outside.py"},  # not inside the tree: dropped
+        {"test": "tests/test_a.py::test_one", "files": [0]},
+        {"test": "tests/test_a.py::test_two", "files": [1]},  # names a dropped file
+        {"test": "tests/test_a.py::test_three", "files": [7]},  # never announced
+        {"test": 5, "files": []},
+        {"outside": [0]},
+    )
+    second = (
+        lines(
+            {"file": 4, "path": "src/shop/prices.py"},  # another process numbers its own way
+            {"test": "tests/test_a.py::test_one", "files": [4]},
+        )
+        + b"not json\n"
+        + b'["a list"]\n'
+    )
+    found = read_coverage([first, second])
+    assert found.files == ["src/shop/cart.py", "src/shop/prices.py"]
+    assert found.tests == {"tests/test_a.py::test_one": [0, 1]}  # both processes' files
+    assert found.outside == [0]
+
+
+def run_of(outcomes: dict[str, Outcome], status: RunStatus = RunStatus.OK) -> TestRun:
+    return TestRun(label="baseline", status=status, outcomes=outcomes)
+
+
+PASSED, FAILED = Outcome.PASSED, Outcome.FAILED
+BASE = BaseRun(
+    task_id="t",
+    run=run_of(
+        {
+            "tests/test_cart.py::test_total": PASSED,
+            "tests/test_cart.py::test_empty": PASSED,
+            "tests/test_names.py::test_title": PASSED,
+            "tests/test_names.py::test_broken": FAILED,
+            "tests/test_names.py::test_untraced": PASSED,
+            "tests/test_other.py::test_other": PASSED,
+        }
+    ),
+    coverage=CoverageMap(
+        files=["src/shop/cart.py", "src/shop/prices.py", "src/shop/names.py", "src/shop/boot.py"],
+        tests={
+            "tests/test_cart.py::test_total": [0, 1],
+            "tests/test_cart.py::test_empty": [0],
+            "tests/test_names.py::test_title": [2],
+            "tests/test_names.py::test_broken": [2],
+            "tests/test_other.py::test_other": [],
+        },
+        outside=[3],
+    ),
+)
+
+
+def test_a_patch_runs_the_tests_that_ran_what_it_changed_and_every_test_not_passing() -> None:
+    chosen = select(BASE, {"src/shop/prices.py": True}, suite="tests")
+    assert not chosen.everything
+    runs = {test for test in BASE.run.outcomes if chosen.runs(test)}
+    assert runs == {
+        "tests/test_cart.py::test_total",  # ran prices.py
+        "tests/test_names.py::test_broken",  # failed on the unfixed code
+        "tests/test_names.py::test_untraced",  # the map does not know it
+    }
+    assert set(chosen.targets) == {"tests/test_cart.py", "tests/test_names.py"}
+    unstable = select(BASE, {}, suite="tests", always=["tests/test_other.py::test_other"])
+    assert unstable.runs("tests/test_other.py::test_other")
+
+
+@pytest.mark.parametrize(
+    ("scope", "status", "why"),
+    [
+        ({"src/shop/prices.py": False}, RunStatus.OK, "src/shop/prices.py changes outside"),
+        ({"src/shop/boot.py": True}, RunStatus.OK, "src/shop/boot.py runs outside any test"),
+        ({}, RunStatus.TIMEOUT, "the base run ended timeout"),
+    ],
+)
+def test_what_no_map_can_vouch_for_runs_the_whole_suite(
+    scope: dict[str, bool], status: RunStatus, why: str
+) -> None:
+    base = BASE.model_copy(update={"run": BASE.run.model_copy(update={"status": status})})
+    chosen = select(base, scope, suite="tests")
+    assert chosen.everything.startswith(why)
+    assert chosen.targets == ("tests",) and not chosen.skip
+
+
+def test_selections_unite_for_the_unfixed_column() -> None:
+    one = Selection(("tests/a.py", "tests/b.py"), frozenset({"tests/a.py::x", "tests/b.py::y"}))
+    two = Selection(("tests/b.py",), frozenset())
+    both = one.union(two)
+    assert both.runs("tests/b.py::y") and not both.runs("tests/a.py::x")
+    assert both.runs("tests/a.py::z") and not both.runs("tests/c.py::z")
+
+
+def test_a_change_counts_as_inside_functions_only_when_every_changed_line_is(
+    tmp_path: Path,
+) -> None:
+    base = tmp_path / "base"
+    work = tmp_path / "work"
+    text = "RATE = 2\n\n\ndef price(x):\n    return x * RATE\n"
+    for tree in (base, work):
+        (tree / "src/shop").mkdir(parents=True)
+        (tree / "src/shop/prices.py").write_text(text)
+        (tree / "src/shop/data.json").write_text("{}")
+
+    def scope(files: dict[str, str | None]) -> dict[str, bool]:
+        for path, content in files.items():
+            if content is None:
+                (work / path).unlink()
+            else:
+                (work / path).write_text(content)
+        patch = diff_trees(base, work, source="src/shop", tests="tests")
+        found = changed_in_functions(base, patch.source, patch.area(ChangeArea.SOURCE))
+        for path in files:  # back to the base for the next case
+            if (base / path).exists():
+                (work / path).write_text((base / path).read_text())
+            else:
+                (work / path).unlink()
+        return found
+
+    body = text.replace("x * RATE", "x * RATE + 1")
+    helper = text + "\n\ndef helper():\n    return 1\n"
+    assert scope({"src/shop/prices.py": body}) == {"src/shop/prices.py": True}
+    assert scope({"src/shop/prices.py": helper}) == {"src/shop/prices.py": True}
+    constant = text.replace("RATE = 2", "RATE = 3")
+    assert scope({"src/shop/prices.py": constant}) == {"src/shop/prices.py": False}
+    decorated = text.replace("def price", "@staticmethod\ndef price")
+    assert scope({"src/shop/prices.py": decorated}) == {"src/shop/prices.py": False}
+    assert scope({"src/shop/data.json": '{"a": 1}'}) == {"src/shop/data.json": False}
+    assert scope({"src/shop/new.py": "def f():\n    return 1\n"}) == {}  # a plain new module
+    assert scope({"src/shop/sitecustomize.py": "X = 1\n"}) == {"src/shop/sitecustomize.py": False}
+    assert scope({"src/shop/prices.py": None}) == {"src/shop/prices.py": False}  # deleted
+
+
+def test_timeouts_are_said_in_one_sentence_with_what_to_do() -> None:
+    run = TestRun(label="x", status=RunStatus.TIMEOUT, detail="killed after 600 s\n...")
+    assert killed(run) == "killed after 600 s"
+    assert killed(run.model_copy(update={"status": RunStatus.OK})) == ""
+    assert timeouts([]) is None
+    assert timeouts([("a", killed(run)), ("b", killed(run))]) == (
+        "suite timed out after 600 s on 2 patches: "
+        "raise verdicts.timeout or use verdicts.tests=affected"
+    )
+    assert timeouts([(f"t/{UNFIXED}", "killed after 60 s")]) == (
+        "suite timed out after 60 s on the unfixed code: "
+        "raise verdicts.timeout or use verdicts.tests=affected"
+    )
+
+
+# -- for real: affected finds what all finds ---------------------------------------------------
+
+PRICES = "PRICES = {'apple': 3, 'pear': 5}\n\n\ndef unit_price(item):\n    return PRICES[item]\n"
+CART = (
+    "from shop.prices import unit_price\n\n\n"
+    "def total(items):\n    return sum(unit_price(item) for item in items)\n"
+)
+RECEIPT = (
+    "from shop.cart import total\n\n\ndef receipt(items):\n    return 'total: %d' % total(items)\n"
+)
+NAMES = "def shout(name):\n    return name\n"
+TITLES = "def title(name):\n    return name.title()\n"
+CONFTEST = (
+    "import pytest\n\nfrom shop.cart import total\n\n\n"
+    "@pytest.fixture(scope='session')\ndef basket_total():\n    return total(['apple', 'pear'])\n"
+)
+NAME_TESTS = "".join(
+    f"\n\ndef test_title_{n}():\n    assert title('ann {n}') == 'Ann {n}'\n" for n in range(20)
+)
+SHOP_TESTS = {
+    "tests/conftest.py": CONFTEST,
+    # three hops from prices.py: receipt -> cart -> prices
+    "tests/test_receipt.py": "from shop.receipt import receipt\n\n\n"
+    "def test_receipt():\n    assert receipt(['pear']) == 'total: 5'\n",
+    # reaches prices.py only through a session fixture computed in another test's setup
+    "tests/test_basket.py": "def test_first(basket_total):\n    assert basket_total\n\n\n"
+    "def test_basket(basket_total):\n    assert basket_total == 8\n",
+    "tests/test_names.py": "from shop.names import shout\nfrom shop.titles import title\n"
+    + NAME_TESTS
+    + "\n\ndef test_shout():\n    assert shout('a') == 'A'\n",  # fails on the unfixed code
+}  # fmt: skip
+
+
+class Shop:
+    """A small shop package with a bug in ``shout`` and a suite that reaches ``unit_price``
+    from afar."""
+
+    def __init__(self, root: Path, plugins: Plugins) -> None:
+        repo = RepositoryBuilder(root / "repo")
+        initial = repo.commit(
+            "Initial",
+            {
+                "pyproject.toml": '[project]\nname = "shop"\nrequires-python = ">=3.9"\n',
+                "src/shop/__init__.py": "",
+                "src/shop/prices.py": PRICES,
+                "src/shop/cart.py": CART,
+                "src/shop/receipt.py": RECEIPT,
+                "src/shop/names.py": NAMES,
+                "src/shop/titles.py": TITLES,
+                **SHOP_TESTS,
+            },
+        )
+        fixed = NAMES.replace("return name\n", "return name.upper()\n")
+        fix_tests = (
+            "from shop.names import shout\nfrom shop.titles import title\n\n\n"
+            "def test_loud():\n    assert shout('b') == 'B'\n\n\n"
+            "def test_title_kept():\n    assert title('b') == 'B'\n"
+        )
+        fix = repo.commit(
+            "Fix shout (#1)", {"src/shop/names.py": fixed, "tests/test_shout.py": fix_tests}
+        )
+        self.repo = repo.path
+        self.task = Task(
+            id=Task.id_for(fix), sha=fix, parent=initial, date="2023-11-14T23:13:20+00:00",
+            title="Fix shout (#1)", issue=TaskIssue(number=1),
+            source_files=["src/shop/names.py"], test_files=["tests/test_shout.py"],
+            changed_test_files=["tests/test_shout.py"],
+            added_tests=["tests/test_shout.py::test_loud"],
+        )  # fmt: skip
+        self.oracle = Oracle(
+            task_id=self.task.id,
+            status="ok",
+            fail_to_pass=["tests/test_shout.py::test_loud"],
+            fail_on_base=["tests/test_names.py::test_shout"],
+        )
+        self.project = ProjectSettings(source="src/shop", tests="tests")
+        settings = BoutSettings(project=self.project, root=self.repo)
+        self.home = root / "home"
+        self.git = Git(self.repo)
+        self.checkouts = Checkouts(self.git, self.home / "checkouts")
+        self.base = self.checkouts.base(self.task.parent)
+        self.environment: Environment = plugins.create("env", "interpreter").build(
+            EnvironmentRequest(project=self.project, tree=self.checkouts.base(fix), home=self.home)
+        )
+        sandbox = plugins.create("sandbox", "bubblewrap")
+        self.confine = confinement.test_confinement(settings, sandbox, self.home)
+        self.work = root / "attempts"
+
+    def attempt(self, name: str, files: dict[str, str]) -> Attempt:
+        work = self.checkouts.working_copy(self.task.parent, self.work / name)
+        for path, text in files.items():
+            (work / path).write_text(text)
+        patch = diff_trees(self.base, work, source="src/shop", tests="tests")
+        return Attempt(
+            task_id=self.task.id, contestant=name, key=name, agent="command",
+            status=AttemptStatus.FINISHED, patch=patch, logdir=str(work),
+        )  # fmt: skip
+
+    @property
+    def common(self) -> dict[str, object]:
+        return {
+            "checkouts": self.checkouts,
+            "environment": self.environment,
+            "project": self.project,
+            "timeout": 120,
+            "confine": self.confine,
+            "git": self.git,
+        }
+
+
+@pytest.fixture
+def shop(tmp_path: Path, plugins: Plugins) -> Iterator[Shop]:
+    if not components.FOUND["bubblewrap"]():
+        components.missing("bubblewrap", "the test runs are confined by bubblewrap")
+    made = Shop(tmp_path, plugins)
+    with made.git:
+        yield made
+
+
+@pytest.mark.slow
+def test_affected_finds_every_regression_all_finds(shop: Shop) -> None:
+    base = run_base(shop.task, coverage=True, **shop.common)  # type: ignore[arg-type]
+    assert base.run.status == RunStatus.OK
+    assert base.coverage.tests  # the map was made, in the tests' own environment
+    # a fix that also breaks unit_price: every caller, however far, sees it
+    breaking = shop.attempt(
+        "breaking",
+        {
+            "src/shop/names.py": NAMES.replace("return name\n", "return name.upper()\n"),
+            "src/shop/prices.py": PRICES.replace("PRICES[item]", "PRICES[item] * 100"),
+        },
+    )
+    chosen = selections(base, shop.oracle, [breaking], base_tree=shop.base, suite="tests")
+    found = {}
+    for mode, selection in (("all", None), ("affected", chosen["breaking"])):
+        gate, baseline = run_gate(
+            shop.task,
+            breaking,
+            tests=["tests"],
+            baseline=base.run,
+            selection=selection,
+            **shop.common,  # type: ignore[arg-type]
+        )
+        found[mode] = (
+            classify(
+                AuditRequest.hidden(shop.task, shop.oracle, breaking, gate=gate, baseline=baseline)
+            ),
+            gate,
+        )
+    (every, every_gate), (affected, affected_gate) = found["all"], found["affected"]
+    assert set(every.regressions) == {
+        "tests/test_receipt.py::test_receipt",
+        "tests/test_basket.py::test_basket",
+    }
+    assert affected.regressions == every.regressions
+    assert affected.passing == every.passing == ["tests/test_shout.py::test_loud"]
+    assert affected.verdict == every.verdict
+    # and it ran less: the title tests reach no changed function
+    assert "tests/test_names.py::test_title_0" in every_gate.outcomes
+    assert "tests/test_names.py::test_title_0" not in affected_gate.outcomes
+    assert "tests/test_names.py::test_shout" in affected_gate.outcomes  # failing on base
+    assert "tests/test_shout.py::test_title_kept" in affected_gate.outcomes  # hidden: all run
+
+
+@pytest.mark.slow
+def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) -> None:
+    tree = shop.checkouts.working_copy(shop.task.parent, shop.work / "tracer")
+    (tree / "tests/test_quiet.py").write_text(
+        "import sys\nfrom shop.titles import title\n\n\n"
+        "def test_quiet():\n    sys.setprofile(None)\n    assert title('a') == 'A'\n"
+    )
+    from bugbout.core.testrun import run_tests
+
+    chunks: list[bytes] = []
+    run = run_tests(
+        shop.environment, tree, ["tests"], project=shop.project, label="base",
+        timeout=120, confine=shop.confine, coverage=chunks,
+    )  # fmt: skip
+    coverage = read_coverage(chunks)
+    assert run.outcomes["tests/test_quiet.py::test_quiet"] == Outcome.PASSED
+    assert "tests/test_quiet.py::test_quiet" not in coverage.tests
+    files = coverage.files
+    basket = {files[i] for i in coverage.tests["tests/test_basket.py::test_basket"]}
+    assert {"src/shop/cart.py", "src/shop/prices.py"} <= basket  # through the session fixture
+    receipt = {files[i] for i in coverage.tests["tests/test_receipt.py::test_receipt"]}
+    assert receipt == {"src/shop/receipt.py", "src/shop/cart.py", "src/shop/prices.py"}
+    base = BaseRun(task_id=shop.task.id, run=run, coverage=coverage)
+    assert select(base, {"src/shop/prices.py": True}, suite="tests").runs(
+        "tests/test_quiet.py::test_quiet"
+    )
+
+
+@pytest.mark.slow
+def test_the_matrix_answers_for_the_suite_tests_a_patch_cannot_affect(shop: Shop) -> None:
+    base = run_base(shop.task, coverage=True, **shop.common)  # type: ignore[arg-type]
+    breaking = shop.attempt("breaking", {"src/shop/prices.py": PRICES.replace("]\n", "] * 100\n")})
+    fixing = shop.attempt(
+        "fixing", {"src/shop/names.py": NAMES.replace("name\n", "name.upper()\n")}
+    )
+    chosen = selections(base, shop.oracle, [breaking, fixing], base_tree=shop.base, suite="tests")
+    common = {k: v for k, v in shop.common.items() if k != "git"}
+    matrix = cross_examine(
+        shop.task,
+        [breaking, fixing],
+        run_suite=True,
+        suite=chosen,
+        jobs=2,
+        **common,  # type: ignore[arg-type]
+    )
+    receipt, title = "tests/test_receipt.py::test_receipt", "tests/test_names.py::test_title_0"
+    assert matrix.outcome(UNFIXED, receipt) == Outcome.PASSED
+    assert matrix.outcome("breaking", receipt) == Outcome.FAILED
+    assert receipt not in matrix.runs["fixing"].outcomes  # not run: it cannot change
+    assert matrix.outcome("fixing", receipt) == Outcome.PASSED  # the unfixed outcome
+    shout = "tests/test_names.py::test_shout"
+    assert matrix.runs["fixing"].outcomes[shout] == Outcome.PASSED  # names.py changed: run
+    assert shout in matrix.runs["breaking"].outcomes  # failing on the unfixed code: run
+    assert title not in matrix.authors[SUITE]  # no patch can affect it: in no column
