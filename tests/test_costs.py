@@ -152,7 +152,9 @@ def test_cost_per_attempt_and_per_resolved_bug_with_usage_missing() -> None:
     assert report.costs.cost == pytest.approx(0.00805)
 
     text = render_markdown(report)
-    section = text[text.index("## How costly") :]
+    start = text.index("## How costly")
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end != -1 else len(text)]  # the next section's rows apart
     lines = {line.split("|")[1].strip(): line for line in section.splitlines() if "|" in line}
     assert "not reported" in lines["silent"] and "$0" not in lines["silent"]
     assert "no price" in lines["odd"] and "$0" not in lines["odd"]
