@@ -13,6 +13,7 @@ import keyword
 import re
 from html import escape
 
+from bugbout.core.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
 from bugbout.core.records import SUITE, UNFIXED
 from bugbout.core.report import Report, TaskRow
 from bugbout.core.report_tasks import Diff, Grid, PatchView, TaskPage
@@ -115,7 +116,7 @@ def _patch_row(
     page: TaskPage, anchor: str, patch: PatchView, names: list[str], verdicts: list[str]
 ) -> str:
     classes = f"row a{names.index(patch.name)} v{verdicts.index(_verdict(patch))}"
-    audit = patch.audit.verdict.value if patch.audit else "-"
+    audit = AUDIT_WORDS[patch.audit.verdict] if patch.audit else "-"
     return (
         f'<tr class="{classes}"><td><a href="#{anchor}">{escape(page.id)}</a></td>'
         f"<td>{escape(patch.name)}</td><td>{escape(_status(patch))}</td>"
@@ -126,11 +127,11 @@ def _patch_row(
 def _verdict(patch: PatchView) -> str:
     if patch.role == "examiner":
         return "examiner"
-    return patch.score.value if patch.score else "not scored"
+    return SCORE_WORDS[patch.score] if patch.score else "not scored"
 
 
 def _status(patch: PatchView) -> str:
-    status = patch.status.value + ("" if patch.counted else " (not counted)")
+    status = STATUS_WORDS[patch.status] + ("" if patch.counted else " (not counted)")
     return f"{status}: {patch.reason}" if patch.reason else status
 
 
@@ -196,7 +197,7 @@ def _patch_html(patch: PatchView) -> str:
     )
     if patch.score is not None:
         score_class = "verdict-good" if patch.score.value in _GOOD else "verdict-bad"
-        line += f'; score: <span class="{score_class}">{escape(patch.score.value)}</span>'
+        line += f'; score: <span class="{score_class}">{escape(SCORE_WORDS[patch.score])}</span>'
     links = [
         f'<a href="{escape(href)}">{text}</a>'
         for href, text in ((patch.record, "attempt record"), (patch.logs, "logs"))
@@ -211,7 +212,7 @@ def _patch_html(patch: PatchView) -> str:
         seen = " (visible tests only)" if audit.visible_only else ""
         out.append(
             f"<p>audit by {escape(audit.auditor)}{escape(seen)}: "
-            f'<span class="{verdict_class}">{escape(audit.verdict.value)}</span></p>'
+            f'<span class="{verdict_class}">{escape(AUDIT_WORDS[audit.verdict])}</span></p>'
         )
         failing = "".join(
             f"<li>{escape(f.kind)}: <code>{escape(f.test)}</code> "
