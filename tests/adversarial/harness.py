@@ -39,6 +39,8 @@ PODMAN_STORAGE = "/var/tmp/bugbout-adversarial-podman"
 """Podman's storage for this suite, outside pytest's temporary folders (it holds mounts
 pytest could not remove)."""
 
+REPORT_FILES = ("report.html", "report.json", "report.md")
+"""The reports a bout writes in its store."""
 SECRETS = ("home-key", "git-file", "history", "fix", "store", "bugbout-home", "host-file",
            "anthropic-key", "github-token", "aws-secret")  # fmt: skip
 """Every secret :func:`run_bout` plants; :meth:`Bout.leaks` looks for each."""
@@ -286,9 +288,19 @@ class Bout:
                       ("stderr", self.result.stderr)) if secret in text]  # fmt: skip
         return found
 
+    def leaks_of(self, name: str) -> list[str]:
+        """Where the planted secret ``name`` ended up. The reports show the maintainers'
+        fix on each task's page by design, so the fix found there is no leak (a fix an
+        agent smuggled out would also be in its attempt's record, which is read)."""
+        found = self.leaks(self.planted.secrets[name])
+        if name == "fix":
+            reports = {str(self.store / report) for report in REPORT_FILES}
+            found = [where for where in found if where not in reports]
+        return found
+
     def all_leaks(self) -> dict[str, list[str]]:
         """Every planted secret that was found somewhere, and where."""
-        leaks = {name: self.leaks(secret) for name, secret in self.planted.secrets.items()}
+        leaks = {name: self.leaks_of(name) for name in self.planted.secrets}
         return {name: where for name, where in leaks.items() if where}
 
     def survivors(self, grace: float = 5.0) -> list[str]:
