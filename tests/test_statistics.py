@@ -69,6 +69,13 @@ def test_tasks_needed_by_the_textbook_formula() -> None:
     assert tasks_needed(3, 3, 20) is None
 
 
+def test_tasks_needed_is_never_fewer_than_the_exact_test_needs() -> None:
+    """3 tasks, all won by one side: the formula says 4, but the exact test calls a 4-0
+    split p = 2/16 and a 5-0 split 2/32; only 6-0 (2/64 = 0.031) is below 5%."""
+    assert tasks_needed(3, 0, 3) == 6
+    assert tasks_needed(0, 2, 2) == 6
+
+
 def test_paired_bootstrap_known_cases() -> None:
     same = [True, False, True, True]
     assert paired_bootstrap(same, same) == (0.0, 0.0, 0.0)

@@ -22,6 +22,8 @@ Z95 = 1.959964
 Z_POWER = 0.841621
 """The normal quantile of 80% power."""
 LEVEL = 0.05
+EXACT_UP_TO = 1000
+"""Up to this many tasks, :func:`tasks_needed` checks its estimate with the exact test."""
 """The significance level the sentences use."""
 RESAMPLES = 10_000
 """Bootstrap resamples of the paired difference."""
@@ -93,14 +95,21 @@ def paired_bootstrap(
 
 def tasks_needed(only_a: int, only_b: int, total: int) -> int | None:
     """How many tasks like these a McNemar test needs to tell a difference of the
-    observed size at 5% with 80% power; ``None`` when there is no difference."""
+    observed size at 5% with 80% power (the normal approximation's formula), and never
+    fewer than the exact test itself needs to call the observed split significant;
+    ``None`` when there is no difference."""
     if total <= 0 or only_a == only_b:
         return None
     discordant = (only_a + only_b) / total
     difference = abs(only_a - only_b) / total
     spread = math.sqrt(max(discordant - difference * difference, 0.0))
-    needed = (Z95 * math.sqrt(discordant) + Z_POWER * spread) ** 2 / difference**2
-    return math.ceil(needed)
+    needed = math.ceil((Z95 * math.sqrt(discordant) + Z_POWER * spread) ** 2 / difference**2)
+    if needed > EXACT_UP_TO:  # many tasks: the approximation holds
+        return needed
+    exact = max(total, 1)
+    while mcnemar_exact(round(exact * only_a / total), round(exact * only_b / total)) >= LEVEL:
+        exact += 1  # the approximation undercounts small, lopsided splits
+    return max(needed, exact)
 
 
 @dataclass(frozen=True)
