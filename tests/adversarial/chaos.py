@@ -65,8 +65,11 @@ MODELS: dict[str, type[BaseModel]] = {
 }
 """Each store record's model, by file name or by top folder."""
 
-VOLATILE = {"wall_time", "started", "logdir", "duration", "path"}
-"""Report keys that differ between two runs of the same bout: times and paths."""
+VOLATILE = {"wall_time", "wall_time_per_resolved", "started", "logdir", "logs", "record",
+            "duration", "path"}  # fmt: skip
+"""Report keys that differ between two runs of the same bout: times, and paths (an
+attempt's logs live in a folder of a random name; its record is named by its key, which
+holds the contestant's command, so the bout's folder)."""
 
 AGENT = """#!/bin/bash
 # A scripted contestant: marks its start and end outside the sandbox, then acts.
