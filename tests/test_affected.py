@@ -20,7 +20,8 @@ from bugbout.core.affected import (
     read_coverage,
     select,
 )
-from bugbout.core.auditing import AuditRequest, classify, run_gate
+from bugbout.core.audit_gate import run_gate
+from bugbout.core.auditing import AuditRequest, classify
 from bugbout.core.base_run import run_base, selections
 from bugbout.core.checkout import Checkouts
 from bugbout.core.crossexam import cross_examine

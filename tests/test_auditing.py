@@ -16,13 +16,13 @@ import yaml
 import bugbout.conf
 import components
 from bugbout.core import confine as confinement
+from bugbout.core.audit_gate import run_gate
 from bugbout.core.auditing import (
     AuditRequest,
     classify,
     escalate,
     kill_report,
     reproductions,
-    run_gate,
     verdict_for,
 )
 from bugbout.core.checkout import Checkouts

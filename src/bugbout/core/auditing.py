@@ -51,28 +51,18 @@ regression gets one narrowing round, and a second ``craft`` in a row becomes ``r
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Protocol, Self
 
 from pydantic import model_validator
 
-from bugbout.core.affected import Selection, restrict
-from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import Confine
-from bugbout.core.environment import Environment
-from bugbout.core.git import Git
-from bugbout.core.oracle import install_fix_tests
-from bugbout.core.patch import apply_patch
 from bugbout.core.records import (
     Attempt,
     Audit,
     AuditVerdict,
     ChangeArea,
-    ChangeKind,
-    FileChange,
     Oracle,
     Outcome,
     Record,
@@ -81,10 +71,6 @@ from bugbout.core.records import (
     Task,
     TestRun,
 )
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.tamper import flag, inspect_patch
-from bugbout.core.testmodules import is_test_module
-from bugbout.core.testrun import run_tests
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
 """Outcomes that count as a failure (a skipped or expected failure does not)."""
@@ -472,145 +458,3 @@ def escalate(route: Route, previous_routes: Sequence[Route]) -> Route:
 
 def _escalate_once(route: Route, last: Route | None) -> Route:
     return Route.RECON if route == Route.CRAFT and last == Route.CRAFT else route
-
-
-# -- running the gate ---------------------------------------------------------------------------
-
-
-def run_gate(
-    task: Task,
-    attempt: Attempt,
-    *,
-    checkouts: Checkouts,
-    environment: Environment,
-    project: ProjectSettings,
-    timeout: float,
-    confine: Confine,
-    git: Git,
-    tests: Sequence[str],
-    hidden: bool = True,
-    examiners: Sequence[Attempt] = (),
-    baseline: TestRun | None = None,
-    scratch: Path | None = None,
-    selection: Selection | None = None,
-) -> tuple[TestRun, TestRun]:
-    """Run the gate with the patch and on the unfixed code: ``(gate, baseline)``.
-
-    The gate runs ``tests`` (the repository's test paths), with, for a ``hidden`` audit,
-    the fix's versions of its test files installed (the ones it deleted removed), and the
-    ``examiners``' tests applied. It runs on two fresh copies of ``task.parent`` made
-    under ``scratch`` (by default ``<checkouts cache>/audits``) and removed afterwards:
-    one with only the patch's source changes applied, one without (the baseline). No
-    other tree is read or written: not the cached tree, not the attempt's working copy.
-
-    ``baseline`` reuses a baseline already captured for the same task and gate; with a
-    patch that changes no source file the patched tree is the unfixed tree, so the gate
-    run is the baseline's. A patch that does not apply raises ``PatchError``.
-
-    A ``selection`` of the repository's tests (:mod:`bugbout.core.affected`) runs in
-    place of ``tests``, the fix's and the examiners' test modules whole; the baseline
-    returned holds the outcomes of the same tests.
-    """
-    targets = gate_targets(task, tests, hidden=hidden, examiners=examiners)
-    if selection is not None and not selection.everything:
-        whole = gate_targets(task, [], hidden=hidden, examiners=examiners)  # their modules
-        skip = frozenset(t for t in selection.skip if t.split("::", 1)[0] not in whole)
-        selection = Selection(tuple(dict.fromkeys([*selection.targets, *whole])), skip)
-        targets = list(selection.targets)
-    if baseline is not None and selection is not None:
-        baseline = restrict(baseline, selection)
-    if baseline is not None and is_empty(attempt):
-        return baseline.model_copy(update={"label": GATE_LABEL}), baseline
-    root = scratch if scratch is not None else checkouts.cache_dir / "audits"
-    root.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f"{task.id}-", dir=root))
-    run = _GateRunner(
-        task=task,
-        checkouts=checkouts,
-        git=git,
-        hidden=hidden,
-        examiners=examiners,
-        folder=folder,
-        environment=environment,
-        targets=targets,
-        project=project,
-        timeout=timeout,
-        confine=confine,
-        skip=selection.skip if selection is not None else frozenset(),
-    )
-    try:
-        if baseline is None:
-            baseline = run(BASELINE_LABEL, "")
-        if is_empty(attempt):
-            gate = baseline.model_copy(update={"label": GATE_LABEL})
-        else:
-            gate = run(GATE_LABEL, attempt.patch.source, attempt.patch.area(ChangeArea.SOURCE))
-    finally:
-        checkouts.remove(folder)
-    return gate, baseline
-
-
-@dataclass(frozen=True)
-class _GateRunner:
-    """Runs the gate on trees it makes, each a fresh copy of the unfixed code."""
-
-    task: Task
-    checkouts: Checkouts
-    git: Git
-    hidden: bool
-    examiners: Sequence[Attempt]
-    folder: Path
-    environment: Environment
-    targets: list[str]
-    project: ProjectSettings
-    timeout: float
-    confine: Confine
-    skip: frozenset[str] = frozenset()
-
-    def __call__(self, label: str, source: str, changes: Sequence[FileChange] = ()) -> TestRun:
-        """Run the gate on a new tree with the ``source`` diff applied (whose ``changes``
-        are inspected, :mod:`bugbout.core.tamper`); remove the tree."""
-        tree = self.checkouts.working_copy(self.task.parent, self.folder / label)
-        try:
-            if self.hidden:
-                install_fix_tests(self.task, self.git, tree)
-            for examiner in self.examiners:
-                apply_patch(tree, examiner.patch.tests)
-            apply_patch(tree, source)
-            findings = inspect_patch(tree, self.checkouts.base(self.task.parent), changes)
-            run = run_tests(
-                self.environment,
-                tree,
-                self.targets,
-                project=self.project,
-                label=label,
-                timeout=self.timeout,
-                confine=self.confine,
-                skip=self.skip,
-            )
-            return flag(run, findings)
-        finally:
-            self.checkouts.remove(tree)
-
-
-def gate_targets(
-    task: Task, tests: Sequence[str], *, hidden: bool, examiners: Sequence[Attempt]
-) -> list[str]:
-    """``tests``, and any test module the gate adds that none of them already covers."""
-    targets = list(dict.fromkeys(tests))
-    modules = list(task.test_files) if hidden else []
-    for examiner in examiners:
-        modules += [
-            change.path
-            for change in examiner.patch.area(ChangeArea.TEST)
-            if change.kind != ChangeKind.DELETED and is_test_module(change.path)
-        ]
-    for module in dict.fromkeys(modules):
-        if not any(module == target or _inside(module, target) for target in targets):
-            targets.append(module)
-    return targets
-
-
-def _inside(path: str, directory: str) -> bool:
-    directory = directory.rstrip("/")
-    return directory in ("", ".") or PurePosixPath(directory) in PurePosixPath(path).parents

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bugbout.core.affected import BaseRun, Selection, changed_in_functions, read_coverage, select
-from bugbout.core.auditing import BASELINE_LABEL, gate_targets
+from bugbout.core.audit_gate import gate_targets
+from bugbout.core.auditing import BASELINE_LABEL
 from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import Confine
 from bugbout.core.environment import Environment

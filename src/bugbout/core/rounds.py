@@ -11,7 +11,8 @@ starts; a review whose test runs the stop killed is not stored.
 
 from __future__ import annotations
 
-from bugbout.core.auditing import Auditor, AuditRequest, escalate, run_gate
+from bugbout.core.audit_gate import run_gate
+from bugbout.core.auditing import Auditor, AuditRequest, escalate
 from bugbout.core.checkout import Checkouts
 from bugbout.core.contestants import Contestant, attempt_path
 from bugbout.core.git import Git

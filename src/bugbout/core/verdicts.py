@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bugbout.core.affected import BaseRun
-from bugbout.core.auditing import Auditor, AuditRequest, run_gate
+from bugbout.core.audit_gate import run_gate
+from bugbout.core.auditing import Auditor, AuditRequest
 from bugbout.core.base_run import run_base, selections
 from bugbout.core.contestants import Contestant
 from bugbout.core.crossexam import cross_examine
