@@ -567,6 +567,7 @@ def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_the_gate_on_real_trees_resolves_a_fix_and_catches_a_regression(bench: Bench) -> None:
     good = bench.attempt(
         "good",

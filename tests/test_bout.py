@@ -15,6 +15,8 @@ import pytest
 
 from bugbout.example import build_example
 
+pytestmark = pytest.mark.slow  # every test here runs or reads a whole demo bout
+
 
 def bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

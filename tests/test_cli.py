@@ -179,6 +179,7 @@ def test_layout_detection(tmp_path: Path) -> None:
     assert detect_tests(tmp_path, "mypkg") == "mypkg/tests"
 
 
+@pytest.mark.slow
 def test_init_then_tasks_with_the_default_environment(initialised: Path) -> None:
     """The default uv environment, built for real, gives the same ground truth."""
     result = bugbout("tasks", "tasks.limit=3", cwd=initialised)
@@ -322,6 +323,7 @@ def test_an_option_of_the_chosen_plugin_needs_no_plus(initialised: Path) -> None
     assert "sandbox:\n  name: bubblewrap\n  hide-run: false\n" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_contestant_that_cannot_race_stops_the_bout_before_any_work(
     initialised: Path,
 ) -> None:
@@ -382,6 +384,7 @@ def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
     assert (store / "oracles.json").read_text() == '{"abc": {"status": "maybe"}}'
 
 
+@pytest.mark.slow
 def test_demo_builds_the_example_and_mines_it(tmp_path: Path) -> None:
     result = bugbout("demo", str(tmp_path / "demo"), "env=interpreter", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -418,6 +421,7 @@ def test_history_fixture_is_consistent() -> None:
     assert len(history.EXPECTED_ORDER) == 7
 
 
+@pytest.mark.slow
 def test_offline_github_fails_over_with_one_warning(initialised: Path) -> None:
     subprocess.run(
         ["git", "remote", "add", "origin", "https://github.com/calc/calc.git"],

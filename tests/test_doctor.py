@@ -110,6 +110,7 @@ def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
     assert f"no bugbout.yaml in {tmp_path}" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_checkout_method_is_named_and_a_forced_one_that_fails_is_a_failure(
     tmp_path: Path,
 ) -> None:

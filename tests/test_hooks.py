@@ -403,6 +403,7 @@ def attempt(bout: Bouted, task_id: str, name: str) -> dict[str, Any]:
     return json.loads(record.read_text())
 
 
+@pytest.mark.slow
 def test_the_spies_raise_no_problem(bout: Bouted) -> None:
     assert bout.problems == []
     assert {plugin.distribution for plugin in bout.plugins.all() if "spy" in plugin.name} == {

@@ -45,6 +45,7 @@ class _OracleListener:
         self.seen.append(oracle.task_id)
 
 
+@pytest.mark.slow
 def test_after_oracle_hook_sees_every_computed_oracle(
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
 ) -> None:

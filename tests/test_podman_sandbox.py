@@ -174,6 +174,7 @@ def test_standard_input_and_passed_descriptors_reach_the_process(
     assert result.stdout == "got hello\n"
 
 
+@pytest.mark.slow
 def test_a_timed_out_run_leaves_no_container(sandbox: PodmanSandbox, tmp_path: Path) -> None:
     """run_logged kills the process group on a timeout: the container goes with it, before
     run_logged returns (the watcher holds the output open until it is removed)."""

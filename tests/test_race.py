@@ -122,6 +122,7 @@ def attempts(repo: Path) -> dict[str, dict]:
     }
 
 
+@pytest.mark.slow
 def test_race_records_every_attempt_and_resumes(bout_repo: Path) -> None:
     result = bugbout("run", cwd=bout_repo)
     assert result.returncode == 0, result.stderr
@@ -158,6 +159,7 @@ def test_race_records_every_attempt_and_resumes(bout_repo: Path) -> None:
         assert after[name] == found[name]
 
 
+@pytest.mark.slow
 def test_choosing_contestants_on_the_command_line(bout_repo: Path) -> None:
     result = bugbout("run", "contestant=[good,empty]", cwd=bout_repo)
     assert result.returncode == 0, result.stderr
@@ -189,6 +191,7 @@ SNOOP = """
 """
 
 
+@pytest.mark.slow
 def test_adversarial_agent_is_contained_and_still_recorded(
     bout_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -243,6 +246,7 @@ def test_adversarial_agent_is_contained_and_still_recorded(
     assert not outside.exists()
 
 
+@pytest.mark.slow
 def test_a_bout_killed_mid_race_resumes_without_rerunning_finished_attempts(
     bout_repo: Path, tmp_path: Path
 ) -> None:
@@ -273,6 +277,7 @@ def test_a_bout_killed_mid_race_resumes_without_rerunning_finished_attempts(
     assert second["b-slow"]["status"] == "finished"
 
 
+@pytest.mark.slow
 def test_python_api_with_an_adapter_written_in_python(bout_repo: Path, tmp_path: Path) -> None:
     from bugbout import Bout, CodingAgent, Invocation, Project, Session
 
@@ -303,6 +308,7 @@ def test_python_api_with_an_adapter_written_in_python(bout_repo: Path, tmp_path:
     assert [task.id for task in result.tasks.tasks] == [attempt.task_id]
 
 
+@pytest.mark.slow
 def test_examiners_write_tests_that_are_checked_on_the_unfixed_code(
     bout_repo: Path, tmp_path: Path
 ) -> None:
@@ -365,6 +371,7 @@ def test_examiners_write_tests_that_are_checked_on_the_unfixed_code(
     assert set(composed["contestant"]) == {"good"}
 
 
+@pytest.mark.slow
 def test_adding_a_contestant_runs_only_it_and_logs_are_capped(
     bout_repo: Path, tmp_path: Path
 ) -> None:
@@ -386,6 +393,7 @@ def test_adding_a_contestant_runs_only_it_and_logs_are_capped(
     assert log.stat().st_size < 1100
 
 
+@pytest.mark.slow
 def test_an_adapter_published_under_the_entry_point_group(bout_repo: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     (site / "echo_agent-1.0.dist-info").mkdir(parents=True)
@@ -456,6 +464,7 @@ def _overlaps(intervals: list[tuple[float, float]]) -> bool:
     return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
 
 
+@pytest.mark.slow
 def test_a_quota_holds_however_many_workers_the_executor_has(bout_repo: Path) -> None:
     config = json.loads((bout_repo / "bugbout.yaml").read_text())
     nap = "import time\ntime.sleep(1)\n"
@@ -507,6 +516,7 @@ def test_attempts_run_in_ray_workers(bout_repo: Path) -> None:
     assert "reused 2 attempt(s) from the store" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_program_that_vanishes_mid_bout_is_infra_error(bout_repo: Path, tmp_path: Path) -> None:
     """The machine's doing, not the agent's: never scored, and --retry-failed runs it
     again, whatever kind of agent it is."""

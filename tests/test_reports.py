@@ -971,6 +971,7 @@ def test_a_script_error_would_be_caught(tmp_path: Path) -> None:
     assert any("Uncaught" in line for line in _console_problems(log)), log[-3000:]
 
 
+@pytest.mark.slow
 def test_a_task_page_shows_alone_when_its_anchor_is_the_target(
     evidence: Report, tmp_path: Path
 ) -> None:

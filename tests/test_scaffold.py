@@ -275,6 +275,7 @@ def plugin_environment(tmp_path_factory: pytest.TempPathFactory) -> PluginEnviro
     return PluginEnvironment.create(tmp_path_factory.mktemp("scaffold") / "venv")
 
 
+@pytest.mark.slow
 def test_a_new_judge_installs_passes_its_tests_and_judges_a_bout(
     plugin_environment: PluginEnvironment, tmp_path: Path
 ) -> None:

@@ -193,6 +193,7 @@ def test_tests_have_no_network(environment: Environment, tmp_path: Path) -> None
     assert run.outcomes["tests/test_net.py::test_loopback_inside_works"] == Outcome.PASSED
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_process_group(environment: Environment, tmp_path: Path) -> None:
     marker = tmp_path / "daemon-alive"
     write(
