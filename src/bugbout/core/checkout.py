@@ -34,13 +34,13 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from bugbout.core.errors import BugboutError
 from bugbout.core.git import Git
+from bugbout.sandbox.locking import locked
 from bugbout.sandbox.overlay import Overlay, overlay_problem
 
 Method = Literal["overlay", "reflink", "copy"]
@@ -100,7 +100,7 @@ class Checkouts:
             return tree
         self.trees.mkdir(parents=True, exist_ok=True)
         self._locks.mkdir(parents=True, exist_ok=True)
-        with _exclusive(self._locks / f"{sha}.lock"):
+        with locked(self._locks / f"{sha}.lock"):
             if tree.is_dir():  # another caller extracted it while this one waited
                 return tree
             for stale in self.trees.glob(f".{sha}.*"):  # left by a crashed extraction
@@ -280,17 +280,6 @@ def _clone_file(source: str, destination: str) -> str:
             shutil.copystat(source, destination)
             return destination
     return str(shutil.copy2(source, destination))
-
-
-@contextlib.contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` (created if missing)."""
-    with path.open("a") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _empty_dir(path: Path) -> bool:

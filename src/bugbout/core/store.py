@@ -9,7 +9,6 @@ read (``tasks.json``) is kept aside instead, with a warning.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from bugbout.core.errors import StoreError
 from bugbout.core.locks import Holder, exclusive
+from bugbout.sandbox.locking import locked
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
@@ -82,14 +82,8 @@ class Store:
         """Wait for, then hold, the shared record ``name`` (an attempt's path): concurrent
         bouts compute it once and the others read it. Released even on a crash."""
         self.ensure()
-        path = self.root / "locks" / (name.replace("/", "%") + ".lock")
-        path.parent.mkdir(exist_ok=True)
-        with path.open("a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with locked(self.root / "locks" / (name.replace("/", "%") + ".lock")):
+            yield
 
     @contextlib.contextmanager
     def lock(self, warn: Callable[[str], None] = lambda message: None) -> Iterator[None]:
