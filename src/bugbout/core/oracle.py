@@ -238,7 +238,10 @@ def _module(nodeid: str) -> str:
 
 def _describe_failure(run: TestRun) -> str:
     if run.status == RunStatus.TIMEOUT:
-        return "timed out (raise tasks.timeout if the tests are just slow)"
+        return (
+            "timed out: the whole run took longer than tasks.timeout, with no one test "
+            "past project.test-timeout (raise tasks.timeout if the suite is just slow)"
+        )
     if run.status == RunStatus.TAMPERED:
         reason = run.tampering[0] if run.tampering else "its outcomes cannot be trusted"
         return f"was tampered with ({reason}): the project's own test setup defeats the canaries"

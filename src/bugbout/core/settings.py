@@ -47,6 +47,9 @@ class ProjectSettings(Settings):
     pytest_args: tuple[str, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)
     interpreter: str | None = None
+    test_timeout: float = Field(default=300, gt=0)
+    """Seconds one test may run; past it pytest is stopped, that test counts as failed
+    (``hung``) and the others run again without it."""
 
     @field_validator("source", "tests")
     @classmethod

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bugbout.core.canaries import Planted, check_canaries, key_line, plant, read_outcomes
 from bugbout.core.environment import Environment
+from bugbout.core.hung import HangWatch
 from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
 from bugbout.core.settings import ProjectSettings
@@ -34,6 +35,8 @@ FAILURE_LINE = 300
 """The most characters kept of a failed test's first error line (untrusted text)."""
 CRASH_LIMIT = 5
 """How many tests that kill pytest one run sets aside; one more and the run is crashed."""
+POLL = 1.0
+"""Seconds between two looks at a running pytest's outcomes for a test that hangs."""
 COVERAGE_LIMIT = 256_000_000
 """The most bytes of the coverage map one pytest process may write (the rest is not read)."""
 _NOT_A_CRASH = (RunStatus.TIMEOUT, RunStatus.TAMPERED)
@@ -131,7 +134,7 @@ def _isolating_crashes(
     crashes: dict[str, str] = {}
     spent = 0.0
     while True:
-        run, running = _run_pytest(
+        run, running, hung = _run_pytest(
             environment, tree, targets, planted, project=project, label=label,
             timeout=timeout, confine=confine, deselect=list(crashes), skip=skip,
             coverage=coverage,
@@ -141,7 +144,11 @@ def _isolating_crashes(
         if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping:
             running = None
             break
-        crashes[running] = f"crashed ({ending(run.exit_code)})"
+        crashes[running] = (
+            f"hung (still running after {project.test_timeout:g} s)"
+            if hung
+            else f"crashed ({ending(run.exit_code)})"
+        )
         if len(crashes) > CRASH_LIMIT:
             break
     if crashes:
@@ -185,9 +192,10 @@ def _run_pytest(
     deselect: list[str],
     skip: frozenset[str],
     coverage: list[bytes] | None,
-) -> tuple[TestRun, str | None]:
-    """One pytest process without the tests ``deselect`` and ``skip`` name, and the test
-    it was running when it ended (``None`` when it ended between tests)."""
+) -> tuple[TestRun, str | None, bool]:
+    """One pytest process without the tests ``deselect`` and ``skip`` name, the test it
+    was running when it ended (``None`` when it ended between tests), and whether it was
+    killed because that test ran past the project's ``test-timeout``."""
     key = secrets.token_hex(32)
     tracing = ["-p", "bugbout_coverage"] if coverage is not None else []
     args = [
@@ -237,12 +245,9 @@ def _run_pytest(
             start_new_session=True,
         )
         watch(process)  # a stopped bout kills its group
-        try:
-            exit_code: int | None = process.wait(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            kill_group(process)
-            exit_code, timed_out = None, True
+        exit_code, timed_out, hung = _wait(
+            process, started + timeout, HangWatch(outcomes.fileno(), project.test_timeout)
+        )
         duration = time.monotonic() - started
         outcomes.seek(0)
         stream = read_outcomes(outcomes.read(), key)
@@ -261,7 +266,28 @@ def _run_pytest(
         run.detail = f"killed after {timeout:g} s\n{detail}"
     elif run.status != RunStatus.OK:
         run.detail = detail
-    return run, _running(stream.reports)
+    return run, _running(stream.reports), hung
+
+
+def _wait(
+    process: subprocess.Popen[bytes], deadline: float, hangs: HangWatch
+) -> tuple[int | None, bool, bool]:
+    """Wait for pytest until ``deadline``, killing it early when one test hangs: its exit
+    status (``None`` when killed at the deadline), whether it timed out, whether it hung."""
+    while True:
+        try:
+            return (
+                process.wait(timeout=min(POLL, max(deadline - time.monotonic(), 0))),
+                False,
+                False,
+            )
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                kill_group(process)
+                return None, True, False
+            if hangs.hung() is not None:
+                kill_group(process)
+                return process.wait(), False, True
 
 
 def _running(reports: list[dict[str, str]]) -> str | None:
