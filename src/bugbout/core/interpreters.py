@@ -180,8 +180,7 @@ def era_python(
     if pinned:
         return pinned_minor(pinned)
     here = set(local)
-    known = sorted({*PYTHON_RELEASES, *here}, key=_version_tuple)
-    candidates = [v for v in known if _version_tuple(v) >= MIN_PYTHON and _allows(declared, v)]
+    candidates = [v for v in eras(here) if _allows(declared, v)]
     if not candidates:
         raise EnvironmentFailure(
             f"the project declares Python {declared!r} at this fix but no Python from "
@@ -193,6 +192,12 @@ def era_python(
     released = _released(candidates, fix_date)
     maintained = [v for v in released if v in here and PYTHON_END_OF_LIFE.get(v, "9999") > day]
     return (maintained or released or candidates[:1])[-1]
+
+
+def eras(local: Iterable[str]) -> list[str]:
+    """The Python versions (``"3.8"``) from 3.7 on that bugbout knows or ``local`` holds."""
+    known = {*PYTHON_RELEASES, *local}
+    return sorted((v for v in known if _version_tuple(v) >= MIN_PYTHON), key=_version_tuple)
 
 
 def pinned_minor(pinned: str) -> str:
