@@ -1,4 +1,5 @@
-"""A python-build-standalone mirror on 127.0.0.1, for uv to download a Python from offline.
+"""A python-build-standalone mirror on 127.0.0.1, for uv to download a Python from offline,
+and a machine without some Pythons (:func:`hide`).
 
 The one build it offers is made from a pyenv Python of this machine, in the
 ``install_only`` layout (``python/bin/python3.X``, ``python/lib/...``). pyenv builds are
@@ -14,14 +15,19 @@ import contextlib
 import hashlib
 import http.server
 import json
+import os
 import platform
+import sys
 import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from bugbout.core.interpreters import pyenv_root
+import pytest
 
+from bugbout.core.interpreters import available_interpreters, pyenv_root
+
+RUNNING = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _SKIPPED = ("test", "site-packages", "__pycache__", "idlelib", "tkinter", "turtledemo")
 
 
@@ -138,3 +144,20 @@ def mirror(directory: Path, base_url: str, prefix: Path, minor: str) -> Path:
     path = directory / "downloads.json"
     path.write_text(json.dumps(listing), encoding="utf-8")
     return path
+
+
+def hide(monkeypatch: pytest.MonkeyPatch, root: Path, *minors: str) -> None:
+    """Make the interpreter search find none of ``minors``: a pyenv root of links to the
+    other versions, and ``PATH`` without the directories holding them."""
+    assert RUNNING not in minors, "the running Python is always found"
+    versions = root / "versions"
+    versions.mkdir(parents=True)
+    real = pyenv_root()
+    for entry in sorted(real.joinpath("versions").iterdir()) if real else []:
+        if ".".join(entry.name.split(".")[:2]) not in minors:
+            (versions / entry.name).symlink_to(entry)
+    monkeypatch.setenv("PYENV_ROOT", str(root))
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    kept = [d for d in path if not any(Path(d, f"python{m}").exists() for m in minors)]
+    monkeypatch.setenv("PATH", os.pathsep.join(kept))
+    assert not set(minors) & set(available_interpreters())

@@ -8,24 +8,24 @@ is pointed at a pyenv root without that version, so uv must provide it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bugbout.core.errors import EnvironmentFailure
-from bugbout.core.interpreters import available_interpreters, era_python, pyenv_root
+from bugbout.core.interpreters import era_python
 from bugbout.core.managed_pythons import pythons_directory
 from bugbout.core.manager import make_plugins
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
+from bugbout.core.store import Store
+from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.doctor.eras import machine_eras
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions
-from python_mirror import downloads_json, mirror, pyenv_python, serving
+from bugbout.testing import RepositoryBuilder
+from python_mirror import downloads_json, hide, mirror, pyenv_python, serving
 from test_environments import make_tree, request_for, run
 
-RUNNING = f"{sys.version_info[0]}.{sys.version_info[1]}"
 ALL = ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 
 
@@ -56,23 +56,6 @@ def test_era_python_pinned_and_impossible() -> None:
 # -- the machine without some versions ------------------------------------------------------
 
 
-def hide(monkeypatch: pytest.MonkeyPatch, root: Path, *minors: str) -> None:
-    """Make the interpreter search find none of ``minors``: a pyenv root of links to the
-    other versions, and ``PATH`` without the directories holding them."""
-    assert RUNNING not in minors, "the running Python is always found"
-    versions = root / "versions"
-    versions.mkdir(parents=True)
-    real = pyenv_root()
-    for entry in sorted(real.joinpath("versions").iterdir()) if real else []:
-        if ".".join(entry.name.split(".")[:2]) not in minors:
-            (versions / entry.name).symlink_to(entry)
-    monkeypatch.setenv("PYENV_ROOT", str(root))
-    path = os.environ.get("PATH", "").split(os.pathsep)
-    kept = [d for d in path if not any(Path(d, f"python{m}").exists() for m in minors)]
-    monkeypatch.setenv("PATH", os.pathsep.join(kept))
-    assert not set(minors) & set(available_interpreters())
-
-
 @pytest.mark.parametrize("downloads", ["never", "manual"])
 def test_without_downloads_the_era_is_skipped_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, downloads: str
@@ -87,6 +70,46 @@ def test_without_downloads_the_era_is_skipped_with_the_reason(
     assert f"env.python-downloads is {downloads}; install it (e.g. `pyenv install 3.8`)" in reason
     assert "\n" not in reason
     assert not (tmp_path / "home" / "envs").exists()
+
+
+def test_a_fix_of_a_missing_era_gets_an_oracle_that_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ground truth on a synthetic repository whose fix needs Python 3.10, hidden here."""
+    hide(monkeypatch, tmp_path / "pyenv", "3.7", "3.8", "3.9", "3.10")
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nrequires-python = ">=3.7,<3.11"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": "def sub(a, b):\n    return a + b\n",
+        },
+    )
+    fix = repo.commit(
+        "Fix sub returning the sum (#1)",
+        {
+            "src/calc/ops.py": "def sub(a, b):\n    return a - b\n",
+            "tests/test_ops.py": "from calc.ops import sub\n\n\ndef test_sub():\n"
+            "    assert sub(2, 1) == 1\n",
+        },
+    )
+    settings = BoutSettings(
+        project=ProjectSettings(source="src/calc", tests="tests"),
+        tasks=TasksSettings(issue_sources=("commit",)),
+        env=PluginChoice(name="uv", **{"python-downloads": "never"}),
+        root=repo.path,
+    )
+    plugins = make_plugins(entry_points=False)
+    store = Store(repo.path / ".bugbout")
+    oracles = compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
+    oracle = oracles.root[fix[:12]]
+    assert oracle.status == "environment-error"
+    assert oracle.reason is not None
+    assert oracle.reason.startswith(
+        "Python 3.10 (this fix's era) is not on this machine and env.python-downloads is never"
+    )
 
 
 def test_a_failed_download_is_one_line_and_asked_once(
