@@ -142,7 +142,8 @@ class ManagedPythons:
             "UV_PYTHON_INSTALL_DIR": str(self.directory),
             "UV_PYTHON_DOWNLOADS": "automatic" if downloads else "never",
         }
-        env.pop("VIRTUAL_ENV", None)
+        for variable in ("VIRTUAL_ENV", "UV_NO_MANAGED_PYTHON", "UV_PYTHON_PREFERENCE"):
+            env.pop(variable, None)  # they would contradict --managed-python
         try:
             return subprocess.run(
                 [self.uv, *args],
