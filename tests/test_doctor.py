@@ -25,6 +25,7 @@ from bugbout.doctor.clis import build_contestant, listed
 from bugbout.doctor.known_agents import dry_entry
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing import model_server as model_server_module
+from python_mirror import downloads_json, hide
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-user-openai-secret",
@@ -108,6 +109,41 @@ def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert list(lines(result)) == ["git", "uv", "python", "sandbox", "checkouts", "podman"]
     assert f"no bugbout.yaml in {tmp_path}" in result.stderr
+
+
+def test_the_python_line_says_which_eras_the_machine_can_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bugbout.core.manager import make_plugins
+    from bugbout.doctor.eras import python_check
+
+    hide(monkeypatch, tmp_path / "pyenv", "3.7", "3.8")
+    listing = tmp_path / "downloads.json"  # uv offers 3.8 only (never fetched here)
+    offered = downloads_json("3.8", 18, "http://127.0.0.1:9/x.tar.gz", "0" * 64)
+    listing.write_text(json.dumps(offered))
+    monkeypatch.setenv("UV_PYTHON_DOWNLOADS_JSON_URL", str(listing))
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    plugins = make_plugins(entry_points=False)
+
+    def line(downloads: str, python: str | None = None) -> str:
+        settings = BoutSettings(
+            project=ProjectSettings(source="src/calc", python=python),
+            env=PluginChoice(name="uv", **{"python-downloads": downloads}),
+        )
+        return python_check(settings, plugins).line
+
+    automatic = line("automatic")
+    assert automatic.startswith("ok    python: eras found here: ")
+    assert "; downloadable by uv: 3.8; neither: 3.7" in automatic
+    assert automatic.endswith("(env.python-downloads=automatic)")
+    never = line("never")
+    assert "; neither: 3.7, 3.8" in never and "downloadable" not in never
+    assert never.endswith("(env.python-downloads=never)")
+    assert line("never", python="3.8").startswith(
+        "FAIL  python: project.python is 3.8 but Python 3.8 is neither installed nor downloadable"
+    )
+    assert line("never", python="3.8").endswith("or set env.python-downloads=automatic")
+    assert line("automatic", python="3.8").startswith("ok    python: eras found here: ")
 
 
 @pytest.mark.slow

@@ -27,6 +27,18 @@ PYTHON_RELEASES: dict[str, str] = {
 }
 """The date each Python 3 minor version was first released."""
 
+PYTHON_END_OF_LIFE: dict[str, str] = {
+    "3.7": "2023-06-27",
+    "3.8": "2024-10-07",
+    "3.9": "2025-10-31",
+    "3.10": "2026-10-31",
+    "3.11": "2027-10-31",
+    "3.12": "2028-10-31",
+    "3.13": "2029-10-31",
+    "3.14": "2030-10-31",
+}
+"""The day each Python 3 minor version stopped getting fixes (future ones: their month)."""
+
 MIN_PYTHON = (3, 7)
 _PYENV_VERSION = re.compile(r"^(3)\.(\d+)\.(\d+)$")
 _PATH_PYTHON = re.compile(r"^python(3)\.(\d+)$")
@@ -135,7 +147,7 @@ def choose_python(
     versions = sorted(available, key=_version_tuple)
     listing = ", ".join(versions) or "none"
     if pinned:
-        minor = ".".join(pinned.strip().split(".")[:2])
+        minor = pinned_minor(pinned)
         if minor in available:
             return minor, Path(available[minor])
         raise EnvironmentFailure(
@@ -149,13 +161,54 @@ def choose_python(
             f"satisfies it (available: {listing}); install one, e.g. `pyenv install "
             f"<version>`, or set project.python"
         )
-    if fix_date:
-        day = fix_date.strip()[:10]
-        released = [v for v in candidates if PYTHON_RELEASES.get(v, "9999") < day]
-        if released:
-            return released[-1], Path(available[released[-1]])
-        return candidates[0], Path(available[candidates[0]])
-    return candidates[-1], Path(available[candidates[-1]])
+    if not fix_date:
+        return candidates[-1], Path(available[candidates[-1]])
+    chosen = (_released(candidates, fix_date) or candidates[:1])[-1]
+    return chosen, Path(available[chosen])
+
+
+def era_python(
+    declared: str | None, fix_date: str | None, local: Iterable[str], pinned: str | None
+) -> str:
+    """The Python version (``"3.8"``) of a fix's era, whether this machine has it or not.
+
+    ``pinned`` wins. Otherwise, among the versions the ``declared`` specifier allows: the
+    newest ``local`` one that was maintained at ``fix_date`` (released before it, not yet
+    at its end of life); else the newest released before it; else the oldest. Without a
+    date: the newest local one, else the newest.
+    """
+    if pinned:
+        return pinned_minor(pinned)
+    here = set(local)
+    candidates = [v for v in eras(here) if _allows(declared, v)]
+    if not candidates:
+        raise EnvironmentFailure(
+            f"the project declares Python {declared!r} at this fix but no Python from "
+            f"{'.'.join(map(str, MIN_PYTHON))} on satisfies it; set project.python"
+        )
+    if not fix_date:
+        return ([v for v in candidates if v in here] or candidates)[-1]
+    day = fix_date.strip()[:10]
+    released = _released(candidates, fix_date)
+    maintained = [v for v in released if v in here and PYTHON_END_OF_LIFE.get(v, "9999") > day]
+    return (maintained or released or candidates[:1])[-1]
+
+
+def eras(local: Iterable[str]) -> list[str]:
+    """The Python versions (``"3.8"``) from 3.7 on that bugbout knows or ``local`` holds."""
+    known = {*PYTHON_RELEASES, *local}
+    return sorted((v for v in known if _version_tuple(v) >= MIN_PYTHON), key=_version_tuple)
+
+
+def pinned_minor(pinned: str) -> str:
+    """The minor version (``"3.9"``) of a ``project.python`` such as ``3.9.18``."""
+    return ".".join(pinned.strip().split(".")[:2])
+
+
+def _released(versions: list[str], fix_date: str) -> list[str]:
+    """Those of ``versions`` first released before ``fix_date``."""
+    day = fix_date.strip()[:10]
+    return [v for v in versions if PYTHON_RELEASES.get(v, "9999") < day]
 
 
 def _allows(declared: str | None, minor: str) -> bool:

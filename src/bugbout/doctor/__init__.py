@@ -2,8 +2,9 @@
 
 Three kinds of checks, each reported as one :class:`Check` the moment it is known:
 
-* the machine: git, uv, the Python interpreters test environments can use, the sandbox,
-  and (with a ``bugbout.yaml``) the repository and the project's directories;
+* the machine: git, uv, the Python eras test environments can run (found here or
+  downloadable by uv), the sandbox, and (with a ``bugbout.yaml``) the repository and the
+  project's directories;
 * each contestant: its CLI is installed, answers ``--version``, and still accepts every
   ``--flag`` its adapter passes (they are looked up in the CLI's ``--help``);
 * ``--dry-run``: each contestant really races on a tiny synthetic repository, pointed at a
@@ -15,8 +16,8 @@ base a dry run gives them) is the :data:`KNOWN_AGENTS` table.
 
 One concern a module: :mod:`.check` (a report line), :mod:`.known_agents` (the packaged
 agents), :mod:`.probes` (``--version``/``--help`` runs without credentials),
-:mod:`.machine`, :mod:`.clis` (the contestants' CLIs) and :mod:`.dry_run` (the race);
-:func:`diagnose` runs them in that order.
+:mod:`.machine` (with :mod:`.eras`), :mod:`.clis` (the contestants' CLIs) and
+:mod:`.dry_run` (the race); :func:`diagnose` runs them in that order.
 """
 
 from __future__ import annotations

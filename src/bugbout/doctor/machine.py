@@ -1,4 +1,4 @@
-"""The machine: git, uv, the Python interpreters, the sandbox, podman and, with a
+"""The machine: git, uv, the Python eras, the sandbox, podman and, with a
 ``bugbout.yaml``, the repository and the project's directories."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from bugbout.core.errors import BugboutError
 from bugbout.core.manager import Plugins
 from bugbout.core.settings import BoutSettings
 from bugbout.doctor.check import Check
+from bugbout.doctor.eras import python_check
 from bugbout.doctor.probes import probe, quiet_env, version_in
 
 
@@ -20,7 +21,7 @@ def machine_checks(
     """git, uv, the interpreters, the sandbox; with a configuration, the repository."""
     yield git_check()
     yield uv_check()
-    yield python_check(settings if configured else None)
+    yield python_check(settings, plugins, configured=configured)
     yield sandbox_check(settings, plugins)
     yield checkouts_check(settings, plugins)
     yield podman_check(settings)
@@ -52,26 +53,6 @@ def uv_check() -> Check:
     if not answer.ok or version is None:
         return Check("uv", False, f"`{uv} --version` failed: {answer.problem}", fix)
     return Check("uv", True, f"{version} ({uv})")
-
-
-def python_check(settings: BoutSettings | None) -> Check:
-    """The interpreters test environments can use; a pinned ``project.python`` among them."""
-    from bugbout.core.interpreters import available_interpreters
-
-    found = available_interpreters()
-    listing = ", ".join(found)
-    pinned = settings.project.python if settings else None
-    if pinned:
-        minor = ".".join(pinned.strip().split(".")[:2])
-        if minor not in found:
-            return Check(
-                "python",
-                False,
-                f"project.python is {pinned} but Python {minor} is not installed "
-                f"(found {', '.join(found) or 'none'})",
-                f"install it, e.g. `pyenv install {minor}`, or change project.python",
-            )
-    return Check("python", True, listing or "none found")
 
 
 def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:

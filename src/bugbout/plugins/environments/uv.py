@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bugbout import EnvironmentPlugin, hookimpl
 from bugbout.core.errors import EnvironmentFailure
+from bugbout.core.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
 from bugbout.sandbox.locking import locked
 
 if TYPE_CHECKING:
@@ -68,6 +69,8 @@ class UvOptions(BaseModel):
     """A package index to use instead of PyPI."""
     test_extras: bool = True
     """Also install the test dependencies the project declared at the fix."""
+    python_downloads: PythonDownloads = "automatic"
+    """Whether uv may download the era's Python when this machine lacks it."""
 
 
 def describe(interpreter: str, exclude_newer: str | None, test_extras_error: str | None) -> str:
@@ -131,6 +134,7 @@ class UvBuilder:
     def __init__(self, options: UvOptions | None = None) -> None:
         self.options = options or UvOptions()
         self._built: dict[str, UvEnvironment] = {}
+        self._pythons: dict[Path, ManagedPythons] = {}
 
     def build(self, request: EnvironmentRequest) -> UvEnvironment:
         """The environment for ``request``'s era, built once per key."""
@@ -143,11 +147,8 @@ class UvBuilder:
         dependencies = [
             d for d in meta.declared_dependencies(request.tree) if not d.startswith("-")
         ]
-        _, interpreter = interpreters.choose_python(
-            meta.declared_python(request.tree),
-            request.date,
-            interpreters.available_interpreters(),
-            request.project.python,
+        interpreter = self.pythons(request.home).interpreter(
+            meta.declared_python(request.tree), request.date, request.project.python
         )
         version = interpreters.interpreter_version(interpreter)
         exclude_newer = (
@@ -193,6 +194,14 @@ class UvBuilder:
         environment = replace(environment, test_extras_error=_test_extras_error(environment.path))
         self._built[key] = environment
         return environment
+
+    def pythons(self, home: Path) -> ManagedPythons:
+        """The Pythons uv provides under ``home`` for eras this machine lacks."""
+        if home not in self._pythons:
+            self._pythons[home] = ManagedPythons(
+                _uv_binary(), pythons_directory(home), uv_error, self.options.python_downloads
+            )
+        return self._pythons[home]
 
 
 def _complete(path: Path) -> bool:

@@ -1,0 +1,87 @@
+"""Which Python eras this machine can test: found here, installed for bugbout by uv,
+downloadable by uv (``env.python-downloads=automatic``), or none of these."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from bugbout.core.errors import BugboutError
+from bugbout.core.manager import Plugins
+from bugbout.core.settings import BoutSettings
+from bugbout.doctor.check import Check
+
+
+@dataclass(frozen=True)
+class Eras:
+    """The Python versions bugbout knows, by how this machine would get them."""
+
+    local: list[str]
+    installed: list[str]
+    """Installed by uv into bugbout's home (``BUGBOUT_HOME/pythons``)."""
+    downloadable: list[str]
+    missing: list[str]
+    downloads: str | None
+    """``env.python-downloads``; None when the environment builder is not ``uv``."""
+
+    def runnable(self, version: str) -> bool:
+        return version in (*self.local, *self.installed, *self.downloadable)
+
+    @property
+    def detail(self) -> str:
+        """``found here: 3.9, 3.10; downloadable by uv: 3.8; neither: 3.7 (...)``."""
+        parts = [f"eras found here: {', '.join(self.local) or 'none'}"]
+        for what, versions in (
+            ("installed for bugbout", self.installed),
+            ("downloadable by uv", self.downloadable),
+            ("neither", self.missing),
+        ):
+            if versions:
+                parts.append(f"{what}: {', '.join(versions)}")
+        setting = (
+            f"env.python-downloads={self.downloads}" if self.downloads else "only env=uv downloads"
+        )
+        return f"{'; '.join(parts)} ({setting})"
+
+
+def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
+    """The eras this machine can test with the chosen environment builder."""
+    from bugbout.core.interpreters import available_interpreters, eras
+    from bugbout.core.tasks import bugbout_home
+    from bugbout.plugins.environments.uv import UvBuilder
+
+    local = available_interpreters()
+    others = [v for v in eras(local) if v not in local]
+    builder = None
+    if settings.env.name == "uv":
+        with contextlib.suppress(BugboutError):  # a bad option is reported when a bout starts
+            builder = plugins.create("env", "uv", settings.env.options)
+    if not isinstance(builder, UvBuilder):
+        return Eras(list(local), [], [], others, None)
+    managed = builder.pythons(bugbout_home())
+    installed = [v for v in others if managed.find(v) is not None]
+    others = [v for v in others if v not in installed]
+    offered = set(managed.downloadable()) if managed.downloads == "automatic" and others else set()
+    downloadable = [v for v in others if v in offered]
+    missing = [v for v in others if v not in offered]
+    return Eras(list(local), installed, downloadable, missing, managed.downloads)
+
+
+def python_check(settings: BoutSettings, plugins: Plugins, *, configured: bool = True) -> Check:
+    """The eras test environments can run; a pinned ``project.python`` among them."""
+    from bugbout.core.interpreters import pinned_minor
+
+    found = machine_eras(settings, plugins)
+    pinned = settings.project.python if configured else None
+    if pinned and not found.runnable(minor := pinned_minor(pinned)):
+        fix = f"install it, e.g. `pyenv install {minor}`, or change project.python"
+        if found.downloads and found.downloads != "automatic":
+            fix += ", or set env.python-downloads=automatic"
+        return Check(
+            "python",
+            False,
+            f"project.python is {pinned} but Python {minor} is neither installed nor "
+            f"downloadable ({found.detail})",
+            fix,
+        )
+    return Check("python", True, found.detail)
