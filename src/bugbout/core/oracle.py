@@ -25,8 +25,10 @@ from bugbout.core.crossexam import install_file
 from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.git import Git
+from bugbout.core.project_metadata import declared_test_dependencies
 from bugbout.core.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.settings import BoutSettings, ProjectSettings
+from bugbout.core.setup_run import executed_setup_py
 from bugbout.core.testrun import CRASH_LIMIT, ending, killed_by, run_tests
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
@@ -74,9 +76,11 @@ def compute_oracle(
     distribution is added to the environment and the runs are made again, once."""
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
-    project, added = settings.project, list[AddedDependency]()
     with tempfile.TemporaryDirectory(prefix=f"{task.id}-", dir=work) as scratch:
         tree = Path(scratch) / "tree"
+        git.export(task.sha, tree.with_name("after"))
+        declared = computed_test_dependencies(tree.with_name("after"), confine)
+        project, repaired = repair.with_added(settings.project, declared), list[AddedDependency]()
         while True:
             runs, environment = _run_all(
                 task,
@@ -89,25 +93,41 @@ def compute_oracle(
                 confine=confine,
             )
             if isinstance(environment, str):
-                if added:
+                if repaired:
                     environment += (
-                        f" (after adding {', '.join(a.requirement for a in added)} for the "
+                        f" (after adding {', '.join(a.requirement for a in repaired)} for the "
                         f"tests' imports; {repair.SETTING}=false leaves it out)"
                     )
                 return Oracle(
                     task_id=task.id, key=key, status="environment-error", reason=environment
                 )
             missing = repair.missing_imports(runs, tree, project)
-            if added or not missing or not settings.tasks.repair_imports:
+            if repaired or not missing or not settings.tasks.repair_imports:
                 break
-            added = repair.added(missing)
-            project = repair.with_added(project, added)
+            repaired = repair.added(missing)
+            project = repair.with_added(project, repaired)
         shutil.rmtree(scratch, ignore_errors=True)
     oracle = judge_runs(task, runs, key=key, environment=environment.description)
-    oracle.added = added
+    oracle.added = declared + repaired
     if oracle.reason is not None and missing:
-        oracle.reason += repair.unrepaired(missing, added, settings.tasks.repair_imports)
+        oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
     return oracle
+
+
+def computed_test_dependencies(tree: Path, confine: Confine) -> list[AddedDependency]:
+    """The test dependencies ``setup.py`` declares only when it runs (extras built by
+    code), found by running it confined, beyond what reading the tree finds."""
+    if not (tree / "setup.py").is_file():
+        return []
+    executed = executed_setup_py(tree, confine)
+    if executed is None:
+        return []
+    read = {r.lower() for r in declared_test_dependencies(tree)}
+    return [
+        AddedDependency(requirement=requirement, declared_by="setup.py")
+        for requirement in declared_test_dependencies(tree, executed)
+        if requirement.lower() not in read
+    ]
 
 
 def _run_all(

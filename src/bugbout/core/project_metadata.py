@@ -256,7 +256,7 @@ _REQUIREMENT = re.compile(
 _ARCHIVES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
 
 
-def declared_test_dependencies(tree: Path) -> list[str]:
+def declared_test_dependencies(tree: Path, executed: Mapping[str, Any] | None = None) -> list[str]:
     """The test dependencies the project declares in ``tree``, as PEP 508 strings.
 
     The union, in this order, of: the ``test``, ``tests`` and ``testing`` extras, and the
@@ -267,11 +267,13 @@ def declared_test_dependencies(tree: Path) -> list[str]:
     literal ``tests_require``; the first test requirements file that exists (see
     :data:`TEST_REQUIREMENT_FILES`). Markers are kept verbatim. A requirement of the project
     itself (``mypkg[yaml]``) stands for the extras it names, which are read in its place;
-    local paths, editable installs and URLs are left out.
+    local paths, editable installs and URLs are left out. ``executed`` holds the keywords
+    of ``setup()`` from running ``setup.py`` (:mod:`bugbout.core.setup_run`): its
+    ``extras_require`` and ``tests_require`` then stand for the literal ones.
     """
     pyproject = _read_toml(tree / "pyproject.toml")
     project = _normalise(_project_name(tree, pyproject) or "")
-    extras = _declared_extras(tree, pyproject)
+    extras = _declared_extras(tree, pyproject, executed)
     found: list[str] = []
     for group in _test_groups(extras):
         found += _requirements(extras.get(group, []), extras, project, {group})
@@ -285,7 +287,13 @@ def declared_test_dependencies(tree: Path) -> list[str]:
     }
     for group in _test_groups(poetry_groups):
         found += _requirements(poetry_groups[group], extras, project, set())
-    tests_require = setup_py_value(tree / "setup.py", "tests_require")
+    tests_require = (
+        executed.get("tests_require")
+        if executed is not None
+        else setup_py_value(tree / "setup.py", "tests_require")
+    )
+    if not isinstance(tests_require, str | list):
+        tests_require = []
     if isinstance(tests_require, str):
         tests_require = tests_require.splitlines()
     found += _requirements(tests_require or [], extras, project, set())
@@ -332,7 +340,9 @@ def _project_name(tree: Path, pyproject: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name.strip() else None
 
 
-def _declared_extras(tree: Path, pyproject: Mapping[str, Any]) -> dict[str, list[str]]:
+def _declared_extras(
+    tree: Path, pyproject: Mapping[str, Any], executed: Mapping[str, Any] | None = None
+) -> dict[str, list[str]]:
     """Every extra the project declares, by normalised name, from all the places it can."""
     extras: dict[str, list[str]] = {}
 
@@ -353,8 +363,10 @@ def _declared_extras(tree: Path, pyproject: Mapping[str, Any]) -> dict[str, list
     if cfg is not None and cfg.has_section("options.extras_require"):
         for key, value in cfg.items("options.extras_require"):
             add(key, _setup_cfg_list(tree, value))
-    for key, requirements in setup_py_extras(tree / "setup.py").items():
-        add(key, requirements)
+    ran = executed.get("extras_require") if executed is not None else None
+    from_setup_py = ran if isinstance(ran, dict) else setup_py_extras(tree / "setup.py")
+    for key, requirements in from_setup_py.items():
+        add(key, requirements.splitlines() if isinstance(requirements, str) else requirements)
     return extras
 
 

@@ -158,17 +158,25 @@ OracleStatus = Literal["ok", "no-fail-to-pass", "environment-error"]
 
 
 class AddedDependency(Record):
-    """A test dependency the project did not declare, added because its tests import it."""
+    """A test dependency added to the environment: one the tests import but the project
+    never declared, or one its ``setup.py`` declares only when it runs."""
 
     requirement: str
-    module: str
+    module: str = ""
     """The module the tests could not import."""
-    imported_by: str
+    imported_by: str = ""
     """The file that imports it, relative to the tree."""
+    declared_by: str = ""
+    """Where running the project's metadata found it (``setup.py``), when not imported."""
 
     @property
     def note(self) -> str:
         """``added simplejson: imported by tests/base.py, not declared as a test dependency``."""
+        if self.declared_by:
+            return (
+                f"added {self.requirement}: declared by {self.declared_by} when it runs, "
+                "not as a literal"
+            )
         return (
             f"added {self.requirement}: imported by {self.imported_by}, "
             "not declared as a test dependency"
