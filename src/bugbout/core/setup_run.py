@@ -62,6 +62,7 @@ if captured:
     sys.stdout.write("\\n{MARK}" + json.dumps(found) + "\\n")
 """
 
+
 def executed_setup_py(tree: Path, confine: Confine) -> dict[str, object] | None:
     """The keywords of ``KEYWORDS`` that ``tree/setup.py`` passes to ``setup()``, from
     running it confined; ``None`` when there is no ``setup.py`` or it did not get there."""
