@@ -262,3 +262,27 @@ def check_era(
         exempt=exempt,
         note="; ".join(note for note in notes if note),
     )
+
+
+def compact(versions: Mapping[str, str], exempt: Iterable[Exemption]) -> str:
+    """The versions that matter in a table cell: ``py3.7.16 pytest 5.2.0 +2; atomicwrites
+    exempt`` (``-``: none recorded)."""
+    parts = []
+    if PYTHON in versions:
+        parts.append(f"py{versions[PYTHON]}")
+    if RUNNER in versions:
+        parts.append(f"{RUNNER} {versions[RUNNER]}")
+    others = len(set(versions) - {PYTHON, RUNNER})
+    if others:
+        parts.append(f"+{others}")
+    names = [e.name for e in exempt]
+    text = " ".join(parts) or "-"
+    return f"{text}; {', '.join(names)} exempt" if names else text
+
+
+def listing(versions: Mapping[str, str]) -> str:
+    """Every version that matters, in one line: ``Python 3.7.16, pytest 5.2.0, six 1.12.0``."""
+    return ", ".join(
+        f"Python {version}" if name == PYTHON else f"{name} {version}"
+        for name, version in versions.items()
+    )
