@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.metadata
 import io
 import json
 import threading
@@ -28,25 +29,52 @@ class Wheel:
     """Its upload time, ISO 8601 (e.g. ``2019-08-01T12:00:00Z``)."""
     requires: tuple[str, ...] = ()
     yanked: bool = False
+    contents: tuple[tuple[str, bytes], ...] = ()
+    """Its files, when it repackages an installed distribution (else a module is made)."""
+
+    @classmethod
+    def installed(cls, name: str, uploaded: str) -> Wheel:
+        """The installed (pure-Python) distribution ``name`` as a wheel: the real code."""
+        found = importlib.metadata.distribution(name)
+        files = [
+            (path.as_posix(), path.locate().read_bytes())
+            for path in found.files or []
+            if not path.as_posix().startswith("..")
+            and "__pycache__" not in path.parts
+            and path.name not in {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
+        ]
+        return cls(name, found.version, uploaded, contents=tuple(files))
 
     @property
     def filename(self) -> str:
-        return f"{self.name}-{self.version}-py3-none-any.whl"
+        return f"{self.name.replace('-', '_')}-{self.version}-py3-none-any.whl"
+
+    @property
+    def info(self) -> str:
+        """Its ``.dist-info`` folder."""
+        for path, _ in self.contents:
+            if path.endswith(".dist-info/METADATA"):
+                return path.rsplit("/", 1)[0]
+        return f"{self.name.replace('-', '_')}-{self.version}.dist-info"
 
     @property
     def metadata(self) -> bytes:
+        if self.contents:
+            return dict(self.contents)[f"{self.info}/METADATA"]
         lines = ["Metadata-Version: 2.1", f"Name: {self.name}", f"Version: {self.version}"]
         lines += [f"Requires-Dist: {requirement}" for requirement in self.requires]
         return ("\n".join(lines) + "\n").encode()
 
     def build(self) -> bytes:
-        info = f"{self.name}-{self.version}.dist-info"
-        files = {
-            f"{self.name}/__init__.py": f"VERSION = {self.version!r}\n".encode(),
-            f"{info}/METADATA": self.metadata,
-            f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: bugbout-tests\n"
-            b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+        info = self.info
+        files = dict(self.contents) or {
+            f"{self.name}/__init__.py": f"VERSION = {self.version!r}\n".encode()
         }
+        files[f"{info}/METADATA"] = self.metadata
+        files[f"{info}/WHEEL"] = (
+            b"Wheel-Version: 1.0\nGenerator: bugbout-tests\nRoot-Is-Purelib: true\n"
+            b"Tag: py3-none-any\n"
+        )
         record = "".join(
             f"{path},sha256={_digest(data)},{len(data)}\n" for path, data in files.items()
         )
@@ -93,7 +121,7 @@ def serve(wheels: list[Wheel]) -> Iterator[Index]:
                 self.send_error(404)
 
         def _page(self, project: str) -> None:
-            files = [w for w in wheels if w.name.replace("_", "-") == project]
+            files = [w for w in wheels if w.name.lower().replace("_", "-") == project]
             if not files:
                 self.send_error(404)
                 return

@@ -4,6 +4,7 @@ came later. Against a package index served on 127.0.0.1 (wheels built here), nev
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -22,11 +23,14 @@ from bugbout.core.backtrack import (
 )
 from bugbout.core.environment import EnvironmentRequest, resolved
 from bugbout.core.errors import EnvironmentFailure
+from bugbout.core.git import Git
 from bugbout.core.interpreters import available_interpreters
+from bugbout.core.oracle import compute_oracle
 from bugbout.core.package_index import PackageIndex
-from bugbout.core.records import Exemption
-from bugbout.core.settings import ProjectSettings
+from bugbout.core.records import Exemption, Task, TaskIssue
+from bugbout.core.settings import BoutSettings, ProjectSettings
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
+from bugbout.testing import RepositoryBuilder
 from local_index import Wheel, serve
 
 DATE = "2019-10-01"
@@ -195,3 +199,52 @@ def test_uv_without_a_backtrack_says_nothing_more(tmp_path: Path) -> None:
         env = UvBuilder(UvOptions(index_url=index.url)).build(request)
     assert env.description == f"uv: Python {env.python_version}, deps as of 2019-07-01"
     assert resolved(env) == ({PYTHON: env.python_version, "depa": "1.0"}, [])
+
+
+# -- ground truth on a synthetic repository -------------------------------------------------
+
+RUNNER = ("pytest", "pluggy", "iniconfig", "packaging", "pygments")
+"""The real pytest and what it needs, repackaged from this interpreter and dated 2019."""
+
+
+@pytest.mark.slow
+@needs_312
+def test_ground_truth_records_the_repaired_era(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    project = '[project]\nname = "demo"\nversion = "1.0"\ndependencies = ["depa"]\n'
+    parent = repo.commit(
+        "Initial",
+        {"pyproject.toml": project, "pkg/__init__.py": "", "pkg/core.py": "LEVEL = 1\n"},
+    )
+    test = "import depa\nfrom pkg.core import LEVEL\n\n\ndef test_level():\n"
+    test += "    assert LEVEL == int(float(depa.VERSION))\n"
+    sha = repo.commit(
+        "Follow depa 2 (#1)", {"pkg/core.py": "LEVEL = 2\n", "tests/test_core.py": test}
+    )
+    task = Task(
+        id=sha[:12], sha=sha, parent=parent, date="2019-09-10T12:00:00+00:00", title="Fix",
+        issue=TaskIssue(number=1), source_files=["pkg/core.py"],
+        test_files=["tests/test_core.py"], changed_test_files=["tests/test_core.py"],
+    )  # fmt: skip
+    settings = BoutSettings(
+        project=ProjectSettings(source="pkg", tests="tests", python="3.12"), root=repo.path
+    )
+    runner = [Wheel.installed(name, "2019-05-01T10:00:00Z") for name in RUNNER]
+    with serve([*runner, OLD, NEW, LATE]) as index, Git(repo.path) as git:
+        oracle = compute_oracle(
+            task, git=git, builder=UvBuilder(UvOptions(index_url=index.url)), settings=settings,
+            home=tmp_path / "home", key="k", confine=lambda argv, tree, writable: argv,
+        )  # fmt: skip
+    assert oracle.status == "ok", oracle.reason
+    assert oracle.fail_to_pass == ["tests/test_core.py::test_level"]  # depa 1.0 would fail it
+    python = oracle.versions[PYTHON]
+    assert oracle.versions == {
+        PYTHON: python,
+        "pytest": importlib.metadata.version("pytest"),
+        "depa": "2.0",
+    }
+    assert [(e.name, e.reason) for e in oracle.exempt] == [("depb", "all releases after the date")]
+    assert oracle.environment == (
+        f"uv: Python {python}, deps as of 2019-10-01; depb exempt (all releases after the "
+        "date), depa 2.0 instead of 1.0"
+    )
