@@ -19,6 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+from pydantic import ValidationError
 
 from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.package_index import File, PackageIndex
@@ -101,12 +102,8 @@ def find_backtracks(
         if not candidates:
             continue
         newest = max(candidates)
-        found = _blockers(index, f"{name} {newest}", _before(releases[newest], cutoff, python))
-        blocking = {}
-        for requirement in found:
-            exemption = _exemption(index, requirement, f"{name} {newest}", cutoff, python)
-            if exemption is not None:
-                blocking[exemption.name] = exemption
+        needs = _requirements(index, _before(releases[newest], cutoff, python))
+        blocking = _blocking(index, needs, f"{name} {newest}", cutoff=cutoff, python=python)
         backtracks.append(
             Backtrack(name=name, resolved=resolved, newest=str(newest), blockers=sorted(blocking))
         )
@@ -129,25 +126,66 @@ def era_note(
     return ", ".join(parts)
 
 
-def unrepaired_note(backtracks: Iterable[Backtrack], exempt: Iterable[Exemption]) -> str:
-    """What the environment line says of the backtracks left: ``older than the date
-    allows: pytest 3.5.1 (not 5.2.1, held by atomicwrites)``."""
-    done = {e.name for e in exempt}
+def unrepaired_note(backtracks: Iterable[Backtrack]) -> str:
+    """What the environment line says of the backtracks left after the repair: ``older
+    than the date allows: pytest 3.5.1 (not 5.2.1, held by atomicwrites)``."""
     held = [
         f"{b.name} {b.resolved} (not {b.newest}"
         + (f", held by {', '.join(b.blockers)})" if b.blockers else ")")
         for b in backtracks
-        if not b.blockers or not done.issuperset(b.blockers)
     ]
     return f"older than the date allows: {', '.join(held)}" if held else ""
 
 
-def _blockers(index: PackageIndex, release: str, files: list[File]) -> list[Requirement]:
-    """The requirements of ``release`` (read from one of ``files``) that apply to it."""
+def _requirements(index: PackageIndex, files: list[File]) -> list[Requirement]:
+    """The requirements of a release, read from one of its ``files`` (a wheel first)."""
     chosen = sorted(files, key=lambda f: (not f.filename.endswith(".whl"), not f.metadata))
     if not chosen:
         return []
     return list(_parsed(index.requirements(chosen[0])))
+
+
+def _blocking(
+    index: PackageIndex,
+    requirements: list[Requirement],
+    needed_by: str,
+    *,
+    cutoff: datetime,
+    python: str,
+    depth: int = 0,
+) -> dict[str, Exemption]:
+    """The exemptions ``requirements`` need, with those that the releases they let in
+    need in turn (at most :data:`ROUNDS` deep)."""
+    found: dict[str, Exemption] = {}
+    for requirement in requirements:
+        exemption = _exemption(index, requirement, needed_by, cutoff, python)
+        if exemption is None or exemption.name in found:
+            continue
+        found[exemption.name] = exemption
+        if depth >= ROUNDS:
+            continue
+        until = datetime.fromisoformat(exemption.until).replace(tzinfo=UTC)
+        releases = index.releases(exemption.name)
+        let_in = [
+            version
+            for version, files in releases.items()
+            if requirement.specifier.contains(version, prereleases=True)
+            and _before(files, until, python)
+        ]
+        if let_in:
+            version = max(let_in)
+            needs = _requirements(index, _before(releases[version], until, python))
+            deeper = _blocking(
+                index,
+                needs,
+                f"{exemption.name} {version}",
+                cutoff=cutoff,
+                python=python,
+                depth=depth + 1,
+            )
+            for name, more in deeper.items():
+                found.setdefault(name, more)
+    return found
 
 
 def _exemption(
@@ -230,6 +268,14 @@ class EraCheck(Record):
     error: str | None = None
     """Why the index could not be read (nothing was checked)."""
 
+    @classmethod
+    def recorded(cls, value: object) -> EraCheck | None:
+        """An era check as an environment recorded it (``None``: it holds none)."""
+        try:
+            return cls.model_validate(value)
+        except ValidationError:
+            return None
+
 
 def check_era(
     index: PackageIndex,
@@ -256,7 +302,7 @@ def check_era(
             current = that_matter(installed(rebuild(exempt)), direct)
     except EnvironmentFailure as exc:
         return EraCheck(versions={PYTHON: python, **current}, exempt=exempt, error=str(exc))
-    notes = [era_note(exempt, first, current), unrepaired_note(backtracks, exempt)]
+    notes = [era_note(exempt, first, current), unrepaired_note(backtracks)]
     return EraCheck(
         versions={PYTHON: python, **current},
         exempt=exempt,

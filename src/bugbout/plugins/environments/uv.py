@@ -10,10 +10,8 @@ the project declared at the fix are installed (``test-extras``). They are a best
 when they do not resolve, the environment is built without them, and its description says
 so.
 
-After the build, the resolution is checked against the index's upload dates
-(:mod:`bugbout.core.backtrack`): a package that matters resolved older than the date
-allowed because a dependency's releases all came later gets that dependency exempt from
-the date, and the environment is resolved again; its description says so.
+A resolution that the date held back further than it should is repaired by exempting the
+blocking dependency from the date (:mod:`bugbout.core.backtrack`); the description says so.
 """
 
 from __future__ import annotations
@@ -78,10 +76,7 @@ class UvOptions(BaseModel):
 
 
 def describe(
-    interpreter: str,
-    exclude_newer: str | None,
-    test_extras_error: str | None,
-    era_note: str = "",
+    interpreter: str, exclude_newer: str | None, test_extras_error: str | None, era_note: str = ""
 ) -> str:
     """An environment's one-line description: its interpreter, its dependencies' era (and
     what the era check repaired), and whether the declared test extras are missing."""
@@ -165,6 +160,7 @@ class UvBuilder:
 
         from bugbout.core import interpreters
         from bugbout.core import project_metadata as meta
+        from bugbout.core.backtrack import EraCheck
         from bugbout.core.records import digest
 
         dependencies = [
@@ -220,7 +216,7 @@ class UvBuilder:
         environment = replace(
             environment,
             test_extras_error=_test_extras_error(environment.path),
-            era=_era(environment.path),
+            era=EraCheck.recorded(_recorded(environment.path).get("era")),
         )
         self._built[key] = environment
         return environment
@@ -244,18 +240,6 @@ def _test_extras_error(path: Path) -> str | None:
     """Why a built environment went without its declared test dependencies, if it did."""
     error = _recorded(path).get("test-extras-error")
     return error if isinstance(error, str) else None
-
-
-def _era(path: Path) -> EraCheck | None:
-    """What a built environment's era check found, when it made one."""
-    from pydantic import ValidationError
-
-    from bugbout.core.backtrack import EraCheck
-
-    try:
-        return EraCheck.model_validate(_recorded(path).get("era"))
-    except ValidationError:
-        return None
 
 
 @dataclass
@@ -294,7 +278,7 @@ class _Build:
                 era = self._check_era(venv, installed)
                 if era is not None and era.exempt:
                     installed = self._freeze(venv)
-                self._describe(venv, *self.outcome, installed, era)
+                self._describe(venv, installed, era)
                 venv.rename(final)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -310,31 +294,30 @@ class _Build:
             self._install(venv, era, exempt_build_tools=False)
 
     def _check_era(self, venv: Path, installed: list[str]) -> EraCheck | None:
-        """Check the resolution against the index's dates; repair it in ``venv`` (a fresh
-        build with the blocking dependencies exempt) when it backtracked."""
-        import shutil
-
-        from bugbout.core import backtrack
+        """Check the resolution against the index's dates; repair it in ``venv``."""
+        from bugbout.core.backtrack import check_era
         from bugbout.core.package_index import PackageIndex
 
         if not self.environment.exclude_newer:
             return None
-
-        def rebuild(exempt: list[Exemption]) -> list[str]:
-            self.exempt = exempt
-            shutil.rmtree(venv, ignore_errors=True)
-            self._create(venv)
-            self.outcome = self._install_all(venv)
-            return self._freeze(venv)
-
-        return backtrack.check_era(
+        return check_era(
             PackageIndex(self.options.index_url),
             installed,
-            rebuild if _supports_exclude_newer_package() else None,
+            functools.partial(self._rebuild, venv) if _supports_exclude_newer_package() else None,
             direct=[*self.test_dependencies, *self.dependencies, *self.declared_tests],
             python=self.environment.python_version,
             date=self.environment.exclude_newer,
         )
+
+    def _rebuild(self, venv: Path, exempt: list[Exemption]) -> list[str]:
+        """Build ``venv`` again, fresh, with ``exempt`` free of the date; what it holds."""
+        import shutil
+
+        self.exempt = exempt
+        shutil.rmtree(venv, ignore_errors=True)
+        self._create(venv)
+        self.outcome = self._install_all(venv)
+        return self._freeze(venv)
 
     def _install_all(self, venv: Path) -> tuple[list[str], str | None]:
         """Install everything; if that fails because of the declared test dependencies, all
@@ -392,17 +375,11 @@ class _Build:
         )
         return [line for line in frozen.splitlines() if line.strip()]
 
-    def _describe(
-        self,
-        venv: Path,
-        requirements: list[str],
-        error: str | None,
-        installed: list[str],
-        era: EraCheck | None,
-    ) -> None:
+    def _describe(self, venv: Path, installed: list[str], era: EraCheck | None) -> None:
         import json
         from datetime import UTC, datetime
 
+        requirements, error = self.outcome
         description = {
             "description": replace(self.environment, test_extras_error=error, era=era).description,
             "key": self.environment.key,
