@@ -182,6 +182,7 @@ class FakeUv:
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
         monkeypatch.setattr(uv._Build, "_uv", lambda _, args, **kw: self(args, **kw))
+        monkeypatch.setattr(uv._Build, "_check_era", lambda *_: None)  # reads no index
         return self
 
     def __call__(self, args: list[str], *, timeout: float, what: str) -> str:

@@ -151,6 +151,12 @@ def audit(task_id: str, name: str, verdict: AuditVerdict, *, visible: bool = Fal
     )
 
 
+ERA = (
+    "uv: Python 3.7.16, deps as of 2019-10-01; atomicwrites exempt (all releases after the "
+    "date), pytest 5.2.0 instead of 3.5.1"
+)
+
+
 def records() -> dict[str, object]:
     tasks = TaskSet(
         examined=40,
@@ -163,7 +169,13 @@ def records() -> dict[str, object]:
     )
     oracles = OracleSet(
         {
-            T1: Oracle(task_id=T1, status="ok", fail_to_pass=["t::a"]),
+            T1: Oracle(
+                task_id=T1,
+                status="ok",
+                fail_to_pass=["t::a"],
+                environment=ERA,
+                versions={"python": "3.7.16", "pytest": "5.2.0", "six": "1.12.0"},
+            ),
             T2: Oracle(task_id=T2, status="ok", fail_to_pass=["t::b"]),
             T3: Oracle(task_id=T3, status="no-fail-to-pass"),
         }
@@ -658,6 +670,18 @@ class _Elements(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.elements.append((tag, dict(attrs)))
+
+
+def test_task_pages_say_what_the_ground_truth_ran_in(report: Report) -> None:
+    page = next(page for page in report.pages if page.id == T1)
+    assert page.environment == ERA
+    assert page.versions == {"python": "3.7.16", "pytest": "5.2.0", "six": "1.12.0"}
+    line = f"{ERA}; versions: Python 3.7.16, pytest 5.2.0, six 1.12.0"
+    assert f"\n- environment: {line}\n" in render_markdown(report)
+    assert f'<p class="intro">environment: {line}</p>' in render_html(report)
+    other = next(page for page in report.pages if page.id == T2)
+    assert (other.environment, other.versions) == ("", {})
+    assert "environment: " not in render_markdown(report).split(f"### {T2}")[1].split("###")[0]
 
 
 def test_html_is_self_contained_and_escaped(report: Report) -> None:

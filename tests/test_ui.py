@@ -90,3 +90,38 @@ def test_the_yield_counts_tasks_with_ground_truth_and_why_the_rest_have_none() -
         "    1  no-fail-to-pass  (no test the fix added fails before it: nothing to replay; "
         "tasks.since or tasks.limit find others)",
     ]
+
+
+def test_the_task_table_shows_the_versions_each_oracle_ran_with() -> None:
+    from bugbout.core.records import Exemption, Oracle, OracleSet, Task, TaskIssue, TaskSet
+
+    tasks = TaskSet(
+        examined=2,
+        tasks=[
+            Task(
+                id=sha,
+                sha=sha,
+                parent="p",
+                date="2019-09-01T00:00:00+00:00",
+                title="Fix",
+                issue=TaskIssue(number=1),
+                source_files=[],
+                test_files=[],
+            )
+            for sha in ("a", "b")
+        ],
+    )
+    exempt = Exemption(
+        name="atomicwrites", until="2022-07-09", reason="all releases after the date",
+        needed_by="pytest 5.2.0",
+    )  # fmt: skip
+    versions = {"python": "3.7.16", "pytest": "5.2.0", "pytest-cov": "2.8.1", "six": "1.12.0"}
+    oracles = OracleSet({"a": Oracle(task_id="a", status="ok", versions=versions, exempt=[exempt])})
+    console = Console()
+    stream = io.StringIO()
+    console.out = RichConsole(file=stream, highlight=False, width=200)
+    console.task_table(tasks, oracles)
+    rows = {line.split()[0]: line for line in stream.getvalue().splitlines() if line.strip()}
+    assert "versions" in rows["task"]
+    assert rows["a"].rstrip().endswith("py3.7.16 pytest 5.2.0 +2; atomicwrites exempt")
+    assert rows["b"].rstrip().endswith("not computed  -")

@@ -80,11 +80,13 @@ class Console:
         self.out.print(table)
 
     def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
+        from bugbout.core.backtrack import compact
+
         excluded = ", ".join(
             f"{reason} {count}" for reason, count in sorted(tasks.excluded.items())
         )
         table = Table(
-            "task", "issue", "title", "F2P", "P2P", "unstable", "ground truth",
+            "task", "issue", "title", "F2P", "P2P", "unstable", "ground truth", "versions",
             title=f"{len(tasks.tasks)} tasks from {tasks.examined} commits",
             caption=f"left out: {excluded}" if excluded else None,
             box=None,
@@ -99,6 +101,7 @@ class Console:
                 str(len(oracle.pass_to_pass)) if oracle else "-",
                 str(len(oracle.unstable)) if oracle else "-",
                 oracle.status if oracle else "not computed",
+                compact(oracle.versions, oracle.exempt) if oracle else "-",
             )
         self.out.print(table)
         summary = ground_truth_yield(tasks, oracles)

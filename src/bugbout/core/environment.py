@@ -13,7 +13,7 @@ from typing import Protocol
 
 from pydantic import Field
 
-from bugbout.core.records import Record
+from bugbout.core.records import Exemption, Record
 from bugbout.core.settings import ProjectSettings
 
 
@@ -60,6 +60,17 @@ class Environment(Protocol):
         entries; the working directory is the tree.
         """
         ...
+
+
+def resolved(environment: Environment) -> tuple[dict[str, str], list[Exemption]]:
+    """The versions that matter in ``environment`` and the dependencies exempted from its
+    era's date, for builders that say (an optional ``versions`` and ``exempt``)."""
+    versions = getattr(environment, "versions", None)
+    exempt = getattr(environment, "exempt", None)
+    return (
+        dict(versions) if isinstance(versions, dict) else {},
+        list(exempt) if isinstance(exempt, list) else [],
+    )
 
 
 class EnvironmentBuilder(Protocol):

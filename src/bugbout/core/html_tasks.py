@@ -16,7 +16,7 @@ from html import escape
 from bugbout.core.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
 from bugbout.core.records import SUITE, UNFIXED
 from bugbout.core.report import Report, TaskRow
-from bugbout.core.report_tasks import Diff, Grid, PatchView, TaskPage
+from bugbout.core.report_tasks import Diff, Grid, PatchView, TaskPage, environment_line
 
 STYLE = """
 .task-page { display: none; }
@@ -157,6 +157,9 @@ def _task_page(page: TaskPage, anchor: str, row: TaskRow | None) -> str:
     if row is not None:
         scored = "scored" if row.scored else f"not scored: {row.reason or 'unknown'}"
         out.append(f'<p class="intro">{escape(scored)}</p>')
+    if page.environment or page.versions:
+        out.append(f'<p class="intro">environment: {escape(environment_line(page))}</p>')
+    if row is not None:
         out.append("<h3>The problem</h3>")
         out.append(f"<details open><summary>problem statement</summary>"
                    f"<pre>{escape(row.problem_statement or '(none)')}</pre></details>")  # fmt: skip

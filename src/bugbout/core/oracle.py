@@ -22,7 +22,12 @@ from pathlib import Path
 from bugbout.core import repair
 from bugbout.core.confine import Confine
 from bugbout.core.crossexam import install_file
-from bugbout.core.environment import Environment, EnvironmentBuilder, EnvironmentRequest
+from bugbout.core.environment import (
+    Environment,
+    EnvironmentBuilder,
+    EnvironmentRequest,
+    resolved,
+)
 from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.git import Git
 from bugbout.core.project_metadata import declared_test_dependencies
@@ -109,6 +114,7 @@ def compute_oracle(
         shutil.rmtree(scratch, ignore_errors=True)
     oracle = judge_runs(task, runs, key=key, environment=environment.description)
     oracle.added = declared + repaired
+    oracle.versions, oracle.exempt = resolved(environment)
     if oracle.reason is not None and missing:
         oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
     return oracle

@@ -183,6 +183,19 @@ class AddedDependency(Record):
         )
 
 
+class Exemption(Record):
+    """A dependency resolved without the era's date cap, because every release a newer
+    release of a package that matters needs is dated after it."""
+
+    name: str
+    until: str
+    """The date its releases are capped at instead (the day after its first fit)."""
+    reason: str
+    """Why, e.g. ``all releases after the date``."""
+    needed_by: str
+    """The release that needs it, e.g. ``pytest 5.2.1``."""
+
+
 class Oracle(Record):
     """A task's ground truth, computed from the maintainers' tests before and after the fix."""
 
@@ -202,6 +215,11 @@ class Oracle(Record):
     added: list[AddedDependency] = Field(default_factory=list)
     """Test dependencies added to the environment because the tests import them
     (``tasks.repair-imports``)."""
+    versions: dict[str, str] = Field(default_factory=dict)
+    """The resolved versions that matter: ``python``, pytest and its plugins, the
+    project's direct dependencies (empty: the environment does not say)."""
+    exempt: list[Exemption] = Field(default_factory=list)
+    """Dependencies exempted from the era's date so that a newer release could resolve."""
 
 
 class OracleSet(RootModel[dict[str, Oracle]]):

@@ -167,7 +167,15 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
             last.values(), [v for (t, _), v in sorted(verdict_of.items()) if t in scored_set]
         ),
         pages=task_pages(
-            tasks, attempts, resolutions, verdicts, audits, matrices, fixes=fixes, links=links
+            tasks,
+            attempts,
+            resolutions,
+            verdicts,
+            audits,
+            matrices,
+            fixes=fixes,
+            links=links,
+            oracles=oracles.root,
         ),
         contamination=contamination(
             [task for task in tasks.tasks if task.id in scored_set],

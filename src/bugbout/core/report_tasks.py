@@ -31,6 +31,7 @@ from bugbout.core.records import (
     Audit,
     AuditVerdict,
     Matrix,
+    Oracle,
     Record,
     Resolution,
     Score,
@@ -134,6 +135,11 @@ class TaskPage(Record):
     """Everything the report shows on one task's page."""
 
     id: str
+    environment: str = ""
+    """What its ground truth ran in: the oracle's environment line (empty: unknown)."""
+    versions: dict[str, str] = Field(default_factory=dict)
+    """The resolved versions that matter there: ``python``, pytest and its plugins, the
+    project's direct dependencies."""
     fix: Diff | None = None
     """The maintainers' fix (``None``: the repository was not read)."""
     patches: list[PatchView] = Field(default_factory=list)
@@ -161,9 +167,11 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
     *,
     fixes: Mapping[str, str] | None = None,
     links: Mapping[str, AttemptLinks] | None = None,
+    oracles: Mapping[str, Oracle] | None = None,
 ) -> list[TaskPage]:
     """One page per task, from the records (pure). ``fixes``: the fix's diff by task id;
-    ``links``: each attempt's files by its revision (:attr:`Attempt.revision`)."""
+    ``links``: each attempt's files by its revision (:attr:`Attempt.revision`);
+    ``oracles``: each task's ground truth, for the environment it ran in."""
     last: dict[tuple[str, str, str], Attempt] = {}
     for attempt in attempts:
         who = (attempt.task_id, attempt.role, attempt.contestant)
@@ -176,7 +184,7 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
         if key not in audit_of or audit_of[key].visible_only or not audit.visible_only:
             audit_of[key] = audit
     matrix_of = {matrix.task_id: matrix for matrix in matrices}
-    fixes, links = fixes or {}, links or {}
+    fixes, links, oracles = fixes or {}, links or {}, oracles or {}
     pages = []
     for task in tasks.tasks:
         matrix = matrix_of.get(task.id)
@@ -209,6 +217,8 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
         pages.append(
             TaskPage(
                 id=task.id,
+                environment=oracles[task.id].environment if task.id in oracles else "",
+                versions=oracles[task.id].versions if task.id in oracles else {},
                 fix=bounded(fixes[task.id]) if task.id in fixes else None,
                 patches=patches,
                 matrix=_grid(matrix) if matrix else None,
@@ -220,6 +230,16 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
             )
         )
     return pages
+
+
+def environment_line(page: TaskPage) -> str:
+    """What a task's ground truth ran in, in one line: the environment and its versions."""
+    from bugbout.core.backtrack import listing
+
+    versions = listing(page.versions)
+    return "; ".join(
+        part for part in (page.environment, versions and f"versions: {versions}") if part
+    )
 
 
 def bounded(text: str) -> Diff:

@@ -9,13 +9,16 @@ Besides ``project.test-dependencies`` and the runtime dependencies, the test dep
 the project declared at the fix are installed (``test-extras``). They are a best effort:
 when they do not resolve, the environment is built without them, and its description says
 so.
+
+A resolution that the date held back further than it should is repaired by exempting the
+blocking dependency from the date (:mod:`bugbout.core.backtrack`); the description says so.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +33,9 @@ from bugbout.sandbox.locking import locked
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from bugbout.core.backtrack import EraCheck
     from bugbout.core.environment import Command, EnvironmentRequest
+    from bugbout.core.records import Exemption
 
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
@@ -50,7 +55,7 @@ BUILD_TOOLS = (
 """Build backends and their helpers: sdists get their newest releases when built."""
 SETUPTOOLS_BEFORE = (3, 12)
 """Environments of Pythons older than this carry setuptools, as their venvs did."""
-LAYOUT = "2"
+LAYOUT = "3"
 """What every environment carries besides its requirements; a new value rebuilds them."""
 _CROSS = "\u00d7"  # how uv marks errors and causes on a terminal
 _ARROW = "\u2570\u2500\u25b6"
@@ -73,10 +78,14 @@ class UvOptions(BaseModel):
     """Whether uv may download the era's Python when this machine lacks it."""
 
 
-def describe(interpreter: str, exclude_newer: str | None, test_extras_error: str | None) -> str:
-    """An environment's one-line description: its interpreter, its dependencies' era, and
-    whether the declared test extras are missing."""
+def describe(
+    interpreter: str, exclude_newer: str | None, test_extras_error: str | None, era_note: str = ""
+) -> str:
+    """An environment's one-line description: its interpreter, its dependencies' era (and
+    what the era check repaired), and whether the declared test extras are missing."""
     era = f"deps as of {exclude_newer}" if exclude_newer else "latest deps"
+    if era_note:
+        era += f"; {era_note}"
     description = f"{interpreter}, {era}"
     if test_extras_error is not None:
         description += f", without declared test extras (they did not resolve: {test_extras_error})"
@@ -94,15 +103,28 @@ class UvEnvironment:
     import_root: str
     test_extras_error: str | None = None
     """Why the declared test dependencies were left out, when they did not resolve."""
+    era: EraCheck | None = field(default=None, hash=False)
+    """The resolved versions that matter, and what the era check exempted."""
 
     @property
     def python(self) -> Path:
         return self.path / "bin" / "python"
 
     @property
+    def versions(self) -> dict[str, str]:
+        return dict(self.era.versions) if self.era else {}
+
+    @property
+    def exempt(self) -> list[Exemption]:
+        return list(self.era.exempt) if self.era else []
+
+    @property
     def description(self) -> str:
         return describe(
-            f"uv: Python {self.python_version}", self.exclude_newer, self.test_extras_error
+            f"uv: Python {self.python_version}",
+            self.exclude_newer,
+            self.test_extras_error,
+            self.era.note if self.era else "",
         )
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
@@ -142,6 +164,7 @@ class UvBuilder:
 
         from bugbout.core import interpreters
         from bugbout.core import project_metadata as meta
+        from bugbout.core.backtrack import EraCheck
         from bugbout.core.records import digest
 
         dependencies = [
@@ -191,7 +214,11 @@ class UvBuilder:
                 declared_tests,
             ).run()
         # The build may have fallen back (here or in another process): the marker says.
-        environment = replace(environment, test_extras_error=_test_extras_error(environment.path))
+        environment = replace(
+            environment,
+            test_extras_error=_test_extras_error(environment.path),
+            era=EraCheck.recorded(_recorded(environment.path).get("era")),
+        )
         self._built[key] = environment
         return environment
 
@@ -208,15 +235,19 @@ def _complete(path: Path) -> bool:
     return (path / MARKER).is_file() and (path / "bin" / "python").exists()
 
 
-def _test_extras_error(path: Path) -> str | None:
-    """Why a built environment went without its declared test dependencies, if it did."""
+def _recorded(path: Path) -> dict[str, object]:
     import json
 
     try:
         recorded = json.loads((path / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    error = recorded.get("test-extras-error") if isinstance(recorded, dict) else None
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _test_extras_error(path: Path) -> str | None:
+    """Why a built environment went without its declared test dependencies, if it did."""
+    error = _recorded(path).get("test-extras-error")
     return error if isinstance(error, str) else None
 
 
@@ -230,6 +261,10 @@ class _Build:
     test_dependencies: list[str]
     dependencies: list[str]
     declared_tests: list[str]
+    exempt: list[Exemption] = field(default_factory=list)
+    """Dependencies resolved without the date cap (the era check's repair)."""
+    outcome: tuple[list[str], str | None] = field(init=False, default=([], None))
+    """What was installed, and why the declared test dependencies were left out."""
 
     def run(self) -> None:
         import shutil
@@ -247,9 +282,12 @@ class _Build:
             try:
                 venv = scratch / "env"
                 self._create(venv)
-                requirements, error = self._install_all(venv)
+                self.outcome = self._install_all(venv)
                 installed = self._freeze(venv)
-                self._describe(venv, requirements, error, installed)
+                era = self._check_era(venv, installed)
+                if era is not None and era.exempt:
+                    installed = self._freeze(venv)
+                self._describe(venv, installed, era)
                 venv.rename(final)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -263,6 +301,32 @@ class _Build:
         era = self._era_tools()
         if era:  # resolved as of the fix, first: the build tools' exemption must not touch them
             self._install(venv, era, exempt_build_tools=False)
+
+    def _check_era(self, venv: Path, installed: list[str]) -> EraCheck | None:
+        """Check the resolution against the index's dates; repair it in ``venv``."""
+        from bugbout.core.backtrack import check_era
+        from bugbout.core.package_index import PackageIndex
+
+        if not self.environment.exclude_newer:
+            return None
+        return check_era(
+            PackageIndex(self.options.index_url),
+            installed,
+            functools.partial(self._rebuild, venv) if _supports_exclude_newer_package() else None,
+            direct=[*self.test_dependencies, *self.dependencies, *self.declared_tests],
+            python=self.environment.python_version,
+            date=self.environment.exclude_newer,
+        )
+
+    def _rebuild(self, venv: Path, exempt: list[Exemption]) -> list[str]:
+        """Build ``venv`` again, fresh, with ``exempt`` free of the date; what it holds."""
+        import shutil
+
+        self.exempt = exempt
+        shutil.rmtree(venv, ignore_errors=True)
+        self._create(venv)
+        self.outcome = self._install_all(venv)
+        return self._freeze(venv)
 
     def _install_all(self, venv: Path) -> tuple[list[str], str | None]:
         """Install everything; if that fails because of the declared test dependencies, all
@@ -300,6 +364,8 @@ class _Build:
                 tomorrow = (date.today() + timedelta(days=1)).isoformat()
                 for tool in BUILD_TOOLS:
                     options += ["--exclude-newer-package", f"{tool}={tomorrow}"]
+                for exemption in self.exempt:
+                    options += ["--exclude-newer-package", f"{exemption.name}={exemption.until}"]
         if self.options.index_url:
             options += ["--index-url", self.options.index_url]
         if requirements:
@@ -318,14 +384,13 @@ class _Build:
         )
         return [line for line in frozen.splitlines() if line.strip()]
 
-    def _describe(
-        self, venv: Path, requirements: list[str], error: str | None, installed: list[str]
-    ) -> None:
+    def _describe(self, venv: Path, installed: list[str], era: EraCheck | None) -> None:
         import json
         from datetime import UTC, datetime
 
+        requirements, error = self.outcome
         description = {
-            "description": replace(self.environment, test_extras_error=error).description,
+            "description": replace(self.environment, test_extras_error=error, era=era).description,
             "key": self.environment.key,
             "python": self.environment.python_version,
             "interpreter": str(self.interpreter),
@@ -339,6 +404,7 @@ class _Build:
             "requirements": requirements,
             "era-tools": self._era_tools(),
             "installed": installed,
+            "era": era.model_dump(mode="json") if era else None,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         (venv / MARKER).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.report import Report
 from bugbout.core.report_sections import Table, sections
+from bugbout.core.report_tasks import environment_line
 from bugbout.core.types import NoOptions
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
@@ -71,6 +72,8 @@ def task_lines(report: Report) -> list[str]:
     lines = ["## Tasks one by one", ""]
     for page in report.pages:
         lines += [f"### {escape(page.id)}: {escape(titles.get(page.id, ''))}", ""]
+        if page.environment or page.versions:
+            lines.append(f"- environment: {escape(environment_line(page))}")
         for patch in page.patches:
             text = patch.status.value + ("" if patch.counted else " (not counted)")
             text += f": {patch.reason}" if patch.reason else ""
