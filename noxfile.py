@@ -25,9 +25,18 @@ AGENT_CLIS = {"codex": "codex", "claude-code": "claude", "gemini-cli": "gemini"}
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Run the test suite (pass pytest arguments after --)."""
+    """Run the test suite on every core (pass pytest arguments after --; ``-n 0`` runs
+    it in one process).
+
+    pytest-xdist is installed beside the session's environment, not in it, and reaches
+    only the suite's own pytest through ``PYTHONPATH``: the projects' test runs that
+    bugbout starts with the same interpreter never load it."""
     session.install("-e", ".[dev]")
-    session.run("pytest", *session.posargs)
+    workers = Path(session.create_tmp()) / "xdist"
+    session.install("--no-deps", "--target", str(workers), "pytest-xdist>=3.6", "execnet>=2.1")
+    parallel = [] if any(arg.startswith("-n") for arg in session.posargs) else ["-n", "auto"]
+    path = os.pathsep.join(filter(None, [str(workers), os.environ.get("PYTHONPATH")]))
+    session.run("pytest", *parallel, *session.posargs, env={"PYTHONPATH": path})
 
 
 @nox.session(python=PYTHON)
