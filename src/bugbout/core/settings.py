@@ -34,8 +34,10 @@ class Settings(BaseModel):
 class ProjectSettings(Settings):
     """``project:`` — the code under test."""
 
-    source: str
-    """The package directory, relative to the repository root, e.g. ``src/mypkg``."""
+    source: tuple[str, ...]
+    """The package's directories, relative to the repository root: ``src/mypkg``, or a list
+    such as ``[src/mypkg, mypkg]`` (several packages, or where the package lived before).
+    A file under any of them is the package's source."""
     tests: str = "tests"
     repository: str = "."
     """The repository, relative to ``bugbout.yaml``."""
@@ -48,13 +50,24 @@ class ProjectSettings(Settings):
     env: dict[str, str] = Field(default_factory=dict)
     interpreter: str | None = None
 
-    @field_validator("source", "tests")
+    @field_validator("source", mode="before")
+    @classmethod
+    def _paths(cls, value: object) -> object:
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, (list, tuple)) and not value:
+            raise ValueError("must name at least one directory, e.g. 'src/mypkg'")
+        return value
+
+    @field_validator("source")
+    @classmethod
+    def _relative_paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(_inside_repository(path) for path in value))
+
+    @field_validator("tests")
     @classmethod
     def _relative(cls, value: str) -> str:
-        value = value.strip()
-        if not value or Path(value).is_absolute() or ".." in Path(value).parts:
-            raise ValueError("must be a path inside the repository, e.g. 'src/mypkg'")
-        return value.rstrip("/")
+        return _inside_repository(value)
 
     @field_validator("python", mode="before")
     @classmethod
@@ -64,10 +77,17 @@ class ProjectSettings(Settings):
         return str(value) if isinstance(value, int) else value
 
     @property
-    def import_root(self) -> str:
-        """The directory to put on ``PYTHONPATH`` so the package imports: ``src`` or ``.``."""
-        parent = str(Path(self.source).parent)
-        return parent
+    def import_roots(self) -> tuple[str, ...]:
+        """The directories to put on ``PYTHONPATH`` so the package imports, whichever of
+        its locations a tree holds: each source directory's parent (``src`` or ``.``)."""
+        return tuple(dict.fromkeys(str(Path(path).parent) for path in self.source))
+
+
+def _inside_repository(value: str) -> str:
+    value = value.strip()
+    if not value or Path(value).is_absolute() or ".." in Path(value).parts:
+        raise ValueError("must be a path inside the repository, e.g. 'src/mypkg'")
+    return value.rstrip("/")
 
 
 class TasksSettings(Settings):
