@@ -25,8 +25,10 @@ LARGE_SUITE = 2_000
 def find_source(git: Git, root: Path, given: str | None = None) -> tuple[list[str], list[str]]:
     """The package directories (``given``, else the packages the history changes most of
     all those in the repository) and the directories they were renamed from before."""
-    tracked = git.run("ls-files", "-z").split("\0")
-    packages = [given.strip().rstrip("/")] if given else find_packages(tracked)
+    if given:
+        packages = [given.strip().rstrip("/")]
+    else:
+        packages = find_packages(git.run("ls-files", "-z").split("\0"))
     if not packages:
         raise ConfigError(
             f"found no Python package in {root}; "
