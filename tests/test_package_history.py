@@ -12,12 +12,17 @@ import pytest
 import yaml
 
 import moved_history
+from bugbout.core.affected import read_coverage
+from bugbout.core.environment import EnvironmentRequest
 from bugbout.core.git import Git
 from bugbout.core.layout import find_packages
+from bugbout.core.manager import Plugins
 from bugbout.core.mining import MiningRequest
 from bugbout.core.package_history import PackageHistory, choose, trace_packages
 from bugbout.core.patch import ChangeArea, classify
+from bugbout.core.records import Outcome
 from bugbout.core.settings import ProjectSettings, TasksSettings
+from bugbout.core.testrun import run_tests
 from bugbout.onboarding import find_source
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 
@@ -105,3 +110,27 @@ def test_a_patch_to_any_location_is_a_source_change() -> None:
     assert classify("pkg/core.py", source=source, tests="tests") is ChangeArea.SOURCE
     assert classify("src/pkg/core.py", source=source, tests="tests") is ChangeArea.SOURCE
     assert classify("other/core.py", source=source, tests="tests") is ChangeArea.OTHER
+
+
+def test_a_tree_from_before_the_move_imports_and_is_traced(
+    plugins: Plugins, tmp_path: Path
+) -> None:
+    project = ProjectSettings.model_validate({"source": ["pkg", "src/pkg"], "tests": "tests"})
+    tree = tmp_path / "tree"  # as it was: the package under src/, where it is no more
+    for name, text in {
+        "src/pkg/__init__.py": "",
+        "src/pkg/core.py": "def one():\n    return 1\n",
+        "tests/test_core.py": "from pkg.core import one\n\n\ndef test_one():\n    assert one()\n",
+    }.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text)
+    request = EnvironmentRequest(project=project, tree=tree, home=tmp_path / "home")
+    environment = plugins.create("env", "interpreter").build(request)
+    traced: list[bytes] = []
+    run = run_tests(
+        environment, tree, ["tests"], project=project, label="t", timeout=60, coverage=traced
+    )
+    assert run.outcomes == {"tests/test_core.py::test_one": Outcome.PASSED}
+    coverage = read_coverage(traced)
+    ran = coverage.tests["tests/test_core.py::test_one"]
+    assert {coverage.files[index] for index in ran} == {"src/pkg/core.py"}
