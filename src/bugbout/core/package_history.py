@@ -99,11 +99,8 @@ def _moves(changes: Iterable[Change], prefixes: tuple[str, ...]) -> Counter[str]
 
 def _python_files(git: Git, rev: str, directory: str) -> int:
     """How many Python files ``directory`` holds at ``rev``."""
-    listing = git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev)
-    prefix = directory + "/"
-    return sum(
-        1 for name in listing.split("\0") if name.startswith(prefix) and name.endswith(".py")
-    )
+    listing = git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", directory)
+    return sum(1 for name in listing.split("\0") if name.endswith(".py"))
 
 
 def _paths(change: Change) -> tuple[str, ...]:
