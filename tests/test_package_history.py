@@ -96,7 +96,9 @@ def test_init_picks_the_package_the_history_changes(tmp_path: Path) -> None:
 
 
 def test_the_source_is_one_directory_or_several() -> None:
-    assert ProjectSettings(source="src/pkg/").source == ("src/pkg",)
+    one = ProjectSettings(source="src/pkg/")
+    assert one.source == ("src/pkg",)
+    assert '"source":"src/pkg"' in one.model_dump_json()  # stored results keep their keys
     several = ProjectSettings.model_validate({"source": ["src/pkg", "pkg", "src/pkg"]})
     assert several.source == ("src/pkg", "pkg")
     assert several.import_roots == ("src", ".")

@@ -10,7 +10,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 DEFAULT_FIX_WORDS = (
     "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
@@ -63,6 +63,12 @@ class ProjectSettings(Settings):
     @classmethod
     def _relative_paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(_inside_repository(path) for path in value))
+
+    @field_serializer("source")
+    def _one_or_several(self, value: tuple[str, ...]) -> str | list[str]:
+        """One directory is written as a string, as before lists were allowed: the keys
+        of stored results (ground truth, verdicts) made from these settings stay the same."""
+        return value[0] if len(value) == 1 else list(value)
 
     @field_validator("tests")
     @classmethod
