@@ -21,7 +21,7 @@ from bugbout.core.mining import MiningRequest
 from bugbout.core.package_history import PackageHistory, choose, trace_packages
 from bugbout.core.patch import ChangeArea, classify
 from bugbout.core.records import Outcome
-from bugbout.core.settings import ProjectSettings, TasksSettings
+from bugbout.core.settings import BoutSettings, ProjectSettings, TasksSettings
 from bugbout.core.testrun import run_tests
 from bugbout.onboarding import find_source
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
@@ -136,3 +136,17 @@ def test_a_tree_from_before_the_move_imports_and_is_traced(
     coverage = read_coverage(traced)
     ran = coverage.tests["tests/test_core.py::test_one"]
     assert {coverage.files[index] for index in ran} == {"src/pkg/core.py"}
+
+
+def test_doctor_asks_for_one_of_the_directories_today(moved: tuple[Path, dict[str, str]]) -> None:
+    from bugbout.doctor.machine import repository_checks
+
+    def check(source: list[str]) -> str:
+        project = ProjectSettings.model_validate({"source": source})
+        checks = repository_checks(BoutSettings(project=project, root=moved[0]))
+        return next(c.line for c in checks if c.name == "project.source")
+
+    assert check(["src/calc", "calc"]) == "ok    project.source: src/calc exists"
+    assert check(["lib/calc", "calc"]).startswith(
+        "FAIL  project.source: none of lib/calc, calc is a directory of "
+    )

@@ -197,10 +197,10 @@ def repository_checks(settings: BoutSettings) -> Iterator[Check]:
         if present:
             yield Check(f"project.{key}", True, f"{', '.join(present)} exists")
         else:
-            missing = paths[0] if len(paths) == 1 else f"none of {', '.join(paths)}"
+            missing = f"{paths[0]} is not" if len(paths) == 1 else f"none of {', '.join(paths)} is"
             yield Check(
                 f"project.{key}",
                 False,
-                f"{missing} is not a directory of {repository}",
+                f"{missing} a directory of {repository}",
                 f"set project.{key} in bugbout.yaml (`bugbout init --force` detects it)",
             )
