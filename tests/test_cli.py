@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import history
-from bugbout.core.layout import detect_source, detect_tests
+from bugbout.core.layout import detect_tests, find_packages
 
 
 def bugbout(
@@ -168,14 +168,12 @@ def test_shell_completion_in_a_real_bash(initialised: Path, tmp_path: Path) -> N
 
 
 def test_layout_detection(tmp_path: Path) -> None:
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "__init__.py").write_text("")
-    for package in ("alpha", "mypkg"):
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / "mypkg" / "tests").mkdir()
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mypkg"\n')
-    assert detect_source(tmp_path) == "mypkg"
+    files = [
+        "docs/__init__.py", "alpha/__init__.py", "mypkg/__init__.py", "mypkg/sub/__init__.py",
+        "src/beta/__init__.py", ".hidden/__init__.py", "tests/helpers/__init__.py",
+    ]  # fmt: skip
+    assert find_packages(files) == ["src/beta", "alpha", "mypkg"]
+    (tmp_path / "mypkg" / "tests").mkdir(parents=True)
     assert detect_tests(tmp_path, "mypkg") == "mypkg/tests"
 
 

@@ -132,16 +132,18 @@ def _init(args: list[str], console: Console) -> int:
     import argparse
 
     from bugbout.core.git import Git
-    from bugbout.core.layout import detect_source, detect_tests, render_config
+    from bugbout.core.layout import detect_tests, render_config
     from bugbout.core.manager import make_plugins
     from bugbout.core.store import write_atomic
-    from bugbout.onboarding import count_tests, find_agents, suite_advice
+    from bugbout.onboarding import count_tests, find_agents, find_source, suite_advice
 
     parser = argparse.ArgumentParser(
         prog="bugbout init", description=f"Write a commented {CONFIG_NAME} here."
     )
     parser.add_argument("--force", action="store_true", help=f"overwrite an existing {CONFIG_NAME}")
-    parser.add_argument("--source", help="the package directory (found from the layout)")
+    parser.add_argument(
+        "--source", help="the package directory (found from the layout and the history)"
+    )
     parser.add_argument("--tests", help="the tests directory (found from the layout)")
     options = parser.parse_args(args)
     root = Path.cwd()
@@ -155,14 +157,16 @@ def _init(args: list[str], console: Console) -> int:
     target = root / CONFIG_NAME
     if target.exists() and not options.force:
         raise ConfigError(f"{target} already exists; pass --force to overwrite it")
-    source = options.source or detect_source(root)
-    tests = options.tests or detect_tests(root, source)
+    with Git(root) as history:
+        source, past = find_source(history, root, options.source)
+    tests = options.tests or detect_tests(root, source[0])
     agents = find_agents(make_plugins())
     advice = suite_advice(count_tests(root / tests))
-    write_atomic(target, render_config(source, tests, agents, advice))
+    write_atomic(target, render_config(source, tests, agents, advice, past=past))
     ready = [agent.name for agent in agents if not agent.problem]
+    before = f", before: {', '.join(past)}" if past else ""
     console.info(
-        f"wrote {target} (source: {source}, tests: {tests}; contestants: "
+        f"wrote {target} (source: {', '.join(source)}{before}, tests: {tests}; contestants: "
         f"{', '.join(ready) or 'none ready here, see the file'}); next: `bugbout doctor`, "
         "then `bugbout run`"
     )

@@ -1,6 +1,7 @@
-"""What ``bugbout init`` finds on this machine: the coding agents installed, whether the
-key each needs is set, and how big the test suite is, so the ``bugbout.yaml`` it writes
-races them as they are and keeps a bout short."""
+"""What ``bugbout init`` finds: the package the history works on and where it lived
+before, the coding agents installed here, whether the key each needs is set, and how big
+the test suite is, so the ``bugbout.yaml`` it writes mines the whole history, races the
+agents as they are and keeps a bout short."""
 
 from __future__ import annotations
 
@@ -10,13 +11,36 @@ from importlib import resources
 from pathlib import Path
 
 from bugbout.core.agents import VENDOR_KEYS
-from bugbout.core.errors import BugboutError
-from bugbout.core.layout import FoundAgent
+from bugbout.core.errors import BugboutError, ConfigError
+from bugbout.core.git import Git
+from bugbout.core.layout import FoundAgent, find_packages, project_name
 from bugbout.core.manager import Plugins
+from bugbout.core.package_history import choose, trace_packages
 from bugbout.core.testmodules import defined_tests, is_test_module
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""
+
+
+def find_source(git: Git, root: Path, given: str | None = None) -> tuple[list[str], list[str]]:
+    """The package directories (``given``, else the packages the history changes most of
+    all those in the repository) and the directories they were renamed from before."""
+    if given:
+        packages = [given.strip().rstrip("/")]
+    else:
+        packages = find_packages(git.run("ls-files", "-z").split("\0"))
+    if not packages:
+        raise ConfigError(
+            f"found no Python package in {root}; "
+            "write project.source in bugbout.yaml yourself (e.g. 'src/mypkg')"
+        )
+    ref = git.default_ref()
+    try:
+        git.resolve(ref)
+    except BugboutError:  # no commit yet: no history to follow
+        return packages[:1], []
+    chosen = choose(trace_packages(git, ref, packages), preferred=project_name(root))
+    return [p.path for p in chosen], [past for p in chosen for past in p.past]
 
 
 def find_agents(plugins: Plugins) -> list[FoundAgent]:

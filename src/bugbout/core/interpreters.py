@@ -229,12 +229,14 @@ def _allows(declared: str | None, minor: str) -> bool:
 # -- the tree on PYTHONPATH -----------------------------------------------------------------
 
 
-def python_path(tree: Path, import_root: str, extra_paths: Iterable[Path]) -> str:
-    """``PYTHONPATH`` for running a tree's tests: ``extra_paths``, the import root, the tree.
+def python_path(tree: Path, import_roots: Iterable[str], extra_paths: Iterable[Path]) -> str:
+    """``PYTHONPATH`` for running a tree's tests: ``extra_paths``, the import roots (those
+    of every location the package had: a tree holds one of them), the tree.
 
     Entries are absolute (the tests run with the tree as working directory) and unique.
     """
-    entries = [str(Path(p).absolute()) for p in (*extra_paths, tree / import_root, tree)]
+    roots = [tree / root for root in import_roots]
+    entries = [str(Path(p).absolute()) for p in (*extra_paths, *roots, tree)]
     return os.pathsep.join(dict.fromkeys(entries))
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +16,8 @@ CONFIG_NAME = "bugbout.yaml"
 NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks",
                 "scripts", "tools", "build", "dist", "site-packages"}  # fmt: skip
 TEST_DIRECTORIES = ("tests", "test", "testing")
+_PLAIN = re.compile(r"(?!(?:true|false|yes|no|on|off|null|y|n)$)[a-z_][\w./-]*", re.IGNORECASE)
+"""A path YAML reads as the same string without quotes (not a number, boolean or null)."""
 
 
 def find_config(start: Path) -> Path:
@@ -28,26 +32,20 @@ def find_config(start: Path) -> Path:
     )
 
 
-def detect_source(root: Path) -> str:
-    """The package directory: ``src/<pkg>`` or a top-level package, preferring the one
-    named like the project in ``pyproject.toml``."""
-    candidates = [
-        path.parent.relative_to(root).as_posix()
-        for base in (root / "src", root)
-        if base.is_dir()
-        for path in sorted(base.glob("*/__init__.py"))
-        if path.parent.name not in NOT_PACKAGES and not path.parent.name.startswith(".")
-    ]
-    if not candidates:
-        raise ConfigError(
-            f"found no Python package in {root} or {root / 'src'}; "
-            "write project.source in bugbout.yaml yourself (e.g. 'src/mypkg')"
-        )
-    wanted = _project_name(root)
-    for candidate in candidates:
-        if wanted and Path(candidate).name == wanted:
-            return candidate
-    return candidates[0]
+def find_packages(files: Iterable[str]) -> list[str]:
+    """Every top-level package among a repository's ``files`` (a directory holding
+    ``__init__.py`` whose parent does not), outside tests, docs, examples and hidden
+    directories; those under ``src/`` first."""
+    packages = {path[: -len("/__init__.py")] for path in files if path.endswith("/__init__.py")}
+    return sorted(
+        (
+            package
+            for package in packages
+            if package.rpartition("/")[0] not in packages
+            and not any(p in NOT_PACKAGES or p.startswith(".") for p in package.split("/"))
+        ),
+        key=lambda package: (not package.startswith("src/"), package),
+    )
 
 
 def detect_tests(root: Path, source: str) -> str:
@@ -61,13 +59,19 @@ def detect_tests(root: Path, source: str) -> str:
     return "tests"
 
 
-def _project_name(root: Path) -> str | None:
+def project_name(root: Path) -> str | None:
+    """The project's name in ``pyproject.toml``, as a package would spell it."""
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text())
     except (OSError, tomllib.TOMLDecodeError):
         return None
     name = data.get("project", {}).get("name")
     return name.replace("-", "_").lower() if isinstance(name, str) else None
+
+
+def _scalar(path: str) -> str:
+    """``path`` as a YAML scalar: as it is when plain, else quoted (JSON is YAML)."""
+    return path if _PLAIN.fullmatch(path) else json.dumps(path)
 
 
 @dataclass(frozen=True)
@@ -100,10 +104,21 @@ def render_contestants(agents: Sequence[FoundAgent]) -> str:
 
 
 def render_config(
-    source: str, tests: str, agents: Sequence[FoundAgent] = (), advice: str = ""
+    source: Sequence[str],
+    tests: str,
+    agents: Sequence[FoundAgent] = (),
+    advice: str = "",
+    *,
+    past: Sequence[str] = (),
 ) -> str:
-    """A commented ``bugbout.yaml`` for a repository with this layout (and the agents
-    found on this machine, and advice for a large suite)."""
+    """A commented ``bugbout.yaml`` for a repository with this layout: its package
+    directories, where they were before (``past``), its tests (and the agents found on
+    this machine, and advice for a large suite)."""
+    paths = [*source, *past]
+    sources = _scalar(paths[0]) if len(paths) == 1 else f"[{', '.join(map(_scalar, paths))}]"
+    what = "the package directory" if len(source) == 1 else "the package directories"
+    if past:
+        what += ", then where it was before" if len(source) == 1 else ", then where they were"
     wrapped = textwrap.wrap(f"Note: {advice}.", 88) if advice else []
     note = "".join(f"# {line}\n" for line in wrapped)
     return (
@@ -117,8 +132,8 @@ defaults:
   - _self_
 
 project:
-  source: {source}        # the package directory
-  tests: {tests}          # the test directory
+  source: {sources}        # {what}
+  tests: {_scalar(tests)}          # the test directory
   # python: "3.9"         # pin the tests' Python; by default the one declared at the fix
   # test-dependencies: [pytest]
   # pytest-args: []       # your own addopts are ignored; put what the tests need here

@@ -71,9 +71,10 @@ def is_ignored(name: str, *, directory: bool = False) -> bool:
     )
 
 
-def classify(path: str, *, source: str, tests: str) -> ChangeArea:
+def classify(path: str, *, source: str | tuple[str, ...], tests: str) -> ChangeArea:
     """A path's area: ``test`` (under the tests, any ``conftest.py``, any ``test_*.py`` or
-    ``*_test.py``), else ``source`` (under the package), else ``other``."""
+    ``*_test.py``), else ``source`` (under the package's directory, or any of them), else
+    ``other``."""
     tests_prefix = tests.strip("/") + "/"
     if (
         path.startswith(tests_prefix)
@@ -81,7 +82,8 @@ def classify(path: str, *, source: str, tests: str) -> ChangeArea:
         or is_test_module(path)
     ):
         return ChangeArea.TEST
-    if path.startswith(source.strip("/") + "/"):
+    directories = (source,) if isinstance(source, str) else source
+    if path.startswith(tuple(d.strip("/") + "/" for d in directories)):
         return ChangeArea.SOURCE
     return ChangeArea.OTHER
 
@@ -93,7 +95,7 @@ def diff_trees(
     base: Path,
     work: Path,
     *,
-    source: str,
+    source: str | tuple[str, ...],
     tests: str,
     limits: LimitsSettings | None = None,
     upper: bool = False,

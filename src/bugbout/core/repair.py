@@ -98,7 +98,7 @@ def unrepaired(missing: dict[str, str], added: list[AddedDependency], enabled: b
 
 def _provided(module: str, tree: Path, project: ProjectSettings) -> bool:
     top = module.split(".", maxsplit=1)[0]
-    roots = {tree, tree / project.import_root, tree / project.tests}
+    roots = {tree, tree / project.tests, *(tree / root for root in project.import_roots)}
     return any((root / top).is_dir() or (root / f"{top}.py").is_file() for root in roots)
 
 

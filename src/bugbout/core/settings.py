@@ -10,7 +10,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 DEFAULT_FIX_WORDS = (
     "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
@@ -34,8 +34,10 @@ class Settings(BaseModel):
 class ProjectSettings(Settings):
     """``project:`` — the code under test."""
 
-    source: str
-    """The package directory, relative to the repository root, e.g. ``src/mypkg``."""
+    source: tuple[str, ...]
+    """The package's directories, relative to the repository root: ``src/mypkg``, or a list
+    such as ``[src/mypkg, mypkg]`` (several packages, or where the package lived before).
+    A file under any of them is the package's source."""
     tests: str = "tests"
     repository: str = "."
     """The repository, relative to ``bugbout.yaml``."""
@@ -51,13 +53,30 @@ class ProjectSettings(Settings):
     """Seconds one test may run; past it pytest is stopped, that test counts as failed
     (``hung``) and the others run again without it."""
 
-    @field_validator("source", "tests")
+    @field_validator("source", mode="before")
+    @classmethod
+    def _paths(cls, value: object) -> object:
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, (list, tuple)) and not value:
+            raise ValueError("must name at least one directory, e.g. 'src/mypkg'")
+        return value
+
+    @field_validator("source")
+    @classmethod
+    def _relative_paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(_inside_repository(path) for path in value))
+
+    @field_serializer("source")
+    def _one_or_several(self, value: tuple[str, ...]) -> str | list[str]:
+        """One directory is written as a string, as before lists were allowed: the keys
+        of stored results (ground truth, verdicts) made from these settings stay the same."""
+        return value[0] if len(value) == 1 else list(value)
+
+    @field_validator("tests")
     @classmethod
     def _relative(cls, value: str) -> str:
-        value = value.strip()
-        if not value or Path(value).is_absolute() or ".." in Path(value).parts:
-            raise ValueError("must be a path inside the repository, e.g. 'src/mypkg'")
-        return value.rstrip("/")
+        return _inside_repository(value)
 
     @field_validator("python", mode="before")
     @classmethod
@@ -67,10 +86,17 @@ class ProjectSettings(Settings):
         return str(value) if isinstance(value, int) else value
 
     @property
-    def import_root(self) -> str:
-        """The directory to put on ``PYTHONPATH`` so the package imports: ``src`` or ``.``."""
-        parent = str(Path(self.source).parent)
-        return parent
+    def import_roots(self) -> tuple[str, ...]:
+        """The directories to put on ``PYTHONPATH`` so the package imports, whichever of
+        its locations a tree holds: each source directory's parent (``src`` or ``.``)."""
+        return tuple(dict.fromkeys(str(Path(path).parent) for path in self.source))
+
+
+def _inside_repository(value: str) -> str:
+    value = value.strip()
+    if not value or Path(value).is_absolute() or ".." in Path(value).parts:
+        raise ValueError("must be a path inside the repository, e.g. 'src/mypkg'")
+    return value.rstrip("/")
 
 
 class TasksSettings(Settings):

@@ -224,7 +224,7 @@ def _run_pytest(
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
             "BUGBOUT_DESELECT": json.dumps(deselect),
             "BUGBOUT_SKIP_FD": str(skipped.fileno()),
-            "BUGBOUT_SOURCE_DIR": project.source,
+            "BUGBOUT_SOURCE_DIRS": json.dumps(list(project.source)),
         }
         if coverage is not None:
             env["BUGBOUT_COVERAGE_FD"] = str(traced.fileno())

@@ -168,14 +168,20 @@ def repository_checks(settings: BoutSettings) -> Iterator[Check]:
             )
             return
     yield Check("repository", True, f"{repository} is a git repository")
-    for key, value in (("source", settings.project.source), ("tests", settings.project.tests)):
-        path = repository / value
-        if path.is_dir():
-            yield Check(f"project.{key}", True, f"{value} exists")
+    project = settings.project
+    tests = (project.tests,) if (repository / project.tests).is_dir() else ()
+    for key, paths, present in (
+        # a package's past locations are not in today's tree: one of its directories must be
+        ("source", project.source, [p for p in project.source if (repository / p).is_dir()]),
+        ("tests", (project.tests,), tests),
+    ):
+        if present:
+            yield Check(f"project.{key}", True, f"{', '.join(present)} exists")
         else:
+            missing = f"{paths[0]} is not" if len(paths) == 1 else f"none of {', '.join(paths)} is"
             yield Check(
                 f"project.{key}",
                 False,
-                f"{value} is not a directory of {repository}",
+                f"{missing} a directory of {repository}",
                 f"set project.{key} in bugbout.yaml (`bugbout init --force` detects it)",
             )

@@ -19,7 +19,8 @@ counts it as affected by every patch.
 JSON lines go to the file descriptor ``BUGBOUT_COVERAGE_FD``:
 ``{"file": 3, "path": "src/pkg/core.py"}`` the first time a file is named,
 ``{"test": nodeid, "files": [3, 5]}`` after each test, ``{"outside": [3]}`` as it grows.
-Paths are relative to the rootdir and lie under ``BUGBOUT_SOURCE_DIR``.
+Paths are relative to the rootdir and lie under one of the directories listed in
+``BUGBOUT_SOURCE_DIRS`` (a JSON list, relative to the rootdir; the rootdir when empty).
 """
 
 import json
@@ -28,7 +29,7 @@ import sys
 import threading
 
 FD_VARIABLE = "BUGBOUT_COVERAGE_FD"
-SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIR"
+SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
 CO_NEWLOCALS = 0x0002
 """Set on the code of functions, lambdas and generators; not on module or class bodies."""
 
@@ -53,7 +54,7 @@ class _Recorder(object):
         self.fixtures = {}
         self.collectors = {}
         self.root = None
-        self.source = None
+        self.sources = []
         self.monitor = None
         self.profile = None
 
@@ -153,8 +154,8 @@ class _Recorder(object):
 
     def configure(self, rootdir):
         self.root = os.path.realpath(rootdir)
-        relative = os.environ.get(SOURCE_VARIABLE, "") or "."
-        self.source = os.path.realpath(os.path.join(self.root, relative))
+        relative = json.loads(os.environ.get(SOURCE_VARIABLE) or "[]") or ["."]
+        self.sources = [os.path.realpath(os.path.join(self.root, path)) for path in relative]
 
     def named(self, indices):
         """The indices that are files of the package, each announced once."""
@@ -172,7 +173,10 @@ class _Recorder(object):
         if self.root is None:
             return None
         path = os.path.realpath(self.names[number])
-        if path != self.source and not path.startswith(self.source.rstrip(os.sep) + os.sep):
+        if not any(
+            path == source or path.startswith(source.rstrip(os.sep) + os.sep)
+            for source in self.sources
+        ):
             return None
         return os.path.relpath(path, self.root).replace(os.sep, "/")
 

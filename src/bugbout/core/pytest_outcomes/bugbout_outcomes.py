@@ -15,8 +15,9 @@ written and what was found changed in pytest since this module was imported:
 
 - a function or class of pytest's running and reporting modules (or of pluggy's) that
   was replaced, or whose code was swapped, or a module replaced in ``sys.modules``;
-- a hook implementation whose code lies in the package under test
-  (``BUGBOUT_SOURCE_DIR``, relative to the rootdir): the package is not a pytest plugin;
+- a hook implementation whose code lies in the package under test (under one of the
+  directories in ``BUGBOUT_SOURCE_DIRS``, a JSON list relative to the rootdir): the
+  package is not a pytest plugin;
 - this module's own hook implementations replaced or removed.
 
 A ``start`` line before each test tells which one was running if pytest dies; the node
@@ -36,7 +37,7 @@ import sys
 import types
 
 FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
-SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIR"
+SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
 KEY_PREFIX = b"bugbout-key "
 
 WATCHED_MODULES = (
@@ -239,11 +240,11 @@ def _attributes(holder):
 
 def _foreign_hooks(config):
     """Hook implementations whose code lies in the package under test."""
-    relative = os.environ.get(SOURCE_VARIABLE, "")
+    relative = json.loads(os.environ.get(SOURCE_VARIABLE) or "[]")
     if not relative:
         return []
     root = str(getattr(config, "rootpath", None) or config.rootdir)
-    source = os.path.realpath(os.path.join(root, relative))
+    sources = [os.path.realpath(os.path.join(root, path)) for path in relative]
     found = []
     for hook_name in sorted(vars(config.hook)):
         caller = getattr(config.hook, hook_name)
@@ -255,7 +256,7 @@ def _foreign_hooks(config):
             files = [getattr(code, "co_filename", "") or "", getattr(module, "__file__", "") or ""]
             if code is None:
                 files.append("(no Python code)")
-            if any(f and (f.startswith("(") or _inside(f, source)) for f in files):
+            if any(f and (f.startswith("(") or any(_inside(f, s) for s in sources)) for f in files):
                 found.append(
                     "%s is implemented in the package under test (%s)"
                     % (hook_name, next(f for f in files if f))

@@ -40,7 +40,7 @@ class InterpreterEnvironment:
     python: Path
     python_version: str
     key: str
-    import_root: str
+    import_roots: tuple[str, ...]
 
     @property
     def description(self) -> str:
@@ -54,7 +54,7 @@ class InterpreterEnvironment:
         return Command(
             argv=[str(self.python), "-m", "pytest", *args],
             cwd=tree,
-            env={"PYTHONPATH": python_path(tree, self.import_root, extra_paths)},
+            env={"PYTHONPATH": python_path(tree, self.import_roots, extra_paths)},
         )
 
 
@@ -81,7 +81,7 @@ class InterpreterBuilder:
             python=python,
             python_version=checked,
             key=digest("interpreter", str(python), checked),
-            import_root=request.project.import_root,
+            import_roots=request.project.import_roots,
         )
 
 

@@ -82,7 +82,7 @@ class PodmanEnvironment:
     python_version: str
     exclude_newer: str | None
     key: str
-    import_root: str
+    import_roots: tuple[str, ...]
     test_extras_error: str | None = None
 
     @property
@@ -114,7 +114,7 @@ class PodmanEnvironment:
             mounts=mounts,
             mount_env=["HOME", "TMPDIR"],
             env={
-                "PYTHONPATH": python_path(where, self.import_root, extra_paths),
+                "PYTHONPATH": python_path(where, self.import_roots, extra_paths),
                 "VIRTUAL_ENV": ENV_DIR,
                 "PATH": _PATH,
             },
@@ -234,7 +234,7 @@ class PodmanBuilder:
             python_version=version,
             exclude_newer=exclude_newer,
             key=key,
-            import_root=request.project.import_root,
+            import_roots=request.project.import_roots,
             test_extras_error=error or None,
         )
         self._built[key] = environment

@@ -100,7 +100,7 @@ class UvEnvironment:
     python_version: str
     exclude_newer: str | None
     key: str
-    import_root: str
+    import_roots: tuple[str, ...]
     test_extras_error: str | None = None
     """Why the declared test dependencies were left out, when they did not resolve."""
     era: EraCheck | None = field(default=None, hash=False)
@@ -136,7 +136,7 @@ class UvEnvironment:
             argv=[str(self.python), "-m", "pytest", *args],
             cwd=tree,
             env={
-                "PYTHONPATH": python_path(tree, self.import_root, extra_paths),
+                "PYTHONPATH": python_path(tree, self.import_roots, extra_paths),
                 "VIRTUAL_ENV": str(self.path),
                 "PATH": f"{self.path / 'bin'}{os.pathsep}{os.defpath}",
             },
@@ -202,7 +202,7 @@ class UvBuilder:
             python_version=version,
             exclude_newer=exclude_newer,
             key=key,
-            import_root=request.project.import_root,
+            import_roots=request.project.import_roots,
         )
         if not _complete(environment.path):
             _Build(

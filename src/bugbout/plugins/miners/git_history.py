@@ -151,10 +151,11 @@ class GitHistoryMiner:
 
 
 class _Layout:
-    """Which paths are the package's source and which are tests."""
+    """Which paths are the package's source (under any of its directories) and which are
+    tests."""
 
-    def __init__(self, source: str, tests: str) -> None:
-        self.source = source.rstrip("/") + "/"
+    def __init__(self, source: tuple[str, ...], tests: str) -> None:
+        self.source = tuple(path.rstrip("/") + "/" for path in source)
         self.tests = tests.rstrip("/") + "/"
 
     def is_test(self, path: str) -> bool:
