@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -83,13 +85,20 @@ def test_max_source_files_admits_broader_fixes(calc_repo: tuple[Path, dict[str, 
     assert "too-many-source-files" not in found.excluded
 
 
-def test_since_leaves_out_older_fixes(calc_repo: tuple[Path, dict[str, str]]) -> None:
+def test_since_stops_the_walk_at_older_commits(calc_repo: tuple[Path, dict[str, str]]) -> None:
     repo, _ = calc_repo
-    every = mine(repo).tasks
+    everything = mine(repo)
+    every = everything.tasks
     cutoff = every[2].date
     found = mine(repo, since=cutoff)
     assert [task.sha for task in found.tasks] == [task.sha for task in every[:3]]
-    assert found.excluded["before-since"] == len(every) - 3
+    newer = subprocess.run(
+        ["git", "-C", str(repo), "log", "--first-parent", "--format=%cI", "HEAD"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    walked = sum(datetime.fromisoformat(d) >= datetime.fromisoformat(cutoff) for d in newer)
+    assert found.examined == walked < everything.examined
+    assert found.examined == len(found.tasks) + sum(found.excluded.values())
 
 
 def test_fix_words_are_configurable(calc_repo: tuple[Path, dict[str, str]]) -> None:

@@ -131,9 +131,10 @@ class Git:
                 "set tasks.ref to one that exists"
             ) from None
 
-    def first_parent_log(self, ref: str) -> Iterator[Commit]:
+    def first_parent_log(self, ref: str, *, since: int | None = None) -> Iterator[Commit]:
         """Every commit on the first-parent line of ``ref``, newest first, with its changes
-        and their object ids.
+        and their object ids; with ``since`` (a Unix time), the walk stops at the first
+        commit committed before it.
 
         A merge commit's changes are its diff against its first parent. Each commit's
         header is fenced by a random token no commit can anticipate, and the changes
@@ -142,7 +143,7 @@ class Git:
         token = secrets.token_hex(16)
         fence = b"\0" + token.encode()
         with subprocess.Popen(
-            log_command(self.repository, ref, token),
+            log_command(self.repository, ref, token, since=since),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             bufsize=1 << 20,
@@ -263,13 +264,15 @@ class Git:
         return self._batch
 
 
-def log_command(repository: Path, ref: str, token: str) -> list[str]:
+def log_command(repository: Path, ref: str, token: str, *, since: int | None = None) -> list[str]:
     """The ``git log`` of :meth:`Git.first_parent_log`: each commit's header (id, parents,
-    date, message) between two ``NUL + token`` fences, then its ``--raw -z`` changes."""
+    date, message) between two ``NUL + token`` fences, then its ``--raw -z`` changes.
+    ``--since`` makes git stop the walk, not filter it: nothing older is read."""
+    stop = [] if since is None else [f"--since=@{since}"]
     return [
         "git", "-C", str(repository), "log", "--first-parent", "--diff-merges=first-parent",
         "--raw", "--no-abbrev", "-M", "-z", "--no-color", "--no-ext-diff", "--no-relative",
-        f"--format=%x00{token}%H%x00%P%x00%cI%x00%B%x00{token}", ref, "--",
+        f"--format=%x00{token}%H%x00%P%x00%cI%x00%B%x00{token}", *stop, ref, "--",
     ]  # fmt: skip
 
 

@@ -3,6 +3,7 @@ add a test."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,7 +36,6 @@ NO_SOURCE_CHANGE = "no-source-change"
 TOO_MANY_SOURCE_FILES = "too-many-source-files"
 NO_TEST_ADDED = "no-test-added"
 DUPLICATE_ISSUE = "duplicate-issue"
-BEFORE_SINCE = "before-since"
 OVER_LIMIT = "over-limit"
 
 
@@ -80,7 +80,7 @@ class GitHistoryMiner:
         statements: dict[str, dict[str, int | None]] = {}
         with Git(request.repository) as git:
             ref = git.resolve(settings.ref or git.default_ref())
-            for commit in git.first_parent_log(ref):
+            for commit in git.first_parent_log(ref, since=since):
                 result.examined += 1
                 candidate, reason = self._check(
                     commit,
@@ -103,9 +103,7 @@ class GitHistoryMiner:
                     result.exclude(DUPLICATE_ISSUE)
                 else:
                     claimed.add(task.issue.number)
-                    if since is not None and datetime.fromisoformat(task.date) < since:
-                        result.exclude(BEFORE_SINCE)
-                    elif len(result.tasks) >= settings.limit:
+                    if len(result.tasks) >= settings.limit:
                         result.exclude(OVER_LIMIT)
                     else:
                         result.tasks.append(task)
@@ -254,10 +252,12 @@ def _tests_in(
     return cache[blob]
 
 
-def _parse_since(since: str | None) -> datetime | None:
+def _parse_since(since: str | None) -> int | None:
+    """``tasks.since`` as the first whole second at or after it (UTC when it names no
+    zone): commit times are whole seconds."""
     if since is None:
         return None
     moment = datetime.fromisoformat(since)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment
+    return math.ceil(moment.timestamp())
