@@ -200,12 +200,13 @@ def _task_if_tested(
             deleted.append(change.path)
             continue
         changed.append(change.path)
-        if not is_test_module(change.path) or not change.path.endswith(".py"):
-            continue
-        before = _tests_in(git, change.old_blob, cache, statements)
-        after = _tests_in(git, change.blob, cache, statements)
-        added.extend(f"{change.path}::{name}" for name in added_tests(before, after))
-        modules.append((change.path, change.old_blob, change.blob))
+        if is_test_module(change.path) and change.path.endswith(".py"):
+            modules.append((change.path, change.old_blob, change.blob))
+    _read_tests(git, [blob for _, *blobs in modules for blob in blobs], cache, statements)
+    for path, old_blob, blob in modules:
+        before = cache[old_blob] if old_blob is not None else {}
+        after = cache[blob] if blob is not None else {}
+        added.extend(f"{path}::{name}" for name in added_tests(before, after))
     modified = [] if added or not modified_tests else _modified(git, modules)
     if not added and not modified:
         return None
@@ -236,20 +237,18 @@ def _modified(git: Git, modules: list[tuple[str, str | None, str | None]]) -> li
     return found
 
 
-def _tests_in(
+def _read_tests(
     git: Git,
-    blob: str | None,
+    blobs: list[str | None],
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
-) -> dict[str, int | None]:
-    """The tests a module's blob defines (none when there is no blob), parsed once per
-    blob and, within the blobs, once per top-level statement."""
-    if blob is None:
-        return {}
-    if blob not in cache:
-        content = git.content(blob)
+) -> None:
+    """Put the tests each module blob defines in ``cache``: the blobs not there yet are
+    read in one batch, each parsed once and, within the blobs, once per top-level
+    statement."""
+    missing = [blob for blob in blobs if blob is not None and blob not in cache]
+    for blob, content in git.contents(missing).items():
         cache[blob] = defined_tests_memo(content, statements) if content is not None else {}
-    return cache[blob]
 
 
 def _parse_since(since: str | None) -> int | None:
