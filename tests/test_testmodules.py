@@ -104,7 +104,7 @@ def test_statements_spread_over_lines_are_parsed_once_each() -> None:
     newer = module.replace("def test_after(): pass", "def test_after(): assert 1")
     remembered = set(memo)
     assert defined_tests_memo(newer.encode(), memo) == defined_tests(newer)
-    assert set(memo) - remembered == {"def test_after(): assert 1\n"}
+    assert set(memo) - remembered == {"def test_after(): assert 1"}
 
 
 def test_changed_tests_are_those_whose_code_changed() -> None:

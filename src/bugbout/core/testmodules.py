@@ -65,15 +65,16 @@ def defined_tests_memo(
         pending = ""
         for chunk in _top_level_chunks(text):
             pending += chunk
-            found = memo.get(pending)
+            statement = pending.rstrip()  # the same whether or not it ends the module
+            found = memo.get(statement)
             if found is None:
                 try:
-                    body = ast.parse(pending).body
+                    body = ast.parse(statement).body
                 except SyntaxError:
                     continue  # cut inside a statement: join the next piece
                 found = {}
                 _collect(body, "", found)
-                memo[pending] = found
+                memo[statement] = found
             tests.update(found)
             pending = ""
         if pending:
