@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import history
+from bugbout.core.git import Git
 from bugbout.core.mining import MiningRequest, fix_title_pattern, issue_references
 from bugbout.core.records import TaskSet
 from bugbout.core.settings import ProjectSettings, TasksSettings
@@ -232,3 +233,22 @@ def test_a_fix_that_only_changes_a_test_is_a_task_when_asked(tmp_path: Path) -> 
     [task] = mine(repo.path, modified_tests=True).tasks
     assert (task.sha, task.added_tests) == (sha, [])
     assert task.modified_tests == ["tests/test_ops.py::test_sub"]
+
+
+def test_test_modules_are_read_in_one_batch(
+    calc_repo: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every fix's test modules, before and after, come from git in one round trip."""
+    repo, _ = calc_repo
+    rounds: list[list[str]] = []
+    ask = Git._ask
+
+    def counted(git: Git, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        rounds.append(names)
+        return ask(git, names)
+
+    monkeypatch.setattr(Git, "_ask", counted)
+    found = mine(repo)
+    assert len(found.tasks) > 1
+    assert len(rounds) == 1
+    assert len(rounds[0]) >= len(found.tasks)  # at least each task's module after the fix
