@@ -271,6 +271,8 @@ def _released(
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
 ) -> list[tuple[_Candidate | None, str]]:
+    """``held``, once the test modules of its candidates are in ``cache`` (the commits
+    left out hold only their reason, so a long gap between fixes costs little)."""
     blobs = [
         blob
         for candidate, _ in held
