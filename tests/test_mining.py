@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 import history
+from bugbout.core.git import Git
 from bugbout.core.mining import MiningRequest, fix_title_pattern, issue_references
 from bugbout.core.records import TaskSet
 from bugbout.core.settings import ProjectSettings, TasksSettings
@@ -83,13 +86,20 @@ def test_max_source_files_admits_broader_fixes(calc_repo: tuple[Path, dict[str, 
     assert "too-many-source-files" not in found.excluded
 
 
-def test_since_leaves_out_older_fixes(calc_repo: tuple[Path, dict[str, str]]) -> None:
+def test_since_stops_the_walk_at_older_commits(calc_repo: tuple[Path, dict[str, str]]) -> None:
     repo, _ = calc_repo
-    every = mine(repo).tasks
+    everything = mine(repo)
+    every = everything.tasks
     cutoff = every[2].date
     found = mine(repo, since=cutoff)
     assert [task.sha for task in found.tasks] == [task.sha for task in every[:3]]
-    assert found.excluded["before-since"] == len(every) - 3
+    newer = subprocess.run(
+        ["git", "-C", str(repo), "log", "--first-parent", "--format=%cI", "HEAD"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    walked = sum(datetime.fromisoformat(d) >= datetime.fromisoformat(cutoff) for d in newer)
+    assert found.examined == walked < everything.examined
+    assert found.examined == len(found.tasks) + sum(found.excluded.values())
 
 
 def test_fix_words_are_configurable(calc_repo: tuple[Path, dict[str, str]]) -> None:
@@ -223,3 +233,22 @@ def test_a_fix_that_only_changes_a_test_is_a_task_when_asked(tmp_path: Path) -> 
     [task] = mine(repo.path, modified_tests=True).tasks
     assert (task.sha, task.added_tests) == (sha, [])
     assert task.modified_tests == ["tests/test_ops.py::test_sub"]
+
+
+def test_test_modules_are_read_in_one_batch(
+    calc_repo: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every fix's test modules, before and after, come from git in one round trip."""
+    repo, _ = calc_repo
+    rounds: list[list[str]] = []
+    ask = Git._ask
+
+    def counted(git: Git, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        rounds.append(names)
+        return ask(git, names)
+
+    monkeypatch.setattr(Git, "_ask", counted)
+    found = mine(repo)
+    assert len(found.tasks) > 1
+    assert len(rounds) == 1
+    assert len(rounds[0]) >= len(found.tasks)  # at least each task's module after the fix

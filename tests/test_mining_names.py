@@ -12,7 +12,7 @@ import pytest
 
 import name_history
 from bugbout.core.checkout import Checkouts
-from bugbout.core.git import Git
+from bugbout.core.git import Git, GitError
 from bugbout.core.manager import make_plugins
 from bugbout.core.mining import MiningRequest
 from bugbout.core.oracle import export_before
@@ -82,6 +82,30 @@ def test_blobs_are_found_by_exact_name(names_repo: tuple[Path, Fixes]) -> None:
         assert git.blob(newest, "tests") is None  # a tree, not a blob
         assert git.blob(newest, "tests/sub\ndir") is None
         assert git.blob(newest, "tests/test_base.py") is not None  # still in step
+
+
+def test_blobs_are_read_in_one_batch_in_step(names_repo: tuple[Path, Fixes]) -> None:
+    """Many ids asked at once (more than one round of requests), a missing one and a tree
+    among them: each gets its own content or ``None``, and the batch stays in step."""
+    repo, fixes = names_repo
+    ids = {_blob_id(repo, fix.content): fix.content for fix in fixes}
+    tree = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", f"{fixes[-1].sha}^{{tree}}"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    missing = "0123456789" * 4
+    padding = [f"{n:040x}" for n in range(1, 700)]  # absent: pushes past one round
+    with Git(repo) as git:
+        found = git.contents([*padding, missing, *ids, tree, *ids])
+        assert {i: found[i] for i in ids} == ids
+        assert found[missing] is None and found[tree] is None
+        assert all(found[i] is None for i in padding)
+        assert git.blob(fixes[0].sha, fixes[0].name) == (
+            _blob_id(repo, fixes[0].content),
+            fixes[0].content,
+        )
+        with pytest.raises(GitError, match="not an object id"):
+            git.contents(["HEAD:tests/x.py"])
 
 
 def _blob_id(repo: Path, content: bytes) -> str:

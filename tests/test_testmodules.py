@@ -86,6 +86,27 @@ def test_statement_memo_gives_the_same_tests_as_a_whole_parse() -> None:
     assert memo  # statements were remembered for the next version
 
 
+def test_statements_spread_over_lines_are_parsed_once_each() -> None:
+    """Multi-line decorators, brackets closed at column 0 and strings holding code keep
+    the per-statement memo in use; only the statements a new version changed are parsed."""
+    from bugbout.core.testmodules import defined_tests_memo
+
+    module = (
+        'CASES = [\n    1,\n]\nTEXT = """\ndef test_in_text(): pass\n"""\n\n'
+        "@pytest.mark.parametrize(\n"
+        '    "x",\n    [1, 2],\n)\n@pytest.mark.skip\ndef test_wide(x): pass\n\n'
+        "def test_after(): pass\n"
+    )
+    memo: dict[str, dict[str, int | None]] = {}
+    assert defined_tests_memo(module.encode(), memo) == defined_tests(module)
+    assert defined_tests(module) == {"test_wide": 2, "test_after": 1}
+    assert any(key.startswith("@pytest.mark.parametrize(") for key in memo)
+    newer = module.replace("def test_after(): pass", "def test_after(): assert 1")
+    remembered = set(memo)
+    assert defined_tests_memo(newer.encode(), memo) == defined_tests(newer)
+    assert set(memo) - remembered == {"def test_after(): assert 1"}
+
+
 def test_changed_tests_are_those_whose_code_changed() -> None:
     after = (
         BEFORE.replace("def test_a(self): pass", "def test_a(self):\n        assert 1 == 1")

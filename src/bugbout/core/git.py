@@ -17,7 +17,7 @@ import secrets
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +27,9 @@ from bugbout.core.errors import BugboutError
 _REQUEST = re.compile(r"[^\s\x00-\x1f\x7f]+")
 """What may be written to ``cat-file --batch``: one line, no spaces."""
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_BATCH_ROUND = 512
+"""Requests written to ``cat-file --batch`` before reading: 21 KiB of ids, well within a
+pipe's buffer, so git never waits on a full pipe while this process is still writing."""
 _GITLINK = b"160000"
 """The mode of a submodule entry: its id is a commit of another repository."""
 
@@ -131,9 +134,10 @@ class Git:
                 "set tasks.ref to one that exists"
             ) from None
 
-    def first_parent_log(self, ref: str) -> Iterator[Commit]:
+    def first_parent_log(self, ref: str, *, since: int | None = None) -> Iterator[Commit]:
         """Every commit on the first-parent line of ``ref``, newest first, with its changes
-        and their object ids.
+        and their object ids; with ``since`` (a Unix time), the walk stops at the first
+        commit committed before it.
 
         A merge commit's changes are its diff against its first parent. Each commit's
         header is fenced by a random token no commit can anticipate, and the changes
@@ -142,7 +146,7 @@ class Git:
         token = secrets.token_hex(16)
         fence = b"\0" + token.encode()
         with subprocess.Popen(
-            log_command(self.repository, ref, token),
+            log_command(self.repository, ref, token, since=since),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             bufsize=1 << 20,
@@ -171,6 +175,22 @@ class Git:
             raise GitError(f"{object_id!r} is not an object id")
         found = self._object(object_id)
         return found[2] if found is not None and found[1] == "blob" else None
+
+    def contents(self, object_ids: Iterable[str]) -> dict[str, bytes | None]:
+        """:meth:`content` of each id, asked of ``cat-file`` in one batch: every request
+        is written before the answers are read (in rounds small enough for a pipe's
+        buffer), so a commit's blobs cost one round trip instead of one each."""
+        wanted = list(dict.fromkeys(object_ids))
+        for object_id in wanted:
+            if not _OBJECT_ID.fullmatch(object_id):
+                raise GitError(f"{object_id!r} is not an object id")
+        found: dict[str, bytes | None] = {}
+        with self._asking:
+            for start in range(0, len(wanted), _BATCH_ROUND):
+                names = wanted[start : start + _BATCH_ROUND]
+                for name, answer in zip(names, self._ask(names), strict=True):
+                    found[name] = answer[2] if answer is not None and answer[1] == "blob" else None
+        return found
 
     def blob(self, rev: str, path: str) -> tuple[str, bytes] | None:
         """The blob id and content of ``path`` at ``rev``, or ``None`` when it is not there.
@@ -238,20 +258,29 @@ class Git:
         if not _REQUEST.fullmatch(name):
             raise GitError(f"{name!r} is not an object name")
         with self._asking:
-            process = self._batch_process()
-            assert process.stdin is not None and process.stdout is not None
-            process.stdin.write(name.encode() + b"\n")
-            process.stdin.flush()
+            return self._ask([name])[0]
+
+    def _ask(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        """Write every request of ``names``, then read their answers in order (the caller
+        holds ``_asking``)."""
+        process = self._batch_process()
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b"".join(name.encode() + b"\n" for name in names))
+        process.stdin.flush()
+        answers: list[tuple[str, str, bytes] | None] = []
+        for _ in names:
             header = process.stdout.readline().split()
             if len(header) != 3 or not header[2].isdigit():
                 if not header:
                     raise GitError(f"git cat-file stopped in {self.repository}")
-                return None  # missing or ambiguous: no content follows
+                answers.append(None)  # missing or ambiguous: no content follows
+                continue
             size = int(header[2])
             data = process.stdout.read(size + 1)
-        if len(data) != size + 1:
-            raise GitError(f"git cat-file stopped in {self.repository}")
-        return header[0].decode(), header[1].decode(), data[:-1]
+            if len(data) != size + 1:
+                raise GitError(f"git cat-file stopped in {self.repository}")
+            answers.append((header[0].decode(), header[1].decode(), data[:-1]))
+        return answers
 
     def _batch_process(self) -> subprocess.Popen[bytes]:
         if self._batch is None:
@@ -263,13 +292,15 @@ class Git:
         return self._batch
 
 
-def log_command(repository: Path, ref: str, token: str) -> list[str]:
+def log_command(repository: Path, ref: str, token: str, *, since: int | None = None) -> list[str]:
     """The ``git log`` of :meth:`Git.first_parent_log`: each commit's header (id, parents,
-    date, message) between two ``NUL + token`` fences, then its ``--raw -z`` changes."""
+    date, message) between two ``NUL + token`` fences, then its ``--raw -z`` changes.
+    ``--since`` makes git stop the walk, not filter it: nothing older is read."""
+    stop = [] if since is None else [f"--since=@{since}"]
     return [
         "git", "-C", str(repository), "log", "--first-parent", "--diff-merges=first-parent",
         "--raw", "--no-abbrev", "-M", "-z", "--no-color", "--no-ext-diff", "--no-relative",
-        f"--format=%x00{token}%H%x00%P%x00%cI%x00%B%x00{token}", ref, "--",
+        f"--format=%x00{token}%H%x00%P%x00%cI%x00%B%x00{token}", *stop, ref, "--",
     ]  # fmt: skip
 
 

@@ -13,9 +13,10 @@ from pathlib import PurePosixPath
 TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py")
 
 # A line that starts at column 0 with code starts a top-level statement, unless it is a
-# clause of the compound statement before it or follows a decorator.
+# clause of the compound statement before it, closes brackets, or belongs to decorators.
 _STATEMENT_START = re.compile(r"^[^\s#]", re.MULTILINE)
 _CLAUSES = ("else", "elif", "except", "finally")
+_CLOSING = (")", "]", "}")
 
 
 def is_test_module(path: str) -> bool:
@@ -51,8 +52,9 @@ def defined_tests_memo(
     Successive versions of a test module share most of their top-level statements, so a
     history walk that keeps one ``memo`` parses each statement once instead of each whole
     module twice per commit. The result is the same: a split in the wrong place (inside
-    a string or brackets) leaves a piece that does not parse, and then the whole module is
-    parsed as ``defined_tests`` does.
+    a string or brackets) leaves a piece that does not parse, which is then joined to the
+    pieces after it until they parse together; a module that does not parse to its end
+    is parsed whole, as ``defined_tests`` does.
     """
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
@@ -60,13 +62,23 @@ def defined_tests_memo(
         if "barry_as_FLUFL" in text:  # the one __future__ import that changes parsing
             raise ValueError(text)
         tests: dict[str, int | None] = {}
+        pending = ""
         for chunk in _top_level_chunks(text):
-            found = memo.get(chunk)
+            pending += chunk
+            statement = pending.rstrip()  # the same whether or not it ends the module
+            found = memo.get(statement)
             if found is None:
+                try:
+                    body = ast.parse(statement).body
+                except SyntaxError:
+                    continue  # cut inside a statement: join the next piece
                 found = {}
-                _collect(ast.parse(chunk).body, "", found)
-                memo[chunk] = found
+                _collect(body, "", found)
+                memo[statement] = found
             tests.update(found)
+            pending = ""
+        if pending:
+            raise ValueError(pending)
         return tests
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError):
         return defined_tests(source)
@@ -79,10 +91,11 @@ def _top_level_chunks(text: str) -> list[str]:
     decorating = False
     for match in _STATEMENT_START.finditer(text):
         position = match.start()
-        if position and not decorating and not text.startswith(_CLAUSES, position):
+        closing = text.startswith(_CLOSING, position)
+        if position and not decorating and not closing and not text.startswith(_CLAUSES, position):
             chunks.append(text[start:position])
             start = position
-        decorating = text[position] == "@"
+        decorating = text[position] == "@" or (decorating and closing)
     chunks.append(text[start:])
     return chunks
 

@@ -3,7 +3,9 @@ add a test."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
@@ -35,7 +37,6 @@ NO_SOURCE_CHANGE = "no-source-change"
 TOO_MANY_SOURCE_FILES = "too-many-source-files"
 NO_TEST_ADDED = "no-test-added"
 DUPLICATE_ISSUE = "duplicate-issue"
-BEFORE_SINCE = "before-since"
 OVER_LIMIT = "over-limit"
 
 
@@ -80,9 +81,8 @@ class GitHistoryMiner:
         statements: dict[str, dict[str, int | None]] = {}
         with Git(request.repository) as git:
             ref = git.resolve(settings.ref or git.default_ref())
-            for commit in git.first_parent_log(ref):
-                result.examined += 1
-                candidate, reason = self._check(
+            checked = (
+                self._check(
                     commit,
                     pattern=fix_title,
                     layout=layout,
@@ -90,6 +90,10 @@ class GitHistoryMiner:
                     titles=titles,
                     github=request.github,
                 )
+                for commit in git.first_parent_log(ref, since=since)
+            )
+            for candidate, reason in _read_ahead(git, checked, tests_cache, statements):
+                result.examined += 1
                 if candidate is None:
                     result.exclude(reason)
                     continue
@@ -103,9 +107,7 @@ class GitHistoryMiner:
                     result.exclude(DUPLICATE_ISSUE)
                 else:
                     claimed.add(task.issue.number)
-                    if since is not None and datetime.fromisoformat(task.date) < since:
-                        result.exclude(BEFORE_SINCE)
-                    elif len(result.tasks) >= settings.limit:
+                    if len(result.tasks) >= settings.limit:
                         result.exclude(OVER_LIMIT)
                     else:
                         result.tasks.append(task)
@@ -203,12 +205,13 @@ def _task_if_tested(
             deleted.append(change.path)
             continue
         changed.append(change.path)
-        if not is_test_module(change.path) or not change.path.endswith(".py"):
-            continue
-        before = _tests_in(git, change.old_blob, cache, statements)
-        after = _tests_in(git, change.blob, cache, statements)
-        added.extend(f"{change.path}::{name}" for name in added_tests(before, after))
-        modules.append((change.path, change.old_blob, change.blob))
+        if _is_parsed(change):
+            modules.append((change.path, change.old_blob, change.blob))
+    _read_tests(git, [blob for _, *blobs in modules for blob in blobs], cache, statements)
+    for path, old_blob, blob in modules:
+        before = cache[old_blob] if old_blob is not None else {}
+        after = cache[blob] if blob is not None else {}
+        added.extend(f"{path}::{name}" for name in added_tests(before, after))
     modified = [] if added or not modified_tests else _modified(git, modules)
     if not added and not modified:
         return None
@@ -239,26 +242,75 @@ def _modified(git: Git, modules: list[tuple[str, str | None, str | None]]) -> li
     return found
 
 
-def _tests_in(
+READ_AHEAD = 64
+"""Candidates whose test modules are read from git together, ahead of their turn."""
+
+
+def _read_ahead(
     git: Git,
-    blob: str | None,
+    checked: Iterator[tuple[_Candidate | None, str]],
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
-) -> dict[str, int | None]:
-    """The tests a module's blob defines (none when there is no blob), parsed once per
-    blob and, within the blobs, once per top-level statement."""
-    if blob is None:
-        return {}
-    if blob not in cache:
-        content = git.content(blob)
+) -> Iterator[tuple[_Candidate | None, str]]:
+    """``checked`` unchanged, but the test modules of the next :data:`READ_AHEAD`
+    candidates are read and parsed into ``cache`` in one batch before they are yielded:
+    one round trip to git for many fixes, not one for each."""
+    held: list[tuple[_Candidate | None, str]] = []
+    waiting = 0
+    for item in checked:
+        held.append(item)
+        waiting += item[0] is not None
+        if waiting == READ_AHEAD:
+            yield from _released(git, held, cache, statements)
+            held, waiting = [], 0
+    yield from _released(git, held, cache, statements)
+
+
+def _released(
+    git: Git,
+    held: list[tuple[_Candidate | None, str]],
+    cache: dict[str, dict[str, int | None]],
+    statements: dict[str, dict[str, int | None]],
+) -> list[tuple[_Candidate | None, str]]:
+    """``held``, once the test modules of its candidates are in ``cache`` (the commits
+    left out hold only their reason, so a long gap between fixes costs little)."""
+    blobs = [
+        blob
+        for candidate, _ in held
+        if candidate is not None
+        for change in candidate.commit.changes
+        if _is_parsed(change)
+        for blob in (change.old_blob, change.blob)
+    ]
+    _read_tests(git, blobs, cache, statements)
+    return held
+
+
+def _is_parsed(change: Change) -> bool:
+    """A test module the commit left in place: its tests are read before and after."""
+    return change.status != "D" and is_test_module(change.path) and change.path.endswith(".py")
+
+
+def _read_tests(
+    git: Git,
+    blobs: list[str | None],
+    cache: dict[str, dict[str, int | None]],
+    statements: dict[str, dict[str, int | None]],
+) -> None:
+    """Put the tests each module blob defines in ``cache``: the blobs not there yet are
+    read in one batch, each parsed once and, within the blobs, once per top-level
+    statement."""
+    missing = [blob for blob in blobs if blob is not None and blob not in cache]
+    for blob, content in git.contents(missing).items():
         cache[blob] = defined_tests_memo(content, statements) if content is not None else {}
-    return cache[blob]
 
 
-def _parse_since(since: str | None) -> datetime | None:
+def _parse_since(since: str | None) -> int | None:
+    """``tasks.since`` as the first whole second at or after it (UTC when it names no
+    zone): commit times are whole seconds."""
     if since is None:
         return None
     moment = datetime.fromisoformat(since)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment
+    return math.ceil(moment.timestamp())
