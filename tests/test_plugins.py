@@ -436,3 +436,21 @@ def test_lifecycle_hooks_receive_the_stored_records(
     plugins.register(Listener(), name="listener")
     mine_tasks(calc_settings(calc_repo[0]), plugins, Store(tmp_path / ".bugbout"))
     assert seen == [7]
+
+
+def test_a_kind_is_named_by_its_record_type_or_its_word(plugins: Plugins) -> None:
+    """``create(JudgePlugin, ...)`` is the typed spelling of ``create("judge", ...)``."""
+    judge = plugins.create(JudgePlugin, "cross-vendor", {"threshold": 1.0})
+    assert judge.name == "cross-vendor"
+    assert type(judge) is type(plugins.create("judge", "majority"))
+    with pytest.raises(ConfigError, match=r"^no reporter plugin named 'majority'; choose one"):
+        plugins.create(ReporterPlugin, "majority")
+
+
+def test_dashed_option_keys_and_python_names_are_both_accepted(plugins: Plugins) -> None:
+    """Every built-in options model extends ``Options``: keys as written in YAML, or as
+    Python names from code, with a misspelling still an error."""
+    for options in ({"keep-assignments": ["specify"]}, {"keep_assignments": ["specify"]}):
+        assert plugins.create(JudgePlugin, "strict", options).keep_assignments == ["specify"]
+    with pytest.raises(ConfigError, match="keep-assigments"):
+        plugins.create(JudgePlugin, "strict", {"keep-assigments": []})
