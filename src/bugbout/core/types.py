@@ -84,6 +84,14 @@ class PluginSpec(BaseModel, Generic[T_co]):
     options: type[BaseModel] = NoOptions
     description: str = ""
 
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, protocol: Any) -> Any:
+            """The protocol is for the type checker: at run time a kind's record type
+            subclasses this class itself, not a class pydantic would build for each
+            parametrisation (a cost every plugin module's import would pay)."""
+            return cls
+
     @field_validator("name")
     @classmethod
     def _normalise(cls, name: str) -> str:
