@@ -50,7 +50,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """Type-check the package with mypy (strict on bugbout.core and the plugin templates)."""
+    """Type-check the package with mypy (strict on the core, the built-in plugins and the
+    plugin templates)."""
     session.install("-e", ".[dev]")
     session.run("mypy")
 

@@ -261,7 +261,7 @@ def measure(
 
     with Git(repo.path) as git:
         checkouts = Checkouts(git, home / "checkouts")
-        environment = plugins.create("env", "interpreter").build(
+        environment = plugins.create("environment", "interpreter").build(
             EnvironmentRequest(project=PROJECT, tree=checkouts.base(task.sha), home=home)
         )
         found = attempts(task, checkouts)

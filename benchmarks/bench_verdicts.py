@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     patch = diff_trees(tree, patched, source=PROJECT.source, tests=PROJECT.tests)
     environment: Environment = (
         make_plugins()
-        .create("env", "interpreter")
+        .create("environment", "interpreter")
         .build(EnvironmentRequest(project=PROJECT, tree=tree, home=CACHE / "home"))
     )
 

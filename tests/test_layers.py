@@ -48,6 +48,14 @@ def test_importing_a_module_does_not_load_the_pipeline(statement: str) -> None:
     assert heavy.isdisjoint(loaded), sorted(heavy.intersection(loaded))
 
 
+@pytest.mark.parametrize("module", ["strict", "majority", "cross_vendor", "unanimous"])
+def test_a_judge_plugin_module_loads_no_record(module: str) -> None:
+    """Making a plugin manager imports every plugin module: a judge's loads its options
+    and the policies' base, and the records and the evidence wait until it judges."""
+    loaded = _loaded_after(f"import bugbout.plugins.judges.{module}")
+    assert {"bugbout.core.records", "bugbout.core.judging"}.isdisjoint(loaded)
+
+
 def test_help_loads_neither_pydantic_nor_rich() -> None:
     """``bugbout --help`` (and a mistyped command's usage) answers at once."""
     loaded = _loaded_after(

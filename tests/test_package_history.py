@@ -127,7 +127,7 @@ def test_a_tree_from_before_the_move_imports_and_is_traced(
         (tree / name).parent.mkdir(parents=True, exist_ok=True)
         (tree / name).write_text(text)
     request = EnvironmentRequest(project=project, tree=tree, home=tmp_path / "home")
-    environment = plugins.create("env", "interpreter").build(request)
+    environment = plugins.create("environment", "interpreter").build(request)
     traced: list[bytes] = []
     run = run_tests(
         environment, tree, ["tests"], project=project, label="t", timeout=60, coverage=traced

@@ -78,8 +78,8 @@ def test_builtins_are_listed_by_kind(plugins: Plugins) -> None:
         ("issue-source", "github"),
         ("issue-source", "file"),
         ("issue-source", "commit"),
-        ("env", "uv"),
-        ("env", "interpreter"),
+        ("environment", "uv"),
+        ("environment", "interpreter"),
     }
     assert {plugin.distribution for plugin in plugins.all()} == {"bugbout"}
     assert plugins.problems == []
@@ -398,16 +398,17 @@ def test_registration_hook_that_raises_is_skipped(plugins: Plugins) -> None:
 
 def test_unknown_name_lists_the_valid_ones(plugins: Plugins) -> None:
     with pytest.raises(
-        ConfigError, match=r"no env plugin named 'conda'; choose one of: interpreter, podman, uv"
+        ConfigError,
+        match=r"no environment plugin named 'conda'; choose one of: interpreter, podman, uv",
     ):
-        plugins.get("env", "conda")
+        plugins.get("environment", "conda")
 
 
 def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> None:
     with pytest.raises(ConfigError) as error:
-        plugins.create("env", "uv", {"exclude-newr": True})
+        plugins.create("environment", "uv", {"exclude-newr": True})
     assert str(error.value) == (
-        "env 'uv': exclude-newr: Extra inputs are not permitted "
+        "environment 'uv': exclude-newr: Extra inputs are not permitted "
         "(valid options: exclude-newer, index-url, test-extras)"
     )
 
@@ -435,3 +436,21 @@ def test_lifecycle_hooks_receive_the_stored_records(
     plugins.register(Listener(), name="listener")
     mine_tasks(calc_settings(calc_repo[0]), plugins, Store(tmp_path / ".bugbout"))
     assert seen == [7]
+
+
+def test_a_kind_is_named_by_its_record_type_or_its_word(plugins: Plugins) -> None:
+    """``create(JudgePlugin, ...)`` is the typed spelling of ``create("judge", ...)``."""
+    judge = plugins.create(JudgePlugin, "cross-vendor", {"threshold": 1.0})
+    assert judge.name == "cross-vendor"
+    assert type(judge) is type(plugins.create("judge", "majority"))
+    with pytest.raises(ConfigError, match=r"^no reporter plugin named 'majority'; choose one"):
+        plugins.create(ReporterPlugin, "majority")
+
+
+def test_dashed_option_keys_and_python_names_are_both_accepted(plugins: Plugins) -> None:
+    """Every built-in options model extends ``Options``: keys as written in YAML, or as
+    Python names from code, with a misspelling still an error."""
+    for options in ({"keep-assignments": ["specify"]}, {"keep_assignments": ["specify"]}):
+        assert plugins.create(JudgePlugin, "strict", options).keep_assignments == ["specify"]
+    with pytest.raises(ConfigError, match="keep-assigments"):
+        plugins.create(JudgePlugin, "strict", {"keep-assigments": []})

@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "IssueSourcePlugin": "bugbout.core.types",
     "JudgePlugin": "bugbout.core.types",
     "MinerPlugin": "bugbout.core.types",
+    "Options": "bugbout.core.types",
     "ReporterPlugin": "bugbout.core.types",
     "SandboxPlugin": "bugbout.core.types",
 }
@@ -73,6 +74,7 @@ __all__ = [
     "JudgePlugin",
     "MinerPlugin",
     "MiningRequest",
+    "Options",
     "Oracle",
     "Project",
     "ReporterPlugin",
@@ -118,6 +120,7 @@ if TYPE_CHECKING:
         IssueSourcePlugin,
         JudgePlugin,
         MinerPlugin,
+        Options,
         ReporterPlugin,
         SandboxPlugin,
     )

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 GROUPS = {
     "miner": "miner",
-    "env": "env",
+    "env": "environment",
     "sandbox": "sandbox",
     "executor": "executor",
     "judge": "judge",

@@ -17,6 +17,7 @@ from bugbout.core.layout import FoundAgent, find_packages, project_name
 from bugbout.core.manager import Plugins
 from bugbout.core.package_history import choose, trace_packages
 from bugbout.core.testmodules import defined_tests, is_test_module
+from bugbout.core.types import AgentPlugin
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""
@@ -54,7 +55,7 @@ def find_agents(plugins: Plugins) -> list[FoundAgent]:
             continue
         name = item.name[: -len(".yaml")]
         try:
-            agent = plugins.create("agent", name, {"name": name})
+            agent = plugins.create(AgentPlugin, name, {"name": name})
         except BugboutError as exc:  # it needs a setting no default gives (a model)
             found.append(FoundAgent(name=f"my-{name}", agent=name, problem=str(exc).split(":")[0]))
             continue

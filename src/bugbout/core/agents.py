@@ -14,12 +14,13 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from bugbout.core.errors import ConfigError
+from bugbout.core.types import Options
 from bugbout.core.untrusted import read_untrusted
 from bugbout.sandbox.confinement import Confinement, Sandbox
 
@@ -56,12 +57,8 @@ def guess_vendor(model: str | None) -> str | None:
     return None
 
 
-class AgentOptions(BaseModel):
+class AgentOptions(Options):
     """Options every agent takes; adapters subclass this to add their own."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda name: name.replace("_", "-"), populate_by_name=True
-    )
 
     model: str | None = None
     name: str | None = None
@@ -127,28 +124,31 @@ class CodingAgent:
 
     harness: ClassVar[str] = "agent"
     """The agent type: the default name prefix and quota."""
-    executable: ClassVar[str] = ""
-    """The program ``bugbout doctor`` looks for."""
-    default_vendor: ClassVar[str | None] = None
     Options: ClassVar[type[AgentOptions]] = AgentOptions
+    """The adapter's options model; an adapter also narrows ``options`` to it."""
+    default_vendor: ClassVar[str | None] = None
+    options: AgentOptions
 
     def __init__(self, model: str | None = None, **options: Any) -> None:
         if model is not None:
             options["model"] = model
-        if isinstance(options.get("options"), BaseModel):  # built from a plugin record
-            parsed = options["options"]
-        else:
-            parsed = self.Options.model_validate(options)
-        self.options: Any = parsed
+        self.options = self.Options.model_validate(options)
 
     @classmethod
-    def from_options(cls, options: AgentOptions) -> CodingAgent:
-        """The plugin factory: an adapter built from validated options."""
-        return cls(options=options)
+    def from_options(cls, options: AgentOptions) -> Self:
+        """The plugin factory: an adapter built from validated options, through the one
+        constructor (the options it was given, under their Python names)."""
+        return cls(**options.model_dump(exclude_unset=True))
+
+    @property
+    def executable(self) -> str:
+        """The program ``bugbout doctor`` looks for (a class attribute, or a property
+        reading the options)."""
+        return ""
 
     @property
     def model(self) -> str | None:
-        return self.options.model  # type: ignore[no-any-return]
+        return self.options.model
 
     @property
     def vendor(self) -> str | None:
@@ -157,12 +157,12 @@ class CodingAgent:
     @property
     def name(self) -> str:
         if self.options.name:
-            return str(self.options.name)
+            return self.options.name
         return f"{self.harness}/{self.model}" if self.model else self.harness
 
     @property
     def quota(self) -> str:
-        return str(self.options.quota or self.harness)
+        return self.options.quota or self.harness
 
     def command(self) -> str:
         """The full path of the agent's executable; a clear error when it is missing."""

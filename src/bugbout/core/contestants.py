@@ -16,6 +16,7 @@ from bugbout.core.manager import Plugins
 from bugbout.core.prompt import PROMPT_VERSION, contestant_prompt
 from bugbout.core.records import Task, digest
 from bugbout.core.settings import BoutSettings
+from bugbout.core.types import AgentPlugin, ExaminerPlugin
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -67,11 +68,13 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
                 raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
             assignment = None
             if role == "examiner":
-                assignment = plugins.create("examiner", str(options.pop("assignment", "reproduce")))
+                assignment = plugins.create(
+                    ExaminerPlugin, str(options.pop("assignment", "reproduce"))
+                )
             declared = options.pop(KEY, None)
             cutoff = parse_cutoff(name, declared) if declared is not None else None
             options.setdefault("name", name)
-            agent = plugins.create("agent", str(kind), options)
+            agent = plugins.create(AgentPlugin, str(kind), options)
             racers.append(Contestant(name, agent, assignment, cutoff))
     names = [racer.name for racer in racers]
     if len(names) != len(set(names)):

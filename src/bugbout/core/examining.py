@@ -6,9 +6,11 @@ its tests must do on the unfixed code. Its tests later cross-examine every patch
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from bugbout.core.records import Task
+if TYPE_CHECKING:
+    from bugbout.core.records import Task
 
 
 class Assignment(Protocol):
@@ -45,3 +47,19 @@ Run the project's tests with:
 (append test paths or pytest options). There is no network and no version-control
 history here. When you are done, stop and summarise the tests you wrote.
 """
+
+
+@dataclass(frozen=True)
+class PromptAssignment:
+    """The built-in assignments: :func:`examiner_prompt` with a ``scope``, and whether
+    every test must fail on the unfixed code (``reproduce``) or may pass (``specify``)."""
+
+    name: str
+    scope: str
+    reproductions_only: bool
+
+    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+        return examiner_prompt(task, tests=tests, test_command=test_command, scope=self.scope)
+
+    def must_fail_on_base(self) -> bool:
+        return self.reproductions_only

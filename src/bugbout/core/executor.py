@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from bugbout.core.errors import PluginError
 from bugbout.core.stopping import Interrupted
+from bugbout.core.types import ExecutorPlugin
 
 if TYPE_CHECKING:
     from bugbout.core.manager import Plugins
@@ -60,7 +61,7 @@ def make_executor(settings: BoutSettings, plugins: Plugins) -> Executor:
     """The executor ``settings`` select, ready to take jobs; a one-line error when it
     cannot run here."""
     executor: Executor = plugins.create(
-        "executor", settings.executor.name, settings.executor.options
+        ExecutorPlugin, settings.executor.name, settings.executor.options
     )
     problem = executor.problem()
     if problem:

@@ -53,9 +53,6 @@ from bugbout.core.records import SUITE, UNFIXED, Attempt, Matrix, Outcome, Recor
 FAILING = (Outcome.FAILED, Outcome.ERROR)
 """Outcomes on ``UNFIXED`` that make a test a reproduction."""
 
-DEFAULT_KEEP_ASSIGNMENTS = ("specify",)
-"""Examiner assignments whose tests passing on ``UNFIXED`` ``strict`` requires kept."""
-
 
 class JudgeContext(Record):
     """What a judge needs besides the matrix: who the examiners are."""

@@ -26,18 +26,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from typing import ClassVar, Protocol, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Protocol, runtime_checkable
 
 from bugbout.core.judge_evidence import (
-    DEFAULT_KEEP_ASSIGNMENTS,
     Evidence,
     JudgeContext,
     PatchEvidence,
     gather,
     outcome_of,
     passes,
+)
+from bugbout.core.judge_policy import (
+    DEFAULT_KEEP_ASSIGNMENTS,
+    EvidenceJudge,
+    JudgeOptions,
+    ThresholdJudge,
+    ThresholdOptions,
+    breakage_objection,
+    example,
+    keep_objection,
+    plural,
+    threshold_objection,
+    unanimous_objection,
 )
 from bugbout.core.records import (
     UNFIXED,
@@ -46,7 +56,8 @@ from bugbout.core.records import (
     Verdict,
 )
 
-__all__ = [  # the judge plugin's API: the evidence is re-exported from where it is made
+__all__ = [  # the judge plugin's API: the evidence and the policies'
+    # base are re-exported from where they are made
     "DEFAULT_KEEP_ASSIGNMENTS",
     "Evidence",
     "EvidenceJudge",
@@ -54,6 +65,7 @@ __all__ = [  # the judge plugin's API: the evidence is re-exported from where it
     "JudgeContext",
     "JudgeOptions",
     "PatchEvidence",
+    "ThresholdJudge",
     "ThresholdOptions",
     "breakage_objection",
     "cells_for",
@@ -77,58 +89,7 @@ class Judge(Protocol):
         ...
 
 
-def _dashed(name: str) -> str:
-    return name.replace("_", "-")
-
-
-class JudgeOptions(BaseModel):
-    """Options every built-in policy takes."""
-
-    model_config = ConfigDict(extra="forbid", alias_generator=_dashed, populate_by_name=True)
-
-    quorum: float = Field(default=0.5, ge=0.0, lt=1.0)
-    """A broken repository test counts against a patch when more than this fraction of
-    the other patches keep it passing (0.5: a strict majority)."""
-
-
-class ThresholdOptions(JudgeOptions):
-    """Options of the policies that approve on average support."""
-
-    threshold: float = Field(default=0.5, gt=0.0, le=1.0)
-    """The least support (average fraction of independent reproductions passed) a patch
-    needs to be approved."""
-
-
 # -- the decision -------------------------------------------------------------------------
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def _example(tests: Sequence[str]) -> str:
-    return f" (e.g. {tests[0]!r})" if tests else ""
-
-
-def breakage_objection(patch: PatchEvidence) -> str | None:
-    """Why rule 3 rejects ``patch`` (a confirmed breakage), or ``None``."""
-    confirmed = [b.test for b in patch.confirmed]
-    if confirmed:
-        return (
-            f"breaks {_plural(len(confirmed), 'repository test')} most other patches keep "
-            f"passing{_example(confirmed)}"
-        )
-    return None
-
-
-def keep_objection(patch: PatchEvidence) -> str | None:
-    """Why ``strict`` rejects ``patch`` for breaking examiners' keep-tests, or ``None``."""
-    if patch.broken_keeps:
-        return (
-            f"breaks {_plural(len(patch.broken_keeps), 'examiner specification test')}"
-            f"{_example(patch.broken_keeps)}"
-        )
-    return None
 
 
 def cells_for(evidence: Evidence, patch: str) -> list[Cell]:
@@ -180,7 +141,7 @@ def _pick_reason(evidence: Evidence, found: PatchEvidence, twins: Sequence[str])
     parts = [f"picked {found.patch!r}: {found.summary()}"]
     if found.excused:
         parts.append(
-            f"changes {_plural(len(found.excused), 'repository test')} most other patches "
+            f"changes {plural(len(found.excused), 'repository test')} most other patches "
             "change too, and breaks none that others keep"
         )
     else:
@@ -250,7 +211,7 @@ def decide(
             return verdict(_no_support_reason(evidence), cells)
         lead = min(best, key=lambda name: (rank(name), name))
         others = len(best) - 1
-        also = f" (tied with {_plural(others, 'other')})" if others else ""
+        also = f" (tied with {plural(others, 'other')})" if others else ""
         return verdict(
             f"abstained: no patch is approved; the best, {lead!r}{also}, "
             f"{patches[lead].summary()} but {objections[lead]}",
@@ -267,67 +228,12 @@ def decide(
             for name in tied
         ]
         names = ", ".join(repr(name) for name in tied[:-1]) + f" and {tied[-1]!r}"
-        breaking = f", each changing {_plural(top[1], 'repository test')}," if top[1] else ""
+        breaking = f", each changing {plural(top[1], 'repository test')}," if top[1] else ""
         return verdict(
             f"abstained: {names} are approved with equal support ({float(-top[0]):.2f})"
-            f"{breaking} but differ on {_plural(len(differences), 'test')}"
-            f"{_example(differences)}",
+            f"{breaking} but differ on {plural(len(differences), 'test')}"
+            f"{example(differences)}",
             cells,
         )
     pick = tied[0]
     return verdict(_pick_reason(evidence, patches[pick], tied[1:]), cells_for(evidence, pick), pick)
-
-
-class EvidenceJudge:
-    """Base of the built-in policies: gather the evidence, then approve or object."""
-
-    name: ClassVar[str] = ""
-    separate_vendors: ClassVar[bool] = False
-    """Whether an author's tests may not support patches of its own vendor."""
-
-    def __init__(self, options: JudgeOptions | None = None) -> None:
-        self.options = options or JudgeOptions()
-
-    @property
-    def keep_assignments(self) -> Sequence[str]:
-        """Examiner assignments whose passing-on-base tests a patch must keep."""
-        return ()
-
-    def gather(self, matrix: Matrix, context: JudgeContext) -> Evidence:
-        return gather(
-            matrix,
-            context,
-            quorum=self.options.quorum,
-            separate_vendors=self.separate_vendors,
-            keep_assignments=self.keep_assignments,
-        )
-
-    def objection(self, patch: PatchEvidence) -> str | None:
-        """Why the policy does not approve ``patch``; ``None`` when it does."""
-        raise NotImplementedError
-
-    def judge(self, matrix: Matrix, context: JudgeContext) -> Verdict:
-        return decide(self.gather(matrix, context), policy=self.name, objection=self.objection)
-
-
-def threshold_objection(patch: PatchEvidence, threshold: float) -> str | None:
-    """``majority``'s objection: no independent reproduction, too little support, or a
-    confirmed breakage."""
-    if patch.reproductions == 0:
-        return "has no independent reproduction"
-    if patch.exact_score < Fraction(str(threshold)):
-        return f"its support is below {threshold:.2f}"
-    return breakage_objection(patch)
-
-
-def unanimous_objection(patch: PatchEvidence) -> str | None:
-    """``unanimous``'s objection: an independent reproduction that does not pass, or a
-    confirmed breakage."""
-    if patch.reproductions == 0:
-        return "has no independent reproduction"
-    if not patch.unanimous:
-        failing = [t for author in patch.support for t in author.failed]
-        return (
-            f"does not pass {_plural(len(failing), 'independent reproduction')}{_example(failing)}"
-        )
-    return breakage_objection(patch)

@@ -12,11 +12,11 @@ import difflib
 import importlib
 import inspect
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import pluggy
 from pydantic import BaseModel, ValidationError
@@ -30,12 +30,16 @@ BUILTIN_DISTRIBUTION = "bugbout"
 DISABLE_AUTOLOAD_VARIABLE = "BUGBOUT_DISABLE_PLUGIN_AUTOLOAD"
 DISABLE_VARIABLE = "BUGBOUT_DISABLE_PLUGINS"
 
+T = TypeVar("T")
+Kind = str | type[PluginSpec[Any]]
+"""A plugin kind: its record type (``JudgePlugin``), or its word (``"judge"``)."""
+
 
 @dataclass(frozen=True)
 class RegisteredPlugin:
     """A plugin record together with the plugin module and distribution it came from."""
 
-    spec: PluginSpec
+    spec: PluginSpec[Any]
     source: str
     distribution: str
 
@@ -153,31 +157,45 @@ class Plugins:
                     f"{_describe(exc)}"
                 )
 
-    def of_kind(self, kind: str) -> dict[str, RegisteredPlugin]:
+    def of_kind(self, kind: Kind) -> dict[str, RegisteredPlugin]:
         """Every plugin of ``kind`` by name."""
         if self._by_kind is None:
             self._by_kind = {name: self._collect(spec) for name, spec in KINDS.items()}
+        word = kind if isinstance(kind, str) else kind.kind
         try:
-            return self._by_kind[kind]
+            return self._by_kind[word]
         except KeyError:
             raise PluginError(
-                f"unknown plugin kind {kind!r}; the kinds are {', '.join(KINDS)}"
+                f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}"
             ) from None
 
-    def get(self, kind: str, name: str) -> RegisteredPlugin:
+    def get(self, kind: Kind, name: str) -> RegisteredPlugin:
         """The plugin of ``kind`` called ``name``; an error lists the valid names."""
         plugins = self.of_kind(kind)
         try:
             return plugins[name]
         except KeyError:
+            word = kind if isinstance(kind, str) else kind.kind
             raise ConfigError(
-                f"no {kind} plugin named {name!r}; choose one of: "
+                f"no {word} plugin named {name!r}; choose one of: "
                 f"{', '.join(sorted(plugins)) or '(none installed)'}"
             ) from None
 
-    def create(self, kind: str, name: str, options: dict[str, Any] | None = None) -> Any:
-        """Build the implementation of plugin ``kind``/``name`` with its options."""
-        return self.get(kind, name).spec.create(options)
+    @overload
+    def create(
+        self, kind: type[PluginSpec[T]], name: str, options: Mapping[str, Any] | None = None
+    ) -> T: ...
+
+    @overload
+    def create(self, kind: str, name: str, options: Mapping[str, Any] | None = None) -> Any: ...
+
+    def create(self, kind: Kind, name: str, options: Mapping[str, Any] | None = None) -> Any:
+        """Build the implementation of plugin ``kind``/``name`` with its options.
+
+        Given the kind's record type (``JudgePlugin``), the result is typed as the kind's
+        protocol; given only the kind's word (read from configuration), it is not.
+        """
+        return self.get(kind, name).spec.create(dict(options or {}))
 
     def all(self) -> list[RegisteredPlugin]:
         """Every plugin of every kind, in kind order then by name."""
@@ -188,7 +206,7 @@ class Plugins:
             self._noted.add(problem)
             self.problems.append(problem)
 
-    def _collect(self, spec_type: type[PluginSpec]) -> dict[str, RegisteredPlugin]:
+    def _collect(self, spec_type: type[PluginSpec[Any]]) -> dict[str, RegisteredPlugin]:
         caller = getattr(self.pm.hook, spec_type.hook)
         found: dict[str, RegisteredPlugin] = {}
         for impl in reversed(caller.get_hookimpls()):
@@ -269,7 +287,7 @@ def _options_message(value: object) -> str:
     return f"options must be a pydantic model class (a subclass of BaseModel), not {given}"
 
 
-def _options_problem(record: PluginSpec) -> str | None:
+def _options_problem(record: PluginSpec[Any]) -> str | None:
     """Why ``record.options`` cannot validate options (a record built without validation)."""
     options = record.options
     if isinstance(options, type) and issubclass(options, BaseModel):

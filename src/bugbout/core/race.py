@@ -59,6 +59,7 @@ from bugbout.core.store import ORACLES, Store
 from bugbout.core.tasks import bugbout_home
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
+from bugbout.core.types import EnvironmentPlugin, SandboxPlugin
 from bugbout.sandbox.confinement import Confinement, Sandbox
 from bugbout.sandbox.overlay import enter
 
@@ -86,10 +87,10 @@ class Race:
         """The bout's stop: once requested no attempt starts, once killed none is kept."""
         self.home = bugbout_home()
         self.sandbox: Sandbox = plugins.create(
-            "sandbox", settings.sandbox.name, settings.sandbox.options
+            SandboxPlugin, settings.sandbox.name, settings.sandbox.options
         )
         self.builder: EnvironmentBuilder = plugins.create(
-            "env", settings.env.name, settings.env.options
+            EnvironmentPlugin, settings.env.name, settings.env.options
         )
         self.confine_tests = test_confinement(settings, self.sandbox, self.home)
         self._environments: dict[str, Environment] = {}

@@ -19,7 +19,7 @@ from bugbout.core.filenames import FileName
 class Record(BaseModel):
     """Base of every stored record: unknown keys are errors, values are validated on load."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class IssueRef(Record):
@@ -224,6 +224,8 @@ class Oracle(Record):
 
 class OracleSet(RootModel[dict[str, Oracle]]):
     """Every task's oracle, by task id, as stored in ``oracles.json``."""
+
+    model_config = ConfigDict(defer_build=True)
 
     root: dict[str, Oracle] = Field(default_factory=dict)
 
@@ -503,17 +505,23 @@ class TaskResolutions(Record):
 class ResolutionSet(RootModel[dict[str, TaskResolutions]]):
     """``resolutions.json``: scores by task id."""
 
+    model_config = ConfigDict(defer_build=True)
+
     root: dict[str, TaskResolutions] = Field(default_factory=dict)
 
 
 class VerdictSet(RootModel[dict[str, dict[str, Verdict]]]):
     """``verdicts.json``: by task id, then by policy."""
 
+    model_config = ConfigDict(defer_build=True)
+
     root: dict[str, dict[str, Verdict]] = Field(default_factory=dict)
 
 
 class AuditSet(RootModel[dict[str, dict[str, Audit]]]):
     """``audits.json``: by task id, then by contestant."""
+
+    model_config = ConfigDict(defer_build=True)
 
     root: dict[str, dict[str, Audit]] = Field(default_factory=dict)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bugbout.core.costs import PriceTable
 from bugbout.core.evidence import round_scores, with_earlier_rounds
@@ -23,7 +23,19 @@ from bugbout.core.report import Report
 from bugbout.core.report_build import build_report
 from bugbout.core.report_tasks import attempt_links, fix_diffs
 from bugbout.core.store import Store, write_atomic
+from bugbout.core.types import ReporterPlugin
 from bugbout.core.verdicts import AUDITS, JOB, RESOLUTIONS, VERDICTS
+
+
+class Reporter(Protocol):
+    """What a reporter plugin's factory returns."""
+
+    filename: str | None
+    """The file in the store the rendering is written to; ``None``: it is printed."""
+
+    def render(self, report: Report) -> str:
+        """``report`` as text."""
+        ...
 
 
 def load_report(
@@ -86,11 +98,11 @@ def write_reports(
     go to the store. Returns the printed renderings (e.g. ``terminal``) by reporter name."""
     printed: dict[str, str] = {}
     for name in names:
-        reporter = plugins.create("reporter", name, dict((options or {}).get(name, {})))
+        reporter = plugins.create(ReporterPlugin, name, dict((options or {}).get(name, {})))
         try:
             text = reporter.render(report)
         except Exception as exc:  # one broken reporter must not stop the others
-            registered = plugins.get("reporter", name)
+            registered = plugins.get(ReporterPlugin, name)
             plugins.problems.append(
                 f"reporter {name!r} from {registered.distribution} failed: "
                 f"{type(exc).__name__}: {exc}"

@@ -22,6 +22,7 @@ from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.types import EnvironmentPlugin, IssueSourcePlugin, MinerPlugin, SandboxPlugin
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
@@ -47,24 +48,24 @@ def github_slug(settings: BoutSettings, git: Git) -> str | None:
 
 def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     """Fail before any work when a selected plugin is missing or its options are wrong."""
-    plugins.get("miner", settings.miner.name).spec.parse_options(settings.miner.options)
-    plugins.get("env", settings.env.name).spec.parse_options(settings.env.options)
-    plugins.get("sandbox", settings.sandbox.name).spec.parse_options(settings.sandbox.options)
+    plugins.get(MinerPlugin, settings.miner.name).spec.parse_options(settings.miner.options)
+    plugins.get(EnvironmentPlugin, settings.env.name).spec.parse_options(settings.env.options)
+    plugins.get(SandboxPlugin, settings.sandbox.name).spec.parse_options(settings.sandbox.options)
     for name in settings.tasks.issue_sources:
-        plugins.get("issue-source", name).spec.parse_options(settings.issue_source.get(name, {}))
+        plugins.get(IssueSourcePlugin, name).spec.parse_options(settings.issue_source.get(name, {}))
 
 
 def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress) -> IssueResolver:
     """The configured issue sources, asked in order."""
     sources = [
-        (name, plugins.create("issue-source", name, settings.issue_source.get(name, {})))
+        (name, plugins.create(IssueSourcePlugin, name, settings.issue_source.get(name, {})))
         for name in settings.tasks.issue_sources
     ]
-    unknown = set(settings.issue_source) - set(plugins.of_kind("issue-source"))
+    unknown = set(settings.issue_source) - set(plugins.of_kind(IssueSourcePlugin))
     if unknown:
         raise ConfigError(
             f"issue-source options given for unknown source(s) {', '.join(sorted(unknown))}; "
-            f"the sources are {', '.join(sorted(plugins.of_kind('issue-source')))}"
+            f"the sources are {', '.join(sorted(plugins.of_kind(IssueSourcePlugin)))}"
         )
     return IssueResolver(sources, warn=progress.warn)
 
@@ -81,7 +82,7 @@ def mine_tasks(
             raise ConfigError(
                 f"{repository} is not a git repository; set project.repository in bugbout.yaml"
             )
-        miner: Miner = plugins.create("miner", settings.miner.name, settings.miner.options)
+        miner: Miner = plugins.create(MinerPlugin, settings.miner.name, settings.miner.options)
         resolver = issue_resolver(settings, plugins, progress)
         slug = github_slug(settings, git)
 
@@ -216,8 +217,8 @@ class _Tools:
 
     @classmethod
     def build(cls, settings: BoutSettings, plugins: Plugins) -> _Tools:
-        builder = plugins.create("env", settings.env.name, settings.env.options)
-        sandbox = plugins.create("sandbox", settings.sandbox.name, settings.sandbox.options)
+        builder = plugins.create(EnvironmentPlugin, settings.env.name, settings.env.options)
+        sandbox = plugins.create(SandboxPlugin, settings.sandbox.name, settings.sandbox.options)
         home = bugbout_home()
         problem = sandbox.problem()
         if problem:

@@ -54,6 +54,7 @@ from bugbout.core.scoring import score
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store
 from bugbout.core.timeouts import killed, timeouts
+from bugbout.core.types import AuditorPlugin, JudgePlugin, ReporterPlugin
 
 VERDICTS = "verdicts.json"
 RESOLUTIONS = "resolutions.json"
@@ -63,10 +64,12 @@ JOB = "job.json"
 
 def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     """Fail before any work when the judge, auditor or a reporter is unknown or misconfigured."""
-    plugins.get("judge", settings.judge.name).spec.parse_options(settings.judge.options)
-    plugins.get("auditor", settings.auditor.name).spec.parse_options(settings.auditor.options)
+    plugins.get(JudgePlugin, settings.judge.name).spec.parse_options(settings.judge.options)
+    plugins.get(AuditorPlugin, settings.auditor.name).spec.parse_options(settings.auditor.options)
     for reporter in settings.reporters:
-        plugins.get("reporter", reporter).spec.parse_options(settings.reporter.get(reporter, {}))
+        plugins.get(ReporterPlugin, reporter).spec.parse_options(
+            settings.reporter.get(reporter, {})
+        )
     for reporter in set(settings.reporter) - set(settings.reporters):
         raise ConfigError(
             f"reporter.{reporter}: options for a reporter this bout does not write; add it "
@@ -105,9 +108,9 @@ class Verdicts:
         self.progress = progress or SilentProgress()
         self.executor = executor
         """Where the test runs go; without one, the settings' executor, for one :meth:`run`."""
-        self.judge: Judge = plugins.create("judge", settings.judge.name, settings.judge.options)
+        self.judge: Judge = plugins.create(JudgePlugin, settings.judge.name, settings.judge.options)
         self.auditor: Auditor = plugins.create(
-            "auditor", settings.auditor.name, settings.auditor.options
+            AuditorPlugin, settings.auditor.name, settings.auditor.options
         )
         self._reused: dict[str, Reused] = {}
         self.runs_made = 0
@@ -291,7 +294,7 @@ class Verdicts:
         try:
             return self.judge.judge(matrix, JudgeContext.from_attempts(task.id, attempts))
         except Exception as exc:
-            registered = self.plugins.get("judge", policy)
+            registered = self.plugins.get(JudgePlugin, policy)
             reason = (
                 f"judge {policy!r} from {registered.distribution} crashed: "
                 f"{type(exc).__name__}: {exc}"
@@ -363,7 +366,7 @@ class EvidenceJob:
         if self.tools is None:
             plugins = make_plugins()
             race = Race(settings, plugins, Store(settings.store_dir))
-            auditor = plugins.create("auditor", settings.auditor.name, settings.auditor.options)
+            auditor = plugins.create(AuditorPlugin, settings.auditor.name, settings.auditor.options)
         else:
             race, auditor = self.tools.race, self.tools.auditor
         with Git(settings.repository) as git:

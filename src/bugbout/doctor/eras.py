@@ -55,7 +55,7 @@ def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     builder = None
     if settings.env.name == "uv":
         with contextlib.suppress(BugboutError):  # a bad option is reported when a bout starts
-            builder = plugins.create("env", "uv", settings.env.options)
+            builder = plugins.create("environment", "uv", settings.env.options)
     if not isinstance(builder, UvBuilder):
         return Eras(list(local), [], [], others, None)
     managed = builder.pythons(bugbout_home())

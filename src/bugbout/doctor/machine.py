@@ -10,6 +10,7 @@ from pathlib import Path
 from bugbout.core.errors import BugboutError
 from bugbout.core.manager import Plugins
 from bugbout.core.settings import BoutSettings
+from bugbout.core.types import SandboxPlugin
 from bugbout.doctor.check import Check
 from bugbout.doctor.eras import python_check
 from bugbout.doctor.probes import probe, quiet_env, version_in
@@ -59,7 +60,7 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
     """The sandbox agents and tests will run in; for ``auto``, the one it chose."""
     name = settings.sandbox.name
     try:
-        sandbox = plugins.create("sandbox", name, settings.sandbox.options)
+        sandbox = plugins.create(SandboxPlugin, name, settings.sandbox.options)
         problem = sandbox.problem()
     except BugboutError as exc:
         return Check("sandbox", False, str(exc), "choose another, e.g. sandbox=auto")
@@ -85,7 +86,7 @@ def checkouts_check(settings: BoutSettings, plugins: Plugins) -> Check:
         return Check("checkouts", False, problem)  # it names its fix
     if method == "overlay":
         try:
-            sandbox = plugins.create("sandbox", settings.sandbox.name, settings.sandbox.options)
+            sandbox = plugins.create(SandboxPlugin, settings.sandbox.name, settings.sandbox.options)
         except BugboutError:
             sandbox = None
         if sandbox is not None and not getattr(sandbox, "overlays", True):

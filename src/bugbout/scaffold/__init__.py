@@ -187,7 +187,7 @@ class Template:
 TEMPLATES: dict[str, Template] = {
     "miner": Template("MinerSuite", "Fixes from the git history, limited to some directories"),
     "issue-source": Template("IssueSourceSuite", "Issues kept as Markdown files in the repository"),
-    "env": Template(
+    "environment": Template(
         "EnvironmentSuite", "An existing Python interpreter, with variables for the tests"
     ),
     "agent": Template("AgentSuite", "An adapter for a coding agent's command line"),

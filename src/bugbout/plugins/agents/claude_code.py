@@ -70,9 +70,10 @@ class ClaudeCodeAgent(CodingAgent):
     executable = "claude"
     default_vendor = "anthropic"
     Options = ClaudeCodeOptions
+    options: ClaudeCodeOptions
 
     def invocation(self, session: Session) -> Invocation:
-        options: ClaudeCodeOptions = self.options
+        options = self.options
         argv = [
             self.command(), "-p",
             "--safe-mode", "--setting-sources", "user", "--strict-mcp-config",

@@ -71,9 +71,10 @@ class CodexAgent(CodingAgent):
     executable = "codex"
     default_vendor = "openai"
     Options = CodexOptions
+    options: CodexOptions
 
     def invocation(self, session: Session) -> Invocation:
-        options: CodexOptions = self.options
+        options = self.options
         _codex_home(session).mkdir(parents=True, exist_ok=True)
         _scratch(session).mkdir(parents=True, exist_ok=True)
         argv = [
@@ -110,7 +111,7 @@ class CodexAgent(CodingAgent):
     @property
     def endpoint(self) -> str:
         """The origin of the model endpoint the agent reaches."""
-        options: CodexOptions = self.options
+        options = self.options
         if options.local_provider:
             return origin(self._local_base_url())
         return origin(options.base_url or OPENAI_ENDPOINT)
@@ -119,7 +120,7 @@ class CodexAgent(CodingAgent):
         env = super().environment(session)
         env["CODEX_HOME"] = str(_codex_home(session))
         env["TMPDIR"] = str(_scratch(session))  # Codex refuses a CODEX_HOME inside TMPDIR
-        options: CodexOptions = self.options
+        options = self.options
         if options.local_provider:
             env["CODEX_OSS_BASE_URL"] = self._local_base_url()
         elif not options.base_url:
@@ -166,7 +167,7 @@ class CodexAgent(CodingAgent):
         return super().hit_usage_limit(logdir, exit_code)
 
     def _local_base_url(self) -> str:
-        options: CodexOptions = self.options
+        options = self.options
         if options.base_url:
             return options.base_url
         port = LOCAL_PORTS[options.local_provider or "ollama"]

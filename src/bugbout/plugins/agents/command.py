@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pydantic import Field
 
 from bugbout import AgentPlugin, hookimpl
@@ -30,6 +32,7 @@ class CommandAgent(CodingAgent):
 
     harness = "command"
     Options = CommandOptions
+    options: CommandOptions
 
     def __init__(self, model: str | None = None, **options: object) -> None:
         super().__init__(model, **options)
@@ -37,7 +40,7 @@ class CommandAgent(CodingAgent):
             raise ConfigError("a `command` agent needs a name (the key it is defined under)")
 
     @property
-    def executable(self) -> str:  # type: ignore[override]
+    def executable(self) -> str:
         return str(self.options.command[0])
 
     def invocation(self, session: Session) -> Invocation:
@@ -65,7 +68,7 @@ def _fill(part: str, values: dict[str, str]) -> str:
 
 
 @hookimpl
-def bugbout_agents():  # type: ignore[no-untyped-def]
+def bugbout_agents() -> Iterator[AgentPlugin]:
     yield AgentPlugin(
         name="command",
         factory=CommandAgent.from_options,

@@ -90,6 +90,7 @@ class GeminiCliAgent(CodingAgent):
     executable = "gemini"
     default_vendor = "google"
     Options = GeminiCliOptions
+    options: GeminiCliOptions
 
     def invocation(self, session: Session) -> Invocation:
         config = session.home / ".gemini"

@@ -92,6 +92,7 @@ class MiniSweAgent(CodingAgent):
 
     harness = "mini-swe-agent"
     Options = MiniSweAgentOptions
+    options: MiniSweAgentOptions
 
     def __init__(self, model: str | None = None, **options: Any) -> None:
         super().__init__(model, **options)
@@ -108,7 +109,7 @@ class MiniSweAgent(CodingAgent):
             )
 
     @property
-    def executable(self) -> str:  # type: ignore[override]
+    def executable(self) -> str:
         return str(self.options.executable or "mini")
 
     @property
@@ -128,7 +129,7 @@ class MiniSweAgent(CodingAgent):
         return guess_vendor(name) or (known[1] if known else None)
 
     def invocation(self, session: Session) -> Invocation:
-        options: MiniSweAgentOptions = self.options
+        options = self.options
         config = session.logdir / CONFIG
         if "=" in str(config):  # mini reads `-c a=b` as a setting, not a file
             raise ConfigError(f"mini-swe-agent cannot be given a config file named {config}")

@@ -3,19 +3,18 @@ the unfixed code, a verdict and the route a retry re-enters by."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Iterator
+
+from pydantic import Field
 
 from bugbout import AuditorPlugin, hookimpl
 from bugbout.core.auditing import REPORT_LIMIT, AuditRequest, make_audit
 from bugbout.core.records import Audit
+from bugbout.core.types import Options
 
 
-class GateOptions(BaseModel):
+class GateOptions(Options):
     """Options of the ``gate`` auditor."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
-    )
 
     max_listed: int = Field(default=REPORT_LIMIT, ge=1)
     """The most tests each section of the kill report lists (it may go into a prompt)."""
@@ -36,7 +35,7 @@ class Gate:
 
 
 @hookimpl
-def bugbout_auditors():  # type: ignore[no-untyped-def]
+def bugbout_auditors() -> Iterator[AuditorPlugin]:
     yield AuditorPlugin(
         name="gate",
         factory=Gate,

@@ -4,6 +4,8 @@ change is to the maintainers' own fix, and whether it looks recalled rather than
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pydantic import Field
 
 from bugbout import AuditorPlugin, hookimpl
@@ -50,7 +52,7 @@ class Recall:
 
 
 @hookimpl
-def bugbout_auditors():  # type: ignore[no-untyped-def]
+def bugbout_auditors() -> Iterator[AuditorPlugin]:
     yield AuditorPlugin(
         name="recall",
         factory=Recall,

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import EnvironmentPlugin, hookimpl
+from bugbout.core.types import Options
 
 if TYPE_CHECKING:
     from bugbout.core.environment import Command, EnvironmentRequest
@@ -22,12 +21,8 @@ CHECK_TIMEOUT = 60.0
 _CHECK = "import sys, pytest; sys.stdout.write('%d.%d.%d' % tuple(sys.version_info[:3]))"
 
 
-class InterpreterOptions(BaseModel):
+class InterpreterOptions(Options):
     """Options of the ``interpreter`` environment builder."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
-    )
 
     path: str | None = None
     """The Python executable; by default ``project.interpreter``, else bugbout's own."""

@@ -23,11 +23,10 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import EnvironmentPlugin, hookimpl
 from bugbout.core.errors import EnvironmentFailure
 from bugbout.core.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
+from bugbout.core.types import Options
 from bugbout.sandbox.locking import locked
 
 if TYPE_CHECKING:
@@ -61,12 +60,8 @@ _CROSS = "\u00d7"  # how uv marks errors and causes on a terminal
 _ARROW = "\u2570\u2500\u25b6"
 
 
-class UvOptions(BaseModel):
+class UvOptions(Options):
     """Options of the ``uv`` environment builder."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
-    )
 
     exclude_newer: bool = True
     """Resolve dependencies as of the fix's date; off: the newest releases."""

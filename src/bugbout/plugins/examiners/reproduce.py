@@ -1,10 +1,12 @@
-"""The ``reproduce`` assignment: tests for exactly what the issue reports."""
+"""The ``reproduce`` assignment: tests for exactly what the issue reports; every test must
+fail on the unfixed code."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from bugbout import ExaminerPlugin, hookimpl
-from bugbout.core.examining import examiner_prompt
-from bugbout.core.records import Task
+from bugbout.core.examining import PromptAssignment
 from bugbout.core.types import NoOptions
 
 SCOPE = (
@@ -13,23 +15,13 @@ SCOPE = (
 )
 
 
-class Reproduce:
+def reproduce(options: NoOptions) -> PromptAssignment:
     """Reproductions: every test must fail on the unfixed code."""
-
-    name = "reproduce"
-
-    def __init__(self, options: NoOptions | None = None) -> None:
-        self.options = options
-
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
-        return examiner_prompt(task, tests=tests, test_command=test_command, scope=SCOPE)
-
-    def must_fail_on_base(self) -> bool:
-        return True
+    return PromptAssignment("reproduce", SCOPE, reproductions_only=True)
 
 
 @hookimpl
-def bugbout_examiners():  # type: ignore[no-untyped-def]
+def bugbout_examiners() -> Iterator[ExaminerPlugin]:
     yield ExaminerPlugin(
-        name="reproduce", factory=Reproduce, description="tests for exactly what the issue reports"
+        name="reproduce", factory=reproduce, description="tests for exactly what the issue reports"
     )

@@ -1,10 +1,12 @@
-"""The ``specify`` assignment: the rule behind the issue and the behaviour around it."""
+"""The ``specify`` assignment: the rule behind the issue and the behaviour around it;
+its tests of that behaviour may already pass on the unfixed code."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from bugbout import ExaminerPlugin, hookimpl
-from bugbout.core.examining import examiner_prompt
-from bugbout.core.records import Task
+from bugbout.core.examining import PromptAssignment
 from bugbout.core.types import NoOptions
 
 SCOPE = (
@@ -14,25 +16,15 @@ SCOPE = (
 )
 
 
-class Specify:
+def specify(options: NoOptions) -> PromptAssignment:
     """A specification: reproductions plus tests of behaviour a fix must keep."""
-
-    name = "specify"
-
-    def __init__(self, options: NoOptions | None = None) -> None:
-        self.options = options
-
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
-        return examiner_prompt(task, tests=tests, test_command=test_command, scope=SCOPE)
-
-    def must_fail_on_base(self) -> bool:
-        return False
+    return PromptAssignment("specify", SCOPE, reproductions_only=False)
 
 
 @hookimpl
-def bugbout_examiners():  # type: ignore[no-untyped-def]
+def bugbout_examiners() -> Iterator[ExaminerPlugin]:
     yield ExaminerPlugin(
         name="specify",
-        factory=Specify,
+        factory=specify,
         description="the issue, the rule behind it, and nearby behaviour a fix must keep",
     )

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from bugbout import ExecutorPlugin, hookimpl
-from bugbout.core.settings import dashed
+from bugbout.core.types import Options
 
 R = TypeVar("R")
 
@@ -23,10 +23,8 @@ DEFAULT_WORKERS = 32
 its agent's process."""
 
 
-class LocalOptions(BaseModel):
+class LocalOptions(Options):
     """Options of the ``local`` executor."""
-
-    model_config = ConfigDict(extra="forbid", alias_generator=dashed, populate_by_name=True)
 
     workers: int = Field(default=DEFAULT_WORKERS, ge=1)
     """The most jobs running at once, across every lane."""

@@ -15,21 +15,19 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from bugbout import ExecutorPlugin, hookimpl
 from bugbout.core.errors import PluginError
-from bugbout.core.settings import dashed
+from bugbout.core.types import Options
 
 R = TypeVar("R")
 
 MISSING = "ray is not installed: pip install 'bugbout[ray]'"
 
 
-class RayOptions(BaseModel):
+class RayOptions(Options):
     """Options of the ``ray`` executor."""
-
-    model_config = ConfigDict(extra="forbid", alias_generator=dashed, populate_by_name=True)
 
     address: str | None = None
     """``null`` starts a Ray instance on this machine; ``auto`` or ``ray://HOST:10001``

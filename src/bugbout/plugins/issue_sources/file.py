@@ -11,22 +11,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import IssueSourcePlugin, hookimpl
 from bugbout.core.errors import ConfigError
 from bugbout.core.issues import IssueRequest
 from bugbout.core.records import Issue
-from bugbout.core.settings import dashed
+from bugbout.core.types import Options
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 EXAMPLE = '{"number": 12, "title": "...", "body": "..."}'
 
 
-class FileOptions(BaseModel):
+class FileOptions(Options):
     """Options of the ``file`` issue source."""
-
-    model_config = ConfigDict(extra="forbid", alias_generator=dashed, populate_by_name=True)
 
     path: Path | None = None
     """The file; a relative path starts at the repository. Without one, no issue is known."""

@@ -11,12 +11,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from bugbout import IssueSourcePlugin, hookimpl
 from bugbout.core.issues import IssueRequest, IssueSourceUnavailable
 from bugbout.core.records import Issue
-from bugbout.core.settings import dashed
+from bugbout.core.types import Options
 
 DEFAULT_API_URL = "https://api.github.com"
 TOKEN_VARIABLE = "GITHUB_TOKEN"
@@ -36,10 +36,8 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 T = TypeVar("T")
 
 
-class GitHubOptions(BaseModel):
+class GitHubOptions(Options):
     """Options of the ``github`` issue source."""
-
-    model_config = ConfigDict(extra="forbid", alias_generator=dashed, populate_by_name=True)
 
     api_url: str = DEFAULT_API_URL
     """The REST API's root; GitHub Enterprise's is ``https://HOST/api/v3``."""

@@ -3,34 +3,23 @@ models."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judging import (
-    EvidenceJudge,
-    PatchEvidence,
-    ThresholdOptions,
-    threshold_objection,
-)
+from bugbout.core.judge_policy import ThresholdJudge, ThresholdOptions
 
 
-class CrossVendor(EvidenceJudge):
+def cross_vendor(options: ThresholdOptions) -> ThresholdJudge:
     """``majority`` with support only from authors of another vendor than the patch's
     (an author or patch of unknown vendor is another vendor to everyone)."""
-
-    name = "cross-vendor"
-    separate_vendors = True
-
-    def __init__(self, options: ThresholdOptions | None = None) -> None:
-        self.options: ThresholdOptions = options or ThresholdOptions()
-
-    def objection(self, patch: PatchEvidence) -> str | None:
-        return threshold_objection(patch, self.options.threshold)
+    return ThresholdJudge(options, name="cross-vendor", separate_vendors=True)
 
 
 @hookimpl
-def bugbout_judges():  # type: ignore[no-untyped-def]
+def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name="cross-vendor",
-        factory=CrossVendor,
+        factory=cross_vendor,
         options=ThresholdOptions,
         description="as majority, but no vendor's tests may support its own models",
     )

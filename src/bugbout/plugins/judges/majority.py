@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judging import (
-    EvidenceJudge,
-    PatchEvidence,
-    ThresholdOptions,
-    threshold_objection,
-)
-
-
-class Majority(EvidenceJudge):
-    """Approves a patch whose support (the fraction of each independent author's
-    reproductions it passes, averaged over authors) reaches ``threshold`` and that breaks
-    no repository test a quorum of other patches keeps."""
-
-    name = "majority"
-
-    def __init__(self, options: ThresholdOptions | None = None) -> None:
-        self.options: ThresholdOptions = options or ThresholdOptions()
-
-    def objection(self, patch: PatchEvidence) -> str | None:
-        return threshold_objection(patch, self.options.threshold)
+from bugbout.core.judge_policy import ThresholdJudge, ThresholdOptions
 
 
 @hookimpl
-def bugbout_judges():  # type: ignore[no-untyped-def]
+def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name="majority",
-        factory=Majority,
+        factory=ThresholdJudge,
         options=ThresholdOptions,
         description="passes at least half of the independent reproductions, on average",
     )

@@ -3,19 +3,22 @@ specification of the behaviour the issue does not ask to change."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judging import (
+from bugbout.core.judge_policy import (
     DEFAULT_KEEP_ASSIGNMENTS,
     EvidenceJudge,
     JudgeOptions,
-    PatchEvidence,
     keep_objection,
     unanimous_objection,
 )
+
+if TYPE_CHECKING:
+    from bugbout.core.judge_evidence import PatchEvidence
 
 
 class StrictOptions(JudgeOptions):
@@ -44,7 +47,7 @@ class Strict(EvidenceJudge):
 
 
 @hookimpl
-def bugbout_judges():  # type: ignore[no-untyped-def]
+def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name="strict",
         factory=Strict,

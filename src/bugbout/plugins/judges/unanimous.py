@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judging import (
-    EvidenceJudge,
-    JudgeOptions,
-    PatchEvidence,
-    unanimous_objection,
-)
+from bugbout.core.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
+
+if TYPE_CHECKING:
+    from bugbout.core.judge_evidence import PatchEvidence
 
 
 class Unanimous(EvidenceJudge):
@@ -22,7 +23,7 @@ class Unanimous(EvidenceJudge):
 
 
 @hookimpl
-def bugbout_judges():  # type: ignore[no-untyped-def]
+def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name="unanimous",
         factory=Unanimous,

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import MinerPlugin, hookimpl
 from bugbout.core.git import Change, Commit, Git
 from bugbout.core.mining import (
@@ -28,6 +26,7 @@ from bugbout.core.testmodules import (
     defined_tests_memo,
     is_test_module,
 )
+from bugbout.core.types import Options
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
@@ -40,14 +39,12 @@ DUPLICATE_ISSUE = "duplicate-issue"
 OVER_LIMIT = "over-limit"
 
 
-class GitHistoryOptions(BaseModel):
+class GitHistoryOptions(Options):
     """The ``git-history`` miner takes its settings from ``tasks:``; it has no options."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 @hookimpl
-def bugbout_miners():  # type: ignore[no-untyped-def]
+def bugbout_miners() -> Iterator[MinerPlugin]:
     yield MinerPlugin(
         name="git-history",
         factory=GitHistoryMiner,

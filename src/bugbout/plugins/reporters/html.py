@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from html import escape
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
 from bugbout.core.html_tasks import STYLE as TASK_STYLE
@@ -23,12 +21,11 @@ from bugbout.core.html_tasks import overview_pages, task_pages_html
 from bugbout.core.report import Report
 from bugbout.core.report_costs import cost_chart
 from bugbout.core.report_sections import fmt_rate, sections
+from bugbout.core.types import Options
 
 
-class HtmlOptions(BaseModel):
+class HtmlOptions(Options):
     """Options of the ``html`` reporter."""
-
-    model_config = ConfigDict(extra="forbid")
 
     title: str = "bugbout report"
     """The page's title and heading."""

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.report import Report
+from bugbout.core.types import Options
 
 
-class JsonOptions(BaseModel):
+class JsonOptions(Options):
     """Options of the ``json`` reporter."""
-
-    model_config = ConfigDict(extra="forbid")
 
     indent: int | None = Field(default=2, ge=0)
     """Spaces per level; ``null`` writes one line."""

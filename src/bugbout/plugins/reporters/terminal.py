@@ -6,7 +6,7 @@ import io
 import shutil
 from collections.abc import Iterator
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rich import box
 from rich.console import Console
 from rich.measure import Measurement
@@ -16,12 +16,11 @@ from rich.text import Text
 from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.report import Report
 from bugbout.core.report_sections import Section, Table, sections
+from bugbout.core.types import Options
 
 
-class TerminalOptions(BaseModel):
+class TerminalOptions(Options):
     """Options of the ``terminal`` reporter."""
-
-    model_config = ConfigDict(extra="forbid")
 
     width: int | None = Field(default=None, ge=40)
     """Columns the tables may use; ``null``: the terminal's width (120 when there is none)."""

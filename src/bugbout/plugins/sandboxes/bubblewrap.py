@@ -22,10 +22,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.errors import PluginError
+from bugbout.core.types import Options
 from bugbout.plugins.sandboxes import Access, layers, resolve
 from bugbout.sandbox.confinement import Confinement
 
@@ -44,12 +43,8 @@ RESOLV_CONF = Path("/etc/resolv.conf")
 NO_SANDBOX = "or set sandbox=none to run agents unconfined"
 
 
-class BubblewrapOptions(BaseModel):
+class BubblewrapOptions(Options):
     """Options of the ``bubblewrap`` sandbox."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
-    )
 
     executable: str = "bwrap"
     """The bwrap program: a name looked up on ``PATH`` or a path."""

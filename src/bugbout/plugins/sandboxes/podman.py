@@ -29,10 +29,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.errors import PluginError
+from bugbout.core.types import Options
 from bugbout.plugins.sandboxes import Access, layers, resolve
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import INSTALL, Podman, explain, runner
@@ -49,12 +48,8 @@ _ACCESS = {
 }
 
 
-class PodmanSandboxOptions(BaseModel):
+class PodmanSandboxOptions(Options):
     """Options of the ``podman`` sandbox."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
-    )
 
     executable: str = "podman"
     """The podman program: a name looked up on ``PATH`` or a path."""

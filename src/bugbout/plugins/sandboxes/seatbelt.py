@@ -33,10 +33,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.errors import PluginError
+from bugbout.core.types import Options
 from bugbout.plugins.sandboxes import Access, Layer, inside, layers, resolve
 from bugbout.sandbox.confinement import Confinement
 
@@ -55,12 +54,8 @@ DEVICES = (
 RESOLVER_SOCKET = "/private/var/run/mDNSResponder"
 
 
-class SeatbeltOptions(BaseModel):
+class SeatbeltOptions(Options):
     """Options of the ``seatbelt`` sandbox."""
-
-    model_config = ConfigDict(
-        extra="forbid", alias_generator=lambda n: n.replace("_", "-"), populate_by_name=True
-    )
 
     executable: str = "/usr/bin/sandbox-exec"
     """sandbox-exec, by absolute path (not looked up on a PATH a caller controls)."""

@@ -19,7 +19,7 @@ suite                       kind          class attributes besides ``plugin``, `
 ==========================  ============  ==============================================
 :class:`MinerSuite`         miner         ``finds_fix``
 :class:`IssueSourceSuite`   issue-source  ``known_issue``
-:class:`EnvironmentSuite`   env           ``date``
+:class:`EnvironmentSuite`   environment   ``date``
 :class:`AgentSuite`         agent         ``credentials``
 :class:`SandboxSuite`       sandbox       ``confines``
 :class:`ExecutorSuite`      executor

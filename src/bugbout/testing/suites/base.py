@@ -86,6 +86,15 @@ class PluginSuite:
         assert "\n" not in message
         assert self.plugin in message
 
+    def test_option_keys_are_written_with_dashes(self, registered: RegisteredPlugin) -> None:
+        """Options are keyed like every other setting, ``max-listed`` rather than
+        ``max_listed`` (what :class:`bugbout.Options`, the options models' base, does)."""
+        fields = registered.spec.options.model_fields.items()
+        underscored = [
+            field.alias or name for name, field in fields if "_" in (field.alias or name)
+        ]
+        assert not underscored, f"options keyed with _ (extend bugbout.Options): {underscored}"
+
     def test_options_validate(self, registered: RegisteredPlugin) -> None:
         """The suite's :attr:`options` are valid options of the plugin."""
         registered.spec.parse_options(dict(self.options))

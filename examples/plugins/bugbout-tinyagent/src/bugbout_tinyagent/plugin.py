@@ -46,9 +46,10 @@ class TinyAgent(CodingAgent):
 
     harness = "tinyagent"
     Options = TinyAgentOptions
+    options: TinyAgentOptions
 
     @property
-    def executable(self) -> str:  # type: ignore[override]
+    def executable(self) -> str:
         return str(self.options.executable or "tinyagent")
 
     def command(self) -> str:
@@ -63,7 +64,7 @@ class TinyAgent(CodingAgent):
         return found
 
     def invocation(self, session: Session) -> Invocation:
-        options: TinyAgentOptions = self.options
+        options = self.options
         argv = [
             self.command(), "--json", "--base-url", options.base_url,
             "--max-steps", str(options.max_steps), "--api-key-env", options.api_key_env,

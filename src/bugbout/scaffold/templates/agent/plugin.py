@@ -29,9 +29,10 @@ class __TITLE__Agent(CodingAgent):
 
     harness = "__NAME__"
     Options = __TITLE__Options
+    options: __TITLE__Options
 
     @property
-    def executable(self) -> str:  # type: ignore[override]
+    def executable(self) -> str:
         return str(self.options.command[0])
 
     def invocation(self, session: Session) -> Invocation:

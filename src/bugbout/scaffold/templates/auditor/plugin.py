@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import AuditorPlugin, hookimpl
+from bugbout import AuditorPlugin, Options, hookimpl
 from bugbout.core.auditing import AuditRequest, make_audit
 from bugbout.core.records import Audit
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` auditor."""
-
-    model_config = ConfigDict(extra="forbid")
 
     listed: int = Field(default=10, ge=1)
     """The most tests each section of the kill report lists."""

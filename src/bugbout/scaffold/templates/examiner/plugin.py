@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import ExaminerPlugin, Task, hookimpl
+from bugbout import ExaminerPlugin, Options, Task, hookimpl
 from bugbout.core.examining import examiner_prompt
-from pydantic import BaseModel, ConfigDict
 
 SCOPE = (
     "Write tests for the behaviour the issue reports and for its edge cases (empty, "
@@ -22,10 +21,8 @@ SCOPE = (
 )
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` assignment."""
-
-    model_config = ConfigDict(extra="forbid")
 
     scope: str = SCOPE
     """What the examiner is asked to test."""

@@ -14,16 +14,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TypeVar
 
-from bugbout import ExecutorPlugin, hookimpl
-from pydantic import BaseModel, ConfigDict, Field
+from bugbout import ExecutorPlugin, Options, hookimpl
+from pydantic import Field
 
 R = TypeVar("R")
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` executor."""
-
-    model_config = ConfigDict(extra="forbid")
 
     workers: int = Field(default=2, ge=1)
     """The most jobs running at once, one process each."""

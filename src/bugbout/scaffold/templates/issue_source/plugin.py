@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import Issue, IssueRequest, IssueSourcePlugin, hookimpl
-from pydantic import BaseModel, ConfigDict
+from bugbout import Issue, IssueRequest, IssueSourcePlugin, Options, hookimpl
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` issue source."""
-
-    model_config = ConfigDict(extra="forbid")
 
     directory: str = "issues"
     """The directory of the issue files, relative to the repository."""

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import MinerPlugin, MiningRequest, TaskSet, hookimpl
+from bugbout import MinerPlugin, MiningRequest, Options, TaskSet, hookimpl
 from bugbout.core.mining import TitleLookup
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
-from pydantic import BaseModel, ConfigDict
 
 OUTSIDE_PATHS = "outside-paths"
 """Why a fix was left out: it changes source files outside ``paths``."""
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` miner."""
-
-    model_config = ConfigDict(extra="forbid")
 
     paths: tuple[str, ...] = ()
     """Directories of the repository; a fix counts when every source file it changes lies

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import ReporterPlugin, hookimpl
+from bugbout import Options, ReporterPlugin, hookimpl
 from bugbout.core.report import Report
-from pydantic import BaseModel, ConfigDict
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` reporter."""
-
-    model_config = ConfigDict(extra="forbid")
 
     filename: str | None = "__NAME__.txt"
     """The file written in the store; ``null`` prints the report instead."""

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import SandboxPlugin, hookimpl
+from bugbout import Options, SandboxPlugin, hookimpl
 from bugbout.plugins.sandboxes.auto import Auto
 from bugbout.sandbox.confinement import Confinement
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` sandbox."""
-
-    model_config = ConfigDict(extra="forbid")
 
     niceness: int = Field(default=10, ge=0, le=19)
     """How much lower the confined processes' priority is (``nice -n``)."""

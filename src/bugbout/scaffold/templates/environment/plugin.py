@@ -11,16 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from bugbout import Command, EnvironmentPlugin, EnvironmentRequest, hookimpl
+from bugbout import Command, EnvironmentPlugin, EnvironmentRequest, Options, hookimpl
 from bugbout.core.environment import Environment
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 
-class __TITLE__Options(BaseModel):
+class __TITLE__Options(Options):
     """Options of the ``__NAME__`` environment."""
-
-    model_config = ConfigDict(extra="forbid")
 
     python: str | None = None
     """The interpreter (a path or a command); by default the one bugbout runs on."""
