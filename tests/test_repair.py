@@ -218,7 +218,7 @@ def test_node_ids_never_hold_the_scratch_path(tmp_path: Path) -> None:
     assert not any(str(home) in name for run in oracle.runs for name in run.outcomes)
 
 
-def test_the_race_runs_tests_with_what_the_oracle_added(tmp_path: Path) -> None:
+def test_a_tasks_test_environment_has_what_the_oracle_added_built_once(tmp_path: Path) -> None:
     from bugbout.core.environments import Environments
     from bugbout.core.records import AddedDependency, OracleSet
     from bugbout.core.store import ORACLES, Store
@@ -238,5 +238,7 @@ def test_the_race_runs_tests_with_what_the_oracle_added(tmp_path: Path) -> None:
         def base(self, sha: str) -> Path:
             return tmp_path
 
-    environments.of(task, Trees())  # type: ignore[arg-type]
+    first = environments.of(task, Trees())  # type: ignore[arg-type]
     assert builder.requests == [("pytest", "simplejson")]
+    assert environments.of(task, Trees()) is first  # type: ignore[arg-type]
+    assert len(builder.requests) == 1  # the race, its rounds and the verdicts share it
