@@ -34,8 +34,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bugbout.core import bench as benches
 from bugbout.core import confine as confinement
 from bugbout.core import crossexam
+from bugbout.core.bench import Bench
 from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import Confine
 from bugbout.core.crossexam import cross_examine, install_file, is_column, plan_installation
@@ -253,7 +255,7 @@ def measure(
     )
     confine = confinement.test_confinement(settings, sandbox, home)
     calls: list[str] = []
-    real = crossexam.run_tests
+    real = benches.run_tests
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(kwargs["label"])
@@ -267,22 +269,14 @@ def measure(
         found = attempts(task, checkouts)
 
         def examine() -> Matrix:
-            return cross_examine(
-                task,
-                found,
-                checkouts=checkouts,
-                environment=environment,
-                project=PROJECT,
-                run_suite=True,
-                timeout=600,
-                confine=confine,
-            )
+            bench = Bench(checkouts, environment, PROJECT, 600, confine)
+            return cross_examine(task, found, bench, run_suite=True)
 
-        crossexam.run_tests = counting
+        benches.run_tests = counting
         try:
             matrix = examine()  # warm-up (the cached base tree, the page cache), counted
         finally:
-            crossexam.run_tests = real
+            benches.run_tests = real
         processes = len(calls)
         prepared = prepare_raw(task, found, checkouts, root / "raw")
         actions = {

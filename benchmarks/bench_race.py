@@ -39,6 +39,7 @@ from bugbout.core.settings import (
 )
 from bugbout.core.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.core.tools import Tools
 from bugbout.testing import RepositoryBuilder
 
 OUTPUT = Path(__file__).resolve().parent.parent / ".bench"
@@ -96,9 +97,10 @@ def main() -> None:
         tasks = mine_tasks(settings, plugins, store)
         oracles = compute_oracles(settings, plugins, store, tasks)
         assert tasks.tasks and tasks.tasks[0].scored, "the benchmark's task must be scored"
-        race = Race(settings, plugins, store)
+        tools = Tools.build(settings, plugins, store)
+        race = Race(tools)
         with Git(settings.repository) as git:
-            method = race.checkouts(git).method
+            method = tools.checkouts(git).method
         bwrap = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--unshare-net", "true"]
         rounds: list[dict[str, float]] = []
         for number in range(options.attempts + 1):  # the first warms the cached tree up

@@ -23,6 +23,7 @@ from bugbout.core.affected import (
 from bugbout.core.audit_gate import run_gate
 from bugbout.core.auditing import AuditRequest, classify
 from bugbout.core.base_run import run_base, selections
+from bugbout.core.bench import Bench
 from bugbout.core.checkout import Checkouts
 from bugbout.core.crossexam import cross_examine
 from bugbout.core.environment import Environment, EnvironmentRequest
@@ -302,15 +303,8 @@ class Shop:
         )  # fmt: skip
 
     @property
-    def common(self) -> dict[str, object]:
-        return {
-            "checkouts": self.checkouts,
-            "environment": self.environment,
-            "project": self.project,
-            "timeout": 120,
-            "confine": self.confine,
-            "git": self.git,
-        }
+    def bench(self) -> Bench:
+        return Bench(self.checkouts, self.environment, self.project, 120, self.confine)
 
 
 @pytest.fixture
@@ -324,7 +318,7 @@ def shop(tmp_path: Path, plugins: Plugins) -> Iterator[Shop]:
 
 @pytest.mark.slow
 def test_affected_finds_every_regression_all_finds(shop: Shop) -> None:
-    base = run_base(shop.task, coverage=True, **shop.common)  # type: ignore[arg-type]
+    base = run_base(shop.task, shop.bench, coverage=True)
     assert base.run.status == RunStatus.OK
     assert base.coverage.tests  # the map was made, in the tests' own environment
     # a fix that also breaks unit_price: every caller, however far, sees it
@@ -339,12 +333,7 @@ def test_affected_finds_every_regression_all_finds(shop: Shop) -> None:
     found = {}
     for mode, selection in (("all", None), ("affected", chosen["breaking"])):
         gate, baseline = run_gate(
-            shop.task,
-            breaking,
-            tests=["tests"],
-            baseline=base.run,
-            selection=selection,
-            **shop.common,  # type: ignore[arg-type]
+            shop.task, breaking, shop.bench, tests=["tests"], baseline=base.run, selection=selection
         )
         found[mode] = (
             classify(
@@ -397,20 +386,14 @@ def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) 
 
 @pytest.mark.slow
 def test_the_matrix_answers_for_the_suite_tests_a_patch_cannot_affect(shop: Shop) -> None:
-    base = run_base(shop.task, coverage=True, **shop.common)  # type: ignore[arg-type]
+    base = run_base(shop.task, shop.bench, coverage=True)
     breaking = shop.attempt("breaking", {"src/shop/prices.py": PRICES.replace("]\n", "] * 100\n")})
     fixing = shop.attempt(
         "fixing", {"src/shop/names.py": NAMES.replace("name\n", "name.upper()\n")}
     )
     chosen = selections(base, shop.oracle, [breaking, fixing], base_tree=shop.base, suite="tests")
-    common = {k: v for k, v in shop.common.items() if k != "git"}
     matrix = cross_examine(
-        shop.task,
-        [breaking, fixing],
-        run_suite=True,
-        suite=chosen,
-        jobs=2,
-        **common,  # type: ignore[arg-type]
+        shop.task, [breaking, fixing], shop.bench, run_suite=True, suite=chosen, jobs=2
     )
     receipt, title = "tests/test_receipt.py::test_receipt", "tests/test_names.py::test_title_0"
     assert matrix.outcome(UNFIXED, receipt) == Outcome.PASSED

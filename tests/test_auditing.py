@@ -15,6 +15,7 @@ import yaml
 
 import bugbout.conf
 import components
+from bugbout.core import bench as benches
 from bugbout.core import confine as confinement
 from bugbout.core.audit_gate import run_gate
 from bugbout.core.auditing import (
@@ -529,12 +530,9 @@ class Bench:
         return run_gate(
             self.task,
             attempt,
-            checkouts=self.checkouts,
-            environment=self.environment,
-            project=self.settings.project,
-            timeout=120,
-            confine=self.confine,
-            git=self.git,
+            benches.Bench(
+                self.checkouts, self.environment, self.settings.project, 120, self.confine
+            ),
             tests=[self.settings.project.tests],
             hidden=hidden,
             examiners=examiners,

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from bugbout.core import bench as benches
 from bugbout.core import confine as confinement
-from bugbout.core import crossexam
+from bugbout.core.bench import Bench
 from bugbout.core.checkout import Checkouts
 from bugbout.core.confine import Confine
 from bugbout.core.crossexam import (
@@ -144,16 +145,8 @@ class World:
         return record(self.task, name, patch, **fields)
 
     def examine(self, attempts: list[Attempt], *, run_suite: bool = True) -> Matrix:
-        return cross_examine(
-            self.task,
-            attempts,
-            checkouts=self.checkouts,
-            environment=self.environment,
-            project=PROJECT,
-            run_suite=run_suite,
-            timeout=120,
-            confine=self.confine,
-        )
+        bench = Bench(self.checkouts, self.environment, PROJECT, 120, self.confine)
+        return cross_examine(self.task, attempts, bench, run_suite=run_suite)
 
 
 def record(task: Task, name: str, patch: Patch, **fields: Any) -> Attempt:
@@ -280,14 +273,14 @@ Counted = list[tuple[str, list[str]]]
 def examined(world: World) -> tuple[Matrix, Counted]:
     """The full cross-examination, with every pytest process it starts counted."""
     calls: Counted = []
-    real = crossexam.run_tests
+    real = benches.run_tests
 
     def counting(environment: Environment, tree: Path, targets: list[str], **kw: Any) -> TestRun:
         calls.append((kw["label"], list(targets)))
         return real(environment, tree, targets, **kw)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(crossexam, "run_tests", counting)
+        patch.setattr(benches, "run_tests", counting)
         matrix = world.examine(list(world.attempts.values()))
     return matrix, calls
 

@@ -26,6 +26,7 @@ from bugbout.core.race import Race
 from bugbout.core.records import Attempt, AttemptStatus, Task, TaskIssue
 from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.store import Store
+from bugbout.core.tools import Tools
 from bugbout.plugins.executors.local import LocalExecutor, LocalOptions
 from bugbout.plugins.executors.ray import MISSING, RayExecutor, RayOptions
 from bugbout.testing.suites.executors import JobFailed, add, fail, where
@@ -343,7 +344,7 @@ def lost_attempt(
         contestant={"solo": {"agent": "command", "command": ["true"]}},
         root=tmp_path,
     )
-    race = Race(bout, plugins, Store(tmp_path / ".bugbout"))
+    race = Race(Tools.build(bout, plugins, Store(tmp_path / ".bugbout")))
     (contestant,) = build_contestants(bout, plugins)
     task = Task(
         id="t", sha="s", parent="p", date="2024-01-01T00:00:00+00:00", title="Fix",

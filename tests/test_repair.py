@@ -218,19 +218,11 @@ def test_node_ids_never_hold_the_scratch_path(tmp_path: Path) -> None:
     assert not any(str(home) in name for run in oracle.runs for name in run.outcomes)
 
 
-def test_the_race_runs_tests_with_what_the_oracle_added(tmp_path: Path) -> None:
-    from bugbout.core.manager import make_plugins
-    from bugbout.core.race import Race
+def test_a_tasks_test_environment_has_what_the_oracle_added_built_once(tmp_path: Path) -> None:
+    from bugbout.core.environments import Environments
     from bugbout.core.records import AddedDependency, OracleSet
-    from bugbout.core.settings import PluginChoice
     from bugbout.core.store import ORACLES, Store
 
-    settings = BoutSettings(
-        project=ProjectSettings(source="pkg"),
-        sandbox=PluginChoice(name="none"),
-        env=PluginChoice(name="interpreter"),
-        root=tmp_path,
-    )
     store = Store(tmp_path / ".bugbout")
     task = Task(
         id="t", sha="s", parent="p", date="2024-01-01T00:00:00+00:00", title="Fix",
@@ -239,13 +231,14 @@ def test_the_race_runs_tests_with_what_the_oracle_added(tmp_path: Path) -> None:
     simplejson = AddedDependency(requirement="simplejson", module="simplejson", imported_by="x")
     oracle = Oracle(task_id="t", status="ok", added=[simplejson])
     store.write(ORACLES, OracleSet({"t": oracle}))
-    race = Race(settings, make_plugins(entry_points=False), store)
     builder = LocalPackages(tmp_path / "packages")
-    race.builder = builder
+    environments = Environments(builder, ProjectSettings(source="pkg"), store, tmp_path / "home")
 
     class Trees:
         def base(self, sha: str) -> Path:
             return tmp_path
 
-    race.environment(task, Trees())  # type: ignore[arg-type]
+    first = environments.of(task, Trees())  # type: ignore[arg-type]
     assert builder.requests == [("pytest", "simplejson")]
+    assert environments.of(task, Trees()) is first  # type: ignore[arg-type]
+    assert len(builder.requests) == 1  # the race, its rounds and the verdicts share it

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from bugbout.core.bench import Bench
 from bugbout.core.oracle import install_fix_tests
 from bugbout.core.records import (
     Attempt,
@@ -32,18 +33,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def scored(world: World, attempt: Attempt | None, **options: str) -> Resolution:
-    return score(
-        world.task,
-        world.oracle,
-        attempt,
-        checkouts=world.checkouts,
-        environment=world.environment,
-        project=PROJECT,
-        timeout=120,
-        confine=world.confine,
-        git=world.git,
-        **options,
-    )
+    return score(world.task, world.oracle, attempt, bench(world), **options)
+
+
+def bench(world: World) -> Bench:
+    return Bench(world.checkouts, world.environment, PROJECT, 120, world.confine)
 
 
 def test_a_correct_patch_resolves(world: World) -> None:
@@ -128,17 +122,7 @@ def test_a_patch_is_scored_whatever_the_attempt_status(world: World) -> None:
 def test_a_task_without_ground_truth_is_not_scored(world: World) -> None:
     oracle = world.oracle.model_copy(update={"status": "no-fail-to-pass"})
     with pytest.raises(ValueError, match="no ground truth"):
-        score(
-            world.task,
-            oracle,
-            world.attempts["good"],
-            checkouts=world.checkouts,
-            environment=world.environment,
-            project=PROJECT,
-            timeout=120,
-            confine=world.confine,
-            git=world.git,
-        )
+        score(world.task, oracle, world.attempts["good"], bench(world))
 
 
 def test_the_fix_tests_are_installed_as_the_oracle_did(world: World) -> None:

@@ -34,6 +34,7 @@ from bugbout.core.settings import BoutSettings
 from bugbout.core.stopping import Stop
 from bugbout.core.store import Store
 from bugbout.core.tasks import check_plugins, ground_truth
+from bugbout.core.tools import Tools
 from bugbout.core.verdicts import JOB, Verdicts, check_verdict_plugins
 
 
@@ -134,11 +135,9 @@ class Bout:
             tasks, oracles = ground_truth(
                 settings, plugins, store, progress, executor=tasks_executor, sweep=self.sweep
             )
-            race = Race(settings, plugins, store, self.progress, executor=executor, stop=stop)
-            verdicts = Verdicts(
-                settings, plugins, store, race, self.progress, output=output,
-                executor=tasks_executor,
-            )  # fmt: skip
+            tools = Tools.build(settings, plugins, store)
+            race = Race(tools, self.progress, executor=executor, stop=stop)
+            verdicts = Verdicts(tools, self.progress, output=output, executor=tasks_executor)
             ran = race.run(tasks, oracles, self.contestants)
             stop.check()
             if settings.run.rounds > 1:

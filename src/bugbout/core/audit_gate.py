@@ -11,29 +11,19 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.core.affected import Selection, restrict
 from bugbout.core.auditing import BASELINE_LABEL, GATE_LABEL, is_empty
-from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import Confine
-from bugbout.core.environment import Environment
-from bugbout.core.git import Git
+from bugbout.core.bench import Bench
 from bugbout.core.oracle import install_fix_tests
 from bugbout.core.patch import apply_patch
 from bugbout.core.records import Attempt, ChangeArea, ChangeKind, FileChange, Task, TestRun
-from bugbout.core.settings import ProjectSettings
 from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testmodules import is_test_module
-from bugbout.core.testrun import run_tests
 
 
 def run_gate(
     task: Task,
     attempt: Attempt,
+    bench: Bench,
     *,
-    checkouts: Checkouts,
-    environment: Environment,
-    project: ProjectSettings,
-    timeout: float,
-    confine: Confine,
-    git: Git,
     tests: Sequence[str],
     hidden: bool = True,
     examiners: Sequence[Attempt] = (),
@@ -68,21 +58,16 @@ def run_gate(
         baseline = restrict(baseline, selection)
     if baseline is not None and is_empty(attempt):
         return baseline.model_copy(update={"label": GATE_LABEL}), baseline
-    root = scratch if scratch is not None else checkouts.cache_dir / "audits"
+    root = scratch if scratch is not None else bench.checkouts.cache_dir / "audits"
     root.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{task.id}-", dir=root))
     run = _GateRunner(
         task=task,
-        checkouts=checkouts,
-        git=git,
+        bench=bench,
         hidden=hidden,
         examiners=examiners,
         folder=folder,
-        environment=environment,
         targets=targets,
-        project=project,
-        timeout=timeout,
-        confine=confine,
         skip=selection.skip if selection is not None else frozenset(),
     )
     try:
@@ -93,7 +78,7 @@ def run_gate(
         else:
             gate = run(GATE_LABEL, attempt.patch.source, attempt.patch.area(ChangeArea.SOURCE))
     finally:
-        checkouts.remove(folder)
+        bench.checkouts.remove(folder)
     return gate, baseline
 
 
@@ -102,42 +87,29 @@ class _GateRunner:
     """Runs the gate on trees it makes, each a fresh copy of the unfixed code."""
 
     task: Task
-    checkouts: Checkouts
-    git: Git
+    bench: Bench
     hidden: bool
     examiners: Sequence[Attempt]
     folder: Path
-    environment: Environment
     targets: list[str]
-    project: ProjectSettings
-    timeout: float
-    confine: Confine
     skip: frozenset[str] = frozenset()
 
     def __call__(self, label: str, source: str, changes: Sequence[FileChange] = ()) -> TestRun:
         """Run the gate on a new tree with the ``source`` diff applied (whose ``changes``
         are inspected, :mod:`bugbout.core.tamper`); remove the tree."""
-        tree = self.checkouts.working_copy(self.task.parent, self.folder / label)
+        checkouts = self.bench.checkouts
+        tree = checkouts.working_copy(self.task.parent, self.folder / label)
         try:
             if self.hidden:
-                install_fix_tests(self.task, self.git, tree)
+                install_fix_tests(self.task, self.bench.git, tree)
             for examiner in self.examiners:
                 apply_patch(tree, examiner.patch.tests)
             apply_patch(tree, source)
-            findings = inspect_patch(tree, self.checkouts.base(self.task.parent), changes)
-            run = run_tests(
-                self.environment,
-                tree,
-                self.targets,
-                project=self.project,
-                label=label,
-                timeout=self.timeout,
-                confine=self.confine,
-                skip=self.skip,
-            )
+            findings = inspect_patch(tree, checkouts.base(self.task.parent), changes)
+            run = self.bench.run(tree, self.targets, label=label, skip=self.skip)
             return flag(run, findings)
         finally:
-            self.checkouts.remove(tree)
+            checkouts.remove(tree)
 
 
 def gate_targets(

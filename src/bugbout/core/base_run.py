@@ -16,45 +16,23 @@ from pathlib import Path
 from bugbout.core.affected import BaseRun, Selection, changed_in_functions, read_coverage, select
 from bugbout.core.audit_gate import gate_targets
 from bugbout.core.auditing import BASELINE_LABEL
-from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import Confine
-from bugbout.core.environment import Environment
-from bugbout.core.git import Git
+from bugbout.core.bench import Bench
 from bugbout.core.oracle import install_fix_tests
 from bugbout.core.records import Attempt, ChangeArea, Oracle, Task
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.testrun import run_tests
 
 
-def run_base(
-    task: Task,
-    *,
-    checkouts: Checkouts,
-    environment: Environment,
-    project: ProjectSettings,
-    timeout: float,
-    confine: Confine,
-    git: Git,
-    coverage: bool,
-) -> BaseRun:
+def run_base(task: Task, bench: Bench, *, coverage: bool) -> BaseRun:
     """The gate on the unfixed code, with the coverage map when ``coverage``."""
+    checkouts = bench.checkouts
     root = checkouts.cache_dir / "audits"
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{task.id}-base-", dir=root) as scratch:
         tree = checkouts.working_copy(task.parent, Path(scratch) / "tree")
         try:
-            install_fix_tests(task, git, tree)
+            install_fix_tests(task, bench.git, tree)
             chunks: list[bytes] | None = [] if coverage else None
-            run = run_tests(
-                environment,
-                tree,
-                gate_targets(task, [project.tests], hidden=True, examiners=()),
-                project=project,
-                label=BASELINE_LABEL,
-                timeout=timeout,
-                confine=confine,
-                coverage=chunks,
-            )
+            targets = gate_targets(task, [bench.project.tests], hidden=True, examiners=())
+            run = bench.run(tree, targets, label=BASELINE_LABEL, coverage=chunks)
         finally:
             checkouts.remove(tree)
     return BaseRun(task_id=task.id, run=run, coverage=read_coverage(chunks or []))

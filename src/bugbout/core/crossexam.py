@@ -31,9 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bugbout.core.affected import Selection
-from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import Confine
-from bugbout.core.environment import Environment
+from bugbout.core.bench import Bench
 from bugbout.core.patch import PatchError, apply_patch
 from bugbout.core.records import (
     SUITE,
@@ -48,10 +46,8 @@ from bugbout.core.records import (
     Task,
     TestRun,
 )
-from bugbout.core.settings import ProjectSettings
 from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testmodules import is_test_module
-from bugbout.core.testrun import run_tests
 
 INSTALLED_PREFIX = "test_bb_"
 """Installed author modules are named ``test_bb_<author>__<name>.py``."""
@@ -73,13 +69,9 @@ class InstalledModule:
 def cross_examine(
     task: Task,
     attempts: Sequence[Attempt],
+    bench: Bench,
     *,
-    checkouts: Checkouts,
-    environment: Environment,
-    project: ProjectSettings,
     run_suite: bool,
-    timeout: float,
-    confine: Confine,
     suite: dict[str, Selection] | None = None,
     jobs: int = 1,
 ) -> Matrix:
@@ -101,6 +93,7 @@ def cross_examine(
     vendors: dict[str, str | None] = {UNFIXED: None}
     if run_suite:
         vendors[SUITE] = None
+    checkouts = bench.checkouts
     work = checkouts.cache_dir / "work"
     work.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"crossexam-{_slug(task.id)}-", dir=work))
@@ -115,7 +108,7 @@ def cross_examine(
         installed = plan_installation(written, base)
         modules = list(dict.fromkeys(module.path for module in installed))
         suites = _suite_targets(
-            [name for name, _ in columns], suite, base, project.tests if run_suite else None
+            [name for name, _ in columns], suite, base, bench.project.tests if run_suite else None
         )
 
         def run(number: int) -> TestRun:
@@ -128,11 +121,7 @@ def cross_examine(
                 installed,
                 [*targets, *modules],
                 tree=scratch / f"c{number}",
-                checkouts=checkouts,
-                environment=environment,
-                project=project,
-                timeout=timeout,
-                confine=confine,
+                bench=bench,
                 skip=skip,
             )
 
@@ -344,16 +333,13 @@ def _run_column(
     targets: list[str],
     *,
     tree: Path,
-    checkouts: Checkouts,
-    environment: Environment,
-    project: ProjectSettings,
-    timeout: float,
-    confine: Confine,
+    bench: Bench,
     skip: frozenset[str],
 ) -> TestRun:
     """One column: a fresh parent tree, the patch's source changes, every author's modules,
     one pytest process, ``tampered`` when the patch's source is flagged
     (:mod:`bugbout.core.tamper`). The tree is removed afterwards."""
+    checkouts = bench.checkouts
     checkouts.working_copy(task.parent, tree)
     try:
         try:
@@ -373,17 +359,7 @@ def _run_column(
         if attempt is not None:
             changes = attempt.patch.area(ChangeArea.SOURCE)
             findings = inspect_patch(tree, checkouts.base(task.parent), changes)
-        run = run_tests(
-            environment,
-            tree,
-            targets,
-            project=project,
-            label=name,
-            timeout=timeout,
-            confine=confine,
-            skip=skip,
-        )
-        return flag(run, findings)
+        return flag(bench.run(tree, targets, label=name, skip=skip), findings)
     finally:
         checkouts.remove(tree)
 

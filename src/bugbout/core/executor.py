@@ -9,7 +9,7 @@ quota holds however many workers the executor has, on one machine or many; and a
 A job is a callable that takes no arguments. Where the executor runs jobs in this
 process (``in_process``), a job may be a bound method or a closure over the bout's
 state; elsewhere it must be picklable and self-contained, rebuilding in the worker what
-it needs.
+it needs (:meth:`bugbout.core.tools.Tools.in_worker`).
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def run_rounds(
     scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
     contestants = [r for r in racers if r.role == "contestant"]
     with Git(settings.repository) as git:
-        checkouts = race.checkouts(git)
+        checkouts = race.tools.checkouts(git)
         for task in scored:
             examiners = [a for r in racers if r.role == "examiner" if (a := _latest(race, task, r))]
             baseline: TestRun | None = None
@@ -78,7 +78,6 @@ def run_rounds(
                                 attempt=attempt,
                                 examiners=examiners,
                                 checkouts=checkouts,
-                                git=git,
                                 baseline=baseline,
                             )
                         except Exception as exc:  # no review: no further round, bout goes on
@@ -125,19 +124,13 @@ def _review(
     attempt: Attempt,
     examiners: list[Attempt],
     checkouts: Checkouts,
-    git: Git,
     baseline: TestRun | None,
 ) -> tuple[Attempt, TestRun]:
     """Audit ``attempt`` on visible evidence only and store the review with it."""
     gate, baseline = run_gate(
         task,
         attempt,
-        checkouts=checkouts,
-        environment=race.environment(task, checkouts),
-        project=race.settings.project,
-        timeout=race.settings.tasks.timeout,
-        confine=race.confine_tests,
-        git=git,
+        race.tools.bench(task, checkouts, race.settings.tasks.timeout),
         tests=[race.settings.project.tests],
         hidden=False,
         examiners=examiners,

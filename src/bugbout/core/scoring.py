@@ -20,10 +20,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import Confine
-from bugbout.core.environment import Environment
-from bugbout.core.git import Git
+from bugbout.core.bench import Bench
 from bugbout.core.oracle import install_fix_tests
 from bugbout.core.patch import PatchError, apply_patch
 from bugbout.core.records import (
@@ -37,22 +34,15 @@ from bugbout.core.records import (
     Task,
     TestRun,
 )
-from bugbout.core.settings import ProjectSettings
 from bugbout.core.tamper import flag, inspect_patch
-from bugbout.core.testrun import run_tests
 
 
 def score(
     task: Task,
     oracle: Oracle,
     attempt: Attempt | None,
+    bench: Bench,
     *,
-    checkouts: Checkouts,
-    environment: Environment,
-    project: ProjectSettings,
-    timeout: float,
-    confine: Confine,
-    git: Git,
     contestant: str | None = None,
 ) -> Resolution:
     """Score ``attempt``'s patch on ``task`` against ``oracle``.
@@ -71,6 +61,7 @@ def score(
     if attempt is None or not attempt.patch.source.strip():
         key = attempt.key if attempt is not None else ""
         return Resolution(task_id=task.id, contestant=name, key=key, score=Score.NO_FIX)
+    checkouts = bench.checkouts
     work = checkouts.cache_dir / "work"
     work.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"score-{task.id}-", dir=work))
@@ -78,23 +69,14 @@ def score(
         tree = checkouts.working_copy(task.parent, scratch / "tree")
         try:
             apply_patch(tree, attempt.patch.source)
-            install_fix_tests(task, git, tree)
+            install_fix_tests(task, bench.git, tree)
         except PatchError as exc:
             run = TestRun(label=name, status=RunStatus.CRASHED, detail=str(exc))
         else:
             findings = inspect_patch(
                 tree, checkouts.base(task.parent), attempt.patch.area(ChangeArea.SOURCE)
             )
-            run = run_tests(
-                environment,
-                tree,
-                task.test_files,
-                project=project,
-                label=name,
-                timeout=timeout,
-                confine=confine,
-            )
-            run = flag(run, findings)
+            run = flag(bench.run(tree, task.test_files, label=name), findings)
     finally:
         checkouts.remove(scratch)
     return judge_run(task, oracle, run, contestant=name).model_copy(update={"key": attempt.key})

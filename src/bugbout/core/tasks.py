@@ -2,36 +2,26 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.core.confine import Confine, test_confinement
-from bugbout.core.environment import EnvironmentBuilder
 from bugbout.core.errors import BugboutError, ConfigError
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git, GitError
-from bugbout.core.hookspecs import PROJECT_NAME
 from bugbout.core.issues import IssueRequest, IssueResolver, problem_statement
-from bugbout.core.manager import Plugins, make_plugins
+from bugbout.core.manager import Plugins
 from bugbout.core.mining import Miner, MiningRequest
 from bugbout.core.oracle import compute_oracle
 from bugbout.core.progress import Progress, SilentProgress
 from bugbout.core.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.tools import Tools
 from bugbout.core.types import EnvironmentPlugin, IssueSourcePlugin, MinerPlugin, SandboxPlugin
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
-
-
-def bugbout_home() -> Path:
-    """Where environments and scratch trees are cached: ``BUGBOUT_HOME`` or
-    ``~/.cache/bugbout``."""
-    configured = os.environ.get("BUGBOUT_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / PROJECT_NAME
 
 
 def github_slug(settings: BoutSettings, git: Git) -> str | None:
@@ -166,7 +156,7 @@ def compute_oracles(
         own = executor is None
         executor = executor or make_executor(settings, plugins)
         try:
-            for oracle in _dispatch(settings, plugins, executor, todo):
+            for oracle in _dispatch(settings, plugins, store, executor, todo):
                 oracles.root[oracle.task_id] = oracle
                 store.write(ORACLES, oracles)
                 plugins.notify("bugbout_after_oracle", oracle=oracle)
@@ -188,11 +178,12 @@ def compute_oracles(
 def _dispatch(
     settings: BoutSettings,
     plugins: Plugins,
+    store: Store,
     executor: Executor,
     todo: list[tuple[Task, str]],
 ) -> Iterator[Oracle]:
     """Compute the oracles of ``todo``, ``tasks.jobs`` at a time; each as it is done."""
-    local = _Tools.build(settings, plugins) if executor.in_process else None
+    local = _confining(Tools.build(settings, plugins, store)) if executor.in_process else None
     jobs = [OracleJob(settings, task, key, local) for task, key in todo]
     for job, future in run_jobs(executor, jobs, settings.tasks.jobs):
         try:
@@ -206,44 +197,31 @@ def _dispatch(
             )
 
 
-@dataclass(frozen=True)
-class _Tools:
-    """What computing an oracle needs besides the task: the environment builder and how
-    tests are confined."""
-
-    builder: EnvironmentBuilder
-    confine: Confine
-    home: Path
-
-    @classmethod
-    def build(cls, settings: BoutSettings, plugins: Plugins) -> _Tools:
-        builder = plugins.create(EnvironmentPlugin, settings.env.name, settings.env.options)
-        sandbox = plugins.create(SandboxPlugin, settings.sandbox.name, settings.sandbox.options)
-        home = bugbout_home()
-        problem = sandbox.problem()
-        if problem:
-            raise BugboutError(f"tests cannot run confined: {problem}")
-        return cls(builder, test_confinement(settings, sandbox, home), home)
+def _confining(tools: Tools) -> Tools:
+    """``tools``, once their sandbox can confine the tests here."""
+    problem = tools.sandbox.problem()
+    if problem:
+        raise BugboutError(f"tests cannot run confined: {problem}")
+    return tools
 
 
 @dataclass(frozen=True)
 class OracleJob:
-    """One task's ground truth. Run in this process it uses the bout's plugins
-    (``tools``); sent to another process (a Ray worker) it is picklable and rebuilds them
-    there from the settings and the installed plugins."""
+    """One task's ground truth. Run in this process it uses the bout's ``tools``; sent to
+    another process (a Ray worker) it is picklable and rebuilds them there."""
 
     settings: BoutSettings
     task: Task
     key: str
-    tools: _Tools | None = None
+    tools: Tools | None = None
 
     def __call__(self) -> Oracle:
-        tools = self.tools or _Tools.build(self.settings, make_plugins())
+        tools = self.tools or _confining(Tools.in_worker(self.settings))
         with Git(self.settings.repository) as git:
             return compute_oracle(
                 self.task,
                 git=git,
-                builder=tools.builder,
+                builder=tools.environments.builder,
                 settings=self.settings,
                 home=tools.home,
                 key=self.key,

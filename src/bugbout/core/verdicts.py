@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from bugbout.core.affected import BaseRun
 from bugbout.core.audit_gate import run_gate
 from bugbout.core.auditing import Auditor, AuditRequest
 from bugbout.core.base_run import run_base, selections
+from bugbout.core.bench import Bench
 from bugbout.core.contestants import Contestant
 from bugbout.core.crossexam import cross_examine
 from bugbout.core.errors import ConfigError
@@ -28,9 +28,8 @@ from bugbout.core.evidence import Shared, earlier_rounds
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
 from bugbout.core.judging import Judge, JudgeContext
-from bugbout.core.manager import Plugins, make_plugins
+from bugbout.core.manager import Plugins
 from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.race import Race
 from bugbout.core.recall import fix_source_diff
 from bugbout.core.records import (
     UNFIXED,
@@ -54,6 +53,7 @@ from bugbout.core.scoring import score
 from bugbout.core.settings import BoutSettings
 from bugbout.core.store import Store
 from bugbout.core.timeouts import killed, timeouts
+from bugbout.core.tools import Tools
 from bugbout.core.types import AuditorPlugin, JudgePlugin, ReporterPlugin
 
 VERDICTS = "verdicts.json"
@@ -90,28 +90,25 @@ class Verdicts:
 
     def __init__(
         self,
-        settings: BoutSettings,
-        plugins: Plugins,
-        store: Store,
-        race: Race,
+        tools: Tools,
         progress: Progress | None = None,
         *,
         output: Store | None = None,
         executor: Executor | None = None,
     ) -> None:
-        self.settings = settings
-        self.plugins = plugins
-        self.store = store
-        self.output = output or store
+        self.tools = tools
+        self.settings = settings = tools.settings
+        self.plugins = tools.plugins
+        self.store = tools.store
+        self.output = output or tools.store
         """Where this bout's matrices, verdicts, scores and audits go."""
-        self.race = race
         self.progress = progress or SilentProgress()
         self.executor = executor
         """Where the test runs go; without one, the settings' executor, for one :meth:`run`."""
-        self.judge: Judge = plugins.create(JudgePlugin, settings.judge.name, settings.judge.options)
-        self.auditor: Auditor = plugins.create(
-            AuditorPlugin, settings.auditor.name, settings.auditor.options
+        self.judge: Judge = self.plugins.create(
+            "judge", settings.judge.name, settings.judge.options
         )
+        self.auditor = make_auditor(tools)
         self._reused: dict[str, Reused] = {}
         self.runs_made = 0
         """Matrices, scores and audits this bout computed (each one or more pytest runs)."""
@@ -227,7 +224,7 @@ class Verdicts:
                 )
                 and a.contestant not in reused.audits
             ],
-            tools=_Tools(self.race, self.auditor) if in_process else None,
+            local=_Local(self.tools, self.auditor) if in_process else None,
             earlier=earlier,
             base=reused.base,
             base_key=base_key,
@@ -330,18 +327,18 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class _Tools:
-    """The bout's race (environments, confinement) and auditor, for jobs run here."""
+class _Local:
+    """The bout's tools and auditor, for jobs run in this process."""
 
-    race: Race
+    tools: Tools
     auditor: Auditor
 
 
 @dataclass(frozen=True)
 class EvidenceJob:
-    """One task's test runs. Run in this process it uses the bout's race and auditor
-    (``tools``); sent to another process (a Ray worker) it is picklable and rebuilds them
-    there from the settings and the installed plugins."""
+    """One task's test runs. Run in this process it uses the bout's tools and auditor
+    (``local``); sent to another process (a Ray worker) it is picklable and rebuilds them
+    there (:meth:`Tools.in_worker`)."""
 
     settings: BoutSettings
     task: Task
@@ -352,7 +349,7 @@ class EvidenceJob:
     """The stored matrix, when its key still holds."""
     rescore: list[str]
     reaudit: list[str]
-    tools: _Tools | None = None
+    local: _Local | None = None
     earlier: list[Attempt] = field(default_factory=list)
     """Retry rounds before the last whose score is not stored yet."""
     base: BaseRun | None = None
@@ -362,25 +359,16 @@ class EvidenceJob:
     """How many of its pytest processes may run at once."""
 
     def __call__(self) -> Evidence:
-        settings = self.settings
-        if self.tools is None:
-            plugins = make_plugins()
-            race = Race(settings, plugins, Store(settings.store_dir))
-            auditor = plugins.create(AuditorPlugin, settings.auditor.name, settings.auditor.options)
+        if self.local is None:
+            tools = Tools.in_worker(self.settings)
+            auditor = make_auditor(tools)
         else:
-            race, auditor = self.tools.race, self.tools.auditor
-        with Git(settings.repository) as git:
-            checkouts = race.checkouts(git)
-            common: dict[str, Any] = {
-                "checkouts": checkouts,
-                "environment": race.environment(self.task, checkouts),
-                "project": settings.project,
-                "timeout": settings.verdicts.timeout,
-                "confine": race.confine_tests,
-            }
-            return self._run(git, common, auditor)
+            tools, auditor = self.local.tools, self.local.auditor
+        with Git(self.settings.repository) as git:
+            bench = tools.bench(self.task, tools.checkouts(git), self.settings.verdicts.timeout)
+            return self._run(bench, auditor)
 
-    def _run(self, git: Git, common: dict[str, Any], auditor: Auditor) -> Evidence:
+    def _run(self, bench: Bench, auditor: Auditor) -> Evidence:
         """The task's base run (when a matrix or an audit needs it), its matrix, the
         scores and the audits, each patch's suite runs limited to its selection."""
         settings, task = self.settings, self.task
@@ -388,33 +376,33 @@ class EvidenceJob:
         base = self.base
         suite_needed = self.matrix is None and settings.judge.run_suite and affected
         if base is None and (self.reaudit or suite_needed):
-            base = run_base(task, git=git, coverage=affected, **common)
+            base = run_base(task, bench, coverage=affected)
         chosen = None
         if affected and base is not None:
             columns = [a for a in self.attempts if a.role == "contestant"]
-            base_tree = common["checkouts"].base(task.parent)
+            base_tree = bench.checkouts.base(task.parent)
             chosen = selections(
                 base, self.oracle, columns, base_tree=base_tree, suite=settings.project.tests
             )
         matrix = self.matrix or cross_examine(
             task,
             self.attempts,
+            bench,
             run_suite=settings.judge.run_suite,
             suite=chosen,
             jobs=self.jobs,
-            **common,
         ).model_copy(update={"key": self.matrix_key})
         evidence = Evidence(matrix, self.matrix is None, {}, {}, [], base)
         timed = list(matrix.runs.items()) if evidence.fresh else []
         if self.base is None and base is not None:
             timed.append((UNFIXED, base.run))
 
-        fix = fix_source_diff(git, task) if self.reaudit else ""
+        fix = fix_source_diff(bench.git, task) if self.reaudit else ""
 
         def patch_runs(attempt: Attempt) -> None:
             """The attempt's score and audit, whichever are missing."""
             if attempt.contestant in self.rescore:
-                resolution = score(task, self.oracle, attempt, git=git, **common)
+                resolution = score(task, self.oracle, attempt, bench)
                 evidence.scores[attempt.contestant] = resolution.model_copy(
                     update={"key": attempt.revision}
                 )
@@ -424,11 +412,10 @@ class EvidenceJob:
                 gate, baseline = run_gate(
                     task,
                     attempt,
+                    bench,
                     tests=[settings.project.tests],
                     baseline=base.run,
-                    git=git,
                     selection=(chosen or {}).get(attempt.contestant),
-                    **common,
                 )
                 timed.append((attempt.contestant, gate))
                 request = AuditRequest.hidden(
@@ -452,12 +439,19 @@ class EvidenceJob:
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             list(pool.map(patch_runs, self.attempts))  # each patch's runs, jobs at a time
         for attempt in self.earlier:
-            resolution = score(task, self.oracle, attempt, git=git, **common)
+            resolution = score(task, self.oracle, attempt, bench)
             evidence.rounds.append(resolution.model_copy(update={"key": attempt.revision}))
         warning = timeouts([(name, how) for name, run in timed if (how := killed(run))])
         if warning:
             evidence.problems.append(f"{task.id}: {warning}")
         return evidence
+
+
+def make_auditor(tools: Tools) -> Auditor:
+    """The auditor the bout's settings select."""
+    auditor = tools.settings.auditor
+    found: Auditor = tools.plugins.create("auditor", auditor.name, auditor.options)
+    return found
 
 
 def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:

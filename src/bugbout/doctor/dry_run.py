@@ -112,6 +112,7 @@ def _race(
     from bugbout.core.race import Race
     from bugbout.core.settings import PluginChoice, ProjectSettings, RunSettings
     from bugbout.core.store import Store
+    from bugbout.core.tools import Tools
 
     started = time.monotonic()
     try:
@@ -130,7 +131,8 @@ def _race(
         oracle = Oracle(task_id=task.id, status="ok", fail_to_pass=["tests/test_core.py::test_add"])
         with _dry_run_environment(scratch / "home"):
             contestants = build_contestants(bout, plugins)
-            attempts = Race(bout, plugins, Store(bout.store_dir), progress).run(
+            tools = Tools.build(bout, plugins, Store(bout.store_dir))
+            attempts = Race(tools, progress).run(
                 TaskSet(examined=1, tasks=[task]),
                 OracleSet({task.id: oracle}),
                 contestants,

@@ -47,7 +47,7 @@ class Eras:
 def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     """The eras this machine can test with the chosen environment builder."""
     from bugbout.core.interpreters import available_interpreters, eras
-    from bugbout.core.tasks import bugbout_home
+    from bugbout.core.tools import bugbout_home
     from bugbout.plugins.environments.uv import UvBuilder
 
     local = available_interpreters()

@@ -77,7 +77,7 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
 def checkouts_check(settings: BoutSettings, plugins: Plugins) -> Check:
     """How attempts' working copies are made here (``run.checkouts``), and why not better."""
     from bugbout.core.checkout import choose_method
-    from bugbout.core.tasks import bugbout_home
+    from bugbout.core.tools import bugbout_home
     from bugbout.sandbox.overlay import overlay_problem
 
     trees = bugbout_home() / "checkouts" / "trees"
@@ -110,7 +110,7 @@ def podman_check(settings: BoutSettings) -> Check:
     ulimits within the hard limits), with the chosen plugin's options; when not, the cause
     and its fix. The base image is checked only for ``env=podman`` (the sandbox needs
     none). It fails the report only when ``env=podman`` or ``sandbox=podman`` is chosen."""
-    from bugbout.core.tasks import bugbout_home
+    from bugbout.core.tools import bugbout_home
     from bugbout.sandbox.podman import Podman
 
     used = [

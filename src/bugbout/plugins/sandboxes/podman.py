@@ -68,7 +68,7 @@ class PodmanSandbox:
 
     def __init__(self, options: PodmanSandboxOptions | None = None) -> None:
         self.options = options or PodmanSandboxOptions()
-        from bugbout.core.tasks import bugbout_home
+        from bugbout.core.tools import bugbout_home
 
         storage = Path(self.options.storage).expanduser() if self.options.storage else None
         found = shutil.which(self.options.executable)
