@@ -32,10 +32,10 @@ from bugbout.core.report_store import load_report, write_reports
 from bugbout.core.rounds import run_rounds
 from bugbout.core.settings import BoutSettings
 from bugbout.core.stopping import Stop
-from bugbout.core.store import Store
+from bugbout.core.store import JOB, Store
 from bugbout.core.tasks import check_plugins, ground_truth
 from bugbout.core.tools import Tools
-from bugbout.core.verdicts import JOB, Verdicts, check_verdict_plugins
+from bugbout.core.verdicts import Verdicts, check_verdict_plugins
 
 
 @dataclass

@@ -292,7 +292,7 @@ def _report(args: list[str], console: Console) -> int:
     from bugbout.core.costs import price_table
     from bugbout.core.manager import make_plugins
     from bugbout.core.report_store import load_report
-    from bugbout.core.store import Store
+    from bugbout.core.store import JOB, TASKS, Store
 
     parser = argparse.ArgumentParser(
         prog="bugbout report",
@@ -327,10 +327,10 @@ def _report(args: list[str], console: Console) -> int:
         return 0
     root = find_config(Path.cwd()).parent
     store = Store(root / ".bugbout")
-    if not store.path("tasks.json").exists():
+    if not store.path(TASKS).exists():
         raise ConfigError(f"{store.root} holds no bout yet; run `bugbout run` first")
     output = Store(options.job.resolve()) if options.job else store
-    if not output.path("job.json").is_file():
+    if not output.path(JOB).is_file():
         raise ConfigError(
             f"{options.job} holds no job.json; name a sweep job's directory"
             if options.job
@@ -397,7 +397,7 @@ def _tasks(args: list[str], console: Console) -> int:
 
         from bugbout.core.executor import make_executor
         from bugbout.core.stopping import Stop
-        from bugbout.core.store import Store
+        from bugbout.core.store import ORACLES, TASKS, Store
         from bugbout.core.tasks import check_plugins, ground_truth
 
         check_plugins(settings, plugins)
@@ -411,7 +411,7 @@ def _tasks(args: list[str], console: Console) -> int:
                     sweep=hydra_job.sweep, mine_only=mine_only,
                 )  # fmt: skip
         console.task_table(tasks, oracles)
-        written = ["tasks.json"] if mine_only else ["tasks.json", "oracles.json"]
+        written = [TASKS] if mine_only else [TASKS, ORACLES]
         console.info(f"wrote {' and '.join(str(store.path(name)) for name in written)}")
 
     return run_with_hydra("tasks", args, console, job)

@@ -24,11 +24,10 @@ from bugbout.core.errors import BugboutError
 from bugbout.core.records import Job, Record
 from bugbout.core.report import GateRow, PolicyPicks, Report
 from bugbout.core.statistics import wilson
-from bugbout.core.store import write_atomic
+from bugbout.core.store import JOB, write_atomic
 
 SWEEP_SCHEMA_VERSION = "bugbout.sweep/2"
 """The value of ``summary.json``'s ``schema`` key; it changes when the summary's shape does."""
-JOB_FILE = "job.json"
 REPORT_FILE = "report.json"
 ERROR_FILE = "error.txt"
 """Written in a sweep job's directory when the job fails: why, in one line."""
@@ -144,7 +143,7 @@ def load_sweep(sweep_dir: Path | str) -> SweepSummary:
     dirs = job_dirs(sweep_dir)
     if not dirs:
         raise BugboutError(
-            f"{sweep_dir} holds no sweep jobs (directories with {JOB_FILE} and {REPORT_FILE}); "
+            f"{sweep_dir} holds no sweep jobs (directories with {JOB} and {REPORT_FILE}); "
             "pass a directory under .bugbout/sweeps/"
         )
     loaded = [_load_job(path) for path in dirs]
@@ -172,7 +171,7 @@ def job_dirs(sweep_dir: Path) -> list[Path]:
         path
         for path in sweep_dir.iterdir()
         if path.is_dir()
-        and (path.name.isdigit() or (path / JOB_FILE).exists() or (path / REPORT_FILE).exists())
+        and (path.name.isdigit() or (path / JOB).exists() or (path / REPORT_FILE).exists())
     ]
     return sorted(dirs, key=lambda p: (0, int(p.name), "") if p.name.isdigit() else (1, 0, p.name))
 
@@ -195,7 +194,7 @@ def _read(path: Path, model: type[_Model]) -> tuple[_Model | None, str | None]:
 
 
 def _load_job(path: Path) -> tuple[SweepJob, Job | None, Report | None]:
-    job, job_problem = _read(path / JOB_FILE, Job)
+    job, job_problem = _read(path / JOB, Job)
     report, report_problem = _read(path / REPORT_FILE, Report)
     problems = [problem for problem in (job_problem, report_problem) if problem]
     failure = path / ERROR_FILE

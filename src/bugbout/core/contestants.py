@@ -4,7 +4,6 @@ manager from its validated options, and where each one's attempt on a task is st
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,9 +15,8 @@ from bugbout.core.manager import Plugins
 from bugbout.core.prompt import PROMPT_VERSION, contestant_prompt
 from bugbout.core.records import Task, digest
 from bugbout.core.settings import BoutSettings
+from bugbout.core.store import attempt_path
 from bugbout.core.types import AgentPlugin, ExaminerPlugin
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(frozen=True)
@@ -80,14 +78,3 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
     if len(names) != len(set(names)):
         raise ConfigError("a contestant and an examiner share a name; rename one of them")
     return racers
-
-
-def attempt_path(task_id: str, contestant: str, key: str) -> str:
-    """Where an attempt is stored, relative to the store: by task, name and key, so sweep
-    jobs that give one name different settings (e.g. a model sweep) never share a record."""
-    return f"attempts/{task_id}/{safe_name(contestant)}/{key[:16]}.json"
-
-
-def safe_name(name: str) -> str:
-    """``name`` as one path component."""
-    return _UNSAFE.sub("_", name)

@@ -19,9 +19,8 @@ from bugbout.core.records import (
     TaskSet,
     digest,
 )
-from bugbout.core.store import Store
+from bugbout.core.store import EVIDENCE, Store
 
-EVIDENCE = "evidence"
 """Where the store keeps test-run records any bout may reuse (by task and key)."""
 
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from bugbout.core.agent_run import run_agent
 from bugbout.core.checkout import Checkouts
-from bugbout.core.contestants import Contestant, safe_name
+from bugbout.core.contestants import Contestant
 from bugbout.core.errors import BugboutError
 from bugbout.core.executor import Executor, make_executor, run_jobs
 from bugbout.core.git import Git
@@ -38,6 +38,7 @@ from bugbout.core.records import (
 )
 from bugbout.core.settings import BoutSettings
 from bugbout.core.stopping import Interrupted, Stop, current_stop
+from bugbout.core.store import safe_name
 from bugbout.core.tools import Tools
 
 

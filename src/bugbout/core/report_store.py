@@ -22,9 +22,18 @@ from bugbout.core.records import (
 from bugbout.core.report import Report
 from bugbout.core.report_build import build_report
 from bugbout.core.report_tasks import attempt_links, fix_diffs
-from bugbout.core.store import Store, write_atomic
+from bugbout.core.store import (
+    AUDITS,
+    JOB,
+    MATRICES,
+    ORACLES,
+    RESOLUTIONS,
+    TASKS,
+    VERDICTS,
+    Store,
+    write_atomic,
+)
 from bugbout.core.types import ReporterPlugin
-from bugbout.core.verdicts import AUDITS, JOB, RESOLUTIONS, VERDICTS
 
 
 class Reporter(Protocol):
@@ -54,8 +63,8 @@ def load_report(
     output = output or store
     job = output.read(JOB, Job)
     # the bout's own tasks, whatever a later bout mined
-    tasks = job.tasks if job is not None else store.read("tasks.json", TaskSet) or TaskSet()
-    oracles = store.read("oracles.json", OracleSet) or OracleSet()
+    tasks = job.tasks if job is not None else store.read(TASKS, TaskSet) or TaskSet()
+    oracles = store.read(ORACLES, OracleSet) or OracleSet()
     stored = [
         (name, attempt)
         for used in (job.attempts if job else [])
@@ -68,8 +77,8 @@ def load_report(
     audits = output.read(AUDITS, AuditSet) or AuditSet()
     matrices = [
         matrix
-        for path in sorted(output.path("matrices").glob("*.json"))
-        if (matrix := output.read(f"matrices/{path.name}", Matrix)) is not None
+        for path in sorted(output.path(MATRICES).glob("*.json"))
+        if (matrix := output.read(f"{MATRICES}/{path.name}", Matrix)) is not None
     ]
     return build_report(
         tasks,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from bugbout.core.audit_gate import run_gate
 from bugbout.core.auditing import Auditor, AuditRequest, escalate
 from bugbout.core.checkout import Checkouts
-from bugbout.core.contestants import Contestant, attempt_path
+from bugbout.core.contestants import Contestant
 from bugbout.core.git import Git
 from bugbout.core.race import Race
 from bugbout.core.records import (
@@ -28,6 +28,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.stopping import Interrupted
+from bugbout.core.store import attempt_path
 
 ADVICE = {
     Route.CRAFT: "Your diagnosis looked right but the change was too broad: keep the fix and "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -26,6 +27,31 @@ RecordT = TypeVar("RecordT", bound=BaseModel)
 
 TASKS = "tasks.json"
 ORACLES = "oracles.json"
+VERDICTS = "verdicts.json"
+RESOLUTIONS = "resolutions.json"
+AUDITS = "audits.json"
+JOB = "job.json"
+"""A bout's own record: what it raced and scored (in the store, or a sweep job's folder)."""
+MATRICES = "matrices"
+EVIDENCE = "evidence"
+"""Matrices, scores and audits by what determines them, shared by every bout on a store."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(name: str) -> str:
+    """``name`` as one path component."""
+    return _UNSAFE.sub("_", name)
+
+
+def attempt_path(task_id: str, contestant: str, key: str) -> str:
+    """Where an attempt is stored, relative to the store: by task, name and key, so sweep
+    jobs that give one name different settings (e.g. a model sweep) never share a record."""
+    return f"attempts/{task_id}/{safe_name(contestant)}/{key[:16]}.json"
+
+
+def matrix_path(task_id: str) -> str:
+    """Where a bout keeps a task's cross-examination matrix."""
+    return f"{MATRICES}/{task_id}.json"
 
 
 class Store:

@@ -51,15 +51,10 @@ from bugbout.core.records import (
 )
 from bugbout.core.scoring import score
 from bugbout.core.settings import BoutSettings
-from bugbout.core.store import Store
+from bugbout.core.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
 from bugbout.core.timeouts import killed, timeouts
 from bugbout.core.tools import Tools
 from bugbout.core.types import AuditorPlugin, JudgePlugin, ReporterPlugin
-
-VERDICTS = "verdicts.json"
-RESOLUTIONS = "resolutions.json"
-AUDITS = "audits.json"
-JOB = "job.json"
 
 
 def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
@@ -75,10 +70,6 @@ def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
             f"reporter.{reporter}: options for a reporter this bout does not write; add it "
             f"to reporters (now {', '.join(settings.reporters)}) or remove the options"
         )
-
-
-def matrix_path(task_id: str) -> str:
-    return f"matrices/{task_id}.json"
 
 
 class Verdicts:
