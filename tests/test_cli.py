@@ -45,6 +45,7 @@ def initialised(repo: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_init_finds_the_layout_and_writes_a_commented_config(repo: Path) -> None:
     result = bugbout("init", cwd=repo / "src")
     assert result.returncode == 0, result.stderr
@@ -60,6 +61,7 @@ def test_init_finds_the_layout_and_writes_a_commented_config(repo: Path) -> None
     assert bugbout("init", "--force", cwd=repo).returncode == 0
 
 
+@pytest.mark.slow
 def test_init_says_how_to_keep_a_bout_short_on_a_large_suite(initialised: Path) -> None:
     repo = initialised
     assert "Note:" not in (repo / "bugbout.yaml").read_text()  # a small suite
@@ -89,6 +91,7 @@ def test_init_refuses_a_directory_that_is_not_a_repository(tmp_path: Path) -> No
     assert not (tmp_path / "bugbout.yaml").exists()
 
 
+@pytest.mark.slow
 def test_init_races_the_agents_installed_here(repo: Path, tmp_path: Path) -> None:
     """An agent whose program is installed and whose key is set is a contestant; the
     others are written commented out, with what they lack."""
@@ -115,6 +118,7 @@ def test_init_races_the_agents_installed_here(repo: Path, tmp_path: Path) -> Non
     assert "contestant:\n  my-codex:\n    agent: codex\n" in chosen.stdout
 
 
+@pytest.mark.slow
 def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     bogus = bugbout("run", "--bogus", cwd=initialised)
     assert bogus.returncode == 2
@@ -137,6 +141,7 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     assert piped.stderr == ""
 
 
+@pytest.mark.slow
 def test_shell_completion_in_a_real_bash(initialised: Path, tmp_path: Path) -> None:
     """The bash script, sourced in bash, completes groups and their options."""
     shim = tmp_path / "bin" / "bugbout"
@@ -282,6 +287,7 @@ def test_a_misspelt_setting_is_refused_before_any_plugin_or_hydra_loads(
     assert not {"hydra", "omegaconf", "bugbout.core.manager", "bugbout.core.records"} & modules
 
 
+@pytest.mark.slow
 def test_missing_and_broken_config(repo: Path) -> None:
     result = bugbout("tasks", cwd=repo)
     assert result.returncode == 2

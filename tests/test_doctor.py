@@ -256,6 +256,7 @@ def test_usage_errors_stay_exit_2(tmp_path: Path) -> None:
 # The contestants' CLIs
 
 
+@pytest.mark.slow
 def test_missing_agents_fail_with_how_to_install_them(tmp_path: Path) -> None:
     repo = configured_repo(
         tmp_path / "repo",
@@ -273,6 +274,7 @@ def test_missing_agents_fail_with_how_to_install_them(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_examiners_are_checked_beside_the_contestants(tmp_path: Path) -> None:
     """An `examiners:` section is valid configuration: each examiner's program is checked
     like a contestant's, and no check fails for doctor's own reasons."""
@@ -292,6 +294,7 @@ def test_examiners_are_checked_beside_the_contestants(tmp_path: Path) -> None:
     assert "settings" not in " ".join(found), result.stdout
 
 
+@pytest.mark.slow
 def test_packaged_agents_missing_from_path(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -332,6 +335,7 @@ FAKE_CLI = """
 """
 
 
+@pytest.mark.slow
 def test_flags_are_checked_against_the_cli_help(tmp_path: Path) -> None:
     proof, ran = tmp_path / "version-env.txt", tmp_path / "ran.txt"
     fake = executable(tmp_path / "fakecli", FAKE_CLI.format(proof=proof, ran=ran))
@@ -368,6 +372,7 @@ def test_flags_are_checked_against_the_cli_help(tmp_path: Path) -> None:
     assert not Path(home).exists()  # a private, temporary HOME
 
 
+@pytest.mark.slow
 def test_dry_run_with_a_command_contestant(tmp_path: Path) -> None:
     script = tmp_path / "agent.py"
     script.write_text("print('done')\n")
@@ -384,6 +389,7 @@ def test_dry_run_with_a_command_contestant(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_failed_dry_run_keeps_its_logs_and_no_key_of_the_user(tmp_path: Path) -> None:
     """A stand-in ``claude`` that fails: the report names its error and its logs, which show
     it got the scripted server's URL and a dummy key, not the user's."""
