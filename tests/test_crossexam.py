@@ -217,7 +217,7 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     settings = BoutSettings(
         project=PROJECT,
         tasks=TasksSettings(issue_sources=("commit",), reruns=1),
-        env=PluginChoice(name="interpreter"),
+        environment=PluginChoice(name="interpreter"),
         sandbox=PluginChoice(name="bubblewrap"),
         root=repo.path,
     )
@@ -226,7 +226,7 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     problem = sandbox.problem()
     assert problem is None, problem
     confine = confinement.test_confinement(settings, sandbox, home)  # not a test
-    builder = plugins.create("env", "interpreter")
+    builder = plugins.create("environment", "interpreter")
     with Git(repo.path) as git:
         checkouts = Checkouts(git, home / "checkouts")
         environment = builder.build(

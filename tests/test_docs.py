@@ -43,7 +43,7 @@ OVERVIEW = DOCS / "plugins.md"
 KIND_PAGES = {
     "miner": "miners",
     "issue-source": "issue-sources",
-    "env": "environments",
+    "environment": "environments",
     "agent": "agents",
     "sandbox": "sandboxes",
     "executor": "executors",

@@ -130,8 +130,18 @@ def test_the_checkout_method_is_named_and_a_forced_one_that_fails_is_a_failure(
 @pytest.mark.requires("podman")
 def test_podman_runs_containers_here(tmp_path: Path) -> None:
     # Every key the podman errors name can be overridden without a `+`.
-    keys = ("env.driver=overlay", "env.suite=null", "env.mirror=null", "env.cache=null")
-    result = bugbout("env=podman", "env.storage=/var/tmp/bugbout-podman-tests", *keys, cwd=tmp_path)
+    keys = (
+        "environment.driver=overlay",
+        "environment.suite=null",
+        "environment.mirror=null",
+        "environment.cache=null",
+    )
+    result = bugbout(
+        "environment=podman",
+        "environment.storage=/var/tmp/bugbout-podman-tests",
+        *keys,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert lines(result)["podman"].startswith("ok    podman: "), result.stdout
     assert "runs containers" in lines(result)["podman"]
@@ -141,17 +151,17 @@ def test_podman_problems_name_the_cause_and_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = ProjectSettings(source="src/calc")
-    chosen = BoutSettings(project=project, env=PluginChoice(name="podman"), root=tmp_path)
+    chosen = BoutSettings(project=project, environment=PluginChoice(name="podman"), root=tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path))
     missing = doctor.podman_check(chosen)
     assert not missing.ok
     assert missing.line == (
-        "FAIL  podman: env=podman: podman is not installed: apt-get install -y podman runc "
+        "FAIL  podman: environment=podman: podman is not installed: apt-get install -y podman runc "
         "conmon fuse-overlayfs uidmap slirp4netns debootstrap"
     )
     unused = doctor.podman_check(BoutSettings(project=project, root=tmp_path))
     assert unused.ok
-    assert unused.detail.startswith("not used (env=podman, sandbox=podman): podman is not")
+    assert unused.detail.startswith("not used (environment=podman, sandbox=podman): podman is not")
     podman = shutil.which("podman", path=os.defpath + ":/usr/sbin:/usr/bin")
     if podman is None:
         return
@@ -166,8 +176,8 @@ def test_podman_problems_name_the_cause_and_the_fix(
 def test_podman_is_checked_with_the_chosen_plugins_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without debootstrap: the podman sandbox needs no base image, and env=podman finds
-    the root filesystem in its own env.cache."""
+    """Without debootstrap: the podman sandbox needs no base image, and environment=podman finds
+    the root filesystem in its own environment.cache."""
     from bugbout.sandbox.podman import Podman
 
     tools = tmp_path / "bin"
@@ -185,11 +195,11 @@ def test_podman_is_checked_with_the_chosen_plugins_options(
     env = PluginChoice.model_validate({"name": "podman", **storage, "cache": str(cache)})
     if os.geteuid() != 0:  # as root debootstrap's absence is what stops the base image
         monkeypatch.setattr(os, "geteuid", lambda: 0)
-    assert not doctor.podman_check(BoutSettings(project=project, env=env, root=tmp_path)).ok
+    assert not doctor.podman_check(BoutSettings(project=project, environment=env, root=tmp_path)).ok
     check = doctor.podman_check(BoutSettings(project=project, sandbox=sandbox, root=tmp_path))
     assert check.ok, check.line
     (cache / Podman(tmp_path)._rootfs_name()).write_bytes(b"")
-    check = doctor.podman_check(BoutSettings(project=project, env=env, root=tmp_path))
+    check = doctor.podman_check(BoutSettings(project=project, environment=env, root=tmp_path))
     assert check.ok, check.line
 
 
@@ -309,7 +319,7 @@ def test_flags_are_checked_against_the_cli_help(tmp_path: Path) -> None:
         "bare": {"agent": "command", "command": [str(fake)]},
     }  # fmt: skip
     repo = configured_repo(tmp_path / "repo", contestants=contestants)
-    result = bugbout(cwd=repo, env=SECRETS)
+    result = bugbout(cwd=repo, environment=SECRETS)
     assert result.returncode == 1, result.stdout + result.stderr
     found = lines(result)
     assert found["stale"] == f"ok    stale: fakecli 1.2.3 at {fake}"
@@ -383,7 +393,7 @@ def test_a_failed_dry_run_keeps_its_logs_and_no_key_of_the_user(tmp_path: Path) 
         env = dict(entry.split("=", 1) for entry in printed if "=" in entry)
         assert env["ANTHROPIC_API_KEY"] == DUMMY_KEY
         assert env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
-        assert not set(SECRETS.values()) & set(env.values())
+        assert not set(SECRETS.values()) & set(environment.values())
     finally:
         shutil.rmtree(kept)
 
@@ -529,7 +539,7 @@ def test_dry_run_of_every_installed_cli_from_the_command_line(tmp_path: Path) ->
             f"contestant.mini-swe-agent.executable={mini['executable']}",
             f"contestant.mini-swe-agent.model={mini['model']}",
         ]
-    result = bugbout("--dry-run", *overrides, cwd=tmp_path, env=SECRETS)
+    result = bugbout("--dry-run", *overrides, cwd=tmp_path, environment=SECRETS)
     assert result.returncode == 0, result.stdout + result.stderr
     found = lines(result)
     for agent in available:

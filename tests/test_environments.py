@@ -97,21 +97,23 @@ def run(command: Command, *extra: str) -> subprocess.CompletedProcess[str]:
 
 def test_plugins_register_and_validate_options() -> None:
     registry = plugins()
-    assert set(registry.of_kind("env")) == {"uv", "interpreter"}
-    builder = registry.create("env", "uv", {})
+    assert set(registry.of_kind("environment")) == {"uv", "interpreter"}
+    builder = registry.create("environment", "uv", {})
     assert isinstance(builder, UvBuilder)
     assert builder.options == UvOptions(exclude_newer=True, index_url=None, test_extras=True)
     builder = registry.create(
-        "env", "uv", {"exclude-newer": False, "index-url": "https://x/", "test-extras": False}
+        "environment",
+        "uv",
+        {"exclude-newer": False, "index-url": "https://x/", "test-extras": False},
     )
     assert builder.options.exclude_newer is False
     assert builder.options.index_url == "https://x/"
     assert builder.options.test_extras is False
-    chosen = registry.create("env", "interpreter", {"path": sys.executable})
+    chosen = registry.create("environment", "interpreter", {"path": sys.executable})
     assert isinstance(chosen, InterpreterBuilder)
     assert chosen.options.path == sys.executable
     with pytest.raises(ConfigError, match="exclude-newer"):
-        registry.create("env", "uv", {"exclude-newr": True})
+        registry.create("environment", "uv", {"exclude-newr": True})
 
 
 def test_packaged_uv_options_match_uv_options() -> None:
@@ -120,7 +122,7 @@ def test_packaged_uv_options_match_uv_options() -> None:
     import bugbout.conf
 
     packaged = yaml.safe_load(
-        (Path(bugbout.conf.__file__).parent / "env" / "uv.yaml").read_text(encoding="utf-8")
+        (Path(bugbout.conf.__file__).parent / "environment" / "uv.yaml").read_text(encoding="utf-8")
     )
     assert packaged.pop("name") == "uv"
     fields = {f.alias or n: f.default for n, f in UvOptions.model_fields.items()}

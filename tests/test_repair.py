@@ -228,7 +228,7 @@ def test_the_race_runs_tests_with_what_the_oracle_added(tmp_path: Path) -> None:
     settings = BoutSettings(
         project=ProjectSettings(source="pkg"),
         sandbox=PluginChoice(name="none"),
-        env=PluginChoice(name="interpreter"),
+        environment=PluginChoice(name="interpreter"),
         root=tmp_path,
     )
     store = Store(tmp_path / ".bugbout")

@@ -89,7 +89,7 @@ class Race:
             "sandbox", settings.sandbox.name, settings.sandbox.options
         )
         self.builder: EnvironmentBuilder = plugins.create(
-            "env", settings.env.name, settings.env.options
+            "environment", settings.environment.name, settings.environment.options
         )
         self.confine_tests = test_confinement(settings, self.sandbox, self.home)
         self._environments: dict[str, Environment] = {}

@@ -48,7 +48,8 @@ def github_slug(settings: BoutSettings, git: Git) -> str | None:
 def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     """Fail before any work when a selected plugin is missing or its options are wrong."""
     plugins.get("miner", settings.miner.name).spec.parse_options(settings.miner.options)
-    plugins.get("env", settings.env.name).spec.parse_options(settings.env.options)
+    environment = settings.environment
+    plugins.get("environment", environment.name).spec.parse_options(environment.options)
     plugins.get("sandbox", settings.sandbox.name).spec.parse_options(settings.sandbox.options)
     for name in settings.tasks.issue_sources:
         plugins.get("issue-source", name).spec.parse_options(settings.issue_source.get(name, {}))
@@ -129,7 +130,7 @@ def oracle_key(settings: BoutSettings, task_sha: str) -> str:
     """What determines a task's oracle: the fix, the environment, how the tests run."""
     return digest(
         task_sha,
-        settings.env.model_dump_json(),
+        settings.environment.model_dump_json(),
         settings.project.model_dump_json(exclude={"github", "repository"}),
         str(settings.tasks.reruns),
         f"repair-imports={settings.tasks.repair_imports}",
@@ -216,7 +217,8 @@ class _Tools:
 
     @classmethod
     def build(cls, settings: BoutSettings, plugins: Plugins) -> _Tools:
-        builder = plugins.create("env", settings.env.name, settings.env.options)
+        environment = settings.environment
+        builder = plugins.create("environment", environment.name, environment.options)
         sandbox = plugins.create("sandbox", settings.sandbox.name, settings.sandbox.options)
         home = bugbout_home()
         problem = sandbox.problem()

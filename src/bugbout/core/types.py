@@ -87,7 +87,7 @@ class IssueSourcePlugin(PluginSpec):
 class EnvironmentPlugin(PluginSpec):
     """Builds the environment tests run in: ``factory(options) -> EnvironmentBuilder``."""
 
-    kind = "env"
+    kind = "environment"
     hook = "bugbout_environments"
 
 

@@ -165,8 +165,8 @@ def dummy_session(scratch: Path, prompt: str = "Fix the bug in add(), please.") 
 
 def selected_agents(settings: BoutSettings) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     """Every selected contestant and examiner: ``(role, name, entry)``."""
-    for role, selected in (("contestant", settings.contestant), ("examiner", settings.examiner)):
-        for name, entry in sorted(selected.items()):
+    for role in ("contestant", "examiner"):
+        for name, entry in sorted(settings.chosen(role).items()):
             yield role, name, entry
 
 

@@ -108,12 +108,12 @@ class PodmanImages(PodmanService):
         if shutil.which("debootstrap") is None:
             return (
                 "the default base image is made by debootstrap, which is not installed: "
-                "apt-get install -y debootstrap (or name an image: env.image=NAME)"
+                "apt-get install -y debootstrap (or name an image: environment.image=NAME)"
             )
         if os.geteuid() != 0:
             return (
                 "debootstrap must run as root to make the base image: run bugbout once as "
-                "root, or name an image you have (env.image=NAME) or a Containerfile"
+                "root, or name an image you have (environment.image=NAME) or a Containerfile"
             )
         return None
 

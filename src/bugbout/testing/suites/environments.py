@@ -76,7 +76,7 @@ class EnvironmentSuite(PluginSuite):
     the extra paths before the tree's own entries.
     """
 
-    kind: ClassVar[str] = "env"
+    kind: ClassVar[str] = "environment"
     date: ClassVar[str | None] = None
     """The fix date the request carries (``None``: the newest dependencies)."""
 
