@@ -375,11 +375,12 @@ def _primary(config: Path, warn: Callable[[str], None]) -> str:
     from omegaconf import DictConfig, OmegaConf
 
     from bugbout.moved import moved_config
+    from bugbout.suggest import yaml_problem
 
     try:
         loaded = OmegaConf.load(config)
     except Exception as exc:
-        raise ConfigError(_yaml_problem(config, exc)) from None
+        raise ConfigError(yaml_problem(config, exc)) from None
     defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
     if not defaults or "base" not in [str(item) for item in defaults]:
         raise ConfigError(
@@ -395,22 +396,6 @@ def _primary(config: Path, warn: Callable[[str], None]) -> str:
         return CONFIG_NAME[:-5]
     ConfigStore.instance().store(name=RENAMED_CONFIG, node=data)
     return RENAMED_CONFIG
-
-
-def _yaml_problem(config: Path, error: Exception) -> str:
-    """A YAML error as one line: where (line and column), what, and the line itself."""
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    lines = str(error).strip().splitlines()
-    what = getattr(error, "problem", None) or (lines[0] if lines else type(error).__name__)
-    if mark is None:
-        return f"{config} is not valid YAML ({what}); fix it or rerun `bugbout init --force`"
-    lines = config.read_text(errors="replace").splitlines()
-    shown = lines[mark.line].strip() if mark.line < len(lines) else ""
-    return (
-        f"{config}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {what}"
-        + (f" in `{shown}`" if shown else "")
-        + "; fix that line or rerun `bugbout init --force`"
-    )
 
 
 def packaged_options(group: str) -> set[str]:
@@ -491,7 +476,14 @@ def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[
         )  # a sweep may choose lists: contestant=[a,b],[c]
         values = [str(v) for c in choices for v in (c if isinstance(c, list) else [c])]
         for value in values:
-            if value not in valid:
+            if value in valid:
+                continue
+            if group == "examiner" and value in plugins.of_kind("examiner"):
                 raise ConfigError(
-                    f"{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
+                    f"examiner={value}: {value} is an assignment, not an examiner; define an "
+                    f"examiner that takes it, e.g. `examiners: {{mine: {{agent: codex, "
+                    f"assignment: {value}}}}}` in {CONFIG_NAME}"
                 )
+            raise ConfigError(
+                f"{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
+            )
