@@ -284,7 +284,7 @@ class Shop:
         self.git = Git(self.repo)
         self.checkouts = Checkouts(self.git, self.home / "checkouts")
         self.base = self.checkouts.base(self.task.parent)
-        self.environment: Environment = plugins.create("env", "interpreter").build(
+        self.environment: Environment = plugins.create("environment", "interpreter").build(
             EnvironmentRequest(project=self.project, tree=self.checkouts.base(fix), home=self.home)
         )
         sandbox = plugins.create("sandbox", "bubblewrap")

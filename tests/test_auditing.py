@@ -495,7 +495,7 @@ class Bench:
         self.git = Git(self.repo)
         self.checkouts = Checkouts(self.git, self.home / "checkouts")
         self.base = self.checkouts.base(self.task.parent)
-        self.environment: Environment = plugins.create("env", "interpreter").build(
+        self.environment: Environment = plugins.create("environment", "interpreter").build(
             EnvironmentRequest(
                 project=self.settings.project, tree=self.checkouts.base(fix), home=self.home
             )

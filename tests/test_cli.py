@@ -223,6 +223,22 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
     assert not (initialised / "outputs").exists()
 
 
+def test_the_old_spellings_still_work_with_a_note(initialised: Path) -> None:
+    """``env`` became ``environment`` and ``judge.run-suite`` ``verdicts.run-suite``."""
+    result = bugbout(
+        "tasks", "env=interpreter", "judge.run-suite=false", "--cfg", "job", cwd=initialised
+    )
+    assert result.returncode == 0, result.stderr
+    assert "\nenvironment:\n  name: interpreter\n" in result.stdout
+    assert "  run-suite: false\n" in result.stdout
+    assert result.stderr.strip().splitlines() == [
+        "warning: env=interpreter: `env` is now `environment`; write environment=interpreter "
+        "(env still works)",
+        "warning: judge.run-suite=false: `judge.run-suite` is now `verdicts.run-suite`; write "
+        "verdicts.run-suite=false (judge.run-suite still works)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [

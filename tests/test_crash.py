@@ -57,7 +57,7 @@ def test_first_is_bytes():
 
 @pytest.fixture
 def environment(plugins: Plugins, tmp_path: Path) -> Environment:
-    builder = plugins.create("env", "interpreter")
+    builder = plugins.create("environment", "interpreter")
     request = EnvironmentRequest(project=PROJECT, tree=tmp_path, home=tmp_path / "home")
     return builder.build(request)  # type: ignore[no-any-return]
 

@@ -319,7 +319,7 @@ def test_flags_are_checked_against_the_cli_help(tmp_path: Path) -> None:
         "bare": {"agent": "command", "command": [str(fake)]},
     }  # fmt: skip
     repo = configured_repo(tmp_path / "repo", contestants=contestants)
-    result = bugbout(cwd=repo, environment=SECRETS)
+    result = bugbout(cwd=repo, env=SECRETS)
     assert result.returncode == 1, result.stdout + result.stderr
     found = lines(result)
     assert found["stale"] == f"ok    stale: fakecli 1.2.3 at {fake}"
@@ -393,7 +393,7 @@ def test_a_failed_dry_run_keeps_its_logs_and_no_key_of_the_user(tmp_path: Path) 
         env = dict(entry.split("=", 1) for entry in printed if "=" in entry)
         assert env["ANTHROPIC_API_KEY"] == DUMMY_KEY
         assert env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
-        assert not set(SECRETS.values()) & set(environment.values())
+        assert not set(SECRETS.values()) & set(env.values())
     finally:
         shutil.rmtree(kept)
 
@@ -539,7 +539,7 @@ def test_dry_run_of_every_installed_cli_from_the_command_line(tmp_path: Path) ->
             f"contestant.mini-swe-agent.executable={mini['executable']}",
             f"contestant.mini-swe-agent.model={mini['model']}",
         ]
-    result = bugbout("--dry-run", *overrides, cwd=tmp_path, environment=SECRETS)
+    result = bugbout("--dry-run", *overrides, cwd=tmp_path, env=SECRETS)
     assert result.returncode == 0, result.stdout + result.stderr
     found = lines(result)
     for agent in available:

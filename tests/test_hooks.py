@@ -434,7 +434,7 @@ def test_hook_issue_sources(bout: Bouted, task_id: str) -> None:
 
 
 def test_hook_environments(bout: Bouted, task_id: str) -> None:
-    assert isinstance(bout.plugins.create("env", "spy-env"), SpyBuilder)
+    assert isinstance(bout.plugins.create("environment", "spy-env"), SpyBuilder)
     (task,) = bout.stored("tasks.json")["tasks"]
     assert SEEN.built
     assert {request.date for request in SEEN.built} == {task["date"]}

@@ -78,8 +78,8 @@ def test_builtins_are_listed_by_kind(plugins: Plugins) -> None:
         ("issue-source", "github"),
         ("issue-source", "file"),
         ("issue-source", "commit"),
-        ("env", "uv"),
-        ("env", "interpreter"),
+        ("environment", "uv"),
+        ("environment", "interpreter"),
     }
     assert {plugin.distribution for plugin in plugins.all()} == {"bugbout"}
     assert plugins.problems == []
@@ -398,16 +398,17 @@ def test_registration_hook_that_raises_is_skipped(plugins: Plugins) -> None:
 
 def test_unknown_name_lists_the_valid_ones(plugins: Plugins) -> None:
     with pytest.raises(
-        ConfigError, match=r"no env plugin named 'conda'; choose one of: interpreter, podman, uv"
+        ConfigError,
+        match=r"no environment plugin named 'conda'; choose one of: interpreter, podman, uv",
     ):
-        plugins.get("env", "conda")
+        plugins.get("environment", "conda")
 
 
 def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> None:
     with pytest.raises(ConfigError) as error:
-        plugins.create("env", "uv", {"exclude-newr": True})
+        plugins.create("environment", "uv", {"exclude-newr": True})
     assert str(error.value) == (
-        "env 'uv': exclude-newr: Extra inputs are not permitted "
+        "environment 'uv': exclude-newr: Extra inputs are not permitted "
         "(valid options: exclude-newer, index-url, test-extras)"
     )
 

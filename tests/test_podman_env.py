@@ -245,7 +245,7 @@ def test_threads_share_one_podman_service(tmp_path: Path) -> None:
         fresh.close()
 
 
-# -- bugbout tasks environment=podman ------------------------------------------------------------------
+# -- bugbout tasks environment=podman ----------------------------------------------------------
 
 
 def bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

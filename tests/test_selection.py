@@ -20,7 +20,7 @@ from bugbout.core.manager import Plugins, make_plugins
 from bugbout.core.progress import SilentProgress
 from bugbout.core.report import Report
 from bugbout.core.report_store import write_reports
-from bugbout.core.settings import BoutSettings
+from bugbout.core.settings import BoutSettings, VerdictsSettings
 from bugbout.core.store import Store
 from bugbout.core.tasks import issue_resolver
 from bugbout.core.types import KINDS, PluginSpec
@@ -267,3 +267,10 @@ def test_an_assignment_chosen_as_an_examiner_is_a_one_line_error(tmp_path: Path)
     root = project(tmp_path, {})
     with pytest.raises(ConfigError, match=r"^examiner=reproduce: reproduce is an assignment"):
         compose_settings(root, ["examiner=reproduce"])
+
+
+def test_moving_run_suite_keeps_the_stores_evidence_keys() -> None:
+    """The matrix's key holds ``run-suite`` on its own, as when it was the judge's; the
+    other evidence keys hold the rest of ``verdicts:`` only, as before it moved there."""
+    assert VerdictsSettings(run_suite=False).key() == VerdictsSettings().key()
+    assert VerdictsSettings(timeout=5).key() != VerdictsSettings().key()

@@ -21,7 +21,7 @@ PROJECT = ProjectSettings(source="pkg", tests="tests")
 
 @pytest.fixture
 def environment(plugins: Plugins, tmp_path: Path) -> Environment:
-    builder = plugins.create("env", "interpreter")
+    builder = plugins.create("environment", "interpreter")
     request = EnvironmentRequest(project=PROJECT, tree=tmp_path, home=tmp_path / "home")
     return builder.build(request)  # type: ignore[no-any-return]
 
