@@ -175,8 +175,8 @@ def build_contestant(
 ) -> tuple[Contestant | None, str | None]:
     """One contestant (or examiner) built as a bout builds it, or why it cannot be: the
     user's mistake (a setting); anything else is doctor's own failure and propagates."""
-    alone = {"contestants": {}, "examiners": {}, "contestant": {}, "examiner": {}}
-    alone[role] = {name: dict(entry)}
+    alone: dict[str, dict[str, Any]] = {key: {} for key in ("contestants", "examiners")}
+    alone |= {"contestant": {}, "examiner": {}, role: {name: dict(entry)}}
     try:
         (contestant,) = build_contestants(settings.model_copy(update=alone), plugins)
     except (BugboutError, ValidationError) as exc:
