@@ -152,6 +152,18 @@ def test_a_group_kind_is_chosen_on_the_command_line_too(
         compose_settings(root, [f"{kind}=probe", f"{kind}.c=1"], probes)
 
 
+def test_a_packaged_option_gets_its_settings_from_the_file_and_the_command_line(
+    tmp_path: Path,
+) -> None:
+    """The walk of ``judge=strict``: its packaged YAML, ``bugbout.yaml``, the command line."""
+    config = {"defaults": ["base", {"override judge": "strict"}, "_self_"]}
+    root = project(tmp_path, {**config, "judge": {"quorum": 0.6}})
+    settings, plugins = compose_settings(root, ["judge.keep-assignments=[reproduce]"])
+    judge = built("judge", settings, plugins)
+    assert (judge.name, judge.options.quorum) == ("strict", 0.6)
+    assert judge.options.keep_assignments == ["reproduce"]
+
+
 @pytest.mark.parametrize("role", ["contestant", "examiner"])
 def test_a_defined_agent_gets_its_options_from_the_file_and_the_command_line(
     role: str, probes: Plugins, tmp_path: Path
