@@ -129,8 +129,8 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     helped = bugbout("run", "--help", cwd=initialised)
     assert helped.returncode == 0, helped.stderr
     assert "  --retry-failed " in helped.stdout
-    assert "  judge      majority | cross-vendor | strict | unanimous\n" in helped.stdout
-    assert "  tasks.     ref, since, limit, max-source-files," in helped.stdout
+    assert "  judge        majority | cross-vendor | strict | unanimous\n" in helped.stdout
+    assert "  tasks.       ref, since, limit, max-source-files," in helped.stdout
     hydra_help = bugbout("run", "--hydra-help", cwd=initialised)
     assert (hydra_help.returncode, hydra_help.stdout) == (0, helped.stdout)
     piped = subprocess.run(
