@@ -208,6 +208,6 @@ def calc_settings(root: Path, **tasks: object) -> BoutSettings:
     return BoutSettings(
         project=ProjectSettings(source="src/calc", tests="tests"),
         tasks=TasksSettings(issue_sources=("commit",), **tasks),  # type: ignore[arg-type]
-        env=PluginChoice(name="interpreter"),
+        environment=PluginChoice(name="interpreter"),
         root=root,
     )

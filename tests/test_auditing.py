@@ -488,7 +488,7 @@ class Bench:
         )
         self.settings = BoutSettings(
             project=ProjectSettings(source="src/mid", tests="tests"),
-            env=PluginChoice(name="interpreter"),
+            environment=PluginChoice(name="interpreter"),
             sandbox=PluginChoice(name="bubblewrap"),
             root=self.repo,
         )

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import history
+from bugbout.config import compose_settings
 from bugbout.core.layout import detect_tests, find_packages
 
 
@@ -74,7 +75,7 @@ def test_init_says_how_to_keep_a_bout_short_on_a_large_suite(initialised: Path) 
     result = bugbout("init", "--force", cwd=repo)
     assert result.returncode == 0, result.stderr
     assert "note: the tests define at least 2,5" in result.stderr
-    assert "`judge.run-suite: false`" in result.stderr
+    assert "`verdicts.run-suite: false`" in result.stderr
     config = (repo / "bugbout.yaml").read_text()
     assert config.startswith("# Note: the tests define at least 2,5")
     chosen = bugbout("tasks", "--cfg", "job", cwd=repo)
@@ -113,9 +114,11 @@ def test_init_races_the_agents_installed_here(repo: Path, tmp_path: Path) -> Non
     assert "\n  my-codex: {agent: codex}\n" in config
     assert "  # my-claude-code: {agent: claude-code}   # ANTHROPIC_API_KEY is not set" in config
     assert "  # my-gemini-cli: {agent: gemini-cli}   # `gemini` is not installed" in config
-    chosen = bugbout("tasks", "--cfg", "job", cwd=repo, env=env)
-    assert chosen.returncode == 0, chosen.stderr
-    assert "contestant:\n  my-codex:\n    agent: codex\n" in chosen.stdout
+    shown = bugbout("tasks", "--cfg", "job", cwd=repo, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "\ncontestants:\n  my-codex:\n    agent: codex\n" in shown.stdout
+    settings, _ = compose_settings(repo)  # none chosen: the core races every defined one
+    assert settings.chosen("contestant") == {"my-codex": {"agent": "codex"}}
 
 
 @pytest.mark.slow
@@ -130,8 +133,8 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     helped = bugbout("run", "--help", cwd=initialised)
     assert helped.returncode == 0, helped.stderr
     assert "  --retry-failed " in helped.stdout
-    assert "  judge      majority | cross-vendor | strict | unanimous\n" in helped.stdout
-    assert "  tasks.     ref, since, limit, max-source-files," in helped.stdout
+    assert "  judge        majority | cross-vendor | strict | unanimous\n" in helped.stdout
+    assert "  tasks.       ref, since, limit, max-source-files," in helped.stdout
     hydra_help = bugbout("run", "--hydra-help", cwd=initialised)
     assert (hydra_help.returncode, hydra_help.stdout) == (0, helped.stdout)
     piped = subprocess.run(
@@ -164,7 +167,7 @@ def test_shell_completion_in_a_real_bash(initialised: Path, tmp_path: Path) -> N
         return result.stdout.split()
 
     assert reply("bugbout", "ru") == ["run"]
-    assert reply("bugbout", "run", "jud") == ["judge=", "judge.run-suite="]
+    assert reply("bugbout", "run", "jud") == ["judge="]
     assert reply("bugbout", "run", "judge=s") == ["judge=strict"]
     assert "tasks.limit=" in reply("bugbout", "tasks", "tasks.l")
     for shell in ("zsh", "fish"):
@@ -213,7 +216,9 @@ def test_init_then_tasks_with_the_default_environment(initialised: Path) -> None
 
 
 def test_overrides_and_cfg_job(initialised: Path) -> None:
-    result = bugbout("tasks", "tasks.limit=5", "env=interpreter", "--cfg", "job", cwd=initialised)
+    result = bugbout(
+        "tasks", "tasks.limit=5", "environment=interpreter", "--cfg", "job", cwd=initialised
+    )
     assert result.returncode == 0, result.stderr
     assert "limit: 5" in result.stdout
     assert "name: interpreter" in result.stdout
@@ -221,10 +226,29 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
     assert not (initialised / "outputs").exists()
 
 
+def test_the_old_spellings_still_work_with_a_note(initialised: Path) -> None:
+    """``env`` became ``environment`` and ``judge.run-suite`` ``verdicts.run-suite``."""
+    result = bugbout(
+        "tasks", "env=interpreter", "judge.run-suite=false", "--cfg", "job", cwd=initialised
+    )
+    assert result.returncode == 0, result.stderr
+    assert "\nenvironment:\n  name: interpreter\n" in result.stdout
+    assert "  run-suite: false\n" in result.stdout
+    assert result.stderr.strip().splitlines() == [
+        "warning: env=interpreter: `env` is now `environment`; write environment=interpreter "
+        "(env still works)",
+        "warning: judge.run-suite=false: `judge.run-suite` is now `verdicts.run-suite`; write "
+        "verdicts.run-suite=false (judge.run-suite still works)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["env=nope"], "error: env=nope: no such env; choose one of interpreter, podman, uv"),
+        (
+            ["environment=nope"],
+            "error: environment=nope: no such environment; choose one of interpreter, podman, uv",
+        ),
         (["miner=nope"], "error: miner=nope: no such miner; choose one of git-history"),
         (["tasks.limit=many"], "tasks.limit: Input should be a valid integer"),
         (
@@ -232,7 +256,10 @@ def test_overrides_and_cfg_job(initialised: Path) -> None:
             "error: project.sourse: no such setting; did you mean project.source? (valid keys "
             "under project: env, github, interpreter, pytest-args, python, repository, source,",
         ),
-        (["+env.exclude-newr=1"], "env 'uv': exclude-newr: Extra inputs are not permitted"),
+        (
+            ["+environment.exclude-newr=1"],
+            "environment 'uv': exclude-newr: Extra inputs are not permitted",
+        ),
         (["tasks.issue-sources=[jira]"], "no issue-source plugin named 'jira'; choose one of"),
         (
             ["tasks.limitt=5"],
@@ -381,7 +408,9 @@ def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
     store = initialised / ".bugbout"
     store.mkdir()
     (store / "oracles.json").write_text('{"abc": {"status": "maybe"}}')
-    result = bugbout("tasks", "env=interpreter", "tasks.issue-sources=[commit]", cwd=initialised)
+    result = bugbout(
+        "tasks", "environment=interpreter", "tasks.issue-sources=[commit]", cwd=initialised
+    )
     assert result.returncode == 2
     assert "oracles.json is corrupt" in result.stderr
     assert "move it aside" in result.stderr
@@ -390,14 +419,14 @@ def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
 
 @pytest.mark.slow
 def test_demo_builds_the_example_and_mines_it(tmp_path: Path) -> None:
-    result = bugbout("demo", str(tmp_path / "demo"), "env=interpreter", cwd=tmp_path)
+    result = bugbout("demo", str(tmp_path / "demo"), "environment=interpreter", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     tasks = json.loads((tmp_path / "demo" / ".bugbout" / "tasks.json").read_text())
     assert [task["issue"]["number"] for task in tasks["tasks"]] == [8, 5, 3]
     assert tasks["tasks"][2]["problem_statement"].startswith("median() is wrong")
     assert "Proposed fix" not in tasks["tasks"][2]["problem_statement"]
     assert all(task["scored"] for task in tasks["tasks"])
-    again = bugbout("demo", str(tmp_path / "demo"), "env=interpreter", cwd=tmp_path)
+    again = bugbout("demo", str(tmp_path / "demo"), "environment=interpreter", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "resuming the demo bout" in again.stderr
     assert "no new attempts" in again.stdout
@@ -434,7 +463,7 @@ def test_offline_github_fails_over_with_one_warning(initialised: Path) -> None:
     )
     with (initialised / "bugbout.yaml").open("a") as config:
         config.write("issue-source:\n  github: {api-url: 'http://127.0.0.1:9', timeout: 2}\n")
-    result = bugbout("tasks", "env=interpreter", "tasks.limit=2", cwd=initialised)
+    result = bugbout("tasks", "environment=interpreter", "tasks.limit=2", cwd=initialised)
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1

@@ -36,7 +36,7 @@ def contestant(name: str, *extra: str) -> str:
 def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fixed = build_fixed_bug_repository(tmp_path_factory.mktemp("recall") / "shapes")
     config = render_config(fixed.source, fixed.tests).replace(
-        "  # - override env: interpreter", "  - override env: interpreter"
+        "  # - override environment: interpreter", "  - override environment: interpreter"
     )
     config += "\n".join([
         "issue-source:",
@@ -53,7 +53,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run(repo: Path, *overrides: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "run", "auditor=recall", "judge.run-suite=false",
+        [sys.executable, "-m", "bugbout", "run", "auditor=recall", "verdicts.run-suite=false",
          *overrides],
         cwd=repo, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip

@@ -210,7 +210,7 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     settings = BoutSettings(
         project=PROJECT,
         tasks=TasksSettings(issue_sources=("commit",), reruns=1),
-        env=PluginChoice(name="interpreter"),
+        environment=PluginChoice(name="interpreter"),
         sandbox=PluginChoice(name="bubblewrap"),
         root=repo.path,
     )

@@ -128,21 +128,21 @@ def test_the_python_line_says_which_eras_the_machine_can_run(
     def line(downloads: str, python: str | None = None) -> str:
         settings = BoutSettings(
             project=ProjectSettings(source="src/calc", python=python),
-            env=PluginChoice(name="uv", **{"python-downloads": downloads}),
+            environment=PluginChoice(name="uv", **{"python-downloads": downloads}),
         )
         return python_check(settings, plugins).line
 
     automatic = line("automatic")
     assert automatic.startswith("ok    python: eras found here: ")
     assert "; downloadable by uv: 3.8; neither: 3.7" in automatic
-    assert automatic.endswith("(env.python-downloads=automatic)")
+    assert automatic.endswith("(environment.python-downloads=automatic)")
     never = line("never")
     assert "; neither: 3.7, 3.8" in never and "downloadable" not in never
-    assert never.endswith("(env.python-downloads=never)")
+    assert never.endswith("(environment.python-downloads=never)")
     assert line("never", python="3.8").startswith(
         "FAIL  python: project.python is 3.8 but Python 3.8 is neither installed nor downloadable"
     )
-    assert line("never", python="3.8").endswith("or set env.python-downloads=automatic")
+    assert line("never", python="3.8").endswith("or set environment.python-downloads=automatic")
     assert line("automatic", python="3.8").startswith("ok    python: eras found here: ")
 
 
@@ -166,8 +166,18 @@ def test_the_checkout_method_is_named_and_a_forced_one_that_fails_is_a_failure(
 @pytest.mark.requires("podman")
 def test_podman_runs_containers_here(tmp_path: Path) -> None:
     # Every key the podman errors name can be overridden without a `+`.
-    keys = ("env.driver=overlay", "env.suite=null", "env.mirror=null", "env.cache=null")
-    result = bugbout("env=podman", "env.storage=/var/tmp/bugbout-podman-tests", *keys, cwd=tmp_path)
+    keys = (
+        "environment.driver=overlay",
+        "environment.suite=null",
+        "environment.mirror=null",
+        "environment.cache=null",
+    )
+    result = bugbout(
+        "environment=podman",
+        "environment.storage=/var/tmp/bugbout-podman-tests",
+        *keys,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert lines(result)["podman"].startswith("ok    podman: "), result.stdout
     assert "runs containers" in lines(result)["podman"]
@@ -177,17 +187,17 @@ def test_podman_problems_name_the_cause_and_the_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = ProjectSettings(source="src/calc")
-    chosen = BoutSettings(project=project, env=PluginChoice(name="podman"), root=tmp_path)
+    chosen = BoutSettings(project=project, environment=PluginChoice(name="podman"), root=tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path))
     missing = doctor.podman_check(chosen)
     assert not missing.ok
     assert missing.line == (
-        "FAIL  podman: env=podman: podman is not installed: apt-get install -y podman runc "
+        "FAIL  podman: environment=podman: podman is not installed: apt-get install -y podman runc "
         "conmon fuse-overlayfs uidmap slirp4netns debootstrap"
     )
     unused = doctor.podman_check(BoutSettings(project=project, root=tmp_path))
     assert unused.ok
-    assert unused.detail.startswith("not used (env=podman, sandbox=podman): podman is not")
+    assert unused.detail.startswith("not used (environment=podman, sandbox=podman): podman is not")
     podman = shutil.which("podman", path=os.defpath + ":/usr/sbin:/usr/bin")
     if podman is None:
         return
@@ -202,8 +212,8 @@ def test_podman_problems_name_the_cause_and_the_fix(
 def test_podman_is_checked_with_the_chosen_plugins_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without debootstrap: the podman sandbox needs no base image, and env=podman finds
-    the root filesystem in its own env.cache."""
+    """Without debootstrap: the podman sandbox needs no base image, and environment=podman finds
+    the root filesystem in its own environment.cache."""
     from bugbout.sandbox.podman import Podman
 
     tools = tmp_path / "bin"
@@ -221,11 +231,11 @@ def test_podman_is_checked_with_the_chosen_plugins_options(
     env = PluginChoice.model_validate({"name": "podman", **storage, "cache": str(cache)})
     if os.geteuid() != 0:  # as root debootstrap's absence is what stops the base image
         monkeypatch.setattr(os, "geteuid", lambda: 0)
-    assert not doctor.podman_check(BoutSettings(project=project, env=env, root=tmp_path)).ok
+    assert not doctor.podman_check(BoutSettings(project=project, environment=env, root=tmp_path)).ok
     check = doctor.podman_check(BoutSettings(project=project, sandbox=sandbox, root=tmp_path))
     assert check.ok, check.line
     (cache / Podman(tmp_path)._rootfs_name()).write_bytes(b"")
-    check = doctor.podman_check(BoutSettings(project=project, env=env, root=tmp_path))
+    check = doctor.podman_check(BoutSettings(project=project, environment=env, root=tmp_path))
     assert check.ok, check.line
 
 

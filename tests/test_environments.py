@@ -122,7 +122,7 @@ def test_packaged_uv_options_match_uv_options() -> None:
     import bugbout.conf
 
     packaged = yaml.safe_load(
-        (Path(bugbout.conf.__file__).parent / "env" / "uv.yaml").read_text(encoding="utf-8")
+        (Path(bugbout.conf.__file__).parent / "environment" / "uv.yaml").read_text(encoding="utf-8")
     )
     assert packaged.pop("name") == "uv"
     fields = {f.alias or n: f.default for n, f in UvOptions.model_fields.items()}
@@ -467,7 +467,9 @@ def test_interpreter_without_pytest(tmp_path: Path) -> None:
         pytest.skip("every interpreter here has pytest")
     builder = InterpreterBuilder(InterpreterOptions(path=str(without[0])))
     request = request_for(make_tree(tmp_path, []), tmp_path)
-    with pytest.raises(EnvironmentFailure, match="has no pytest; install it there or use env=uv"):
+    with pytest.raises(
+        EnvironmentFailure, match="has no pytest; install it there or use environment=uv"
+    ):
         builder.build(request)
 
 

@@ -340,7 +340,7 @@ def lost_attempt(
     bout = BoutSettings(
         project=ProjectSettings(source="src/p"),
         sandbox=PluginChoice(name="none"),
-        env=PluginChoice(name="interpreter"),
+        environment=PluginChoice(name="interpreter"),
         contestant={"solo": {"agent": "command", "command": ["true"]}},
         root=tmp_path,
     )

@@ -68,7 +68,6 @@ from bugbout.core.records import (
 from bugbout.core.report import Report
 from bugbout.core.settings import (
     BoutSettings,
-    JudgeChoice,
     PluginChoice,
     ProjectSettings,
     RunSettings,
@@ -372,10 +371,10 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Bouted:
         project=ProjectSettings(source="src/mid", tests="tests"),
         tasks=TasksSettings(issue_sources=("spy-issues", "commit"), reruns=1, timeout=120),
         miner=PluginChoice(name="spy-miner"),
-        env=PluginChoice(name="spy-env"),
+        environment=PluginChoice(name="spy-env"),
         sandbox=PluginChoice(name="spy-sandbox"),
         executor=PluginChoice(name="spy-executor"),
-        judge=JudgeChoice(name="spy-judge"),
+        judge=PluginChoice(name="spy-judge"),
         auditor=PluginChoice(name="spy-auditor"),
         reporters=("spy-reporter",),
         run=RunSettings(timeout=60),

@@ -67,7 +67,10 @@ def test_without_downloads_the_era_is_skipped_with_the_reason(
         builder.build(request_for(tree, tmp_path / "home", date="2020-06-15"))
     reason = str(failure.value)
     assert reason.startswith("Python 3.8 (this fix's era) is not on this machine and ")
-    assert f"env.python-downloads is {downloads}; install it (e.g. `pyenv install 3.8`)" in reason
+    assert (
+        f"environment.python-downloads is {downloads}; install it (e.g. `pyenv install 3.8`)"
+        in reason
+    )
     assert "\n" not in reason
     assert not (tmp_path / "home" / "envs").exists()
 
@@ -98,7 +101,7 @@ def test_a_fix_of_a_missing_era_gets_an_oracle_that_says_why(
     settings = BoutSettings(
         project=ProjectSettings(source="src/calc", tests="tests"),
         tasks=TasksSettings(issue_sources=("commit",)),
-        env=PluginChoice(name="uv", **{"python-downloads": "never"}),
+        environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
         root=repo.path,
     )
     plugins = make_plugins(entry_points=False)
@@ -108,7 +111,8 @@ def test_a_fix_of_a_missing_era_gets_an_oracle_that_says_why(
     assert oracle.status == "environment-error"
     assert oracle.reason is not None
     assert oracle.reason.startswith(
-        "Python 3.10 (this fix's era) is not on this machine and env.python-downloads is never"
+        "Python 3.10 (this fix's era) is not on this machine and "
+        "environment.python-downloads is never"
     )
 
 
@@ -174,7 +178,7 @@ def test_uv_provides_an_era_the_machine_lacks(
     monkeypatch.setenv("BUGBOUT_HOME", str(home))
     settings = BoutSettings(
         project=ProjectSettings(source="src/demo"),
-        env=PluginChoice(name="uv", **{"python-downloads": "never"}),
+        environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
     )
     eras = machine_eras(settings, make_plugins(entry_points=False))
     assert "3.8" in eras.installed and eras.runnable("3.8") and "3.7" in eras.missing

@@ -86,7 +86,7 @@ def project(root: Path, tests: dict[str, str]) -> Path:
 
 
 def settings(**env: str) -> ProjectSettings:
-    return ProjectSettings(source="src/tiny", tests="tests", env=env)
+    return ProjectSettings(source="src/tiny", tests="tests", environment=env)
 
 
 def environment(builder: PodmanBuilder, tree: Path, home: Path) -> PodmanEnvironment:
@@ -245,7 +245,7 @@ def test_threads_share_one_podman_service(tmp_path: Path) -> None:
         fresh.close()
 
 
-# -- bugbout tasks env=podman ------------------------------------------------------------------
+# -- bugbout tasks environment=podman ----------------------------------------------------------
 
 
 def bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -281,7 +281,9 @@ def test_tasks_with_podman_give_the_oracles_of_uv(
         repo = tmp_path / env
         shutil.copytree(source, repo)
         assert bugbout("init", cwd=repo).returncode == 0
-        overrides = [f"env={env}"] + ([f"env.storage={STORAGE}"] if env == "podman" else [])
+        overrides = [f"environment={env}"] + (
+            [f"environment.storage={STORAGE}"] if env == "podman" else []
+        )
         result = bugbout("tasks", *overrides, cwd=repo)
         assert result.returncode == 0, result.stderr
         found[env] = json.loads((repo / ".bugbout" / "oracles.json").read_text())

@@ -54,7 +54,9 @@ def test_failures_are_explained_with_their_fix() -> None:
         "rlimit type 7: operation not permitted: OCI permission denied"
     )
     assert "ulimit -Hn" in explain(rlimit, config)
-    assert "env.driver=vfs" in explain("Error: overlay: kernel does not support overlay", config)
+    assert "environment.driver=vfs" in explain(
+        "Error: overlay: kernel does not support overlay", config
+    )
     assert explain("Error: something new", config).startswith("podman cannot run a container")
 
 

@@ -272,7 +272,7 @@ def _configure(repo: Path, contestants: dict[str, Any], timeout: float = 60) -> 
 
 def _bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bugbout", *args, "env=interpreter"],
+        [sys.executable, "-m", "bugbout", *args, "environment=interpreter"],
         cwd=cwd, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
 

@@ -107,7 +107,7 @@ def bout_repo(tmp_path: Path) -> Path:
 
 def bugbout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bugbout", *args, "env=interpreter"],
+        [sys.executable, "-m", "bugbout", *args, "environment=interpreter"],
         cwd=cwd, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
 
@@ -259,7 +259,7 @@ def test_a_bout_killed_mid_race_resumes_without_rerunning_finished_attempts(
     config["run"] = {"timeout": 60, "quotas": {"command": 1}}
     (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
     process = subprocess.Popen(
-        [sys.executable, "-m", "bugbout", "run", "env=interpreter"],
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
         cwd=bout_repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     store = bout_repo / ".bugbout" / "attempts"
@@ -293,7 +293,7 @@ def test_python_api_with_an_adapter_written_in_python(bout_repo: Path, tmp_path:
         def parse(self, logdir: Path) -> tuple[str, dict[str, int]]:
             return (logdir / "stdout.log").read_text().strip(), {"output_tokens": 7}
 
-    project = Project.load(bout_repo, overrides=["env=interpreter"])
+    project = Project.load(bout_repo, overrides=["environment=interpreter"])
     result = Bout(project, contestants=[MyAgent("my-model")]).run()
     (attempt,) = result.attempts
     assert attempt.contestant == "my-agent/my-model"
@@ -427,7 +427,7 @@ def test_an_adapter_published_under_the_entry_point_group(bout_repo: Path, tmp_p
     config["contestants"] = {"mine": {"agent": "echo", "model": "claude-opus"}}
     (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
     result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "run", "env=interpreter"],
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
         cwd=bout_repo, capture_output=True, text=True, check=False,
         env={**os.environ, "PYTHONPATH": str(site)},
     )  # fmt: skip
@@ -476,13 +476,13 @@ def test_a_quota_holds_however_many_workers_the_executor_has(bout_repo: Path) ->
     config["run"] = {"timeout": 60, "quotas": {"command": 1}}
     (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
 
-    alone = bugbout("run", "executor.workers=8", "judge.run-suite=false", cwd=bout_repo)
+    alone = bugbout("run", "executor.workers=8", "verdicts.run-suite=false", cwd=bout_repo)
     assert alone.returncode == 0, alone.stderr
     assert not _overlaps([_interval(a) for a in attempts(bout_repo).values()])
 
     subprocess.run(["rm", "-rf", str(bout_repo / ".bugbout")], check=True)
     wide = bugbout(
-        "run", "executor.workers=8", "run.quotas.command=3", "judge.run-suite=false",
+        "run", "executor.workers=8", "run.quotas.command=3", "verdicts.run-suite=false",
         cwd=bout_repo,
     )  # fmt: skip
     assert wide.returncode == 0, wide.stderr
@@ -493,7 +493,7 @@ def test_a_quota_holds_however_many_workers_the_executor_has(bout_repo: Path) ->
 def test_attempts_run_in_ray_workers(bout_repo: Path) -> None:
     result = bugbout(
         "run", "executor=ray", "executor.num-cpus=2", "contestant=[good,empty]",
-        "judge.run-suite=false", cwd=bout_repo,
+        "verdicts.run-suite=false", cwd=bout_repo,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     found = attempts(bout_repo)
@@ -529,7 +529,7 @@ def test_a_program_that_vanishes_mid_bout_is_infra_error(bout_repo: Path, tmp_pa
     config["run"]["timeout"] = 60
     (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
     process = subprocess.Popen(
-        [sys.executable, "-m", "bugbout", "run", "env=interpreter", "--quiet"],
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter", "--quiet"],
         cwd=bout_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 300

@@ -310,7 +310,7 @@ def project(path: Path) -> Path:
     )
     python = json.dumps(sys.executable)
     (path / "bugbout.yaml").write_text(
-        "defaults:\n  - base\n  - override env: interpreter\n  - _self_\n"
+        "defaults:\n  - base\n  - override environment: interpreter\n  - _self_\n"
         "project: {source: src/calc, tests: tests}\n"
         "tasks: {issue-sources: [commit]}\n"
         f"contestants:\n  a: {{agent: command, command: [{python}, -c, pass]}}\n"

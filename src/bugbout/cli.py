@@ -35,7 +35,7 @@ commands:
   demo      build the example repository and run a whole bout on it (offline)
   completion  print the shell completion script (bash, zsh or fish)
 
-Overrides are Hydra's: `bugbout tasks tasks.limit=5 env=interpreter`, `--cfg job`;
+Overrides are Hydra's: `bugbout tasks tasks.limit=5 environment=interpreter`, `--cfg job`;
 sweeps too: `bugbout -m contestant=codex,claude-code judge=majority,strict`.
 Run `bugbout COMMAND --help` for a command's options.
 """
@@ -230,7 +230,7 @@ def _doctor(args: list[str], console: Console) -> int:
             (Path(scratch) / CONFIG_NAME).write_text(
                 "defaults: [base, _self_]\nproject: {source: .}\n"
             )
-            settings, plugins = compose_settings(Path(scratch), args)
+            settings, plugins = compose_settings(Path(scratch), args, warn=console.warn)
             for problem in plugins.problems:
                 console.warn(problem)
             job(settings, plugins, configured=False)
@@ -337,7 +337,7 @@ def _report(args: list[str], console: Console) -> int:
             else f"{store.root} holds no bout yet (only tasks); run `bugbout run` first"
         )
     plugins = make_plugins()
-    settings, _ = compose_settings(root, options.overrides, plugins)
+    settings, _ = compose_settings(root, options.overrides, plugins, console.warn)
     reporter = plugins.create("reporter", options.format, settings.reporter.get(options.format))
     report = load_report(store, output, price_table(settings.prices), repository=root)
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
@@ -384,7 +384,7 @@ def _tasks(args: list[str], console: Console) -> int:
             "their ground truth; writes .bugbout/tasks.json and .bugbout/oracles.json.\n\n"
             "  --mine-only   mine and write tasks.json only, without ground truth (fast)\n\n"
             "Examples:\n"
-            "  bugbout tasks tasks.limit=5\n  bugbout tasks env=interpreter\n"
+            "  bugbout tasks tasks.limit=5\n  bugbout tasks environment=interpreter\n"
             "  bugbout tasks --cfg job      # show the composed settings\n"
         )
         print(_settings_help())

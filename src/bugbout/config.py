@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 GROUPS = {
     "miner": "miner",
-    "env": "environment",
+    "environment": "environment",
     "sandbox": "sandbox",
     "executor": "executor",
     "judge": "judge",
@@ -36,21 +36,50 @@ GROUPS = {
 OPTION_MAPS = {"issue-source": "issue-source", "reporter": "reporter"}
 """Settings that hold options per plugin of a kind, by plugin name (``reporter.html.title``)."""
 ROLES = ("contestant", "examiner")
-"""Groups whose options are agents, several selectable at once (``contestant=[a,b]``)."""
+"""Groups whose options are agents, several selectable at once (``contestant=[a,b]``);
+each has a map of those defined in ``bugbout.yaml`` (``contestants:``), which the core
+races when none is chosen."""
+RENAMED_CONFIG = "bugbout-renamed"
+"""The name ``bugbout.yaml`` is composed under once its moved keys are renamed."""
 
 
-def compose_settings(start: Path, overrides: Sequence[str] = (), plugins: Any = None) -> Any:
+def compose_settings(
+    start: Path,
+    overrides: Sequence[str] = (),
+    plugins: Any = None,
+    warn: Callable[[str], None] | None = None,
+) -> Any:
     """The settings of the project whose ``bugbout.yaml`` is at or above ``start``, composed
     exactly as the command line does; ``(settings, plugins)``. Used by :class:`bugbout.Project`.
+    A setting written the old way is a note to ``warn`` (default: a ``FutureWarning``).
     """
+    import warnings
+
     from bugbout.core.manager import make_plugins
 
+    def note(line: str) -> None:
+        warnings.warn(line, FutureWarning, stacklevel=3)
+
     config = find_config(start.resolve())
-    _check_keys(overrides)
+    args = _moved(list(overrides), warn or note)
     plugins = plugins or make_plugins()
-    args = _prepare(config, list(overrides), plugins)
-    cfg, _ = _compose(config.parent, args, plugins)
+    args, name = _prepare(config, args, plugins, warn or note)
+    cfg, _ = _compose(config.parent, args, plugins, name)
     return _settings(cfg, config.parent), plugins
+
+
+def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
+    """The overrides with moved settings renamed (a note for each), then checked."""
+    from bugbout.moved import moved_override
+
+    renamed = []
+    for arg in args:
+        arg, note = moved_override(arg)
+        renamed.append(arg)
+        if note:
+            warn(note)
+    _check_keys(renamed)
+    return renamed
 
 
 def _check_keys(args: Sequence[str]) -> None:
@@ -68,19 +97,28 @@ def _check_keys(args: Sequence[str]) -> None:
             raise ConfigError(problem)
 
 
-def _prepare(config: Path, args: list[str], plugins: Any) -> list[str]:
-    """Check the file, make every plugin and user contestant selectable, and select the
-    user's contestants unless the overrides choose."""
-    _check_defaults(config)
+def _prepare(
+    config: Path, args: list[str], plugins: Any, warn: Callable[[str], None]
+) -> tuple[list[str], str]:
+    """Check the file and the overrides, make every plugin and defined contestant
+    selectable; ``(overrides, name of the config to compose)``."""
+    name = _primary(config, warn)
     _register_plugin_options(plugins)
-    defined: dict[str, list[str]] = {}
-    for role in ROLES:
-        defined[role] = _register_user_agents(config, role)
-        chosen = any(arg.split("=", 1)[0].lstrip("+~") == role for arg in args if "=" in arg)
-        if defined[role] and not chosen:
-            args = [*args, f"{role}=[{','.join(defined[role])}]"]
+    defined = {role: _register_defined(config, role) for role in ROLES}
+    args = [_defined_option(arg, defined) for arg in args]
     _check_group_choices(args, plugins, defined)
-    return args
+    return args, name
+
+
+def _defined_option(arg: str, defined: dict[str, list[str]]) -> str:
+    """``contestant.mine.model=...`` sets the option of ``mine`` where it is defined,
+    ``contestants.mine.model``, whether ``mine`` is chosen or races by default."""
+    key, equals, value = arg.partition("=")
+    parts = key.lstrip("+~").split(".")
+    if equals and len(parts) > 2 and parts[0] in defined and parts[1] in defined[parts[0]]:
+        sign = key[: len(key) - len(key.lstrip("+~"))]
+        return f"{sign}{parts[0]}s.{'.'.join(parts[1:])}={value}"
+    return arg
 
 
 @dataclass(frozen=True)
@@ -109,7 +147,7 @@ def run_with_hydra(
 ) -> int:
     """Compose the settings with Hydra and call ``job(settings, plugins, hydra_job)`` once,
     or once per combination in a sweep (``-m``)."""
-    _check_keys(args)
+    args = _moved(args, console.warn)
     import hydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -122,10 +160,10 @@ def run_with_hydra(
     plugins = make_plugins()
     for problem in plugins.problems:
         console.warn(problem)
-    args = _prepare(config, args, plugins)
+    args, name = _prepare(config, args, plugins, console.warn)
     exit_code = 0
 
-    @hydra.main(version_base="1.3", config_path=None, config_name=CONFIG_NAME[:-5])
+    @hydra.main(version_base="1.3", config_path=None, config_name=name)
     def hydra_job(cfg: DictConfig) -> None:
         nonlocal exit_code
         runtime = HydraConfig.get()
@@ -157,7 +195,7 @@ def run_with_hydra(
     if "--info" in options and (options[-1] == "--info"):
         options.append("all")
     if not {"-m", "--multirun"} & set(options):
-        _, overrides = _compose(root, overrides, plugins)
+        _, overrides = _compose(root, overrides, plugins, name)
     argv = [
         f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
@@ -220,7 +258,9 @@ def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
     return options, overrides
 
 
-def _compose(root: Path, overrides: list[str], plugins: Any = None) -> tuple[Any, list[str]]:
+def _compose(
+    root: Path, overrides: list[str], plugins: Any = None, name: str = CONFIG_NAME[:-5]
+) -> tuple[Any, list[str]]:
     """Compose the config (before Hydra's main, so a bad override is a one-line error);
     ``(config, overrides)``. An option of the chosen plugin that no packaged default sets
     needs no ``+``: the overrides returned carry it."""
@@ -229,14 +269,14 @@ def _compose(root: Path, overrides: list[str], plugins: Any = None) -> tuple[Any
 
     for _ in range(len(overrides) + 1):
         try:
-            return _compose_once(root, overrides), overrides
+            return _compose_once(root, overrides, name), overrides
         except (HydraException, OmegaConfBaseException) as exc:
             unknown = _UNKNOWN_OVERRIDE.search(str(exc))
             if unknown is None:
                 lines = [line.strip().rstrip(".") for line in str(exc).splitlines() if line.strip()]
                 raise ConfigError("; ".join(lines) or type(exc).__name__) from None
             key = unknown.group(1)
-            problem = _unknown_setting(root, overrides, key, plugins)
+            problem = _unknown_setting(root, overrides, key, plugins, name)
             if problem:
                 raise ConfigError(problem) from None
             overrides = [f"+{arg}" if arg.split("=", 1)[0] == key else arg for arg in overrides]
@@ -246,17 +286,19 @@ def _compose(root: Path, overrides: list[str], plugins: Any = None) -> tuple[Any
 _UNKNOWN_OVERRIDE = re.compile(r"Could not override '([^']+)'")
 
 
-def _compose_once(root: Path, overrides: list[str]) -> Any:
+def _compose_once(root: Path, overrides: list[str], name: str = CONFIG_NAME[:-5]) -> Any:
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(root), version_base="1.3"):
         return compose(
-            config_name=CONFIG_NAME[:-5],
+            config_name=name,
             overrides=[*overrides, "hydra.searchpath=[pkg://bugbout.conf]"],
         )
 
 
-def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -> str | None:
+def _unknown_setting(
+    root: Path, overrides: list[str], key: str, plugins: Any, name: str
+) -> str | None:
     """What is wrong with override ``key``, from the config composed without it; ``None``
     when it is an option of the chosen plugin."""
     from omegaconf import OmegaConf
@@ -269,7 +311,7 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
     tree: Any = {}
     for attempt in (others, choices, []):
         try:
-            tree = OmegaConf.to_container(_compose_once(root, attempt), resolve=False)
+            tree = OmegaConf.to_container(_compose_once(root, attempt, name), resolve=False)
             break
         except Exception:  # another override is wrong too: its turn comes next
             continue
@@ -280,8 +322,10 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
         try:
             if len(prefix) == 1 and prefix[0] in GROUPS and prefix[0] not in ROLES:
                 spec = plugins.get(GROUPS[prefix[0]], tree[prefix[0]]["name"]).spec
-            elif len(prefix) == 2 and prefix[0] in ROLES:
-                spec = plugins.get("agent", tree[prefix[0]][prefix[1]]["agent"]).spec
+            elif len(prefix) == 2 and prefix[0].removesuffix("s") in ROLES:
+                defined = tree.get(f"{prefix[0].removesuffix('s')}s") or {}
+                entry = {**defined.get(prefix[1], {}), **tree[prefix[0]][prefix[1]]}
+                spec = plugins.get("agent", entry["agent"]).spec
             elif len(prefix) == 1 and prefix[0] in OPTION_MAPS:
                 return set(plugins.of_kind(OPTION_MAPS[prefix[0]]))
             elif len(prefix) == 2 and prefix[0] in OPTION_MAPS:
@@ -291,7 +335,7 @@ def _unknown_setting(root: Path, overrides: list[str], key: str, plugins: Any) -
         except (BugboutError, KeyError, TypeError):
             return set()
         known = {field.alias or name for name, field in spec.options.model_fields.items()}
-        return known | ({CUTOFF_KEY} if prefix[0] in ROLES else set())
+        return known | ({CUTOFF_KEY} if prefix[0].removesuffix("s") in ROLES else set())
 
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 
@@ -324,34 +368,34 @@ def _settings(cfg: Any, root: Path) -> Any:
         ) from None
 
 
-def _check_defaults(config: Path) -> None:
+def _primary(config: Path, warn: Callable[[str], None]) -> str:
+    """Check ``bugbout.yaml``; the name to compose it under: its own, or, when it spells a
+    moved setting the old way (a note for each), that of its copy with the new names."""
+    from hydra.core.config_store import ConfigStore
     from omegaconf import DictConfig, OmegaConf
+
+    from bugbout.moved import moved_config
+    from bugbout.suggest import yaml_problem
 
     try:
         loaded = OmegaConf.load(config)
     except Exception as exc:
-        raise ConfigError(_yaml_problem(config, exc)) from None
+        raise ConfigError(yaml_problem(config, exc)) from None
     defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
     if not defaults or "base" not in [str(item) for item in defaults]:
         raise ConfigError(
             f"{config} must start with `defaults: [base, _self_]` to load bugbout's settings"
         )
-
-
-def _yaml_problem(config: Path, error: Exception) -> str:
-    """A YAML error as one line: where (line and column), what, and the line itself."""
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    lines = str(error).strip().splitlines()
-    what = getattr(error, "problem", None) or (lines[0] if lines else type(error).__name__)
-    if mark is None:
-        return f"{config} is not valid YAML ({what}); fix it or rerun `bugbout init --force`"
-    lines = config.read_text(errors="replace").splitlines()
-    shown = lines[mark.line].strip() if mark.line < len(lines) else ""
-    return (
-        f"{config}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {what}"
-        + (f" in `{shown}`" if shown else "")
-        + "; fix that line or rerun `bugbout init --force`"
-    )
+    container = OmegaConf.to_container(loaded)
+    assert isinstance(container, dict)
+    data = {str(key): value for key, value in container.items()}
+    notes = moved_config(data, str(config))
+    for note in notes:
+        warn(note)
+    if not notes:
+        return CONFIG_NAME[:-5]
+    ConfigStore.instance().store(name=RENAMED_CONFIG, node=data)
+    return RENAMED_CONFIG
 
 
 def packaged_options(group: str) -> set[str]:
@@ -380,9 +424,9 @@ def _register_plugin_options(plugins: Any) -> None:
                 store.store(group=group, name=name, node={"name": name})
 
 
-def _register_user_agents(config: Path, role: str) -> list[str]:
-    """Contestants (or examiners) defined in ``bugbout.yaml`` become selectable like
-    packaged ones."""
+def _register_defined(config: Path, role: str) -> list[str]:
+    """Contestants (or examiners) defined in ``bugbout.yaml`` become selectable by name
+    (``contestant=mine``); the core reads their settings from ``contestants:``."""
     from hydra.core.config_store import ConfigStore
     from omegaconf import DictConfig, OmegaConf
 
@@ -401,11 +445,9 @@ def _register_user_agents(config: Path, role: str) -> list[str]:
             f"differently, e.g. `{clashes[0]}-mine: {{agent: {clashes[0]}, model: ...}}`"
         )
     for name in names:
-        entry = defined[name]
-        node = OmegaConf.to_container(entry) if isinstance(entry, DictConfig) else None
-        if not isinstance(node, dict):
+        if not isinstance(defined[name], DictConfig):
             raise ConfigError(f"{config}: {role} {name!r} must be a mapping, e.g. {{agent: codex}}")
-        store.store(group=role, name=name, node=node, package=f"{role}.{name}")
+        store.store(group=role, name=name, node={}, package=f"{role}.{name}")
     return names
 
 
@@ -434,7 +476,14 @@ def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[
         )  # a sweep may choose lists: contestant=[a,b],[c]
         values = [str(v) for c in choices for v in (c if isinstance(c, list) else [c])]
         for value in values:
-            if value not in valid:
+            if value in valid:
+                continue
+            if group == "examiner" and value in plugins.of_kind("examiner"):
                 raise ConfigError(
-                    f"{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
+                    f"examiner={value}: {value} is an assignment, not an examiner; define an "
+                    f"examiner that takes it, e.g. `examiners: {{mine: {{agent: codex, "
+                    f"assignment: {value}}}}}` in {CONFIG_NAME}"
                 )
+            raise ConfigError(
+                f"{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
+            )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -90,3 +91,19 @@ def _message(key: str, prefix: Sequence[str], part: str, keys: set[str]) -> str:
     level = f"under {where}" if where else "at the top level"
     listing = ", ".join(sorted(keys)) or "none"
     return f"{key}: no such setting{hint} (valid keys {level}: {listing})"
+
+
+def yaml_problem(config: Path, error: Exception) -> str:
+    """A YAML error as one line: where (line and column), what, and the line itself."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    lines = str(error).strip().splitlines()
+    what = getattr(error, "problem", None) or (lines[0] if lines else type(error).__name__)
+    if mark is None:
+        return f"{config} is not valid YAML ({what}); fix it or rerun `bugbout init --force`"
+    lines = config.read_text(errors="replace").splitlines()
+    shown = lines[mark.line].strip() if mark.line < len(lines) else ""
+    return (
+        f"{config}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {what}"
+        + (f" in `{shown}`" if shown else "")
+        + "; fix that line or rerun `bugbout init --force`"
+    )

@@ -30,6 +30,10 @@ def group_options(group: str, plugins: Plugins) -> list[str]:
     return sorted(packaged_options(group) | set(plugins.of_kind(GROUPS[group])))
 
 
+WIDTH = 13
+"""The first column of ``--help``'s settings: the longest group name and a space or two."""
+
+
 def settings_help(plugins: Plugins) -> str:
     """The config groups (default first) and the keys of every setting, for ``--help``."""
     defaults = BoutSettings.model_fields
@@ -40,10 +44,10 @@ def settings_help(plugins: Plugins) -> str:
         options = [default] if default else []
         options += [name for name in group_options(group, plugins) if name != default]
         several = "  (several: 'GROUP=[a,b]')" if GROUPS[group] == "agent" else ""
-        lines.append(f"  {group:<11}{' | '.join(options)}{several}")
+        lines.append(f"  {group:<{WIDTH}}{' | '.join(options)}{several}")
     lines.append("settings (KEY=VALUE; a chosen plugin's options too, e.g. judge.threshold=0.8):")
     for section, keys in setting_keys():
-        lines.append(f"  {section + '.':<11}{', '.join(keys)}")
+        lines.append(f"  {section + '.':<{WIDTH}}{', '.join(keys)}")
     return "\n".join(lines) + "\n"
 
 

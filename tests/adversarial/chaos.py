@@ -129,7 +129,7 @@ def build(root: Path) -> Path:
         "project": {"source": repository.source, "tests": repository.tests},
         "tasks": {"issue-sources": ["commit"], "reruns": 1},
         "run": {"timeout": 60, "quotas": {"command": 2}},
-        "judge": {"run-suite": False},
+        "verdicts": {"run-suite": False},
         "contestants": contestants,
     }
     (repository.path / "bugbout.yaml").write_text(json.dumps(config))
@@ -155,7 +155,7 @@ class Bout:
 
     def start(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [sys.executable, "-m", "bugbout", "run", "env=interpreter"],
+            [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
             cwd=self.repo, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,
         )  # fmt: skip

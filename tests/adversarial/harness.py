@@ -367,7 +367,8 @@ def run_bout(
         **(env or {}),
     }
     result = subprocess.run(
-        [sys.executable, "-c", PEAK_MEMORY, str(peak), "run", "env=interpreter", *overrides],
+        [sys.executable, "-c", PEAK_MEMORY, str(peak), "run", "environment=interpreter",
+         *overrides],
         cwd=planted.repo, env=environment, capture_output=True, text=True, timeout=1800,
         check=False,
     )  # fmt: skip

@@ -132,7 +132,7 @@ def hostile(
         },
         sandbox=request.param,
         timeout=TIMEOUT,
-        overrides=(f"run.log-limit={LOG_LIMIT}", "judge.run-suite=false", "tasks.reruns=1"),
+        overrides=(f"run.log-limit={LOG_LIMIT}", "verdicts.run-suite=false", "tasks.reruns=1"),
         listener=listener,
     )
     if bout.result.returncode != 0:

@@ -113,7 +113,7 @@ class Bout:
         self.delays["slow"].write_text(str(slow))
         self.delays["steady"].write_text(str(steady))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bugbout", "run", "env=interpreter", *sandbox],
+            [sys.executable, "-m", "bugbout", "run", "environment=interpreter", *sandbox],
             cwd=self.repo,
             env={**os.environ, "BUGBOUT_HOME": str(self.home)},
             stdout=subprocess.PIPE,
@@ -295,7 +295,7 @@ def test_a_signal_during_ground_truth_starts_no_test_run_and_stores_no_killed_on
     }
     (repo / "bugbout.yaml").write_text(json.dumps(config))
     process = subprocess.Popen(
-        [sys.executable, "-m", "bugbout", "tasks", "env=interpreter", "sandbox=bubblewrap"],
+        [sys.executable, "-m", "bugbout", "tasks", "environment=interpreter", "sandbox=bubblewrap"],
         cwd=repo, env={**os.environ, "BUGBOUT_HOME": str(home)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip

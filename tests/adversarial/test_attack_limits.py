@@ -118,7 +118,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
         "project": {"source": "src/mid", "tests": "tests"},
         "tasks": {"issue-sources": ["commit"]},
         "run": {"timeout": 60, "quotas": {"command": 1}},
-        "judge": {"run-suite": False},
+        "verdicts": {"run-suite": False},
         "limits": LIMITS,
         "contestants": contestants,
     }
@@ -134,7 +134,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     env = {**os.environ, "BUGBOUT_HOME": str(root / "home")}
     env.pop("GITHUB_TOKEN", None)
     result = subprocess.run(
-        [sys.executable, "-c", measured, str(peak), "run", "env=interpreter"],
+        [sys.executable, "-c", measured, str(peak), "run", "environment=interpreter"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]

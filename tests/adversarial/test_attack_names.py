@@ -83,7 +83,7 @@ def test_a_name_that_mimics_cat_file_output_changes_no_task(tmp_path: Path) -> N
     settings = BoutSettings(
         project=ProjectSettings(source="src/calc", tests="tests"),
         tasks=TasksSettings(issue_sources=("commit",), reruns=1),
-        env=PluginChoice(name="interpreter"),
+        environment=PluginChoice(name="interpreter"),
         root=tmp_path / "repo",
     )
     plugins = make_plugins(entry_points=False)

@@ -85,7 +85,7 @@ def attack_repo(tmp_path: Path, plant: str, secret: Path) -> Path:
 def bout(repo: Path, *args: str, timeout: float = 300) -> dict[str, Any]:
     """``bugbout run`` in a child process whose address space is capped, killed (with its
     process group) after ``timeout`` seconds: its exit status, output and peak memory."""
-    argv = [sys.executable, "-m", "bugbout", "run", *args, "env=interpreter"]
+    argv = [sys.executable, "-m", "bugbout", "run", *args, "environment=interpreter"]
     runner = [sys.executable, "-c", RUNNER.format(cap=MEMORY_CAP), str(timeout), *argv]
     done = subprocess.run(runner, cwd=repo, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)  # type: ignore[no-any-return]

@@ -108,7 +108,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     (repo / "bugbout.yaml").write_text(json.dumps(config))
     result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "run", "env=interpreter"],
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
         cwd=repo, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -148,7 +148,7 @@ def test_the_audit_calls_a_cheating_patch_tampered(bout: Path) -> None:
 @pytest.mark.parametrize("policy", ["majority", "unanimous", "strict", "cross-vendor"])
 def test_no_judge_picks_a_cheating_patch(bout: Path, policy: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "run", "env=interpreter", f"judge={policy}"],
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter", f"judge={policy}"],
         cwd=bout, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -58,8 +58,8 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
     """The selected contestants and examiners, each with its adapter built from validated
     options (and an examiner with its assignment)."""
     racers = []
-    for role, selected in (("contestant", settings.contestant), ("examiner", settings.examiner)):
-        for name, entry in sorted(selected.items()):
+    for role in ("contestant", "examiner"):
+        for name, entry in sorted(settings.chosen(role).items()):
             options = dict(entry)
             kind = options.pop("agent", None)
             if not kind:

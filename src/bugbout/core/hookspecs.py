@@ -85,7 +85,7 @@ def bugbout_environments() -> Iterable[EnvironmentPlugin]:
     ``build(request: EnvironmentRequest) -> Environment``; the environment turns a pytest
     command line and a tree into the command to run (``Environment.command``).
 
-    :return: environment builder records (selected with ``env=<name>``).
+    :return: environment builder records (selected with ``environment=<name>``).
 
     Example::
 
@@ -147,7 +147,9 @@ def bugbout_examiners() -> Iterable[ExaminerPlugin]:
     """Register examiner assignments (``reproduce``, ``specify``): the prompt an examiner
     agent receives and how the tests it writes are validated.
 
-    :return: examiner records (selected with ``examiner=<name>``).
+    :return: assignment records, named by an examiner's ``assignment`` option
+        (``examiners: {probe: {agent: codex, assignment: specify}}``); ``examiner=<name>``
+        chooses an examiner, an agent, not an assignment.
 
     Example::
 

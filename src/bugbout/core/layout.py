@@ -128,7 +128,7 @@ def render_config(
 # command-line overrides win over this file, e.g. `bugbout tasks tasks.limit=5`.
 defaults:
   - base                  # bugbout's packaged defaults; keep this first
-  # - override env: interpreter   # run tests with an existing Python instead of uv
+  # - override environment: interpreter   # run tests with an existing Python instead of uv
   - _self_
 
 project:

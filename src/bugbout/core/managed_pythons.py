@@ -3,7 +3,7 @@
 They are installed into ``BUGBOUT_HOME/pythons`` (uv's ``UV_PYTHON_INSTALL_DIR``), never
 into the user's own uv directory, and no executable is linked onto ``PATH``. uv's own
 variables for where downloads come from apply: ``UV_PYTHON_INSTALL_MIRROR`` and
-``UV_PYTHON_DOWNLOADS_JSON_URL``. ``env.python-downloads`` says whether uv may download:
+``UV_PYTHON_DOWNLOADS_JSON_URL``. ``environment.python-downloads`` says whether uv may download:
 ``automatic`` (when the era's version is missing), ``manual`` or ``never`` (only Pythons
 already installed there are used).
 """
@@ -21,7 +21,7 @@ from typing import Literal
 from bugbout.core.errors import EnvironmentFailure
 
 PythonDownloads = Literal["automatic", "manual", "never"]
-SETTING = "env.python-downloads"
+SETTING = "environment.python-downloads"
 DIRECTORY = "pythons"
 """The folder of ``BUGBOUT_HOME`` the Pythons go to."""
 FIND_TIMEOUT = 60.0

@@ -200,13 +200,6 @@ class PluginChoice(Settings):
         return dict(self.model_extra or {})
 
 
-class JudgeChoice(PluginChoice):
-    """``judge:`` — the policy (``name``), its options, and what the cross-examination runs."""
-
-    run_suite: bool = True
-    """Also run the repository's own tests against every patch, so breakage shows."""
-
-
 class PriceSettings(Settings):
     """One entry of ``prices:`` — what a model costs, in USD per million tokens."""
 
@@ -231,6 +224,13 @@ class VerdictsSettings(Settings):
     coverage map of the unfixed code, made once per task), or all of them every time."""
     timeout: float = Field(default=600, gt=0)
     """Seconds one of these test runs may take before its process group is killed."""
+    run_suite: bool = True
+    """Also run the repository's own tests against every patch, so breakage shows."""
+
+    def key(self) -> str:
+        """What of these settings the evidence's keys hold: all but ``run_suite``, which
+        the matrix's key holds on its own (as when it was ``judge.run-suite``)."""
+        return self.model_dump_json(exclude={"run_suite"})
 
 
 class BoutSettings(Settings):
@@ -239,11 +239,12 @@ class BoutSettings(Settings):
     project: ProjectSettings
     tasks: TasksSettings = TasksSettings()
     miner: PluginChoice = PluginChoice(name="git-history")
-    env: PluginChoice = PluginChoice(name="uv")
+    environment: PluginChoice = PluginChoice(name="uv")
+    """How each task's test environment is built: ``uv``, ``interpreter`` or ``podman``."""
     sandbox: PluginChoice = PluginChoice(name="auto")
     executor: PluginChoice = PluginChoice(name="local")
     """How the bout dispatches its jobs: ``local`` threads, or ``ray`` workers."""
-    judge: JudgeChoice = JudgeChoice(name="majority")
+    judge: PluginChoice = PluginChoice(name="majority")
     verdicts: VerdictsSettings = VerdictsSettings()
     auditor: PluginChoice = PluginChoice(name="gate")
     reporters: tuple[str, ...] = ("terminal", "markdown", "json", "html")
@@ -251,13 +252,15 @@ class BoutSettings(Settings):
     run: RunSettings = RunSettings()
     limits: LimitsSettings = LimitsSettings()
     contestant: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """The contestants of this bout, by name: each has an ``agent`` and its options."""
+    """The contestants chosen for this bout (``contestant=[codex,mine]``), by name, with
+    the options given for them; empty: every one of ``contestants``."""
     contestants: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Contestants defined in ``bugbout.yaml``, by name (selectable like packaged ones)."""
+    """Contestants defined in ``bugbout.yaml``, by name: an ``agent`` and its options."""
     examiner: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """The examiners of this bout, by name: an ``agent``, an ``assignment`` and options."""
+    """The examiners chosen for this bout, by name; empty: every one of ``examiners``."""
     examiners: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Examiners defined in ``bugbout.yaml``, by name."""
+    """Examiners defined in ``bugbout.yaml``, by name: an ``agent``, an ``assignment`` and
+    the agent's options."""
     issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
     reporter: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -266,6 +269,15 @@ class BoutSettings(Settings):
     """Prices per model, before the packaged ones (see :mod:`bugbout.core.costs`)."""
     root: Path = Path()
     """The directory holding ``bugbout.yaml``: the store and relative paths start here."""
+
+    def chosen(self, role: str) -> dict[str, dict[str, Any]]:
+        """The agents of ``role`` in this bout, by name: those chosen, each one's options
+        over its definition in ``bugbout.yaml``; every defined one when none is chosen."""
+        chosen: dict[str, dict[str, Any]] = getattr(self, role)
+        defined: dict[str, dict[str, Any]] = getattr(self, f"{role}s")
+        if not chosen:
+            return {name: dict(entry) for name, entry in defined.items()}
+        return {name: {**defined.get(name, {}), **entry} for name, entry in chosen.items()}
 
     @property
     def repository(self) -> Path:

@@ -39,7 +39,9 @@ def github_slug(settings: BoutSettings, git: Git) -> str | None:
 def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     """Fail before any work when a selected plugin is missing or its options are wrong."""
     plugins.get(MinerPlugin, settings.miner.name).spec.parse_options(settings.miner.options)
-    plugins.get(EnvironmentPlugin, settings.env.name).spec.parse_options(settings.env.options)
+    plugins.get(EnvironmentPlugin, settings.environment.name).spec.parse_options(
+        settings.environment.options
+    )
     plugins.get(SandboxPlugin, settings.sandbox.name).spec.parse_options(settings.sandbox.options)
     for name in settings.tasks.issue_sources:
         plugins.get(IssueSourcePlugin, name).spec.parse_options(settings.issue_source.get(name, {}))
@@ -120,7 +122,7 @@ def oracle_key(settings: BoutSettings, task_sha: str) -> str:
     """What determines a task's oracle: the fix, the environment, how the tests run."""
     return digest(
         task_sha,
-        settings.env.model_dump_json(),
+        settings.environment.model_dump_json(),
         settings.project.model_dump_json(exclude={"github", "repository"}),
         str(settings.tasks.reruns),
         f"repair-imports={settings.tasks.repair_imports}",

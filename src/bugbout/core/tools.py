@@ -47,7 +47,9 @@ class Tools:
         """The tools ``settings`` select, made by ``plugins``."""
         home = bugbout_home()
         sandbox = plugins.create(SandboxPlugin, settings.sandbox.name, settings.sandbox.options)
-        builder = plugins.create(EnvironmentPlugin, settings.env.name, settings.env.options)
+        builder = plugins.create(
+            EnvironmentPlugin, settings.environment.name, settings.environment.options
+        )
         environments = Environments(builder, settings.project, store, home)
         confine = test_confinement(settings, sandbox, home)
         return cls(settings, plugins, store, home, sandbox, environments, confine)

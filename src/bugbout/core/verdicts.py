@@ -162,8 +162,8 @@ class Verdicts:
         the store left it), and the scores and audits of patches that changed."""
         resolutions, audits = stored
         attempts = _stored_attempts(self.store, task, racers)
-        verdicts = self.settings.verdicts.model_dump_json()
-        key = digest(*sorted(a.revision for a in attempts), str(self.settings.judge.run_suite))
+        verdicts = self.settings.verdicts.key()
+        key = digest(*sorted(a.revision for a in attempts), str(self.settings.verdicts.run_suite))
         key = digest(key, verdicts)
         matrix = self.output.read(matrix_path(task.id), Matrix)
         shared = Shared(self.store, task, oracle)
@@ -365,7 +365,7 @@ class EvidenceJob:
         settings, task = self.settings, self.task
         affected = settings.verdicts.tests == "affected"
         base = self.base
-        suite_needed = self.matrix is None and settings.judge.run_suite and affected
+        suite_needed = self.matrix is None and settings.verdicts.run_suite and affected
         if base is None and (self.reaudit or suite_needed):
             base = run_base(task, bench, coverage=affected)
         chosen = None
@@ -379,7 +379,7 @@ class EvidenceJob:
             task,
             self.attempts,
             bench,
-            run_suite=settings.judge.run_suite,
+            run_suite=settings.verdicts.run_suite,
             suite=chosen,
             jobs=self.jobs,
         ).model_copy(update={"key": self.matrix_key})
@@ -421,7 +421,7 @@ class EvidenceJob:
                 return
             key = digest(
                 attempt.revision,
-                digest(settings.auditor.model_dump_json(), settings.verdicts.model_dump_json()),
+                digest(settings.auditor.model_dump_json(), settings.verdicts.key()),
             )
             evidence.audits[attempt.contestant] = audit.model_copy(
                 update={"key": key, "timeout": killed(gate)}

@@ -77,7 +77,7 @@ def diagnose(
 
     for check in machine_checks(settings, plugins, configured=configured):
         emit(check)
-    if not settings.contestant and not settings.examiner:
+    if not settings.chosen("contestant") and not settings.chosen("examiner"):
         if note:
             note(
                 "no contestants to check; choose some, e.g. "

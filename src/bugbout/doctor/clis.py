@@ -165,8 +165,8 @@ def dummy_session(scratch: Path, prompt: str = "Fix the bug in add(), please.") 
 
 def selected_agents(settings: BoutSettings) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     """Every selected contestant and examiner: ``(role, name, entry)``."""
-    for role, selected in (("contestant", settings.contestant), ("examiner", settings.examiner)):
-        for name, entry in sorted(selected.items()):
+    for role in ("contestant", "examiner"):
+        for name, entry in sorted(settings.chosen(role).items()):
             yield role, name, entry
 
 
@@ -175,7 +175,8 @@ def build_contestant(
 ) -> tuple[Contestant | None, str | None]:
     """One contestant (or examiner) built as a bout builds it, or why it cannot be: the
     user's mistake (a setting); anything else is doctor's own failure and propagates."""
-    alone = {"contestant": {}, "examiner": {}, role: {name: dict(entry)}}
+    alone: dict[str, dict[str, Any]] = {key: {} for key in ("contestants", "examiners")}
+    alone |= {"contestant": {}, "examiner": {}, role: {name: dict(entry)}}
     try:
         (contestant,) = build_contestants(settings.model_copy(update=alone), plugins)
     except (BugboutError, ValidationError) as exc:

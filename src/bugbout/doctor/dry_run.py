@@ -46,7 +46,7 @@ def dry_run_checks(
 
     checks: dict[str, Check] = {}
     scriptable: dict[str, dict[str, Any]] = {}
-    for name, entry in sorted(settings.contestant.items()):
+    for name, entry in sorted(settings.chosen("contestant").items()):
         label = f"{name} dry run"
         scripted = str(entry.get("agent")) in KNOWN_AGENTS
         candidate = dry_entry(entry, "http://127.0.0.1:9") if scripted else entry
@@ -122,7 +122,7 @@ def _race(
             project=ProjectSettings(
                 source="src/calc", tests="tests", interpreter=str(interpreter or sys.executable)
             ),
-            env=PluginChoice(name="interpreter" if interpreter else "uv"),
+            environment=PluginChoice(name="interpreter" if interpreter else "uv"),
             sandbox=settings.sandbox,
             run=RunSettings(timeout=DRY_RUN_TIMEOUT),
             contestant=entries,

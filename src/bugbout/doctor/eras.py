@@ -1,5 +1,5 @@
 """Which Python eras this machine can test: found here, installed for bugbout by uv,
-downloadable by uv (``env.python-downloads=automatic``), or none of these."""
+downloadable by uv (``environment.python-downloads=automatic``), or none of these."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class Eras:
     downloadable: list[str]
     missing: list[str]
     downloads: str | None
-    """``env.python-downloads``; None when the environment builder is not ``uv``."""
+    """``environment.python-downloads``; None when the environment builder is not ``uv``."""
 
     def runnable(self, version: str) -> bool:
         return version in (*self.local, *self.installed, *self.downloadable)
@@ -39,7 +39,9 @@ class Eras:
             if versions:
                 parts.append(f"{what}: {', '.join(versions)}")
         setting = (
-            f"env.python-downloads={self.downloads}" if self.downloads else "only env=uv downloads"
+            f"environment.python-downloads={self.downloads}"
+            if self.downloads
+            else "only environment=uv downloads"
         )
         return f"{'; '.join(parts)} ({setting})"
 
@@ -53,9 +55,9 @@ def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     local = available_interpreters()
     others = [v for v in eras(local) if v not in local]
     builder = None
-    if settings.env.name == "uv":
+    if settings.environment.name == "uv":
         with contextlib.suppress(BugboutError):  # a bad option is reported when a bout starts
-            builder = plugins.create("environment", "uv", settings.env.options)
+            builder = plugins.create("environment", "uv", settings.environment.options)
     if not isinstance(builder, UvBuilder):
         return Eras(list(local), [], [], others, None)
     managed = builder.pythons(bugbout_home())
@@ -76,7 +78,7 @@ def python_check(settings: BoutSettings, plugins: Plugins, *, configured: bool =
     if pinned and not found.runnable(minor := pinned_minor(pinned)):
         fix = f"install it, e.g. `pyenv install {minor}`, or change project.python"
         if found.downloads and found.downloads != "automatic":
-            fix += ", or set env.python-downloads=automatic"
+            fix += ", or set environment.python-downloads=automatic"
         return Check(
             "python",
             False,

@@ -42,7 +42,10 @@ def git_check() -> Check:
 
 
 def uv_check() -> Check:
-    fix = "pip install uv (bugbout's test environments are built with it), or use env=interpreter"
+    fix = (
+        "pip install uv (bugbout's test environments are built with it), "
+        "or use environment=interpreter"
+    )
     try:
         from uv import find_uv_bin
 
@@ -108,18 +111,18 @@ def checkouts_check(settings: BoutSettings, plugins: Plugins) -> Check:
 def podman_check(settings: BoutSettings) -> Check:
     """Whether podman runs containers here, as bugbout configures it (runc, cgroupfs,
     ulimits within the hard limits), with the chosen plugin's options; when not, the cause
-    and its fix. The base image is checked only for ``env=podman`` (the sandbox needs
-    none). It fails the report only when ``env=podman`` or ``sandbox=podman`` is chosen."""
+    and its fix. The base image is checked only for ``environment=podman`` (the sandbox needs
+    none). It fails the report only when ``environment=podman`` or ``sandbox=podman`` is chosen."""
     from bugbout.core.tools import bugbout_home
     from bugbout.sandbox.podman import Podman
 
     used = [
         f"{kind}=podman"
-        for kind, choice in (("env", settings.env), ("sandbox", settings.sandbox))
+        for kind, choice in (("environment", settings.environment), ("sandbox", settings.sandbox))
         if choice.name == "podman"
     ]
-    env = settings.env.name == "podman"
-    options = settings.env.options if env else {}
+    env = settings.environment.name == "podman"
+    options = settings.environment.options if env else {}
     if not env and settings.sandbox.name == "podman":
         options = settings.sandbox.options
 
@@ -143,11 +146,12 @@ def podman_check(settings: BoutSettings) -> Check:
         driver=option("driver") or "overlay",
         executable=option("executable") or "podman",
     )
-    # The sandbox needs no image: the base image matters only to env=podman.
+    # The sandbox needs no image: the base image matters only to environment=podman.
     problem = podman.problem(base=env)
     if problem is not None:
         if not used:
-            return Check("podman", True, f"not used (env=podman, sandbox=podman): {problem}")
+            unused = "not used (environment=podman, sandbox=podman)"
+            return Check("podman", True, f"{unused}: {problem}")
         return Check("podman", False, f"{', '.join(used)}: {problem}")  # it names its fix
     answer = probe([podman.executable, "--version"], env=quiet_env())
     version = version_in(answer.text) or "podman"

@@ -170,7 +170,7 @@ def build_example(path: Path) -> Path:
             "# issue-source:\n#   file: {path: issues.jsonl}",
             "issue-source:\n  file: {path: issues.jsonl}",
         )
-        .replace("  # - override env: interpreter", "  - override env: interpreter")
+        .replace("  # - override environment: interpreter", "  - override environment: interpreter")
     )
     (path / "bugbout.yaml").write_text(config + demo_settings())
     return path

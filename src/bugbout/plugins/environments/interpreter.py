@@ -99,8 +99,8 @@ def _check(python: Path) -> str | Exception:
 
     if not python.is_file():
         return EnvironmentFailure(
-            f"Python interpreter {python} does not exist; set env.path or project.interpreter "
-            "to a Python executable, or use env=uv"
+            f"Python interpreter {python} does not exist; set environment.path or "
+            "project.interpreter to a Python executable, or use environment=uv"
         )
     try:
         result = subprocess.run(
@@ -117,7 +117,7 @@ def _check(python: Path) -> str | Exception:
     last = (result.stderr.strip().splitlines() or ["no output"])[-1]
     if "pytest" in last:
         return EnvironmentFailure(
-            f"Python interpreter {python} has no pytest; install it there or use env=uv"
+            f"Python interpreter {python} has no pytest; install it there or use environment=uv"
         )
     return EnvironmentFailure(f"Python interpreter {python} does not start: {last}")
 

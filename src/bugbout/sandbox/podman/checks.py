@@ -32,7 +32,8 @@ class Podman(PodmanImages):
             if not answers(path):
                 return (
                     f"no podman service answers on {path}: start it with `podman system "
-                    f"service --time=0 unix://{path}`, or unset env.socket so bugbout starts one"
+                    f"service --time=0 unix://{path}`, or unset environment.socket so bugbout "
+                    "starts one"
                 )
         if shutil.which("runc") is None:
             return (
@@ -44,7 +45,8 @@ class Podman(PodmanImages):
         if self.driver == "overlay" and not _kernel_has("overlay"):
             return (
                 "the kernel has no overlay filesystem for podman's storage: load it "
-                "(modprobe overlay), or set env.driver=vfs (slow: it copies the image per run)"
+                "(modprobe overlay), or set environment.driver=vfs (slow: it copies the "
+                "image per run)"
             )
         if base and (cause := self.base_problem()) is not None:
             return cause
@@ -99,7 +101,7 @@ def explain(stderr: str, config_dir: Path) -> str:
     if any(word in text for word in ("overlay", "graphdriver", "storage", "mount")):
         return (
             f"podman's storage does not work here ({last}): check "
-            f"{config_dir}/storage.conf, or set env.driver=vfs (slow)"
+            f"{config_dir}/storage.conf, or set environment.driver=vfs (slow)"
         )
     return f"podman cannot run a container: {last} (configuration: {config_dir})"
 

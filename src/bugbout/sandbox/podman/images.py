@@ -101,19 +101,19 @@ class PodmanImages(PodmanService):
         """Why the base image cannot be made, if it cannot."""
         if self.image or self.containerfile:
             if self.containerfile and not self.containerfile.is_file():
-                return f"env.containerfile {self.containerfile} does not exist; name a file"
+                return f"environment.containerfile {self.containerfile} does not exist; name a file"
             return None
         if (self.cache or default_cache_dir(self.home)).joinpath(self._rootfs_name()).is_file():
             return None
         if shutil.which("debootstrap") is None:
             return (
                 "the default base image is made by debootstrap, which is not installed: "
-                "apt-get install -y debootstrap (or name an image: env.image=NAME)"
+                "apt-get install -y debootstrap (or name an image: environment.image=NAME)"
             )
         if os.geteuid() != 0:
             return (
                 "debootstrap must run as root to make the base image: run bugbout once as "
-                "root, or name an image you have (env.image=NAME) or a Containerfile"
+                "root, or name an image you have (environment.image=NAME) or a Containerfile"
             )
         return None
 
@@ -148,7 +148,9 @@ class PodmanImages(PodmanService):
 
     def _containerfile_image(self, containerfile: Path) -> BaseImage:
         if not containerfile.is_file():
-            raise PodmanError(f"env.containerfile {containerfile} does not exist; name a file")
+            raise PodmanError(
+                f"environment.containerfile {containerfile} does not exist; name a file"
+            )
         key = digest(containerfile.read_bytes().decode("utf-8", "replace"))
         name = f"{BASE_REPOSITORY}:file-{key}"
         client = self.client()
@@ -231,12 +233,13 @@ class PodmanImages(PodmanService):
             except subprocess.TimeoutExpired:
                 raise PodmanError(
                     f"debootstrap from {mirror} took over {DEBOOTSTRAP_TIMEOUT:.0f} s; "
-                    "set env.mirror to a nearer Debian mirror"
+                    "set environment.mirror to a nearer Debian mirror"
                 ) from None
             if made.returncode != 0:
                 raise PodmanError(
                     f"debootstrap {self._suite()} from {mirror} failed: "
-                    f"{last_line(made.stdout + made.stderr)}; set env.mirror or env.suite"
+                    f"{last_line(made.stdout + made.stderr)}; "
+                    "set environment.mirror or environment.suite"
                 )
             for leftover in ("var/cache/apt/archives", "var/lib/apt/lists"):
                 for path in (rootfs / leftover).glob("*"):
@@ -273,7 +276,8 @@ class PodmanImages(PodmanService):
             if not found:
                 raise PodmanError(
                     f"the base image {base.name} has no Python 3 (python3 -c failed: "
-                    f"{last_line(output)}); use an image with python3, or leave env.image unset"
+                    f"{last_line(output)}); use an image with python3, "
+                    "or leave environment.image unset"
                 ) from None
             record.parent.mkdir(parents=True, exist_ok=True)
             record.write_text(json.dumps(found), encoding="utf-8")

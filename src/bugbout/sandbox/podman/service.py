@@ -58,7 +58,7 @@ class PodmanService(PodmanConfig):
             if not answers(path):
                 raise PodmanError(
                     f"no podman service answers on {path}; start one with `podman system "
-                    f"service --time=0 unix://{path}` or leave env.socket unset"
+                    f"service --time=0 unix://{path}` or leave environment.socket unset"
                 )
             self._client = PodmanClient(base_url=f"unix://{path}", timeout=REQUEST_TIMEOUT)
         client: PodmanClient = self._client
