@@ -409,7 +409,7 @@ def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> No
         plugins.create("environment", "uv", {"exclude-newr": True})
     assert str(error.value) == (
         "environment 'uv': exclude-newr: Extra inputs are not permitted "
-        "(valid options: exclude-newer, index-url, test-extras)"
+        "(valid options: exclude-newer, index-url, python-downloads, test-extras)"
     )
 
 
