@@ -22,6 +22,7 @@ from bugbout.core.settings import ProjectSettings
 from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
+from bugbout.core.testtree import fresh_test_tree
 
 
 def run_gate(
@@ -117,14 +118,14 @@ class _GateRunner:
     def __call__(self, label: str, source: str, changes: Sequence[FileChange] = ()) -> TestRun:
         """Run the gate on a new tree with the ``source`` diff applied (whose ``changes``
         are inspected, :mod:`bugbout.core.tamper`); remove the tree."""
-        tree = self.checkouts.working_copy(self.task.parent, self.folder / label)
+        tree = fresh_test_tree(self.checkouts, self.task.parent, self.folder / label)
         try:
             if self.hidden:
                 install_fix_tests(self.task, self.git, tree)
             for examiner in self.examiners:
                 apply_patch(tree, examiner.patch.tests)
             apply_patch(tree, source)
-            findings = inspect_patch(tree, self.checkouts.base(self.task.parent), changes)
+            findings = inspect_patch(tree.edits, tree.lower, changes)
             run = run_tests(
                 self.environment,
                 tree,
@@ -137,7 +138,7 @@ class _GateRunner:
             )
             return flag(run, findings)
         finally:
-            self.checkouts.remove(tree)
+            self.checkouts.remove(self.folder / label)
 
 
 def gate_targets(

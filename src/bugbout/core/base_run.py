@@ -24,6 +24,7 @@ from bugbout.core.oracle import install_fix_tests
 from bugbout.core.records import Attempt, ChangeArea, Oracle, Task
 from bugbout.core.settings import ProjectSettings
 from bugbout.core.testrun import run_tests
+from bugbout.core.testtree import fresh_test_tree
 
 
 def run_base(
@@ -41,7 +42,7 @@ def run_base(
     root = checkouts.cache_dir / "audits"
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{task.id}-base-", dir=root) as scratch:
-        tree = checkouts.working_copy(task.parent, Path(scratch) / "tree")
+        tree = fresh_test_tree(checkouts, task.parent, Path(scratch) / "tree")
         try:
             install_fix_tests(task, git, tree)
             chunks: list[bytes] | None = [] if coverage else None
@@ -56,7 +57,7 @@ def run_base(
                 coverage=chunks,
             )
         finally:
-            checkouts.remove(tree)
+            checkouts.remove(Path(scratch) / "tree")
     return BaseRun(task_id=task.id, run=run, coverage=read_coverage(chunks or []))
 
 
