@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 import tomllib
 from collections.abc import Sequence
@@ -100,12 +101,24 @@ def render_contestants(agents: Sequence[FoundAgent]) -> str:
 
 
 def render_config(
-    source: str, tests: str, agents: Sequence[FoundAgent] = (), advice: str = ""
+    source: str,
+    tests: str,
+    agents: Sequence[FoundAgent] = (),
+    advice: str = "",
+    pytest_args: Sequence[str] = (),
 ) -> str:
     """A commented ``bugbout.yaml`` for a repository with this layout (and the agents
-    found on this machine, and advice for a large suite)."""
+    found on this machine, advice for a large suite, and the options of the project's
+    ``addopts`` that leave tests out)."""
     wrapped = textwrap.wrap(f"Note: {advice}.", 88) if advice else []
     note = "".join(f"# {line}\n" for line in wrapped)
+    arguments = (
+        f"  pytest-args: {json.dumps(list(pytest_args))}  # from your addopts: they leave "
+        "tests out (the rest of addopts is ignored)"
+        if pytest_args
+        else "  # pytest-args: []       # your own addopts are ignored; put what the tests "
+        "need here"
+    )
     return (
         note
         + f"""\
@@ -121,7 +134,7 @@ project:
   tests: {tests}          # the test directory
   # python: "3.9"         # pin the tests' Python; by default the one declared at the fix
   # test-dependencies: [pytest]
-  # pytest-args: []       # your own addopts are ignored; put what the tests need here
+{arguments}
   # env: {{}}               # extra environment variables for the tests
   # github: owner/name    # where issues live, when origin is not on GitHub
 

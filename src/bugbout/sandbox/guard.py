@@ -3,7 +3,7 @@
 Run as a script, outside the sandbox, with only the standard library (it starts in a
 tenth of a second)::
 
-    python3 -I guard.py SPEC ARGV...
+    python3 -I -S guard.py SPEC ARGV...
 
 ``SPEC`` is JSON: ``report`` (a file to write the breach to), ``watched`` (folders),
 ``memory``, ``processes``, ``disk`` and ``files``. The guard becomes a child subreaper,
@@ -23,6 +23,7 @@ import ctypes
 import json
 import os
 import resource
+import select
 import signal
 import sys
 import time
@@ -61,8 +62,9 @@ def main(args: list[str]) -> int:
     status: int | None = None
     next_disk = time.monotonic() + DISK_EVERY
     breach = None
+    ended = _ending(child)
     while status is None:
-        status = _reap(child, INTERVAL)
+        status = _reap(child, INTERVAL, ended)
         processes, memory = _tree()
         breach = _over("processes", processes, spec) or _over("memory", memory, spec)
         if breach is None and (status is not None or time.monotonic() >= next_disk):
@@ -79,9 +81,18 @@ def main(args: list[str]) -> int:
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 
-def _reap(child: int, timeout: float) -> int | None:
+def _ending(child: int) -> int | None:
+    """A descriptor that becomes readable when ``child`` ends (a pidfd, Linux 5.3 and
+    later), or ``None``."""
+    try:
+        return os.pidfd_open(child)
+    except (AttributeError, OSError):
+        return None
+
+
+def _reap(child: int, timeout: float, ended: int | None = None) -> int | None:
     """Reap every ended descendant for up to ``timeout`` seconds; the child's wait status
-    once it has ended."""
+    once it has ended (at once when ``ended``, its pidfd, says so; else within 20 ms)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -93,7 +104,11 @@ def _reap(child: int, timeout: float) -> int | None:
         if pid == 0:
             if time.monotonic() >= deadline:
                 return None
-            time.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
+            pause = min(0.02, max(0.0, deadline - time.monotonic()))
+            if ended is None:
+                time.sleep(pause)
+            else:
+                select.select([ended], [], [], pause)
 
 
 def _tree() -> tuple[int, int]:
