@@ -59,6 +59,7 @@ from bugbout.core.store import ORACLES, Store
 from bugbout.core.tasks import bugbout_home
 from bugbout.core.testmodules import is_test_module
 from bugbout.core.testrun import run_tests
+from bugbout.core.testtree import fresh_test_tree
 from bugbout.sandbox.confinement import Confinement, Sandbox
 from bugbout.sandbox.overlay import enter
 
@@ -470,7 +471,7 @@ class Race:
         ]
         update: dict[str, object] = {"assignment": assignment.name}
         if modules:
-            tree = checkouts.working_copy(task.parent, root / "unfixed")
+            tree = fresh_test_tree(checkouts, task.parent, root / "unfixed")
             apply_patch(tree, patch.tests)
             run = run_tests(
                 environment,
