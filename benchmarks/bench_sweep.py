@@ -5,12 +5,11 @@ each job takes, against the bout that made the evidence.
 In each round: the demo repository (``bugbout.example``, scripted agents, tests run by
 this interpreter) gets one whole bout, the baseline, which races, cross-examines, scores
 and audits; then ``bugbout -m judge=majority,strict,unanimous`` sweeps three judges on
-the same store. Every pytest process is counted: the tests run through a wrapper
-interpreter (``env.path``) that notes each ``-m pytest`` before it starts Python. The
-target for a job that changes only the judge is no pytest process and a wall time of
-seconds. Ratios are paired per round: each job's wall time (``job.json``) over the
-bout's. Writes ``.bench/sweep.json`` and ``.bench/sweep.md``. A report, not a test:
-exit code 0.
+the same store. Every pytest process is counted: bugbout runs under ``strace``, which
+logs every program started, inside the sandboxes too. The target for a job that
+changes only the judge is no pytest process and a wall time of seconds. Ratios are
+paired per round: each job's wall time (``job.json``) over the bout's. Writes
+``.bench/sweep.json`` and ``.bench/sweep.md``. A report, not a test: exit code 0.
 
     python benchmarks/bench_sweep.py [--repeat K]
 """
@@ -20,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,26 +34,24 @@ JUDGES = ("majority", "strict", "unanimous")
 BASELINE = "bout"
 
 
-def wrapper(folder: Path) -> tuple[Path, Path]:
-    """An interpreter that appends a line to a log for each pytest it starts."""
-    log, script = folder / "pytest.log", folder / "python"
-    script.write_text(
-        "#!/bin/sh\n"
-        f'case " $* " in *" -m pytest "*) echo pytest >> {shlex.quote(str(log))};; esac\n'
-        f'exec {shlex.quote(sys.executable)} "$@"\n'
+def pytest_processes(trace: Path) -> int:
+    """The pytest processes started, from ``strace``'s log of every ``execve``."""
+    return sum(
+        1
+        for line in trace.read_text(errors="replace").splitlines()
+        if "execve(" in line and '"-m", "pytest"' in line and line.rstrip().endswith("= 0")
     )
-    script.chmod(0o755)
-    return script, log
 
 
-def counted(log: Path) -> int:
-    return len(log.read_text().splitlines()) if log.exists() else 0
-
-
-def bugbout(repo: Path, *args: str) -> float:
+def bugbout(repo: Path, trace: Path, *args: str) -> float:
+    """Run bugbout under ``strace`` (every process it starts, sandboxes included)."""
+    strace = shutil.which("strace")
+    if strace is None:
+        raise SystemExit("strace is needed to count the pytest processes (apt install strace)")
+    argv = [strace, "-f", "--seccomp-bpf", "-qq", "-e", "trace=execve", "-o", str(trace)]
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "--quiet", *args],
+        [*argv, sys.executable, "-m", "bugbout", "--quiet", *args],
         cwd=repo, capture_output=True, text=True, check=False,
     )  # fmt: skip
     if result.returncode:
@@ -65,22 +62,18 @@ def bugbout(repo: Path, *args: str) -> float:
 def one_round(scratch: Path) -> dict[str, object]:
     """The bout, then the sweep of judges, on a fresh demo repository."""
     os.environ["BUGBOUT_HOME"] = str(scratch / "home")
-    python, log = wrapper(scratch)
     repo = build_example(scratch / "tally")
-    config = repo / "bugbout.yaml"
-    config.write_text(config.read_text() + f"\nenv:\n  path: {json.dumps(str(python))}\n")
-    wall = bugbout(repo, "run")
-    made = counted(log)
-    sweep_wall = bugbout(repo, "-m", f"judge={','.join(JUDGES)}")
+    wall = bugbout(repo, scratch / "bout.trace", "run")
+    sweep_wall = bugbout(repo, scratch / "sweep.trace", "-m", f"judge={','.join(JUDGES)}")
     jobs = [
         json.loads(path.read_text())
         for path in sorted((repo / ".bugbout" / "sweeps").glob("*/*/job.json"))
     ]
     return {
         "bout_s": round(wall, 3),
-        "bout_pytest": made,
+        "bout_pytest": pytest_processes(scratch / "bout.trace"),
         "sweep_s": round(sweep_wall, 3),
-        "sweep_pytest": counted(log) - made,
+        "sweep_pytest": pytest_processes(scratch / "sweep.trace"),
         "jobs": [
             {
                 "judge": job["judge"],
