@@ -64,6 +64,7 @@ def test_an_unreadable_configuration_selects_nothing(tmp_path: Path, text: str) 
     assert selecting_options(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_init_writes_them_into_the_project_settings(tmp_path: Path) -> None:
     repo = RepositoryBuilder(tmp_path / "repo")
     repo.commit(

@@ -142,6 +142,7 @@ class _Contained:
         return self.inner.command(args, tree, extra_paths).model_copy(update={"contained": True})
 
 
+@pytest.mark.slow
 @needs_overlay
 @pytest.mark.parametrize("contained", [False, True])
 def test_pytest_runs_on_the_patched_overlay(tmp_path: Path, contained: bool) -> None:
