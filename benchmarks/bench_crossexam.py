@@ -249,7 +249,7 @@ def measure(
     repo, task = build(root, options.modules, options.tests)
     settings = BoutSettings(
         project=PROJECT,
-        env=PluginChoice(name="interpreter"),
+        environment=PluginChoice(name="interpreter"),
         sandbox=PluginChoice(name=options.sandbox),
         root=repo.path,
     )

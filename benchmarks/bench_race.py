@@ -21,10 +21,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from timing import paired_ratios
+from timing import measure, paired_ratios
 
 from bugbout.core.contestants import Contestant
 from bugbout.core.git import Git
@@ -67,12 +66,6 @@ def build_repository(path: Path, modules: int) -> None:
     )
 
 
-def timed(action: object) -> float:
-    started = time.perf_counter()
-    action()  # type: ignore[operator]
-    return time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=10)
@@ -87,7 +80,7 @@ def main() -> None:
         settings = BoutSettings(
             project=ProjectSettings(source="src/pkg", tests="tests"),
             tasks=TasksSettings(issue_sources=("commit",), reruns=1),
-            env=PluginChoice(name="interpreter"),
+            environment=PluginChoice(name="interpreter"),
             sandbox=PluginChoice(name="bubblewrap"),
             run=RunSettings(checkouts=options.checkouts),
             root=root / "repo",
@@ -103,19 +96,25 @@ def main() -> None:
             method = tools.checkouts(git).method
         bwrap = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--unshare-net", "true"]
         rounds: list[dict[str, float]] = []
+        cpu: list[dict[str, float]] = []
         for number in range(options.attempts + 1):  # the first warms the cached tree up
             agent = plugins.create(
                 "agent", "command", {"name": f"noop{number}", "command": ["true"]}
             )
             contestant = Contestant(f"noop{number}", agent)
-            pair = {
-                BASELINE: timed(lambda: subprocess.run(bwrap, check=True)),
-                ATTEMPT: timed(lambda c=contestant: race.run(tasks, oracles, [c])),
-            }
+            base, _ = measure(lambda: subprocess.run(bwrap, check=True))
+            attempt, _ = measure(lambda c=contestant: race.run(tasks, oracles, [c]))
             if number:
-                rounds.append(pair)
+                rounds.append({BASELINE: base.wall, ATTEMPT: attempt.wall})
+                cpu.append(
+                    {
+                        BASELINE: base.cpu_self + base.cpu_children,
+                        ATTEMPT: attempt.cpu_self + attempt.cpu_children,
+                    }
+                )
     ratio = paired_ratios(rounds, BASELINE)[ATTEMPT]
     overheads = sorted(one[ATTEMPT] - one[BASELINE] for one in rounds)
+    cpu_overheads = sorted(one[ATTEMPT] - one[BASELINE] for one in cpu)
     result = {
         "benchmark": "race",
         "modules": options.modules,
@@ -128,8 +127,14 @@ def main() -> None:
             "median": round(statistics.median(overheads), 4),
             "max": round(overheads[-1], 4),
         },
+        "cpu_overhead_s": {
+            "min": round(cpu_overheads[0], 4),
+            "median": round(statistics.median(cpu_overheads), 4),
+            "max": round(cpu_overheads[-1], 4),
+        },
         "ratio": ratio,
         "rounds": rounds,
+        "cpu_rounds": cpu,
     }
     table = (
         f"No-op attempts under bubblewrap, {options.modules} modules in the tree, "
@@ -139,6 +144,12 @@ def main() -> None:
         f"{ratio['max']:.2f} |\n"
         "| overhead (attempt less `bwrap true`) | "
         + " | ".join(f"{result['overhead_s'][k] * 1000:.0f} ms" for k in ("min", "median", "max"))
+        + " |\n"
+        "| CPU time overhead (user+sys, bugbout and its children) | "
+        + " | ".join(
+            f"{result['cpu_overhead_s'][k] * 1000:.0f} ms"  # type: ignore[index]
+            for k in ("min", "median", "max")
+        )
         + " |\n"
     )
     print(table)

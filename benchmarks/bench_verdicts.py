@@ -23,13 +23,13 @@ Ratios are paired (both sides timed in the same round) against ``raw pytest``. W
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import platform
 import statistics
 import subprocess
 import sys
 import time
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from timing import paired_ratios, rotations
@@ -51,7 +51,7 @@ BASELINE = "raw pytest"
 
 def generate(root: Path, modules: int, functions: int, tests: int) -> None:
     """The package and its suite (``tests`` tests per module), unless already there."""
-    marker = root / f".made-2-{modules}-{functions}-{tests}"
+    marker = root / f".made-3-{modules}-{functions}-{tests}"
     if marker.exists():
         return
     package, suite = root / "src/pkg", root / "tests"
@@ -70,7 +70,8 @@ def generate(root: Path, modules: int, functions: int, tests: int) -> None:
         for t in range(tests):
             lines.append(f"\n\ndef test_{m}_{t}():\n    assert f{t % functions}({t}) == {t + 1}\n")
         (suite / f"test_m{m}.py").write_text("".join(lines))
-    (root / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
+    # its own pytest section: the tree is its own rootdir, whatever folder holds it
+    (root / "pyproject.toml").write_text('[project]\nname = "pkg"\n\n[tool.pytest.ini_options]\n')
     marker.write_text("")
 
 
@@ -86,9 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", type=int, default=100, help="tests per module")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
-    tree = CACHE / "tree"
+    cache = CACHE / f"{args.modules}-{args.functions}-{args.tests}"
+    tree = cache / "tree"
     generate(tree, args.modules, args.functions, args.tests)
-    patched = CACHE / "patched"
+    patched = cache / "patched"
     generate(patched, args.modules, args.functions, args.tests)
     # the patch: one function body of a module in the middle of the call chains
     middle = args.modules // 2 + 3
@@ -100,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     environment: Environment = (
         make_plugins()
         .create("environment", "interpreter")
-        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=CACHE / "home"))
+        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=cache / "home"))
     )
 
     def bugbout_run(coverage: bool = False, **options: object) -> tuple[float, object]:
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         "affected": lambda: bugbout_run(targets=selection.targets, skip=selection.skip)[0],
         "base run (coverage)": lambda: bugbout_run(coverage=True)[0],
     }
-    if importlib.util.find_spec("xdist") is not None:
+    if any(point.name == "xdist" for point in entry_points(group="pytest11")):
         measures["raw pytest -n 2"] = lambda: _time([*raw, "-n", "2"], tree)
     rounds = []
     for order in rotations(list(measures), args.repeat):
@@ -166,14 +168,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _time(argv: list[str], tree: Path) -> float:
     started = time.perf_counter()
-    subprocess.run(
+    result = subprocess.run(
         argv,
         cwd=tree,
         check=False,
-        stdout=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
         env={"PYTHONPATH": f"{tree / 'src'}:{outcomes_plugin_dir()}", "PATH": "/usr/bin:/bin"},
     )
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    if result.returncode:  # a run that failed measures nothing
+        raise SystemExit(f"{' '.join(argv)} failed:\n{(result.stdout + result.stderr)[-2000:]}")
+    return elapsed
 
 
 if __name__ == "__main__":

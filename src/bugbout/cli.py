@@ -134,6 +134,7 @@ def _init(args: list[str], console: Console) -> int:
     from bugbout.core.git import Git
     from bugbout.core.layout import detect_tests, render_config
     from bugbout.core.manager import make_plugins
+    from bugbout.core.pytest_options import selecting_options
     from bugbout.core.store import write_atomic
     from bugbout.onboarding import count_tests, find_agents, find_source, suite_advice
 
@@ -162,7 +163,8 @@ def _init(args: list[str], console: Console) -> int:
     tests = options.tests or detect_tests(root, source[0])
     agents = find_agents(make_plugins())
     advice = suite_advice(count_tests(root / tests))
-    write_atomic(target, render_config(source, tests, agents, advice, past=past))
+    selection = selecting_options(root)
+    write_atomic(target, render_config(source, tests, agents, advice, selection, past=past))
     ready = [agent.name for agent in agents if not agent.problem]
     before = f", before: {', '.join(past)}" if past else ""
     console.info(

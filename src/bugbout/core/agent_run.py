@@ -33,6 +33,7 @@ from bugbout.core.records import (
     Task,
 )
 from bugbout.core.testmodules import is_test_module
+from bugbout.core.testtree import fresh_test_tree
 from bugbout.core.tools import Tools
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.overlay import enter
@@ -238,7 +239,7 @@ def _validate(
     update: dict[str, object] = {"assignment": assignment.name}
     if modules:
         bench = tools.bench(task, checkouts, tools.settings.tasks.timeout)
-        tree = checkouts.working_copy(task.parent, root / "unfixed")
+        tree = fresh_test_tree(checkouts, task.parent, root / "unfixed")
         apply_patch(tree, patch.tests)
         run = bench.run(tree, modules, label="unfixed")
         failing = sorted(n for n, o in run.outcomes.items() if o in (Outcome.FAILED, Outcome.ERROR))

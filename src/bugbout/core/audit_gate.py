@@ -17,6 +17,7 @@ from bugbout.core.patch import apply_patch
 from bugbout.core.records import Attempt, ChangeArea, ChangeKind, FileChange, Task, TestRun
 from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testmodules import is_test_module
+from bugbout.core.testtree import fresh_test_tree
 
 
 def run_gate(
@@ -98,18 +99,18 @@ class _GateRunner:
         """Run the gate on a new tree with the ``source`` diff applied (whose ``changes``
         are inspected, :mod:`bugbout.core.tamper`); remove the tree."""
         checkouts = self.bench.checkouts
-        tree = checkouts.working_copy(self.task.parent, self.folder / label)
+        tree = fresh_test_tree(checkouts, self.task.parent, self.folder / label)
         try:
             if self.hidden:
                 install_fix_tests(self.task, self.bench.git, tree)
             for examiner in self.examiners:
                 apply_patch(tree, examiner.patch.tests)
             apply_patch(tree, source)
-            findings = inspect_patch(tree, checkouts.base(self.task.parent), changes)
+            findings = inspect_patch(tree.edits, tree.lower, changes)
             run = self.bench.run(tree, self.targets, label=label, skip=self.skip)
             return flag(run, findings)
         finally:
-            checkouts.remove(tree)
+            checkouts.remove(self.folder / label)
 
 
 def gate_targets(

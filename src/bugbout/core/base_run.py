@@ -19,6 +19,7 @@ from bugbout.core.auditing import BASELINE_LABEL
 from bugbout.core.bench import Bench
 from bugbout.core.oracle import install_fix_tests
 from bugbout.core.records import Attempt, ChangeArea, Oracle, Task
+from bugbout.core.testtree import fresh_test_tree
 
 
 def run_base(task: Task, bench: Bench, *, coverage: bool) -> BaseRun:
@@ -27,14 +28,14 @@ def run_base(task: Task, bench: Bench, *, coverage: bool) -> BaseRun:
     root = checkouts.cache_dir / "audits"
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{task.id}-base-", dir=root) as scratch:
-        tree = checkouts.working_copy(task.parent, Path(scratch) / "tree")
+        tree = fresh_test_tree(checkouts, task.parent, Path(scratch) / "tree")
         try:
             install_fix_tests(task, bench.git, tree)
             chunks: list[bytes] | None = [] if coverage else None
             targets = gate_targets(task, [bench.project.tests], hidden=True, examiners=())
             run = bench.run(tree, targets, label=BASELINE_LABEL, coverage=chunks)
         finally:
-            checkouts.remove(tree)
+            checkouts.remove(Path(scratch) / "tree")
     return BaseRun(task_id=task.id, run=run, coverage=read_coverage(chunks or []))
 
 

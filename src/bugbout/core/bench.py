@@ -16,6 +16,7 @@ from bugbout.core.git import Git
 from bugbout.core.records import TestRun
 from bugbout.core.settings import ProjectSettings
 from bugbout.core.testrun import run_tests
+from bugbout.core.testtree import TestTree
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Bench:
 
     def run(
         self,
-        tree: Path,
+        tree: Path | TestTree,
         targets: list[str],
         *,
         label: str,

@@ -48,6 +48,7 @@ from bugbout.core.records import (
 )
 from bugbout.core.tamper import flag, inspect_patch
 from bugbout.core.testmodules import is_test_module
+from bugbout.core.testtree import TestTree, fresh_test_tree
 
 INSTALLED_PREFIX = "test_bb_"
 """Installed author modules are named ``test_bb_<author>__<name>.py``."""
@@ -204,9 +205,13 @@ def plan_installation(written: dict[str, dict[str, bytes]], base: Path) -> list[
     return installed
 
 
-def install_file(tree: Path, path: str, data: bytes | None) -> None:
+def install_file(tree: Path | TestTree, path: str, data: bytes | None) -> None:
     """Write ``data`` at ``path`` in ``tree`` (``None`` deletes it), refusing a path that
-    goes through a symlink: a patch applied to the tree could have put one there."""
+    goes through a symlink: a patch applied to the tree could have put one there. A
+    :class:`~bugbout.core.testtree.TestTree` gets it in its edits, the path exposed."""
+    if isinstance(tree, TestTree):
+        tree.expose([path])
+        tree = tree.edits
     target = _inside(tree, path)
     if target.is_symlink() or (data is None and target.exists()):
         target.unlink()
@@ -340,13 +345,13 @@ def _run_column(
     one pytest process, ``tampered`` when the patch's source is flagged
     (:mod:`bugbout.core.tamper`). The tree is removed afterwards."""
     checkouts = bench.checkouts
-    checkouts.working_copy(task.parent, tree)
+    layered = fresh_test_tree(checkouts, task.parent, tree)
     try:
         try:
             if attempt is not None:
-                apply_patch(tree, attempt.patch.source)
+                apply_patch(layered, attempt.patch.source)
             for module in installed:
-                install_file(tree, module.path, module.content)
+                install_file(layered, module.path, module.content)
         except PatchError as exc:
             return TestRun(label=name, status=RunStatus.CRASHED, detail=str(exc))
         if not targets:
@@ -358,8 +363,8 @@ def _run_column(
         findings = []
         if attempt is not None:
             changes = attempt.patch.area(ChangeArea.SOURCE)
-            findings = inspect_patch(tree, checkouts.base(task.parent), changes)
-        return flag(bench.run(tree, targets, label=name, skip=skip), findings)
+            findings = inspect_patch(layered.edits, layered.lower, changes)
+        return flag(bench.run(layered, targets, label=name, skip=skip), findings)
     finally:
         checkouts.remove(tree)
 

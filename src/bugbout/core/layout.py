@@ -108,12 +108,14 @@ def render_config(
     tests: str,
     agents: Sequence[FoundAgent] = (),
     advice: str = "",
+    pytest_args: Sequence[str] = (),
     *,
     past: Sequence[str] = (),
 ) -> str:
     """A commented ``bugbout.yaml`` for a repository with this layout: its package
     directories, where they were before (``past``), its tests (and the agents found on
-    this machine, and advice for a large suite)."""
+    this machine, advice for a large suite, and the options of the project's ``addopts``
+    that leave tests out)."""
     paths = [*source, *past]
     sources = _scalar(paths[0]) if len(paths) == 1 else f"[{', '.join(map(_scalar, paths))}]"
     what = "the package directory" if len(source) == 1 else "the package directories"
@@ -121,6 +123,13 @@ def render_config(
         what += ", then where it was before" if len(source) == 1 else ", then where they were"
     wrapped = textwrap.wrap(f"Note: {advice}.", 88) if advice else []
     note = "".join(f"# {line}\n" for line in wrapped)
+    arguments = (
+        f"  pytest-args: {json.dumps(list(pytest_args))}  # from your addopts: they leave "
+        "tests out (the rest of addopts is ignored)"
+        if pytest_args
+        else "  # pytest-args: []       # your own addopts are ignored; put what the tests "
+        "need here"
+    )
     return (
         note
         + f"""\
@@ -136,7 +145,7 @@ project:
   tests: {_scalar(tests)}          # the test directory
   # python: "3.9"         # pin the tests' Python; by default the one declared at the fix
   # test-dependencies: [pytest]
-  # pytest-args: []       # your own addopts are ignored; put what the tests need here
+{arguments}
   # env: {{}}               # extra environment variables for the tests
   # github: owner/name    # where issues live, when origin is not on GitHub
 

@@ -83,7 +83,8 @@ class Guard:
             "disk": self.limits.disk,
             "files": self.limits.files,
         }
-        return [sys.executable, "-I", str(GUARD), json.dumps(spec), *argv]
+        # -S: the guard needs no site-packages, and no .pth file runs code in it
+        return [sys.executable, "-I", "-S", str(GUARD), json.dumps(spec), *argv]
 
     def breach(self) -> str | None:
         """The limit the agent went past, as a reason; ``None`` when it kept to them."""

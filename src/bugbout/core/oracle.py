@@ -35,6 +35,7 @@ from bugbout.core.records import AddedDependency, Oracle, Outcome, RunStatus, Ta
 from bugbout.core.settings import BoutSettings, ProjectSettings
 from bugbout.core.setup_run import executed_setup_py
 from bugbout.core.testrun import CRASH_LIMIT, ending, killed_by, run_tests
+from bugbout.core.testtree import TestTree
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
 BROKEN_RUN = (
@@ -51,7 +52,7 @@ def export_before(git: Git, task: Task, destination: Path) -> None:
     install_fix_tests(task, git, destination)
 
 
-def install_fix_tests(task: Task, git: Git, tree: Path) -> None:
+def install_fix_tests(task: Task, git: Git, tree: Path | TestTree) -> None:
     """Put the fix's versions of the test files it changed into ``tree`` and remove the
     ones it deleted; a path through a symlink (a patch may have put one there) is never
     followed."""

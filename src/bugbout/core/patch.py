@@ -37,6 +37,7 @@ from bugbout.core.limits import LimitExceeded, exceeded
 from bugbout.core.records import ChangeArea, ChangeKind, FileChange, Patch
 from bugbout.core.settings import LimitsSettings
 from bugbout.core.testmodules import is_test_module
+from bugbout.core.testtree import TestTree
 from bugbout.core.treewalk import SYMLINK, Entry, walk, walk_upper
 
 IGNORED_DIRECTORIES = frozenset(
@@ -363,8 +364,9 @@ def _unquote(name: str) -> str:
 # -- applying diffs ------------------------------------------------------------------------
 
 
-def apply_patch(tree: Path, diff: str) -> None:
-    """Apply ``diff`` (one of a ``Patch``'s) to ``tree`` with ``git apply``.
+def apply_patch(tree: Path | TestTree, diff: str) -> None:
+    """Apply ``diff`` (one of a ``Patch``'s) to ``tree`` with ``git apply`` (to a
+    :class:`~bugbout.core.testtree.TestTree`'s edits, the paths it names exposed first).
 
     Every path the diff touches is checked first: a path that is absolute, has a ``..``
     component, lies under ``.git`` or goes through a symlink makes it a ``PatchError``,
@@ -377,17 +379,19 @@ def apply_patch(tree: Path, diff: str) -> None:
         data = diff.encode("utf-8")
     except UnicodeEncodeError:
         raise PatchError("the patch is not valid UTF-8") from None
-    tree = tree.resolve()
-    if not tree.is_dir():
-        raise PatchError(f"cannot apply a patch to {tree}: not a directory")
-    touched = _touched(tree, data)
+    root = (tree.edits if isinstance(tree, TestTree) else tree).resolve()
+    if not root.is_dir():
+        raise PatchError(f"cannot apply a patch to {root}: not a directory")
+    touched = _touched(root, data)
     if not touched.paths:
         raise PatchError("the patch names no file: it is not in git apply format")
+    if isinstance(tree, TestTree):
+        tree.expose(touched.paths)
     for path in sorted(touched.paths):
-        _check_inside(tree, path, touched)
-    result = _git_apply(tree, data, "--whitespace=nowarn")
+        _check_inside(root, path, touched)
+    result = _git_apply(root, data, "--whitespace=nowarn")
     if result.returncode:
-        raise PatchError(_apply_failure(result.stderr.decode(errors="replace"), tree))
+        raise PatchError(_apply_failure(result.stderr.decode(errors="replace"), root))
 
 
 @dataclass

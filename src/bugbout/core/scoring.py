@@ -35,6 +35,7 @@ from bugbout.core.records import (
     TestRun,
 )
 from bugbout.core.tamper import flag, inspect_patch
+from bugbout.core.testtree import fresh_test_tree
 
 
 def score(
@@ -66,16 +67,14 @@ def score(
     work.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"score-{task.id}-", dir=work))
     try:
-        tree = checkouts.working_copy(task.parent, scratch / "tree")
+        tree = fresh_test_tree(checkouts, task.parent, scratch / "tree")
         try:
             apply_patch(tree, attempt.patch.source)
             install_fix_tests(task, bench.git, tree)
         except PatchError as exc:
             run = TestRun(label=name, status=RunStatus.CRASHED, detail=str(exc))
         else:
-            findings = inspect_patch(
-                tree, checkouts.base(task.parent), attempt.patch.area(ChangeArea.SOURCE)
-            )
+            findings = inspect_patch(tree.edits, tree.lower, attempt.patch.area(ChangeArea.SOURCE))
             run = flag(bench.run(tree, task.test_files, label=name), findings)
     finally:
         checkouts.remove(scratch)

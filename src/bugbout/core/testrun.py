@@ -21,14 +21,23 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from bugbout.core.canaries import Planted, check_canaries, key_line, plant, read_outcomes
+from bugbout.core.canaries import (
+    Planted,
+    canary_directory,
+    check_canaries,
+    key_line,
+    plant,
+    read_outcomes,
+)
 from bugbout.core.environment import Environment
 from bugbout.core.hung import HangWatch
 from bugbout.core.process import kill_group
 from bugbout.core.records import Outcome, RunStatus, TestRun
 from bugbout.core.settings import ProjectSettings
 from bugbout.core.stopping import current_stop, watch
+from bugbout.core.testtree import TestTree
 from bugbout.sandbox.network import offline
+from bugbout.sandbox.overlay import enter
 
 DETAIL_LIMIT = 4000
 FAILURE_LINE = 300
@@ -51,7 +60,7 @@ def outcomes_plugin_dir() -> Path:
 
 def run_tests(
     environment: Environment,
-    tree: Path,
+    tree: Path | TestTree,
     targets: list[str],
     *,
     project: ProjectSettings,
@@ -83,16 +92,55 @@ def run_tests(
 
     Node ids and messages never hold the tree's own path (a test parametrized by a data
     file's absolute path): it is made relative, so runs of one test in different trees
-    agree."""
-    planted = plant(tree, targets)
+    agree.
+
+    ``tree`` may be a :class:`~bugbout.core.testtree.TestTree` whose edits are done: an
+    overlay's edits are sealed, the canaries go into its upper directory and pytest runs
+    where the overlay is mounted (a command that confines itself gets a plain copy)."""
+    layered = _layered(environment, tree)
+    where = layered.tree if layered is not None else tree
+    assert isinstance(where, Path)
+    if layered is not None and layered.overlay is not None:
+        _expose_first_target(layered, targets)
+    planted = plant(layered.edits if layered is not None else where, targets)
     try:
         run = _isolating_crashes(
-            environment, tree, targets, planted, project=project, label=label,
-            timeout=timeout, confine=confine, skip=skip, coverage=coverage,
+            environment, where, targets, planted, project=project, label=label,
+            timeout=timeout, confine=_entering(layered, confine), skip=skip, coverage=coverage,
         )  # fmt: skip
     finally:
         planted.remove()
-    return relative_to_tree(run, tree)
+    return relative_to_tree(run, where)
+
+
+def _layered(environment: Environment, tree: Path | TestTree) -> TestTree | None:
+    """``tree`` sealed when it is a :class:`TestTree`; made a plain copy when it is an
+    overlay and the environment's command confines itself (its own namespaces cannot see
+    the overlay's mount)."""
+    if not isinstance(tree, TestTree):
+        return None
+    tree.seal()
+    if tree.overlay is not None and environment.command([], tree.tree, []).contained:
+        tree.materialise()
+    return tree
+
+
+def _expose_first_target(tree: TestTree, targets: list[str]) -> None:
+    """Expose targets until one holds the canaries, so they go where a copy has them."""
+    for target in targets:
+        tree.expose([target.split("::", 1)[0]])
+        if canary_directory(tree.edits, [target]) is not None:
+            return
+
+
+def _entering(
+    tree: TestTree | None, confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]]
+) -> Callable[[list[str], Path, tuple[Path, ...]], list[str]]:
+    """``confine``, run where ``tree``'s overlay is mounted when it has one."""
+    overlay = tree.overlay if tree is not None else None
+    if overlay is None:
+        return confine
+    return lambda argv, where, writable: enter(overlay, confine(argv, where, writable))
 
 
 def relative_to_tree(run: TestRun, tree: Path) -> TestRun:
