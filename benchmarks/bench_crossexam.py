@@ -34,18 +34,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bugbout.core import bench as benches
-from bugbout.core import confine as confinement
-from bugbout.core import crossexam
-from bugbout.core.bench import Bench
-from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import Confine
-from bugbout.core.crossexam import cross_examine, install_file, is_column, plan_installation
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.git import Git
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.patch import apply_patch, diff_trees
-from bugbout.core.records import (
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.crossexam import crossexam
+from bugbout.core.crossexam.crossexam import (
+    cross_examine,
+    install_file,
+    is_column,
+    plan_installation,
+)
+from bugbout.core.plumbing import bench as benches
+from bugbout.core.plumbing import confine as confinement
+from bugbout.core.plumbing.bench import Bench
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.confine import Confine
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import apply_patch, diff_trees
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Attempt,
@@ -55,7 +61,6 @@ from bugbout.core.records import (
     Task,
     TaskIssue,
 )
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.testing import RepositoryBuilder
 
 CACHE = Path(__file__).parent / ".cache"

@@ -5,7 +5,7 @@ Builds a small src-layout project whose suite has ``--tests`` trivial tests, and
 environment twice: with the ``uv`` builder (a virtual environment on the host) and with the
 ``podman`` builder (an image; each run a container with no network, the tree
 bind-mounted). Both builds are untimed. Then, interleaved in rotated order and repeated,
-it times ``bugbout.core.testrun.run_tests`` on the same tree and targets with each, exactly
+it times ``bugbout.core.plumbing.testrun.run_tests`` on the same tree and targets with each, exactly
 as ground truth runs them (uv's run switched offline by bubblewrap or unshare, podman's
 contained by its container).
 
@@ -27,10 +27,10 @@ from typing import Any
 
 from timing import measure, rotations, summary
 
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.records import RunStatus
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.testrun import run_tests
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.store.records import RunStatus
 from bugbout.plugins.environments.podman import PodmanBuilder, PodmanOptions
 from bugbout.plugins.environments.uv import UvBuilder
 

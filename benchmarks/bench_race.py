@@ -25,20 +25,20 @@ from pathlib import Path
 
 from timing import measure, paired_ratios
 
-from bugbout.core.contestants import Contestant
-from bugbout.core.git import Git
-from bugbout.core.manager import make_plugins
-from bugbout.core.race import Race
-from bugbout.core.settings import (
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import (
     BoutSettings,
     PluginChoice,
     ProjectSettings,
     RunSettings,
     TasksSettings,
 )
-from bugbout.core.store import Store
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.race.contestants import Contestant
+from bugbout.core.race.race import Race
+from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
-from bugbout.core.tools import Tools
 from bugbout.testing import RepositoryBuilder
 
 OUTPUT = Path(__file__).resolve().parent.parent / ".bench"

@@ -38,10 +38,14 @@ MEASURES = {
     "import every built-in plugin module": [
         sys.executable,
         "-c",
-        "import importlib; from bugbout.core.manager import BUILTIN_PLUGINS; "
+        "import importlib; from bugbout.core.contract.manager import BUILTIN_PLUGINS; "
         "[importlib.import_module(name) for name in BUILTIN_PLUGINS]",
     ],
-    "import bugbout.core.records": [sys.executable, "-c", "import bugbout.core.records"],
+    "import bugbout.core.store.records": [
+        sys.executable,
+        "-c",
+        "import bugbout.core.store.records",
+    ],
     "import the git-history miner": [
         sys.executable,
         "-c",

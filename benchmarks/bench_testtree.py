@@ -30,10 +30,10 @@ from pathlib import Path
 
 from timing import paired_ratios, rotations
 
-from bugbout.core.checkout import Checkouts
-from bugbout.core.git import Git
-from bugbout.core.patch import apply_patch
-from bugbout.core.testtree import TestTree, fresh_test_tree
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import apply_patch
+from bugbout.core.plumbing.testtree import TestTree, fresh_test_tree
 from bugbout.sandbox.network import offline
 from bugbout.sandbox.overlay import enter
 from bugbout.testing import RepositoryBuilder

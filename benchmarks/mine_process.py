@@ -12,8 +12,8 @@ import time
 
 started = time.perf_counter()
 
-from bugbout.core.mining import MiningRequest  # noqa: E402  (imports are what is timed)
-from bugbout.core.settings import ProjectSettings, TasksSettings  # noqa: E402
+from bugbout.core.contract.settings import ProjectSettings, TasksSettings  # noqa: E402
+from bugbout.core.mine.mining import MiningRequest  # noqa: E402  (imports are what is timed)
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions  # noqa: E402
 
 

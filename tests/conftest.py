@@ -10,7 +10,7 @@ import pytest
 
 import components
 import history
-from bugbout.core.manager import Plugins, make_plugins
+from bugbout.core.contract.manager import Plugins, make_plugins
 
 
 @pytest.fixture

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
+from bugbout.core.contract.settings import (
+    BoutSettings,
+    PluginChoice,
+    ProjectSettings,
+    TasksSettings,
+)
 from bugbout.testing import RepositoryBuilder
 
 OPS = """\

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 import components
-from bugbout.core import confine as confinement
-from bugbout.core.affected import (
+from bugbout.core.audit.audit_gate import run_gate
+from bugbout.core.audit.auditing import AuditRequest, classify
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.crossexam.affected import (
     BaseRun,
     CoverageMap,
     Selection,
@@ -20,17 +23,16 @@ from bugbout.core.affected import (
     read_coverage,
     select,
 )
-from bugbout.core.audit_gate import run_gate
-from bugbout.core.auditing import AuditRequest, classify
-from bugbout.core.base_run import run_base, selections
-from bugbout.core.bench import Bench
-from bugbout.core.checkout import Checkouts
-from bugbout.core.crossexam import cross_examine
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.git import Git
-from bugbout.core.manager import Plugins
-from bugbout.core.patch import diff_trees
-from bugbout.core.records import (
+from bugbout.core.crossexam.base_run import run_base, selections
+from bugbout.core.crossexam.crossexam import cross_examine
+from bugbout.core.crossexam.timeouts import killed, timeouts
+from bugbout.core.plumbing import confine as confinement
+from bugbout.core.plumbing.bench import Bench
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Attempt,
@@ -43,8 +45,6 @@ from bugbout.core.records import (
     TaskIssue,
     TestRun,
 )
-from bugbout.core.settings import BoutSettings, ProjectSettings
-from bugbout.core.timeouts import killed, timeouts
 from bugbout.testing import RepositoryBuilder
 
 
@@ -363,7 +363,7 @@ def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) 
         "import sys\nfrom shop.titles import title\n\n\n"
         "def test_quiet():\n    sys.setprofile(None)\n    assert title('a') == 'A'\n"
     )
-    from bugbout.core.testrun import run_tests
+    from bugbout.core.plumbing.testrun import run_tests
 
     chunks: list[bytes] = []
     run = run_tests(

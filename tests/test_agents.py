@@ -20,10 +20,10 @@ import yaml
 from pydantic import ValidationError
 
 import components
-from bugbout.core.agents import CodingAgent, Session
-from bugbout.core.errors import ConfigError
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.process import run_logged
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.plumbing.process import run_logged
+from bugbout.core.race.agents import CodingAgent, Session
 from bugbout.doctor import dummy_session
 from bugbout.plugins.agents import claude_code, codex, gemini_cli, mini_swe_agent
 from bugbout.plugins.agents.claude_code import ClaudeCodeAgent

@@ -15,10 +15,8 @@ import yaml
 
 import bugbout.conf
 import components
-from bugbout.core import bench as benches
-from bugbout.core import confine as confinement
-from bugbout.core.audit_gate import run_gate
-from bugbout.core.auditing import (
+from bugbout.core.audit.audit_gate import run_gate
+from bugbout.core.audit.auditing import (
     AuditRequest,
     classify,
     escalate,
@@ -26,13 +24,16 @@ from bugbout.core.auditing import (
     reproductions,
     verdict_for,
 )
-from bugbout.core.checkout import Checkouts
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.errors import ConfigError
-from bugbout.core.git import Git
-from bugbout.core.manager import Plugins
-from bugbout.core.patch import diff_trees
-from bugbout.core.records import (
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.plumbing import bench as benches
+from bugbout.core.plumbing import confine as confinement
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     AuditVerdict,
@@ -48,7 +49,6 @@ from bugbout.core.records import (
     TaskIssue,
     TestRun,
 )
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.plugins.auditors import gate as gate_module
 from bugbout.plugins.auditors.gate import Gate, GateOptions
 from bugbout.testing import RepositoryBuilder

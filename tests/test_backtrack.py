@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.backtrack import (
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.plumbing.backtrack import (
     PYTHON,
     Backtrack,
     check_era,
@@ -21,14 +23,12 @@ from bugbout.core.backtrack import (
     that_matter,
     unrepaired_note,
 )
-from bugbout.core.environment import EnvironmentRequest, resolved
-from bugbout.core.errors import EnvironmentFailure
-from bugbout.core.git import Git
-from bugbout.core.interpreters import available_interpreters
-from bugbout.core.oracle import compute_oracle
-from bugbout.core.package_index import PackageIndex
-from bugbout.core.records import Exemption, Task, TaskIssue
-from bugbout.core.settings import BoutSettings, ProjectSettings
+from bugbout.core.plumbing.environment import EnvironmentRequest, resolved
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.interpreters import available_interpreters
+from bugbout.core.plumbing.package_index import PackageIndex
+from bugbout.core.store.records import Exemption, Task, TaskIssue
+from bugbout.core.truth.oracle import compute_oracle
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder
 from local_index import Wheel, serve

@@ -13,7 +13,7 @@ import pytest
 
 import history
 from bugbout.config import compose_settings
-from bugbout.core.layout import detect_tests, find_packages
+from bugbout.layout import detect_tests, find_packages
 
 
 def bugbout(
@@ -311,7 +311,10 @@ def test_a_misspelt_setting_is_refused_before_any_plugin_or_hydra_loads(
     assert result.returncode == 2, result.stderr
     assert "no such setting" in result.stderr
     modules = set(loaded.read_text().split())
-    assert not {"hydra", "omegaconf", "bugbout.core.manager", "bugbout.core.records"} & modules
+    assert (
+        not {"hydra", "omegaconf", "bugbout.core.contract.manager", "bugbout.core.store.records"}
+        & modules
+    )
 
 
 @pytest.mark.slow
@@ -433,7 +436,10 @@ def test_demo_builds_the_example_and_mines_it(tmp_path: Path) -> None:
 
 
 def test_core_does_not_import_hydra() -> None:
-    code = "import sys, bugbout.core.tasks, bugbout.core.manager; print('hydra' in sys.modules)"
+    code = (
+        "import sys, bugbout.core.tasks, bugbout.core.contract.manager; "
+        "print('hydra' in sys.modules)"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.errors import PluginError
-from bugbout.core.judging import JudgeContext
-from bugbout.core.manager import Plugins
-from bugbout.core.records import Verdict
-from bugbout.core.types import KINDS
+from bugbout.core.contract.errors import PluginError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.types import KINDS
+from bugbout.core.judge.judging import JudgeContext
+from bugbout.core.store.records import Verdict
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import ModelServer, Say
 from bugbout.testing.suites import (
@@ -301,7 +301,7 @@ class Cautious:
         self.options = options
 
     def judge(self, matrix: Any, context: JudgeContext) -> Verdict:
-        from bugbout.core.judging import gather
+        from bugbout.core.judge.judging import gather
 
         evidence = gather(matrix, context)
         approved = [
@@ -455,7 +455,7 @@ def test_model_server(model_server: Callable[..., ModelServer]) -> None:
 
 def test_bugbout_home(bugbout_home: Path) -> None:
 
-    from bugbout.core.tools import bugbout_home as configured
+    from bugbout.core.plumbing.tools import bugbout_home as configured
 
     assert configured() == bugbout_home
     assert os.environ["BUGBOUT_HOME"] == str(bugbout_home)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bugbout.cli import main
-from bugbout.core.costs import (
+from bugbout.core.contract.settings import PriceSettings
+from bugbout.core.report.costs import (
     CostRow,
     PriceTable,
     attempt_cost,
@@ -18,7 +19,8 @@ from bugbout.core.costs import (
     pareto_front,
     price_table,
 )
-from bugbout.core.records import (
+from bugbout.core.report.report_build import build_report
+from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Job,
@@ -33,9 +35,7 @@ from bugbout.core.records import (
     TaskResolutions,
     TaskSet,
 )
-from bugbout.core.report_build import build_report
-from bugbout.core.settings import PriceSettings
-from bugbout.core.store import Store
+from bugbout.core.store.store import Store
 from bugbout.plugins.reporters.markdown import render_markdown
 
 T1, T2 = "aaaa", "bbbb"

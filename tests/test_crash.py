@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.oracle import judge_runs
-from bugbout.core.records import Outcome, RunStatus, Task, TaskIssue
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.store import Store
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testrun import CRASH_LIMIT, run_tests
+from bugbout.core.store.records import Outcome, RunStatus, Task, TaskIssue
+from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
-from bugbout.core.testrun import CRASH_LIMIT, run_tests
+from bugbout.core.truth.oracle import judge_runs
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings
 

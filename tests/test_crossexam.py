@@ -10,23 +10,28 @@ from typing import Any
 
 import pytest
 
-from bugbout.core import bench as benches
-from bugbout.core import confine as confinement
-from bugbout.core.bench import Bench
-from bugbout.core.checkout import Checkouts
-from bugbout.core.confine import Confine
-from bugbout.core.crossexam import (
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import (
+    BoutSettings,
+    PluginChoice,
+    ProjectSettings,
+    TasksSettings,
+)
+from bugbout.core.crossexam.crossexam import (
     author_slug,
     cross_examine,
     install_file,
     plan_installation,
 )
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.git import Git
-from bugbout.core.manager import make_plugins
-from bugbout.core.oracle import compute_oracle
-from bugbout.core.patch import PatchError, diff_trees
-from bugbout.core.records import (
+from bugbout.core.plumbing import bench as benches
+from bugbout.core.plumbing import confine as confinement
+from bugbout.core.plumbing.bench import Bench
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.confine import Confine
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import PatchError, diff_trees
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Attempt,
@@ -41,7 +46,7 @@ from bugbout.core.records import (
     TaskIssue,
     TestRun,
 )
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
+from bugbout.core.truth.oracle import compute_oracle
 from bugbout.testing import RepositoryBuilder
 
 PASSED, FAILED, ERROR = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR

@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
-from bugbout.core import hookspecs
-from bugbout.core.auditing import AuditRequest
-from bugbout.core.issues import IssueRequest
-from bugbout.core.judging import JudgeContext
-from bugbout.core.manager import Plugins
-from bugbout.core.records import (
+from bugbout.core.audit.auditing import AuditRequest
+from bugbout.core.contract import hookspecs
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.types import KINDS
+from bugbout.core.judge.judging import JudgeContext
+from bugbout.core.mine.issues import IssueRequest
+from bugbout.core.report.report import AgentRow, Report
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Attempt,
@@ -35,8 +37,6 @@ from bugbout.core.records import (
     TestRun,
     Verdict,
 )
-from bugbout.core.report import AgentRow, Report
-from bugbout.core.types import KINDS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 OVERVIEW = DOCS / "plugins.md"
@@ -67,7 +67,7 @@ LINK = re.compile(r"\[[^\]]*\]\((?P<target>[^)\s]+)\)")
 
 
 def hooks() -> dict[str, Any]:
-    """Every hook specification in :mod:`bugbout.core.hookspecs`, by name."""
+    """Every hook specification in :mod:`bugbout.core.contract.hookspecs`, by name."""
     return {
         name: value
         for name, value in vars(hookspecs).items()

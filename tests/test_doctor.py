@@ -17,9 +17,9 @@ import pytest
 
 import components
 from bugbout import doctor
-from bugbout.core.agents import VENDOR_KEYS
-from bugbout.core.manager import Plugins
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.race.agents import VENDOR_KEYS
 from bugbout.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
 from bugbout.doctor.clis import build_contestant, listed
 from bugbout.doctor.known_agents import dry_entry
@@ -114,7 +114,7 @@ def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
 def test_the_python_line_says_which_eras_the_machine_can_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
     from bugbout.doctor.eras import python_check
 
     hide(monkeypatch, tmp_path / "pyenv", "3.7", "3.8")

@@ -13,12 +13,12 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from bugbout.core import hookspecs
-from bugbout.core.environment import Command, EnvironmentRequest
-from bugbout.core.errors import ConfigError, EnvironmentFailure
-from bugbout.core.interpreters import available_interpreters
-from bugbout.core.manager import Plugins
-from bugbout.core.settings import ProjectSettings
+from bugbout.core.contract import hookspecs
+from bugbout.core.contract.errors import ConfigError, EnvironmentFailure
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Command, EnvironmentRequest
+from bugbout.core.plumbing.interpreters import available_interpreters
 from bugbout.plugins.environments import interpreter, uv
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.uv import (
@@ -277,7 +277,7 @@ def test_failure_without_declared_test_dependencies_is_not_retried(
 def test_uv_key_and_declared_test_dependencies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bugbout.core.records import digest
+    from bugbout.core.store.records import digest
 
     monkeypatch.setattr(uv._Build, "run", lambda self: None)
     home = tmp_path / "home"

@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 import yaml
 
-from bugbout.core.contestants import Contestant, build_contestants
-from bugbout.core.errors import ConfigError, PluginError
-from bugbout.core.executor import Executor, make_executor
-from bugbout.core.manager import Plugins
-from bugbout.core.race import Race
-from bugbout.core.records import Attempt, AttemptStatus, Task, TaskIssue
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.core.store import Store
-from bugbout.core.tools import Tools
+from bugbout.core.contract.errors import ConfigError, PluginError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.plumbing.executor import Executor, make_executor
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.race.contestants import Contestant, build_contestants
+from bugbout.core.race.race import Race
+from bugbout.core.store.records import Attempt, AttemptStatus, Task, TaskIssue
+from bugbout.core.store.store import Store
 from bugbout.plugins.executors.local import LocalExecutor, LocalOptions
 from bugbout.plugins.executors.ray import MISSING, RayExecutor, RayOptions
 from bugbout.testing.suites.executors import JobFailed, add, fail, where

@@ -9,8 +9,8 @@ import time
 import uuid
 from pathlib import Path
 
-from bugbout.core.limits import Guard
-from bugbout.core.settings import LimitsSettings
+from bugbout.core.contract.settings import LimitsSettings
+from bugbout.core.plumbing.limits import Guard
 
 SMALL = LimitsSettings(memory=150_000_000, processes=20, disk=30_000_000, files=200)
 

@@ -38,22 +38,30 @@ from bugbout import (
     hookimpl,
 )
 from bugbout.bout import Bout, Project
-from bugbout.core import hookspecs
-from bugbout.core.auditing import AuditRequest
-from bugbout.core.environment import EnvironmentRequest
-from bugbout.core.examining import examiner_prompt
-from bugbout.core.executor import make_executor
-from bugbout.core.issues import IssueRequest
-from bugbout.core.judging import (
+from bugbout.core.audit.auditing import AuditRequest
+from bugbout.core.contract import hookspecs
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import (
+    BoutSettings,
+    PluginChoice,
+    ProjectSettings,
+    RunSettings,
+    TasksSettings,
+)
+from bugbout.core.judge.judging import (
     EvidenceJudge,
     JudgeContext,
     JudgeOptions,
     PatchEvidence,
     threshold_objection,
 )
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.mining import MiningRequest, TitleLookup
-from bugbout.core.records import (
+from bugbout.core.mine.issues import IssueRequest
+from bugbout.core.mine.mining import MiningRequest, TitleLookup
+from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.executor import make_executor
+from bugbout.core.race.examining import examiner_prompt
+from bugbout.core.report.report import Report
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Audit,
@@ -65,15 +73,7 @@ from bugbout.core.records import (
     TaskSet,
     Verdict,
 )
-from bugbout.core.report import Report
-from bugbout.core.settings import (
-    BoutSettings,
-    PluginChoice,
-    ProjectSettings,
-    RunSettings,
-    TasksSettings,
-)
-from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.plugins.auditors.gate import Gate
 from bugbout.plugins.environments.interpreter import InterpreterBuilder
 from bugbout.plugins.executors.local import LocalExecutor, LocalOptions
@@ -417,7 +417,7 @@ def test_hook_miners(bout: Bouted) -> None:
     assert isinstance(bout.plugins.create("miner", "spy-miner"), SpyMiner)
     (request,) = SEEN.mined
     assert request.repository == bout.repo
-    assert request.project.source == "src/mid"
+    assert request.project.source == ("src/mid",)
     (task,) = bout.stored("tasks.json")["tasks"]
     assert task["title"] == "Fix middle of even-length lists (#1)"
     assert task["test_files"] == ["tests/test_core.py"]

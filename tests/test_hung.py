@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.records import Outcome, RunStatus
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.store import Store
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.store.records import Outcome, RunStatus
+from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
-from bugbout.core.testrun import run_tests
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings
 

@@ -20,17 +20,17 @@ from typing import Any
 import pluggy
 import pytest
 
-from bugbout.core import hookspecs
-from bugbout.core.errors import ConfigError
-from bugbout.core.issues import (
+from bugbout.core.contract import hookspecs
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.mine.issues import (
     IssueRequest,
     IssueResolver,
     IssueSourceUnavailable,
     clean_problem_statement,
     problem_statement,
 )
-from bugbout.core.manager import Plugins
-from bugbout.core.records import Issue
+from bugbout.core.store.records import Issue
 from bugbout.plugins.issue_sources import commit, file, github
 
 DATA = Path(__file__).parent / "data" / "github"

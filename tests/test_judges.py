@@ -10,11 +10,11 @@ import pluggy
 import pytest
 import yaml
 
-from bugbout.core import hookspecs
-from bugbout.core.errors import ConfigError
-from bugbout.core.judging import Judge, JudgeContext, gather, outcome_of
-from bugbout.core.manager import Plugins
-from bugbout.core.records import (
+from bugbout.core.contract import hookspecs
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.judge.judging import Judge, JudgeContext, gather, outcome_of
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Attempt,

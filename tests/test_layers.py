@@ -39,12 +39,12 @@ def _loaded_after(statement: str) -> list[str]:
         "import bugbout",
         "import bugbout.plugins.judges.strict",
         "import bugbout.plugins.reporters.json",
-        "import bugbout.core.records",
+        "import bugbout.core.store.records",
     ],
 )
 def test_importing_a_module_does_not_load_the_pipeline(statement: str) -> None:
     loaded = _loaded_after(statement)
-    heavy = {"hydra", "omegaconf", "bugbout.bout", "bugbout.cli", "bugbout.core.race"}
+    heavy = {"hydra", "omegaconf", "bugbout.bout", "bugbout.cli", "bugbout.core.race.race"}
     assert heavy.isdisjoint(loaded), sorted(heavy.intersection(loaded))
 
 
@@ -53,7 +53,7 @@ def test_a_judge_plugin_module_loads_no_record(module: str) -> None:
     """Making a plugin manager imports every plugin module: a judge's loads its options
     and the policies' base, and the records and the evidence wait until it judges."""
     loaded = _loaded_after(f"import bugbout.plugins.judges.{module}")
-    assert {"bugbout.core.records", "bugbout.core.judging"}.isdisjoint(loaded)
+    assert {"bugbout.core.store.records", "bugbout.core.judge.judging"}.isdisjoint(loaded)
 
 
 def test_help_loads_neither_pydantic_nor_rich() -> None:

@@ -13,12 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.errors import EnvironmentFailure
-from bugbout.core.interpreters import era_python
-from bugbout.core.managed_pythons import pythons_directory
-from bugbout.core.manager import make_plugins
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
-from bugbout.core.store import Store
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import (
+    BoutSettings,
+    PluginChoice,
+    ProjectSettings,
+    TasksSettings,
+)
+from bugbout.core.plumbing.interpreters import era_python
+from bugbout.core.plumbing.managed_pythons import pythons_directory
+from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.doctor.eras import machine_eras
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import history
-from bugbout.core.git import Git
-from bugbout.core.mining import MiningRequest, fix_title_pattern, issue_references
-from bugbout.core.records import TaskSet
-from bugbout.core.settings import ProjectSettings, TasksSettings
+from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.mine.mining import MiningRequest, fix_title_pattern, issue_references
+from bugbout.core.plumbing.git import Git
+from bugbout.core.store.records import TaskSet
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder
 

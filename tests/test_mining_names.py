@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 import name_history
-from bugbout.core.checkout import Checkouts
-from bugbout.core.git import Git, GitError
-from bugbout.core.manager import make_plugins
-from bugbout.core.mining import MiningRequest
-from bugbout.core.oracle import export_before
-from bugbout.core.records import Task, TaskSet
-from bugbout.core.settings import ProjectSettings, TasksSettings
-from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.mine.mining import MiningRequest
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.store.records import Task, TaskSet
+from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.core.truth.oracle import export_before
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings
@@ -145,7 +145,7 @@ def test_names_round_trip_through_the_store(names_repo: tuple[Path, Fixes], tmp_
     ],
 )
 def test_file_name_text_is_exact_and_utf8(name: str) -> None:
-    from bugbout.core.filenames import from_text, to_text
+    from bugbout.core.store.filenames import from_text, to_text
 
     text = to_text(name)
     text.encode("utf-8")

@@ -7,11 +7,19 @@ from pathlib import Path
 import pytest
 
 from bugbout import hookimpl
-from bugbout.core.manager import Plugins
-from bugbout.core.oracle import first_error, judge_runs
-from bugbout.core.records import Oracle, OracleSet, Outcome, RunStatus, Task, TaskIssue, TestRun
-from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.store.records import (
+    Oracle,
+    OracleSet,
+    Outcome,
+    RunStatus,
+    Task,
+    TaskIssue,
+    TestRun,
+)
+from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.core.truth.oracle import first_error, judge_runs
 from history import calc_settings
 
 
@@ -20,7 +28,7 @@ def ground_truth(
     calc_repo: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[dict[str, Oracle], dict[str, str], Store]:
     """Mine and compute every oracle once, with the current interpreter."""
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
 
     repo, sha = calc_repo
     settings = calc_settings(repo)
@@ -137,7 +145,7 @@ def test_oracles_are_reused_when_nothing_changed(
 
 
 def _taskset():  # type: ignore[no-untyped-def]
-    from bugbout.core.records import TaskSet
+    from bugbout.core.store.records import TaskSet
 
     return TaskSet()
 
@@ -262,8 +270,8 @@ def test_ray_workers_compute_the_same_oracles(
     tmp_path: Path,
 ) -> None:
     """Ground truth dispatched to Ray workers, two tasks at a time, equals the local one."""
-    from bugbout.core.manager import make_plugins
-    from bugbout.core.settings import PluginChoice
+    from bugbout.core.contract.manager import make_plugins
+    from bugbout.core.contract.settings import PluginChoice
 
     repo, _ = calc_repo
     local, _, local_store = ground_truth

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core import checkout
-from bugbout.core.checkout import CheckoutError, Checkouts, WorkingCopy, choose_method
-from bugbout.core.git import Git
-from bugbout.core.patch import apply_patch, diff_trees
-from bugbout.core.records import Patch
-from bugbout.core.settings import LimitsSettings
-from bugbout.core.treewalk import walk_upper
+from bugbout.core.contract.settings import LimitsSettings
+from bugbout.core.plumbing import checkout
+from bugbout.core.plumbing.checkout import CheckoutError, Checkouts, WorkingCopy, choose_method
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import apply_patch, diff_trees
+from bugbout.core.plumbing.treewalk import walk_upper
+from bugbout.core.store.records import Patch
 from bugbout.sandbox.overlay import enter, overlay_problem
 from bugbout.testing import RepositoryBuilder
 
@@ -276,7 +276,7 @@ def test_a_forced_method_is_used_and_the_fallback_is_chosen_without_overlays(
 def test_an_overlay_patch_is_held_to_the_files_limit(
     tmp_path: Path, repository: tuple[RepositoryBuilder, str]
 ) -> None:
-    from bugbout.core.limits import LimitExceeded
+    from bugbout.core.plumbing.limits import LimitExceeded
 
     checkouts = checkouts_of(repository, tmp_path / "cache", "overlay")
     copy = checkouts.attempt_copy(repository[1], tmp_path / "attempt")

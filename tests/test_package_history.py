@@ -12,17 +12,17 @@ import pytest
 import yaml
 
 import moved_history
-from bugbout.core.affected import read_coverage
-from bugbout.core.environment import EnvironmentRequest
-from bugbout.core.git import Git
-from bugbout.core.layout import find_packages
-from bugbout.core.manager import Plugins
-from bugbout.core.mining import MiningRequest
-from bugbout.core.package_history import PackageHistory, choose, trace_packages
-from bugbout.core.patch import ChangeArea, classify
-from bugbout.core.records import Outcome
-from bugbout.core.settings import BoutSettings, ProjectSettings, TasksSettings
-from bugbout.core.testrun import run_tests
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, ProjectSettings, TasksSettings
+from bugbout.core.crossexam.affected import read_coverage
+from bugbout.core.mine.mining import MiningRequest
+from bugbout.core.mine.package_history import PackageHistory, choose, trace_packages
+from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import ChangeArea, classify
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.store.records import Outcome
+from bugbout.layout import find_packages
 from bugbout.onboarding import find_source
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core import treewalk
-from bugbout.core.checkout import Checkouts
-from bugbout.core.git import Git
-from bugbout.core.limits import LimitExceeded
-from bugbout.core.patch import PatchError, apply_patch, classify, diff_trees, is_ignored
-from bugbout.core.records import ChangeArea, ChangeKind, FileChange, Patch
-from bugbout.core.settings import LimitsSettings
-from bugbout.core.treewalk import Entry
+from bugbout.core.contract.settings import LimitsSettings
+from bugbout.core.plumbing import treewalk
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.limits import LimitExceeded
+from bugbout.core.plumbing.patch import PatchError, apply_patch, classify, diff_trees, is_ignored
+from bugbout.core.plumbing.treewalk import Entry
+from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, Patch
 from bugbout.testing import RepositoryBuilder
 
 SOURCE, TESTS = "src/pkg", "tests"

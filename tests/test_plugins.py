@@ -15,15 +15,15 @@ import pytest
 from pydantic import BaseModel
 
 from bugbout import JudgePlugin, MinerPlugin, ReporterPlugin, hookimpl
-from bugbout.core.errors import ConfigError, PluginError
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.types import KINDS, NoOptions
+from bugbout.core.contract.errors import ConfigError, PluginError
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.types import KINDS, NoOptions
 
 TOY_PLUGIN = """
 from pydantic import BaseModel, ConfigDict
 
 from bugbout import MinerPlugin, hookimpl
-from bugbout.core.records import TaskSet
+from bugbout.core.store.records import TaskSet
 
 
 class ToyOptions(BaseModel):
@@ -422,7 +422,7 @@ def test_plugin_names_are_normalised_and_checked() -> None:
 def test_lifecycle_hooks_receive_the_stored_records(
     plugins: Plugins, calc_repo: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
-    from bugbout.core.store import Store
+    from bugbout.core.store.store import Store
     from bugbout.core.tasks import mine_tasks
     from history import calc_settings
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.environment import EnvironmentRequest
-from bugbout.core.records import Outcome, RunStatus, TestRun
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.testrun import run_tests
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.podman import PodmanBuilder, PodmanEnvironment, PodmanOptions
 from bugbout.sandbox.podman import LABEL
@@ -86,7 +86,7 @@ def project(root: Path, tests: dict[str, str]) -> Path:
 
 
 def settings(**env: str) -> ProjectSettings:
-    return ProjectSettings(source="src/tiny", tests="tests", environment=env)
+    return ProjectSettings(source="src/tiny", tests="tests", env=env)
 
 
 def environment(builder: PodmanBuilder, tree: Path, home: Path) -> PodmanEnvironment:

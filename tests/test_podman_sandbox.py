@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 import components
-from bugbout.core.confine import readable_paths
-from bugbout.core.process import run_logged
+from bugbout.core.plumbing.confine import readable_paths
+from bugbout.core.plumbing.process import run_logged
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import LABEL, Podman
@@ -223,7 +223,7 @@ def test_a_path_podman_cannot_mount_is_a_clear_error(
 ) -> None:
     odd = tmp_path / "a,b"
     odd.mkdir()
-    from bugbout.core.errors import PluginError
+    from bugbout.core.contract.errors import PluginError
 
     with pytest.raises(PluginError, match="contains a comma"):
         sandbox.wrap(["true"], Confinement(workdir=odd))

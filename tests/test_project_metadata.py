@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.errors import EnvironmentFailure
-from bugbout.core.interpreters import (
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.plumbing.interpreters import (
     available_interpreters,
     choose_python,
     interpreter_version,
     python_path,
 )
-from bugbout.core.project_metadata import (
+from bugbout.core.plumbing.project_metadata import (
     declared_dependencies,
     declared_python,
     declared_test_dependencies,
@@ -643,10 +643,10 @@ def test_interpreter_version_failure(tmp_path: Path) -> None:
 
 def test_python_path(tmp_path: Path) -> None:
     extra = tmp_path / "plugin"
-    assert python_path(tmp_path, "src", [extra]) == os.pathsep.join(
+    assert python_path(tmp_path, ["src"], [extra]) == os.pathsep.join(
         [str(extra), str(tmp_path / "src"), str(tmp_path)]
     )
-    assert python_path(tmp_path, ".", []) == str(tmp_path)
+    assert python_path(tmp_path, ["."], []) == str(tmp_path)
 
 
 def test_dev_extras_and_groups_that_hold_test_tools_count(tmp_path: Path) -> None:

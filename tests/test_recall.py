@@ -10,18 +10,21 @@ import pytest
 import yaml
 
 import bugbout.conf
-from bugbout.core.auditing import AuditRequest
-from bugbout.core.contamination import Contamination, CutoffSplit, PatchSimilarity
-from bugbout.core.cutoffs import default_cutoff, fixed_before, parse_cutoff
-from bugbout.core.errors import ConfigError
-from bugbout.core.recall import (
+from bugbout.core.audit.auditing import AuditRequest
+from bugbout.core.audit.recall import (
     changed_lines,
     five_gram_overlap,
     identical_line_ratio,
     ngrams,
     tokens,
 )
-from bugbout.core.records import (
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.report.contamination import Contamination, CutoffSplit, PatchSimilarity
+from bugbout.core.report.cutoffs import default_cutoff, fixed_before, parse_cutoff
+from bugbout.core.report.report import report_schema
+from bugbout.core.report.report_build import build_report
+from bugbout.core.report.statistics import wilson
+from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
@@ -35,9 +38,6 @@ from bugbout.core.records import (
     Similarity,
     TaskSet,
 )
-from bugbout.core.report import report_schema
-from bugbout.core.report_build import build_report
-from bugbout.core.statistics import wilson
 from bugbout.plugins.auditors.recall import Recall, RecallOptions
 from bugbout.plugins.reporters.html import HtmlReporter
 from bugbout.plugins.reporters.markdown import MarkdownReporter

@@ -8,8 +8,11 @@ import re
 
 import pytest
 
-from bugbout.core.reasons import attempt_reason, one_line
-from bugbout.core.records import (
+from bugbout.core.report.reasons import attempt_reason, one_line
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_build import build_report
+from bugbout.core.report.rounds_report import RoundRow, gain_sentence
+from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     AuditVerdict,
@@ -22,14 +25,11 @@ from bugbout.core.records import (
     TaskSet,
     Verdict,
 )
-from bugbout.core.report import Report
-from bugbout.core.report_build import build_report
-from bugbout.core.report_sections import sections
-from bugbout.core.rounds_report import RoundRow, gain_sentence
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown
 from bugbout.plugins.reporters.terminal import render_terminal
+from bugbout.render.report_sections import sections
 from test_reports import records
 
 R, W, B, N = Score.RESOLVED, Score.WRONG_FIX, Score.FIXED_BUT_BROKE, Score.NO_FIX

@@ -29,12 +29,44 @@ from pathlib import Path
 import pytest
 
 import components
-from bugbout.core.costs import CostRow, Costs, PriceTable
-from bugbout.core.errors import ConfigError
-from bugbout.core.html_page import page_html, section_html
-from bugbout.core.manager import Plugins
-from bugbout.core.reasons import Abstention, Reasons, Unfinished
-from bugbout.core.records import (
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import PriceSettings
+from bugbout.core.report.costs import CostRow, Costs, PriceTable
+from bugbout.core.report.reasons import Abstention, Reasons, Unfinished
+from bugbout.core.report.report import (
+    SCHEMA_VERSION,
+    AgentRow,
+    AuditRow,
+    Baseline,
+    Found,
+    GateRow,
+    MergeGate,
+    Picking,
+    PolicyPicks,
+    Report,
+    SeparationRow,
+    TaskRow,
+    Totals,
+    UsageRow,
+    report_schema,
+)
+from bugbout.core.report.report_build import build_report
+from bugbout.core.report.report_tasks import (
+    MAX_DIFF,
+    AuditView,
+    Diff,
+    FailingTest,
+    Grid,
+    GridCell,
+    GridRow,
+    PatchView,
+    PickView,
+    TaskPage,
+    bounded,
+)
+from bugbout.core.report.rounds_report import AgentRounds, RoundRow, Rounds
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Attempt,
@@ -55,45 +87,13 @@ from bugbout.core.records import (
     TestRun,
     Verdict,
 )
-from bugbout.core.report import (
-    SCHEMA_VERSION,
-    AgentRow,
-    AuditRow,
-    Baseline,
-    Found,
-    GateRow,
-    MergeGate,
-    Picking,
-    PolicyPicks,
-    Report,
-    SeparationRow,
-    TaskRow,
-    Totals,
-    UsageRow,
-    report_schema,
-)
-from bugbout.core.report_build import build_report
-from bugbout.core.report_costs import cost_chart
-from bugbout.core.report_sections import sections
-from bugbout.core.report_tasks import (
-    MAX_DIFF,
-    AuditView,
-    Diff,
-    FailingTest,
-    Grid,
-    GridCell,
-    GridRow,
-    PatchView,
-    PickView,
-    TaskPage,
-    bounded,
-)
-from bugbout.core.rounds_report import AgentRounds, RoundRow, Rounds
-from bugbout.core.settings import PriceSettings
 from bugbout.plugins.reporters.html import HtmlReporter, render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown
 from bugbout.plugins.reporters.terminal import render_terminal
+from bugbout.render.html_page import page_html, section_html
+from bugbout.render.report_costs import cost_chart
+from bugbout.render.report_sections import sections
 
 P, F, E = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
 T1, T2, T3 = "aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"
@@ -495,8 +495,8 @@ def test_reporter_options_from_the_file_and_the_command_line_reach_the_reports(
     """``reporter: {html: {title: ...}}`` in ``bugbout.yaml``, overridden and extended on
     the command line, is what each reporter renders with."""
     from bugbout.config import compose_settings
-    from bugbout.core.report_store import write_reports
-    from bugbout.core.store import Store
+    from bugbout.core.report.report_store import write_reports
+    from bugbout.core.store.store import Store
     from bugbout.core.verdicts import check_verdict_plugins
 
     (tmp_path / "bugbout.yaml").write_text(

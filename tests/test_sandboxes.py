@@ -32,9 +32,9 @@ import pluggy
 import pytest
 
 import components
-from bugbout.core import hookspecs
-from bugbout.core.errors import ConfigError, PluginError
-from bugbout.core.manager import Plugins
+from bugbout.core.contract import hookspecs
+from bugbout.core.contract.errors import ConfigError, PluginError
+from bugbout.core.contract.manager import Plugins
 from bugbout.plugins.sandboxes import Access, layers
 from bugbout.plugins.sandboxes import auto as auto_module
 from bugbout.plugins.sandboxes import bubblewrap as bubblewrap_module

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.errors import ConfigError
-from bugbout.core.types import KINDS
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.types import KINDS
 from bugbout.example import build_example
 from bugbout.scaffold import TEMPLATES, normalise, scaffold
 from bugbout.testing.suites import SUITES

@@ -7,16 +7,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from bugbout.core.bench import Bench
-from bugbout.core.oracle import install_fix_tests
-from bugbout.core.records import (
+from bugbout.core.plumbing.bench import Bench
+from bugbout.core.score.scoring import score
+from bugbout.core.store.records import (
     Attempt,
     Outcome,
     Resolution,
     RunStatus,
     Score,
 )
-from bugbout.core.scoring import score
+from bugbout.core.truth.oracle import install_fix_tests
 from test_crossexam import FIX_TESTS, FIXED, PROJECT, WRONG, World, build_world
 
 PASSED, FAILED = Outcome.PASSED, Outcome.FAILED

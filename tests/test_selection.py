@@ -13,17 +13,17 @@ from pydantic import BaseModel, ConfigDict
 
 from bugbout import hookimpl
 from bugbout.config import compose_settings
-from bugbout.core.contestants import build_contestants
-from bugbout.core.errors import ConfigError
-from bugbout.core.executor import make_executor
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.progress import SilentProgress
-from bugbout.core.report import Report
-from bugbout.core.report_store import write_reports
-from bugbout.core.settings import BoutSettings, VerdictsSettings
-from bugbout.core.store import Store
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import BoutSettings, VerdictsSettings
+from bugbout.core.contract.types import KINDS, PluginSpec
+from bugbout.core.plumbing.executor import make_executor
+from bugbout.core.plumbing.progress import SilentProgress
+from bugbout.core.race.contestants import build_contestants
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_store import write_reports
+from bugbout.core.store.store import Store
 from bugbout.core.tasks import issue_resolver
-from bugbout.core.types import KINDS, PluginSpec
 
 
 class ProbeOptions(BaseModel):

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core import confine as confinement
-from bugbout.core.confine import Confine
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.oracle import computed_test_dependencies
-from bugbout.core.project_metadata import declared_test_dependencies
-from bugbout.core.settings import BoutSettings, ProjectSettings
-from bugbout.core.setup_run import executed_setup_py
-from bugbout.core.store import Store
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.plumbing import confine as confinement
+from bugbout.core.plumbing.confine import Confine
+from bugbout.core.plumbing.project_metadata import declared_test_dependencies
+from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.core.truth.oracle import computed_test_dependencies
+from bugbout.core.truth.setup_run import executed_setup_py
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings
 

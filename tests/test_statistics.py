@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from bugbout.core.statistics import (
+from bugbout.core.report.statistics import (
     compare,
     headline,
     mcnemar_exact,

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bugbout.core.errors import BugboutError, StoreError
-from bugbout.core.records import (
+from bugbout.core.contract.errors import BugboutError, StoreError
+from bugbout.core.store.records import (
     Oracle,
     OracleSet,
     Outcome,
@@ -29,7 +29,7 @@ from bugbout.core.records import (
     TaskSet,
     TestRun,
 )
-from bugbout.core.store import ORACLES, TASKS, Store, write_atomic
+from bugbout.core.store.store import ORACLES, TASKS, Store, write_atomic
 from bugbout.testing import RepositoryBuilder
 
 
@@ -88,7 +88,7 @@ def test_kill_during_writes_never_leaves_a_torn_record(tmp_path: Path) -> None:
     """A writer killed with SIGKILL mid-loop leaves a complete record behind."""
     target = tmp_path / "tasks.json"
     script = (
-        "import sys; from bugbout.core.store import write_atomic; from pathlib import Path\n"
+        "import sys; from bugbout.core.store.store import write_atomic; from pathlib import Path\n"
         "p = Path(sys.argv[1]); i = 0\n"
         "while True:\n"
         '    body = \'{"examined": %d, "excluded": {}, "tasks": []}\' % i\n'
@@ -120,7 +120,7 @@ def test_second_bout_on_one_store_is_refused(tmp_path: Path) -> None:
 
 def test_lock_is_released_when_its_holder_dies(tmp_path: Path) -> None:
     code = (
-        "import os, sys; from pathlib import Path; from bugbout.core.store import Store\n"
+        "import os, sys; from pathlib import Path; from bugbout.core.store.store import Store\n"
         "with Store(Path(sys.argv[1])).lock():\n    os.kill(os.getpid(), 9)\n"
     )
     subprocess.run([sys.executable, "-c", code, str(tmp_path / ".bugbout")], check=False)
@@ -174,7 +174,7 @@ def test_a_corrupt_record_about_to_be_rebuilt_is_kept_aside_with_a_warning(
 HOLD = """\
 import sys
 from pathlib import Path
-from bugbout.core.store import Store
+from bugbout.core.store.store import Store
 
 store, kind, sweep = Store(Path(sys.argv[1])), sys.argv[2], sys.argv[3]
 lock = store.lock() if kind == "bout" else store.claim(kind, "busy", sweep=sweep, warn=print)

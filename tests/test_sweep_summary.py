@@ -25,9 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.errors import BugboutError
-from bugbout.core.records import Job, JobAttempt
-from bugbout.core.report import (
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.report.report import (
     AgentRow,
     GateRow,
     MergeGate,
@@ -37,6 +36,7 @@ from bugbout.core.report import (
     Totals,
     UsageRow,
 )
+from bugbout.core.store.records import Job, JobAttempt
 from bugbout.hydra_callbacks import SweepSummaryCallback
 from bugbout.sweep import (
     SUMMARY_FILES,
@@ -333,7 +333,8 @@ def test_html_is_well_formed_and_self_contained(sweep: Path) -> None:
     assert "report.json is unreadable (" in text
 
 
-def test_terminal_and_json(sweep: Path) -> None:
+def test_terminal_and_json(sweep: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # the width of the terminal the suite runs in
     text = render_sweep(sweep, "terminal")
     assert "agent runs: 15 made, 15 reused" in text
     assert "Jobs side by side" in text and "Failed jobs" in text

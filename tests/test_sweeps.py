@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.records import Attempt, Job, TaskSet
+from bugbout.core.store.records import Attempt, Job, TaskSet
 from bugbout.example import build_example
 
 pytestmark = pytest.mark.slow

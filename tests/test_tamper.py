@@ -9,13 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.canaries import key_line, read_outcomes
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.git import Git
-from bugbout.core.manager import Plugins
-from bugbout.core.oracle import judge_runs
-from bugbout.core.patch import diff_trees
-from bugbout.core.records import (
+from bugbout.core.audit.tamper import inspect_patch, scan
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.canaries import key_line, read_outcomes
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.report.report import report_schema
+from bugbout.core.report.report_build import build_report
+from bugbout.core.report.report_tampering import TamperedRow
+from bugbout.core.store.records import (
     Audit,
     AuditVerdict,
     ChangeArea,
@@ -33,12 +38,7 @@ from bugbout.core.records import (
     TestRun,
     Verdict,
 )
-from bugbout.core.report import report_schema
-from bugbout.core.report_build import build_report
-from bugbout.core.report_tampering import TamperedRow
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.tamper import inspect_patch, scan
-from bugbout.core.testrun import run_tests
+from bugbout.core.truth.oracle import judge_runs
 from bugbout.example import build_example
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json

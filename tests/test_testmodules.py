@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from bugbout.core.testmodules import added_tests, changed_tests, defined_tests, is_test_module
+from bugbout.core.plumbing.testmodules import (
+    added_tests,
+    changed_tests,
+    defined_tests,
+    is_test_module,
+)
 
 BEFORE = """
 import pytest, unittest
@@ -76,7 +81,7 @@ def test_test_module_names() -> None:
 
 
 def test_statement_memo_gives_the_same_tests_as_a_whole_parse() -> None:
-    from bugbout.core.testmodules import defined_tests_memo
+    from bugbout.core.plumbing.testmodules import defined_tests_memo
 
     memo: dict[str, dict[str, int | None]] = {}
     tricky = BEFORE + 'DOC = """\ndef test_inside_a_string():\n    pass\n"""\n'
@@ -89,7 +94,7 @@ def test_statement_memo_gives_the_same_tests_as_a_whole_parse() -> None:
 def test_statements_spread_over_lines_are_parsed_once_each() -> None:
     """Multi-line decorators, brackets closed at column 0 and strings holding code keep
     the per-statement memo in use; only the statements a new version changed are parsed."""
-    from bugbout.core.testmodules import defined_tests_memo
+    from bugbout.core.plumbing.testmodules import defined_tests_memo
 
     module = (
         'CASES = [\n    1,\n]\nTEXT = """\ndef test_in_text(): pass\n"""\n\n'

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.environment import Environment, EnvironmentRequest
-from bugbout.core.manager import Plugins
-from bugbout.core.records import Outcome, RunStatus
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.testrun import FAILURE_LINE, run_tests
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testrun import FAILURE_LINE, run_tests
+from bugbout.core.store.records import Outcome, RunStatus
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
 
@@ -244,8 +244,8 @@ def test_only_the_allowed_environment_reaches_the_tests(
                     handle.write("ok")
         """,
     )
-    from bugbout.core.confine import test_confinement
-    from bugbout.core.settings import BoutSettings
+    from bugbout.core.contract.settings import BoutSettings
+    from bugbout.core.plumbing.confine import test_confinement
 
     sandbox = plugins.create("sandbox", "bubblewrap")
     settings = BoutSettings(project=project, root=tmp_path / "repo")

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.checkout import Checkouts
-from bugbout.core.crossexam import install_file
-from bugbout.core.environment import Command, Environment, EnvironmentRequest
-from bugbout.core.manager import make_plugins
-from bugbout.core.patch import apply_patch
-from bugbout.core.records import Outcome, RunStatus
-from bugbout.core.settings import ProjectSettings
-from bugbout.core.testrun import run_tests
-from bugbout.core.testtree import TestTree, fresh_test_tree
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.crossexam.crossexam import install_file
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
+from bugbout.core.plumbing.patch import apply_patch
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.testtree import TestTree, fresh_test_tree
+from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.sandbox.overlay import enter, is_whiteout
 from bugbout.testing import RepositoryBuilder
 from test_overlay import EDITS, FILES, checkouts_of, edit, needs_overlay, patch_of

@@ -57,7 +57,7 @@ def test_a_quiet_console_prints_no_progress() -> None:
 
 
 def test_the_yield_counts_tasks_with_ground_truth_and_why_the_rest_have_none() -> None:
-    from bugbout.core.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
+    from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
     from bugbout.ui import ground_truth_yield
 
     def task(sha: str) -> Task:
@@ -93,7 +93,7 @@ def test_the_yield_counts_tasks_with_ground_truth_and_why_the_rest_have_none() -
 
 
 def test_the_task_table_shows_the_versions_each_oracle_ran_with() -> None:
-    from bugbout.core.records import Exemption, Oracle, OracleSet, Task, TaskIssue, TaskSet
+    from bugbout.core.store.records import Exemption, Oracle, OracleSet, Task, TaskIssue, TaskSet
 
     tasks = TaskSet(
         examined=2,

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from bugbout.core.logs import Captures, conclude, last_line
-from bugbout.core.process import Finished
-from bugbout.core.records import AttemptStatus
-from bugbout.core.untrusted import UntrustedFileError, read_untrusted, read_untrusted_bytes
+from bugbout.core.plumbing.process import Finished
+from bugbout.core.race.logs import Captures, conclude, last_line
+from bugbout.core.race.untrusted import UntrustedFileError, read_untrusted, read_untrusted_bytes
+from bugbout.core.store.records import AttemptStatus
 from bugbout.plugins.agents.codex import CodexAgent
 from bugbout.plugins.agents.command import CommandAgent
 from bugbout.plugins.agents.mini_swe_agent import MiniSweAgent

@@ -16,36 +16,36 @@ _EXPORTS: dict[str, str] = {
     "BoutResult": "bugbout.bout",
     "Project": "bugbout.bout",
     "render_markdown": "bugbout.bout",
-    "AgentOptions": "bugbout.core.agents",
-    "CodingAgent": "bugbout.core.agents",
-    "Invocation": "bugbout.core.agents",
-    "Session": "bugbout.core.agents",
-    "Command": "bugbout.core.environment",
-    "Environment": "bugbout.core.environment",
-    "EnvironmentRequest": "bugbout.core.environment",
-    "BugboutError": "bugbout.core.errors",
-    "ConfigError": "bugbout.core.errors",
-    "EnvironmentFailure": "bugbout.core.errors",
-    "hookimpl": "bugbout.core.hookspecs",
-    "IssueRequest": "bugbout.core.issues",
-    "IssueSourceUnavailable": "bugbout.core.issues",
-    "MiningRequest": "bugbout.core.mining",
-    "Attempt": "bugbout.core.records",
-    "Issue": "bugbout.core.records",
-    "Oracle": "bugbout.core.records",
-    "Task": "bugbout.core.records",
-    "TaskSet": "bugbout.core.records",
-    "AgentPlugin": "bugbout.core.types",
-    "AuditorPlugin": "bugbout.core.types",
-    "EnvironmentPlugin": "bugbout.core.types",
-    "ExaminerPlugin": "bugbout.core.types",
-    "ExecutorPlugin": "bugbout.core.types",
-    "IssueSourcePlugin": "bugbout.core.types",
-    "JudgePlugin": "bugbout.core.types",
-    "MinerPlugin": "bugbout.core.types",
-    "Options": "bugbout.core.types",
-    "ReporterPlugin": "bugbout.core.types",
-    "SandboxPlugin": "bugbout.core.types",
+    "AgentOptions": "bugbout.core.race.agents",
+    "CodingAgent": "bugbout.core.race.agents",
+    "Invocation": "bugbout.core.race.agents",
+    "Session": "bugbout.core.race.agents",
+    "Command": "bugbout.core.plumbing.environment",
+    "Environment": "bugbout.core.plumbing.environment",
+    "EnvironmentRequest": "bugbout.core.plumbing.environment",
+    "BugboutError": "bugbout.core.contract.errors",
+    "ConfigError": "bugbout.core.contract.errors",
+    "EnvironmentFailure": "bugbout.core.contract.errors",
+    "hookimpl": "bugbout.core.contract.hookspecs",
+    "IssueRequest": "bugbout.core.mine.issues",
+    "IssueSourceUnavailable": "bugbout.core.mine.issues",
+    "MiningRequest": "bugbout.core.mine.mining",
+    "Attempt": "bugbout.core.store.records",
+    "Issue": "bugbout.core.store.records",
+    "Oracle": "bugbout.core.store.records",
+    "Task": "bugbout.core.store.records",
+    "TaskSet": "bugbout.core.store.records",
+    "AgentPlugin": "bugbout.core.contract.types",
+    "AuditorPlugin": "bugbout.core.contract.types",
+    "EnvironmentPlugin": "bugbout.core.contract.types",
+    "ExaminerPlugin": "bugbout.core.contract.types",
+    "ExecutorPlugin": "bugbout.core.contract.types",
+    "IssueSourcePlugin": "bugbout.core.contract.types",
+    "JudgePlugin": "bugbout.core.contract.types",
+    "MinerPlugin": "bugbout.core.contract.types",
+    "Options": "bugbout.core.contract.types",
+    "ReporterPlugin": "bugbout.core.contract.types",
+    "SandboxPlugin": "bugbout.core.contract.types",
 }
 """Each public name and the module that defines it."""
 
@@ -104,14 +104,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from bugbout.bout import Bout, BoutResult, Project, render_markdown
-    from bugbout.core.agents import AgentOptions, CodingAgent, Invocation, Session
-    from bugbout.core.environment import Command, Environment, EnvironmentRequest
-    from bugbout.core.errors import BugboutError, ConfigError, EnvironmentFailure
-    from bugbout.core.hookspecs import hookimpl
-    from bugbout.core.issues import IssueRequest, IssueSourceUnavailable
-    from bugbout.core.mining import MiningRequest
-    from bugbout.core.records import Attempt, Issue, Oracle, Task, TaskSet
-    from bugbout.core.types import (
+    from bugbout.core.contract.errors import BugboutError, ConfigError, EnvironmentFailure
+    from bugbout.core.contract.hookspecs import hookimpl
+    from bugbout.core.contract.types import (
         AgentPlugin,
         AuditorPlugin,
         EnvironmentPlugin,
@@ -124,3 +119,8 @@ if TYPE_CHECKING:
         ReporterPlugin,
         SandboxPlugin,
     )
+    from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
+    from bugbout.core.mine.mining import MiningRequest
+    from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
+    from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
+    from bugbout.core.store.records import Attempt, Issue, Oracle, Task, TaskSet

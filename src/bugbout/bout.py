@@ -18,23 +18,23 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bugbout.core.agents import CodingAgent
-from bugbout.core.contestants import Contestant, build_contestants
-from bugbout.core.costs import price_table
-from bugbout.core.errors import BugboutError, ConfigError
-from bugbout.core.executor import make_executor
-from bugbout.core.manager import Plugins
-from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.race import Race
-from bugbout.core.records import Attempt, Job, OracleSet, TaskSet
-from bugbout.core.report import Report
-from bugbout.core.report_store import load_report, write_reports
-from bugbout.core.rounds import run_rounds
-from bugbout.core.settings import BoutSettings
-from bugbout.core.stopping import Stop
-from bugbout.core.store import JOB, Store
+from bugbout.core.contract.errors import BugboutError, ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.plumbing.executor import make_executor
+from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.stopping import Stop
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.race.agents import CodingAgent
+from bugbout.core.race.contestants import Contestant, build_contestants
+from bugbout.core.race.race import Race
+from bugbout.core.race.rounds import run_rounds
+from bugbout.core.report.costs import price_table
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_store import load_report, write_reports
+from bugbout.core.store.records import Attempt, Job, OracleSet, TaskSet
+from bugbout.core.store.store import JOB, Store
 from bugbout.core.tasks import check_plugins, ground_truth
-from bugbout.core.tools import Tools
 from bugbout.core.verdicts import Verdicts, check_verdict_plugins
 
 
@@ -117,7 +117,7 @@ class Bout:
 
         In the main thread, Ctrl-C (SIGINT) or SIGTERM stops it: nothing new starts, what
         runs gets ``run.grace`` seconds (a second signal: none) before it is killed, and
-        :class:`~bugbout.core.stopping.Interrupted` (a ``KeyboardInterrupt``) is raised."""
+        :class:`~bugbout.core.plumbing.stopping.Interrupted` (a ``KeyboardInterrupt``) is raised."""
         settings, plugins = self.project.settings, self.project.plugins
         check_plugins(settings, plugins)
         self._check_contestants()

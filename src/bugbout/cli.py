@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from bugbout import __version__
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
-from bugbout.core.errors import BugboutError, ConfigError
-from bugbout.core.layout import CONFIG_NAME, find_config
+from bugbout.core.contract.errors import BugboutError, ConfigError
+from bugbout.layout import CONFIG_NAME, find_config
 
 if TYPE_CHECKING:
     from bugbout.ui import Console
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _settings_help() -> str:
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
     from bugbout.usage import settings_help
 
     return settings_help(make_plugins())
@@ -116,7 +116,7 @@ def _completion(args: list[str], console: Console) -> int:
 def _complete(args: list[str], console: Console) -> int:
     """``bugbout __complete WORD...``: candidates for the last word, one per line (what
     the completion scripts call)."""
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
     from bugbout.usage import complete
 
     for candidate in complete(args, make_plugins()):
@@ -131,11 +131,11 @@ def _init(args: list[str], console: Console) -> int:
     """``bugbout init [--force] [--source DIR] [--tests DIR]``"""
     import argparse
 
-    from bugbout.core.git import Git
-    from bugbout.core.layout import detect_tests, render_config
-    from bugbout.core.manager import make_plugins
-    from bugbout.core.pytest_options import selecting_options
-    from bugbout.core.store import write_atomic
+    from bugbout.core.contract.manager import make_plugins
+    from bugbout.core.plumbing.git import Git
+    from bugbout.core.plumbing.pytest_options import selecting_options
+    from bugbout.core.store.store import write_atomic
+    from bugbout.layout import detect_tests, render_config
     from bugbout.onboarding import count_tests, find_agents, find_source, suite_advice
 
     parser = argparse.ArgumentParser(
@@ -247,10 +247,10 @@ def _doctor(args: list[str], console: Console) -> int:
 def _plugins(args: list[str], console: Console) -> int:
     """``bugbout plugins``: every plugin by kind and its distribution;
     ``bugbout plugins new KIND NAME [--dir DIR]``: a new plugin package."""
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
 
     if args and args[0] in ("-h", "--help"):
-        from bugbout.core.types import KINDS
+        from bugbout.core.contract.types import KINDS
 
         print(
             "usage: bugbout plugins\n       bugbout plugins new KIND NAME [--dir DIR]\n\n"
@@ -291,10 +291,10 @@ def _report(args: list[str], console: Console) -> int:
     a report from the store, its costs at the project's prices."""
     import argparse
 
-    from bugbout.core.costs import price_table
-    from bugbout.core.manager import make_plugins
-    from bugbout.core.report_store import load_report
-    from bugbout.core.store import JOB, TASKS, Store
+    from bugbout.core.contract.manager import make_plugins
+    from bugbout.core.report.costs import price_table
+    from bugbout.core.report.report_store import load_report
+    from bugbout.core.store.store import JOB, TASKS, Store
 
     parser = argparse.ArgumentParser(
         prog="bugbout report",
@@ -397,9 +397,9 @@ def _tasks(args: list[str], console: Console) -> int:
     def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
         from contextlib import closing
 
-        from bugbout.core.executor import make_executor
-        from bugbout.core.stopping import Stop
-        from bugbout.core.store import ORACLES, TASKS, Store
+        from bugbout.core.plumbing.executor import make_executor
+        from bugbout.core.plumbing.stopping import Stop
+        from bugbout.core.store.store import ORACLES, TASKS, Store
         from bugbout.core.tasks import check_plugins, ground_truth
 
         check_plugins(settings, plugins)

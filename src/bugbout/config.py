@@ -3,7 +3,7 @@
 It composes a project's settings the way the command line and the Python API both need
 them: the user's ``bugbout.yaml`` as the primary config, bugbout's packaged groups on the
 search path, overrides last; then it converts them to the core's pydantic models.
-Errors a user can cause are :class:`~bugbout.core.errors.ConfigError` (one line).
+Errors a user can cause are :class:`~bugbout.core.contract.errors.ConfigError` (one line).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bugbout.core.errors import BugboutError, ConfigError
-from bugbout.core.layout import CONFIG_NAME, find_config
+from bugbout.core.contract.errors import BugboutError, ConfigError
+from bugbout.layout import CONFIG_NAME, find_config
 
 if TYPE_CHECKING:
     from bugbout.ui import Console
@@ -55,7 +55,7 @@ def compose_settings(
     """
     import warnings
 
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
 
     def note(line: str) -> None:
         warnings.warn(line, FutureWarning, stacklevel=3)
@@ -85,7 +85,7 @@ def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
 def _check_keys(args: Sequence[str]) -> None:
     """A misspelt setting on the command line, in one line and in well under a second:
     checked against the settings' models before any plugin or Hydra is imported."""
-    from bugbout.core.settings import BoutSettings
+    from bugbout.core.contract.settings import BoutSettings
     from bugbout.suggest import misnamed_override
 
     for arg in args:
@@ -135,7 +135,7 @@ class HydraJob:
         """Record a sweep job's failure beside its outputs, for the driver and the sweep's
         summary (launchers may run jobs in other processes)."""
         if self.multirun:
-            from bugbout.core.store import write_atomic
+            from bugbout.core.store.store import write_atomic
             from bugbout.sweep import ERROR_FILE
 
             self.output.mkdir(parents=True, exist_ok=True)
@@ -153,7 +153,7 @@ def run_with_hydra(
     from hydra.types import RunMode
     from omegaconf import DictConfig
 
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
 
     config = find_config(Path.cwd())
     root = config.parent
@@ -303,7 +303,7 @@ def _unknown_setting(
     when it is an option of the chosen plugin."""
     from omegaconf import OmegaConf
 
-    from bugbout.core.cutoffs import KEY as CUTOFF_KEY
+    from bugbout.core.report.cutoffs import KEY as CUTOFF_KEY
     from bugbout.suggest import unknown_setting
 
     others = [arg for arg in overrides if arg.split("=", 1)[0] != key]
@@ -346,7 +346,7 @@ def _settings(cfg: Any, root: Path) -> Any:
     from omegaconf.errors import MissingMandatoryValue
     from pydantic import ValidationError
 
-    from bugbout.core.settings import BoutSettings
+    from bugbout.core.contract.settings import BoutSettings
     from bugbout.suggest import extra_key
 
     try:

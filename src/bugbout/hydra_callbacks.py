@@ -17,7 +17,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from bugbout.core.errors import BugboutError
+from bugbout.core.contract.errors import BugboutError
 from bugbout.sweep import SUMMARY_FILES, write_sweep_summary
 from bugbout.sweep_render import headline
 

@@ -10,14 +10,14 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-from bugbout.core.agents import VENDOR_KEYS
-from bugbout.core.errors import BugboutError, ConfigError
-from bugbout.core.git import Git
-from bugbout.core.layout import FoundAgent, find_packages, project_name
-from bugbout.core.manager import Plugins
-from bugbout.core.package_history import choose, trace_packages
-from bugbout.core.testmodules import defined_tests, is_test_module
-from bugbout.core.types import AgentPlugin
+from bugbout.core.contract.errors import BugboutError, ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.types import AgentPlugin
+from bugbout.core.mine.package_history import choose, trace_packages
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
+from bugbout.core.race.agents import VENDOR_KEYS
+from bugbout.layout import FoundAgent, find_packages, project_name
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""

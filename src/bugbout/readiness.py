@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from bugbout.core.agents import VENDOR_KEYS
-from bugbout.core.contestants import Contestant
+from bugbout.core.race.agents import VENDOR_KEYS
+from bugbout.core.race.contestants import Contestant
 
 
 def problem(contestant: Contestant) -> str | None:

@@ -1,8 +1,8 @@
 """The sweep summary: every job of a ``bugbout -m`` run, side by side.
 
 A sweep directory (``.bugbout/sweeps/<date_time>/``) holds one directory per job, each
-with the job's ``job.json`` (:class:`~bugbout.core.records.Job`) and ``report.json``
-(:class:`~bugbout.core.report.Report`). :func:`load_sweep` reads them into a
+with the job's ``job.json`` (:class:`~bugbout.core.store.records.Job`) and ``report.json``
+(:class:`~bugbout.core.report.report.Report`). :func:`load_sweep` reads them into a
 :class:`SweepSummary`; a job whose files are missing or unreadable is listed as failed,
 with the reason. :func:`write_sweep_summary` writes ``summary.md``, ``summary.json`` and
 ``summary.html`` beside the jobs (at the end of a sweep, and for ``bugbout report
@@ -20,11 +20,11 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bugbout.core.errors import BugboutError
-from bugbout.core.records import Job, Record
-from bugbout.core.report import GateRow, PolicyPicks, Report
-from bugbout.core.statistics import wilson
-from bugbout.core.store import JOB, write_atomic
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.report.report import GateRow, PolicyPicks, Report
+from bugbout.core.report.statistics import wilson
+from bugbout.core.store.records import Job, Record
+from bugbout.core.store.store import JOB, write_atomic
 
 SWEEP_SCHEMA_VERSION = "bugbout.sweep/2"
 """The value of ``summary.json``'s ``schema`` key; it changes when the summary's shape does."""

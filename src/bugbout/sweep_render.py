@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from html import escape
 
-from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
-from bugbout.core.report import rate
-from bugbout.core.report_sections import Section, Table, fmt_count, fmt_rate, fmt_seconds
+from bugbout.core.report.report import rate
+from bugbout.render.html_page import Bar, Segment, bar_chart, page_html, section_html
+from bugbout.render.report_sections import Section, Table, fmt_count, fmt_rate, fmt_seconds
 from bugbout.sweep import TITLE, SweepJob, SweepSummary
 
 

@@ -25,8 +25,8 @@ from rich.progress import (
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from bugbout.core.manager import RegisteredPlugin
-    from bugbout.core.records import Attempt, OracleSet, TaskSet
+    from bugbout.core.contract.manager import RegisteredPlugin
+    from bugbout.core.store.records import Attempt, OracleSet, TaskSet
 
 
 class Console:
@@ -80,7 +80,7 @@ class Console:
         self.out.print(table)
 
     def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
-        from bugbout.core.backtrack import compact
+        from bugbout.core.plumbing.backtrack import compact
 
         excluded = ", ".join(
             f"{reason} {count}" for reason, count in sorted(tasks.excluded.items())
@@ -109,8 +109,8 @@ class Console:
             self.out.print(summary, markup=False, highlight=False)
 
     def attempt_table(self, attempts: list[Attempt]) -> None:
-        from bugbout.core.reasons import attempt_reason
-        from bugbout.core.records import AttemptStatus, ChangeArea
+        from bugbout.core.report.reasons import attempt_reason
+        from bugbout.core.store.records import AttemptStatus, ChangeArea
 
         if not attempts:
             self.out.print("no new attempts: every contestant has finished every task")

@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 from pydantic import BaseModel
 
 from bugbout.config import GROUPS, packaged_options
-from bugbout.core.manager import Plugins
-from bugbout.core.settings import BoutSettings, PluginChoice
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice
 
 COMMANDS = {
     "init": ("--force", "--source", "--tests"),

@@ -39,7 +39,8 @@ from typing import Any
 from effects import survivors
 from pydantic import BaseModel, ValidationError
 
-from bugbout.core.records import (
+from bugbout.core.report.report import Report
+from bugbout.core.store.records import (
     Attempt,
     AuditSet,
     Job,
@@ -49,7 +50,6 @@ from bugbout.core.records import (
     TaskSet,
     VerdictSet,
 )
-from bugbout.core.report import Report
 from bugbout.testing.fixtures import build_fixed_bug_repository
 
 MODELS: dict[str, type[BaseModel]] = {

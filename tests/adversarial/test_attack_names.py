@@ -15,10 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.manager import make_plugins
-from bugbout.core.records import OracleSet, TaskSet
-from bugbout.core.settings import BoutSettings, PluginChoice, ProjectSettings, TasksSettings
-from bugbout.core.store import ORACLES, TASKS, Store
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import (
+    BoutSettings,
+    PluginChoice,
+    ProjectSettings,
+    TasksSettings,
+)
+from bugbout.core.store.records import OracleSet, TaskSet
+from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
 

@@ -161,8 +161,8 @@ def test_a_fifo_blocks_neither_the_bout_nor_its_resumption(tmp_path: Path, secre
 PARSE = """
 import json, resource, sys
 from pathlib import Path
-from bugbout.core.errors import BugboutError
-from bugbout.core.manager import make_plugins
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.manager import make_plugins
 resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
 agent = make_plugins(entry_points=False).create("agent", sys.argv[1], json.loads(sys.argv[2]))
 try:

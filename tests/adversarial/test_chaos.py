@@ -12,7 +12,7 @@ from pathlib import Path
 import chaos
 import pytest
 
-from bugbout.core.records import Attempt, AttemptStatus
+from bugbout.core.store.records import Attempt, AttemptStatus
 
 
 @pytest.mark.slow

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bugbout.core.affected import BaseRun
-from bugbout.core.contestants import Contestant
-from bugbout.core.records import (
+from bugbout.core.crossexam.affected import BaseRun
+from bugbout.core.race.contestants import Contestant
+from bugbout.core.store.records import (
     Attempt,
     Audit,
     Matrix,
@@ -19,7 +19,7 @@ from bugbout.core.records import (
     TaskSet,
     digest,
 )
-from bugbout.core.store import EVIDENCE, Store
+from bugbout.core.store.store import EVIDENCE, Store
 
 """Where the store keeps test-run records any bout may reuse (by task and key)."""
 

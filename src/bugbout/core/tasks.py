@@ -7,19 +7,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.core.errors import BugboutError, ConfigError
-from bugbout.core.executor import Executor, make_executor, run_jobs
-from bugbout.core.git import Git, GitError
-from bugbout.core.issues import IssueRequest, IssueResolver, problem_statement
-from bugbout.core.manager import Plugins
-from bugbout.core.mining import Miner, MiningRequest
-from bugbout.core.oracle import compute_oracle
-from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.records import Oracle, OracleSet, Task, TaskSet, digest
-from bugbout.core.settings import BoutSettings
-from bugbout.core.store import ORACLES, TASKS, Store
-from bugbout.core.tools import Tools
-from bugbout.core.types import EnvironmentPlugin, IssueSourcePlugin, MinerPlugin, SandboxPlugin
+from bugbout.core.contract.errors import BugboutError, ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import (
+    EnvironmentPlugin,
+    IssueSourcePlugin,
+    MinerPlugin,
+    SandboxPlugin,
+)
+from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
+from bugbout.core.mine.mining import Miner, MiningRequest
+from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
+from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
+from bugbout.core.store.store import ORACLES, TASKS, Store
+from bugbout.core.truth.oracle import compute_oracle
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 

@@ -16,22 +16,27 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from bugbout.core.affected import BaseRun
-from bugbout.core.audit_gate import run_gate
-from bugbout.core.auditing import Auditor, AuditRequest
-from bugbout.core.base_run import run_base, selections
-from bugbout.core.bench import Bench
-from bugbout.core.contestants import Contestant
-from bugbout.core.crossexam import cross_examine
-from bugbout.core.errors import ConfigError
+from bugbout.core.audit.audit_gate import run_gate
+from bugbout.core.audit.auditing import Auditor, AuditRequest
+from bugbout.core.audit.recall import fix_source_diff
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import AuditorPlugin, JudgePlugin, ReporterPlugin
+from bugbout.core.crossexam.affected import BaseRun
+from bugbout.core.crossexam.base_run import run_base, selections
+from bugbout.core.crossexam.crossexam import cross_examine
+from bugbout.core.crossexam.timeouts import killed, timeouts
 from bugbout.core.evidence import Shared, earlier_rounds
-from bugbout.core.executor import Executor, make_executor, run_jobs
-from bugbout.core.git import Git
-from bugbout.core.judging import Judge, JudgeContext
-from bugbout.core.manager import Plugins
-from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.recall import fix_source_diff
-from bugbout.core.records import (
+from bugbout.core.judge.judging import Judge, JudgeContext
+from bugbout.core.plumbing.bench import Bench
+from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.race.contestants import Contestant
+from bugbout.core.score.scoring import score
+from bugbout.core.store.records import (
     UNFIXED,
     Attempt,
     Audit,
@@ -49,12 +54,7 @@ from bugbout.core.records import (
     VerdictSet,
     digest,
 )
-from bugbout.core.scoring import score
-from bugbout.core.settings import BoutSettings
-from bugbout.core.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
-from bugbout.core.timeouts import killed, timeouts
-from bugbout.core.tools import Tools
-from bugbout.core.types import AuditorPlugin, JudgePlugin, ReporterPlugin
+from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
 
 
 def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:

@@ -26,9 +26,9 @@ import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from bugbout.core.manager import Plugins
-from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.settings import BoutSettings
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.doctor.check import Check, Report
 from bugbout.doctor.clis import contestant_checks, dummy_session
 from bugbout.doctor.dry_run import dry_run_checks

@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bugbout.core.agents import Session
-from bugbout.core.contestants import Contestant, build_contestants
-from bugbout.core.errors import BugboutError
-from bugbout.core.manager import Plugins
-from bugbout.core.settings import BoutSettings
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.race.agents import Session
+from bugbout.core.race.contestants import Contestant, build_contestants
 from bugbout.doctor.check import Check
 from bugbout.doctor.known_agents import KNOWN_AGENTS, dry_entry
 from bugbout.doctor.probes import distribution_version, probe, probe_env, version_in

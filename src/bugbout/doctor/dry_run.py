@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bugbout.core.contestants import build_contestants
-from bugbout.core.errors import BugboutError
-from bugbout.core.manager import Plugins
-from bugbout.core.progress import Progress, SilentProgress
-from bugbout.core.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
-from bugbout.core.settings import BoutSettings
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.race.contestants import build_contestants
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.doctor.check import Check
 from bugbout.doctor.clis import build_contestant, install_hint
 from bugbout.doctor.known_agents import KNOWN_AGENTS, SECRET_VARIABLE, dry_entry
@@ -109,10 +109,10 @@ def _race(
     progress: Progress,
 ) -> dict[str, _Result]:
     """Race ``entries`` on the synthetic repository in ``scratch``; each one's result."""
-    from bugbout.core.race import Race
-    from bugbout.core.settings import PluginChoice, ProjectSettings, RunSettings
-    from bugbout.core.store import Store
-    from bugbout.core.tools import Tools
+    from bugbout.core.contract.settings import PluginChoice, ProjectSettings, RunSettings
+    from bugbout.core.plumbing.tools import Tools
+    from bugbout.core.race.race import Race
+    from bugbout.core.store.store import Store
 
     started = time.monotonic()
     try:
@@ -220,7 +220,7 @@ def _synthetic_repository(path: Path) -> tuple[Path, Task]:
 
 def _python_with_pytest() -> Path | None:
     """An interpreter that imports pytest (bugbout's own first), for a fast environment."""
-    from bugbout.core.interpreters import available_interpreters
+    from bugbout.core.plumbing.interpreters import available_interpreters
 
     candidates = [Path(sys.executable), *reversed(available_interpreters().values())]
     for python in dict.fromkeys(candidates):

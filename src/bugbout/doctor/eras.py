@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from bugbout.core.errors import BugboutError
-from bugbout.core.manager import Plugins
-from bugbout.core.settings import BoutSettings
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
 from bugbout.doctor.check import Check
 
 
@@ -48,8 +48,8 @@ class Eras:
 
 def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     """The eras this machine can test with the chosen environment builder."""
-    from bugbout.core.interpreters import available_interpreters, eras
-    from bugbout.core.tools import bugbout_home
+    from bugbout.core.plumbing.interpreters import available_interpreters, eras
+    from bugbout.core.plumbing.tools import bugbout_home
     from bugbout.plugins.environments.uv import UvBuilder
 
     local = available_interpreters()
@@ -71,7 +71,7 @@ def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
 
 def python_check(settings: BoutSettings, plugins: Plugins, *, configured: bool = True) -> Check:
     """The eras test environments can run; a pinned ``project.python`` among them."""
-    from bugbout.core.interpreters import pinned_minor
+    from bugbout.core.plumbing.interpreters import pinned_minor
 
     found = machine_eras(settings, plugins)
     pinned = settings.project.python if configured else None

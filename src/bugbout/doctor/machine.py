@@ -7,10 +7,10 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from bugbout.core.errors import BugboutError
-from bugbout.core.manager import Plugins
-from bugbout.core.settings import BoutSettings
-from bugbout.core.types import SandboxPlugin
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import SandboxPlugin
 from bugbout.doctor.check import Check
 from bugbout.doctor.eras import python_check
 from bugbout.doctor.probes import probe, quiet_env, version_in
@@ -79,8 +79,8 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
 
 def checkouts_check(settings: BoutSettings, plugins: Plugins) -> Check:
     """How attempts' working copies are made here (``run.checkouts``), and why not better."""
-    from bugbout.core.checkout import choose_method
-    from bugbout.core.tools import bugbout_home
+    from bugbout.core.plumbing.checkout import choose_method
+    from bugbout.core.plumbing.tools import bugbout_home
     from bugbout.sandbox.overlay import overlay_problem
 
     trees = bugbout_home() / "checkouts" / "trees"
@@ -113,7 +113,7 @@ def podman_check(settings: BoutSettings) -> Check:
     ulimits within the hard limits), with the chosen plugin's options; when not, the cause
     and its fix. The base image is checked only for ``environment=podman`` (the sandbox needs
     none). It fails the report only when ``environment=podman`` or ``sandbox=podman`` is chosen."""
-    from bugbout.core.tools import bugbout_home
+    from bugbout.core.plumbing.tools import bugbout_home
     from bugbout.sandbox.podman import Podman
 
     used = [
@@ -160,7 +160,7 @@ def podman_check(settings: BoutSettings) -> Check:
 
 def repository_checks(settings: BoutSettings) -> Iterator[Check]:
     """The repository is a git repository holding ``project.source`` and ``project.tests``."""
-    from bugbout.core.git import Git
+    from bugbout.core.plumbing.git import Git
 
     repository = settings.repository
     with Git(repository) as git:

@@ -9,9 +9,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.core.agents import CodingAgent, Session
-from bugbout.core.errors import BugboutError
-from bugbout.core.process import run_logged
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.plumbing.process import run_logged
+from bugbout.core.race.agents import CodingAgent, Session
 from bugbout.doctor.known_agents import SECRET_VARIABLE
 
 PROBE_TIMEOUT = 10.0

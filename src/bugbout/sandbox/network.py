@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 
-from bugbout.core.errors import EnvironmentFailure
+from bugbout.core.contract.errors import EnvironmentFailure
 
 
 def offline(argv: list[str]) -> list[str]:

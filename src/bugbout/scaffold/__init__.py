@@ -10,7 +10,7 @@
     tests/test_plugin.py        the KIND's conformance suite, run on the installed plugin
 
 Each kind's plugin is a minimal one that works as it is, built on bugbout's own helpers,
-for its author to change: a judge policy on :mod:`bugbout.core.judging`, a reporter of a
+for its author to change: a judge policy on :mod:`bugbout.core.judge.judging`, a reporter of a
 few lines of text, an agent adapter that runs a configured command, and so on.
 
 The files are package data in ``templates/``, valid Python (and TOML, Markdown) with
@@ -28,8 +28,8 @@ from importlib import resources
 from pathlib import Path
 
 from bugbout import __version__
-from bugbout.core.errors import ConfigError
-from bugbout.core.types import KINDS
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.types import KINDS
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 """A normalised plugin name: lowercase words joined by dashes, starting with a letter."""
@@ -132,7 +132,7 @@ def _fill(text: str, names: Names) -> str:
 
 def _check_unclaimed(names: Names) -> None:
     """A built-in plugin of the kind with the name would clash with the new one."""
-    from bugbout.core.manager import make_plugins
+    from bugbout.core.contract.manager import make_plugins
 
     if names.plugin in make_plugins(entry_points=False).of_kind(names.kind):
         raise ConfigError(
@@ -198,4 +198,4 @@ TEMPLATES: dict[str, Template] = {
     "auditor": Template("AuditorSuite", "The test gate with a short kill report"),
     "reporter": Template("ReporterSuite", "A tiny plain-text report"),
 }
-"""Each kind's template, in the order of :data:`bugbout.core.types.KINDS`."""
+"""Each kind's template, in the order of :data:`bugbout.core.contract.types.KINDS`."""

@@ -14,7 +14,7 @@ and use them in tests::
 The fixtures:
 
 ``bugbout_plugins``
-    A fresh :class:`~bugbout.core.manager.Plugins` with the built-in plugins only: no
+    A fresh :class:`~bugbout.core.contract.manager.Plugins` with the built-in plugins only: no
     entry point is loaded, so nothing installed on the machine leaks in.
 ``register_plugin``
     ``register_plugin(obj, name=None) -> str``: registers a plugin module or object into
@@ -47,10 +47,10 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.errors import PluginError
-from bugbout.core.manager import Plugins, make_plugins
-from bugbout.core.mining import MiningRequest
-from bugbout.core.settings import ProjectSettings, TasksSettings
+from bugbout.core.contract.errors import PluginError
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.mine.mining import MiningRequest
 from bugbout.testing.model_server import ModelServer, Script, Step
 from bugbout.testing.repository import RepositoryBuilder
 

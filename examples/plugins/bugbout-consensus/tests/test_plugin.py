@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pytest
-from bugbout.core.judging import Judge
-from bugbout.core.manager import make_plugins
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.judge.judging import Judge
 from bugbout.testing.suites import JudgeSuite
 from bugbout.testing.suites.judges import context, matrix
 
@@ -71,7 +71,7 @@ def test_a_patch_authors_own_tests_do_not_count() -> None:
 
 
 def test_min_authors_must_be_positive() -> None:
-    from bugbout.core.errors import ConfigError
+    from bugbout.core.contract.errors import ConfigError
 
     with pytest.raises(ConfigError, match="min-authors"):
         consensus(**{"min-authors": 0})

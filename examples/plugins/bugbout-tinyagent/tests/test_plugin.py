@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from bugbout.core.agents import CodingAgent
-from bugbout.core.manager import make_plugins
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.race.agents import CodingAgent
 from bugbout.testing.suites import AgentSuite
 
 from bugbout_tinyagent.plugin import TinyAgent
@@ -43,7 +43,7 @@ def test_is_installed_with_its_command_line() -> None:
 
 
 def test_a_bad_base_url_is_a_config_error() -> None:
-    from bugbout.core.errors import ConfigError
+    from bugbout.core.contract.errors import ConfigError
 
     with pytest.raises(ConfigError, match="base-url"):
         make_plugins().create("agent", "tinyagent", {"base-url": "ftp://example.com"})

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
-from bugbout.core.agents import (
+from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
     Invocation,

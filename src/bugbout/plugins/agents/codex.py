@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
-from bugbout.core.agents import (
+from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
     Invocation,
@@ -35,7 +35,7 @@ from bugbout.core.agents import (
     origin,
     usage_tokens,
 )
-from bugbout.core.untrusted import read_untrusted
+from bugbout.core.race.untrusted import read_untrusted
 
 OPENAI_ENDPOINT = "https://api.openai.com"
 LOCAL_PORTS = {"ollama": 11434, "lmstudio": 1234}

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from bugbout import AgentPlugin, hookimpl
-from bugbout.core.agents import AgentOptions, CodingAgent, Invocation, Session
-from bugbout.core.errors import ConfigError
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
 
 PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "logdir", "model")
 

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
-from bugbout.core.agents import (
+from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
     Invocation,
@@ -29,7 +29,7 @@ from bugbout.core.agents import (
     origin,
     usage_tokens,
 )
-from bugbout.core.untrusted import read_untrusted
+from bugbout.core.race.untrusted import read_untrusted
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com"
 WEB_TOOLS = ("web_fetch", "google_web_search")

@@ -23,7 +23,8 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from bugbout import AgentPlugin, hookimpl
-from bugbout.core.agents import (
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
     Invocation,
@@ -36,8 +37,7 @@ from bugbout.core.agents import (
     origin,
     usage_tokens,
 )
-from bugbout.core.errors import ConfigError
-from bugbout.core.untrusted import read_untrusted
+from bugbout.core.race.untrusted import read_untrusted
 
 CONFIG = "bugbout-mini.yaml"
 TRAJECTORY = "trajectory.json"

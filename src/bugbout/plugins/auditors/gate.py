@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from bugbout import AuditorPlugin, hookimpl
-from bugbout.core.auditing import REPORT_LIMIT, AuditRequest, make_audit
-from bugbout.core.records import Audit
-from bugbout.core.types import Options
+from bugbout.core.audit.auditing import REPORT_LIMIT, AuditRequest, make_audit
+from bugbout.core.contract.types import Options
+from bugbout.core.store.records import Audit
 
 
 class GateOptions(Options):

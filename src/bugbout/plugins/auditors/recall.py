@@ -1,6 +1,6 @@
 """The ``recall`` auditor: the ``gate`` auditor's verdict, plus how close the patch's source
 change is to the maintainers' own fix, and whether it looks recalled rather than written
-(:mod:`bugbout.core.recall`)."""
+(:mod:`bugbout.core.audit.recall`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from bugbout import AuditorPlugin, hookimpl
-from bugbout.core.auditing import AuditRequest, is_empty, make_audit
-from bugbout.core.recall import five_gram_overlap, identical_line_ratio
-from bugbout.core.records import Audit, Similarity
+from bugbout.core.audit.auditing import AuditRequest, is_empty, make_audit
+from bugbout.core.audit.recall import five_gram_overlap, identical_line_ratio
+from bugbout.core.store.records import Audit, Similarity
 from bugbout.plugins.auditors.gate import GateOptions
 
 THRESHOLD = 0.8

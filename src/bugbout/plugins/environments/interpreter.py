@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bugbout import EnvironmentPlugin, hookimpl
-from bugbout.core.types import Options
+from bugbout.core.contract.types import Options
 
 if TYPE_CHECKING:
-    from bugbout.core.environment import Command, EnvironmentRequest
+    from bugbout.core.plumbing.environment import Command, EnvironmentRequest
 
 CHECK_TIMEOUT = 60.0
 _CHECK = "import sys, pytest; sys.stdout.write('%d.%d.%d' % tuple(sys.version_info[:3]))"
@@ -43,8 +43,8 @@ class InterpreterEnvironment:
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<python> -m pytest <args>`` in ``tree``, with the tree importable."""
-        from bugbout.core.environment import Command
-        from bugbout.core.interpreters import python_path
+        from bugbout.core.plumbing.environment import Command
+        from bugbout.core.plumbing.interpreters import python_path
 
         return Command(
             argv=[str(self.python), "-m", "pytest", *args],
@@ -64,7 +64,7 @@ class InterpreterBuilder:
         """The configured interpreter, or an EnvironmentFailure saying why it cannot run tests."""
         import sys
 
-        from bugbout.core.records import digest
+        from bugbout.core.store.records import digest
 
         python = locate(self.options.path or request.project.interpreter or sys.executable)
         if python not in self._checked:
@@ -95,7 +95,7 @@ def _check(python: Path) -> str | Exception:
     """``python``'s version if it runs and imports pytest, else the failure to raise."""
     import subprocess
 
-    from bugbout.core.errors import EnvironmentFailure
+    from bugbout.core.contract.errors import EnvironmentFailure
 
     if not python.is_file():
         return EnvironmentFailure(

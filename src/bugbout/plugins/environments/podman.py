@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bugbout import EnvironmentPlugin, hookimpl
-from bugbout.core.errors import EnvironmentFailure
+from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.plugins.environments.uv import UvOptions, describe
 
 if TYPE_CHECKING:
-    from bugbout.core.environment import Command, EnvironmentRequest
+    from bugbout.core.plumbing.environment import Command, EnvironmentRequest
     from bugbout.sandbox.podman import BaseImage, Mount, Podman
 
 ENV_DIR = "/opt/bugbout/env"
@@ -95,8 +95,8 @@ class PodmanEnvironment:
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """A runner that runs ``python -m pytest <args>`` in a container of the image."""
-        from bugbout.core.environment import Command
-        from bugbout.core.interpreters import python_path
+        from bugbout.core.plumbing.environment import Command
+        from bugbout.core.plumbing.interpreters import python_path
         from bugbout.sandbox.podman import Mount, RunSpec, runner_argv
 
         where = tree.absolute()
@@ -167,9 +167,9 @@ class PodmanBuilder:
 
     def build(self, request: EnvironmentRequest) -> PodmanEnvironment:
         """The environment image for ``request``'s era, built once per key."""
-        from bugbout.core import project_metadata as meta
-        from bugbout.core.interpreters import choose_python
-        from bugbout.core.records import digest
+        from bugbout.core.plumbing import project_metadata as meta
+        from bugbout.core.plumbing.interpreters import choose_python
+        from bugbout.core.store.records import digest
         from bugbout.plugins.environments.uv import exclude_newer_date
         from bugbout.sandbox.podman import PodmanError
 

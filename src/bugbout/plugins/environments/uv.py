@@ -11,7 +11,7 @@ when they do not resolve, the environment is built without them, and its descrip
 so.
 
 A resolution that the date held back further than it should is repaired by exempting the
-blocking dependency from the date (:mod:`bugbout.core.backtrack`); the description says so.
+blocking dependency from the date (:mod:`bugbout.core.plumbing.backtrack`); the description says so.
 """
 
 from __future__ import annotations
@@ -24,17 +24,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bugbout import EnvironmentPlugin, hookimpl
-from bugbout.core.errors import EnvironmentFailure
-from bugbout.core.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
-from bugbout.core.types import Options
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.contract.types import Options
+from bugbout.core.plumbing.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
 from bugbout.sandbox.locking import locked
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from bugbout.core.backtrack import EraCheck
-    from bugbout.core.environment import Command, EnvironmentRequest
-    from bugbout.core.records import Exemption
+    from bugbout.core.plumbing.backtrack import EraCheck
+    from bugbout.core.plumbing.environment import Command, EnvironmentRequest
+    from bugbout.core.store.records import Exemption
 
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
@@ -124,8 +124,8 @@ class UvEnvironment:
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<env>/bin/python -m pytest <args>`` in ``tree``, with the tree importable."""
-        from bugbout.core.environment import Command
-        from bugbout.core.interpreters import python_path
+        from bugbout.core.plumbing.environment import Command
+        from bugbout.core.plumbing.interpreters import python_path
 
         return Command(
             argv=[str(self.python), "-m", "pytest", *args],
@@ -157,10 +157,10 @@ class UvBuilder:
         """The environment for ``request``'s era, built once per key."""
         import json
 
-        from bugbout.core import interpreters
-        from bugbout.core import project_metadata as meta
-        from bugbout.core.backtrack import EraCheck
-        from bugbout.core.records import digest
+        from bugbout.core.plumbing import interpreters
+        from bugbout.core.plumbing import project_metadata as meta
+        from bugbout.core.plumbing.backtrack import EraCheck
+        from bugbout.core.store.records import digest
 
         dependencies = [
             d for d in meta.declared_dependencies(request.tree) if not d.startswith("-")
@@ -299,8 +299,8 @@ class _Build:
 
     def _check_era(self, venv: Path, installed: list[str]) -> EraCheck | None:
         """Check the resolution against the index's dates; repair it in ``venv``."""
-        from bugbout.core.backtrack import check_era
-        from bugbout.core.package_index import PackageIndex
+        from bugbout.core.plumbing.backtrack import check_era
+        from bugbout.core.plumbing.package_index import PackageIndex
 
         if not self.environment.exclude_newer:
             return None

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import ExaminerPlugin, hookimpl
-from bugbout.core.examining import PromptAssignment
-from bugbout.core.types import NoOptions
+from bugbout.core.contract.types import NoOptions
+from bugbout.core.race.examining import PromptAssignment
 
 SCOPE = (
     "Write tests for what the issue reports (those must fail on the code as it is now), "

@@ -14,7 +14,7 @@ from typing import TypeVar
 from pydantic import Field
 
 from bugbout import ExecutorPlugin, hookimpl
-from bugbout.core.types import Options
+from bugbout.core.contract.types import Options
 
 R = TypeVar("R")
 

@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 from pydantic import Field, model_validator
 
 from bugbout import ExecutorPlugin, hookimpl
-from bugbout.core.errors import PluginError
-from bugbout.core.types import Options
+from bugbout.core.contract.errors import PluginError
+from bugbout.core.contract.types import Options
 
 R = TypeVar("R")
 

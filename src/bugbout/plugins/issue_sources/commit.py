@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 
 from bugbout import IssueSourcePlugin, hookimpl
-from bugbout.core.issues import IssueRequest, commit_issue
-from bugbout.core.records import Issue
+from bugbout.core.mine.issues import IssueRequest, commit_issue
+from bugbout.core.store.records import Issue
 
 
 class CommitIssues:

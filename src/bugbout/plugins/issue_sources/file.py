@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bugbout import IssueSourcePlugin, hookimpl
-from bugbout.core.errors import ConfigError
-from bugbout.core.issues import IssueRequest
-from bugbout.core.records import Issue
-from bugbout.core.types import Options
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.types import Options
+from bugbout.core.mine.issues import IssueRequest
+from bugbout.core.store.records import Issue
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 EXAMPLE = '{"number": 12, "title": "...", "body": "..."}'

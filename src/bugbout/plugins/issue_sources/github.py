@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from bugbout import IssueSourcePlugin, hookimpl
-from bugbout.core.issues import IssueRequest, IssueSourceUnavailable
-from bugbout.core.records import Issue
-from bugbout.core.types import Options
+from bugbout.core.contract.types import Options
+from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
+from bugbout.core.store.records import Issue
 
 DEFAULT_API_URL = "https://api.github.com"
 TOKEN_VARIABLE = "GITHUB_TOKEN"

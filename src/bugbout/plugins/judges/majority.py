@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge_policy import ThresholdJudge, ThresholdOptions
+from bugbout.core.judge.judge_policy import ThresholdJudge, ThresholdOptions
 
 
 @hookimpl

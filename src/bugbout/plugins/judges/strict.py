@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge_policy import (
+from bugbout.core.judge.judge_policy import (
     DEFAULT_KEEP_ASSIGNMENTS,
     EvidenceJudge,
     JudgeOptions,
@@ -18,7 +18,7 @@ from bugbout.core.judge_policy import (
 )
 
 if TYPE_CHECKING:
-    from bugbout.core.judge_evidence import PatchEvidence
+    from bugbout.core.judge.judge_evidence import PatchEvidence
 
 
 class StrictOptions(JudgeOptions):

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
+from bugbout.core.judge.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
 
 if TYPE_CHECKING:
-    from bugbout.core.judge_evidence import PatchEvidence
+    from bugbout.core.judge.judge_evidence import PatchEvidence
 
 
 class Unanimous(EvidenceJudge):

@@ -11,22 +11,22 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 from bugbout import MinerPlugin, hookimpl
-from bugbout.core.git import Change, Commit, Git
-from bugbout.core.mining import (
+from bugbout.core.contract.settings import TasksSettings
+from bugbout.core.contract.types import Options
+from bugbout.core.mine.mining import (
     MiningRequest,
     TitleLookup,
     fix_title_pattern,
     issue_references,
 )
-from bugbout.core.records import IssueRef, Task, TaskIssue, TaskSet
-from bugbout.core.settings import TasksSettings
-from bugbout.core.testmodules import (
+from bugbout.core.plumbing.git import Change, Commit, Git
+from bugbout.core.plumbing.testmodules import (
     added_tests,
     changed_tests,
     defined_tests_memo,
     is_test_module,
 )
-from bugbout.core.types import Options
+from bugbout.core.store.records import IssueRef, Task, TaskIssue, TaskSet
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"

@@ -1,10 +1,10 @@
 """The ``html`` reporter: ``report.html``, one self-contained page.
 
 Everything is inline: the CSS, and the plots, drawn as SVG with the page kit of
-:mod:`bugbout.core.html_page`: bar charts (resolve rate per agent, the judges' picks
+:mod:`bugbout.render.html_page`: bar charts (resolve rate per agent, the judges' picks
 against the baselines, how well each author's tests separate right from wrong) and a
 scatter plot (resolve rate against cost per resolved bug). Each task has a page of its
-own in the same file (:mod:`bugbout.core.html_tasks`), linked from the overview. No
+own in the same file (:mod:`bugbout.render.html_tasks`), linked from the overview. No
 script, no font, no image or style sheet is loaded from anywhere. Every piece of text
 from the records is escaped.
 """
@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from html import escape
 
 from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.html_page import Bar, Segment, bar_chart, page_html, section_html
-from bugbout.core.html_tasks import STYLE as TASK_STYLE
-from bugbout.core.html_tasks import overview_pages, task_pages_html
-from bugbout.core.report import Report
-from bugbout.core.report_costs import cost_chart
-from bugbout.core.report_sections import fmt_rate, sections
-from bugbout.core.types import Options
+from bugbout.core.contract.types import Options
+from bugbout.core.report.report import Report
+from bugbout.render.html_page import Bar, Segment, bar_chart, page_html, section_html
+from bugbout.render.html_tasks import STYLE as TASK_STYLE
+from bugbout.render.html_tasks import overview_pages, task_pages_html
+from bugbout.render.report_costs import cost_chart
+from bugbout.render.report_sections import fmt_rate, sections
 
 
 class HtmlOptions(Options):

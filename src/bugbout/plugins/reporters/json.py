@@ -1,5 +1,5 @@
 """The ``json`` reporter: ``report.json``, valid against the shipped JSON Schema
-(``bugbout/schemas/report.schema.json``; :func:`bugbout.core.report.report_schema`)."""
+(``bugbout/schemas/report.schema.json``; :func:`bugbout.core.report.report.report_schema`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.report import Report
-from bugbout.core.types import Options
+from bugbout.core.contract.types import Options
+from bugbout.core.report.report import Report
 
 
 class JsonOptions(Options):

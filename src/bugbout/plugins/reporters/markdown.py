@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterator
 
 from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.report import Report
-from bugbout.core.report_sections import Table, sections
-from bugbout.core.report_tasks import environment_line
-from bugbout.core.types import NoOptions
+from bugbout.core.contract.types import NoOptions
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_tasks import environment_line
+from bugbout.render.report_sections import Table, sections
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 

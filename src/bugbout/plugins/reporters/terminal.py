@@ -14,9 +14,9 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.report import Report
-from bugbout.core.report_sections import Section, Table, sections
-from bugbout.core.types import Options
+from bugbout.core.contract.types import Options
+from bugbout.core.report.report import Report
+from bugbout.render.report_sections import Section, Table, sections
 
 
 class TerminalOptions(Options):

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Iterator
 
 from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.errors import PluginError
-from bugbout.core.types import NoOptions
+from bugbout.core.contract.errors import PluginError
+from bugbout.core.contract.types import NoOptions
 from bugbout.sandbox.confinement import Confinement, Sandbox
 
 NO_SANDBOX = "set sandbox=none to run agents unconfined"

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.errors import PluginError
-from bugbout.core.types import Options
+from bugbout.core.contract.errors import PluginError
+from bugbout.core.contract.types import Options
 from bugbout.plugins.sandboxes import Access, layers, resolve
 from bugbout.sandbox.confinement import Confinement
 

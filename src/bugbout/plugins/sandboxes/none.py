@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.types import NoOptions
+from bugbout.core.contract.types import NoOptions
 from bugbout.sandbox.confinement import Confinement
 
 

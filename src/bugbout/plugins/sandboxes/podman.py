@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.errors import PluginError
-from bugbout.core.types import Options
+from bugbout.core.contract.errors import PluginError
+from bugbout.core.contract.types import Options
 from bugbout.plugins.sandboxes import Access, layers, resolve
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import INSTALL, Podman, explain, runner
@@ -68,7 +68,7 @@ class PodmanSandbox:
 
     def __init__(self, options: PodmanSandboxOptions | None = None) -> None:
         self.options = options or PodmanSandboxOptions()
-        from bugbout.core.tools import bugbout_home
+        from bugbout.core.plumbing.tools import bugbout_home
 
         storage = Path(self.options.storage).expanduser() if self.options.storage else None
         found = shutil.which(self.options.executable)

@@ -61,7 +61,7 @@ SUITES: dict[str, type[PluginSuite]] = {
         ReporterSuite,
     )
 }
-"""The suite of each plugin kind, by kind name (as in :data:`bugbout.core.types.KINDS`)."""
+"""The suite of each plugin kind, by kind name (as in :data:`bugbout.core.contract.types.KINDS`)."""
 
 __all__ = [
     "SUITES",

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from bugbout.core.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
-from bugbout.core.untrusted import UntrustedFileError
+from bugbout.core.race.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
+from bugbout.core.race.untrusted import UntrustedFileError
 from bugbout.doctor import dummy_session
 from bugbout.testing.suites.base import PluginSuite
 
@@ -30,7 +30,7 @@ SECRET = "a host secret (conformance 51d0)"
 class AgentSuite(PluginSuite):
     """Contract tests for a coding-agent adapter (``bugbout_agents``).
 
-    The adapter is a :class:`~bugbout.core.agents.CodingAgent` with a ``harness``, a
+    The adapter is a :class:`~bugbout.core.race.agents.CodingAgent` with a ``harness``, a
     ``name`` and a ``quota``; ``invocation(session)`` says how to start it (a non-empty
     argv, the prompt delivered, nothing written into the checkout); ``environment(session)``
     passes on nothing of the user's environment but ``PATH``, the locale and its own

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bugbout.core.auditing import AuditRequest
-from bugbout.core.records import (
+from bugbout.core.audit.auditing import AuditRequest
+from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
@@ -126,9 +126,9 @@ INEFFECTIVE = dict(BASELINE)
 class AuditorSuite(PluginSuite):
     """Contract tests for an auditor (``bugbout_auditors``).
 
-    The auditor reads an :class:`~bugbout.core.auditing.AuditRequest` (the gate run with
+    The auditor reads an :class:`~bugbout.core.audit.auditing.AuditRequest` (the gate run with
     the patch and the baseline on the unfixed code) and returns an
-    :class:`~bugbout.core.records.Audit` for the request's task and contestant: an empty
+    :class:`~bugbout.core.store.records.Audit` for the request's task and contestant: an empty
     patch is ``NOT_RESOLVED — empty patch``; every must-pass test passing and no
     regression is ``RESOLVED``; a regression or a must-pass test still failing is not. It
     never changes the request.

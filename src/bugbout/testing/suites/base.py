@@ -6,9 +6,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from bugbout.core.errors import ConfigError
-from bugbout.core.manager import Plugins, RegisteredPlugin, make_plugins
-from bugbout.core.types import KINDS
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins, RegisteredPlugin, make_plugins
+from bugbout.core.contract.types import KINDS
 
 UNKNOWN_OPTION = "bugbout-conformance-no-such-option"
 """An option no plugin has: giving it must be a configuration error."""

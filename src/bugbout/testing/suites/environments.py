@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from bugbout.core.environment import Command, EnvironmentRequest
-from bugbout.core.settings import ProjectSettings
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Command, EnvironmentRequest
 from bugbout.testing.suites.base import PluginSuite
 
 TIMEOUT = 600.0

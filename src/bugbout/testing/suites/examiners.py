@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from bugbout.core.records import Task, TaskIssue
+from bugbout.core.store.records import Task, TaskIssue
 from bugbout.testing.suites.base import PluginSuite
 
 EXAMINER_TESTS_DIR = "checks/unit"

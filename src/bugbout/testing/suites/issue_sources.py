@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
-from bugbout.core.issues import IssueRequest, IssueSourceUnavailable
-from bugbout.core.records import Issue
+from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
+from bugbout.core.store.records import Issue
 from bugbout.testing.suites.miners import RepositorySuite, git
 
 if TYPE_CHECKING:
@@ -22,9 +22,9 @@ GITHUB_SLUG = "bugbout-conformance/fixed-bug"
 class IssueSourceSuite(RepositorySuite):
     """Contract tests for an issue source (``bugbout_issue_sources``).
 
-    ``fetch(request)`` returns an :class:`~bugbout.core.records.Issue`, or ``None`` when
+    ``fetch(request)`` returns an :class:`~bugbout.core.store.records.Issue`, or ``None`` when
     the source does not know the issue; a source that cannot answer at all (no network,
-    a rate limit) raises :class:`~bugbout.core.issues.IssueSourceUnavailable`, and
+    a rate limit) raises :class:`~bugbout.core.mine.issues.IssueSourceUnavailable`, and
     nothing else. Set :attr:`known_issue` to an issue number the source must know for the
     fixed-bug repository (its ``issues.json`` holds issue #12).
     """

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
-from bugbout.core.records import TaskSet
+from bugbout.core.store.records import TaskSet
 from bugbout.testing.suites.base import PluginSuite
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class MinerSuite(RepositorySuite):
     """Contract tests for a miner (``bugbout_miners``).
 
     ``mine(request)`` on the fixed-bug repository returns a
-    :class:`~bugbout.core.records.TaskSet` that accounts for every commit it examined
+    :class:`~bugbout.core.store.records.TaskSet` that accounts for every commit it examined
     (``examined`` is its tasks plus its exclusions), whose tasks are commits of the
     repository with their parents; it finds the repository's fix (unless
     :attr:`finds_fix` is ``False``) and leaves the repository as it was.

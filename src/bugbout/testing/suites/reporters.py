@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bugbout.core.records import (
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_build import build_report
+from bugbout.core.store.records import (
     SUITE,
     UNFIXED,
     Attempt,
@@ -23,8 +25,6 @@ from bugbout.core.records import (
     TaskSet,
     Verdict,
 )
-from bugbout.core.report import Report
-from bugbout.core.report_build import build_report
 from bugbout.testing.suites.base import PluginSuite
 
 CONTESTANTS = ("alpha", "beta")

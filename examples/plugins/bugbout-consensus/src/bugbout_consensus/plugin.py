@@ -10,7 +10,7 @@ It approves a patch when
 
 Otherwise it abstains. Everything else (reproductions, independence, breakages, the pick
 among approved patches, the reason and the cells) is bugbout's shared judging
-machinery, :mod:`bugbout.core.judging`: a policy only says which patches it approves.
+machinery, :mod:`bugbout.core.judge.judging`: a policy only says which patches it approves.
 """
 
 from __future__ import annotations
@@ -18,7 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judging import EvidenceJudge, JudgeOptions, PatchEvidence, breakage_objection
+from bugbout.core.judge.judging import (
+    EvidenceJudge,
+    JudgeOptions,
+    PatchEvidence,
+    breakage_objection,
+)
 from pydantic import Field
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bugbout import AgentOptions, AgentPlugin, CodingAgent, Invocation, Session, hookimpl
-from bugbout.core.agents import as_int, check_url, json_events, origin, usage_tokens
-from bugbout.core.errors import ConfigError
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.race.agents import as_int, check_url, json_events, origin, usage_tokens
 from pydantic import Field, field_validator
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bugbout import Command, EnvironmentPlugin, EnvironmentRequest, Options, hookimpl
-from bugbout.core.environment import Environment
+from bugbout.core.plumbing.environment import Environment
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from pydantic import Field
 

@@ -4,7 +4,7 @@ An examiner is an agent that writes tests from the issue alone and fixes nothing
 assignment is the prompt it receives and what its tests must do on the unfixed code.
 Tests that must fail there are reproductions: they cross-examine every contestant's
 patch. This one asks for the reported case and its neighbouring edge cases, through
-bugbout's shared examiner prompt (:func:`bugbout.core.examining.examiner_prompt`).
+bugbout's shared examiner prompt (:func:`bugbout.core.race.examining.examiner_prompt`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import ExaminerPlugin, Options, Task, hookimpl
-from bugbout.core.examining import examiner_prompt
+from bugbout.core.race.examining import examiner_prompt
 
 SCOPE = (
     "Write tests for the behaviour the issue reports and for its edge cases (empty, "

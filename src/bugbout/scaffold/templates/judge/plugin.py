@@ -1,8 +1,8 @@
 """The ``__NAME__`` judge policy: picks a patch only when every independent author's
 reproductions pass with it and it changes no repository test at all.
 
-bugbout's judging machinery (:mod:`bugbout.core.judging`, the policies' base in
-:mod:`bugbout.core.judge_policy`) gathers the evidence from the
+bugbout's judging machinery (:mod:`bugbout.core.judge.judging`, the policies' base in
+:mod:`bugbout.core.judge.judge_policy`) gathers the evidence from the
 cross-examination matrix: each author's reproductions (their tests that fail on the
 unfixed code), which of them a patch makes pass (a patch's own author never counts),
 and the repository tests a patch stops passing. A policy only says which patches it
@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
+from bugbout.core.judge.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
 
 if TYPE_CHECKING:  # the evidence and the records load when the policy first judges
-    from bugbout.core.judging import PatchEvidence
+    from bugbout.core.judge.judging import PatchEvidence
 
 
 class __TITLE__Policy(EvidenceJudge):

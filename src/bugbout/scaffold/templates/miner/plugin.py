@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import MinerPlugin, MiningRequest, Options, TaskSet, hookimpl
-from bugbout.core.mining import TitleLookup
+from bugbout.core.mine.mining import TitleLookup
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 
 OUTSIDE_PATHS = "outside-paths"

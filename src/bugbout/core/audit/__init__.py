@@ -1,0 +1,1 @@
+"""The audit: every failure a patch causes, classified."""

@@ -1,0 +1,1 @@
+"""The plugin contract: hook specs, plugin records, the plugin manager, settings and errors."""

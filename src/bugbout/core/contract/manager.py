@@ -1,0 +1,397 @@
+"""The plugin manager, built as a value: built-ins from an explicit list, third-party
+plugins from the ``bugbout`` entry-point group.
+
+A plugin that fails to import or to register is reported and skipped; two plugins that
+claim one name are an error naming both distributions. Every problem is one line that
+names the plugin module and its distribution.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from types import ModuleType
+from typing import Any, TypeVar, overload
+
+import pluggy
+from pydantic import BaseModel, ValidationError
+
+from bugbout.core.contract import hookspecs
+from bugbout.core.contract.errors import ConfigError, PluginError
+from bugbout.core.contract.types import KINDS, PluginSpec
+
+ENTRY_POINT_GROUP = "bugbout"
+BUILTIN_DISTRIBUTION = "bugbout"
+DISABLE_AUTOLOAD_VARIABLE = "BUGBOUT_DISABLE_PLUGIN_AUTOLOAD"
+DISABLE_VARIABLE = "BUGBOUT_DISABLE_PLUGINS"
+
+T = TypeVar("T")
+Kind = str | type[PluginSpec[Any]]
+"""A plugin kind: its record type (``JudgePlugin``), or its word (``"judge"``)."""
+
+
+@dataclass(frozen=True)
+class RegisteredPlugin:
+    """A plugin record together with the plugin module and distribution it came from."""
+
+    spec: PluginSpec[Any]
+    source: str
+    distribution: str
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@dataclass
+class Plugins:
+    """Every loaded plugin, by kind and name, and the problems met while loading them."""
+
+    pm: pluggy.PluginManager
+    distributions: dict[str, str] = field(default_factory=dict)
+    """Registered plugin (module) name → the distribution that provided it."""
+    problems: list[str] = field(default_factory=list)
+    _by_kind: dict[str, dict[str, RegisteredPlugin]] | None = None
+    _noted: set[str] = field(default_factory=set)
+    """Problems found while collecting records: reported once, however often we collect."""
+
+    @property
+    def hook(self) -> Any:
+        return self.pm.hook
+
+    def register(
+        self, plugin: object, name: str | None = None, distribution: str = "<inline>"
+    ) -> str | None:
+        """Register one plugin object (a module or an instance); ``None`` if it was skipped."""
+        name = name or getattr(plugin, "__name__", None) or repr(plugin)
+        if name in self.distributions:
+            raise PluginError(
+                f"two plugins are named {name!r}: one from {self.distributions[name]}, "
+                f"one from {distribution}; uninstall one of them"
+            )
+        skipped = f"plugin {name!r} from {distribution} skipped"
+        if self.pm.is_registered(plugin):
+            other = self.pm.get_name(plugin)
+            self.problems.append(f"{skipped}: it is already registered as {other!r}")
+            return None
+        try:
+            registered = self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            if self.pm.get_plugin(name) is not None:  # pluggy leaves it half-registered
+                self.pm.unregister(name=name)
+            self.problems.append(f"{skipped}: {self._invalid_hookimpl(plugin, exc)}")
+            return None
+        self.distributions[name] = distribution
+        self._by_kind = None
+        for attribute in _unmarked_hooks(plugin):
+            self.problems.append(
+                f"plugin {name!r} from {distribution}: {attribute} is not marked @hookimpl, "
+                "so bugbout ignores it; add `from bugbout import hookimpl` and decorate it"
+            )
+        return registered
+
+    def _invalid_hookimpl(self, plugin: object, exc: pluggy.PluginValidationError) -> str:
+        """Pluggy's several-line validation error as one line: which hook, which argument."""
+        for attribute in dir(plugin):
+            options = self.pm.parse_hookimpl_opts(plugin, attribute)
+            caller = getattr(self.pm.hook, attribute, None)
+            if options is None or caller is None or caller.spec is None:
+                continue
+            impl = pluggy.HookImpl(plugin, "", getattr(plugin, attribute), options)
+            unknown = [arg for arg in impl.argnames if arg not in caller.spec.argnames]
+            if not unknown:
+                continue
+            valid = caller.spec.argnames
+            hint = ""
+            close = difflib.get_close_matches(unknown[0], valid, n=1)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+            passes = f"it passes {', '.join(valid)}" if valid else "it passes no argument"
+            return (
+                f"{attribute}({', '.join(impl.argnames)}) takes "
+                f"{', '.join(repr(arg) for arg in unknown)}, which the hook does not pass "
+                f"({passes}){hint}"
+            )
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        return "; ".join(lines) or type(exc).__name__
+
+    def unregister(self, name: str) -> None:
+        self.pm.unregister(name=name)
+        self.distributions.pop(name, None)
+        self._by_kind = None
+
+    def check_pending(self) -> None:
+        """Skip (and report) plugins that implement a hook bugbout does not define."""
+        for hook_name, caller in list(self.pm.hook.__dict__.items()):
+            if not hook_name.startswith("bugbout_") or caller.spec is not None:
+                continue
+            close = _close_hook(hook_name)
+            hint = f"; did you mean {close!r}?" if close else " (misspelt?)"
+            for impl in caller.get_hookimpls():
+                distribution = self.distributions.get(impl.plugin_name, "<inline>")
+                self.problems.append(
+                    f"plugin {impl.plugin_name!r} from {distribution} skipped: it implements "
+                    f"{hook_name!r}, which is not a bugbout hook{hint}"
+                )
+                self.unregister(impl.plugin_name)
+
+    def notify(self, hook_name: str, **kwargs: Any) -> None:
+        """Call a lifecycle hook; an implementation that raises is reported, not fatal."""
+        caller = getattr(self.pm.hook, hook_name)
+        for impl in caller.get_hookimpls():
+            try:
+                impl.function(**{name: kwargs[name] for name in impl.argnames})
+            except Exception as exc:  # a plugin's crash must not lose the bout's work
+                distribution = self.distributions.get(impl.plugin_name, "<inline>")
+                self.problems.append(
+                    f"plugin {impl.plugin_name!r} from {distribution}: {hook_name}() raised "
+                    f"{_describe(exc)}"
+                )
+
+    def of_kind(self, kind: Kind) -> dict[str, RegisteredPlugin]:
+        """Every plugin of ``kind`` by name."""
+        if self._by_kind is None:
+            self._by_kind = {name: self._collect(spec) for name, spec in KINDS.items()}
+        word = kind if isinstance(kind, str) else kind.kind
+        try:
+            return self._by_kind[word]
+        except KeyError:
+            raise PluginError(
+                f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}"
+            ) from None
+
+    def get(self, kind: Kind, name: str) -> RegisteredPlugin:
+        """The plugin of ``kind`` called ``name``; an error lists the valid names."""
+        plugins = self.of_kind(kind)
+        try:
+            return plugins[name]
+        except KeyError:
+            word = kind if isinstance(kind, str) else kind.kind
+            raise ConfigError(
+                f"no {word} plugin named {name!r}; choose one of: "
+                f"{', '.join(sorted(plugins)) or '(none installed)'}"
+            ) from None
+
+    @overload
+    def create(
+        self, kind: type[PluginSpec[T]], name: str, options: Mapping[str, Any] | None = None
+    ) -> T: ...
+
+    @overload
+    def create(self, kind: str, name: str, options: Mapping[str, Any] | None = None) -> Any: ...
+
+    def create(self, kind: Kind, name: str, options: Mapping[str, Any] | None = None) -> Any:
+        """Build the implementation of plugin ``kind``/``name`` with its options.
+
+        Given the kind's record type (``JudgePlugin``), the result is typed as the kind's
+        protocol; given only the kind's word (read from configuration), it is not.
+        """
+        return self.get(kind, name).spec.create(dict(options or {}))
+
+    def all(self) -> list[RegisteredPlugin]:
+        """Every plugin of every kind, in kind order then by name."""
+        return [plugin for kind in KINDS for _, plugin in sorted(self.of_kind(kind).items())]
+
+    def _note(self, problem: str) -> None:
+        if problem not in self._noted:
+            self._noted.add(problem)
+            self.problems.append(problem)
+
+    def _collect(self, spec_type: type[PluginSpec[Any]]) -> dict[str, RegisteredPlugin]:
+        caller = getattr(self.pm.hook, spec_type.hook)
+        found: dict[str, RegisteredPlugin] = {}
+        for impl in reversed(caller.get_hookimpls()):
+            distribution = self.distributions.get(impl.plugin_name, "<inline>")
+            plugin = f"plugin {impl.plugin_name!r} from {distribution}"
+            try:
+                records = list(impl.function() or ())
+            except ValidationError as exc:  # usually a record the plugin built wrongly
+                self._note(
+                    f"{plugin} skipped: {spec_type.hook}() built an invalid "
+                    f"{exc.title} record: {_validation_problems(exc)}"
+                )
+                continue
+            except Exception as exc:  # a broken plugin must not stop the others
+                self._note(f"{plugin} skipped: {spec_type.hook}() raised {_describe(exc)}")
+                continue
+            for record in records:
+                if not isinstance(record, spec_type):
+                    self._note(
+                        f"{plugin}: {spec_type.hook}() returned {type(record).__name__}, "
+                        f"not {spec_type.__name__}; ignored"
+                    )
+                    continue
+                problem = _options_problem(record)
+                if problem is not None:
+                    self._note(f"{plugin}: {record.kind} {record.name!r} skipped: {problem}")
+                    continue
+                if record.options.model_config.get("extra") != "forbid":
+                    self._note(
+                        f"{plugin}: {record.kind} {record.name!r} ignores unknown options "
+                        f'({record.options.__name__} does not set extra="forbid"), so a '
+                        "misspelt option goes unnoticed"
+                    )
+                if record.name in found:
+                    other = found[record.name]
+                    raise PluginError(
+                        f"two {spec_type.kind} plugins are named {record.name!r}: "
+                        f"one from {other.distribution} ({other.source}), one from "
+                        f"{distribution} ({impl.plugin_name}); uninstall or rename one"
+                    )
+                found[record.name] = RegisteredPlugin(record, impl.plugin_name, distribution)
+        return found
+
+
+def _close_hook(name: str) -> str | None:
+    """The bugbout hook ``name`` most likely misspells, if any is close."""
+    prefix = "bugbout_"
+    hooks = [hook[len(prefix) :] for hook in dir(hookspecs) if hook.startswith(prefix)]
+    close = difflib.get_close_matches(name.removeprefix(prefix), hooks, n=1, cutoff=0.75)
+    return prefix + close[0] if close else None
+
+
+def _describe(exc: BaseException) -> str:
+    """``ValueError: the message``, on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _validation_problems(exc: ValidationError) -> str:
+    """A pydantic error as ``field: problem; field: problem``."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "record"
+        if error["type"] == "is_subclass_of" and where == "options":
+            problems.append(_options_message(error.get("input")))
+        else:
+            problems.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(problems)
+
+
+def _options_message(value: object) -> str:
+    if isinstance(value, type):
+        given = value.__name__
+    elif isinstance(value, BaseModel):
+        given = f"a {type(value).__name__} instance (pass the class itself)"
+    else:
+        given = repr(value)
+    return f"options must be a pydantic model class (a subclass of BaseModel), not {given}"
+
+
+def _options_problem(record: PluginSpec[Any]) -> str | None:
+    """Why ``record.options`` cannot validate options (a record built without validation)."""
+    options = record.options
+    if isinstance(options, type) and issubclass(options, BaseModel):
+        return None
+    return _options_message(options)
+
+
+def _unmarked_hooks(plugin: object) -> list[str]:
+    """Functions named like a bugbout hook but not marked with ``@hookimpl``."""
+    found = []
+    for attribute in dir(plugin):
+        if not attribute.startswith("bugbout_"):
+            continue
+        value = getattr(plugin, attribute, None)
+        marks = (f"{hookspecs.PROJECT_NAME}_impl", f"{hookspecs.PROJECT_NAME}_spec")
+        if inspect.isroutine(value) and not any(hasattr(value, mark) for mark in marks):
+            found.append(attribute)
+    return found
+
+
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "bugbout.plugins.miners.git_history",
+    "bugbout.plugins.issue_sources.github",
+    "bugbout.plugins.issue_sources.file",
+    "bugbout.plugins.issue_sources.commit",
+    "bugbout.plugins.environments.uv",
+    "bugbout.plugins.environments.interpreter",
+    "bugbout.plugins.environments.podman",
+    "bugbout.plugins.sandboxes.auto",
+    "bugbout.plugins.sandboxes.bubblewrap",
+    "bugbout.plugins.sandboxes.seatbelt",
+    "bugbout.plugins.sandboxes.podman",
+    "bugbout.plugins.sandboxes.none",
+    "bugbout.plugins.executors.local",
+    "bugbout.plugins.executors.ray",
+    "bugbout.plugins.agents.codex",
+    "bugbout.plugins.agents.claude_code",
+    "bugbout.plugins.agents.gemini_cli",
+    "bugbout.plugins.agents.mini_swe_agent",
+    "bugbout.plugins.agents.command",
+    "bugbout.plugins.examiners.reproduce",
+    "bugbout.plugins.examiners.specify",
+    "bugbout.plugins.judges.majority",
+    "bugbout.plugins.judges.unanimous",
+    "bugbout.plugins.judges.strict",
+    "bugbout.plugins.judges.cross_vendor",
+    "bugbout.plugins.auditors.gate",
+    "bugbout.plugins.auditors.recall",
+    "bugbout.plugins.reporters.terminal",
+    "bugbout.plugins.reporters.markdown",
+    "bugbout.plugins.reporters.json",
+    "bugbout.plugins.reporters.html",
+)
+"""Built-in plugin modules, imported by name (like entry points, so the core never imports
+the plugin layer) and registered in this order before any entry-point plugin."""
+
+
+def make_plugins(
+    *,
+    builtins: bool = True,
+    entry_points: bool = True,
+    blocked: Iterable[str] = (),
+) -> Plugins:
+    """Build a fresh plugin manager: the built-ins, then the entry-point plugins.
+
+    ``BUGBOUT_DISABLE_PLUGIN_AUTOLOAD=1`` turns off entry points, and
+    ``BUGBOUT_DISABLE_PLUGINS=a,b`` blocks plugins by entry-point name.
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(pm)
+    blocked = {*blocked, *filter(None, os.environ.get(DISABLE_VARIABLE, "").split(","))}
+    if builtins:
+        for module in _import_all(BUILTIN_PLUGINS):
+            plugins.register(module, name=module.__name__, distribution=BUILTIN_DISTRIBUTION)
+    if entry_points and not os.environ.get(DISABLE_AUTOLOAD_VARIABLE):
+        _load_entry_points(plugins, blocked)
+    plugins.check_pending()
+    plugins.all()  # collect every kind now, so broken plugins are reported up front
+    return plugins
+
+
+def _import_all(names: Sequence[str]) -> list[ModuleType]:
+    return [importlib.import_module(name) for name in names]
+
+
+def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry_point.name in blocked:
+            continue
+        distribution = _distribution_name(entry_point)
+        try:
+            plugin = entry_point.load()
+        except Exception as exc:  # a plugin that cannot import is skipped, not fatal
+            plugins.problems.append(
+                f"plugin {entry_point.name!r} from {distribution} failed to import and was "
+                f"skipped: {_describe(exc)}"
+            )
+            continue
+        plugins.register(plugin, name=entry_point.name, distribution=distribution)
+
+
+def _distribution_name(entry_point: metadata.EntryPoint) -> str:
+    dist = entry_point.dist
+    if dist is None:
+        return "<unknown distribution>"
+    return f"{dist.metadata['Name']} {dist.version}"

@@ -1,0 +1,1 @@
+"""Cross-examination: every author's tests against every patch."""

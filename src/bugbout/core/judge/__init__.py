@@ -1,0 +1,1 @@
+"""The judge: one patch per task, or none, from the executed evidence."""

@@ -1,0 +1,1 @@
+"""Mining: fix commits out of the history, and the issues they name."""

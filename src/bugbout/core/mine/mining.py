@@ -1,0 +1,95 @@
+"""Mining: what a miner is asked, and the rules for reading fixes out of commit messages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.store.records import IssueRef, Record, TaskSet
+
+TitleLookup = Callable[[int], str | None]
+"""Gives the title of a pull request or issue by number, when a source knows it."""
+
+_SLUG = r"[\w.-]+/[\w.-]+"
+_URL = re.compile(
+    rf"https?://github\.com/(?P<slug>{_SLUG})/(?:issues|pull)/(?P<number>\d+)\b", re.I
+)
+_QUALIFIED = re.compile(rf"(?<![\w/.-])(?P<slug>{_SLUG})#(?P<number>\d+)\b")
+_HASH = re.compile(r"(?<![&#])#(?P<number>\d+)\b")
+"""``#N`` anywhere but in an HTML character reference (``&#123;``)."""
+_GH = re.compile(r"(?<![\w-])gh-(?P<number>\d+)\b", re.IGNORECASE)
+_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+$", re.IGNORECASE)
+
+
+class MiningRequest(Record):
+    """What a miner is asked: the repository and the project's and tasks' settings."""
+
+    repository: Path
+    project: ProjectSettings
+    tasks: TasksSettings
+    github: str | None = None
+    """``owner/name`` on GitHub, when known: references to other repositories are ignored."""
+
+
+class Miner(Protocol):
+    """What a miner plugin's factory returns."""
+
+    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
+        """The tasks found, newest first, with how much history was examined and why the
+        rest was left out. Problem statements are filled in later, from issue sources."""
+        ...
+
+
+INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")
+"""Endings a fix word may take and still match: errors, crashes, incorrectly."""
+
+
+def fix_title_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    """A case-insensitive, word-boundary match on any of ``words``, or a word with one of
+    the :data:`INFLECTIONS`."""
+    alternatives = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+    endings = "|".join(INFLECTIONS)
+    return re.compile(rf"\b(?:{alternatives})(?:{endings})?\b", re.IGNORECASE)
+
+
+def issue_references(*texts: str, repository: str | None = None) -> list[IssueRef]:
+    """The issues and pull requests ``texts`` name, most telling first.
+
+    References after a closing keyword (``Fixes #12``) come first, then the others in the
+    order they appear; each number appears once. A reference that names a repository
+    (``owner/name#12`` or a GitHub URL) counts only when it is ``repository`` (or when
+    the repository is not known).
+    """
+    found: list[tuple[bool, int, IssueRef]] = []
+    for index, text in enumerate(texts):
+        taken: list[tuple[int, int]] = []
+        for pattern in (_URL, _QUALIFIED):
+            for match in pattern.finditer(text):
+                taken.append(match.span())
+                slug = match["slug"]
+                if repository is not None and slug.lower() != repository.lower():
+                    continue
+                url = match.group(0) if pattern is _URL else None
+                found.append(_ref(text, index, match, url))
+        for pattern in (_HASH, _GH):
+            for match in pattern.finditer(text):
+                if not any(start <= match.start() < end for start, end in taken):
+                    found.append(_ref(text, index, match, None))
+    seen: set[int] = set()
+    ordered: list[IssueRef] = []
+    for _, _, ref in sorted(found, key=lambda item: (not item[0], item[1])):
+        if ref.number not in seen:
+            seen.add(ref.number)
+            ordered.append(ref)
+    return ordered
+
+
+def _ref(
+    text: str, index: int, match: re.Match[str], url: str | None
+) -> tuple[bool, int, IssueRef]:
+    closing = bool(_CLOSING.search(text[: match.start()]))
+    position = index * 10**9 + match.start()
+    return closing, position, IssueRef(number=int(match["number"]), url=url, closing=closing)

@@ -1,0 +1,2 @@
+"""The plumbing the stages share: git, checkouts, patches, processes, test runs,
+environments, confinement."""

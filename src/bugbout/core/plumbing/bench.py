@@ -1,0 +1,57 @@
+"""The test bench: what every test run of a task after the race shares (its trees, its
+environment, the project's test settings, the timeout, the confinement), said once.
+
+The base run, the cross-examination, the scores and the audits' gates each take a
+:class:`Bench` and make their own working copies on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.confine import Confine
+from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.testtree import TestTree
+from bugbout.core.store.records import TestRun
+
+
+@dataclass(frozen=True)
+class Bench:
+    """One task's test runs: where its trees come from and how pytest runs in them."""
+
+    checkouts: Checkouts
+    environment: Environment
+    project: ProjectSettings
+    timeout: float
+    confine: Confine
+
+    @property
+    def git(self) -> Git:
+        """The repository the trees come from."""
+        return self.checkouts.git
+
+    def run(
+        self,
+        tree: Path | TestTree,
+        targets: list[str],
+        *,
+        label: str,
+        skip: frozenset[str] = frozenset(),
+        coverage: list[bytes] | None = None,
+    ) -> TestRun:
+        """Run ``targets`` in ``tree`` (see :func:`bugbout.core.plumbing.testrun.run_tests`)."""
+        return run_tests(
+            self.environment,
+            tree,
+            targets,
+            project=self.project,
+            label=label,
+            timeout=self.timeout,
+            confine=self.confine,
+            skip=skip,
+            coverage=coverage,
+        )

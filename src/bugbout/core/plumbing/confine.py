@@ -1,0 +1,75 @@
+"""bugbout's confinement policy: what agents and test runs may never see, and what they
+must still be able to read (their toolchains), whatever sandbox enforces it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import bugbout
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.sandbox.confinement import Confinement, Sandbox
+from bugbout.sandbox.network import offline
+
+Confine = Callable[[list[str], Path, tuple[Path, ...]], list[str]]
+"""Wraps a test run's argv for the tree it runs on and the extra paths it may write."""
+
+CREDENTIALS_IN_TOOLCHAINS = (
+    ".cargo/credentials", ".cargo/credentials.toml", ".local/share/keyrings",
+    ".local/share/gh", ".local/share/python_keyring", ".pyenv/.git",
+)  # fmt: skip
+"""Secrets that live inside toolchain folders re-exposed from HOME: kept masked."""
+
+
+def masked_paths(settings: BoutSettings, home: Path) -> tuple[Path, ...]:
+    """Never visible to agents or tests: the repository (its history holds every fix),
+    the store, bugbout's home (other attempts), the user's HOME, and the credentials
+    inside the toolchain folders :func:`readable_paths` re-exposes."""
+    user_home = Path.home().resolve()
+    paths = {settings.repository, settings.store_dir.resolve(), home.resolve(), user_home}
+    paths |= {user_home / name for name in CREDENTIALS_IN_TOOLCHAINS}
+    return tuple(sorted(paths))
+
+
+def readable_paths(executables: Iterable[str]) -> tuple[Path, ...]:
+    """Re-exposed read-only inside masked places: the installation prefix of each
+    executable (and of the Python bugbout runs on), bugbout's own package (its pytest
+    plugin and egress forwarder run inside), and the toolchains on PATH that live in the
+    user's HOME (``~/.pyenv``, ``~/.cargo``): tools, not credentials."""
+    paths: set[Path] = {Path(bugbout.__file__).resolve().parent}
+    for executable in (*executables, sys.executable):
+        found = shutil.which(executable) if executable else None
+        if found:
+            paths.add(Path(found).parent.parent)
+            paths.add(Path(os.path.realpath(found)).parent.parent)
+    home = Path.home().resolve()
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry and Path(entry).is_absolute():
+            directory = Path(entry).resolve()
+            if directory.is_relative_to(home) and directory.parent != home.parent:
+                paths.add(directory.parent)
+    return tuple(sorted(p for p in paths if p not in (Path("/"), home)))
+
+
+def test_confinement(settings: BoutSettings, sandbox: Sandbox, home: Path) -> Confine:
+    """How test runs are confined: no network, writes only in their own tree, private
+    places masked. With ``sandbox=none`` only the network is switched off."""
+    if sandbox.name == "none":
+        return lambda argv, tree, writable: offline(argv)
+    masked = masked_paths(settings, home)
+
+    def confine(argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
+        readable = readable_paths(argv[:1])
+        confinement = Confinement(
+            workdir=tree,
+            writable=writable,
+            readable=readable,
+            masked=masked,
+            tmp_size=settings.limits.tmp,
+        )
+        return sandbox.wrap(argv, confinement)
+
+    return confine

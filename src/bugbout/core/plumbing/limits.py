@@ -1,0 +1,106 @@
+"""Holding an agent attempt to the ``limits:`` settings.
+
+Two parts enforce them. The patch's size and file count are checked while the patch is
+computed (``bugbout.core.plumbing.patch``). Memory, process count and the growth of the writable
+folders are watched while the agent runs by the guard (``bugbout/sandbox/guard.py``), a
+small supervisor put in front of the agent's command (outside its sandbox); the guard
+also caps the size of any file it writes (``RLIMIT_FSIZE``). The sandbox sizes its
+private temporary filesystems. Every limit an agent goes past is a ``LimitExceeded``
+message naming the limit, what was used and the setting to raise.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.settings import LimitsSettings
+
+GUARD = Path(str(resources.files("bugbout.sandbox") / "guard.py"))
+"""The guard script; run by path with the standard library only, so it starts fast."""
+REPORT_LIMIT = 4096
+"""The most bytes read of the guard's report."""
+
+WHAT = {
+    "patch-size": "patch too large",
+    "files": "too many files",
+    "disk": "disk limit exceeded",
+    "memory": "memory limit exceeded",
+    "processes": "too many processes",
+}
+COUNTED = frozenset({"files", "processes"})
+"""Limits that count things; the others are bytes."""
+
+
+class LimitExceeded(BugboutError):
+    """An agent went past one of its limits: its doing, an ``agent-error``."""
+
+
+def exceeded(limit: str, used: int, allowed: int) -> str:
+    """The one-line reason: ``patch too large (612 MB > 10 MB limit; setting
+    limits.patch-size)``."""
+    return f"{WHAT[limit]} ({_amounts(limit, used, allowed)} limit; setting limits.{limit})"
+
+
+def _amounts(limit: str, used: int, allowed: int) -> str:
+    """``used > allowed``, in MB as round as they stay apart, else exactly."""
+    if limit not in COUNTED and used >= 1_000_000:
+        for decimals in (0, 1):
+            shown = [f"{amount / 1e6:,.{decimals}f} MB" for amount in (used, allowed)]
+            if shown[0] != shown[1]:
+                return " > ".join(shown)
+    unit = "" if limit in COUNTED else " bytes"
+    return f"{used:,}{unit} > {allowed:,}{unit}"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The guard of one agent run: what it watches and where it reports."""
+
+    limits: LimitsSettings
+    watched: tuple[Path, ...]
+    """The folders the agent may write to (its checkout first): their growth is limited."""
+    report: Path
+    """Where the guard writes the limit the agent went past; a path the agent cannot write."""
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """``argv`` run under the guard."""
+        spec = {
+            "report": str(self.report),
+            "watched": [  # a folder inside another is measured with it, once
+                str(path)
+                for path in self.watched
+                if not any(path != other and path.is_relative_to(other) for other in self.watched)
+            ],
+            "memory": self.limits.memory,
+            "processes": self.limits.processes,
+            "disk": self.limits.disk,
+            "files": self.limits.files,
+        }
+        # -S: the guard needs no site-packages, and no .pth file runs code in it
+        return [sys.executable, "-I", "-S", str(GUARD), json.dumps(spec), *argv]
+
+    def breach(self) -> str | None:
+        """The limit the agent went past, as a reason; ``None`` when it kept to them."""
+        try:
+            descriptor = os.open(self.report, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return None
+            return f"the guard's report {self.report} cannot be read: {exc.strerror}"
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return f"the guard's report {self.report} is not a file"
+            data = handle.read(REPORT_LIMIT)
+        try:
+            found = json.loads(data)
+            return exceeded(str(found["limit"]), int(found["used"]), int(found["allowed"]))
+        except (ValueError, KeyError, TypeError):
+            return f"the guard's report {self.report} is not readable"

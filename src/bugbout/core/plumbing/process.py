@@ -1,0 +1,101 @@
+"""Running a child process with a timeout that kills its whole process group, and with
+its output streams copied through pipes to files (which only the caller writes) up to a
+size limit."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from bugbout.core.plumbing.stopping import watch
+
+_CAPTURE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a process ended."""
+
+    exit_code: int | None
+    """``None`` when it was killed at the timeout."""
+    timed_out: bool
+    duration: float
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill ``process`` and everything in its process group, and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def run_logged(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    stdin: str | None,
+    timeout: float,
+    stdout: Path,
+    stderr: Path,
+    limit: int,
+) -> Finished:
+    """Run ``argv`` in a new session; keep at most ``limit`` bytes of each stream."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    watch(process)  # a stopped bout kills its group
+    assert process.stdout is not None and process.stderr is not None
+    copiers = [
+        threading.Thread(target=_copy, args=(process.stdout, stdout, limit), daemon=True),
+        threading.Thread(target=_copy, args=(process.stderr, stderr, limit), daemon=True),
+    ]
+    for copier in copiers:
+        copier.start()
+    if stdin is not None and process.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.write(stdin.encode())
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+    try:
+        exit_code: int | None = process.wait(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        exit_code, timed_out = None, True
+    else:  # the agent is done: so are any daemons it left behind
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    for copier in copiers:
+        copier.join(timeout=10)
+    return Finished(exit_code, timed_out, time.monotonic() - started)
+
+
+def _copy(stream: IO[bytes], target: Path, limit: int) -> None:
+    """Copy ``stream`` to ``target``, keeping the first ``limit`` bytes; drain the rest.
+    ``target`` is created or truncated, never followed if it is a link."""
+    written = 0
+    fd = os.open(target, _CAPTURE_FLAGS, 0o600)
+    with open(fd, "wb") as output:  # noqa: PTH123 - a descriptor
+        while chunk := stream.read(65536):
+            if written < limit:
+                kept = chunk[: limit - written]
+                output.write(kept)
+                written += len(kept)
+                if written >= limit:
+                    output.write(b"\n[bugbout: output truncated]\n")
+    stream.close()

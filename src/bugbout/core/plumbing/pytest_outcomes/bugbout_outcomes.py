@@ -1,0 +1,365 @@
+"""A pytest plugin that reports every test's outcome to bugbout, by exact node id, and
+says whether the code under test meddled with how pytest reports.
+
+It is loaded with ``-p bugbout_outcomes`` from a directory put on ``PYTHONPATH``, in
+the project's own environment, so it must run on every Python and pytest bugbout
+supports (Python 3.6+, pytest 3+): no annotations, f-strings only where 3.6 allows.
+
+Each report is one JSON line written to the file descriptor ``BUGBOUT_OUTCOMES_FD``, so
+it works even where the tests may not write files. bugbout writes a one-line key at the
+start of that file; this module reads it and blanks it when it is imported, before
+pytest imports any conftest or test module, so the code under test never sees it. Every
+line carries its sequence number and an HMAC under that key: lines written by anything
+else do not verify. At the end of the session a last line sums up how many reports were
+written and what was found changed in pytest since this module was imported:
+
+- a function or class of pytest's running and reporting modules (or of pluggy's) that
+  was replaced, or whose code was swapped, or a module replaced in ``sys.modules``;
+- a hook implementation whose code lies in the package under test (under one of the
+  directories in ``BUGBOUT_SOURCE_DIRS``, a JSON list relative to the rootdir): the
+  package is not a pytest plugin;
+- this module's own hook implementations replaced or removed.
+
+A ``start`` line before each test tells which one was running if pytest dies; the node
+ids in ``BUGBOUT_DESELECT`` (a JSON list: tests that crashed pytest in an earlier run)
+are deselected, exactly, and so are those listed in the file open as ``BUGBOUT_SKIP_FD``
+(a JSON list: tests a patch cannot affect), read and closed on import.
+
+The code under test runs in this process and can defeat any check made here; bugbout's
+canary tests are the ground check (see ``bugbout.core.plumbing.canaries``).
+"""
+
+import hashlib
+import hmac
+import json
+import os
+import sys
+import types
+
+FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
+SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
+KEY_PREFIX = b"bugbout-key "
+
+WATCHED_MODULES = (
+    "_pytest.runner",
+    "_pytest.reports",
+    "_pytest.python",
+    "_pytest.main",
+    "_pytest.skipping",
+    "_pytest.outcomes",
+    "_pytest.nodes",
+    "_pytest.unittest",
+    "pluggy._callers",
+    "pluggy._hooks",
+    "pluggy._manager",
+    "pluggy.callers",
+    "pluggy.hooks",
+    "pluggy.manager",
+)
+"""Where pytest makes, reports and logs a test's outcome (the modules that exist in the
+running versions are watched)."""
+
+
+def _read_key(fd):
+    """The key bugbout wrote at the start of the outcome file, blanked once read."""
+    try:
+        line = os.pread(fd, 256, 0).split(b"\n", 1)[0]
+        if not line.startswith(KEY_PREFIX):
+            return None
+        os.pwrite(fd, b" " * len(line), 0)
+    except OSError:  # not a file: the lines go unsigned, and bugbout rejects them
+        return None
+    return line[len(KEY_PREFIX) :]
+
+
+CALLABLES = (types.FunctionType, type, classmethod, staticmethod, property)
+
+
+def _code_of(value):
+    function = getattr(value, "__func__", value)
+    return getattr(function, "__code__", None)
+
+
+def _codes(value):
+    """The code objects behind a function, method or property (a class: none)."""
+    if isinstance(value, property):
+        return tuple(_code_of(f) for f in (value.fget, value.fset, value.fdel) if f is not None)
+    if isinstance(value, type):
+        return ()
+    return (_code_of(value),)
+
+
+def _origin(value):
+    """The file ``value``'s code (a class: its module) comes from; ``None`` if it has none."""
+    if isinstance(value, type):
+        return getattr(sys.modules.get(value.__module__), "__file__", None)
+    files = [getattr(code, "co_filename", None) for code in _codes(value)]
+    return files[0] if files and all(files) else None
+
+
+def _snapshot(module):
+    """Every function and class of ``module`` and every method and property of its
+    classes, with the code objects behind them: what a monkeypatch changes."""
+    seen = {}
+    for name, value in list(vars(module).items()):
+        if isinstance(value, CALLABLES):
+            seen[name] = (value, _codes(value))
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            for attribute, member in list(vars(value).items()):
+                if isinstance(member, CALLABLES):
+                    seen[name + "." + attribute] = (member, _codes(member))
+    return seen
+
+
+def _same(old, new):
+    return (
+        old[0] is new[0]
+        and len(old[1]) == len(new[1])
+        and all(a is new[1][i] for i, a in enumerate(old[1]))
+    )
+
+
+def _own_directories():
+    """The directories of pytest's and pluggy's own code: changes made from there are
+    pytest's (plugins such as ``legacypath`` add to its classes as they configure)."""
+    found = []
+    for name in ("_pytest", "pytest", "pluggy"):
+        module = sys.modules.get(name)
+        location = getattr(module, "__file__", None)
+        if location:
+            found.append(os.path.realpath(os.path.dirname(location)))
+    return found
+
+
+class _Watch(object):
+    """What this module saw when it was imported, and the reports it wrote since."""
+
+    def __init__(self, fd, key):
+        self.fd = fd
+        self.key = key
+        self.stream = None
+        self.sequence = 0
+        self.modules = {}
+        for name in WATCHED_MODULES:
+            try:
+                __import__(name)
+            except ImportError:
+                continue
+            module = sys.modules[name]
+            self.modules[name] = (module, _snapshot(module))
+        self.functions = {}
+
+    def emit(self, record):
+        if self.stream is None:
+            self.stream = os.fdopen(self.fd, "a", encoding="utf-8")
+        record = dict(record, seq=self.sequence)
+        self.sequence += 1
+        if self.key is not None:
+            body = json.dumps(record, sort_keys=True).encode("utf-8")
+            record["mac"] = hmac.new(self.key, body, hashlib.sha256).hexdigest()
+        self.stream.write(json.dumps(record, sort_keys=True) + "\n")
+        self.stream.flush()
+
+    def changes(self, config):
+        """What changed in pytest since import, one sentence each."""
+        found = []
+        for name, (module, before) in sorted(self.modules.items()):
+            if sys.modules.get(name) is not module:
+                found.append("module %s was replaced in sys.modules" % name)
+                continue
+            after = _snapshot(module)
+            own = _own_directories()
+            for attribute in sorted(set(before) | set(after)):
+                old, new = before.get(attribute), after.get(attribute)
+                if new is None:
+                    found.append("%s.%s was removed" % (name, attribute))
+                    continue
+                if old is not None and _same(old, new):
+                    continue
+                origin = _origin(new[0])
+                if origin is None or not any(_inside(origin, d) for d in own):
+                    found.append(
+                        "%s.%s was %s from %s"
+                        % (
+                            name,
+                            attribute,
+                            "added" if old is None else "replaced",
+                            origin or "code without a file",
+                        )
+                    )
+        found.extend(_foreign_hooks(config))
+        found.extend(_overridden(config, own))
+        for hook_name, function in sorted(self.functions.items()):
+            caller = getattr(config.hook, hook_name, None)
+            impls = caller.get_hookimpls() if caller is not None else []
+            if not any(impl.function is function for impl in impls):
+                found.append("bugbout's %s hook was removed or replaced" % hook_name)
+        return found
+
+
+def _inside(path, directory):
+    path = os.path.realpath(path)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _overridden(config, own):
+    """Functions set on the plugin manager or a hook caller itself (not on their class)
+    by anything but pytest's and pluggy's own code: how a hook call can be diverted."""
+    found = []
+    holders = [("pluginmanager", config.pluginmanager)]
+    for name in sorted(vars(config.hook)):
+        caller = getattr(config.hook, name)
+        if hasattr(caller, "get_hookimpls"):
+            holders.append((name, caller))
+    for label, holder in holders:
+        for attribute, value in _attributes(holder):
+            if not isinstance(value, (types.FunctionType, types.MethodType)):
+                continue
+            origin = _origin(getattr(value, "__func__", value))
+            if origin is None or not any(_inside(origin, d) for d in own):
+                found.append(
+                    "%s.%s was set to code from %s" % (label, attribute, origin or "nowhere")
+                )
+    return found
+
+
+def _attributes(holder):
+    """An object's own attributes, in its ``__dict__`` and its classes' ``__slots__``."""
+    names = set(getattr(holder, "__dict__", {}))
+    for klass in type(holder).__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names.update([slots] if isinstance(slots, str) else slots)
+    found = []
+    for name in sorted(names):
+        try:
+            found.append((name, object.__getattribute__(holder, name)))
+        except AttributeError:
+            continue
+    return found
+
+
+def _foreign_hooks(config):
+    """Hook implementations whose code lies in the package under test."""
+    relative = json.loads(os.environ.get(SOURCE_VARIABLE) or "[]")
+    if not relative:
+        return []
+    root = str(getattr(config, "rootpath", None) or config.rootdir)
+    sources = [os.path.realpath(os.path.join(root, path)) for path in relative]
+    found = []
+    for hook_name in sorted(vars(config.hook)):
+        caller = getattr(config.hook, hook_name)
+        if not hasattr(caller, "get_hookimpls"):
+            continue
+        for impl in caller.get_hookimpls():
+            code = _code_of(impl.function)
+            module = sys.modules.get(getattr(impl.function, "__module__", None) or "")
+            files = [getattr(code, "co_filename", "") or "", getattr(module, "__file__", "") or ""]
+            if code is None:
+                files.append("(no Python code)")
+            if any(f and (f.startswith("(") or any(_inside(f, s) for s in sources)) for f in files):
+                found.append(
+                    "%s is implemented in the package under test (%s)"
+                    % (hook_name, next(f for f in files if f))
+                )
+    return found
+
+
+def _first_line(report, last=True):
+    """The report's error line (an ``E`` line: the last for a collection error, the first
+    for a failing test), else its last line; at most 500 characters."""
+    text = str(getattr(report, "longrepr", "") or "")
+    lines = [line for line in text.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if errors:
+        return (errors[-1] if last else errors[0])[:500]
+    return (lines[-1] if lines else "").strip()[:500]
+
+
+def _missing_module(report):
+    """A collection error's first line; for a missing module, with the file that imports
+    it (``... No module named 'yaml' (tests/base.py:3)``), relative to the rootdir."""
+    message = _first_line(report)
+    if "No module named" not in message:
+        return message
+    frames = [
+        line.split(": in ", 1)[0]
+        for line in str(getattr(report, "longrepr", "") or "").splitlines()
+        if ".py:" in line and ": in " in line and not line.startswith(" ")
+    ]
+    if not frames:
+        return message
+    where = frames[-1]
+    here = os.getcwd() + os.sep
+    return "%s (%s)" % (message, where[len(here) :] if where.startswith(here) else where)
+
+
+def _read_skipped():
+    """The node ids listed in the file ``BUGBOUT_SKIP_FD`` names (none when unreadable)."""
+    try:
+        fd = int(os.environ.get("BUGBOUT_SKIP_FD", ""))
+    except ValueError:
+        return frozenset()
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        with os.fdopen(fd, "rb") as stream:
+            names = json.loads(stream.read().decode("utf-8") or "[]")
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(name for name in names if isinstance(name, str))
+
+
+_fd = int(os.environ[FD_VARIABLE])
+_watch = _Watch(_fd, _read_key(_fd))
+_skipped = _read_skipped()
+del _fd
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _watch.emit({"nodeid": nodeid, "when": "start"})
+
+
+def pytest_collection_modifyitems(config, items):
+    names = _skipped | set(json.loads(os.environ.get("BUGBOUT_DESELECT") or "[]"))
+    deselected = [item for item in items if item.nodeid in names]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item.nodeid not in names]
+
+
+def pytest_runtest_logreport(report):
+    outcome = report.outcome
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    record = {"nodeid": report.nodeid, "when": report.when, "outcome": outcome}
+    if report.failed:
+        record["message"] = _first_line(report, last=False)
+    _watch.emit(record)
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _watch.emit(
+            {
+                "nodeid": report.nodeid,
+                "when": "collect",
+                "outcome": "error",
+                "message": _missing_module(report),
+            }
+        )
+
+
+def pytest_configure(config):
+    for hook_name in (
+        "pytest_runtest_logstart",
+        "pytest_runtest_logreport",
+        "pytest_collectreport",
+        "pytest_collection_modifyitems",
+        "pytest_sessionfinish",
+    ):
+        _watch.functions[hook_name] = globals()[hook_name]
+
+
+def pytest_sessionfinish(session):
+    _watch.emit(
+        {"summary": {"reports": _watch.sequence, "changes": _watch.changes(session.config)}}
+    )

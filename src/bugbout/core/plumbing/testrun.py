@@ -1,0 +1,406 @@
+"""Running pytest on a tree and collecting every test's outcome by its exact node id.
+
+Outcomes come from a small pytest plugin writing JSON lines to an inherited file
+descriptor, never from pytest's terminal output. Every run has no network and a
+timeout that kills its whole process group. A test that kills pytest (a segfault, an
+abort, ``os._exit``) is failed, and the others are run again without it. Every run is
+tamper-evident: canary tests run beside the tests asked for and the plugin's lines are
+authenticated (:mod:`bugbout.core.plumbing.canaries`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.canaries import (
+    Planted,
+    canary_directory,
+    check_canaries,
+    key_line,
+    plant,
+    read_outcomes,
+)
+from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.hung import HangWatch
+from bugbout.core.plumbing.process import kill_group
+from bugbout.core.plumbing.stopping import current_stop, watch
+from bugbout.core.plumbing.testtree import TestTree
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
+from bugbout.sandbox.network import offline
+from bugbout.sandbox.overlay import enter
+
+DETAIL_LIMIT = 4000
+FAILURE_LINE = 300
+"""The most characters kept of a failed test's first error line (untrusted text)."""
+CRASH_LIMIT = 5
+"""How many tests that kill pytest one run sets aside; one more and the run is crashed."""
+POLL = 1.0
+"""Seconds between two looks at a running pytest's outcomes for a test that hangs."""
+COVERAGE_LIMIT = 256_000_000
+"""The most bytes of the coverage map one pytest process may write (the rest is not read)."""
+_NOT_A_CRASH = (RunStatus.TIMEOUT, RunStatus.TAMPERED)
+"""Runs whose running test is not set aside: one that hung, and one the code under test
+ended as if pytest had finished (``os._exit(0)``: tampering, not a crash)."""
+
+
+def outcomes_plugin_dir() -> Path:
+    """The directory holding the ``bugbout_outcomes`` pytest plugin."""
+    return Path(str(resources.files(__package__) / "pytest_outcomes"))
+
+
+def run_tests(
+    environment: Environment,
+    tree: Path | TestTree,
+    targets: list[str],
+    *,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]] = (
+        lambda argv, tree, writable: offline(argv)
+    ),
+    skip: frozenset[str] = frozenset(),
+    coverage: list[bytes] | None = None,
+) -> TestRun:
+    """Run ``targets`` (paths relative to ``tree``) with pytest and return the outcomes.
+
+    ``skip`` names tests not to run (they are left out of the outcomes). With a
+    ``coverage`` list, each pytest process also records which files of the package each
+    test runs (``bugbout_coverage``), and the list gets what it wrote, at most
+    ``COVERAGE_LIMIT`` bytes (read by :mod:`bugbout.core.crossexam.affected`).
+
+    ``confine(argv, tree, writable)`` wraps the command for the tree (a sandbox that must
+    also let it write ``writable``: its private HOME); by default it only switches the
+    network off. A command that confines itself (``Command.contained``) is not wrapped.
+
+    When pytest dies while a test runs, that test is ``failed`` and listed in ``crashes``
+    (``crashed (signal 11)``), and pytest runs again without it, up to ``CRASH_LIMIT``
+    tests; each pytest process has ``timeout`` seconds.
+
+    The run's canary modules are written beside the first target and removed afterwards;
+    a run they (or the outcome stream) show meddled with is ``tampered``.
+
+    Node ids and messages never hold the tree's own path (a test parametrized by a data
+    file's absolute path): it is made relative, so runs of one test in different trees
+    agree.
+
+    ``tree`` may be a :class:`~bugbout.core.plumbing.testtree.TestTree` whose edits are done: an
+    overlay's edits are sealed, the canaries go into its upper directory and pytest runs
+    where the overlay is mounted (a command that confines itself gets a plain copy)."""
+    layered = _layered(environment, tree)
+    where = layered.tree if layered is not None else tree
+    assert isinstance(where, Path)
+    if layered is not None and layered.overlay is not None:
+        _expose_first_target(layered, targets)
+    planted = plant(layered.edits if layered is not None else where, targets)
+    try:
+        run = _isolating_crashes(
+            environment, where, targets, planted, project=project, label=label,
+            timeout=timeout, confine=_entering(layered, confine), skip=skip, coverage=coverage,
+        )  # fmt: skip
+    finally:
+        planted.remove()
+    return relative_to_tree(run, where)
+
+
+def _layered(environment: Environment, tree: Path | TestTree) -> TestTree | None:
+    """``tree`` sealed when it is a :class:`TestTree`; made a plain copy when it is an
+    overlay and the environment's command confines itself (its own namespaces cannot see
+    the overlay's mount)."""
+    if not isinstance(tree, TestTree):
+        return None
+    tree.seal()
+    if tree.overlay is not None and environment.command([], tree.tree, []).contained:
+        tree.materialise()
+    return tree
+
+
+def _expose_first_target(tree: TestTree, targets: list[str]) -> None:
+    """Expose targets until one holds the canaries, so they go where a copy has them."""
+    for target in targets:
+        tree.expose([target.split("::", 1)[0]])
+        if canary_directory(tree.edits, [target]) is not None:
+            return
+
+
+def _entering(
+    tree: TestTree | None, confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]]
+) -> Callable[[list[str], Path, tuple[Path, ...]], list[str]]:
+    """``confine``, run where ``tree``'s overlay is mounted when it has one."""
+    overlay = tree.overlay if tree is not None else None
+    if overlay is None:
+        return confine
+    return lambda argv, where, writable: enter(overlay, confine(argv, where, writable))
+
+
+def relative_to_tree(run: TestRun, tree: Path) -> TestRun:
+    """``run`` with every mention of ``tree``'s absolute path made relative to it."""
+    paths = dict.fromkeys([str(tree), str(tree.resolve())])
+
+    def relative(text: str) -> str:
+        for path in paths:
+            text = text.replace(f"{path}{os.sep}", "").replace(path, ".")
+        return text
+
+    return run.model_copy(
+        update={
+            "outcomes": {relative(name): outcome for name, outcome in run.outcomes.items()},
+            "crashes": {relative(name): why for name, why in run.crashes.items()},
+            "collection_errors": {
+                relative(name): relative(message) for name, message in run.collection_errors.items()
+            },
+            "detail": relative(run.detail),
+        }
+    )
+
+
+def _isolating_crashes(
+    environment: Environment,
+    tree: Path,
+    targets: list[str],
+    planted: Planted,
+    *,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    skip: frozenset[str],
+    coverage: list[bytes] | None,
+) -> TestRun:
+    """pytest on ``targets``, again without each test that killed it, as :func:`run_tests`
+    says."""
+    crashes: dict[str, str] = {}
+    spent = 0.0
+    while True:
+        run, running, hung = _run_pytest(
+            environment, tree, targets, planted, project=project, label=label,
+            timeout=timeout, confine=confine, deselect=list(crashes), skip=skip,
+            coverage=coverage,
+        )  # fmt: skip
+        spent += run.duration
+        stopping = (stop := current_stop()) is not None and stop.requested
+        if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping:
+            running = None
+            break
+        crashes[running] = (
+            f"hung (still running after {project.test_timeout:g} s)"
+            if hung
+            else f"crashed ({ending(run.exit_code)})"
+        )
+        if len(crashes) > CRASH_LIMIT:
+            break
+    if crashes:
+        run.crashes = crashes
+        run.outcomes |= dict.fromkeys(crashes, Outcome.FAILED)
+        run.failures |= crashes
+        run.duration = round(spent, 3)
+        if running is not None:  # more tests crashed than CRASH_LIMIT: the rest never ran
+            run.status = RunStatus.CRASHED
+        elif run.status == RunStatus.NO_TESTS:  # every other test was deselected
+            run.status, run.detail = RunStatus.OK, ""
+    return run
+
+
+def ending(exit_code: int | None) -> str:
+    """How a process ended, from its exit status: ``signal 11`` or ``exit code 3``."""
+    number = killed_by(exit_code)
+    return f"signal {number}" if number else f"exit code {exit_code}"
+
+
+def killed_by(exit_code: int | None) -> int | None:
+    """The signal that killed a process, from its exit status (a wrapper such as
+    bubblewrap or podman reports a death by signal N as 128 + N)."""
+    if exit_code is not None and exit_code < 0:
+        return -exit_code
+    if exit_code is not None and 128 < exit_code < 128 + signal.NSIG:
+        return exit_code - 128
+    return None
+
+
+def _run_pytest(
+    environment: Environment,
+    tree: Path,
+    targets: list[str],
+    planted: Planted,
+    *,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    deselect: list[str],
+    skip: frozenset[str],
+    coverage: list[bytes] | None,
+) -> tuple[TestRun, str | None, bool]:
+    """One pytest process without the tests ``deselect`` and ``skip`` name, the test it
+    was running when it ended (``None`` when it ended between tests), and whether it was
+    killed because that test ran past the project's ``test-timeout``."""
+    key = secrets.token_hex(32)
+    tracing = ["-p", "bugbout_coverage"] if coverage is not None else []
+    args = [
+        "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", "-o", "addopts=",
+        "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
+        *project.pytest_args, "--", *planted.targets(targets),
+    ]  # fmt: skip
+    command = environment.command(args, tree, [outcomes_plugin_dir()])
+    with (
+        tempfile.TemporaryFile() as outcomes,
+        tempfile.TemporaryFile() as output,
+        tempfile.TemporaryFile() as skipped,
+        tempfile.TemporaryFile() as traced,
+        tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
+    ):
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "HOME": home,
+            "TMPDIR": home,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+            **project.env,
+            **command.env,
+            "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
+            "BUGBOUT_DESELECT": json.dumps(deselect),
+            "BUGBOUT_SKIP_FD": str(skipped.fileno()),
+            "BUGBOUT_SOURCE_DIRS": json.dumps(list(project.source)),
+        }
+        if coverage is not None:
+            env["BUGBOUT_COVERAGE_FD"] = str(traced.fileno())
+        outcomes.write(key_line(key))
+        outcomes.flush()
+        skipped.write(json.dumps(sorted(skip)).encode())
+        skipped.flush()
+        started = time.monotonic()
+        argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
+        process = subprocess.Popen(
+            argv,
+            cwd=command.cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            pass_fds=(outcomes.fileno(), skipped.fileno(), traced.fileno()),
+            start_new_session=True,
+        )
+        watch(process)  # a stopped bout kills its group
+        exit_code, timed_out, hung = _wait(
+            process, started + timeout, HangWatch(outcomes.fileno(), project.test_timeout)
+        )
+        duration = time.monotonic() - started
+        outcomes.seek(0)
+        stream = read_outcomes(outcomes.read(), key)
+        output.seek(0)
+        detail = output.read().decode("utf-8", "replace")[-DETAIL_LIMIT:]
+        if coverage is not None:
+            traced.seek(0)
+            coverage.append(traced.read(COVERAGE_LIMIT))
+    run = _summarise(stream.reports, label=label, exit_code=exit_code, duration=duration)
+    if timed_out:
+        run.status = RunStatus.TIMEOUT
+    run = check_canaries(run, planted, stream)
+    if run.status == RunStatus.OK and not run.outcomes:
+        run.status = RunStatus.COLLECTION_FAILED if run.collection_errors else RunStatus.NO_TESTS
+    if timed_out:
+        run.detail = f"killed after {timeout:g} s\n{detail}"
+    elif run.status != RunStatus.OK:
+        run.detail = detail
+    return run, _running(stream.reports), hung
+
+
+def _wait(
+    process: subprocess.Popen[bytes], deadline: float, hangs: HangWatch
+) -> tuple[int | None, bool, bool]:
+    """Wait for pytest until ``deadline``, killing it early when one test hangs: its exit
+    status (``None`` when killed at the deadline), whether it timed out, whether it hung."""
+    while True:
+        try:
+            return (
+                process.wait(timeout=min(POLL, max(deadline - time.monotonic(), 0))),
+                False,
+                False,
+            )
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                kill_group(process)
+                return None, True, False
+            if hangs.hung() is not None:
+                kill_group(process)
+                return process.wait(), False, True
+
+
+def _running(reports: list[dict[str, str]]) -> str | None:
+    """The test that started and never reached its teardown: the one running at the end."""
+    running = None
+    for report in reports:
+        if report["when"] == "start":
+            running = report["nodeid"]
+        elif report["when"] == "teardown" and report["nodeid"] == running:
+            running = None
+    return running
+
+
+def _summarise(
+    reports: list[dict[str, str]], *, label: str, exit_code: int | None, duration: float
+) -> TestRun:
+    """One outcome per node id from the phase reports, and the run's status."""
+    phases: dict[str, dict[str, str]] = {}
+    collection_errors: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    for report in reports:
+        if report["when"] == "collect":
+            collection_errors[report["nodeid"]] = report.get("message", "")
+        elif report["when"] != "start":
+            phases.setdefault(report["nodeid"], {})[report["when"]] = report["outcome"]
+            if report["outcome"] == "failed" and report["nodeid"] not in failures:
+                failures[report["nodeid"]] = first_line(report.get("message", ""))
+    outcomes = {nodeid: _outcome(by_phase) for nodeid, by_phase in phases.items()}
+    if exit_code in (0, 1) or (exit_code == 2 and outcomes):
+        status = RunStatus.OK
+    elif exit_code == 5:
+        status = RunStatus.NO_TESTS
+    elif exit_code == 2 and collection_errors:
+        status = RunStatus.COLLECTION_FAILED
+    else:
+        status = RunStatus.CRASHED
+    if status == RunStatus.OK and collection_errors and not outcomes:
+        status = RunStatus.COLLECTION_FAILED
+    return TestRun(
+        label=label,
+        status=status,
+        exit_code=exit_code,
+        duration=round(duration, 3),
+        outcomes=outcomes,
+        collection_errors=collection_errors,
+        failures={nodeid: line for nodeid, line in failures.items() if nodeid in outcomes},
+    )
+
+
+def first_line(text: str) -> str:
+    """``text``'s first non-blank line, stripped, at most ``FAILURE_LINE`` characters."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= FAILURE_LINE else line[: FAILURE_LINE - 1] + "…"
+
+
+def _outcome(by_phase: dict[str, str]) -> Outcome:
+    setup = by_phase.get("setup")
+    call = by_phase.get("call")
+    teardown = by_phase.get("teardown")
+    if setup == "failed":
+        return Outcome.ERROR
+    if call is None:
+        return Outcome.XFAILED if setup == "xfailed" else Outcome.SKIPPED
+    if call in ("xfailed", "xpassed"):
+        return Outcome(call)
+    if teardown == "failed":
+        return Outcome.ERROR
+    return Outcome.PASSED if call == "passed" else Outcome.FAILED

@@ -1,0 +1,76 @@
+"""The bout's tools: what its attempts and test runs take from its plugins (the sandbox,
+the test environments, how tests are confined), made once in the driver, or once per job
+in a remote worker (:meth:`Tools.in_worker`), and where they keep their caches."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from bugbout.core.contract.hookspecs import PROJECT_NAME
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin
+from bugbout.core.plumbing.bench import Bench
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.confine import Confine, test_confinement
+from bugbout.core.plumbing.environments import Environments
+from bugbout.core.plumbing.git import Git
+from bugbout.core.store.records import Task
+from bugbout.core.store.store import Store
+from bugbout.sandbox.confinement import Sandbox
+
+
+def bugbout_home() -> Path:
+    """Where environments and scratch trees are cached: ``BUGBOUT_HOME`` or
+    ``~/.cache/bugbout``."""
+    configured = os.environ.get("BUGBOUT_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / PROJECT_NAME
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The bout's settings, plugins and store, its sandbox, its test environments and
+    how its tests are confined."""
+
+    settings: BoutSettings
+    plugins: Plugins
+    store: Store
+    home: Path
+    sandbox: Sandbox
+    environments: Environments
+    confine: Confine
+
+    @classmethod
+    def build(cls, settings: BoutSettings, plugins: Plugins, store: Store) -> Tools:
+        """The tools ``settings`` select, made by ``plugins``."""
+        home = bugbout_home()
+        sandbox = plugins.create(SandboxPlugin, settings.sandbox.name, settings.sandbox.options)
+        builder = plugins.create(
+            EnvironmentPlugin, settings.environment.name, settings.environment.options
+        )
+        environments = Environments(builder, settings.project, store, home)
+        confine = test_confinement(settings, sandbox, home)
+        return cls(settings, plugins, store, home, sandbox, environments, confine)
+
+    @classmethod
+    def in_worker(cls, settings: BoutSettings) -> Tools:
+        """The tools rebuilt in a remote worker from the bout's settings and the plugins
+        installed there: the worker must see the repository, the store and
+        ``BUGBOUT_HOME`` at the same paths."""
+        return cls.build(settings, make_plugins(), Store(settings.store_dir))
+
+    def checkouts(self, git: Git) -> Checkouts:
+        """The bout's cached trees and working copies, made as ``run.checkouts`` says."""
+        return Checkouts(git, self.home / "checkouts", self.settings.run.checkouts)
+
+    def bench(self, task: Task, checkouts: Checkouts, timeout: float) -> Bench:
+        """``task``'s test bench: its environment, the project's tests, ``timeout``."""
+        return Bench(
+            checkouts=checkouts,
+            environment=self.environments.of(task, checkouts),
+            project=self.settings.project,
+            timeout=timeout,
+            confine=self.confine,
+        )

@@ -1,0 +1,1 @@
+"""The race: contestants on every task, each in a fresh, confined checkout."""

@@ -1,0 +1,258 @@
+"""One attempt's run of its agent, step by step: its workspace (folders, a working copy
+of the unfixed code, the task's test environment), the session the agent is given, the
+agent's run (confined, guarded, its output captured out of its sight), its patch
+(whatever changed on disk), how it ended, and, for an examiner, its tests on the
+unfixed code."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from bugbout.core.plumbing.checkout import Checkouts, WorkingCopy
+from bugbout.core.plumbing.confine import masked_paths, readable_paths
+from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.limits import Guard, LimitExceeded
+from bugbout.core.plumbing.patch import apply_patch, diff_trees
+from bugbout.core.plumbing.process import Finished, run_logged
+from bugbout.core.plumbing.testmodules import is_test_module
+from bugbout.core.plumbing.testtree import fresh_test_tree
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.race.agent_setup import named_files, run_tests_script, start_egress, state_dir
+from bugbout.core.race.agents import CodingAgent, Session
+from bugbout.core.race.contestants import Contestant
+from bugbout.core.race.examining import Assignment
+from bugbout.core.race.logs import Captures, Ending, conclude
+from bugbout.core.store.records import (
+    Attempt,
+    AttemptStatus,
+    ChangeArea,
+    ChangeKind,
+    Outcome,
+    Patch,
+    Task,
+)
+from bugbout.sandbox.confinement import Confinement
+from bugbout.sandbox.overlay import enter
+
+
+def run_agent(
+    tools: Tools,
+    task: Task,
+    contestant: Contestant,
+    *,
+    checkouts: Checkouts,
+    root: Path,
+    record: Attempt,
+    feedback: str,
+) -> Attempt:
+    """Run ``contestant``'s agent on ``task`` in a workspace under ``root``: ``record``
+    with how it ended and its patch (``feedback`` ends the prompt of a later round). An
+    infrastructure failure raises."""
+    space = Workspace.make(tools, task, checkouts, root)
+    session = _session(tools, space, task, contestant, feedback)
+    ended, tampered = _run(tools, space, contestant.agent, session)
+    patch, tampered = _patch(tools, space, tampered)
+    ending = _ending(contestant.agent, space, ended, patch, tampered)
+    shutil.rmtree(space.home, ignore_errors=True)
+    if contestant.assignment is not None:
+        record = _validate(
+            tools,
+            task,
+            contestant.assignment,
+            patch=patch,
+            checkouts=checkouts,
+            root=root,
+            record=record,
+        )
+    return record.model_copy(
+        update={
+            "status": ending.status,
+            "patch": patch,
+            "summary": ending.summary,
+            "usage": ending.usage,
+            "wall_time": round(ended.duration, 3),
+            "exit_code": ended.exit_code,
+            "logdir": str(space.logs),
+            "error": ending.error,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """An attempt's folders under ``root``: its logs, the agent's private HOME, the
+    working copy it edits, the unfixed tree its patch is taken against, and the task's
+    test environment."""
+
+    root: Path
+    logs: Path
+    home: Path
+    base: Path
+    copy: WorkingCopy
+    environment: Environment
+
+    @classmethod
+    def make(cls, tools: Tools, task: Task, checkouts: Checkouts, root: Path) -> Workspace:
+        logs, home = root / "logs", root / "home"
+        for directory in (logs, home):
+            directory.mkdir(parents=True)
+        base = checkouts.base(task.parent)
+        overlays = getattr(tools.sandbox, "overlays", True)
+        copy = checkouts.attempt_copy(task.parent, root, overlay=overlays)
+        environment = tools.environments.of(task, checkouts)
+        return cls(root, logs, home, base, copy, environment)
+
+
+def _session(
+    tools: Tools, space: Workspace, task: Task, contestant: Contestant, feedback: str
+) -> Session:
+    """What the agent is given: its prompt (saved in the logs), a script that runs the
+    tests, its folders and what it may read and write."""
+    project, workdir, agent = tools.settings.project, space.copy.tree, contestant.agent
+    test_command = run_tests_script(project, space.environment, workdir, space.logs)
+    prompt = contestant.prompt(task, tests=project.tests, test_command=test_command)
+    prompt += f"\n{feedback}" if feedback else ""
+    prompt_file = space.logs / "prompt.md"
+    prompt_file.write_text(prompt)
+    state_dirs = tuple(state_dir(entry, space.home) for entry in agent.options.state_dirs)
+    for directory in state_dirs:
+        directory.mkdir(parents=True, exist_ok=True)
+    confinement = Confinement(
+        workdir=workdir,
+        writable=(space.logs, space.home, *state_dirs),
+        readable=readable_paths(
+            [space.environment.command([], workdir, []).argv[0], agent.executable]
+        ),
+        masked=masked_paths(tools.settings, tools.home),
+    )
+    return Session(
+        prompt=prompt,
+        workdir=workdir,
+        logdir=space.logs,
+        home=space.home,
+        sandbox=tools.sandbox,
+        confinement=confinement,
+        prompt_file=prompt_file,
+        test_command=test_command,
+    )
+
+
+def _run(
+    tools: Tools, space: Workspace, agent: CodingAgent, session: Session
+) -> tuple[Finished, str | None]:
+    """Run the agent's command: behind the egress proxy to its endpoints, in the sandbox,
+    inside its overlay, under the guard of the limits. Returns how it ended and what it
+    did to bugbout's own logs or limits, if anything."""
+    settings = tools.settings
+    invocation = agent.invocation(session)
+    named = named_files(invocation.argv, masked_paths(settings, tools.home))
+    confinement = session.confinement.model_copy(
+        update={"readable": (*session.confinement.readable, *named)}
+    )
+    env = {**agent.environment(session), **invocation.env}
+    argv = invocation.argv
+    with contextlib.ExitStack() as stack:
+        if invocation.confined and invocation.endpoints and tools.sandbox.name != "none":
+            argv, extra, folder = start_egress(invocation.endpoints, argv, stack)
+            env.update(extra)
+            confinement = confinement.model_copy(
+                update={"readable": (*confinement.readable, folder)}
+            )
+        if invocation.confined:
+            argv = tools.sandbox.wrap(
+                argv, confinement.model_copy(update={"tmp_size": settings.limits.tmp})
+            )
+        if space.copy.overlay is not None:
+            argv = enter(space.copy.overlay, argv)
+        writable = (space.copy.changes, *confinement.writable)
+        guard = Guard(settings.limits, writable, space.root / "limits.json")
+        captures = Captures(space.root / "streams").create()  # out of the agent's sight
+        ended = run_logged(
+            guard.wrap(argv),
+            cwd=session.workdir,
+            env=env,
+            stdin=invocation.stdin,
+            timeout=settings.run.timeout,
+            stdout=captures.stdout,
+            stderr=captures.stderr,
+            limit=settings.run.log_limit,
+        )
+    tampered = captures.publish(space.logs)  # the agent has stopped: nothing can replace them
+    breach = guard.breach()
+    return ended, tampered or breach
+
+
+def _patch(tools: Tools, space: Workspace, breach: str | None) -> tuple[Patch, str | None]:
+    """Whatever changed in the working copy, as a patch; one that cannot be taken is
+    empty, and why is a breach."""
+    settings = tools.settings
+    try:
+        patch = diff_trees(
+            space.base,
+            space.copy.changes,
+            source=settings.project.source,
+            tests=settings.project.tests,
+            limits=settings.limits,
+            upper=space.copy.overlay is not None,
+        )
+    except LimitExceeded as exc:
+        return Patch(), breach or str(exc)
+    except (PermissionError, UnicodeError, ValueError) as exc:  # what the agent left
+        return Patch(), breach or f"its working copy cannot be read: {exc}"
+    return patch, breach
+
+
+def _ending(
+    agent: CodingAgent, space: Workspace, ended: Finished, patch: Patch, tampered: str | None
+) -> Ending:
+    """How the attempt ended, read from its logs by the agent's adapter."""
+    ending = conclude(agent, space.logs, ended, empty_patch=patch.empty, tampered=tampered)
+    if ending.status == AttemptStatus.AGENT_ERROR and _vanished(agent.executable):
+        ending = dataclasses.replace(
+            ending,
+            status=AttemptStatus.INFRA_ERROR,
+            error=f"its program {agent.executable!r} is no longer installed",
+        )  # the machine's doing, as for every agent kind: --retry-failed runs it again
+    return ending
+
+
+def _validate(
+    tools: Tools,
+    task: Task,
+    assignment: Assignment,
+    *,
+    patch: Patch,
+    checkouts: Checkouts,
+    root: Path,
+    record: Attempt,
+) -> Attempt:
+    """Run an examiner's tests on the unfixed code: a reproduction must fail there."""
+    modules = [
+        change.path
+        for change in patch.area(ChangeArea.TEST)
+        if change.kind != ChangeKind.DELETED and is_test_module(change.path)
+    ]
+    update: dict[str, object] = {"assignment": assignment.name}
+    if modules:
+        bench = tools.bench(task, checkouts, tools.settings.tasks.timeout)
+        tree = fresh_test_tree(checkouts, task.parent, root / "unfixed")
+        apply_patch(tree, patch.tests)
+        run = bench.run(tree, modules, label="unfixed")
+        failing = sorted(n for n, o in run.outcomes.items() if o in (Outcome.FAILED, Outcome.ERROR))
+        passing = sorted(n for n, o in run.outcomes.items() if o == Outcome.PASSED)
+        update |= {
+            "validation": run,
+            "reproductions": failing,
+            "rejected_tests": passing if assignment.must_fail_on_base() else [],
+        }
+    return record.model_copy(update=update)
+
+
+def _vanished(program: str | None) -> bool:
+    """Whether an agent's program is missing from this machine now (it was there when the
+    bout checked before racing)."""
+    return bool(program) and shutil.which(program or "") is None

@@ -1,0 +1,73 @@
+"""What an attempt's agent is given besides its checkout: a script that runs the tests as
+the oracle does, its declared state folders, the files its command line names, and its
+way out to its model's endpoints (and nowhere else)."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Environment
+from bugbout.sandbox.egress import EgressProxy, plan
+
+
+def run_tests_script(
+    project: ProjectSettings, environment: Environment, workdir: Path, logdir: Path
+) -> str:
+    """A script that runs the project's tests exactly as the oracle does."""
+    command = environment.command(
+        ["-p", "no:cacheprovider", "-o", "addopts=", *project.pytest_args],
+        workdir,
+        [],
+    )
+    variables = {**project.env, **command.env}
+    script = logdir / "bin" / "run-tests"
+    script.parent.mkdir(parents=True)
+    script.write_text(
+        "#!/bin/sh\n"
+        + "".join(f"export {key}={shlex.quote(value)}\n" for key, value in variables.items())
+        + f"cd {shlex.quote(str(workdir))}\n"
+        + f'exec {shlex.join(command.argv)} "$@"\n'
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+def state_dir(entry: str, agent_home: Path) -> Path:
+    """A declared state directory; ``~`` is the agent's private HOME."""
+    if entry.startswith("~"):
+        return agent_home / entry.lstrip("~/")
+    return Path(entry)
+
+
+def named_files(argv: list[str], masked: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Files the command line names (an agent's script), readable unless masked."""
+    named = []
+    for part in argv:
+        path = Path(part)
+        if path.is_absolute() and path.exists():
+            resolved = path.resolve()
+            if not any(resolved.is_relative_to(m) for m in masked):
+                named.append(resolved)
+    return tuple(named)
+
+
+def start_egress(
+    endpoints: tuple[str, ...], argv: list[str], stack: contextlib.ExitStack
+) -> tuple[list[str], dict[str, str], Path]:
+    """Start the egress proxy for ``endpoints``: the agent reaches those and nothing
+    else. Its socket lives in a short temporary path (unix sockets allow ~107 bytes)."""
+    try:
+        egress_plan = plan(endpoints)
+    except ValueError as exc:
+        raise ConfigError(f"bad endpoint: {exc}") from None
+    folder = Path(tempfile.mkdtemp(prefix="bugbout-egress-"))
+    stack.callback(shutil.rmtree, folder, ignore_errors=True)
+    socket_path = folder / "proxy.sock"
+    stack.enter_context(EgressProxy(endpoints, socket_path))
+    return [*egress_plan.forwarder(socket_path), *argv], dict(egress_plan.env), folder

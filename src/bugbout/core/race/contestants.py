@@ -1,0 +1,80 @@
+"""Contestants and examiners: the named agents of a bout, each built through the plugin
+manager from its validated options, and where each one's attempt on a task is stored."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import AgentPlugin, ExaminerPlugin
+from bugbout.core.race.agents import CodingAgent
+from bugbout.core.race.examining import Assignment
+from bugbout.core.race.prompt import PROMPT_VERSION, contestant_prompt
+from bugbout.core.report.cutoffs import KEY, parse_cutoff
+from bugbout.core.store.records import Task, digest
+from bugbout.core.store.store import attempt_path
+
+
+@dataclass(frozen=True)
+class Contestant:
+    """A named agent in the race: a contestant fixes, an examiner (with an assignment)
+    only writes tests."""
+
+    name: str
+    agent: CodingAgent
+    assignment: Assignment | None = None
+    cutoff: str | None = None
+    """Its declared knowledge cutoff (``knowledge-cutoff``), ``YYYY-MM-DD``."""
+
+    @property
+    def role(self) -> Literal["contestant", "examiner"]:
+        return "contestant" if self.assignment is None else "examiner"
+
+    @property
+    def quota(self) -> str:
+        return self.agent.quota
+
+    def key(self, task: Task) -> str:
+        """What determines this agent's attempt on ``task``."""
+        settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
+        assignment = self.assignment.name if self.assignment else ""
+        return digest(task.sha, settings, PROMPT_VERSION, assignment)
+
+    def path(self, task: Task) -> str:
+        """Where this agent's attempt on ``task`` is stored."""
+        return attempt_path(task.id, self.name, self.key(task))
+
+    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+        if self.assignment is not None:
+            return self.assignment.prompt(task, tests=tests, test_command=test_command)
+        return contestant_prompt(task, tests=tests, test_command=test_command)
+
+
+def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
+    """The selected contestants and examiners, each with its adapter built from validated
+    options (and an examiner with its assignment)."""
+    racers = []
+    for role in ("contestant", "examiner"):
+        for name, entry in sorted(settings.chosen(role).items()):
+            options = dict(entry)
+            kind = options.pop("agent", None)
+            if not kind:
+                raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
+            assignment = None
+            if role == "examiner":
+                assignment = plugins.create(
+                    ExaminerPlugin, str(options.pop("assignment", "reproduce"))
+                )
+            declared = options.pop(KEY, None)
+            cutoff = parse_cutoff(name, declared) if declared is not None else None
+            options.setdefault("name", name)
+            agent = plugins.create(AgentPlugin, str(kind), options)
+            racers.append(Contestant(name, agent, assignment, cutoff))
+    names = [racer.name for racer in racers]
+    if len(names) != len(set(names)):
+        raise ConfigError("a contestant and an examiner share a name; rename one of them")
+    return racers

@@ -1,0 +1,1 @@
+"""The report model: what a bout found, computed from its records alone."""

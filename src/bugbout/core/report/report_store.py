@@ -1,0 +1,125 @@
+"""A bout's report from its records in the store, and its rendering by the reporters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.types import ReporterPlugin
+from bugbout.core.evidence import round_scores, with_earlier_rounds
+from bugbout.core.report.costs import PriceTable
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_build import build_report
+from bugbout.core.report.report_tasks import attempt_links, fix_diffs
+from bugbout.core.store.records import (
+    Attempt,
+    AuditSet,
+    Job,
+    Matrix,
+    OracleSet,
+    ResolutionSet,
+    TaskSet,
+    VerdictSet,
+)
+from bugbout.core.store.store import (
+    AUDITS,
+    JOB,
+    MATRICES,
+    ORACLES,
+    RESOLUTIONS,
+    TASKS,
+    VERDICTS,
+    Store,
+    write_atomic,
+)
+
+
+class Reporter(Protocol):
+    """What a reporter plugin's factory returns."""
+
+    filename: str | None
+    """The file in the store the rendering is written to; ``None``: it is printed."""
+
+    def render(self, report: Report) -> str:
+        """``report`` as text."""
+        ...
+
+
+def load_report(
+    store: Store,
+    output: Store | None = None,
+    prices: PriceTable | None = None,
+    *,
+    repository: Path | None = None,
+) -> Report:
+    """The report of the bout whose records are in ``output`` (default: the store's own,
+    those of the last ``bugbout run``), rebuilt from the records: the tasks its
+    ``job.json`` holds, the shared ground truth, the attempts ``job.json`` names, its
+    verdicts; its costs at ``prices`` (default: the packaged table). Its task pages link
+    each attempt's record and logs relative to ``output`` (where the reports are written)
+    and, given the project's ``repository``, show each fix's diff."""
+    output = output or store
+    job = output.read(JOB, Job)
+    # the bout's own tasks, whatever a later bout mined
+    tasks = job.tasks if job is not None else store.read(TASKS, TaskSet) or TaskSet()
+    oracles = store.read(ORACLES, OracleSet) or OracleSet()
+    stored = [
+        (name, attempt)
+        for used in (job.attempts if job else [])
+        for name in with_earlier_rounds(store, used.path)
+        if (attempt := store.read(name, Attempt)) is not None
+    ]
+    attempts = [attempt for _, attempt in stored]
+    resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
+    verdicts = output.read(VERDICTS, VerdictSet) or VerdictSet()
+    audits = output.read(AUDITS, AuditSet) or AuditSet()
+    matrices = [
+        matrix
+        for path in sorted(output.path(MATRICES).glob("*.json"))
+        if (matrix := output.read(f"{MATRICES}/{path.name}", Matrix)) is not None
+    ]
+    return build_report(
+        tasks,
+        oracles,
+        attempts,
+        [r for scores in resolutions.root.values() for r in scores.patches.values()],
+        [v for by_policy in verdicts.root.values() for v in by_policy.values()],
+        [a for by_name in audits.root.values() for a in by_name.values()],
+        matrices,
+        prices=prices,
+        round_scores=round_scores(store, tasks, oracles, attempts),
+        fixes=fix_diffs(repository, tasks) if repository else None,
+        links=attempt_links(stored, store.root, output.root),
+        cutoffs=job.cutoffs if job is not None else {},
+    )
+
+
+def write_reports(
+    report: Report,
+    store: Store,
+    plugins: Plugins,
+    names: tuple[str, ...],
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, str]:
+    """Render ``report`` with each named reporter, given its ``options`` (by name); files
+    go to the store. Returns the printed renderings (e.g. ``terminal``) by reporter name."""
+    printed: dict[str, str] = {}
+    for name in names:
+        reporter = plugins.create(ReporterPlugin, name, dict((options or {}).get(name, {})))
+        try:
+            text = reporter.render(report)
+        except Exception as exc:  # one broken reporter must not stop the others
+            registered = plugins.get(ReporterPlugin, name)
+            plugins.problems.append(
+                f"reporter {name!r} from {registered.distribution} failed: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            continue
+        if reporter.filename:
+            store.ensure()
+            write_atomic(store.path(reporter.filename), text)
+        else:
+            printed[name] = text
+    return printed

@@ -1,0 +1,1 @@
+"""Scoring: a patch against the maintainers' hidden tests."""

@@ -1,0 +1,105 @@
+"""Lock files that name their holder.
+
+A lock is an OS file lock (``flock``): it is released when its holder ends, even by a
+crash. While it is held, the file holds one JSON line naming the holder (pid, host,
+command and, for a sweep job, its sweep), so that a process refused the lock can say
+who has it. A holder killed before it released the lock leaves its line behind: the
+next holder takes the lock over and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shlex
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO
+
+from bugbout.core.contract.errors import BugboutError
+
+POLL = 0.5
+"""Seconds between two tries of a lock held by a job of the same sweep."""
+_HOLDER_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lock."""
+
+    pid: int
+    host: str
+    command: str
+    sweep: str = ""
+    """The sweep directory of a sweep job: the sweep's other jobs wait for it."""
+
+    @classmethod
+    def this_process(cls, sweep: str = "") -> Holder:
+        command = shlex.join(getattr(sys, "orig_argv", sys.argv))[:300]
+        printable = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in command)
+        return cls(os.getpid(), socket.gethostname(), printable, sweep)
+
+    def describe(self) -> str:
+        """``pid 412 (`bugbout run`)``, with the host when it is another machine."""
+        where = "" if self.host == socket.gethostname() else f" on {self.host}"
+        return f"pid {self.pid}{where} ({self.command})"
+
+
+@contextlib.contextmanager
+def exclusive(
+    path: Path, holder: Holder, *, doing: str, warn: Callable[[str], None]
+) -> Iterator[None]:
+    """Hold the lock ``path`` as ``holder``, or stop at once with an error naming the
+    process that holds it (``another bugbout is <doing>: pid ...``). A holder of the same
+    sweep as ``holder`` is waited for instead."""
+    with path.open("a+", encoding="utf-8") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                other = _holder(handle, retries=10)
+                if holder.sweep and other is not None and other.sweep == holder.sweep:
+                    time.sleep(POLL)
+                    continue
+                who = other.describe() if other else "its pid is not recorded"
+                raise BugboutError(
+                    f"another bugbout is {doing}: {who}; "
+                    "wait for it to finish (or stop it) and try again"
+                ) from None
+        try:
+            left = _holder(handle)
+            if left is not None:
+                warn(f"taking over {path}: {left.describe()} ended without releasing it")
+            _write(handle, json.dumps(asdict(holder)) + "\n")
+            yield
+        finally:
+            _write(handle, "")
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _holder(handle: IO[str], retries: int = 0) -> Holder | None:
+    """The holder the lock file names; a holder that just took it may not have written
+    its line yet: read again ``retries`` times, 10 ms apart."""
+    for attempt in range(retries + 1):
+        handle.seek(0)
+        text = handle.read(_HOLDER_LIMIT)
+        try:
+            return Holder(**json.loads(text))
+        except (ValueError, TypeError):
+            if attempt < retries:
+                time.sleep(0.01)
+    return None
+
+
+def _write(handle: IO[str], text: str) -> None:
+    handle.seek(0)
+    handle.truncate()
+    handle.write(text)
+    handle.flush()

@@ -1,0 +1,576 @@
+"""The records that pass between pipeline stages, serialised as JSON in the store.
+
+Every stage reads records and writes records; nothing else flows between stages, so a
+bout can stop anywhere and resume from what the store holds. File names and test ids are
+``FileName``: exact through JSON whatever their bytes (see ``bugbout.core.store.filenames``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from bugbout.core.store.filenames import FileName
+
+
+class Record(BaseModel):
+    """Base of every stored record: unknown keys are errors, values are validated on load."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+class IssueRef(Record):
+    """An issue or pull request a commit names: ``#12``, ``gh-12``, a GitHub URL."""
+
+    number: int
+    url: str | None = None
+    closing: bool = False
+    """Named with a closing keyword (``Fixes #12``)."""
+
+
+class Issue(Record):
+    """An issue as an issue source returns it."""
+
+    number: int
+    title: str = ""
+    body: str = ""
+    url: str | None = None
+    is_pull_request: bool = False
+    closes: list[int] = Field(default_factory=list)
+    """For a pull request: the issues it closes."""
+
+
+class TaskIssue(Record):
+    """The issue a task replays, as written to ``tasks.json``."""
+
+    number: int
+    title: str = ""
+    url: str | None = None
+
+
+class Task(Record):
+    """A fix from the project's history that agents will try to replay."""
+
+    id: str
+    sha: str
+    parent: str
+    date: str
+    """The fix's commit date, ISO 8601 with its offset."""
+    title: str
+    issue: TaskIssue
+    problem_statement: str = ""
+    source_files: list[FileName]
+    test_files: list[FileName]
+    """Test modules the fix added or modified: the ones the oracle runs."""
+    changed_test_files: list[FileName] = Field(default_factory=list)
+    """Every file under the tests the fix added or modified (modules, conftest, data)."""
+    deleted_test_files: list[FileName] = Field(default_factory=list)
+    added_tests: list[FileName] = Field(default_factory=list)
+    """``path::Class::test`` names of the tests the fix added or gave new cases."""
+    modified_tests: list[FileName] = Field(default_factory=list)
+    """Existing tests whose code the fix changed, when it added none (a task only with
+    ``tasks.modified-tests``, kept only when one of them is fail-to-pass)."""
+    scored: bool = True
+    reason: str | None = None
+    """Why the task is not scored, when it is not."""
+
+    @staticmethod
+    def id_for(sha: str) -> str:
+        """A task's id: stable, derived from the fix commit."""
+        return sha[:12]
+
+
+class TaskSet(Record):
+    """What mining found: the tasks, and how much history was examined and left out."""
+
+    examined: int = 0
+    excluded: dict[str, int] = Field(default_factory=dict)
+    tasks: list[Task] = Field(default_factory=list)
+
+    def exclude(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` examined commits left out for ``reason``."""
+        self.excluded[reason] = self.excluded.get(reason, 0) + count
+
+    def get(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+
+class Outcome(StrEnum):
+    """One test's outcome in one run."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+
+
+FAILING = frozenset({Outcome.FAILED, Outcome.ERROR, Outcome.XPASSED})
+"""Outcomes that count as a test failing."""
+
+
+class RunStatus(StrEnum):
+    """How a test run as a whole ended."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"
+    NO_TESTS = "no-tests"
+    COLLECTION_FAILED = "collection-failed"
+    CRASHED = "crashed"
+    TAMPERED = "tampered"
+    """The code under test meddled with how outcomes are made or reported (its reasons in
+    ``TestRun.tampering``): no outcome of the run can be trusted."""
+
+
+class TestRun(Record):
+    """One pytest process: which tree it ran on and every test's outcome, by node id."""
+
+    __test__ = False  # not a pytest class
+
+    label: str
+    status: RunStatus
+    exit_code: int | None = None
+    duration: float = 0.0
+    outcomes: dict[FileName, Outcome] = Field(default_factory=dict)
+    collection_errors: dict[FileName, str] = Field(default_factory=dict)
+    """Modules that failed to collect, with the first line of their error."""
+    failures: dict[FileName, str] = Field(default_factory=dict)
+    """Tests that failed or errored, with the first line of their error (bounded,
+    untrusted: written by the code under test)."""
+    crashes: dict[str, str] = Field(default_factory=dict)
+    """Tests that killed pytest, with how (``crashed (signal 11)``): each is ``failed`` in
+    ``outcomes``, and the other tests were run again without it."""
+    detail: str = ""
+    """The end of pytest's output, kept when the run did not end cleanly."""
+    tampering: list[str] = Field(default_factory=list)
+    """Why the run is ``tampered``: a canary, the outcome stream, pytest changed under the
+    tests, or the patch's source found doing what a fix has no reason to do."""
+
+
+OracleStatus = Literal["ok", "no-fail-to-pass", "environment-error"]
+
+
+class AddedDependency(Record):
+    """A test dependency added to the environment: one the tests import but the project
+    never declared, or one its ``setup.py`` declares only when it runs."""
+
+    requirement: str
+    module: str = ""
+    """The module the tests could not import."""
+    imported_by: str = ""
+    """The file that imports it, relative to the tree."""
+    declared_by: str = ""
+    """Where running the project's metadata found it (``setup.py``), when not imported."""
+
+    @property
+    def note(self) -> str:
+        """``added simplejson: imported by tests/base.py, not declared as a test dependency``."""
+        if self.declared_by:
+            return (
+                f"added {self.requirement}: declared by {self.declared_by} when it runs, "
+                "not as a literal"
+            )
+        return (
+            f"added {self.requirement}: imported by {self.imported_by}, "
+            "not declared as a test dependency"
+        )
+
+
+class Exemption(Record):
+    """A dependency resolved without the era's date cap, because every release a newer
+    release of a package that matters needs is dated after it."""
+
+    name: str
+    until: str
+    """The date its releases are capped at instead (the day after its first fit)."""
+    reason: str
+    """Why, e.g. ``all releases after the date``."""
+    needed_by: str
+    """The release that needs it, e.g. ``pytest 5.2.1``."""
+
+
+class Oracle(Record):
+    """A task's ground truth, computed from the maintainers' tests before and after the fix."""
+
+    task_id: str
+    key: str = ""
+    """What determined it (tests run, environment): a changed key means recompute."""
+    status: OracleStatus
+    fail_to_pass: list[FileName] = Field(default_factory=list)
+    pass_to_pass: list[FileName] = Field(default_factory=list)
+    unstable: list[FileName] = Field(default_factory=list)
+    fail_on_base: list[FileName] = Field(default_factory=list)
+    """Tests that fail both before and after the fix: pre-existing failures."""
+    environment: str = ""
+    """The environment the tests ran in (its builder and key)."""
+    reason: str | None = None
+    runs: list[TestRun] = Field(default_factory=list)
+    added: list[AddedDependency] = Field(default_factory=list)
+    """Test dependencies added to the environment because the tests import them
+    (``tasks.repair-imports``)."""
+    versions: dict[str, str] = Field(default_factory=dict)
+    """The resolved versions that matter: ``python``, pytest and its plugins, the
+    project's direct dependencies (empty: the environment does not say)."""
+    exempt: list[Exemption] = Field(default_factory=list)
+    """Dependencies exempted from the era's date so that a newer release could resolve."""
+
+
+class OracleSet(RootModel[dict[str, Oracle]]):
+    """Every task's oracle, by task id, as stored in ``oracles.json``."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    root: dict[str, Oracle] = Field(default_factory=dict)
+
+
+def digest(*parts: str) -> str:
+    """A short, stable key for the values that determine a record."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+# -- the race -----------------------------------------------------------------------------
+
+
+class ChangeKind(StrEnum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+
+
+class ChangeArea(StrEnum):
+    """Where a changed file lies: what scoring does with it."""
+
+    SOURCE = "source"
+    """Inside the package: applied when the patch is scored."""
+    TEST = "test"
+    """A test file: the agent's tests, kept apart, never applied when scoring."""
+    OTHER = "other"
+    """Anywhere else (setup files, docs): reported, not applied when scoring."""
+
+
+class FileChange(Record):
+    """One file an attempt changed."""
+
+    path: FileName
+    kind: ChangeKind
+    area: ChangeArea
+    binary: bool = False
+    symlink: bool = False
+
+
+class Patch(Record):
+    """What an attempt changed on disk, against the base tree, split by area.
+
+    Each diff is in ``git apply`` format (binary files as git binary patches).
+    """
+
+    source: str = ""
+    tests: str = ""
+    other: str = ""
+    files: list[FileChange] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.files
+
+    def area(self, area: ChangeArea) -> list[FileChange]:
+        return [change for change in self.files if change.area == area]
+
+
+class AttemptStatus(StrEnum):
+    """How an attempt ended."""
+
+    FINISHED = "finished"
+    """The agent exited on its own; its patch may be empty."""
+    TIMEOUT = "timeout"
+    QUOTA = "quota"
+    """The agent stopped on a usage limit without producing anything."""
+    AGENT_ERROR = "agent-error"
+    INFRA_ERROR = "infra-error"
+    """bugbout could not run the agent (missing CLI, sandbox, checkout...)."""
+    INTERRUPTED = "interrupted"
+    """The bout was stopped (Ctrl-C, SIGTERM) and killed the agent: run again on resume."""
+
+
+RETRYABLE = (AttemptStatus.QUOTA, AttemptStatus.INFRA_ERROR, AttemptStatus.INTERRUPTED)
+"""Statuses that are not the agent's doing: never counted in its resolve rate, and run
+again by ``--retry-failed`` (``interrupted``: by every run)."""
+
+
+class Attempt(Record):
+    """One agent's run on one task, written the moment it ends."""
+
+    task_id: str
+    contestant: str
+    role: Literal["contestant", "examiner"] = "contestant"
+    key: str
+    """What determines the attempt (task, agent, model, options, prompt version)."""
+    agent: str
+    model: str | None = None
+    vendor: str | None = None
+    status: AttemptStatus
+    patch: Patch = Field(default_factory=Patch)
+    summary: str = ""
+    usage: dict[str, int] = Field(default_factory=dict)
+    wall_time: float = 0.0
+    exit_code: int | None = None
+    error: str | None = None
+    logdir: str = ""
+    started: str = ""
+    """When it started, ISO 8601."""
+    round: int = 1
+    assignment: str | None = None
+    """For an examiner: its assignment (``reproduce``, ``specify``)."""
+    validation: TestRun | None = None
+    """For an examiner: its tests run on the unfixed code."""
+    reproductions: list[FileName] = Field(default_factory=list)
+    """For an examiner: its tests that fail on the unfixed code, as a reproduction must."""
+    rejected_tests: list[FileName] = Field(default_factory=list)
+    """For a ``reproduce`` examiner: its tests that pass on the unfixed code (not evidence)."""
+    review: Audit | None = None
+    """With ``run.rounds`` > 1: the audit of this attempt on visible evidence only, which
+    decided whether it got another round."""
+
+    @property
+    def revision(self) -> str:
+        """What determined its patch: its key and, after the first, its round. The records
+        built on the patch (matrix, score, audit) are keyed by it."""
+        return self.key if self.round == 1 else digest(self.key, f"round {self.round}")
+
+
+# -- verdicts -----------------------------------------------------------------------------
+
+UNFIXED = "(unfixed)"
+"""The matrix column of the code before the fix, with no patch applied."""
+SUITE = "(suite)"
+"""The author of the repository's own tests in a matrix."""
+
+
+class Matrix(Record):
+    """Cross-examination of one task: every author's tests run against every patch.
+
+    ``outcomes[patch][test]`` is the executed outcome of ``test`` on the code with
+    ``patch``'s source changes (``UNFIXED``: none). Each test id is the node id of the
+    author's test as installed under a module of its own; ``authors[author]`` lists them
+    (``SUITE`` for the repository's own tests).
+    """
+
+    task_id: str
+    key: str = ""
+    """What determined it (the attempts examined, the suite setting)."""
+    patches: list[str]
+    """Contestant names whose patch was examined, plus ``UNFIXED``."""
+    authors: dict[str, list[FileName]] = Field(default_factory=dict)
+    vendors: dict[str, str | None] = Field(default_factory=dict)
+    """Each author's (and patch's) vendor, for policies that keep vendors apart."""
+    outcomes: dict[str, dict[FileName, Outcome]] = Field(default_factory=dict)
+    runs: dict[str, TestRun] = Field(default_factory=dict)
+    """The pytest process behind each column (one per patch)."""
+
+    def outcome(self, patch: str, test: str) -> Outcome | None:
+        return self.outcomes.get(patch, {}).get(test)
+
+
+class Cell(Record):
+    """One matrix cell a verdict rests on."""
+
+    patch: str
+    test: FileName
+    outcome: Outcome | None
+    tampered: bool = False
+    """The column's run was tampered with: its outcome proves nothing."""
+
+
+class Verdict(Record):
+    """A judge policy's decision on one task: a pick, or an abstention, and why."""
+
+    task_id: str
+    policy: str
+    pick: str | None = None
+    """The contestant whose patch is picked; ``None`` is an abstention."""
+    reason: str
+    approved: list[str] = Field(default_factory=list)
+    """Every patch the policy would approve on its own (the merge gate view)."""
+    support: dict[str, float] = Field(default_factory=dict)
+    """Each patch's support score under the policy."""
+    cells: list[Cell] = Field(default_factory=list)
+    tampered: dict[str, list[str]] = Field(default_factory=dict)
+    """Patches left out because their column's run was tampered with, and why."""
+
+
+class Score(StrEnum):
+    """A patch against the hidden tests."""
+
+    RESOLVED = "resolved"
+    FIXED_BUT_BROKE = "fixed-but-broke"
+    WRONG_FIX = "wrong-fix"
+    NO_FIX = "no-fix"
+    TAMPERED = "tampered"
+    """The patch meddled with the test run: never resolved, whatever its outcomes."""
+
+
+class Resolution(Record):
+    """How one patch scored against the task's hidden tests."""
+
+    task_id: str
+    contestant: str
+    key: str = ""
+    """The scored attempt's key: a new attempt is scored again."""
+    score: Score
+    fail_to_pass: dict[FileName, Outcome | None] = Field(default_factory=dict)
+    pass_to_pass_failing: list[FileName] = Field(default_factory=list)
+    run: TestRun | None = None
+
+
+class AuditVerdict(StrEnum):
+    RESOLVED = "RESOLVED"
+    REGRESSIONS = "NOT_RESOLVED — regressions"
+    PARTIAL = "PARTIAL"
+    INEFFECTIVE = "NOT_RESOLVED — fix ineffective"
+    EMPTY = "NOT_RESOLVED — empty patch"
+    TAMPERED = "TAMPERED"
+
+
+class Route(StrEnum):
+    CRAFT = "craft"
+    RECON = "recon"
+    NONE = "none"
+
+
+class Similarity(Record):
+    """How close a patch's source change is to the maintainers' own fix
+    (:mod:`bugbout.core.audit.recall`)."""
+
+    measure: str
+    """What computed it (the auditor), so figures from different measures are not mixed."""
+    five_gram: float
+    """Overlap of the normalised token 5-grams of the two changes' lines (Dice, 0 to 1)."""
+    identical_lines: float
+    """Share of changed lines identical in both, after whitespace (Dice, 0 to 1)."""
+    threshold: float
+    """The ``five_gram`` overlap at or above which the patch counts as recalled."""
+    recalled: bool
+    """The patch looks recalled from the public fix rather than written."""
+
+
+class Audit(Record):
+    """An auditor's verdict on one patch, with its route and kill report. Audits never
+    change a tree."""
+
+    task_id: str
+    contestant: str
+    key: str = ""
+    """The audited attempt's key and the auditor: either changing audits again."""
+    auditor: str
+    verdict: AuditVerdict
+    route: Route
+    still_failing: list[FileName] = Field(default_factory=list)
+    """fail-to-pass tests that do not pass with the patch."""
+    regressions: list[FileName] = Field(default_factory=list)
+    """Tests passing on the unfixed code that fail with the patch."""
+    pre_existing: list[FileName] = Field(default_factory=list)
+    """Failing tests that already failed on the unfixed code (not counted)."""
+    report: str = ""
+    """The kill report: what failed and why, for the next round's prompt."""
+    visible_only: bool = False
+    """Made from visible evidence only (no hidden tests), as retry rounds require."""
+    tampering: list[str] = Field(default_factory=list)
+    """Why the verdict is ``TAMPERED``."""
+    similarity: Similarity | None = None
+    """How close the patch is to the maintainers' fix, from an auditor that measures it
+    (``recall``) on a hidden audit; ``None`` otherwise."""
+    timeout: str = ""
+    """``killed after 600 s`` when its gate run hit ``verdicts.timeout``."""
+
+
+class TaskResolutions(Record):
+    """A task's scores: every patch's, and each judge policy's pick's."""
+
+    patches: dict[str, Resolution] = Field(default_factory=dict)
+    picks: dict[str, Score] = Field(default_factory=dict)
+    """Policy → the score of its pick (``no-fix`` for an abstention)."""
+
+
+class ResolutionSet(RootModel[dict[str, TaskResolutions]]):
+    """``resolutions.json``: scores by task id."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    root: dict[str, TaskResolutions] = Field(default_factory=dict)
+
+
+class VerdictSet(RootModel[dict[str, dict[str, Verdict]]]):
+    """``verdicts.json``: by task id, then by policy."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    root: dict[str, dict[str, Verdict]] = Field(default_factory=dict)
+
+
+class AuditSet(RootModel[dict[str, dict[str, Audit]]]):
+    """``audits.json``: by task id, then by contestant."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    root: dict[str, dict[str, Audit]] = Field(default_factory=dict)
+
+
+Attempt.model_rebuild()
+
+
+class JobAttempt(Record):
+    """One attempt a job used: where it is stored and whether the job ran it."""
+
+    task_id: str
+    contestant: str
+    path: str
+    """Relative to the shared store."""
+    reused: bool
+    """Found in the store (run by an earlier bout or another sweep job), not run now."""
+
+
+class Job(Record):
+    """One bout's (or one sweep job's) run: ``job.json`` beside its report.
+
+    The report of a job covers exactly these attempts, so sweep jobs sharing one store
+    each report on their own contestants."""
+
+    overrides: list[str] = Field(default_factory=list)
+    """The job's command-line overrides (a sweep job's own choices)."""
+    judge: str
+    auditor: str
+    contestants: list[str] = Field(default_factory=list)
+    examiners: list[str] = Field(default_factory=list)
+    cutoffs: dict[str, str] = Field(default_factory=dict)
+    """Knowledge cutoffs the contestants declared (``knowledge-cutoff``), by name; the
+    others' come from the packaged defaults for their model."""
+    tasks: TaskSet = Field(default_factory=TaskSet)
+    """What the bout mined, its tasks scored: its report covers these, whatever later
+    bouts with other settings mine into the shared ``tasks.json``."""
+    attempts: list[JobAttempt] = Field(default_factory=list)
+    started: str
+    wall_time: float = 0.0
+    """Seconds from the job's start to its reports."""
+    evidence_made: int = 0
+    """Matrices, scores and audits the job computed (each one or more pytest runs)."""
+    evidence_reused: int = 0
+    """Those it found in the store, computed by an earlier bout or sweep job."""
+
+    @property
+    def attempts_run(self) -> int:
+        return sum(not attempt.reused for attempt in self.attempts)
+
+    @property
+    def attempts_reused(self) -> int:
+        return sum(attempt.reused for attempt in self.attempts)

@@ -1,0 +1,1 @@
+"""Ground truth: the maintainers' tests before and after their fix."""

@@ -1,0 +1,298 @@
+"""Ground truth: the maintainers' tests, run before and after their fix.
+
+*Before* is the parent tree with the fix's versions of every test file it changed (the
+ones it deleted removed); *after* is the fix tree, run ``reruns`` times.
+
+- fail-to-pass: failed or errored before (or absent because its module failed to
+  collect) and passed in every after run;
+- pass-to-pass: passed before and in every after run;
+- unstable: its outcome, or whether it ran at all, differs between after runs;
+- fail-on-base: failed or errored before and in every after run.
+
+A test that kills pytest (a segfault) is failed in that run, the others run without it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.crossexam.crossexam import install_file
+from bugbout.core.plumbing import repair
+from bugbout.core.plumbing.confine import Confine
+from bugbout.core.plumbing.environment import (
+    Environment,
+    EnvironmentBuilder,
+    EnvironmentRequest,
+    resolved,
+)
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.project_metadata import declared_test_dependencies
+from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by, run_tests
+from bugbout.core.plumbing.testtree import TestTree
+from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
+from bugbout.core.truth.setup_run import executed_setup_py
+
+FAILING = (Outcome.FAILED, Outcome.ERROR)
+BROKEN_RUN = (
+    RunStatus.TIMEOUT,
+    RunStatus.CRASHED,
+    RunStatus.COLLECTION_FAILED,
+    RunStatus.TAMPERED,
+)
+
+
+def export_before(git: Git, task: Task, destination: Path) -> None:
+    """The code just before the fix, with the fix's versions of its test files."""
+    git.export(task.parent, destination)
+    install_fix_tests(task, git, destination)
+
+
+def install_fix_tests(task: Task, git: Git, tree: Path | TestTree) -> None:
+    """Put the fix's versions of the test files it changed into ``tree`` and remove the
+    ones it deleted; a path through a symlink (a patch may have put one there) is never
+    followed."""
+    for path in task.deleted_test_files:
+        install_file(tree, path, None)
+    for path in task.changed_test_files:
+        found = git.blob(task.sha, path)
+        if found is not None:
+            install_file(tree, path, found[1])
+
+
+def compute_oracle(
+    task: Task,
+    *,
+    git: Git,
+    builder: EnvironmentBuilder,
+    settings: BoutSettings,
+    home: Path,
+    key: str,
+    confine: Confine,
+) -> Oracle:
+    """Run the fix's test modules before and after the fix and classify every test.
+
+    Both runs happen in one directory (and name it relatively: see
+    :func:`bugbout.core.plumbing.testrun.run_tests`), so their node ids agree. When a run
+    misses a module the tests import (and ``tasks.repair-imports`` is on), its
+    distribution is added to the environment and the runs are made again, once."""
+    work = home / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{task.id}-", dir=work) as scratch:
+        tree = Path(scratch) / "tree"
+        git.export(task.sha, tree.with_name("after"))
+        declared = computed_test_dependencies(tree.with_name("after"), confine)
+        project, repaired = repair.with_added(settings.project, declared), list[AddedDependency]()
+        while True:
+            runs, environment = _run_all(
+                task,
+                git=git,
+                builder=builder,
+                settings=settings,
+                project=project,
+                home=home,
+                tree=tree,
+                confine=confine,
+            )
+            if isinstance(environment, str):
+                if repaired:
+                    environment += (
+                        f" (after adding {', '.join(a.requirement for a in repaired)} for the "
+                        f"tests' imports; {repair.SETTING}=false leaves it out)"
+                    )
+                return Oracle(
+                    task_id=task.id, key=key, status="environment-error", reason=environment
+                )
+            missing = repair.missing_imports(runs, tree, project)
+            if repaired or not missing or not settings.tasks.repair_imports:
+                break
+            repaired = repair.added(missing)
+            project = repair.with_added(project, repaired)
+        shutil.rmtree(scratch, ignore_errors=True)
+    oracle = judge_runs(task, runs, key=key, environment=environment.description)
+    oracle.added = declared + repaired
+    oracle.versions, oracle.exempt = resolved(environment)
+    if oracle.reason is not None and missing:
+        oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
+    return oracle
+
+
+def computed_test_dependencies(tree: Path, confine: Confine) -> list[AddedDependency]:
+    """The test dependencies ``setup.py`` declares only when it runs (extras built by
+    code), found by running it confined, beyond what reading the tree finds."""
+    if not (tree / "setup.py").is_file():
+        return []
+    executed = executed_setup_py(tree, confine)
+    if executed is None:
+        return []
+    read = {r.lower() for r in declared_test_dependencies(tree)}
+    return [
+        AddedDependency(requirement=requirement, declared_by="setup.py")
+        for requirement in declared_test_dependencies(tree, executed)
+        if requirement.lower() not in read
+    ]
+
+
+def _run_all(
+    task: Task,
+    *,
+    git: Git,
+    builder: EnvironmentBuilder,
+    settings: BoutSettings,
+    project: ProjectSettings,
+    home: Path,
+    tree: Path,
+    confine: Confine,
+) -> tuple[list[TestRun], Environment | str]:
+    """The before run and the after runs, all in ``tree``, with the environment they ran
+    in; or why the environment could not be built."""
+    after = tree.with_name("after")
+    if not after.exists():
+        git.export(task.sha, after)
+    try:
+        environment = builder.build(
+            EnvironmentRequest(project=project, tree=after, date=task.date, home=home)
+        )
+    except EnvironmentFailure as exc:
+        return [], str(exc)
+    shutil.rmtree(tree, ignore_errors=True)
+    export_before(git, task, tree)
+    runs = [_run(environment, tree, task, settings, label="before", confine=confine)]
+    shutil.rmtree(tree)
+    shutil.copytree(after, tree, symlinks=True)
+    for number in range(1, settings.tasks.reruns + 1):
+        label = f"after-{number}"
+        runs.append(_run(environment, tree, task, settings, label=label, confine=confine))
+    return runs, environment
+
+
+def _run(
+    environment: Environment,
+    tree: Path,
+    task: Task,
+    settings: BoutSettings,
+    *,
+    label: str,
+    confine: Confine,
+) -> TestRun:
+    return run_tests(
+        environment,
+        tree,
+        task.test_files,
+        project=settings.project,
+        label=label,
+        timeout=settings.tasks.timeout,
+        confine=confine,
+    )
+
+
+def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: str = "") -> Oracle:
+    """Classify every test from the before run (first) and the after runs (the rest)."""
+    before, afters = runs[0], runs[1:]
+    oracle = Oracle(task_id=task.id, key=key, status="ok", environment=environment, runs=runs)
+    broken = [run for run in runs if run.status in BROKEN_RUN and run is not before]
+    if before.status in (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.TAMPERED):
+        broken.insert(0, before)
+    broken += [run for run in runs if run.status == RunStatus.NO_TESTS]  # never evidence
+    if broken:
+        oracle.status = "environment-error"
+        oracle.reason = f"the {broken[0].label} run {_describe_failure(broken[0])}"
+        return oracle
+    names = set().union(*(run.outcomes for run in afters))
+    for name in sorted(names):
+        seen = [run.outcomes.get(name) for run in afters]
+        if len(set(seen)) > 1:
+            oracle.unstable.append(name)
+            continue
+        after = seen[0]
+        previous = before.outcomes.get(name)
+        if previous is None and _module(name) in before.collection_errors:
+            previous = Outcome.ERROR
+        if after == Outcome.PASSED and previous in FAILING:
+            oracle.fail_to_pass.append(name)
+        elif after == Outcome.PASSED and previous == Outcome.PASSED:
+            oracle.pass_to_pass.append(name)
+        elif after in FAILING and previous in FAILING:
+            oracle.fail_on_base.append(name)
+    if task.modified_tests and not task.added_tests and not _proves(oracle, task):
+        oracle.status = "no-fail-to-pass"
+        oracle.reason = (
+            "the fix only changed existing tests, and none of them failed before it and "
+            f"passed after it ({', '.join(task.modified_tests[:3])})"
+        )
+    elif not oracle.fail_to_pass:
+        oracle.status = "no-fail-to-pass"
+        oracle.reason = "no test failed before the fix and passed after it" + _near_misses(
+            before, afters[0] if afters else before
+        )
+    return oracle
+
+
+def _proves(oracle: Oracle, task: Task) -> bool:
+    """Whether a fail-to-pass test is one of the task's modified tests (or a case of one)."""
+    changed = set(task.modified_tests)
+    for name in oracle.fail_to_pass:
+        module, _, test = name.rpartition("::")
+        if f"{module}::{test.split('[', 1)[0]}" in changed:
+            return True
+    return False
+
+
+def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:
+    """The tests that came closest to fail-to-pass, by name: failing before the fix and
+    skipped or still failing after it."""
+    misses = []
+    for name, outcome in after.outcomes.items():
+        if before.outcomes.get(name) not in FAILING:
+            continue
+        if outcome == Outcome.SKIPPED:
+            misses.append(f"{name} was skipped after the fix")
+        elif outcome in FAILING:
+            misses.append(f"{name} failed after the fix too")
+    if not misses:
+        return ""
+    more = f" (and {len(misses) - shown} more)" if len(misses) > shown else ""
+    return ": " + "; ".join(misses[:shown]) + more
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _describe_failure(run: TestRun) -> str:
+    if run.status == RunStatus.TIMEOUT:
+        return (
+            "timed out: the whole run took longer than tasks.timeout, with no one test "
+            "past project.test-timeout (raise tasks.timeout if the suite is just slow)"
+        )
+    if run.status == RunStatus.TAMPERED:
+        reason = run.tampering[0] if run.tampering else "its outcomes cannot be trusted"
+        return f"was tampered with ({reason}): the project's own test setup defeats the canaries"
+    if run.status == RunStatus.COLLECTION_FAILED:
+        module, message = next(iter(run.collection_errors.items()), ("", ""))
+        return f"could not collect any test ({module}: {message})"
+    if run.status == RunStatus.NO_TESTS:
+        return f"ran no test: {first_error(run.detail) or 'pytest collected none'}"
+    if len(run.crashes) > CRASH_LIMIT:
+        tests = ", ".join(list(run.crashes)[:3])
+        return f"crashed: {len(run.crashes)} tests killed pytest, more than {CRASH_LIMIT} ({tests})"
+    if killed_by(run.exit_code):  # the end of its output is a stack dump: not a reason
+        return f"crashed ({ending(run.exit_code)}) while no test was running (see its detail)"
+    return f"crashed ({ending(run.exit_code)}): {first_error(run.detail) or 'no output'}"
+
+
+_ERROR_LINE = re.compile(r"^(?:E\s+)?(?P<error>(?:[\w.]*(?:Error|Exception)\b|ERROR:|error:).*)")
+
+
+def first_error(detail: str) -> str:
+    """The first line of pytest's output that names an error (``ModuleNotFoundError:
+    No module named 'simplejson'``, ``ERROR: usage: ...``), else its last line."""
+    lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
+    for line in lines:
+        if found := _ERROR_LINE.match(line):
+            return found["error"][:300]
+    return lines[-1][:300] if lines else ""

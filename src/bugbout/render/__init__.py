@@ -1,0 +1,1 @@
+"""Rendering reports: text tables and HTML pages, shared by the reporters and the sweep summary."""

@@ -1,0 +1,491 @@
+"""The report as sections of text tables, in the order every text reporter (terminal,
+Markdown, HTML) shows them, and the formats of their figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bugbout.core.report.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_tampering import REASONS_SHOWN
+from bugbout.core.store.records import AttemptStatus, AuditVerdict
+
+
+def fmt_rate(value: float | None) -> str:
+    """A rate as a percentage with one decimal, ``-`` when there is none."""
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def fmt_count(value: int) -> str:
+    """A count, with thousands separated."""
+    return f"{value:,}"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A duration: ``12.3s``, ``4m 05s``, ``2h 03m``."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def fmt_counts(counts: dict[str, int]) -> str:
+    """``{"quota": 1, "timeout": 2}`` as ``quota 1, timeout 2``; ``-`` when empty."""
+    return ", ".join(f"{key} {value}" for key, value in counts.items()) or "-"
+
+
+def fmt_statuses(counts: dict[str, int]) -> str:
+    """Attempts by how they ended, in words: ``timed out 2, could not run 1``."""
+    return fmt_counts({STATUS_WORDS[AttemptStatus(key)]: n for key, n in counts.items()})
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a section: column headings and rows of text."""
+
+    columns: tuple[str, ...]
+    rows: Sequence[Sequence[str]]
+    numeric: frozenset[int] = frozenset()
+    """Indices of the columns that hold numbers (aligned right)."""
+    caption: str = ""
+    empty: str = "nothing to report"
+    """What to show instead of a table without rows."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the report, as every text reporter shows it."""
+
+    key: str
+    """Its anchor: ``agents``, ``picking``, ``merge-gate``, ``separation``, ``found``,
+    ``tasks``, ``totals``, ``costs``."""
+    title: str
+    intro: str
+    tables: list[Table] = field(default_factory=list)
+
+
+def _agent_label(agent: str, model: str | None) -> str:
+    return f"{agent} ({model})" if model else agent
+
+
+def sections(report: Report) -> list[Section]:
+    """The report's sections as tables of text, in the order reporters show them."""
+    from bugbout.render.report_contamination import contamination_section  # they build on
+    from bugbout.render.report_costs import costs_section  # this module
+
+    return [
+        confidence_section(report),
+        _agents_section(report),
+        rounds_section(report),
+        _picking_section(report),
+        _gate_section(report),
+        _separation_section(report),
+        _found_section(report),
+        _tasks_section(report),
+        reasons_section(report),
+        _totals_section(report),
+        costs_section(report),
+        tampered_section(report),
+        contamination_section(report),
+        *([_timeouts_section(report)] if report.timeouts else []),
+    ]
+
+
+def _agents_section(report: Report) -> Section:
+    rows = [
+        (
+            row.contestant,
+            _agent_label(row.agent, row.model),
+            str(row.attempted),
+            str(row.scored),
+            str(row.resolved),
+            str(row.fixed_but_broke),
+            str(row.wrong_fix),
+            str(row.no_fix),
+            fmt_rate(row.resolve_rate),
+            fmt_statuses(row.failures),
+            str(row.not_counted),
+        )
+        for row in report.agents
+    ]
+    table = Table(
+        ("contestant", "agent", "attempted", "scored", "resolved", "fixed but broke",
+         "wrong fix", "no fix", "resolve rate", "did not finish", "left out"),
+        rows,
+        numeric=frozenset({2, 3, 4, 5, 6, 7, 8, 10}),
+        empty="no contestant attempts",
+    )  # fmt: skip
+    return Section(
+        "agents",
+        "Agents",
+        f"Each contestant's patches against the maintainers' hidden tests, over "
+        f"{report.found.scored} scored tasks. Attempts stopped by a quota or an "
+        "infrastructure failure are left out of the resolve rate; every attempt that did "
+        "not finish is counted by how it ended.",
+        [table],
+    )
+
+
+def _picking_section(report: Report) -> Section:
+    picking = report.picking
+    rows = [
+        (
+            f"judge: {row.policy}",
+            str(row.picks),
+            str(row.abstentions),
+            str(row.resolved),
+            fmt_rate(row.precision),
+            fmt_rate(row.resolve_rate),
+        )
+        for row in picking.policies
+    ]
+    best = picking.best_agent
+    for label, baseline, picks in (
+        (f"best single agent ({best.agent})" if best.agent else "best single agent", best, True),
+        ("an agent at random", picking.random_agent, True),
+        ("best possible", picking.oracle, False),
+    ):
+        rows.append(
+            (
+                label,
+                str(picking.tasks) if picks else "-",
+                "0" if picks else "-",
+                "-" if baseline.resolved is None else str(baseline.resolved),
+                fmt_rate(baseline.rate) if picks else "-",
+                fmt_rate(baseline.rate),
+            )
+        )
+    return Section(
+        "picking",
+        "Picking one patch per bug",
+        f"Each judge policy picks one patch per task or abstains, over {picking.tasks} scored "
+        "tasks with at least one scored patch; precision is the share of picks that resolve "
+        "the task. The baselines: always taking the agent that resolved the most, taking an "
+        "agent at random (its expected resolve rate), and the best any choice could do.",
+        [
+            Table(
+                ("choice", "picks", "abstentions", "resolved", "precision", "resolve rate"),
+                rows,
+                numeric=frozenset({1, 2, 3, 4, 5}),
+            )
+        ],
+    )
+
+
+def _gate_section(report: Report) -> Section:
+    gate = report.merge_gate
+    policies = Table(
+        ("policy", "patches", "approved", "right approvals", "precision", "wrong patches",
+         "stopped", "stop rate", "right but rejected"),
+        [
+            (
+                row.policy,
+                str(row.patches),
+                str(row.approvals),
+                str(row.right_approvals),
+                fmt_rate(row.precision),
+                str(row.wrong),
+                str(row.stopped),
+                fmt_rate(row.stop_rate),
+                str(row.rejected_right),
+            )
+            for row in gate.policies
+        ],
+        numeric=frozenset(range(1, 9)),
+        caption="Judge policies",
+        empty="no verdicts",
+    )  # fmt: skip
+    present = {verdict for row in gate.audits for verdict in row.verdicts}
+    verdicts = [verdict.value for verdict in AuditVerdict if verdict.value in present]
+    audits = Table(
+        (
+            "auditor",
+            "contestant",
+            "evidence",
+            *(AUDIT_WORDS[AuditVerdict(verdict)] for verdict in verdicts),
+            "agrees with score",
+        ),
+        [
+            (
+                row.auditor,
+                row.contestant,
+                "visible only" if row.visible_only else "hidden tests",
+                *(str(row.verdicts.get(verdict, 0)) for verdict in verdicts),
+                f"{row.agrees}/{row.compared}",
+            )
+            for row in gate.audits
+        ],
+        numeric=frozenset(range(3, 4 + len(verdicts))),
+        caption="Auditors",
+        empty="no audits",
+    )
+    return Section(
+        "merge-gate",
+        "Every patch through a merge gate",
+        "Each patch judged alone, as if its agent had just said it was done: how often an "
+        "approval was right (precision), and how many of the wrong patches were stopped. "
+        "The auditors' verdicts are counted per contestant.",
+        [policies, audits],
+    )
+
+
+def _separation_section(report: Report) -> Section:
+    rows = [
+        (
+            row.author,
+            row.role,
+            str(row.tasks),
+            str(row.patches),
+            str(row.true_positive),
+            str(row.true_negative),
+            str(row.false_positive),
+            str(row.false_negative),
+            str(row.no_outcome),
+            fmt_rate(row.accuracy),
+        )
+        for row in report.separation
+    ]
+    table = Table(
+        ("author", "role", "tasks", "patches", "right accepted", "wrong rejected",
+         "wrong accepted", "right rejected", "no outcome", "accuracy"),
+        rows,
+        numeric=frozenset(range(2, 10)),
+        empty="no cross-examination",
+    )  # fmt: skip
+    return Section(
+        "separation",
+        "Which tests tell a right fix from a wrong one",
+        "For each author of tests, and for the repository's own suite: a patch is accepted "
+        "when none of the author's tests fails on it. An author's tests are never counted "
+        "on its own patch, and the suite's tests that already fail on the unfixed code are "
+        "set aside.",
+        [table],
+    )
+
+
+def _found_section(report: Report) -> Section:
+    found = report.found
+    rows: list[tuple[str, str]] = [("commits examined", str(found.examined))]
+    rows += [(f"left out: {reason}", str(count)) for reason, count in found.excluded.items()]
+    rows += [("tasks", str(found.tasks)), ("scored", str(found.scored))]
+    rows += [(f"not scored: {reason}", str(count)) for reason, count in found.not_scored.items()]
+    return Section(
+        "found",
+        "How the tasks were found",
+        "How much history was examined, why fixes were left out, and which tasks could not "
+        "be scored.",
+        [Table(("", "count"), rows, numeric=frozenset({1}))],
+    )
+
+
+def _tasks_section(report: Report) -> Section:
+    rows = []
+    for task in report.tasks:
+        outcome = (
+            [
+                SCORE_WORDS[task.scores[name]]
+                if name in task.scores
+                else STATUS_WORDS[task.failures[name]]
+                if name in task.failures
+                else "-"
+                for name in report.contestants
+            ]
+            if task.scored
+            else ["-" for _ in report.contestants]
+        )
+        picks = [
+            "-" if policy not in task.picks else task.picks[policy] or "(abstained)"
+            for policy in report.policies
+        ]
+        rows.append(
+            (
+                task.id,
+                f"#{task.issue}",
+                task.title,
+                "yes" if task.scored else f"no: {task.reason}",
+                *outcome,
+                *picks,
+            )
+        )
+    table = Table(
+        ("task", "issue", "title", "scored", *report.contestants,
+         *(f"{policy} pick" for policy in report.policies)),
+        rows,
+        empty="no tasks",
+    )  # fmt: skip
+    return Section(
+        "tasks",
+        "Tasks",
+        "Every task, each contestant's score on it, and each policy's pick.",
+        [table],
+    )
+
+
+def _totals_section(report: Report) -> Section:
+    totals = report.totals
+    rows: list[tuple[str, ...]] = [
+        (
+            row.name,
+            row.role,
+            _agent_label(row.agent, row.model),
+            str(row.attempts),
+            str(row.tasks),
+            fmt_count(row.tokens) if row.usage else "-",
+            fmt_seconds(row.wall_time),
+        )
+        for row in totals.agents
+    ]
+    if rows:
+        rows.append(
+            ("total", "", "", str(sum(row.attempts for row in totals.agents)), "",
+             fmt_count(totals.tokens), fmt_seconds(totals.wall_time))
+        )  # fmt: skip
+    return Section(
+        "totals",
+        "Tokens and time",
+        "What each agent spent, every round included.",
+        [
+            Table(
+                ("agent", "role", "runs as", "attempts", "tasks", "tokens", "wall time"),
+                rows,
+                numeric=frozenset({3, 4, 5, 6}),
+                empty="no attempts",
+            )
+        ],
+    )
+
+
+def confidence_section(report: Report) -> Section:
+    """The section that opens every report: the headline, then the intervals and the
+    comparisons behind it."""
+    sure = report.confidence
+    rates = Table(
+        ("contestant", "resolved", "resolve rate", "95% interval"),
+        [
+            (row.name, f"{row.resolved}/{row.tasks}", _percent(row.rate),
+             f"{_percent(row.low)}-{_percent(row.high)}" if row.tasks else "-")
+            for row in sure.agents
+        ],
+        numeric=frozenset({1, 2}),
+        empty="no contestant was scored",
+    )  # fmt: skip
+    compared = Table(
+        ("compared", "tasks", "only the first", "only the second", "difference (95%)", "p",
+         "what it means"),
+        [
+            (f"{row.a} vs {row.b}", str(row.tasks), str(row.only_a), str(row.only_b),
+             f"{row.difference:+.0%} ({row.low:+.0%} to {row.high:+.0%})",
+             f"{row.p_value:.2g}", row.sentence)
+            for row in [*sure.pairs, *sure.judges]
+        ],
+        numeric=frozenset({1, 2, 3, 5}),
+        empty="nothing to compare: one contestant and no judge",
+    )  # fmt: skip
+    return Section(
+        "confidence",
+        "How sure",
+        f"{sure.headline} ({sure.method}.)",
+        [rates, compared],
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{round(value * 100)}%"
+
+
+def _timeouts_section(report: Report) -> Section:
+    """Test runs after the race cut short by ``verdicts.timeout``: their evidence is partial."""
+    return Section("timeouts", "Timeouts", "\n".join(report.timeouts))
+
+
+def tampered_section(report: Report) -> Section:
+    """The section naming every tampered patch."""
+    rows = []
+    for row in report.tampered:
+        shown = row.reasons[:REASONS_SHOWN]
+        more = len(row.reasons) - len(shown)
+        reasons = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+        rows.append((row.task, row.contestant, ", ".join(row.found_by), reasons or "-"))
+    table = Table(
+        ("task", "contestant", "found by", "why"), rows, empty="no patch tampered with a test run"
+    )
+    return Section(
+        "tampered",
+        "Tampered",
+        "Patches that meddled with a test run (a canary test that must fail passed, pytest "
+        "changed under the tests, outcomes forged) or whose source does what a fix has no "
+        "reason to: never resolved, never picked.",
+        [table],
+    )
+
+
+def rounds_section(report: Report) -> Section:
+    """pass@k per contestant and what each retry round added."""
+    rows = [
+        (
+            agent.contestant if row.round == 1 else "",
+            str(row.round),
+            str(row.reached),
+            f"{row.resolved}/{agent.tasks}",
+            _percent(row.rate),
+            f"{_percent(row.low)}-{_percent(row.high)}" if agent.tasks else "-",
+            str(row.kept),
+            str(row.lost),
+            row.sentence or "-",
+        )
+        for agent in report.rounds.agents
+        for row in agent.rounds
+    ]
+    left_out = [f"{a.contestant} {a.left_out}" for a in report.rounds.agents if a.left_out]
+    note = (
+        f" Left out, an earlier round having no score: {', '.join(left_out)}." if left_out else ""
+    )
+    return Section(
+        "rounds",
+        "Retry rounds",
+        "For each contestant and round k: pass@k, the tasks the patch of any of its first "
+        "k rounds resolves; kept, those the patch a bout keeps after k rounds resolves; "
+        "lost, those an earlier round's patch resolved and round k's does not. Methods: "
+        f"{report.rounds.method}.{note}",
+        [
+            Table(
+                ("contestant", "round", "ran on", "pass@k", "rate", "95% interval", "kept",
+                 "lost", "what the round added"),
+                rows,
+                numeric=frozenset({1, 2, 3, 4, 6, 7}),
+                empty="one round only: no task was given another round",
+            )
+        ],
+    )  # fmt: skip
+
+
+def reasons_section(report: Report) -> Section:
+    """Every attempt that did not finish and every judge abstention, with why."""
+    why = report.reasons
+    unfinished = Table(
+        ("task", "contestant", "round", "ended", "why"),
+        [
+            (row.task, row.contestant, str(row.round), STATUS_WORDS[row.status], row.reason)
+            for row in why.unfinished
+        ],
+        numeric=frozenset({2}),
+        caption="Attempts that did not finish",
+        empty="every attempt finished",
+    )
+    abstentions = Table(
+        ("task", "policy", "why"),
+        [(row.task, row.policy, row.reason) for row in why.abstentions],
+        caption="Judge abstentions",
+        empty="no judge abstained",
+    )
+    return Section(
+        "reasons",
+        "Why",
+        "Why each last attempt that did not finish ended as it did, and why a judge picked "
+        "no patch.",
+        [unfinished, abstentions],
+    )
