@@ -34,7 +34,11 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[dev]")
     workers = Path(session.create_tmp()) / "xdist"
     session.install("--no-deps", "--target", str(workers), "pytest-xdist>=3.6", "execnet>=2.1")
-    parallel = [] if any(arg.startswith("-n") for arg in session.posargs) else ["-n", "auto"]
+    parallel = (
+        []
+        if any(arg.startswith("-n") for arg in session.posargs)
+        else ["-n", "auto", "--dist", "loadgroup"]
+    )
     path = os.pathsep.join(filter(None, [str(workers), os.environ.get("PYTHONPATH")]))
     session.run("pytest", *parallel, *session.posargs, env={"PYTHONPATH": path})
 
