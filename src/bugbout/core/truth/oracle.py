@@ -79,7 +79,8 @@ def compute_oracle(
     Both runs happen in one directory (and name it relatively: see
     :func:`bugbout.core.plumbing.testrun.run_tests`), so their node ids agree. When a run
     misses a module the tests import (and ``tasks.repair-imports`` is on), its
-    distribution is added to the environment and the runs are made again, once."""
+    distribution is added to the environment and the runs are made again, once. Test
+    dependencies that only running ``setup.py`` reveals are added from the start."""
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{task.id}-", dir=work) as scratch:

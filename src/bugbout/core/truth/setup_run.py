@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import IO
 
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.process import kill_group
@@ -77,12 +79,24 @@ def executed_setup_py(tree: Path, confine: Confine) -> dict[str, object] | None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    tail = bytearray()  # only the end of what it prints is kept, however much it prints
+
+    def drain(stream: IO[bytes]) -> None:
+        for chunk in iter(lambda: stream.read(65536), b""):
+            tail.extend(chunk)
+            del tail[:-OUTPUT_LIMIT]
+
+    assert process.stdout is not None
+    reader = threading.Thread(target=drain, args=(process.stdout,), daemon=True)
+    reader.start()
     try:
-        output, _ = process.communicate(timeout=TIMEOUT)
+        process.wait(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         kill_group(process)
         return None
-    text = output[-OUTPUT_LIMIT:].decode("utf-8", "replace")
+    finally:
+        reader.join()
+    text = bytes(tail).decode("utf-8", "replace")
     line = next((part for part in reversed(text.split("\n")) if part.startswith(MARK)), None)
     if process.returncode != 0 or line is None:
         return None
