@@ -25,42 +25,20 @@ AGENT_CLIS = {"codex": "codex", "claude-code": "claude", "gemini-cli": "gemini"}
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Run the test suite on every core (pass pytest arguments after --; with ``-n`` of
-    your own, as you say, in one pass).
+    """Run the test suite (pass pytest arguments after --; ``-n 2`` spreads them over
+    two cores, e.g. ``nox -s tests -- -n 2 -m "not slow"`` for the quick loop).
 
     pytest-xdist is installed beside the session's environment, not in it, and reaches
     only the suite's own pytest through ``PYTHONPATH``: the projects' test runs that
-    bugbout starts with the same interpreter never load it. The tests that start a local
-    Ray instance (marked ``ray``) run afterwards in one process: Ray cannot start its
-    workers from inside an xdist worker."""
+    bugbout starts with the same interpreter never load it. The whole suite runs in one
+    process by default: its Ray tests cannot start Ray's workers from an xdist worker, and
+    its interrupt attacks signal their own process group."""
     session.install("-e", ".[dev]")
     workers = Path(session.create_tmp()) / "xdist"
     session.install("--no-deps", "--target", str(workers), "pytest-xdist>=3.6", "execnet>=2.1")
-    env = {
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(workers), os.environ.get("PYTHONPATH")]))
-    }
-    if any(arg.startswith("-n") for arg in session.posargs):
-        session.run("pytest", *session.posargs, env=env)
-        return
-    args, chosen = _split_marks(session.posargs)
-    both = f"({chosen}) and " if chosen else ""
-    session.run("pytest", "-n", "auto", *args, "-m", f"{both}not ray", env=env)
-    session.run("pytest", *args, "-m", f"{both}ray", env=env, success_codes=[0, 5])
-
-
-def _split_marks(args: list[str]) -> tuple[list[str], str]:
-    """``args`` without their ``-m EXPR`` options, and the last such expression."""
-    rest: list[str] = []
-    chosen = ""
-    values = iter(args)
-    for arg in values:
-        if arg == "-m":
-            chosen = next(values, "")
-        elif arg.startswith("-m") and not arg.startswith("--"):
-            chosen = arg[2:]
-        else:
-            rest.append(arg)
-    return rest, chosen
+    paths = [str(workers), os.environ.get("PYTHONPATH", "")]
+    env = {"PYTHONPATH": os.pathsep.join(path for path in paths if path)}
+    session.run("pytest", *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)

@@ -189,7 +189,6 @@ class TestLocalExecutorOneWorker(BuiltinsOnly, ExecutorSuite):
     options = {"workers": 1}
 
 
-@pytest.mark.ray
 @pytest.mark.slow
 class TestRayExecutor(BuiltinsOnly, ExecutorSuite):
     """On one local Ray instance for the whole class: the executor joins it, as it would

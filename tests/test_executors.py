@@ -283,7 +283,6 @@ def this_module_by_value() -> Iterator[None]:
         cloudpickle.unregister_pickle_by_value(module)
 
 
-@pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.usefixtures("this_module_by_value")
 def test_ray_runs_jobs_in_ray_worker_processes(tmp_path: Path) -> None:

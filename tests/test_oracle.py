@@ -263,7 +263,6 @@ def test_no_fail_to_pass_names_the_near_misses() -> None:
     )
 
 
-@pytest.mark.ray
 @pytest.mark.slow
 def test_ray_workers_compute_the_same_oracles(
     calc_repo: tuple[Path, dict[str, str]],

@@ -489,7 +489,6 @@ def test_a_quota_holds_however_many_workers_the_executor_has(bout_repo: Path) ->
     assert _overlaps([_interval(a) for a in attempts(bout_repo).values()])
 
 
-@pytest.mark.ray
 @pytest.mark.slow
 def test_attempts_run_in_ray_workers(bout_repo: Path) -> None:
     result = bugbout(

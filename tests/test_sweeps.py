@@ -249,7 +249,6 @@ def ray_processes(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.ray
 def test_sweep_on_a_local_ray_instance(repo: Path, tmp_path: Path) -> None:
     """The same sweep with Hydra's Ray launcher on a Ray instance of its own: every result
     in the shared store, no attempt run twice, and Ray gone when the sweep ends."""

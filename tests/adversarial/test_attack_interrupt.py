@@ -336,7 +336,6 @@ def test_a_signal_during_ground_truth_starts_no_test_run_and_stores_no_killed_on
     assert stored == {}, "a killed test run was stored as ground truth"
 
 
-@pytest.mark.ray
 def test_a_stop_kills_what_a_ray_worker_runs(tmp_path: Path) -> None:
     """With ``executor=ray`` the agents run in Ray's workers: the kill cancels their jobs,
     and each worker kills the process group it started at once."""
