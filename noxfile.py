@@ -31,10 +31,12 @@ def tests(session: nox.Session) -> None:
     pytest-xdist is installed beside the session's environment, not in it, and reaches
     only the suite's own pytest through ``PYTHONPATH``: the projects' test runs that
     bugbout starts with the same interpreter never load it. The whole suite runs in one
-    process by default: its Ray tests cannot start Ray's workers from an xdist worker, and
-    its interrupt attacks signal their own process group."""
+    process by default: its interrupt attacks signal their own process group, which an
+    xdist worker does not survive."""
     session.install("-e", ".[dev]")
-    workers = Path(session.create_tmp()) / "xdist"
+    # not session.create_tmp(): it sets TMPDIR, and Ray's sockets under a long TMPDIR
+    # exceed the length a socket path may have
+    workers = Path(session.virtualenv.location) / "xdist"
     session.install("--no-deps", "--target", str(workers), "pytest-xdist>=3.6", "execnet>=2.1")
     paths = [str(workers), os.environ.get("PYTHONPATH", "")]
     env = {"PYTHONPATH": os.pathsep.join(path for path in paths if path)}
