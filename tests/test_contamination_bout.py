@@ -35,7 +35,7 @@ def contestant(name: str, *extra: str) -> str:
 @pytest.fixture(scope="module")
 def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fixed = build_fixed_bug_repository(tmp_path_factory.mktemp("recall") / "shapes")
-    config = render_config(fixed.source, fixed.tests).replace(
+    config = render_config([fixed.source], fixed.tests).replace(
         "  # - override environment: interpreter", "  - override environment: interpreter"
     )
     config += "\n".join([

@@ -165,7 +165,7 @@ def build_example(path: Path) -> Path:
     )
     (path / "issues.jsonl").write_text("".join(json.dumps(issue) + "\n" for issue in ISSUES))
     config = (
-        render_config("src/tally", "tests")
+        render_config(["src/tally"], "tests")
         .replace(
             "# issue-source:\n#   file: {path: issues.jsonl}",
             "issue-source:\n  file: {path: issues.jsonl}",
