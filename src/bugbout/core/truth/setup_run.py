@@ -1,24 +1,24 @@
 """Running a ``setup.py`` for its metadata, confined, when reading it is not enough.
 
-:mod:`bugbout.core.plumbing.setup_py` reads literals only; a ``setup.py`` that builds its extras
-by code (a comprehension, a helper, a file it reads) keeps them from that reader. Here
-the script runs as ``setup.py`` would, in the test confinement (no network, the tree its
-only writable place), with ``setup()`` replaced by a function that records its keywords
-and builds nothing. What it prints is untrusted: one marked line, capped, whose values
-are kept only when they are strings, lists of strings or dicts of those.
+:mod:`bugbout.core.plumbing.setup_py` reads literals only; a ``setup.py`` that builds
+its extras by code (a comprehension, a helper, a file it reads) keeps them from that
+reader. Here the script runs as ``setup.py`` would, in the test confinement (no
+network, the tree its only writable place, none of your environment variables), with
+``setup()`` replaced by a function that records its keywords and builds nothing. What it
+prints is untrusted: one marked line within the first ``OUTPUT_LIMIT`` bytes, whose
+values are kept only when they are strings, lists of strings or dicts of those.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
+import os
 import sys
-import threading
+import tempfile
 from pathlib import Path
-from typing import IO
 
 from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.process import kill_group
+from bugbout.core.plumbing.process import run_logged
 
 TIMEOUT = 60.0
 """Seconds a ``setup.py`` may take to call ``setup()``."""
@@ -71,34 +71,23 @@ def executed_setup_py(tree: Path, confine: Confine) -> dict[str, object] | None:
     if not (tree / "setup.py").is_file():
         return None
     argv = confine([sys.executable, "-I", "-c", _STUB], tree, ())
-    process = subprocess.Popen(
-        argv,
-        cwd=tree,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    tail = bytearray()  # only the end of what it prints is kept, however much it prints
-
-    def drain(stream: IO[bytes]) -> None:
-        for chunk in iter(lambda: stream.read(65536), b""):
-            tail.extend(chunk)
-            del tail[:-OUTPUT_LIMIT]
-
-    assert process.stdout is not None
-    reader = threading.Thread(target=drain, args=(process.stdout,), daemon=True)
-    reader.start()
-    try:
-        process.wait(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        kill_group(process)
+    with tempfile.TemporaryDirectory(prefix="bugbout-setup-") as scratch:
+        output = Path(scratch) / "stdout"
+        finished = run_logged(
+            argv,
+            cwd=tree,
+            env={"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "HOME": scratch},
+            stdin=None,
+            timeout=TIMEOUT,
+            stdout=output,
+            stderr=Path(scratch) / "stderr",
+            limit=OUTPUT_LIMIT,
+        )
+        text = output.read_bytes().decode("utf-8", "replace")
+    if finished.exit_code != 0:
         return None
-    finally:
-        reader.join()
-    text = bytes(tail).decode("utf-8", "replace")
     line = next((part for part in reversed(text.split("\n")) if part.startswith(MARK)), None)
-    if process.returncode != 0 or line is None:
+    if line is None:
         return None
     try:
         found = json.loads(line[len(MARK) :])
