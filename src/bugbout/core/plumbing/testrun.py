@@ -83,9 +83,10 @@ def run_tests(
     also let it write ``writable``: its private HOME); by default it only switches the
     network off. A command that confines itself (``Command.contained``) is not wrapped.
 
-    When pytest dies while a test runs, that test is ``failed`` and listed in ``crashes``
-    (``crashed (signal 11)``), and pytest runs again without it, up to ``CRASH_LIMIT``
-    tests; each pytest process has ``timeout`` seconds.
+    When pytest dies while a test runs, or one test runs past ``project.test-timeout``,
+    that test is ``failed`` and listed in ``crashes`` (``crashed (signal 11)``, ``hung
+    (still running after 300 s)``), and pytest runs again without it, up to
+    ``CRASH_LIMIT`` tests; each pytest process has ``timeout`` seconds.
 
     The run's canary modules are written beside the first target and removed afterwards;
     a run they (or the outcome stream) show meddled with is ``tampered``.
