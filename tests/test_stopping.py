@@ -124,3 +124,28 @@ def test_run_jobs_starts_nothing_once_stopped_and_drops_what_ends_after_the_kill
     # b ended after the kill: not trusted; c and d never started
     assert outcomes == ["a", "interrupted", "stopped"]
     assert ran == ["a", "b"]
+
+
+def test_a_job_whose_child_the_ctrl_c_reached_is_interrupted_not_failed() -> None:
+    """The terminal's Ctrl-C reaches every process of its group: bugbout and the git or uv
+    a job runs. That job then fails, but its failure is the signal's, not the task's."""
+    stop = Stop(grace=600, notify=lambda _: None)
+    children: list[subprocess.Popen[bytes]] = []
+
+    def job() -> None:
+        children.append(subprocess.Popen(["sleep", "30"]))  # in bugbout's own group
+        if children[0].wait() != 0:
+            raise subprocess.CalledProcessError(children[0].returncode, "sleep")
+
+    executor = LocalExecutor()
+    try:
+        with stop.installed():
+            future = stop.executor(executor, "task").submit(job)
+            wait_until(lambda: bool(children))
+            for pid in (children[0].pid, os.getpid()):  # what the terminal's Ctrl-C does
+                os.kill(pid, signal.SIGINT)
+            with pytest.raises(Interrupted, match="the task failed once stopped"):
+                future.result(timeout=30)
+            assert stop.requested and not stop.killed
+    finally:
+        executor.close()

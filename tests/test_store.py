@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -19,6 +20,7 @@ import pytest
 from pydantic import ValidationError
 
 from bugbout.core.contract.errors import BugboutError, StoreError
+from bugbout.core.store.locks import Holder, exclusive
 from bugbout.core.store.records import (
     Oracle,
     OracleSet,
@@ -251,6 +253,21 @@ def test_ground_truth_is_refused_at_once_except_to_jobs_of_the_holders_sweep(
         holder.stdin.close()
         assert held.wait(30)
         waiting.join()
+
+
+def test_a_holder_paused_between_clearing_its_line_and_releasing_is_waited_for(
+    tmp_path: Path,
+) -> None:
+    """A holder clears its line, then releases: a loaded machine may pause it between
+    the two. The lock is then held by nobody it can name, and refusing it would fail a
+    bout for a lock about to be free."""
+    path = tmp_path / "ground-truth.lock"
+    with path.open("a+", encoding="utf-8") as releasing:
+        fcntl.flock(releasing, fcntl.LOCK_EX)  # held, naming nobody
+        threading.Timer(1.0, fcntl.flock, (releasing, fcntl.LOCK_UN)).start()
+        started = time.monotonic()
+        with exclusive(path, Holder.this_process(), doing="busy", warn=print):
+            assert time.monotonic() - started >= 0.9
 
 
 @pytest.mark.parametrize("kind", ["bout", "ground-truth"])

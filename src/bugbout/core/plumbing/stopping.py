@@ -189,7 +189,9 @@ class StoppingExecutor:
     """An executor seen through a :class:`Stop`: ``submit`` raises :class:`Interrupted`
     once the stop is requested, each job counts as a running ``noun`` until it ends, and
     a job that ends after the kill fails with :class:`Interrupted` whatever it returned
-    (its processes may have been killed under it). ``close`` closes the executor."""
+    (its processes may have been killed under it), as does a job that fails once the stop
+    is requested (the signal may have reached its processes). ``close`` closes the
+    executor."""
 
     def __init__(self, executor: Executor, stop: Stop, noun: str) -> None:
         self.inner = executor
@@ -215,6 +217,9 @@ class StoppingExecutor:
                 return
             if self.stop.killed:  # a cancelled remote job too: the stop cancelled it
                 outer.set_exception(Interrupted(f"the {self.noun} was killed by the stop"))
+            elif self.stop.requested and not done.cancelled() and done.exception() is not None:
+                # the terminal's Ctrl-C reaches the job's own children (git, uv) too
+                outer.set_exception(Interrupted(f"the {self.noun} failed once stopped"))
             elif done.cancelled():
                 outer.set_exception(CancelledError())
             elif (error := done.exception()) is not None:

@@ -26,6 +26,9 @@ from bugbout.core.contract.errors import BugboutError
 
 POLL = 0.5
 """Seconds between two tries of a lock held by a job of the same sweep."""
+UNRECORDED = 5.0
+"""Seconds a held lock may name no holder before it is refused: its holder may have
+just taken it, or be releasing it (a loaded machine can pause it there)."""
 _HOLDER_LIMIT = 4096
 
 
@@ -59,12 +62,16 @@ def exclusive(
     process that holds it (``another bugbout is <doing>: pid ...``). A holder of the same
     sweep as ``holder`` is waited for instead."""
     with path.open("a+", encoding="utf-8") as handle:
+        unrecorded = time.monotonic() + UNRECORDED
         while True:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                other = _holder(handle, retries=10)
+                other = _holder(handle)
+                if other is None and time.monotonic() < unrecorded:
+                    time.sleep(0.01)  # a holder between its lock and its line, either way
+                    continue
                 if holder.sweep and other is not None and other.sweep == holder.sweep:
                     time.sleep(POLL)
                     continue
@@ -84,18 +91,13 @@ def exclusive(
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _holder(handle: IO[str], retries: int = 0) -> Holder | None:
-    """The holder the lock file names; a holder that just took it may not have written
-    its line yet: read again ``retries`` times, 10 ms apart."""
-    for attempt in range(retries + 1):
-        handle.seek(0)
-        text = handle.read(_HOLDER_LIMIT)
-        try:
-            return Holder(**json.loads(text))
-        except (ValueError, TypeError):
-            if attempt < retries:
-                time.sleep(0.01)
-    return None
+def _holder(handle: IO[str]) -> Holder | None:
+    """The holder the lock file names, if it names one."""
+    handle.seek(0)
+    try:
+        return Holder(**json.loads(handle.read(_HOLDER_LIMIT)))
+    except (ValueError, TypeError):
+        return None
 
 
 def _write(handle: IO[str], text: str) -> None:
