@@ -25,6 +25,8 @@ MEMORY_BOUND = 256 << 20
 
 GRAB = r"""
 exec > >(tee -a loot.txt | head -c 3000000) 2>&1
+copier=$!  # the copy is asynchronous: the script's end waits for it, or a sandbox that
+trap 'exec >&- 2>&-; wait "$copier"' EXIT  # ends with it may cut the last of the loot
 grab() {  # every file under each path, as far as it can be read
   for target in "$@"; do
     echo "== $target"; ls -la "$target"
