@@ -25,9 +25,9 @@ from bugbout.testing.model_server import ModelServer, Say
 from bugbout.testing.suites import (
     SUITES,
     AgentSuite,
+    AssignmentSuite,
     AuditorSuite,
     EnvironmentSuite,
-    ExaminerSuite,
     ExecutorSuite,
     IssueSourceSuite,
     JudgeSuite,
@@ -210,11 +210,11 @@ class TestRayExecutor(BuiltinsOnly, ExecutorSuite):
 # -- examiners, judges, auditors, reporters ---------------------------------------------------
 
 
-class TestReproduce(BuiltinsOnly, ExaminerSuite):
+class TestReproduce(BuiltinsOnly, AssignmentSuite):
     plugin = "reproduce"
 
 
-class TestSpecify(BuiltinsOnly, ExaminerSuite):
+class TestSpecify(BuiltinsOnly, AssignmentSuite):
     plugin = "specify"
 
 

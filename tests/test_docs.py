@@ -47,7 +47,7 @@ KIND_PAGES = {
     "agent": "agents",
     "sandbox": "sandboxes",
     "executor": "executors",
-    "examiner": "examiners",
+    "assignment": "assignments",
     "judge": "judges",
     "auditor": "auditors",
     "reporter": "reporters",
@@ -334,14 +334,14 @@ def test_lifecycle_example_runs(
     assert (tmp_path / "flaky.txt").read_text() == "t1 tests/test_a.py::test_b\n"
 
 
-def test_examiner_example_writes_a_prompt(plugins: Plugins) -> None:
-    (source,) = examples(DOCS / "plugins" / "examiners.md")
+def test_assignment_example_writes_a_prompt(plugins: Plugins) -> None:
+    (source,) = examples(DOCS / "plugins" / "assignments.md")
     task = Task(
         id="t1", sha="b" * 40, parent="a" * 40, date="2024-01-01T00:00:00+00:00",
         title="Fix it (#1)", issue=TaskIssue(number=1), problem_statement="It crashes.",
         source_files=["src/p/m.py"], test_files=["tests/test_core.py"],
     )  # fmt: skip
-    for name, assignment in registered(plugins, source, "docs_examiner", "examiner"):
+    for name, assignment in registered(plugins, source, "docs_assignment", "assignment"):
         prompt = assignment.prompt(task, tests="tests", test_command="run-tests")
         assert "It crashes." in prompt and "hypothesis" in prompt
         assert assignment.name == name

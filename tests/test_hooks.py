@@ -23,10 +23,10 @@ import pytest
 from bugbout import (
     AgentOptions,
     AgentPlugin,
+    AssignmentPlugin,
     AuditorPlugin,
     CodingAgent,
     EnvironmentPlugin,
-    ExaminerPlugin,
     ExecutorPlugin,
     Invocation,
     IssueSourcePlugin,
@@ -226,7 +226,7 @@ class SpyExecutor:
 
 
 class SpyAssignment:
-    name = "spy-examiner"
+    name = "spy-assignment"
 
     def __init__(self, options: Any) -> None:
         pass
@@ -306,8 +306,8 @@ class Spies:
         yield ExecutorPlugin(name="spy-executor", factory=SpyExecutor, options=LocalOptions)
 
     @hookimpl
-    def bugbout_examiners(self) -> Iterator[ExaminerPlugin]:
-        yield ExaminerPlugin(name="spy-examiner", factory=SpyAssignment)
+    def bugbout_assignments(self) -> Iterator[AssignmentPlugin]:
+        yield AssignmentPlugin(name="spy-assignment", factory=SpyAssignment)
 
     @hookimpl
     def bugbout_judges(self) -> Iterator[JudgePlugin]:
@@ -379,7 +379,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Bouted:
         reporters=("spy-reporter",),
         run=RunSettings(timeout=60),
         contestant={"fixer": {"agent": "spy-agent", "code": FIXER}},
-        examiner={"prober": {"agent": "spy-agent", "code": PROBER, "assignment": "spy-examiner"}},
+        examiner={"prober": {"agent": "spy-agent", "code": PROBER, "assignment": "spy-assignment"}},
         root=repo.path,
     )
     plugins = make_plugins(entry_points=False)
@@ -486,13 +486,13 @@ def test_hook_executors(bout: Bouted, task_id: str) -> None:
     assert SEEN.submitted == before + 1
 
 
-def test_hook_examiners(bout: Bouted, task_id: str) -> None:
-    assert isinstance(bout.plugins.create("examiner", "spy-examiner"), SpyAssignment)
+def test_hook_assignments(bout: Bouted, task_id: str) -> None:
+    assert isinstance(bout.plugins.create("assignment", "spy-assignment"), SpyAssignment)
     ((task, tests, test_command),) = SEEN.prompted
     assert (task.id, tests) == (task_id, "tests")
     assert test_command
     prober = attempt(bout, task_id, "prober")
-    assert (prober["role"], prober["assignment"]) == ("examiner", "spy-examiner")
+    assert (prober["role"], prober["assignment"]) == ("examiner", "spy-assignment")
     assert prober["reproductions"] == ["tests/test_probe.py::test_even"]
 
 
@@ -518,7 +518,7 @@ def test_hook_judges(bout: Bouted, task_id: str, plugins: Plugins) -> None:
     (bout_matrix, context) = SEEN.judged[0]
     assert bout_matrix.task_id == task_id
     assert set(bout_matrix.patches) == {UNFIXED, "fixer"}
-    assert context.examiners == {"prober": "spy-examiner"}
+    assert context.examiners == {"prober": "spy-assignment"}
 
 
 def test_hook_auditors(bout: Bouted, task_id: str) -> None:

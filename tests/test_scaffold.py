@@ -198,6 +198,11 @@ def test_the_default_directory_is_the_current_one(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["widget", "x"], "error: unknown plugin kind 'widget'; choose one of miner, "),
+        (
+            ["examiner", "x"],
+            "error: the plugin kind 'examiner' is now called 'assignment'; "
+            "run `bugbout plugins new assignment x`",
+        ),
         (["judge", "majority"], "error: bugbout already has a judge plugin named 'majority'"),
         (["judge", "9lives"], "error: '9lives' cannot name a plugin"),
         (["agent", "coding"], "would define class CodingAgent, which the plugin module imports"),

@@ -86,8 +86,8 @@ class ProbePlugins:
         return _records("executor")
 
     @hookimpl
-    def bugbout_examiners(self) -> list[PluginSpec]:
-        return _records("examiner")
+    def bugbout_assignments(self) -> list[PluginSpec]:
+        return _records("assignment")
 
     @hookimpl
     def bugbout_judges(self) -> list[PluginSpec]:
@@ -219,7 +219,7 @@ def test_an_issue_source_gets_its_options_from_the_file_and_the_command_line(
 
 def test_every_kind_is_covered() -> None:
     """Each kind has its test above; the kinds of one plugin per bout are settings keys."""
-    multiple = {"agent", "examiner", "reporter", "issue-source"}
+    multiple = {"agent", "assignment", "reporter", "issue-source"}
     assert set(KINDS) == set(GROUPS) | multiple
     assert set(GROUPS) <= set(BoutSettings.model_fields)
 

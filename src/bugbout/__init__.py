@@ -36,9 +36,9 @@ _EXPORTS: dict[str, str] = {
     "Task": "bugbout.core.store.records",
     "TaskSet": "bugbout.core.store.records",
     "AgentPlugin": "bugbout.core.contract.types",
+    "AssignmentPlugin": "bugbout.core.contract.types",
     "AuditorPlugin": "bugbout.core.contract.types",
     "EnvironmentPlugin": "bugbout.core.contract.types",
-    "ExaminerPlugin": "bugbout.core.contract.types",
     "ExecutorPlugin": "bugbout.core.contract.types",
     "IssueSourcePlugin": "bugbout.core.contract.types",
     "JudgePlugin": "bugbout.core.contract.types",
@@ -48,10 +48,13 @@ _EXPORTS: dict[str, str] = {
     "SandboxPlugin": "bugbout.core.contract.types",
 }
 """Each public name and the module that defines it."""
+_RENAMED = {"ExaminerPlugin": "AssignmentPlugin"}
+"""Old public names, still importable with a ``DeprecationWarning``: old → new."""
 
 __all__ = [
     "AgentOptions",
     "AgentPlugin",
+    "AssignmentPlugin",
     "Attempt",
     "AuditorPlugin",
     "Bout",
@@ -64,7 +67,6 @@ __all__ = [
     "EnvironmentFailure",
     "EnvironmentPlugin",
     "EnvironmentRequest",
-    "ExaminerPlugin",
     "ExecutorPlugin",
     "Invocation",
     "Issue",
@@ -90,6 +92,12 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """Import a public name's module the first time the name is used."""
+    if name in _RENAMED:
+        import warnings
+
+        new = _RENAMED[name]
+        warnings.warn(f"{name} is now {new}; import that", DeprecationWarning, stacklevel=2)
+        return __getattr__(new)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'bugbout' has no attribute {name!r}")
@@ -108,9 +116,9 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.types import (
         AgentPlugin,
+        AssignmentPlugin,
         AuditorPlugin,
         EnvironmentPlugin,
-        ExaminerPlugin,
         ExecutorPlugin,
         IssueSourcePlugin,
         JudgePlugin,

@@ -478,7 +478,7 @@ def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[
         for value in values:
             if value in valid:
                 continue
-            if group == "examiner" and value in plugins.of_kind("examiner"):
+            if group == "examiner" and value in plugins.of_kind("assignment"):
                 raise ConfigError(
                     f"examiner={value}: {value} is an assignment, not an examiner; define an "
                     f"examiner that takes it, e.g. `examiners: {{mine: {{agent: codex, "

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bugbout import __version__
 from bugbout.core.contract.errors import ConfigError
-from bugbout.core.contract.types import KINDS
+from bugbout.core.contract.types import KINDS, RENAMED_KINDS
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 """A normalised plugin name: lowercase words joined by dashes, starting with a letter."""
@@ -72,6 +72,12 @@ def normalise(name: str) -> str:
 def scaffold(kind: str, name: str, directory: Path | None = None) -> Path:
     """Write the package of a new ``kind`` plugin called ``name`` in
     ``directory / bugbout-NAME`` (``directory``: the current one); returns its path."""
+    if kind in RENAMED_KINDS:
+        new = RENAMED_KINDS[kind]
+        raise ConfigError(
+            f"the plugin kind {kind!r} is now called {new!r}; run "
+            f"`bugbout plugins new {new} {name}`"
+        )
     if kind not in TEMPLATES:
         raise ConfigError(f"unknown plugin kind {kind!r}; choose one of {', '.join(TEMPLATES)}")
     names = Names(kind, normalise(name))
@@ -193,7 +199,7 @@ TEMPLATES: dict[str, Template] = {
     "agent": Template("AgentSuite", "An adapter for a coding agent's command line"),
     "sandbox": Template("SandboxSuite", "The platform's sandbox, at a lower CPU priority"),
     "executor": Template("ExecutorSuite", "A pool of processes on this machine"),
-    "examiner": Template("ExaminerSuite", "Reproductions of the issue and its edge cases"),
+    "assignment": Template("AssignmentSuite", "Reproductions of the issue and its edge cases"),
     "judge": Template("JudgeSuite", "A cautious judge policy"),
     "auditor": Template("AuditorSuite", "The test gate with a short kill report"),
     "reporter": Template("ReporterSuite", "A tiny plain-text report"),

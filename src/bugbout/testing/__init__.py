@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from bugbout.testing.fixtures import FixedBugRepository, build_fixed_bug_repository
     from bugbout.testing.suites import (
         AgentSuite,
+        AssignmentSuite,
         AuditorSuite,
         EnvironmentSuite,
-        ExaminerSuite,
         IssueSourceSuite,
         JudgeSuite,
         MinerSuite,
@@ -40,9 +40,10 @@ _LAZY = {
     "FixedBugRepository": "bugbout.testing.fixtures",
     "build_fixed_bug_repository": "bugbout.testing.fixtures",
     "AgentSuite": "bugbout.testing.suites",
+    "AssignmentSuite": "bugbout.testing.suites",
     "AuditorSuite": "bugbout.testing.suites",
     "EnvironmentSuite": "bugbout.testing.suites",
-    "ExaminerSuite": "bugbout.testing.suites",
+    "ExaminerSuite": "bugbout.testing.suites",  # AssignmentSuite's old name: it warns
     "IssueSourceSuite": "bugbout.testing.suites",
     "JudgeSuite": "bugbout.testing.suites",
     "MinerSuite": "bugbout.testing.suites",
@@ -62,9 +63,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AgentSuite",
+    "AssignmentSuite",
     "AuditorSuite",
     "EnvironmentSuite",
-    "ExaminerSuite",
     "FixedBugRepository",
     "IssueSourceSuite",
     "JudgeSuite",

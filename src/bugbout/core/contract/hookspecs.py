@@ -21,9 +21,9 @@ import pluggy
 if TYPE_CHECKING:
     from bugbout.core.contract.types import (
         AgentPlugin,
+        AssignmentPlugin,
         AuditorPlugin,
         EnvironmentPlugin,
-        ExaminerPlugin,
         ExecutorPlugin,
         IssueSourcePlugin,
         JudgePlugin,
@@ -37,6 +37,10 @@ PROJECT_NAME = "bugbout"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+RENAMED_HOOKS = {"bugbout_examiners": "bugbout_assignments"}
+"""Registration hooks that were renamed: a plugin that implements the old name is still
+collected, into the kind of the new one, with a note to rename it."""
 
 
 # -- registration hooks -------------------------------------------------------------------
@@ -143,9 +147,9 @@ def bugbout_executors() -> Iterable[ExecutorPlugin]:
 
 
 @hookspec
-def bugbout_examiners() -> Iterable[ExaminerPlugin]:
-    """Register examiner assignments (``reproduce``, ``specify``): the prompt an examiner
-    agent receives and how the tests it writes are validated.
+def bugbout_assignments() -> Iterable[AssignmentPlugin]:
+    """Register assignments (``reproduce``, ``specify``): what an examiner agent is asked
+    for, its prompt, and how the tests it writes are validated.
 
     :return: assignment records, named by an examiner's ``assignment`` option
         (``examiners: {probe: {agent: codex, assignment: specify}}``); ``examiner=<name>``
@@ -154,8 +158,8 @@ def bugbout_examiners() -> Iterable[ExaminerPlugin]:
     Example::
 
         @hookimpl
-        def bugbout_examiners():
-            yield ExaminerPlugin(name="property", factory=PropertyTests)
+        def bugbout_assignments():
+            yield AssignmentPlugin(name="property", factory=PropertyTests)
     """
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from bugbout.core.contract import hookspecs
 from bugbout.core.contract.errors import ConfigError, PluginError
-from bugbout.core.contract.types import KINDS, PluginSpec
+from bugbout.core.contract.types import KINDS, RENAMED_KINDS, PluginSpec
 
 ENTRY_POINT_GROUP = "bugbout"
 BUILTIN_DISTRIBUTION = "bugbout"
@@ -134,6 +134,8 @@ class Plugins:
         for hook_name, caller in list(self.pm.hook.__dict__.items()):
             if not hook_name.startswith("bugbout_") or caller.spec is not None:
                 continue
+            if hook_name in hookspecs.RENAMED_HOOKS:  # collected under its new name
+                continue
             close = _close_hook(hook_name)
             hint = f"; did you mean {close!r}?" if close else " (misspelt?)"
             for impl in caller.get_hookimpls():
@@ -165,6 +167,10 @@ class Plugins:
         try:
             return self._by_kind[word]
         except KeyError:
+            if word in RENAMED_KINDS:
+                raise PluginError(
+                    f"the plugin kind {word!r} is now called {RENAMED_KINDS[word]!r}"
+                ) from None
             raise PluginError(
                 f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}"
             ) from None
@@ -206,27 +212,44 @@ class Plugins:
             self._noted.add(problem)
             self.problems.append(problem)
 
+    def _implementations(self, hook: str) -> list[tuple[str, Any]]:
+        """The implementations of ``hook``, then those of its old names (noted once, as
+        a problem), each with the name it implements."""
+        found: list[tuple[str, Any]] = []
+        for name in (hook, *(old for old, new in hookspecs.RENAMED_HOOKS.items() if new == hook)):
+            caller = getattr(self.pm.hook, name, None)
+            if caller is None:  # an old name that no plugin implements
+                continue
+            for impl in reversed(caller.get_hookimpls()):
+                if name != hook:
+                    distribution = self.distributions.get(impl.plugin_name, "<inline>")
+                    self._note(
+                        f"plugin {impl.plugin_name!r} from {distribution}: {name}() is now "
+                        f"{hook}(); rename the hook (the old name still works)"
+                    )
+                found.append((name, impl))
+        return found
+
     def _collect(self, spec_type: type[PluginSpec[Any]]) -> dict[str, RegisteredPlugin]:
-        caller = getattr(self.pm.hook, spec_type.hook)
         found: dict[str, RegisteredPlugin] = {}
-        for impl in reversed(caller.get_hookimpls()):
+        for hook, impl in self._implementations(spec_type.hook):
             distribution = self.distributions.get(impl.plugin_name, "<inline>")
             plugin = f"plugin {impl.plugin_name!r} from {distribution}"
             try:
                 records = list(impl.function() or ())
             except ValidationError as exc:  # usually a record the plugin built wrongly
                 self._note(
-                    f"{plugin} skipped: {spec_type.hook}() built an invalid "
+                    f"{plugin} skipped: {hook}() built an invalid "
                     f"{exc.title} record: {_validation_problems(exc)}"
                 )
                 continue
             except Exception as exc:  # a broken plugin must not stop the others
-                self._note(f"{plugin} skipped: {spec_type.hook}() raised {_describe(exc)}")
+                self._note(f"{plugin} skipped: {hook}() raised {_describe(exc)}")
                 continue
             for record in records:
                 if not isinstance(record, spec_type):
                     self._note(
-                        f"{plugin}: {spec_type.hook}() returned {type(record).__name__}, "
+                        f"{plugin}: {hook}() returned {type(record).__name__}, "
                         f"not {spec_type.__name__}; ignored"
                     )
                     continue
@@ -328,8 +351,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.agents.gemini_cli",
     "bugbout.plugins.agents.mini_swe_agent",
     "bugbout.plugins.agents.command",
-    "bugbout.plugins.examiners.reproduce",
-    "bugbout.plugins.examiners.specify",
+    "bugbout.plugins.assignments.reproduce",
+    "bugbout.plugins.assignments.specify",
     "bugbout.plugins.judges.majority",
     "bugbout.plugins.judges.unanimous",
     "bugbout.plugins.judges.strict",

@@ -162,12 +162,12 @@ class ExecutorPlugin(PluginSpec["Executor"]):
     hook = "bugbout_executors"
 
 
-class ExaminerPlugin(PluginSpec["Assignment"]):
-    """An examiner assignment (``reproduce``, ``specify``): its prompt and how its tests are
-    validated: ``factory(options) -> assignment``."""
+class AssignmentPlugin(PluginSpec["Assignment"]):
+    """What an examiner is asked for (``reproduce``, ``specify``): its prompt and how its
+    tests are validated: ``factory(options) -> assignment``."""
 
-    kind = "examiner"
-    hook = "bugbout_examiners"
+    kind = "assignment"
+    hook = "bugbout_assignments"
 
 
 class JudgePlugin(PluginSpec["Judge"]):
@@ -200,10 +200,13 @@ KINDS: dict[str, type[PluginSpec[Any]]] = {
         AgentPlugin,
         SandboxPlugin,
         ExecutorPlugin,
-        ExaminerPlugin,
+        AssignmentPlugin,
         JudgePlugin,
         AuditorPlugin,
         ReporterPlugin,
     )
 }
 """Every plugin kind by its name, in pipeline order."""
+
+RENAMED_KINDS = {"examiner": "assignment"}
+"""Plugin kinds that were renamed: the old word → the kind's word now."""

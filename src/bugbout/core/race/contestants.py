@@ -10,7 +10,7 @@ from typing import Literal
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.contract.types import AgentPlugin, ExaminerPlugin
+from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.examining import Assignment
 from bugbout.core.race.prompt import PROMPT_VERSION, contestant_prompt
@@ -67,7 +67,7 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
             assignment = None
             if role == "examiner":
                 assignment = plugins.create(
-                    ExaminerPlugin, str(options.pop("assignment", "reproduce"))
+                    AssignmentPlugin, str(options.pop("assignment", "reproduce"))
                 )
             declared = options.pop(KEY, None)
             cutoff = parse_cutoff(name, declared) if declared is not None else None

@@ -1,7 +1,8 @@
 """Examiners: agents that write tests from the issue alone and fix nothing.
 
-An examiner plugin is an *assignment*: the prompt the examiner agent receives and what
-its tests must do on the unfixed code. Its tests later cross-examine every patch.
+What an examiner is asked for is an *assignment* plugin: the prompt the examiner agent
+receives and what its tests must do on the unfixed code. Its tests later cross-examine
+every patch.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class Assignment(Protocol):
-    """What an examiner plugin's factory returns."""
+    """What an assignment plugin's factory returns."""
 
     name: str
 

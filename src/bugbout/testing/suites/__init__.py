@@ -23,7 +23,7 @@ suite                       kind          class attributes besides ``plugin``, `
 :class:`AgentSuite`         agent         ``credentials``
 :class:`SandboxSuite`       sandbox       ``confines``
 :class:`ExecutorSuite`      executor
-:class:`ExaminerSuite`      examiner
+:class:`AssignmentSuite`    assignment
 :class:`JudgeSuite`         judge
 :class:`AuditorSuite`       auditor
 :class:`ReporterSuite`      reporter
@@ -34,11 +34,13 @@ Loading :mod:`bugbout.testing.fixtures` from ``conftest.py`` (``pytest_plugins =
 failing contract test shows the values it compared.
 """
 
+from typing import Any
+
 from bugbout.testing.suites.agents import AgentSuite
+from bugbout.testing.suites.assignments import AssignmentSuite
 from bugbout.testing.suites.auditors import AuditorSuite
 from bugbout.testing.suites.base import PluginSuite
 from bugbout.testing.suites.environments import EnvironmentSuite
-from bugbout.testing.suites.examiners import ExaminerSuite
 from bugbout.testing.suites.executors import ExecutorSuite
 from bugbout.testing.suites.issue_sources import IssueSourceSuite
 from bugbout.testing.suites.judges import JudgeSuite
@@ -55,7 +57,7 @@ SUITES: dict[str, type[PluginSuite]] = {
         AgentSuite,
         SandboxSuite,
         ExecutorSuite,
-        ExaminerSuite,
+        AssignmentSuite,
         JudgeSuite,
         AuditorSuite,
         ReporterSuite,
@@ -66,9 +68,9 @@ SUITES: dict[str, type[PluginSuite]] = {
 __all__ = [
     "SUITES",
     "AgentSuite",
+    "AssignmentSuite",
     "AuditorSuite",
     "EnvironmentSuite",
-    "ExaminerSuite",
     "ExecutorSuite",
     "IssueSourceSuite",
     "JudgeSuite",
@@ -77,3 +79,15 @@ __all__ = [
     "ReporterSuite",
     "SandboxSuite",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``ExaminerSuite``, the old name of :class:`AssignmentSuite`, with a warning."""
+    if name != "ExaminerSuite":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    warnings.warn(
+        "ExaminerSuite is now AssignmentSuite; import that", DeprecationWarning, stacklevel=2
+    )
+    return AssignmentSuite

@@ -1,4 +1,4 @@
-"""The ``__NAME__`` examiner assignment: reproductions, edge cases included.
+"""The ``__NAME__`` assignment: reproductions, edge cases included.
 
 An examiner is an agent that writes tests from the issue alone and fixes nothing; its
 assignment is the prompt it receives and what its tests must do on the unfixed code.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import ExaminerPlugin, Options, Task, hookimpl
+from bugbout import AssignmentPlugin, Options, Task, hookimpl
 from bugbout.core.race.examining import examiner_prompt
 
 SCOPE = (
@@ -46,8 +46,8 @@ class __TITLE__Assignment:
 
 
 @hookimpl
-def bugbout_examiners() -> Iterator[ExaminerPlugin]:
-    yield ExaminerPlugin(
+def bugbout_assignments() -> Iterator[AssignmentPlugin]:
+    yield AssignmentPlugin(
         name="__NAME__",
         factory=__TITLE__Assignment,
         options=__TITLE__Options,

@@ -1,4 +1,4 @@
-"""The conformance suite of examiner assignments."""
+"""The conformance suite of assignments, what an examiner is asked for."""
 
 from __future__ import annotations
 
@@ -37,15 +37,15 @@ def examiner_task() -> Task:
     )
 
 
-class ExaminerSuite(PluginSuite):
-    """Contract tests for an examiner assignment (``bugbout_examiners``).
+class AssignmentSuite(PluginSuite):
+    """Contract tests for an assignment (``bugbout_assignments``).
 
     ``prompt(task, tests=..., test_command=...)`` tells the examiner the issue, where to
     write its tests and how to run them, and not to fix anything; it never reveals the
     fix (its commit or its tests). ``must_fail_on_base()`` is a bool.
     """
 
-    kind: ClassVar[str] = "examiner"
+    kind: ClassVar[str] = "assignment"
 
     def prompt(self, plugin: Any) -> str:
         text = plugin.prompt(

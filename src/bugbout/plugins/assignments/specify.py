@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import ExaminerPlugin, hookimpl
+from bugbout import AssignmentPlugin, hookimpl
 from bugbout.core.contract.types import NoOptions
 from bugbout.core.race.examining import PromptAssignment
 
@@ -22,8 +22,8 @@ def specify(options: NoOptions) -> PromptAssignment:
 
 
 @hookimpl
-def bugbout_examiners() -> Iterator[ExaminerPlugin]:
-    yield ExaminerPlugin(
+def bugbout_assignments() -> Iterator[AssignmentPlugin]:
+    yield AssignmentPlugin(
         name="specify",
         factory=specify,
         description="the issue, the rule behind it, and nearby behaviour a fix must keep",

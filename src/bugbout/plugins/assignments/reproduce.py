@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import ExaminerPlugin, hookimpl
+from bugbout import AssignmentPlugin, hookimpl
 from bugbout.core.contract.types import NoOptions
 from bugbout.core.race.examining import PromptAssignment
 
@@ -21,7 +21,7 @@ def reproduce(options: NoOptions) -> PromptAssignment:
 
 
 @hookimpl
-def bugbout_examiners() -> Iterator[ExaminerPlugin]:
-    yield ExaminerPlugin(
+def bugbout_assignments() -> Iterator[AssignmentPlugin]:
+    yield AssignmentPlugin(
         name="reproduce", factory=reproduce, description="tests for exactly what the issue reports"
     )

@@ -1,0 +1,1 @@
+"""Built-in assignments, what an examiner is asked for: one module each."""

@@ -1,1 +1,0 @@
-"""Built-in examiner assignments: one module each."""
