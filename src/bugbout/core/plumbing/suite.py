@@ -19,17 +19,17 @@ TEST_FOLDERS = frozenset({"test", "tests", "testing"})
 
 def suite_paths(tree: Path, tests: str, test_files: Iterable[str]) -> tuple[str, ...]:
     """The suite's paths for pytest in ``tree`` (a checkout of the task's parent):
-    ``tests`` when the tree has that folder, then :func:`test_folder` of each of
+    ``tests`` when the tree has that folder, then :func:`suite_of` of each of
     ``test_files`` outside the paths found so far, when the tree has it."""
     found = [tests] if (tree / tests).is_dir() else []
     for module in test_files:
-        folder = test_folder(module)
+        folder = suite_of(module)
         if not any(_inside(folder, path) for path in found) and (tree / folder).exists():
             found = [path for path in found if not _inside(path, folder)] + [folder]
     return tuple(found)
 
 
-def test_folder(module: str) -> str:
+def suite_of(module: str) -> str:
     """The suite a test module belongs to: its outermost parent folder named like a
     tests folder (:data:`TEST_FOLDERS`), else its own folder; a module at the root of the
     repository is its own suite."""
