@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from suite_history import build_moved_tests
 
-from bugbout.core.plumbing.suite import suite_paths, suite_of, writing_folder
+from bugbout.core.plumbing.suite import suite_of, suite_paths, writing_folder
+from bugbout.core.report.report_tasks import TaskPage, environment_line
+from suite_history import build_moved_tests
 
 
 def tree(root: Path, *files: str) -> Path:
@@ -91,3 +92,11 @@ def test_a_bout_runs_the_suite_where_it_was_at_the_fix(tmp_path: Path) -> None:
     verdicts = json.loads((store / "verdicts.json").read_text())[task]
     assert verdicts["majority"]["pick"] == "correct"
     assert json.loads((store / "oracles.json").read_text())[task]["suite"] == ["test"]
+
+
+def test_the_task_page_says_where_the_tests_were() -> None:
+    page = TaskPage(id="t", environment="interpreter python3", suite=["test", "test_x.py"])
+    assert environment_line(page) == "interpreter python3; tests in test, test_x.py"
+    assert environment_line(TaskPage(id="t", environment="interpreter python3")) == (
+        "interpreter python3"
+    )
