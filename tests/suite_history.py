@@ -40,7 +40,7 @@ print("fixed add(); regression test in", tests)
 """
 
 
-def build_moved_tests(path: Path, *, settings_tests: str = "tests") -> str:
+def build_moved_tests(path: Path) -> str:
     """The repository with its ``bugbout.yaml``; returns the fix's sha."""
     repo = RepositoryBuilder(path)
     repo.commit(
@@ -63,7 +63,7 @@ def build_moved_tests(path: Path, *, settings_tests: str = "tests") -> str:
     (path / "issues.jsonl").write_text("".join(json.dumps(issue) + "\n" for issue in ISSUES))
     python, agent = json.dumps(sys.executable), json.dumps(AGENT)
     config = (
-        render_config(["src/calc"], settings_tests)
+        render_config(["src/calc"], "tests")
         .replace(
             "# issue-source:\n#   file: {path: issues.jsonl}",
             "issue-source:\n  file: {path: issues.jsonl}",

@@ -2,9 +2,9 @@
 
 The base run is the audit's gate on the unfixed code (the repository's tests at the
 task's commit and the fix's test files), made once per task with the ``bugbout_coverage``
-plugin when ``verdicts.tests`` is ``affected``: its outcomes are every audit's baseline, and its map
-selects each patch's tests (:mod:`bugbout.core.crossexam.affected`). It runs on a fresh copy of the
-unfixed code that holds nothing an agent wrote.
+plugin when ``verdicts.tests`` is ``affected``: its outcomes are every audit's baseline,
+and its map selects each patch's tests (:mod:`bugbout.core.crossexam.affected`). It runs
+on a fresh copy of the unfixed code that holds nothing an agent wrote.
 """
 
 from __future__ import annotations
