@@ -11,9 +11,18 @@ from pathlib import Path
 
 import pytest
 
+import components
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.crossexam.base_run import run_base
+from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.suite import suite_of, suite_paths, writing_folder
+from bugbout.core.plumbing.tools import Tools
 from bugbout.core.report.report_tasks import TaskPage, environment_line
-from suite_history import build_moved_tests
+from bugbout.core.store.records import Task, TaskIssue
+from bugbout.core.store.store import Store
+from bugbout.testing import RepositoryBuilder
+from suite_history import OPS, TEST_ADD, TEST_DOUBLE, TEST_ROOT, build_moved_tests
 
 
 def tree(root: Path, *files: str) -> Path:
@@ -100,3 +109,50 @@ def test_the_task_page_says_where_the_tests_were() -> None:
     assert environment_line(TaskPage(id="t", environment="interpreter python3")) == (
         "interpreter python3"
     )
+
+
+def test_the_base_run_holds_the_setting_and_the_task_tests_elsewhere(
+    tmp_path: Path, plugins: Plugins, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tests/`` exists, but the fix's tests live in the package: the task's suite is
+    both, and so is its base run."""
+    if not components.FOUND["bubblewrap"]():
+        components.missing("bubblewrap", "the base run is confined by bubblewrap")
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    repo = RepositoryBuilder(tmp_path / "repo")
+    parent = repo.commit(
+        "Initial commit",
+        {
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": OPS,
+            "tests/test_double.py": TEST_DOUBLE,
+            "src/calc/tests/__init__.py": "",
+            "src/calc/tests/test_root.py": TEST_ROOT,
+        },
+    )
+    fix = repo.commit(
+        "Fix the sign (#1)",
+        {"src/calc/ops.py": OPS.replace("abs(b)", "b"), "src/calc/tests/test_add.py": TEST_ADD},
+    )
+    task = Task(
+        id=Task.id_for(fix), sha=fix, parent=parent, date="2023-11-14T23:13:20+00:00",
+        title="Fix the sign (#1)", issue=TaskIssue(number=1), source_files=["src/calc/ops.py"],
+        test_files=["src/calc/tests/test_add.py"],
+        changed_test_files=["src/calc/tests/test_add.py"],
+    )  # fmt: skip
+    settings = BoutSettings(
+        project=ProjectSettings(source="src/calc"),
+        environment=PluginChoice(name="interpreter"),
+        sandbox=PluginChoice(name="bubblewrap"),
+        root=repo.path,
+    )
+    tools = Tools.build(settings, plugins, Store(tmp_path / "store"))
+    with Git(repo.path) as git:
+        bench = tools.bench(task, tools.checkouts(git), 120)
+        assert bench.suite == ("tests", "src/calc/tests")
+        base = run_base(task, bench, coverage=False)
+    assert base.run.outcomes == {
+        "tests/test_double.py::test_double": "passed",
+        "src/calc/tests/test_root.py::test_add_zero": "passed",
+        "src/calc/tests/test_add.py::test_negative": "failed",
+    }
