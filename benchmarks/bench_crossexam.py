@@ -274,7 +274,7 @@ def measure(
         found = attempts(task, checkouts)
 
         def examine() -> Matrix:
-            bench = Bench(checkouts, environment, PROJECT, 600, confine)
+            bench = Bench(checkouts, environment, PROJECT, 600, confine, ("tests",))
             return cross_examine(task, found, bench, run_suite=True)
 
         benches.run_tests = counting

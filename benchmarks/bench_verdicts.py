@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     _, (base_run, chunks) = bugbout_run(coverage=True)  # type: ignore[misc]
     base = BaseRun(task_id="bench", run=base_run, coverage=read_coverage(chunks))
     scope = changed_in_functions(tree, patch.source, patch.area(ChangeArea.SOURCE))
-    selection = select(base, scope, suite="tests")
+    selection = select(base, scope, suite=("tests",))
     selected = sum(1 for test in base.run.outcomes if selection.runs(test))
     raw = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
     measures = {

@@ -111,7 +111,7 @@ BASE = BaseRun(
 
 
 def test_a_patch_runs_the_tests_that_ran_what_it_changed_and_every_test_not_passing() -> None:
-    chosen = select(BASE, {"src/shop/prices.py": True}, suite="tests")
+    chosen = select(BASE, {"src/shop/prices.py": True}, suite=("tests",))
     assert not chosen.everything
     runs = {test for test in BASE.run.outcomes if chosen.runs(test)}
     assert runs == {
@@ -120,7 +120,7 @@ def test_a_patch_runs_the_tests_that_ran_what_it_changed_and_every_test_not_pass
         "tests/test_names.py::test_untraced",  # the map does not know it
     }
     assert set(chosen.targets) == {"tests/test_cart.py", "tests/test_names.py"}
-    unstable = select(BASE, {}, suite="tests", always=["tests/test_other.py::test_other"])
+    unstable = select(BASE, {}, suite=("tests",), always=["tests/test_other.py::test_other"])
     assert unstable.runs("tests/test_other.py::test_other")
 
 
@@ -136,7 +136,7 @@ def test_what_no_map_can_vouch_for_runs_the_whole_suite(
     scope: dict[str, bool], status: RunStatus, why: str
 ) -> None:
     base = BASE.model_copy(update={"run": BASE.run.model_copy(update={"status": status})})
-    chosen = select(base, scope, suite="tests")
+    chosen = select(base, scope, suite=("tests",))
     assert chosen.everything.startswith(why)
     assert chosen.targets == ("tests",) and not chosen.skip
 
@@ -304,7 +304,7 @@ class Shop:
 
     @property
     def bench(self) -> Bench:
-        return Bench(self.checkouts, self.environment, self.project, 120, self.confine)
+        return Bench(self.checkouts, self.environment, self.project, 120, self.confine, ("tests",))
 
 
 @pytest.fixture
@@ -329,7 +329,7 @@ def test_affected_finds_every_regression_all_finds(shop: Shop) -> None:
             "src/shop/prices.py": PRICES.replace("PRICES[item]", "PRICES[item] * 100"),
         },
     )
-    chosen = selections(base, shop.oracle, [breaking], base_tree=shop.base, suite="tests")
+    chosen = selections(base, shop.oracle, [breaking], base_tree=shop.base, suite=("tests",))
     found = {}
     for mode, selection in (("all", None), ("affected", chosen["breaking"])):
         gate, baseline = run_gate(
@@ -379,7 +379,7 @@ def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) 
     receipt = {files[i] for i in coverage.tests["tests/test_receipt.py::test_receipt"]}
     assert receipt == {"src/shop/receipt.py", "src/shop/cart.py", "src/shop/prices.py"}
     base = BaseRun(task_id=shop.task.id, run=run, coverage=coverage)
-    assert select(base, {"src/shop/prices.py": True}, suite="tests").runs(
+    assert select(base, {"src/shop/prices.py": True}, suite=("tests",)).runs(
         "tests/test_quiet.py::test_quiet"
     )
 
@@ -391,7 +391,9 @@ def test_the_matrix_answers_for_the_suite_tests_a_patch_cannot_affect(shop: Shop
     fixing = shop.attempt(
         "fixing", {"src/shop/names.py": NAMES.replace("name\n", "name.upper()\n")}
     )
-    chosen = selections(base, shop.oracle, [breaking, fixing], base_tree=shop.base, suite="tests")
+    chosen = selections(
+        base, shop.oracle, [breaking, fixing], base_tree=shop.base, suite=("tests",)
+    )
     matrix = cross_examine(
         shop.task, [breaking, fixing], shop.bench, run_suite=True, suite=chosen, jobs=2
     )

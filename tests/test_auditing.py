@@ -531,7 +531,12 @@ class Bench:
             self.task,
             attempt,
             benches.Bench(
-                self.checkouts, self.environment, self.settings.project, 120, self.confine
+                self.checkouts,
+                self.environment,
+                self.settings.project,
+                120,
+                self.confine,
+                ("tests",),
             ),
             tests=[self.settings.project.tests],
             hidden=hidden,

@@ -150,7 +150,7 @@ class World:
         return record(self.task, name, patch, **fields)
 
     def examine(self, attempts: list[Attempt], *, run_suite: bool = True) -> Matrix:
-        bench = Bench(self.checkouts, self.environment, PROJECT, 120, self.confine)
+        bench = Bench(self.checkouts, self.environment, PROJECT, 120, self.confine, ("tests",))
         return cross_examine(self.task, attempts, bench, run_suite=run_suite)
 
 

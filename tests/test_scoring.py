@@ -37,7 +37,7 @@ def scored(world: World, attempt: Attempt | None, **options: str) -> Resolution:
 
 
 def bench(world: World) -> Bench:
-    return Bench(world.checkouts, world.environment, PROJECT, 120, world.confine)
+    return Bench(world.checkouts, world.environment, PROJECT, 120, world.confine, ("tests",))
 
 
 def test_a_correct_patch_resolves(world: World) -> None:

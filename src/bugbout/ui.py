@@ -81,6 +81,7 @@ class Console:
 
     def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
         from bugbout.core.plumbing.backtrack import compact
+        from bugbout.core.report.report_tasks import suite_note
 
         excluded = ", ".join(
             f"{reason} {count}" for reason, count in sorted(tasks.excluded.items())
@@ -100,7 +101,7 @@ class Console:
                 str(len(oracle.fail_to_pass)) if oracle else "-",
                 str(len(oracle.pass_to_pass)) if oracle else "-",
                 str(len(oracle.unstable)) if oracle else "-",
-                oracle.status if oracle else "not computed",
+                suite_note(oracle.status, oracle.suite) if oracle else "not computed",
                 compact(oracle.versions, oracle.exempt) if oracle else "-",
             )
         self.out.print(table)

@@ -372,9 +372,7 @@ class EvidenceJob:
         if affected and base is not None:
             columns = [a for a in self.attempts if a.role == "contestant"]
             base_tree = bench.checkouts.base(task.parent)
-            chosen = selections(
-                base, self.oracle, columns, base_tree=base_tree, suite=settings.project.tests
-            )
+            chosen = selections(base, self.oracle, columns, base_tree=base_tree, suite=bench.suite)
         matrix = self.matrix or cross_examine(
             task,
             self.attempts,
@@ -404,7 +402,7 @@ class EvidenceJob:
                     task,
                     attempt,
                     bench,
-                    tests=[settings.project.tests],
+                    tests=bench.suite,
                     baseline=base.run,
                     selection=(chosen or {}).get(attempt.contestant),
                 )

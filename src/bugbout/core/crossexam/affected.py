@@ -226,15 +226,15 @@ def select(
     base: BaseRun,
     scope: dict[str, bool],
     *,
-    suite: str,
+    suite: tuple[str, ...],
     always: Iterable[str] = (),
 ) -> Selection:
-    """The tests of ``suite`` (the repository's test path) that a patch changing the files
+    """The tests of ``suite`` (the repository's test paths) that a patch changing the files
     in ``scope`` (:func:`changed_in_functions`) can affect, as the module says."""
-    whole = Selection((suite,))
+    whole = Selection(suite)
     coverage, run = base.coverage, base.run
     if run.status != RunStatus.OK:
-        return Selection((suite,), everything=f"the base run ended {run.status.value}")
+        return Selection(suite, everything=f"the base run ended {run.status.value}")
     if run.outcomes and not coverage.tests:
         return Selection(whole.targets, everything="the base run left no coverage map")
     outside = {coverage.files[i] for i in coverage.outside}

@@ -1,10 +1,10 @@
 """A task's base run, and the tests each patch of the task runs in the verdict stages.
 
-The base run is the audit's gate on the unfixed code (the repository's tests and the
-fix's test files), made once per task with the ``bugbout_coverage`` plugin when
-``verdicts.tests`` is ``affected``: its outcomes are every audit's baseline, and its map
-selects each patch's tests (:mod:`bugbout.core.crossexam.affected`). It runs on a fresh copy of the
-unfixed code that holds nothing an agent wrote.
+The base run is the audit's gate on the unfixed code (the repository's tests at the
+task's commit and the fix's test files), made once per task with the ``bugbout_coverage``
+plugin when ``verdicts.tests`` is ``affected``: its outcomes are every audit's baseline,
+and its map selects each patch's tests (:mod:`bugbout.core.crossexam.affected`). It runs
+on a fresh copy of the unfixed code that holds nothing an agent wrote.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def run_base(task: Task, bench: Bench, *, coverage: bool) -> BaseRun:
         try:
             install_fix_tests(task, bench.git, tree)
             chunks: list[bytes] | None = [] if coverage else None
-            targets = gate_targets(task, [bench.project.tests], hidden=True, examiners=())
+            targets = gate_targets(task, bench.suite, hidden=True, examiners=())
             run = bench.run(tree, targets, label=BASELINE_LABEL, coverage=chunks)
         finally:
             checkouts.remove(Path(scratch) / "tree")
@@ -51,7 +51,7 @@ def selections(
     attempts: Sequence[Attempt],
     *,
     base_tree: Path,
-    suite: str,
+    suite: tuple[str, ...],
 ) -> dict[str, Selection]:
     """Each attempt's selection of the repository's tests, by contestant: what its
     source changes can affect, and every test unstable or failing on the unfixed code."""

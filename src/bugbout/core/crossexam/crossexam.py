@@ -109,7 +109,7 @@ def cross_examine(
         installed = plan_installation(written, base)
         modules = list(dict.fromkeys(module.path for module in installed))
         suites = _suite_targets(
-            [name for name, _ in columns], suite, base, bench.project.tests if run_suite else None
+            [name for name, _ in columns], suite, base, bench.suite if run_suite else None
         )
 
         def run(number: int) -> TestRun:
@@ -287,13 +287,17 @@ def _inside(tree: Path, path: str) -> Path:
 
 
 def _suite_targets(
-    names: list[str], suite: dict[str, Selection] | None, base: Path, tests: str | None
+    names: list[str],
+    suite: dict[str, Selection] | None,
+    base: Path,
+    tests: tuple[str, ...] | None,
 ) -> dict[str, tuple[list[str], frozenset[str]]]:
-    """Each column's targets of the repository's suite and the tests to skip (none without
-    ``tests``; all of it without ``suite``), only paths the unfixed tree has."""
-    if tests is None or not (base / tests).exists():
+    """Each column's targets of the repository's suite (``tests``, its paths) and the
+    tests to skip (none without ``tests``; all of it without ``suite``), only paths the
+    unfixed tree has."""
+    if not tests:
         return {name: ([], frozenset()) for name in names}
-    whole = Selection((tests,))
+    whole = Selection(tests)
     chosen = {name: (suite or {}).get(name, whole) for name in names if name != UNFIXED}
     if suite is not None and UNFIXED in names:
         union = Selection(())

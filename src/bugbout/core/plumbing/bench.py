@@ -1,5 +1,6 @@
 """The test bench: what every test run of a task after the race shares (its trees, its
-environment, the project's test settings, the timeout, the confinement), said once.
+environment, the project's test settings, where its suite is, the timeout, the
+confinement), said once.
 
 The base run, the cross-examination, the scores and the audits' gates each take a
 :class:`Bench` and make their own working copies on it."""
@@ -28,6 +29,9 @@ class Bench:
     project: ProjectSettings
     timeout: float
     confine: Confine
+    suite: tuple[str, ...]
+    """The repository's tests at the task's commit
+    (:func:`bugbout.core.plumbing.suite.suite_paths`): what "the suite" runs."""
 
     @property
     def git(self) -> Git:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -44,9 +45,12 @@ def distribution(module: str) -> str:
     return parts[0].replace("_", "-")
 
 
-def missing_imports(runs: list[TestRun], tree: Path, project: ProjectSettings) -> dict[str, str]:
-    """Modules the runs could not import that the project does not provide, each with
-    the file that imports it (or the test module that failed), in the order found."""
+def missing_imports(
+    runs: list[TestRun], tree: Path, project: ProjectSettings, suite: Sequence[str]
+) -> dict[str, str]:
+    """Modules the runs could not import that the project does not provide (in ``tree``,
+    its import roots or its ``suite``'s paths), each with the file that imports it (or
+    the test module that failed), in the order found."""
     found: dict[str, str] = {}
     for run in runs:
         texts = [(m, node) for node, m in run.collection_errors.items()]
@@ -54,7 +58,7 @@ def missing_imports(runs: list[TestRun], tree: Path, project: ProjectSettings) -
         for text, node in texts:
             for match in _MISSING.finditer(text):
                 module = match["module"]
-                if module in found or _provided(module, tree, project):
+                if module in found or _provided(module, tree, project, suite):
                     continue
                 found[module] = _where(match, text, node)
     return found
@@ -96,9 +100,9 @@ def unrepaired(missing: dict[str, str], added: list[AddedDependency], enabled: b
     return f"; {module} is imported by {where} but not installed: {fix}"
 
 
-def _provided(module: str, tree: Path, project: ProjectSettings) -> bool:
+def _provided(module: str, tree: Path, project: ProjectSettings, suite: Sequence[str]) -> bool:
     top = module.split(".", maxsplit=1)[0]
-    roots = {tree, tree / project.tests, *(tree / root for root in project.import_roots)}
+    roots = {tree, *(tree / path for path in suite), *(tree / r for r in project.import_roots)}
     return any((root / top).is_dir() or (root / f"{top}.py").is_file() for root in roots)
 
 

@@ -17,6 +17,7 @@ from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.confine import Confine, test_confinement
 from bugbout.core.plumbing.environments import Environments
 from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.suite import suite_paths
 from bugbout.core.store.records import Task
 from bugbout.core.store.store import Store
 from bugbout.sandbox.confinement import Sandbox
@@ -66,11 +67,13 @@ class Tools:
         return Checkouts(git, self.home / "checkouts", self.settings.run.checkouts)
 
     def bench(self, task: Task, checkouts: Checkouts, timeout: float) -> Bench:
-        """``task``'s test bench: its environment, the project's tests, ``timeout``."""
+        """``task``'s test bench: its environment, its suite at its commit, ``timeout``."""
+        project = self.settings.project
         return Bench(
             checkouts=checkouts,
             environment=self.environments.of(task, checkouts),
-            project=self.settings.project,
+            project=project,
             timeout=timeout,
             confine=self.confine,
+            suite=suite_paths(checkouts.base(task.parent), project.tests, task.test_files),
         )

@@ -18,6 +18,7 @@ from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.limits import Guard, LimitExceeded
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
 from bugbout.core.plumbing.process import Finished, run_logged
+from bugbout.core.plumbing.suite import writing_folder
 from bugbout.core.plumbing.testmodules import is_test_module
 from bugbout.core.plumbing.testtree import fresh_test_tree
 from bugbout.core.plumbing.tools import Tools
@@ -85,8 +86,8 @@ def run_agent(
 @dataclass(frozen=True)
 class Workspace:
     """An attempt's folders under ``root``: its logs, the agent's private HOME, the
-    working copy it edits, the unfixed tree its patch is taken against, and the task's
-    test environment."""
+    working copy it edits, the unfixed tree its patch is taken against, the task's
+    test environment, and where its tests go (the suite's folder at the task's commit)."""
 
     root: Path
     logs: Path
@@ -94,6 +95,7 @@ class Workspace:
     base: Path
     copy: WorkingCopy
     environment: Environment
+    tests: str
 
     @classmethod
     def make(cls, tools: Tools, task: Task, checkouts: Checkouts, root: Path) -> Workspace:
@@ -103,8 +105,9 @@ class Workspace:
         base = checkouts.base(task.parent)
         overlays = getattr(tools.sandbox, "overlays", True)
         copy = checkouts.attempt_copy(task.parent, root, overlay=overlays)
-        environment = tools.environments.of(task, checkouts)
-        return cls(root, logs, home, base, copy, environment)
+        bench = tools.bench(task, checkouts, tools.settings.tasks.timeout)
+        tests = writing_folder(bench.suite, tools.settings.project.tests)
+        return cls(root, logs, home, base, copy, bench.environment, tests)
 
 
 def _session(
@@ -114,7 +117,7 @@ def _session(
     tests, its folders and what it may read and write."""
     project, workdir, agent = tools.settings.project, space.copy.tree, contestant.agent
     test_command = run_tests_script(project, space.environment, workdir, space.logs)
-    prompt = contestant.prompt(task, tests=project.tests, test_command=test_command)
+    prompt = contestant.prompt(task, tests=space.tests, test_command=test_command)
     prompt += f"\n{feedback}" if feedback else ""
     prompt_file = space.logs / "prompt.md"
     prompt_file.write_text(prompt)
@@ -195,7 +198,7 @@ def _patch(tools: Tools, space: Workspace, breach: str | None) -> tuple[Patch, s
             space.base,
             space.copy.changes,
             source=settings.project.source,
-            tests=settings.project.tests,
+            tests=space.tests,
             limits=settings.limits,
             upper=space.copy.overlay is not None,
         )

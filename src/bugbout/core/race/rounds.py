@@ -128,11 +128,12 @@ def _review(
     baseline: TestRun | None,
 ) -> tuple[Attempt, TestRun]:
     """Audit ``attempt`` on visible evidence only and store the review with it."""
+    bench = race.tools.bench(task, checkouts, race.settings.tasks.timeout)
     gate, baseline = run_gate(
         task,
         attempt,
-        race.tools.bench(task, checkouts, race.settings.tasks.timeout),
-        tests=[race.settings.project.tests],
+        bench,
+        tests=bench.suite,
         hidden=False,
         examiners=examiners,
         baseline=baseline,

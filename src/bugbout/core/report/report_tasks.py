@@ -140,6 +140,8 @@ class TaskPage(Record):
     versions: dict[str, str] = Field(default_factory=dict)
     """The resolved versions that matter there: ``python``, pytest and its plugins, the
     project's direct dependencies."""
+    suite: list[str] = Field(default_factory=list)
+    """Where the repository's tests were at the fix, when not at ``project.tests``."""
     fix: Diff | None = None
     """The maintainers' fix (``None``: the repository was not read)."""
     patches: list[PatchView] = Field(default_factory=list)
@@ -219,6 +221,7 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
                 id=task.id,
                 environment=oracles[task.id].environment if task.id in oracles else "",
                 versions=oracles[task.id].versions if task.id in oracles else {},
+                suite=oracles[task.id].suite if task.id in oracles else [],
                 fix=bounded(fixes[task.id]) if task.id in fixes else None,
                 patches=patches,
                 matrix=_grid(matrix) if matrix else None,
@@ -233,13 +236,21 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
 
 
 def environment_line(page: TaskPage) -> str:
-    """What a task's ground truth ran in, in one line: the environment and its versions."""
+    """What a task's ground truth ran in, in one line: the environment, its versions and
+    where the tests were, when not at ``project.tests``."""
     from bugbout.core.plumbing.backtrack import listing
 
     versions = listing(page.versions)
+    where = suite_note("", page.suite)
     return "; ".join(
-        part for part in (page.environment, versions and f"versions: {versions}") if part
+        part for part in (page.environment, versions and f"versions: {versions}", where) if part
     )
+
+
+def suite_note(status: str, suite: list[str]) -> str:
+    """``status`` with where the task's tests were, when not at ``project.tests``."""
+    where = f"tests in {', '.join(suite)}" if suite else ""
+    return ", ".join(part for part in (status, where) if part)
 
 
 def bounded(text: str) -> Diff:

@@ -220,6 +220,9 @@ class Oracle(Record):
     project's direct dependencies (empty: the environment does not say)."""
     exempt: list[Exemption] = Field(default_factory=list)
     """Dependencies exempted from the era's date so that a newer release could resolve."""
+    suite: list[FileName] = Field(default_factory=list)
+    """Where the repository's tests were at the fix, when not (only) at ``project.tests``
+    (:func:`bugbout.core.plumbing.suite.suite_paths`)."""
 
 
 class OracleSet(RootModel[dict[str, Oracle]]):

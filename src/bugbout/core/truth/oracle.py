@@ -32,6 +32,7 @@ from bugbout.core.plumbing.environment import (
 )
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.project_metadata import declared_test_dependencies
+from bugbout.core.plumbing.suite import suite_paths
 from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by, run_tests
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
@@ -108,7 +109,8 @@ def compute_oracle(
                 return Oracle(
                     task_id=task.id, key=key, status="environment-error", reason=environment
                 )
-            missing = repair.missing_imports(runs, tree, project)
+            suite = suite_paths(tree, project.tests, task.test_files)
+            missing = repair.missing_imports(runs, tree, project, suite)
             if repaired or not missing or not settings.tasks.repair_imports:
                 break
             repaired = repair.added(missing)
@@ -116,6 +118,7 @@ def compute_oracle(
         shutil.rmtree(scratch, ignore_errors=True)
     oracle = judge_runs(task, runs, key=key, environment=environment.description)
     oracle.added = declared + repaired
+    oracle.suite = list(suite) if suite != (project.tests,) else []
     oracle.versions, oracle.exempt = resolved(environment)
     if oracle.reason is not None and missing:
         oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
