@@ -120,17 +120,20 @@ class Verdicts:
         executor = self.executor or make_executor(self.settings, self.plugins)
         jobs_each = max(1, self.settings.tasks.jobs // min(self.settings.tasks.jobs, len(scored)))
         try:
-            jobs = {
-                task.id: self._job(
-                    task,
-                    oracles.root[task.id],
-                    racers,
-                    stored=(resolutions, audits),
-                    in_process=executor.in_process,
-                    width=jobs_each,
-                )
-                for task in scored
-            }
+            with Git(self.settings.repository) as git:
+                checkouts = self.tools.checkouts(git)
+                jobs = {
+                    task.id: self._job(
+                        task,
+                        oracles.root[task.id],
+                        racers,
+                        stored=(resolutions, audits),
+                        suite=self.tools.suite(task, checkouts),
+                        in_process=executor.in_process,
+                        width=jobs_each,
+                    )
+                    for task in scored
+                }
             for job, future in run_jobs(executor, jobs.values(), self.settings.tasks.jobs):
                 try:
                     evidence = future.result()
@@ -154,15 +157,19 @@ class Verdicts:
         racers: list[Contestant],
         *,
         stored: tuple[ResolutionSet, AuditSet],
+        suite: tuple[str, ...],
         in_process: bool,
         width: int,
     ) -> EvidenceJob:
         """What is still to run for ``task``: its matrix unless stored with the same key
         (in this bout's records, or in the store's shared evidence, where any bout on
-        the store left it), and the scores and audits of patches that changed."""
+        the store left it), and the scores and audits of patches that changed. A suite
+        that moved (not ``project.tests``) is part of every key."""
         resolutions, audits = stored
         attempts = _stored_attempts(self.store, task, racers)
         verdicts = self.settings.verdicts.key()
+        if suite != (self.settings.project.tests,):
+            verdicts = digest(verdicts, *suite)
         key = digest(*sorted(a.revision for a in attempts), str(self.settings.verdicts.run_suite))
         key = digest(key, verdicts)
         matrix = self.output.read(matrix_path(task.id), Matrix)
@@ -219,6 +226,7 @@ class Verdicts:
             earlier=earlier,
             base=reused.base,
             base_key=base_key,
+            auditor_key=auditor,
             jobs=width,
         )
 
@@ -346,6 +354,8 @@ class EvidenceJob:
     base: BaseRun | None = None
     """The task's base run, when stored with the same key."""
     base_key: str = ""
+    auditor_key: str = ""
+    """What besides the patch determines its audit (the auditor, the verdicts settings)."""
     jobs: int = 1
     """How many of its pytest processes may run at once."""
 
@@ -417,10 +427,7 @@ class EvidenceJob:
                     f"{task.id}: {type(exc).__name__}: {exc}"
                 )
                 return
-            key = digest(
-                attempt.revision,
-                digest(settings.auditor.model_dump_json(), settings.verdicts.key()),
-            )
+            key = digest(attempt.revision, self.auditor_key)
             evidence.audits[attempt.contestant] = audit.model_copy(
                 update={"key": key, "timeout": killed(gate)}
             )

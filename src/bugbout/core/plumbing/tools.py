@@ -75,5 +75,10 @@ class Tools:
             project=project,
             timeout=timeout,
             confine=self.confine,
-            suite=suite_paths(checkouts.base(task.parent), project.tests, task.test_files),
+            suite=self.suite(task, checkouts),
         )
+
+    def suite(self, task: Task, checkouts: Checkouts) -> tuple[str, ...]:
+        """Where ``task``'s suite is at its commit (:func:`suite_paths`)."""
+        tests = self.settings.project.tests
+        return suite_paths(checkouts.base(task.parent), tests, task.test_files)
