@@ -292,11 +292,12 @@ def test_a_crashing_plugin_is_recorded_against_it_and_spares_the_rest(
     )
     (site / "bugbout_crashy.py").write_text(CRASHY)
     (bout / ".bugbout" / "report.md").unlink()
+    paths = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
     result = subprocess.run(
         [sys.executable, "-m", "bugbout", "run", "judge=crashy",
          "+reporters.broken={reporter: broken}"],
         cwd=bout, capture_output=True, text=True, check=False,
-        env={**os.environ, "PYTHONPATH": str(site)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *paths])},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     for by_policy in stored(bout, "verdicts.json").values():
