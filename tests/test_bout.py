@@ -332,6 +332,10 @@ def test_reporters_set_on_the_command_line_and_in_bugbout_yaml_reach_the_html(
     assert "<title>Short</title>" in (store / "short.html").read_text()
     assert not (store / "report.md").exists()
     assert "report.json, report.html, short.html" in result.stderr
+    short = "+reporters.short={reporter: html, title: Short}"
+    result = bugbout("report", "--format", "short", short, cwd=bout)
+    assert result.returncode == 0, result.stderr
+    assert "<title>Short</title>" in result.stdout
     try:
         config.write_text(original + "reporters:\n  html: {title: From the file}\n")
         result = bugbout("run", "reporters.markdown=null", cwd=bout)
