@@ -52,7 +52,7 @@ project:
   tests: {tests}
 tasks:
   ref: {ref}
-  issue-sources: [commit]
+issue-sources: {{github: null, file: null}}
 """
 
 

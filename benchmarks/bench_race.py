@@ -79,7 +79,8 @@ def main() -> None:
         build_repository(root / "repo", options.modules)
         settings = BoutSettings(
             project=ProjectSettings(source="src/pkg", tests="tests"),
-            tasks=TasksSettings(issue_sources=("commit",), reruns=1),
+            issue_sources={"commit": {"issue-source": "commit"}},
+            tasks=TasksSettings(reruns=1),
             environment=PluginChoice(name="interpreter"),
             sandbox=PluginChoice(name="bubblewrap"),
             run=RunSettings(checkouts=options.checkouts),

@@ -212,7 +212,8 @@ def calc_settings(root: Path, **tasks: object) -> BoutSettings:
     """Settings for the synthetic history, with tests run by the current interpreter."""
     return BoutSettings(
         project=ProjectSettings(source="src/calc", tests="tests"),
-        tasks=TasksSettings(issue_sources=("commit",), **tasks),  # type: ignore[arg-type]
+        issue_sources={"commit": {"issue-source": "commit"}},
+        tasks=TasksSettings(**tasks),  # type: ignore[arg-type]
         environment=PluginChoice(name="interpreter"),
         root=root,
     )

@@ -292,11 +292,12 @@ def test_a_crashing_plugin_is_recorded_against_it_and_spares_the_rest(
     )
     (site / "bugbout_crashy.py").write_text(CRASHY)
     (bout / ".bugbout" / "report.md").unlink()
+    paths = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
     result = subprocess.run(
         [sys.executable, "-m", "bugbout", "run", "judge=crashy",
-         "reporters=[broken,markdown]"],
+         "+reporters.broken={reporter: broken}"],
         cwd=bout, capture_output=True, text=True, check=False,
-        env={**os.environ, "PYTHONPATH": str(site)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *paths])},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     for by_policy in stored(bout, "verdicts.json").values():
@@ -307,7 +308,44 @@ def test_a_crashing_plugin_is_recorded_against_it_and_spares_the_rest(
             == "judge 'crashy' from bugbout-crashy 1.0 crashed: RuntimeError: boom"
         )
     assert (
-        "reporter 'broken' from bugbout-crashy 1.0 failed: ValueError: cannot render"
+        "reporters.broken (broken from bugbout-crashy 1.0) failed: ValueError: cannot render"
         in result.stderr
     )
     assert (bout / ".bugbout" / "report.md").exists()
+
+
+@pytest.mark.slow
+def test_reporters_set_on_the_command_line_and_in_bugbout_yaml_reach_the_html(
+    bout: Path,
+) -> None:
+    """``reporters.html.title=...`` on the command line or in ``bugbout.yaml``, a second
+    instance of a reporter, one removed, and the old spellings: through ``bugbout run``."""
+    store, config = bout / ".bugbout", bout / "bugbout.yaml"
+    original = config.read_text()
+    (store / "report.md").unlink()
+    result = bugbout(
+        "run", "reporters.html.title=From the line",
+        "+reporters.short={reporter: html, title: Short}", "~reporters.markdown", cwd=bout,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "<title>From the line</title>" in (store / "report.html").read_text()
+    assert "<title>Short</title>" in (store / "short.html").read_text()
+    assert not (store / "report.md").exists()
+    assert "report.json, report.html, short.html" in result.stderr
+    short = "+reporters.short={reporter: html, title: Short}"
+    result = bugbout("report", "--format", "short", short, cwd=bout)
+    assert result.returncode == 0, result.stderr
+    assert "<title>Short</title>" in result.stdout
+    try:
+        config.write_text(original + "reporters:\n  html: {title: From the file}\n")
+        result = bugbout("run", "reporters.markdown=null", cwd=bout)
+        assert result.returncode == 0, result.stderr
+        assert "<title>From the file</title>" in (store / "report.html").read_text()
+        config.write_text(original + "reporters: [html]\nreporter: {html: {title: Old}}\n")
+        result = bugbout("run", cwd=bout)
+        assert result.returncode == 0, result.stderr
+        assert "<title>Old</title>" in (store / "report.html").read_text()
+        assert "`reporters: [...]` is now `reporters: {terminal: null" in result.stderr
+        assert not (store / "report.md").exists()
+    finally:
+        config.write_text(original)

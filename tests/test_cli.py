@@ -242,6 +242,22 @@ def test_the_old_spellings_still_work_with_a_note(initialised: Path) -> None:
     ]
 
 
+def test_old_lists_of_reporters_and_issue_sources_still_work(initialised: Path) -> None:
+    """``tasks.issue-sources`` and ``reporters`` were lists of plugin names."""
+    result = bugbout(
+        "tasks", "tasks.issue-sources=[commit]", "reporters=[json]", "reporter.json.indent=4",
+        "--cfg", "job", cwd=initialised,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "\nissue-sources:\n  commit:\n    issue-source: commit\nreporters:\n" in result.stdout
+    assert "\nreporters:\n  json:\n    reporter: json\n    indent: 4\n" in result.stdout
+    notes = result.stderr.strip().splitlines()
+    assert [note.split(":")[0] for note in notes] == [
+        "warning", "warning", "warning"
+    ]  # fmt: skip
+    assert "write ~issue-sources.github ~issue-sources.file (the list still works)" in notes[0]
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
@@ -260,11 +276,18 @@ def test_the_old_spellings_still_work_with_a_note(initialised: Path) -> None:
             ["+environment.exclude-newr=1"],
             "environment 'uv': exclude-newr: Extra inputs are not permitted",
         ),
-        (["tasks.issue-sources=[jira]"], "no issue-source plugin named 'jira'; choose one of"),
+        (
+            ["+issue-sources.jira={issue-source: jira}"],
+            "error: issue-sources.jira: no issue-source plugin named 'jira'; choose one of",
+        ),
+        (
+            ["reporters.html.titel=x"],
+            "error: reporters.html.titel: no such setting; did you mean reporters.html.title?",
+        ),
         (
             ["tasks.limitt=5"],
             "error: tasks.limitt: no such setting; did you mean tasks.limit? (valid keys under "
-            "tasks: fix-words, issue-sources, jobs, limit, max-source-files, modified-tests, ref, "
+            "tasks: fix-words, jobs, limit, max-source-files, modified-tests, ref, "
             "repair-imports, reruns, since, timeout)",
         ),
         (["judg=strict"], "error: judg: no such setting; did you mean judge? (valid keys at"),
@@ -411,9 +434,7 @@ def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
     store = initialised / ".bugbout"
     store.mkdir()
     (store / "oracles.json").write_text('{"abc": {"status": "maybe"}}')
-    result = bugbout(
-        "tasks", "environment=interpreter", "tasks.issue-sources=[commit]", cwd=initialised
-    )
+    result = bugbout("tasks", "environment=interpreter", "~issue-sources.github", cwd=initialised)
     assert result.returncode == 2
     assert "oracles.json is corrupt" in result.stderr
     assert "move it aside" in result.stderr
@@ -468,7 +489,7 @@ def test_offline_github_fails_over_with_one_warning(initialised: Path) -> None:
         check=True,
     )
     with (initialised / "bugbout.yaml").open("a") as config:
-        config.write("issue-source:\n  github: {api-url: 'http://127.0.0.1:9', timeout: 2}\n")
+        config.write("issue-sources:\n  github: {api-url: 'http://127.0.0.1:9', timeout: 2}\n")
     result = bugbout("tasks", "environment=interpreter", "tasks.limit=2", cwd=initialised)
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]

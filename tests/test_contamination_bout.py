@@ -39,7 +39,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "  # - override environment: interpreter", "  - override environment: interpreter"
     )
     config += "\n".join([
-        "issue-source:",
+        "issue-sources:",
         f"  file: {{path: {fixed.issues_file}}}",
         "contestants:",
         contestant("verbatim", ", knowledge-cutoff: 2023-01-01"),

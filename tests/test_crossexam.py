@@ -214,7 +214,8 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     )
     settings = BoutSettings(
         project=PROJECT,
-        tasks=TasksSettings(issue_sources=("commit",), reruns=1),
+        issue_sources={"commit": {"issue-source": "commit"}},
+        tasks=TasksSettings(reruns=1),
         environment=PluginChoice(name="interpreter"),
         sandbox=PluginChoice(name="bubblewrap"),
         root=repo.path,

@@ -369,14 +369,15 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Bouted:
     )
     settings = BoutSettings(
         project=ProjectSettings(source="src/mid", tests="tests"),
-        tasks=TasksSettings(issue_sources=("spy-issues", "commit"), reruns=1, timeout=120),
+        issue_sources={n: {"issue-source": n} for n in ("spy-issues", "commit")},
+        tasks=TasksSettings(reruns=1, timeout=120),
         miner=PluginChoice(name="spy-miner"),
         environment=PluginChoice(name="spy-env"),
         sandbox=PluginChoice(name="spy-sandbox"),
         executor=PluginChoice(name="spy-executor"),
         judge=PluginChoice(name="spy-judge"),
         auditor=PluginChoice(name="spy-auditor"),
-        reporters=("spy-reporter",),
+        reporters={"spy-reporter": {"reporter": "spy-reporter"}},
         run=RunSettings(timeout=60),
         contestant={"fixer": {"agent": "spy-agent", "code": FIXER}},
         examiner={"prober": {"agent": "spy-agent", "code": PROBER, "assignment": "spy-assignment"}},

@@ -19,7 +19,6 @@ from bugbout.core.contract.settings import (
     BoutSettings,
     PluginChoice,
     ProjectSettings,
-    TasksSettings,
 )
 from bugbout.core.plumbing.interpreters import era_python
 from bugbout.core.plumbing.managed_pythons import pythons_directory
@@ -105,7 +104,7 @@ def test_a_fix_of_a_missing_era_gets_an_oracle_that_says_why(
     )
     settings = BoutSettings(
         project=ProjectSettings(source="src/calc", tests="tests"),
-        tasks=TasksSettings(issue_sources=("commit",)),
+        issue_sources={"commit": {"issue-source": "commit"}},
         environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
         root=repo.path,
     )

@@ -263,7 +263,7 @@ def _configure(repo: Path, contestants: dict[str, Any], timeout: float = 60) -> 
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": "src/mid", "tests": "tests"},
-        "tasks": {"issue-sources": ["commit"]},
+        "issue-sources": {"github": None, "file": None},
         "run": {"timeout": timeout, "quotas": {"command": 4}},
         "contestants": contestants,
     }

@@ -97,7 +97,7 @@ def bout_repo(tmp_path: Path) -> Path:
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": "src/mid", "tests": "tests"},
-        "tasks": {"issue-sources": ["commit"]},
+        "issue-sources": {"github": None, "file": None},
         "run": {"timeout": 5, "quotas": {"command": 4}},
         "contestants": contestants,
     }

@@ -492,30 +492,72 @@ def test_reporters_register_and_render(plugins: Plugins, report: Report, name: s
 def test_reporter_options_from_the_file_and_the_command_line_reach_the_reports(
     report: Report, tmp_path: Path
 ) -> None:
-    """``reporter: {html: {title: ...}}`` in ``bugbout.yaml``, overridden and extended on
-    the command line, is what each reporter renders with."""
+    """``reporters: {html: {title: ...}}`` in ``bugbout.yaml``, overridden and extended
+    on the command line, is what each reporter renders with."""
     from bugbout.config import compose_settings
-    from bugbout.core.report.report_store import write_reports
+    from bugbout.core.report.reporters import write_reports
     from bugbout.core.store.store import Store
     from bugbout.core.verdicts import check_verdict_plugins
 
     (tmp_path / "bugbout.yaml").write_text(
         "defaults: [base, _self_]\nproject: {source: src/x}\n"
-        "reporter: {html: {title: From the file}, json: {indent: 4}}\n"
+        "reporters: {html: {title: From the file}, json: {indent: 4}}\n"
     )
-    settings, plugins = compose_settings(tmp_path, ["reporter.terminal.color=true"])
+    settings, plugins = compose_settings(tmp_path, ["reporters.terminal.color=true"])
     check_verdict_plugins(settings, plugins)
     store = Store(tmp_path / "out")
-    printed = write_reports(report, store, plugins, settings.reporters, settings.reporter)
+    written = write_reports(report, store, plugins, settings.reporters)
+    assert written.files == ["report.md", "report.json", "report.html"]
     assert "<title>From the file</title>" in store.path("report.html").read_text()
     assert store.path("report.json").read_text().startswith('{\n    "schema"')
-    assert "\x1b[" in printed["terminal"]  # in colour, as asked on the command line
-    settings, _ = compose_settings(tmp_path, ["reporter.html.title=From the line"], plugins)
-    write_reports(report, store, plugins, ("html",), settings.reporter)
+    assert "\x1b[" in written.printed["terminal"]  # in colour, as asked on the command line
+    settings, _ = compose_settings(tmp_path, ["reporters.html.title=From the line"], plugins)
+    write_reports(report, store, plugins, settings.reporters)
     assert "<title>From the line</title>" in store.path("report.html").read_text()
-    settings, _ = compose_settings(tmp_path, ["reporters=[json]"], plugins)
-    with pytest.raises(ConfigError, match=r"^reporter\.html: options for a reporter this bout"):
+
+
+def test_two_instances_of_a_reporter_write_a_file_each(report: Report, tmp_path: Path) -> None:
+    """An instance not named after its plugin writes its own name as the file; two
+    that would write one file are a one-line error before any work."""
+    from bugbout.config import compose_settings
+    from bugbout.core.report.reporters import write_reports
+    from bugbout.core.store.store import Store
+    from bugbout.core.verdicts import check_verdict_plugins
+
+    (tmp_path / "bugbout.yaml").write_text(
+        "defaults: [base, _self_]\nproject: {source: src/x}\n"
+        "reporters:\n  html: {title: Everything}\n  short: {reporter: html, title: Short}\n"
+    )
+    settings, plugins = compose_settings(tmp_path, [])
+    check_verdict_plugins(settings, plugins)
+    store = Store(tmp_path / "out")
+    written = write_reports(report, store, plugins, settings.reporters)
+    assert written.files == ["report.md", "report.json", "report.html", "short.html"]
+    assert "<title>Everything</title>" in store.path("report.html").read_text()
+    assert "<title>Short</title>" in store.path("short.html").read_text()
+    settings, _ = compose_settings(tmp_path, ["+reporters.report={reporter: html}"], plugins)
+    with pytest.raises(ConfigError, match=r"^reporters\.report: writes report\.html, as "):
         check_verdict_plugins(settings, plugins)
+    with pytest.raises(ConfigError, match=r"^reporters\.short\.titel: no such setting; did you"):
+        compose_settings(tmp_path, ["reporters.short.titel=x"], plugins)
+    settings, _ = compose_settings(tmp_path, ["+reporters.short.titel=x"], plugins)
+    with pytest.raises(ConfigError, match=r"^reporters\.short: reporter 'html': titel: Extra"):
+        check_verdict_plugins(settings, plugins)
+
+
+@pytest.mark.parametrize("removal", [["~reporters.html"], ["reporters.html=null"]])
+def test_a_reporter_is_removed_on_the_command_line(
+    report: Report, tmp_path: Path, removal: list[str]
+) -> None:
+    from bugbout.config import compose_settings
+    from bugbout.core.report.reporters import write_reports
+    from bugbout.core.store.store import Store
+
+    (tmp_path / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject: {source: src/x}\n")
+    settings, plugins = compose_settings(tmp_path, removal)
+    written = write_reports(report, Store(tmp_path / "out"), plugins, settings.reporters)
+    assert written.files == ["report.md", "report.json"]
+    assert not (tmp_path / "out" / "report.html").exists()
 
 
 def test_terminal(report: Report) -> None:

@@ -21,7 +21,7 @@ from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.plumbing.progress import SilentProgress
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.report.report import Report
-from bugbout.core.report.report_store import write_reports
+from bugbout.core.report.reporters import write_reports
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import issue_resolver
 
@@ -197,12 +197,11 @@ def test_an_agent_plugin_is_a_contestant_by_its_own_name(probes: Plugins, tmp_pa
 def test_a_reporter_gets_its_options_from_the_file_and_the_command_line(
     probes: Plugins, tmp_path: Path
 ) -> None:
-    config = {"reporters": ["probe"], "reporter": {"probe": {"a": "file", "b": "file"}}}
+    config = {"reporters": {"probe": {"reporter": "probe", "a": "file", "b": "file"}}}
     root = project(tmp_path, config)
-    settings, _ = compose_settings(root, ["reporter.probe.b=command-line"], probes)
-    printed = write_reports(
-        Report(), Store(tmp_path / "out"), probes, settings.reporters, settings.reporter
-    )
+    settings, _ = compose_settings(root, ["reporters.probe.b=command-line"], probes)
+    probe = {"probe": settings.reporters["probe"]}
+    printed = write_reports(Report(), Store(tmp_path / "out"), probes, probe).printed
     assert json.loads(printed["probe"])["b"] == "command-line"
     assert json.loads(printed["probe"])["a"] == "file"
 
@@ -210,16 +209,56 @@ def test_a_reporter_gets_its_options_from_the_file_and_the_command_line(
 def test_an_issue_source_gets_its_options_from_the_file_and_the_command_line(
     probes: Plugins, tmp_path: Path
 ) -> None:
-    config = {"tasks": {"issue-sources": ["probe"]}, "issue-source": {"probe": {"a": "file"}}}
+    config = {"issue-sources": {"github": None, "probe": {"issue-source": "probe", "a": "file"}}}
     root = project(tmp_path, config)
-    settings, _ = compose_settings(root, ["issue-source.probe.b=command-line"], probes)
-    [(name, source)] = issue_resolver(settings, probes, SilentProgress()).sources
-    assert (name, source.options.a, source.options.b) == ("probe", "file", "command-line")
+    overrides = ["issue-sources.probe.b=command-line", "~issue-sources.file"]
+    settings, _ = compose_settings(root, overrides, probes)
+    sources = issue_resolver(settings, probes, SilentProgress()).sources
+    assert [name for name, _ in sources] == ["commit", "probe"]
+    source = sources[1][1]
+    assert (source.options.a, source.options.b) == ("file", "command-line")
+
+
+def test_two_instances_of_one_issue_source_are_asked_in_order(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    """Entries are asked in the map's order; ``order`` puts one before the others."""
+    config = {
+        "issue-sources": {
+            "first": {"issue-source": "probe", "a": "one"},
+            "second": {"issue-source": "probe", "a": "two", "order": -1},
+        }
+    }
+    root = project(tmp_path, config)
+    settings, _ = compose_settings(root, [], probes)
+    sources = issue_resolver(settings, probes, SilentProgress()).sources
+    assert [name for name, _ in sources] == ["second", "github", "file", "commit", "first"]
+    assert sources[0][1].options.a == "two"
+
+
+def test_an_instance_that_names_no_plugin_or_a_wrong_option_is_one_line(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    from bugbout.core.tasks import check_plugins
+
+    root = project(tmp_path, {"issue-sources": {"mine": {"a": "x"}}})
+    settings, _ = compose_settings(root, [], probes)
+    with pytest.raises(ConfigError, match=r"^issue-sources\.mine names no plugin; add "):
+        check_plugins(settings, probes)
+    settings, _ = compose_settings(root, ["+issue-sources.mine.issue-source=probe"], probes)
+    check_plugins(settings, probes)
+    with pytest.raises(ConfigError, match=r"^issue-sources\.file\.pth: no such setting; did"):
+        compose_settings(root, ["issue-sources.file.pth=x"], probes)
+    root = project(tmp_path, {"issue-sources": {"file": {"pth": "x"}}})
+    settings, _ = compose_settings(root, [], probes)
+    with pytest.raises(ConfigError, match=r"^issue-sources\.file: issue-source 'file': pth: "):
+        check_plugins(settings, probes)
 
 
 def test_every_kind_is_covered() -> None:
     """Each kind has its test above; the kinds of one plugin per bout are settings keys."""
     multiple = {"agent", "assignment", "reporter", "issue-source"}
+    assert {"reporters", "issue_sources"} <= set(BoutSettings.model_fields)
     assert set(KINDS) == set(GROUPS) | multiple
     assert set(GROUPS) <= set(BoutSettings.model_fields)
 
@@ -279,6 +318,67 @@ def test_an_assignment_chosen_as_an_examiner_is_a_one_line_error(tmp_path: Path)
     root = project(tmp_path, {})
     with pytest.raises(ConfigError, match=r"^examiner=reproduce: reproduce is an assignment"):
         compose_settings(root, ["examiner=reproduce"])
+
+
+def test_lists_of_reporters_and_issue_sources_in_bugbout_yaml_still_work(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    """``reporters: [...]``, ``reporter:``, ``tasks.issue-sources: [...]`` and
+    ``issue-source:`` as written before they were maps: exactly the plugins listed, in
+    their order, with their options, and a note each."""
+    notes: list[str] = []
+    config = {
+        "reporters": ["probe", "json"],
+        "reporter": {"probe": {"a": "file"}, "html": {"title": "Not written"}},
+        "tasks": {"issue-sources": ["probe", "commit"], "limit": 3},
+        "issue-source": {"probe": {"a": "file"}, "github": {"timeout": 2}},
+    }
+    root = project(tmp_path, config)
+    settings, _ = compose_settings(root, ["reporter.probe.b=line"], probes, notes.append)
+    written = write_reports(Report(), Store(tmp_path / "out"), probes, settings.reporters)
+    assert written.files == ["report.json"]
+    assert json.loads(written.printed["probe"])["a"] == "file"
+    assert json.loads(written.printed["probe"])["b"] == "line"
+    sources = issue_resolver(settings, probes, SilentProgress()).sources
+    assert [name for name, _ in sources] == ["probe", "commit"]
+    assert sources[0][1].options.a == "file"
+    assert settings.tasks.limit == 3
+    where = root / "bugbout.yaml"
+    assert notes == [
+        "reporter.probe.b=line: `reporter` is now `reporters`; write reporters.probe.b=line "
+        "(reporter still works)",
+        f"{where}: `reporters: [...]` is now `reporters: {{terminal: null, markdown: null, "
+        "html: null, probe: {reporter: probe, order: 0}, json: {reporter: json, order: 1}}`; "
+        "rename it "
+        "(reporters still works)",
+        f"{where}: `tasks.issue-sources: [...]` is now `issue-sources: {{github: null, "
+        "file: null, probe: {issue-source: probe, order: 0}, commit: {issue-source: commit, "
+        "order: 1}}`; rename it (tasks.issue-sources still works)",
+        f"{where}: `issue-source:` is now `issue-sources:`; rename it (issue-source still works)",
+        f"{where}: `reporter:` is now `reporters:`; rename it (reporter still works)",
+    ]
+
+
+def test_lists_of_reporters_and_issue_sources_on_the_command_line_still_work(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    notes: list[str] = []
+    root = project(tmp_path, {"reporters": {"html": {"title": "Mine"}}})
+    overrides = ["tasks.issue-sources=[probe,commit]", "reporters=[json,probe]"]
+    settings, _ = compose_settings(root, overrides, probes, notes.append)
+    written = write_reports(Report(), Store(tmp_path / "out"), probes, settings.reporters)
+    assert (written.files, list(written.printed)) == (["report.json"], ["probe"])
+    sources = issue_resolver(settings, probes, SilentProgress()).sources
+    assert [name for name, _ in sources] == ["probe", "commit"]
+    assert notes == [
+        "tasks.issue-sources=[probe,commit]: `tasks.issue-sources` is now `issue-sources`, "
+        "a map of instances by name now; write ~issue-sources.github ~issue-sources.file "
+        "+issue-sources.probe={issue-source: probe} and give each its place, "
+        "issue-sources.NAME.order=0, 1, ... (the list still works)",
+        "reporters=[json,probe]: `reporters` is a map of instances by name now; write "
+        "~reporters.terminal ~reporters.markdown ~reporters.html "
+        "+reporters.probe={reporter: probe} (the list still works)",
+    ]
 
 
 def test_moving_run_suite_keeps_the_stores_evidence_keys() -> None:

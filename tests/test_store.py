@@ -329,7 +329,7 @@ def project(path: Path) -> Path:
     (path / "bugbout.yaml").write_text(
         "defaults:\n  - base\n  - override environment: interpreter\n  - _self_\n"
         "project: {source: src/calc, tests: tests}\n"
-        "tasks: {issue-sources: [commit]}\n"
+        "issue-sources: {github: null, file: null}\n"
         f"contestants:\n  a: {{agent: command, command: [{python}, -c, pass]}}\n"
     )
     return path

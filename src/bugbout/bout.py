@@ -31,7 +31,8 @@ from bugbout.core.race.race import Race
 from bugbout.core.race.rounds import run_rounds
 from bugbout.core.report.costs import price_table
 from bugbout.core.report.report import Report
-from bugbout.core.report.report_store import load_report, write_reports
+from bugbout.core.report.report_store import load_report
+from bugbout.core.report.reporters import write_reports
 from bugbout.core.store.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.core.store.store import JOB, Store
 from bugbout.core.tasks import check_plugins, ground_truth
@@ -72,7 +73,9 @@ class BoutResult:
     ran: list[Attempt] = field(default_factory=list)
     """The attempts run now (every round), the others were reused."""
     printed: dict[str, str] = field(default_factory=dict)
-    """Renderings of the reporters that print rather than write (``terminal``)."""
+    """Renderings of the reporters that print rather than write (``terminal``), by name."""
+    written: list[str] = field(default_factory=list)
+    """The report files written in the bout's output (``report.html``, ...)."""
 
 
 class Bout:
@@ -160,7 +163,7 @@ class Bout:
             report = load_report(
                 store, output, price_table(settings.prices), repository=settings.repository
             )
-            printed = write_reports(report, output, plugins, settings.reporters, settings.reporter)
+            written = write_reports(report, output, plugins, settings.reporters)
             job = job.model_copy(
                 update={
                     "wall_time": round(time.monotonic() - clock, 3),
@@ -170,7 +173,9 @@ class Bout:
             )
             output.write(JOB, job)
         attempts = [attempt for used in job.attempts if (attempt := store.read(used.path, Attempt))]
-        return BoutResult(tasks, oracles, attempts, report, job, ran, printed)
+        return BoutResult(
+            tasks, oracles, attempts, report, job, ran, written.printed, written.files
+        )
 
     def _check_contestants(self) -> None:
         """Stop before any work when a contestant cannot race here; with

@@ -302,14 +302,17 @@ def _report(args: list[str], console: Console) -> int:
         "sweep's summary.",
     )
     parser.add_argument(
-        "--format", default="terminal", help="a reporter: terminal, markdown, json, html"
+        "--format",
+        default="terminal",
+        help="an instance of `reporters` (its options apply) or a reporter plugin: "
+        "terminal, markdown, json, html",
     )
     parser.add_argument(
         "overrides",
         nargs="*",
         metavar="OVERRIDE",
         help="settings as `bugbout run` takes them; the report uses `prices` and "
-        "`reporter` (e.g. reporter.html.title=...), e.g. "
+        "`reporters` (e.g. reporters.html.title=...), e.g. "
         "'+prices.gpt-5={input: 1.25, cached-input: 0.125, output: 10}'",
     )
     where = parser.add_mutually_exclusive_group()
@@ -340,10 +343,22 @@ def _report(args: list[str], console: Console) -> int:
         )
     plugins = make_plugins()
     settings, _ = compose_settings(root, options.overrides, plugins, console.warn)
-    reporter = plugins.create("reporter", options.format, settings.reporter.get(options.format))
+    reporter = _reporter(settings, plugins, options.format)
     report = load_report(store, output, price_table(settings.prices), repository=root)
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0
+
+
+def _reporter(settings: Any, plugins: Any, name: str) -> Any:
+    """The instance ``name`` of ``reporters:`` with its options, else plugin ``name``."""
+    from bugbout.core.contract.instances import Instance, instances
+    from bugbout.core.contract.types import ReporterPlugin
+
+    defined = {i.name: i for i in instances("reporters", ReporterPlugin.kind, settings.reporters)}
+    if name not in defined and name not in plugins.of_kind(ReporterPlugin):
+        known = ", ".join(sorted(set(defined) | set(plugins.of_kind(ReporterPlugin))))
+        raise ConfigError(f"--format {name}: no such reporter; choose one of {known}")
+    return defined.get(name, Instance("reporters", name, name)).build(plugins, ReporterPlugin)
 
 
 # -- demo ---------------------------------------------------------------------------------
@@ -473,9 +488,7 @@ def _run(args: list[str], console: Console) -> int:
             )
         for text in result.printed.values():
             console.out.print(text, markup=False, highlight=False, end="")
-        written = [name for name in ("report.md", "report.json", "report.html")
-                   if (hydra_job.output / name).exists()]  # fmt: skip
-        console.info(f"reports in {hydra_job.output}: {', '.join(written)}")
+        console.info(f"reports in {hydra_job.output}: {', '.join(result.written)}")
 
     return run_with_hydra("run", args, console, job)
 

@@ -33,8 +33,9 @@ GROUPS = {
     "examiner": "agent",
 }
 """The config groups the settings know, with the plugin kind their options name."""
-OPTION_MAPS = {"issue-source": "issue-source", "reporter": "reporter"}
-"""Settings that hold options per plugin of a kind, by plugin name (``reporter.html.title``)."""
+INSTANCE_MAPS = {"issue-sources": "issue-source", "reporters": "reporter"}
+"""Settings that map names to instances of a plugin kind, each naming its plugin under
+the kind's word (``reporters: {html: {reporter: html, title: ...}}``)."""
 ROLES = ("contestant", "examiner")
 """Groups whose options are agents, several selectable at once (``contestant=[a,b]``);
 each has a map of those defined in ``bugbout.yaml`` (``contestants:``), which the core
@@ -74,8 +75,8 @@ def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
 
     renamed = []
     for arg in args:
-        arg, note = moved_override(arg)
-        renamed.append(arg)
+        args_now, note = moved_override(arg)
+        renamed.extend(args_now)
         if note:
             warn(note)
     _check_keys(renamed)
@@ -303,6 +304,7 @@ def _unknown_setting(
     when it is an option of the chosen plugin."""
     from omegaconf import OmegaConf
 
+    from bugbout.core.contract.instances import ORDER
     from bugbout.core.report.cutoffs import KEY as CUTOFF_KEY
     from bugbout.suggest import unknown_setting
 
@@ -319,6 +321,7 @@ def _unknown_setting(
     def options_of(prefix: Sequence[str]) -> set[str]:
         if plugins is None:
             return set()
+        extra: set[str] = set()
         try:
             if len(prefix) == 1 and prefix[0] in GROUPS and prefix[0] not in ROLES:
                 spec = plugins.get(GROUPS[prefix[0]], tree[prefix[0]]["name"]).spec
@@ -326,16 +329,19 @@ def _unknown_setting(
                 defined = tree.get(f"{prefix[0].removesuffix('s')}s") or {}
                 entry = {**defined.get(prefix[1], {}), **tree[prefix[0]][prefix[1]]}
                 spec = plugins.get("agent", entry["agent"]).spec
-            elif len(prefix) == 1 and prefix[0] in OPTION_MAPS:
-                return set(plugins.of_kind(OPTION_MAPS[prefix[0]]))
-            elif len(prefix) == 2 and prefix[0] in OPTION_MAPS:
-                spec = plugins.get(OPTION_MAPS[prefix[0]], prefix[1]).spec
+            elif len(prefix) == 1 and prefix[0] in INSTANCE_MAPS:
+                return set(plugins.of_kind(INSTANCE_MAPS[prefix[0]]))
+            elif len(prefix) == 2 and prefix[0] in INSTANCE_MAPS:
+                kind = INSTANCE_MAPS[prefix[0]]
+                entry = (tree.get(prefix[0]) or {}).get(prefix[1]) or {}
+                spec = plugins.get(kind, entry.get(kind, prefix[1])).spec
+                extra = {kind, ORDER}
             else:
                 return set()
         except (BugboutError, KeyError, TypeError):
             return set()
         known = {field.alias or name for name, field in spec.options.model_fields.items()}
-        return known | ({CUTOFF_KEY} if prefix[0].removesuffix("s") in ROLES else set())
+        return known | extra | ({CUTOFF_KEY} if prefix[0].removesuffix("s") in ROLES else set())
 
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 

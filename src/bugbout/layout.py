@@ -154,12 +154,14 @@ tasks:
   max-source-files: 2     # a fix touching more source files is too broad to be one bug
   # since: "2023-01-01"   # only fixes after this date
   # ref: main             # the branch to walk; the default branch when unset
-  # issue-sources: [github, file, commit]
   # reruns: 2             # runs of the fixed tree; tests that differ are set aside
   # timeout: 600          # seconds per test run
 
-# issue-source:
+# issue-sources:          # asked in order: github, file, commit; `github: null` removes one
 #   file: {{path: issues.jsonl}}   # an export of your issues, for offline use
+
+# reporters:              # terminal, markdown, json, html; `markdown: null` removes one
+#   html: {{title: Our agents}}
 """
         + (f"\n{render_contestants(agents)}" if agents else "")
     )

@@ -6,20 +6,84 @@ from __future__ import annotations
 
 from typing import Any
 
-MOVED = {"env": "environment", "judge.run-suite": "verdicts.run-suite"}
+MOVED = {
+    "env": "environment",
+    "judge.run-suite": "verdicts.run-suite",
+    "tasks.issue-sources": "issue-sources",
+    "issue-source": "issue-sources",
+    "reporter": "reporters",
+}
 """Old dotted key → new dotted key (a config group when it has no dot)."""
+LISTS = {"reporters": "reporter", "issue-sources": "issue-source"}
+"""Settings that were lists of plugin names and are maps of instances now, each naming
+its plugin under the kind's word: ``[json]`` is ``{json: {reporter: json}}``."""
 
 
-def moved_override(arg: str) -> tuple[str, str | None]:
-    """``arg`` with a moved key renamed, and the note to show; ``(arg, None)`` otherwise."""
+def moved_override(arg: str) -> tuple[list[str], str | None]:
+    """``arg`` with a moved key renamed (a list of names as the overrides that make
+    that map), and the note to show; ``([arg], None)`` otherwise."""
     key, equals, value = arg.partition("=")
     bare = key.lstrip("+~")
     sign = key[: len(key) - len(bare)]
     for old, new in MOVED.items():
         if bare == old or bare.startswith(f"{old}."):
             renamed = f"{sign}{new}{bare[len(old) :]}{equals}{value}"
-            return renamed, f"{arg}: `{old}` is now `{new}`; write {renamed} ({old} still works)"
-    return arg, None
+            if new in LISTS and _is_list(value):
+                return _listed(new, value), _list_note(arg, old, new, value)
+            return [renamed], f"{arg}: `{old}` is now `{new}`; write {renamed} ({old} still works)"
+    if bare in LISTS and _is_list(value):
+        return _listed(bare, value), _list_note(arg, bare, bare, value)
+    return [arg], None
+
+
+def _is_list(value: str) -> bool:
+    return value.strip().startswith("[")
+
+
+def _names(value: str) -> list[str]:
+    return [name.strip().strip("'\"") for name in value.strip()[1:-1].split(",") if name.strip()]
+
+
+def _listed(key: str, value: str) -> list[str]:
+    """The overrides that make map ``key`` hold exactly the plugins listed, in order."""
+    entries = ", ".join(f"{name}: {{{LISTS[key]}: {name}}}" for name in _names(value))
+    return [f"~{key}", f"+{key}={{{entries}}}"]
+
+
+def _list_note(arg: str, old: str, new: str, value: str) -> str:
+    names = _names(value)
+    packaged = packaged_names(new)
+    spelling = [f"~{new}.{name}" for name in packaged if name not in names]
+    added = [name for name in names if name not in packaged]
+    spelling += [f"+{new}.{name}={{{LISTS[new]}: {name}}}" for name in added]
+    moved = f"`{old}` is now `{new}`," if old != new else f"`{new}` is"
+    return (
+        f"{arg}: {moved} a map of instances by name now; write "
+        f"{' '.join(spelling) or 'nothing'}{_order_hint(new, names)} (the list still works)"
+    )
+
+
+def _order_hint(key: str, names: list[str]) -> str:
+    if _order_needed(key, names):
+        return f" and give each its place, {key}.NAME.order=0, 1, ..."
+    return ""
+
+
+def _order_needed(key: str, names: list[str]) -> bool:
+    """Whether the map, packaged entries first, would not keep the order of ``names``."""
+    packaged = packaged_names(key)
+    merged = [*packaged, *(name for name in names if name not in packaged)]
+    return [name for name in merged if name in names] != names
+
+
+def packaged_names(key: str) -> list[str]:
+    """The entries bugbout's packaged defaults give map ``key`` (``reporters``)."""
+    from importlib import resources
+
+    import yaml
+
+    base = yaml.safe_load((resources.files("bugbout.conf") / "base.yaml").read_text())
+    return [str(name) for name in base.get(key) or {}]
 
 
 def moved_config(data: dict[str, Any], where: str) -> list[str]:
@@ -38,12 +102,43 @@ def moved_config(data: dict[str, Any], where: str) -> list[str]:
             renamed = " ".join([*words, group.replace(bare, MOVED[bare])])
             defaults[index] = {renamed: value}
             notes.append(_note(where, f"{key}: {value}", f"{renamed}: {value}", bare))
-    for old, new in MOVED.items():
+    listed = {}
+    for old, new in [*((key, key) for key in LISTS), *MOVED.items()]:
         found = _pop(data, old.split("."))
-        if found is not _ABSENT:
-            _put(data, new.split("."), found)
+        if found is _ABSENT:
+            continue
+        if new in LISTS and isinstance(found, list):
+            listed[new] = [str(name) for name in found]
+            found = _instances(new, listed[new])
+            notes.append(_note(where, f"{old}: [...]", f"{new}: {_flow(found)}", old))
+        elif old != new:
             notes.append(_note(where, f"{old}:", f"{new}:", old))
+        _put(data, new.split("."), found)
+    for key, names in listed.items():  # options given apart: only the listed plugins'
+        entries = _instances(key, names)
+        for name, options in data[key].items():
+            if isinstance(entries.get(name), dict) and isinstance(options, dict):
+                entries[name] = {**entries[name], **options}
+        data[key] = entries
     return notes
+
+
+def _instances(key: str, names: list[str]) -> dict[str, Any]:
+    """Map ``key`` holding exactly the plugins ``names``, in their order."""
+    order = _order_needed(key, names)
+    entries: dict[str, Any] = {name: None for name in packaged_names(key) if name not in names}
+    for index, name in enumerate(names):
+        entries[name] = {LISTS[key]: name, **({"order": index} if order else {})}
+    return entries
+
+
+def _flow(entries: dict[str, Any]) -> str:
+    def one(value: Any) -> str:
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k}: {one(v)}" for k, v in value.items()) + "}"
+        return "null" if value is None else str(value)
+
+    return one(entries)
 
 
 def _note(where: str, old: str, new: str, key: str) -> str:

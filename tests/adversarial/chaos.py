@@ -127,7 +127,8 @@ def build(root: Path) -> Path:
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": repository.source, "tests": repository.tests},
-        "tasks": {"issue-sources": ["commit"], "reruns": 1},
+        "issue-sources": {"github": None, "file": None},
+        "tasks": {"reruns": 1},
         "run": {"timeout": 60, "quotas": {"command": 2}},
         "verdicts": {"run-suite": False},
         "contestants": contestants,

@@ -344,7 +344,7 @@ def run_bout(
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": "src/box", "tests": "tests"},
-        "tasks": {"issue-sources": ["commit"]},
+        "issue-sources": {"github": None, "file": None},
         "run": {"timeout": timeout, "quotas": {"command": max(len(scripts), 1)}},
         "contestants": {
             name: contestant(planted, name, script, tag, listener)

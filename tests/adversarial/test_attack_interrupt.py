@@ -99,7 +99,8 @@ class Bout:
         config = {
             "defaults": ["base", "_self_"],
             "project": {"source": "src/ops", "tests": "tests"},
-            "tasks": {"issue-sources": ["commit"], "reruns": 1},
+            "issue-sources": {"github": None, "file": None},
+            "tasks": {"reruns": 1},
             "run": {"timeout": 300, "grace": grace},
             "contestants": contestants,
         }
@@ -290,7 +291,8 @@ def test_a_signal_during_ground_truth_starts_no_test_run_and_stores_no_killed_on
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": "src/ops", "tests": "tests"},
-        "tasks": {"issue-sources": ["commit"], "reruns": 1, "jobs": 2},
+        "issue-sources": {"github": None, "file": None},
+        "tasks": {"reruns": 1, "jobs": 2},
         "run": {"grace": 3},
     }
     (repo / "bugbout.yaml").write_text(json.dumps(config))

@@ -116,7 +116,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": "src/mid", "tests": "tests"},
-        "tasks": {"issue-sources": ["commit"]},
+        "issue-sources": {"github": None, "file": None},
         "run": {"timeout": 60, "quotas": {"command": 1}},
         "verdicts": {"run-suite": False},
         "limits": LIMITS,

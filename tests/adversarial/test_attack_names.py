@@ -87,7 +87,8 @@ def test_a_name_that_mimics_cat_file_output_changes_no_task(tmp_path: Path) -> N
     sha, hostile = _hostile_history(tmp_path / "repo")
     settings = BoutSettings(
         project=ProjectSettings(source="src/calc", tests="tests"),
-        tasks=TasksSettings(issue_sources=("commit",), reruns=1),
+        issue_sources={"commit": {"issue-source": "commit"}},
+        tasks=TasksSettings(reruns=1),
         environment=PluginChoice(name="interpreter"),
         root=tmp_path / "repo",
     )

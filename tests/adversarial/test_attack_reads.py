@@ -72,7 +72,7 @@ def attack_repo(tmp_path: Path, plant: str, secret: Path) -> Path:
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": "src/mid", "tests": "tests"},
-        "tasks": {"issue-sources": ["commit"]},
+        "issue-sources": {"github": None, "file": None},
         "run": {"timeout": 60},
         "contestants": {
             "attacker": {"agent": "command", "command": [sys.executable, str(script), "{logdir}"]}

@@ -96,7 +96,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = {
         "defaults": ["base", "_self_"],
         "project": {"source": "src/mid", "tests": "tests"},
-        "tasks": {"issue-sources": ["commit"]},
+        "issue-sources": {"github": None, "file": None},
         "run": {"timeout": 30},
         "contestants": {
             **{name: command(name, source) for name, source in CHEATS.items()},

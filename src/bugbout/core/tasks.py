@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.contract.errors import BugboutError, ConfigError
+from bugbout.core.contract.instances import Instance, instances
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import (
@@ -49,22 +50,21 @@ def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
         settings.environment.options
     )
     plugins.get(SandboxPlugin, settings.sandbox.name).spec.parse_options(settings.sandbox.options)
-    for name in settings.tasks.issue_sources:
-        plugins.get(IssueSourcePlugin, name).spec.parse_options(settings.issue_source.get(name, {}))
+    for source in issue_sources(settings):
+        source.check(plugins, IssueSourcePlugin)
+
+
+def issue_sources(settings: BoutSettings) -> list[Instance]:
+    """The entries of ``issue-sources``, in the order they are asked."""
+    return instances("issue-sources", IssueSourcePlugin.kind, settings.issue_sources)
 
 
 def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress) -> IssueResolver:
-    """The configured issue sources, asked in order."""
+    """The configured issue sources, asked in order, each by its entry's name."""
     sources = [
-        (name, plugins.create(IssueSourcePlugin, name, settings.issue_source.get(name, {})))
-        for name in settings.tasks.issue_sources
+        (source.name, source.build(plugins, IssueSourcePlugin))
+        for source in issue_sources(settings)
     ]
-    unknown = set(settings.issue_source) - set(plugins.of_kind(IssueSourcePlugin))
-    if unknown:
-        raise ConfigError(
-            f"issue-source options given for unknown source(s) {', '.join(sorted(unknown))}; "
-            f"the sources are {', '.join(sorted(plugins.of_kind(IssueSourcePlugin)))}"
-        )
     return IssueResolver(sources, warn=progress.warn)
 
 

@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from bugbout.core.audit.audit_gate import run_gate
 from bugbout.core.audit.auditing import Auditor, AuditRequest
 from bugbout.core.audit.recall import fix_source_diff
-from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.contract.types import AuditorPlugin, JudgePlugin, ReporterPlugin
+from bugbout.core.contract.types import AuditorPlugin, JudgePlugin
 from bugbout.core.crossexam.affected import BaseRun
 from bugbout.core.crossexam.base_run import run_base, selections
 from bugbout.core.crossexam.crossexam import cross_examine
@@ -35,6 +34,7 @@ from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import Contestant
+from bugbout.core.report.reporters import build_reporters
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import (
     UNFIXED,
@@ -61,15 +61,7 @@ def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     """Fail before any work when the judge, auditor or a reporter is unknown or misconfigured."""
     plugins.get(JudgePlugin, settings.judge.name).spec.parse_options(settings.judge.options)
     plugins.get(AuditorPlugin, settings.auditor.name).spec.parse_options(settings.auditor.options)
-    for reporter in settings.reporters:
-        plugins.get(ReporterPlugin, reporter).spec.parse_options(
-            settings.reporter.get(reporter, {})
-        )
-    for reporter in set(settings.reporter) - set(settings.reporters):
-        raise ConfigError(
-            f"reporter.{reporter}: options for a reporter this bout does not write; add it "
-            f"to reporters (now {', '.join(settings.reporters)}) or remove the options"
-        )
+    build_reporters(settings.reporters, plugins)
 
 
 class Verdicts:

@@ -167,8 +167,9 @@ def build_example(path: Path) -> Path:
     config = (
         render_config(["src/tally"], "tests")
         .replace(
-            "# issue-source:\n#   file: {path: issues.jsonl}",
-            "issue-source:\n  file: {path: issues.jsonl}",
+            "# issue-sources:          # asked in order: github, file, commit; `github: null` "
+            "removes one\n#   file: {path: issues.jsonl}",
+            "issue-sources:\n  file: {path: issues.jsonl}",
         )
         .replace("  # - override environment: interpreter", "  - override environment: interpreter")
     )

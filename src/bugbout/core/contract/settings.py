@@ -109,8 +109,6 @@ class TasksSettings(Settings):
     limit: int = Field(default=20, ge=1)
     max_source_files: int = Field(default=2, ge=1)
     fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
-    issue_sources: tuple[str, ...] = ("github", "file", "commit")
-    """Issue sources to ask, in order; the first that knows an issue wins."""
 
     @field_validator("since", mode="before")
     @classmethod
@@ -233,6 +231,11 @@ class VerdictsSettings(Settings):
         return self.model_dump_json(exclude={"run_suite"})
 
 
+def _named(kind: str, *names: str) -> dict[str, dict[str, Any] | None]:
+    """A map of instances, each named after its plugin."""
+    return {name: {kind: name} for name in names}
+
+
 class BoutSettings(Settings):
     """Everything a bout needs, as composed from ``bugbout.yaml``, packaged groups and overrides."""
 
@@ -247,8 +250,11 @@ class BoutSettings(Settings):
     judge: PluginChoice = PluginChoice(name="majority")
     verdicts: VerdictsSettings = VerdictsSettings()
     auditor: PluginChoice = PluginChoice(name="gate")
-    reporters: tuple[str, ...] = ("terminal", "markdown", "json", "html")
-    """The reports written after a bout (``terminal`` is printed)."""
+    reporters: dict[str, dict[str, Any] | None] = Field(
+        default_factory=lambda: _named("reporter", "terminal", "markdown", "json", "html")
+    )
+    """The reports written after a bout, by name: a ``reporter`` and its options
+    (``terminal`` is printed; ``null`` removes one). See :mod:`bugbout.core.contract.instances`."""
     run: RunSettings = RunSettings()
     limits: LimitsSettings = LimitsSettings()
     contestant: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -261,10 +267,11 @@ class BoutSettings(Settings):
     examiners: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Examiners defined in ``bugbout.yaml``, by name: an ``agent``, an ``assignment`` and
     the agent's options."""
-    issue_source: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Options per issue source, by name: ``issue-source: {file: {path: issues.jsonl}}``."""
-    reporter: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Options per reporter, by name: ``reporter: {html: {title: Our agents}}``."""
+    issue_sources: dict[str, dict[str, Any] | None] = Field(
+        default_factory=lambda: _named("issue-source", "github", "file", "commit")
+    )
+    """The issue sources asked, in order, by name: an ``issue-source`` and its options;
+    the first that knows an issue wins."""
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
     """Prices per model, before the packaged ones (see :mod:`bugbout.core.report.costs`)."""
     root: Path = Path()

@@ -1,13 +1,10 @@
-"""A bout's report from its records in the store, and its rendering by the reporters."""
+"""A bout's report from its records in the store, and what its reporters return."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.types import ReporterPlugin
 from bugbout.core.evidence import round_scores, with_earlier_rounds
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
@@ -32,7 +29,6 @@ from bugbout.core.store.store import (
     TASKS,
     VERDICTS,
     Store,
-    write_atomic,
 )
 
 
@@ -94,32 +90,3 @@ def load_report(
         links=attempt_links(stored, store.root, output.root),
         cutoffs=job.cutoffs if job is not None else {},
     )
-
-
-def write_reports(
-    report: Report,
-    store: Store,
-    plugins: Plugins,
-    names: tuple[str, ...],
-    options: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, str]:
-    """Render ``report`` with each named reporter, given its ``options`` (by name); files
-    go to the store. Returns the printed renderings (e.g. ``terminal``) by reporter name."""
-    printed: dict[str, str] = {}
-    for name in names:
-        reporter = plugins.create(ReporterPlugin, name, dict((options or {}).get(name, {})))
-        try:
-            text = reporter.render(report)
-        except Exception as exc:  # one broken reporter must not stop the others
-            registered = plugins.get(ReporterPlugin, name)
-            plugins.problems.append(
-                f"reporter {name!r} from {registered.distribution} failed: "
-                f"{type(exc).__name__}: {exc}"
-            )
-            continue
-        if reporter.filename:
-            store.ensure()
-            write_atomic(store.path(reporter.filename), text)
-        else:
-            printed[name] = text
-    return printed
