@@ -220,6 +220,9 @@ class Oracle(Record):
     project's direct dependencies (empty: the environment does not say)."""
     exempt: list[Exemption] = Field(default_factory=list)
     """Dependencies exempted from the era's date so that a newer release could resolve."""
+    sweep: str = ""
+    """The sweep (its directory) whose job computed it; empty outside a sweep. The
+    sweep's later jobs take its environment error as it is instead of trying again."""
 
 
 class OracleSet(RootModel[dict[str, Oracle]]):
@@ -566,6 +569,11 @@ class Job(Record):
     """Matrices, scores and audits the job computed (each one or more pytest runs)."""
     evidence_reused: int = 0
     """Those it found in the store, computed by an earlier bout or sweep job."""
+    truths_made: int = 0
+    """Ground truths (oracles) the job computed: new tasks, or an environment error
+    tried again (each three pytest runs or more)."""
+    truths_reused: int = 0
+    """Those it found in the store."""
 
     @property
     def attempts_run(self) -> int:
