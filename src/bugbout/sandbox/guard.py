@@ -38,6 +38,8 @@ SUBREAPER = 36
 """``PR_SET_CHILD_SUBREAPER``."""
 PAGE = os.sysconf("SC_PAGE_SIZE")
 KILLED = 137
+WATCHED = 64
+"""The most killed processes waited for through a pidfd each (one descriptor each)."""
 USAGE = 2
 
 
@@ -126,12 +128,15 @@ def _ending(child: int) -> int | None:
 
 def _reap(child: int, timeout: float, ended: int | None = None) -> int | None:
     """Reap every ended descendant for up to ``timeout`` seconds; the child's wait status
-    once it has ended (at once when ``ended``, its pidfd, says so; else within 20 ms)."""
+    once it has ended (at once when ``ended``, its pidfd, says so; else within 20 ms).
+    With ``child`` -1, it returns as soon as no child is left."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+        except ChildProcessError:  # none left (the sandbox's first process, orphaned)
+            if child == -1:
+                return None
             pid, status = 0, 0
         if pid == child:
             return status
@@ -242,8 +247,29 @@ def _kill_all(pids: list[int]) -> None:
                 os.kill(pid, _signal.SIGKILL)
             except OSError:
                 continue
-        _reap(-1, 0.01)
+        _await_end(pids, 0.01)
         pids = _descendants()
+
+
+def _await_end(pids: list[int], timeout: float) -> None:
+    """Wait until ``pids`` have ended (the first ``WATCHED`` of them, each through a
+    pidfd, so at once) or ``timeout`` seconds have passed; then reap whichever ended.
+    A sandbox's first process ends after the sandbox: it takes its namespaces down."""
+    poller = select.poll()
+    descriptors = [fd for pid in pids[:WATCHED] if (fd := _ending(pid)) is not None]
+    for descriptor in descriptors:
+        poller.register(descriptor, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    try:
+        left = len(descriptors)
+        while left and (remaining := deadline - time.monotonic()) > 0:
+            for descriptor, _ in poller.poll(remaining * 1000):
+                poller.unregister(descriptor)
+                left -= 1
+    finally:
+        for descriptor in descriptors:
+            os.close(descriptor)
+    _reap(-1, 0 if descriptors else timeout)
 
 
 if __name__ == "__main__":
