@@ -80,6 +80,7 @@ def one_round(scratch: Path) -> dict[str, object]:
                 "wall_s": job["wall_time"],
                 "evidence_made": job["evidence_made"],
                 "evidence_reused": job["evidence_reused"],
+                "truths_made": job.get("truths_made", 0),
                 "attempts_run": sum(not used.get("reused") for used in job["attempts"]),
             }
             for job in jobs
@@ -105,6 +106,7 @@ def main() -> int:
         "pytest processes, whole bout": spread([float(r["bout_pytest"]) for r in rounds]),  # type: ignore[arg-type]
         "pytest processes, whole sweep": spread([float(r["sweep_pytest"]) for r in rounds]),  # type: ignore[arg-type]
         "evidence made, per job": spread([float(job["evidence_made"]) for job, _ in jobs]),
+        "ground truths made, per job": spread([float(job["truths_made"]) for job, _ in jobs]),
         "job wall time (s)": spread([float(job["wall_s"]) for job, _ in jobs]),
         "bout wall time (s)": spread([float(r["bout_s"]) for r in rounds]),  # type: ignore[arg-type]
         "job / bout wall time": spread([float(job["wall_s"]) / bout for job, bout in jobs]),

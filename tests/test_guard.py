@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 from bugbout.core.contract.settings import LimitsSettings
-from bugbout.core.plumbing.limits import Guard
+from bugbout.core.plumbing.limits import GUARD, Guard
 
 SMALL = LimitsSettings(memory=150_000_000, processes=20, disk=30_000_000, files=200)
 
@@ -139,3 +139,33 @@ def test_a_watched_folder_inside_another_is_counted_once(tmp_path: Path) -> None
         check=False,
     )  # fmt: skip
     assert (ended.returncode, guard.breach()) == (0, None)
+
+
+def test_the_guard_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """It starts on every attempt: nothing of bugbout, no site-packages, and none of the
+    standard library's slow imports (``json`` pulls in ``re``, ``signal`` builds enums)."""
+    argv = Guard(SMALL, (), tmp_path / "limits.json").wrap(["true"])
+    assert argv[:4] == [sys.executable, "-I", "-S", "-c"]
+    code = f"import sys; sys.path.append({str(GUARD.parent)!r}); import guard; print(*sys.modules)"
+    loaded = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "guard" in loaded
+    slow = {"json", "re", "enum", "signal", "typing", "bugbout", "site", "contextlib"}
+    assert slow.isdisjoint(loaded), sorted(slow & set(loaded))
+
+
+def test_bad_options_are_refused_in_one_line(tmp_path: Path) -> None:
+    start = Guard(SMALL, (), tmp_path / "limits.json").wrap(["true"])[:5]
+    limits = ["--memory=1", "--processes=1", "--disk=1", "--files=1"]
+    for options in (
+        ["--report=r", *limits, "--nope=1"],
+        ["--report=r", *limits, "--memory"],
+        ["--report=r", *limits[1:]],
+        ["--report=r", *limits, "--disk=many"],
+    ):
+        ended = subprocess.run(
+            [*start, *options, "--", "true"], capture_output=True, text=True, check=False
+        )
+        assert ended.returncode == 2, (options, ended.stderr)
+        assert ended.stderr.startswith("bugbout guard: ") and ended.stderr.count("\n") == 1

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.store.records import Attempt, Job, TaskSet
+from bugbout.core.store.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.example import build_example
 
 pytestmark = pytest.mark.slow
@@ -215,6 +215,53 @@ def test_sweep_over_contestants_and_judges_runs_each_attempt_once(
     )  # fmt: skip
     assert again.returncode == 0, output(again)
     assert agent_runs(home) == {(task, n): 1 for task in raced_tasks(repo) for n in CONTESTANTS}
+
+
+def add_task_without_ground_truth(repo: Path) -> None:
+    """A last fix whose tests import a module that does not exist: they cannot be
+    collected after the fix, so its ground truth is an environment error, every time."""
+    (repo / "tests" / "test_mode.py").write_text(
+        "import tally.missing\n\n\ndef test_mode():\n"
+        "    assert tally.missing.mode([1, 1, 2]) == 1\n"
+    )
+    stats = repo / "src" / "tally" / "stats.py"
+    stats.write_text(stats.read_text() + "\n\ndef mode(values):\n    return max(values)\n")
+    date = "@1800000000 +0000"  # after every commit of the example
+    env = {**os.environ, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    for role in ("AUTHOR", "COMMITTER"):
+        env |= {f"GIT_{role}_NAME": "Maintainer", f"GIT_{role}_EMAIL": "m@example.invalid"}
+    for args in (["add", "--all"], ["commit", "--quiet", "-m", "Fix mode of ties (#12)"]):
+        subprocess.run(["git", "-C", str(repo), *args], env=env, check=True)
+
+
+def test_a_judge_only_sweep_runs_each_agent_and_each_test_once(repo: Path, tmp_path: Path) -> None:
+    """`bugbout run -m judge=majority,strict`: the second job runs no agent and no pytest.
+    It takes the attempts, the evidence and the ground truth from the first job, even a
+    ground truth that is an environment error; the next bout tries that one again."""
+    add_task_without_ground_truth(repo)
+    home = tmp_path / "home"
+    limit = f"tasks.limit={TASKS + 1}"
+    result = bugbout(
+        "run", "-m", "contestant=a", "judge=majority,strict", limit, cwd=repo, home=home
+    )
+    assert result.returncode == 0, output(result)
+    _, jobs = the_sweep(repo)
+    first, second = job_records(jobs)
+    oracles = OracleSet.model_validate_json((repo / ".bugbout" / "oracles.json").read_text())
+    assert sorted(oracle.status for oracle in oracles.root.values()) == [
+        "environment-error", "ok", "ok",
+    ]  # fmt: skip
+    assert (first.attempts_run, first.truths_made, first.truths_reused) == (TASKS, TASKS + 1, 0)
+    assert first.evidence_made > 0 and first.evidence_reused == 0
+    assert (second.attempts_run, second.evidence_made, second.truths_made) == (0, 0, 0)
+    assert (second.attempts_reused, second.truths_reused) == (TASKS, TASKS + 1)
+    assert second.evidence_reused == first.evidence_made
+    assert agent_runs(home) == {(task, "a"): 1 for task in raced_tasks(repo)}
+
+    again = bugbout("run", "contestant=a", limit, cwd=repo, home=home)
+    assert again.returncode == 0, output(again)
+    later = Job.model_validate_json((repo / ".bugbout" / "job.json").read_text())
+    assert (later.truths_made, later.truths_reused, later.attempts_run) == (1, TASKS, 0)
 
 
 def test_model_sweep_keeps_one_attempt_per_setting(repo: Path, tmp_path: Path) -> None:

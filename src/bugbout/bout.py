@@ -135,9 +135,11 @@ class Bout:
             closing(make_executor(settings, plugins)) as executor,
         ):
             tasks_executor = stop.executor(executor, "task")
+            computed: set[str] = set()
             tasks, oracles = ground_truth(
-                settings, plugins, store, progress, executor=tasks_executor, sweep=self.sweep
-            )
+                settings, plugins, store, progress,
+                executor=tasks_executor, sweep=self.sweep, computed=computed,
+            )  # fmt: skip
             tools = Tools.build(settings, plugins, store)
             race = Race(tools, self.progress, executor=executor, stop=stop)
             verdicts = Verdicts(tools, self.progress, output=output, executor=tasks_executor)
@@ -156,6 +158,10 @@ class Bout:
                 tasks=tasks,
                 attempts=race.job_attempts(tasks, oracles, self.contestants),
                 started=started,
+                truths_made=len(computed),
+                truths_reused=sum(
+                    task.id in oracles.root and task.id not in computed for task in tasks.tasks
+                ),
             )
             output.write(JOB, job)
             verdicts.run(tasks, oracles, self.contestants)

@@ -481,6 +481,11 @@ def _run(args: list[str], console: Console) -> int:
                 f"reused {result.job.evidence_reused} matrices, scores and audits from the "
                 f"store; computed {result.job.evidence_made}"
             )
+        if result.job and result.job.truths_reused:
+            console.info(
+                f"reused {result.job.truths_reused} ground truth(s) from the store; "
+                f"computed {result.job.truths_made}"
+            )
         if result.job and result.job.attempts_reused:
             console.info(
                 f"reused {result.job.attempts_reused} attempt(s) from the store (run by "

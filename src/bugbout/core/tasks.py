@@ -143,17 +143,21 @@ def compute_oracles(
     progress: Progress | None = None,
     *,
     executor: Executor | None = None,
+    sweep: str = "",
+    computed: set[str] | None = None,
 ) -> OracleSet:
     """Compute (or reuse) every task's oracle, ``tasks.jobs`` at a time on ``executor``
     (the settings' own when not given); ``oracles.json`` is written after each task, so an
-    interrupted run loses at most the tasks in flight."""
+    interrupted run loses at most the tasks in flight. An environment error is tried
+    again on every run, but once per ``sweep`` (its directory): its later jobs take the
+    first one's. ``computed`` receives the id of each task whose oracle was computed."""
     progress = progress or SilentProgress()
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
     todo: list[tuple[Task, str]] = []
     for task in tasks.tasks:
         key = oracle_key(settings, task.sha)
         oracle = oracles.root.get(task.id)
-        if oracle is None or oracle.key != key or oracle.status == "environment-error":
+        if oracle is None or oracle.key != key or _try_again(oracle, sweep):
             todo.append((task, key))
     progress.start("computing ground truth", total=len(tasks.tasks))
     computing = {task.id for task, _ in todo}
@@ -167,8 +171,10 @@ def compute_oracles(
             for oracle in _dispatch(settings, plugins, store, executor, todo):
                 if oracle.status == "environment-error" and _stopping():
                     continue  # perhaps the signal's doing (it reaches uv too): not kept
-                oracles.root[oracle.task_id] = oracle
+                oracles.root[oracle.task_id] = oracle.model_copy(update={"sweep": sweep})
                 store.write(ORACLES, oracles)
+                if computed is not None:
+                    computed.add(oracle.task_id)
                 plugins.notify("bugbout_after_oracle", oracle=oracle)
                 _report_problems(plugins, progress)
                 progress.advance(f"{oracle.task_id} {oracle.status}")
@@ -185,6 +191,12 @@ def compute_oracles(
     progress.finish()
     store.write(TASKS, tasks)
     return oracles
+
+
+def _try_again(oracle: Oracle, sweep: str) -> bool:
+    """Whether a stored oracle of the same key is computed again: an environment error
+    (its cause may be fixed by now), unless a job of this same sweep computed it."""
+    return oracle.status == "environment-error" and not (sweep and oracle.sweep == sweep)
 
 
 def _dispatch(
@@ -256,12 +268,14 @@ def ground_truth(
     executor: Executor | None = None,
     sweep: Path | None = None,
     mine_only: bool = False,
+    computed: set[str] | None = None,
 ) -> tuple[TaskSet, OracleSet]:
     """Mine the tasks and compute their oracles (``mine_only``: only mine; the oracles
     are those stored), one bout at a time on a store: another bugbout doing it
     meanwhile is an error naming it, except for the jobs of one ``sweep`` (its
     directory), which take turns: the first computes, the others find its records and
-    reuse them."""
+    reuse them (an environment error too). ``computed`` receives the id of each task
+    whose oracle was computed now."""
     progress = progress or SilentProgress()
     doing = f"mining or computing ground truth on {store.root}"
     party = str(sweep.resolve()) if sweep else ""
@@ -269,7 +283,10 @@ def ground_truth(
         tasks = mine_tasks(settings, plugins, store, progress)
         if mine_only:
             return tasks, store.read(ORACLES, OracleSet) or OracleSet()
-        oracles = compute_oracles(settings, plugins, store, tasks, progress, executor=executor)
+        oracles = compute_oracles(
+            settings, plugins, store, tasks, progress,
+            executor=executor, sweep=party, computed=computed,
+        )  # fmt: skip
     return tasks, oracles
 
 

@@ -1,39 +1,35 @@
 """The guard: runs an agent's command and kills it when it goes past a limit.
 
-Run as a script, outside the sandbox, with only the standard library (it starts in a
-tenth of a second)::
+Run as a script, outside the sandbox, by an isolated interpreter without site-packages,
+and importing as little of the standard library as it can (it starts on every attempt;
+``json``, ``signal`` and ``typing`` alone would double its start)::
 
-    python3 -I -S guard.py SPEC ARGV...
+    python3 -I -S guard.py --report=FILE --memory=N --processes=N --disk=N --files=N
+        [--watch=FOLDER]... -- ARGV...
 
-``SPEC`` is JSON: ``report`` (a file to write the breach to), ``watched`` (folders),
-``memory``, ``processes``, ``disk`` and ``files``. The guard becomes a child subreaper,
-so every process the command starts stays its descendant, even orphaned. Every
-``INTERVAL`` seconds it adds up the private resident memory (``statm``: resident minus
-shared) and the number of its descendants; every few seconds it measures how many bytes
-and entries the watched folders gained since the start. Past a limit it writes
-``{"limit", "used", "allowed"}`` to the report, kills every descendant and exits 137.
-Files are capped at ``disk`` bytes by ``RLIMIT_FSIZE``. Otherwise it exits with the
-command's status (128 + the signal when killed), after killing whatever it left behind.
+``--report`` is a file to write the breach to, ``--watch`` a folder whose growth (bytes
+and entries) is limited. The guard becomes a child subreaper, so every process the
+command starts stays its descendant, even orphaned. Every ``INTERVAL`` seconds it adds
+up the private resident memory (``statm``: resident minus shared) and the number of its
+descendants; every few seconds it measures how many bytes and entries the watched
+folders gained since the start. Past a limit it writes ``{"limit", "used", "allowed"}``
+to the report, kills every descendant and exits 137. Files are capped at ``disk`` bytes
+by ``RLIMIT_FSIZE``. Otherwise it exits with the command's status (128 + the signal
+when killed), after killing whatever it left behind. Bad options: exit status 2.
 """
 
-from __future__ import annotations
-
+import _signal  # the signal numbers; ``signal`` itself builds enums on import
 import ctypes
-import json
 import os
 import resource
 import select
-import signal
 import sys
 import time
-
-TYPE_CHECKING = False  # typing is not imported: the guard starts on every attempt
-if TYPE_CHECKING:
-    from typing import Any
 
 Breach = dict[str, int | str]
 """What the report holds: ``limit``, ``used``, ``allowed``."""
 
+LIMITS = ("memory", "processes", "disk", "files")
 INTERVAL = 0.2
 """Seconds between two looks at the processes."""
 DISK_EVERY = 1.0
@@ -42,23 +38,58 @@ SUBREAPER = 36
 """``PR_SET_CHILD_SUBREAPER``."""
 PAGE = os.sysconf("SC_PAGE_SIZE")
 KILLED = 137
+WATCHED = 64
+"""The most killed processes waited for through a pidfd each (one descriptor each)."""
+USAGE = 2
+
+
+class Spec:
+    """The command line: where to report, the folders watched, the limits, the command."""
+
+    def __init__(self, args: list[str]) -> None:
+        """Read ``args``; a ``ValueError`` says what is wrong."""
+        self.report = ""
+        self.watched: list[str] = []
+        self.limits: dict[str, int] = {}
+        position = 0
+        while position < len(args) and args[position] != "--":
+            option, equals, value = args[position].removeprefix("--").partition("=")
+            if not equals or option not in (*LIMITS, "report", "watch"):
+                raise ValueError(f"unknown option or no value: {args[position]!r}")
+            if option == "report":
+                self.report = value
+            elif option == "watch":
+                self.watched.append(value)
+            else:
+                self.limits[option] = int(value)
+            position += 1
+        self.argv = args[position + 1 :]
+        missing = [name for name in LIMITS if name not in self.limits]
+        if missing or not self.report or not self.argv:
+            raise ValueError(f"missing {', '.join(missing) or '--report or the command'}")
 
 
 def main(args: list[str]) -> int:
-    spec, argv = json.loads(args[0]), args[1:]
-    watched = [path for path in spec["watched"] if os.path.isdir(path)]
+    try:
+        spec = Spec(args)
+    except ValueError as exc:
+        print(f"bugbout guard: {exc}", file=sys.stderr)
+        return USAGE
+    argv, limits = spec.argv, spec.limits
+    watched = [path for path in spec.watched if os.path.isdir(path)]
     baseline = _measure(watched, None)
-    try:  # noqa: SIM105 (no contextlib: its imports are a tenth of the guard's start)
+    try:  # noqa: SIM105 (no contextlib: the guard imports what it must, nothing more)
         ctypes.CDLL(None, use_errno=True).prctl(SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
     _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    largest = spec["disk"] + 1 if hard == resource.RLIM_INFINITY else min(hard, spec["disk"] + 1)
+    largest = limits["disk"] + 1
+    largest = largest if hard == resource.RLIM_INFINITY else min(hard, largest)
     resource.setrlimit(resource.RLIMIT_FSIZE, (largest, largest))
     try:
         # Python ignores SIGPIPE and SIGXFSZ; the command gets their default actions back.
         child = os.posix_spawnp(
-            argv[0], argv, dict(os.environ), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)
+            argv[0], argv, dict(os.environ), setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ)
         )
     except OSError as exc:
         print(f"bugbout: cannot run {argv[0]}: {exc.strerror}", file=sys.stderr)
@@ -69,16 +100,17 @@ def main(args: list[str]) -> int:
     ended = _ending(child)
     while status is None:
         status = _reap(child, INTERVAL, ended)
-        processes, memory = _tree()
-        breach = _over("processes", processes, spec) or _over("memory", memory, spec)
+        descendants = _descendants()
+        memory = _memory(descendants)
+        breach = _over("processes", len(descendants), limits) or _over("memory", memory, limits)
         if breach is None and (status is not None or time.monotonic() >= next_disk):
             started = time.monotonic()
-            breach = _disk(watched, baseline, spec)
+            breach = _disk(watched, baseline, limits)
             next_disk = time.monotonic() + max(DISK_EVERY, 10 * (time.monotonic() - started))
         if breach is not None:
-            _write(spec["report"], breach)
+            _write(spec.report, breach)
             break
-    _kill_all()
+    _kill_all(descendants)
     if breach is not None:
         return KILLED
     assert status is not None
@@ -96,12 +128,15 @@ def _ending(child: int) -> int | None:
 
 def _reap(child: int, timeout: float, ended: int | None = None) -> int | None:
     """Reap every ended descendant for up to ``timeout`` seconds; the child's wait status
-    once it has ended (at once when ``ended``, its pidfd, says so; else within 20 ms)."""
+    once it has ended (at once when ``ended``, its pidfd, says so; else within 20 ms).
+    With ``child`` -1, it returns as soon as no child is left."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+        except ChildProcessError:  # none left (the sandbox's first process, orphaned)
+            if child == -1:
+                return None
             pid, status = 0, 0
         if pid == child:
             return status
@@ -115,9 +150,8 @@ def _reap(child: int, timeout: float, ended: int | None = None) -> int | None:
                 select.select([ended], [], [], pause)
 
 
-def _tree() -> tuple[int, int]:
-    """How many descendants the guard has, and their private resident memory in bytes."""
-    descendants = _descendants()
+def _memory(descendants: list[int]) -> int:
+    """The private resident memory of ``descendants``, in bytes."""
     memory = 0
     for pid in descendants:
         try:
@@ -126,7 +160,7 @@ def _tree() -> tuple[int, int]:
             memory += max(0, int(fields[1]) - int(fields[2])) * PAGE
         except (OSError, IndexError, ValueError):
             continue
-    return len(descendants), memory
+    return memory
 
 
 def _descendants() -> list[int]:
@@ -180,37 +214,62 @@ def _measure(folders: list[str], most: int | None) -> tuple[int, int]:
     return allocated, entries
 
 
-def _disk(folders: list[str], baseline: tuple[int, int], spec: dict[str, Any]) -> Breach | None:
-    allocated, entries = _measure(folders, baseline[1] + spec["files"])
-    return _over("files", entries - baseline[1], spec) or _over(
-        "disk", allocated - baseline[0], spec
+def _disk(folders: list[str], baseline: tuple[int, int], limits: dict[str, int]) -> Breach | None:
+    allocated, entries = _measure(folders, baseline[1] + limits["files"])
+    return _over("files", entries - baseline[1], limits) or _over(
+        "disk", allocated - baseline[0], limits
     )
 
 
-def _over(limit: str, used: int, spec: dict[str, Any]) -> Breach | None:
-    return {"limit": limit, "used": used, "allowed": spec[limit]} if used > spec[limit] else None
+def _over(limit: str, used: int, limits: dict[str, int]) -> Breach | None:
+    allowed = limits[limit]
+    return {"limit": limit, "used": used, "allowed": allowed} if used > allowed else None
 
 
 def _write(report: str, breach: Breach) -> None:
     temporary = f"{report}.{os.getpid()}"
-    with open(temporary, "w") as handle:
-        json.dump(breach, handle)
+    with open(temporary, "w") as handle:  # JSON; no json module: it imports re
+        handle.write(
+            f'{{"limit": "{breach["limit"]}", "used": {breach["used"]}, '
+            f'"allowed": {breach["allowed"]}}}'
+        )
     os.replace(temporary, report)
 
 
-def _kill_all() -> None:
-    """Kill every descendant, again until none is left (a fork bomb forks meanwhile), and
-    reap them."""
+def _kill_all(pids: list[int]) -> None:
+    """Kill ``pids`` (the descendants, just listed) and every descendant, again until none
+    is left (a fork bomb forks meanwhile), and reap them."""
     for _ in range(1000):
-        pids = _descendants()
-        if not pids:
+        if not pids:  # none alive, so none can start another
             return
         for pid in pids:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, _signal.SIGKILL)
             except OSError:
                 continue
-        _reap(-1, 0.01)
+        _await_end(pids, 0.01)
+        pids = _descendants()
+
+
+def _await_end(pids: list[int], timeout: float) -> None:
+    """Wait until ``pids`` have ended (the first ``WATCHED`` of them, each through a
+    pidfd, so at once) or ``timeout`` seconds have passed; then reap whichever ended.
+    A sandbox's first process ends after the sandbox: it takes its namespaces down."""
+    poller = select.poll()
+    descriptors = [fd for pid in pids[:WATCHED] if (fd := _ending(pid)) is not None]
+    for descriptor in descriptors:
+        poller.register(descriptor, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    try:
+        left = len(descriptors)
+        while left and (remaining := deadline - time.monotonic()) > 0:
+            for descriptor, _ in poller.poll(remaining * 1000):
+                poller.unregister(descriptor)
+                left -= 1
+    finally:
+        for descriptor in descriptors:
+            os.close(descriptor)
+    _reap(-1, 0 if descriptors else timeout)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ must still be able to read (their toolchains), whatever sandbox enforces it."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -38,15 +39,22 @@ def readable_paths(executables: Iterable[str]) -> tuple[Path, ...]:
     """Re-exposed read-only inside masked places: the installation prefix of each
     executable (and of the Python bugbout runs on), bugbout's own package (its pytest
     plugin and egress forwarder run inside), and the toolchains on PATH that live in the
-    user's HOME (``~/.pyenv``, ``~/.cargo``): tools, not credentials."""
+    user's HOME (``~/.pyenv``, ``~/.cargo``): tools, not credentials. Worked out once
+    per process for the same executables, ``PATH`` and ``HOME`` (every attempt and test
+    run asks)."""
+    return _readable(tuple(executables), os.environ.get("PATH"), str(Path.home()))
+
+
+@functools.lru_cache(maxsize=64)
+def _readable(executables: tuple[str, ...], search: str | None, user_home: str) -> tuple[Path, ...]:
     paths: set[Path] = {Path(bugbout.__file__).resolve().parent}
     for executable in (*executables, sys.executable):
-        found = shutil.which(executable) if executable else None
+        found = shutil.which(executable, path=search) if executable else None
         if found:
             paths.add(Path(found).parent.parent)
             paths.add(Path(os.path.realpath(found)).parent.parent)
-    home = Path.home().resolve()
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
+    home = Path(user_home).resolve()
+    for entry in (search or "").split(os.pathsep):
         if entry and Path(entry).is_absolute():
             directory = Path(entry).resolve()
             if directory.is_relative_to(home) and directory.parent != home.parent:

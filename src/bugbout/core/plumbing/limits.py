@@ -24,7 +24,12 @@ from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.settings import LimitsSettings
 
 GUARD = Path(str(resources.files("bugbout.sandbox") / "guard.py"))
-"""The guard script; run by path with the standard library only, so it starts fast."""
+"""The guard script, standard library only, so it starts fast."""
+_START = (
+    "import sys; sys.path.append({folder!r}); from guard import main; sys.exit(main(sys.argv[1:]))"
+)
+"""How the interpreter runs the guard: imported (its compiled form is cached beside it,
+where a script given by path is compiled on every start), after the standard library."""
 REPORT_LIMIT = 4096
 """The most bytes read of the guard's report."""
 
@@ -35,6 +40,8 @@ WHAT = {
     "memory": "memory limit exceeded",
     "processes": "too many processes",
 }
+GUARDED = ("memory", "processes", "disk", "files")
+"""The limits the guard holds the agent to while it runs."""
 COUNTED = frozenset({"files", "processes"})
 """Limits that count things; the others are bytes."""
 
@@ -72,20 +79,18 @@ class Guard:
 
     def wrap(self, argv: list[str]) -> list[str]:
         """``argv`` run under the guard."""
-        spec = {
-            "report": str(self.report),
-            "watched": [  # a folder inside another is measured with it, once
-                str(path)
-                for path in self.watched
-                if not any(path != other and path.is_relative_to(other) for other in self.watched)
-            ],
-            "memory": self.limits.memory,
-            "processes": self.limits.processes,
-            "disk": self.limits.disk,
-            "files": self.limits.files,
-        }
+        watched = [  # a folder inside another is measured with it, once
+            str(path)
+            for path in self.watched
+            if not any(path != other and path.is_relative_to(other) for other in self.watched)
+        ]
+        options = [f"--{name}={getattr(self.limits, name)}" for name in GUARDED]
         # -S: the guard needs no site-packages, and no .pth file runs code in it
-        return [sys.executable, "-I", "-S", str(GUARD), json.dumps(spec), *argv]
+        start = _START.format(folder=str(GUARD.parent))
+        return [
+            sys.executable, "-I", "-S", "-c", start, f"--report={self.report}", *options,
+            *(f"--watch={path}" for path in watched), "--", *argv,
+        ]  # fmt: skip
 
     def breach(self) -> str | None:
         """The limit the agent went past, as a reason; ``None`` when it kept to them."""

@@ -32,7 +32,7 @@ from bugbout.core.plumbing.canaries import (
 )
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.hung import HangWatch
-from bugbout.core.plumbing.process import kill_group
+from bugbout.core.plumbing.process import kill_group, wait
 from bugbout.core.plumbing.stopping import current_stop, watch
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
@@ -326,7 +326,7 @@ def _wait(
     while True:
         try:
             return (
-                process.wait(timeout=min(POLL, max(deadline - time.monotonic(), 0))),
+                wait(process, min(POLL, max(deadline - time.monotonic(), 0))),
                 False,
                 False,
             )

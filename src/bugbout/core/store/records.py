@@ -223,6 +223,9 @@ class Oracle(Record):
     suite: list[FileName] = Field(default_factory=list)
     """Where the repository's tests were at the fix, when not (only) at ``project.tests``
     (:func:`bugbout.core.plumbing.suite.suite_paths`)."""
+    sweep: str = ""
+    """The sweep (its directory) whose job computed it; empty outside a sweep. The
+    sweep's later jobs take its environment error as it is instead of trying again."""
 
 
 class OracleSet(RootModel[dict[str, Oracle]]):
@@ -569,6 +572,11 @@ class Job(Record):
     """Matrices, scores and audits the job computed (each one or more pytest runs)."""
     evidence_reused: int = 0
     """Those it found in the store, computed by an earlier bout or sweep job."""
+    truths_made: int = 0
+    """Ground truths (oracles) the job computed: new tasks, or an environment error
+    tried again (each three pytest runs or more)."""
+    truths_reused: int = 0
+    """Those it found in the store."""
 
     @property
     def attempts_run(self) -> int:
