@@ -50,7 +50,7 @@ CONFIG = """defaults:
 project:
   source: {source}
   tests: {tests}
-tasks:
+miner:
   ref: {ref}
 issue-sources: {{github: null, file: null}}
 """

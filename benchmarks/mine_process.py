@@ -12,7 +12,7 @@ import time
 
 started = time.perf_counter()
 
-from bugbout.core.contract.settings import ProjectSettings, TasksSettings  # noqa: E402
+from bugbout.core.contract.settings import ProjectSettings  # noqa: E402
 from bugbout.core.mine.mining import MiningRequest  # noqa: E402  (imports are what is timed)
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions  # noqa: E402
 
@@ -26,9 +26,8 @@ def main() -> None:
     request = MiningRequest(
         repository=repository,
         project=ProjectSettings(source=source, tests=tests),
-        tasks=TasksSettings(limit=20, ref=ref),
     )
-    found = GitHistoryMiner(GitHistoryOptions()).mine(request)
+    found = GitHistoryMiner(GitHistoryOptions(limit=20, ref=ref)).mine(request)
     walked = time.perf_counter()
     print(
         json.dumps(

@@ -208,11 +208,15 @@ EXPECTED_ORDER = [
 ]  # fmt: skip
 
 
-def calc_settings(root: Path, **tasks: object) -> BoutSettings:
-    """Settings for the synthetic history, with tests run by the current interpreter."""
+def calc_settings(
+    root: Path, miner: dict[str, object] | None = None, **tasks: object
+) -> BoutSettings:
+    """Settings for the synthetic history, with tests run by the current interpreter
+    (``miner``: the ``git-history`` miner's options)."""
     return BoutSettings(
         project=ProjectSettings(source="src/calc", tests="tests"),
         issue_sources={"commit": {"issue-source": "commit"}},
+        miner=PluginChoice(name="git-history", **(miner or {})),
         tasks=TasksSettings(**tasks),  # type: ignore[arg-type]
         environment=PluginChoice(name="interpreter"),
         root=root,

@@ -206,7 +206,7 @@ def test_python_api_returns_the_report(bout: Path) -> None:
 
 def test_retry_rounds_use_visible_evidence_and_keep_every_round(tmp_path: Path) -> None:
     repo = build_example(tmp_path / "tally")
-    result = bugbout("run", "run.rounds=3", "tasks.limit=1", "verdicts.run-suite=false", cwd=repo)
+    result = bugbout("run", "run.rounds=3", "miner.limit=1", "verdicts.run-suite=false", cwd=repo)
     assert result.returncode == 0, result.stderr
     (task,) = list((repo / ".bugbout" / "attempts").iterdir())
     rounds = {folder.name: sorted(p.name for p in folder.iterdir()) for folder in task.iterdir()}

@@ -134,7 +134,7 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     assert helped.returncode == 0, helped.stderr
     assert "  --retry-failed " in helped.stdout
     assert "  judge        majority | cross-vendor | strict | unanimous\n" in helped.stdout
-    assert "  tasks.       ref, since, limit, max-source-files," in helped.stdout
+    assert "  tasks.       reruns, timeout, jobs, repair-imports\n" in helped.stdout
     hydra_help = bugbout("run", "--hydra-help", cwd=initialised)
     assert (hydra_help.returncode, hydra_help.stdout) == (0, helped.stdout)
     piped = subprocess.run(
@@ -169,7 +169,7 @@ def test_shell_completion_in_a_real_bash(initialised: Path, tmp_path: Path) -> N
     assert reply("bugbout", "ru") == ["run"]
     assert reply("bugbout", "run", "jud") == ["judge="]
     assert reply("bugbout", "run", "judge=s") == ["judge=strict"]
-    assert "tasks.limit=" in reply("bugbout", "tasks", "tasks.l")
+    assert "tasks.reruns=" in reply("bugbout", "tasks", "tasks.r")
     for shell in ("zsh", "fish"):
         assert "bugbout __complete" in bugbout("completion", shell, cwd=initialised).stdout
     assert bugbout("completion", "tcsh", cwd=initialised).returncode == 2
@@ -188,7 +188,7 @@ def test_layout_detection(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_init_then_tasks_with_the_default_environment(initialised: Path) -> None:
     """The default uv environment, built for real, gives the same ground truth."""
-    result = bugbout("tasks", "tasks.limit=3", cwd=initialised)
+    result = bugbout("tasks", "miner.limit=3", cwd=initialised)
     assert result.returncode == 0, result.stderr
     tasks = json.loads((initialised / ".bugbout" / "tasks.json").read_text())
     oracles = json.loads((initialised / ".bugbout" / "oracles.json").read_text())
@@ -217,7 +217,7 @@ def test_init_then_tasks_with_the_default_environment(initialised: Path) -> None
 
 def test_overrides_and_cfg_job(initialised: Path) -> None:
     result = bugbout(
-        "tasks", "tasks.limit=5", "environment=interpreter", "--cfg", "job", cwd=initialised
+        "tasks", "miner.limit=5", "environment=interpreter", "--cfg", "job", cwd=initialised
     )
     assert result.returncode == 0, result.stderr
     assert "limit: 5" in result.stdout
@@ -266,7 +266,10 @@ def test_old_lists_of_reporters_and_issue_sources_still_work(initialised: Path) 
             "error: environment=nope: no such environment; choose one of interpreter, podman, uv",
         ),
         (["miner=nope"], "error: miner=nope: no such miner; choose one of git-history"),
-        (["tasks.limit=many"], "tasks.limit: Input should be a valid integer"),
+        (
+            ["miner.limit=many"],
+            "error: miner 'git-history': limit: Input should be a valid integer",
+        ),
         (
             ["+project.sourse=x"],
             "error: project.sourse: no such setting; did you mean project.source? (valid keys "
@@ -285,10 +288,9 @@ def test_old_lists_of_reporters_and_issue_sources_still_work(initialised: Path) 
             "error: reporters.html.titel: no such setting; did you mean reporters.html.title?",
         ),
         (
-            ["tasks.limitt=5"],
-            "error: tasks.limitt: no such setting; did you mean tasks.limit? (valid keys under "
-            "tasks: fix-words, jobs, limit, max-source-files, modified-tests, ref, "
-            "repair-imports, reruns, since, timeout)",
+            ["tasks.rerunss=5"],
+            "error: tasks.rerunss: no such setting; did you mean tasks.reruns? (valid keys under "
+            "tasks: jobs, repair-imports, reruns, timeout)",
         ),
         (["judg=strict"], "error: judg: no such setting; did you mean judge? (valid keys at"),
         (
@@ -391,7 +393,7 @@ def test_a_contestant_that_cannot_race_stops_the_bout_before_any_work(
         + "  ok: {agent: command, command: [/bin/true]}\n"
         + "  ghost: {agent: command, command: [/nonexistent/agent]}\n"
     )
-    result = bugbout("run", "tasks.limit=1", cwd=initialised)
+    result = bugbout("run", "miner.limit=1", cwd=initialised)
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "error: contestant 'ghost' needs '/nonexistent/agent', which is not installed: install "
@@ -399,7 +401,7 @@ def test_a_contestant_that_cannot_race_stops_the_bout_before_any_work(
         "race the others"
     )
     assert not (initialised / ".bugbout" / "tasks.json").exists(), "nothing was mined"
-    keep_going = bugbout("run", "tasks.limit=1", "--keep-going", "--quiet", cwd=initialised)
+    keep_going = bugbout("run", "miner.limit=1", "--keep-going", "--quiet", cwd=initialised)
     assert keep_going.returncode == 0, keep_going.stderr
     assert "contestant 'ghost' needs '/nonexistent/agent'" in keep_going.stderr
     attempts = initialised / ".bugbout" / "attempts"
@@ -408,7 +410,7 @@ def test_a_contestant_that_cannot_race_stops_the_bout_before_any_work(
 
 def test_an_agent_on_its_vendors_api_needs_the_key(initialised: Path) -> None:
     env = {"OPENAI_API_KEY": ""}
-    result = bugbout("run", "contestant=codex", "tasks.limit=1", cwd=initialised, env=env)
+    result = bugbout("run", "contestant=codex", "miner.limit=1", cwd=initialised, env=env)
     assert result.returncode == 2
     assert result.stderr.strip() in (
         "error: contestant 'codex' (codex) needs OPENAI_API_KEY in the environment: export it, "
@@ -420,7 +422,7 @@ def test_an_agent_on_its_vendors_api_needs_the_key(initialised: Path) -> None:
 
 
 def test_mine_only_writes_the_tasks_without_ground_truth(initialised: Path) -> None:
-    result = bugbout("tasks", "--mine-only", "tasks.limit=2", cwd=initialised)
+    result = bugbout("tasks", "--mine-only", "miner.limit=2", cwd=initialised)
     assert result.returncode == 0, result.stderr
     store = initialised / ".bugbout"
     tasks = json.loads((store / "tasks.json").read_text())
@@ -490,7 +492,7 @@ def test_offline_github_fails_over_with_one_warning(initialised: Path) -> None:
     )
     with (initialised / "bugbout.yaml").open("a") as config:
         config.write("issue-sources:\n  github: {api-url: 'http://127.0.0.1:9', timeout: 2}\n")
-    result = bugbout("tasks", "environment=interpreter", "tasks.limit=2", cwd=initialised)
+    result = bugbout("tasks", "environment=interpreter", "miner.limit=2", cwd=initialised)
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1

@@ -443,7 +443,7 @@ def test_fixed_bug_repository(fixed_bug_repository: FixedBugRepository) -> None:
     assert sorted(changed) == ["src/shapes/area.py", repo.test_file]
     issues = json.loads((repo.path / repo.issues_file).read_text())
     assert [issue["number"] for issue in issues] == [repo.issue]
-    assert repo.mining_request(limit=5).tasks.limit == 5
+    assert repo.mining_request().project == repo.project()
 
 
 def test_model_server(model_server: Callable[..., ModelServer]) -> None:

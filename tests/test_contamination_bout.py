@@ -102,4 +102,4 @@ def test_a_cutoff_set_on_the_command_line_reruns_no_agent(bout: Path) -> None:
         "warning"
     ]
     assert warning.startswith("1 of 1 scored tasks were fixed on or before every")
-    assert "tasks.since: 2025-01-01" in warning
+    assert "miner.since: 2025-01-01" in warning

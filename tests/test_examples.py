@@ -75,7 +75,7 @@ def test_tinyagent_fixes_the_median_bug_in_a_bout(
 ) -> None:
     repo = build_example(tmp_path / "tally")
     # The newest task is the negative-numbers merge (#8); walking from the median fix
-    # (#3) with `tasks.limit=1` makes the median bug the only task.
+    # (#3) with `miner.limit=1` makes the median bug the only task.
     median_fix = git(repo, "log", "--format=%H", "--grep=Fix median")
     script = Script(
         [
@@ -95,8 +95,8 @@ def test_tinyagent_fixes_the_median_bug_in_a_bout(
             )
         )
         bout = plugin_environment.run(
-            "-m", "bugbout", "run", "contestant=[tiny]", "tasks.limit=1",
-            f"tasks.ref={median_fix}", cwd=repo,
+            "-m", "bugbout", "run", "contestant=[tiny]", "miner.limit=1",
+            f"miner.ref={median_fix}", cwd=repo,
         )  # fmt: skip
         assert bout.returncode == 0, bout.stderr
         requests = server.scripted_requests
@@ -134,7 +134,7 @@ def test_tinyagent_fixes_the_median_bug_in_a_bout(
 @pytest.mark.slow
 def test_consensus_judges_a_bout(plugin_environment: PluginEnvironment, tmp_path: Path) -> None:
     repo = build_example(tmp_path / "tally")
-    bout = plugin_environment.run("-m", "bugbout", "run", "judge=consensus", "tasks.limit=1",
+    bout = plugin_environment.run("-m", "bugbout", "run", "judge=consensus", "miner.limit=1",
                                   cwd=repo)  # fmt: skip
     assert bout.returncode == 0, bout.stderr
     verdicts = json.loads((repo / ".bugbout" / "verdicts.json").read_text())

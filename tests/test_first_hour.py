@@ -55,7 +55,7 @@ def test_first_hour_end_to_end_from_init_to_a_report(
         doctor = bugbout("doctor", endpoint, cwd=repo, env=env)
         assert doctor.returncode == 0, doctor.stdout + doctor.stderr
         assert "my-claude-code" in doctor.stdout
-        run = bugbout("run", endpoint, "tasks.limit=1", "--quiet", cwd=repo, env=env)
+        run = bugbout("run", endpoint, "miner.limit=1", "--quiet", cwd=repo, env=env)
         assert run.returncode == 0, run.stdout + run.stderr
         assert server.scripted_requests, "the agent never reached the model"
 

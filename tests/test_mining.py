@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import history
-from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest, fix_title_pattern, issue_references
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import TaskSet
@@ -17,13 +17,9 @@ from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOption
 from bugbout.testing import RepositoryBuilder
 
 
-def mine(repo: Path, **settings: object) -> TaskSet:
-    request = MiningRequest(
-        repository=repo,
-        project=ProjectSettings(source="src/calc"),
-        tasks=TasksSettings(**settings),  # type: ignore[arg-type]
-    )
-    return GitHistoryMiner(GitHistoryOptions()).mine(request)
+def mine(repo: Path, **options: object) -> TaskSet:
+    request = MiningRequest(repository=repo, project=ProjectSettings(source="src/calc"))
+    return GitHistoryMiner(GitHistoryOptions.model_validate(options)).mine(request)
 
 
 def test_tasks_and_exclusions_are_exact(calc_repo: tuple[Path, dict[str, str]]) -> None:
@@ -169,9 +165,7 @@ def _merged_branch(root: Path, message: str) -> tuple[str, MiningRequest]:
     )
     repo.switch("main")
     merge = repo.merge("topic", message)
-    request = MiningRequest(
-        repository=repo.path, project=ProjectSettings(source="src/calc"), tasks=TasksSettings()
-    )
+    request = MiningRequest(repository=repo.path, project=ProjectSettings(source="src/calc"))
     return merge, request
 
 
@@ -207,7 +201,7 @@ def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path
     ],
 )
 def test_fix_words_match_their_inflections(title: str, matches: bool) -> None:
-    pattern = fix_title_pattern(TasksSettings().fix_words)
+    pattern = fix_title_pattern(GitHistoryOptions().fix_words)
     assert bool(pattern.search(title)) is matches
 
 
@@ -252,3 +246,46 @@ def test_test_modules_are_read_in_one_batch(
     assert len(found.tasks) > 1
     assert len(rounds) == 1
     assert len(rounds[0]) >= len(found.tasks)  # at least each task's module after the fix
+
+
+@pytest.mark.parametrize(
+    ("config", "overrides", "note"),
+    [
+        ({}, ["miner.limit=1"], None),
+        ({"miner": {"limit": 1}}, [], None),
+        ({}, ["tasks.limit=1"], "tasks.limit=1: `tasks.limit` is now `miner.limit`; write "
+         "miner.limit=1 (tasks.limit still works)"),
+        ({"tasks": {"limit": 1}}, [], "bugbout.yaml: `tasks.limit:` is now `miner.limit:`; "
+         "rename it (tasks.limit still works)"),
+    ],
+)  # fmt: skip
+def test_the_miner_options_of_bugbout_yaml_and_the_command_line_reach_the_miner(
+    calc_repo: tuple[Path, dict[str, str]],
+    tmp_path: Path,
+    config: dict[str, object],
+    overrides: list[str],
+    note: str | None,
+) -> None:
+    """``miner.limit`` (and the old ``tasks.limit``, with a note) limits what is mined."""
+    import yaml
+
+    from bugbout.config import compose_settings
+    from bugbout.core.store.store import Store
+    from bugbout.core.tasks import mine_tasks
+
+    repo, _ = calc_repo
+    written = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/calc", "repository": str(repo)},
+        "issue-sources": {"github": None, "file": None},
+        **config,
+    }
+    (tmp_path / "bugbout.yaml").write_text(yaml.safe_dump(written, sort_keys=False))
+    notes: list[str] = []
+    settings, plugins = compose_settings(tmp_path, overrides, warn=notes.append)
+    found = mine_tasks(settings, plugins, Store(tmp_path / ".bugbout"))
+    assert len(found.tasks) == 1
+    assert found.excluded["over-limit"] >= 1
+    assert [n.replace(str(tmp_path / "bugbout.yaml"), "bugbout.yaml") for n in notes] == (
+        [note] if note else []
+    )

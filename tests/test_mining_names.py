@@ -12,7 +12,7 @@ import pytest
 
 import name_history
 from bugbout.core.contract.manager import make_plugins
-from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.git import Git, GitError
@@ -37,9 +37,8 @@ def mine(repo: Path) -> TaskSet:
     request = MiningRequest(
         repository=repo,
         project=ProjectSettings(source="src/calc", tests="tests"),
-        tasks=TasksSettings(limit=100),
     )
-    return GitHistoryMiner(GitHistoryOptions()).mine(request)
+    return GitHistoryMiner(GitHistoryOptions(limit=100)).mine(request)
 
 
 def test_every_fix_is_mined_with_exactly_its_own_tests(
@@ -221,7 +220,7 @@ def test_ground_truth_runs_each_fix_on_its_own_module(
     names_repo: tuple[Path, Fixes], tmp_path: Path
 ) -> None:
     repo, fixes = names_repo
-    settings = calc_settings(repo, reruns=1, limit=100)
+    settings = calc_settings(repo, {"limit": 100}, reruns=1)
     plugins = make_plugins(entry_points=False)
     store = Store(tmp_path / ".bugbout")
     tasks = mine_tasks(settings, plugins, store)

@@ -13,7 +13,7 @@ import yaml
 
 import moved_history
 from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings, ProjectSettings, TasksSettings
+from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.crossexam.affected import read_coverage
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.package_history import PackageHistory, choose, trace_packages
@@ -81,7 +81,6 @@ def test_init_writes_every_location_and_tasks_are_mined_under_all(
         request = MiningRequest(
             repository=repo,
             project=ProjectSettings.model_validate({"source": source}),
-            tasks=TasksSettings(),
         )
         return [task.sha for task in GitHistoryMiner(GitHistoryOptions()).mine(request).tasks]
 

@@ -214,7 +214,7 @@ def test_the_report_warns_when_most_tasks_predate_every_cutoff() -> None:
     warning = report.contamination.warning
     assert warning is not None
     assert "4 of 5 scored tasks" in warning
-    assert "tasks.since: 2024-09-30" in warning
+    assert "miner.since: 2024-09-30" in warning
 
 
 def test_the_json_report_carries_it_valid_against_the_schema() -> None:

@@ -301,7 +301,7 @@ def test_a_new_judge_installs_passes_its_tests_and_judges_a_bout(
                                                          "bugbout-cautious", "0.1.0"]  # fmt: skip
 
     repo = build_example(tmp_path / "tally")
-    bout = plugin_environment.run("-m", "bugbout", "run", "judge=cautious", "tasks.limit=1",
+    bout = plugin_environment.run("-m", "bugbout", "run", "judge=cautious", "miner.limit=1",
                                   cwd=repo)  # fmt: skip
     assert bout.returncode == 0, bout.stderr
     verdicts = json.loads((repo / ".bugbout" / "verdicts.json").read_text())

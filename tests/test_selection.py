@@ -330,7 +330,7 @@ def test_lists_of_reporters_and_issue_sources_in_bugbout_yaml_still_work(
     config = {
         "reporters": ["probe", "json"],
         "reporter": {"probe": {"a": "file"}, "html": {"title": "Not written"}},
-        "tasks": {"issue-sources": ["probe", "commit"], "limit": 3},
+        "tasks": {"issue-sources": ["probe", "commit"], "reruns": 3},
         "issue-source": {"probe": {"a": "file"}, "github": {"timeout": 2}},
     }
     root = project(tmp_path, config)
@@ -342,7 +342,7 @@ def test_lists_of_reporters_and_issue_sources_in_bugbout_yaml_still_work(
     sources = issue_resolver(settings, probes, SilentProgress()).sources
     assert [name for name, _ in sources] == ["probe", "commit"]
     assert sources[0][1].options.a == "file"
-    assert settings.tasks.limit == 3
+    assert settings.tasks.reruns == 3
     where = root / "bugbout.yaml"
     assert notes == [
         "reporter.probe.b=line: `reporter` is now `reporters`; write reporters.probe.b=line "

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 CONTESTANTS = {"a": "correct", "b": "wrong"}
 """The sweep's contestants and the scripted agent each one runs."""
 TASKS = 2
-"""Tasks raced (``tasks.limit``): enough to count, few enough to be quick."""
+"""Tasks raced (``miner.limit``): enough to count, few enough to be quick."""
 
 
 def sweep_repository(path: Path) -> Path:
@@ -183,7 +183,7 @@ def test_sweep_over_contestants_and_judges_runs_each_attempt_once(
     attempts in the store, and the second judge's jobs run no agent."""
     home = tmp_path / "home"
     result = bugbout(
-        "run", "-m", "contestant=a,b", "judge=majority,strict", f"tasks.limit={TASKS}",
+        "run", "-m", "contestant=a,b", "judge=majority,strict", f"miner.limit={TASKS}",
         cwd=repo, home=home,
     )  # fmt: skip
     assert result.returncode == 0, output(result)
@@ -210,7 +210,7 @@ def test_sweep_over_contestants_and_judges_runs_each_attempt_once(
     assert not (repo / "multirun").exists()
 
     again = bugbout(
-        "run", "-m", "contestant=a,b", "judge=majority,strict", f"tasks.limit={TASKS}",
+        "run", "-m", "contestant=a,b", "judge=majority,strict", f"miner.limit={TASKS}",
         cwd=repo, home=home,
     )  # fmt: skip
     assert again.returncode == 0, output(again)
@@ -270,7 +270,7 @@ def test_model_sweep_keeps_one_attempt_per_setting(repo: Path, tmp_path: Path) -
     home = tmp_path / "home"
     models = "+contestant.a.model=small,large"
     result = bugbout(
-        "run", "-m", "contestant=a", models, f"tasks.limit={TASKS}", cwd=repo, home=home
+        "run", "-m", "contestant=a", models, f"miner.limit={TASKS}", cwd=repo, home=home
     )
     assert result.returncode == 0, output(result)
     _, jobs = the_sweep(repo)
@@ -306,7 +306,7 @@ def test_sweep_on_a_local_ray_instance(repo: Path, tmp_path: Path) -> None:
     session = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's sockets live here
     try:
         result = bugbout(
-            "run", "-m", "contestant=a,b", "judge=majority,strict", f"tasks.limit={TASKS}",
+            "run", "-m", "contestant=a,b", "judge=majority,strict", f"miner.limit={TASKS}",
             "hydra/launcher=ray-local", "hydra.launcher.ray.init.num_cpus=2",
             f"+hydra.launcher.ray.init._temp_dir={session}",
             cwd=repo, home=home,
@@ -335,7 +335,7 @@ def test_two_jobs_racing_one_store_run_each_attempt_once(repo: Path, tmp_path: P
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
     home = tmp_path / "home"
     result = bugbout(
-        "run", "-m", "contestant=a", "judge=majority,strict", f"tasks.limit={TASKS}",
+        "run", "-m", "contestant=a", "judge=majority,strict", f"miner.limit={TASKS}",
         "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", cwd=repo, home=home,
     )  # fmt: skip
     assert result.returncode == 0, output(result)
@@ -352,14 +352,14 @@ def test_a_job_failing_in_a_worker_fails_the_sweep_and_is_named_in_its_summary(
     summary lists the failed one with its reason."""
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
     result = bugbout(
-        "run", "-m", "contestant=a", "judge=majority,nope-not-a-key", f"tasks.limit={TASKS}",
+        "run", "-m", "contestant=a", "judge=majority,nope-not-a-key", f"miner.limit={TASKS}",
         "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", cwd=repo, home=tmp_path / "home",
     )  # fmt: skip
     assert "no such judge" in result.stderr, output(result)  # checked before any job runs
     assert result.returncode == 2
 
     result = bugbout(
-        "run", "-m", "contestant=a", "run.timeout=60,-1", f"tasks.limit={TASKS}",
+        "run", "-m", "contestant=a", "run.timeout=60,-1", f"miner.limit={TASKS}",
         "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", cwd=repo, home=tmp_path / "home",
     )  # fmt: skip
     assert result.returncode == 1, output(result)
@@ -374,7 +374,7 @@ def test_a_job_failing_in_a_worker_fails_the_sweep_and_is_named_in_its_summary(
 
 def test_a_sweep_may_choose_sets_of_contestants(repo: Path, tmp_path: Path) -> None:
     result = bugbout(
-        "run", "-m", "contestant=[a,b],[a]", f"tasks.limit={TASKS}",
+        "run", "-m", "contestant=[a,b],[a]", f"miner.limit={TASKS}",
         cwd=repo, home=tmp_path / "home",
     )  # fmt: skip
     assert result.returncode == 0, output(result)

@@ -88,7 +88,7 @@ def test_the_yield_counts_tasks_with_ground_truth_and_why_the_rest_have_none() -
         "yield: 2 of 5 tasks have ground truth (40%)",
         "    2  environment-error: could not install simplejson",
         "    1  no-fail-to-pass  (no test the fix added fails before it: nothing to replay; "
-        "tasks.since or tasks.limit find others)",
+        "miner.since or miner.limit find others)",
     ]
 
 

@@ -49,7 +49,7 @@ class Project:
     @classmethod
     def load(cls, path: str | Path = ".", overrides: Sequence[str] = ()) -> Project:
         """The project whose ``bugbout.yaml`` is at or above ``path``; ``overrides`` are
-        the command line's (``["tasks.limit=5", "environment=interpreter"]``)."""
+        the command line's (``["miner.limit=5", "environment=interpreter"]``)."""
         from bugbout.config import compose_settings  # Hydra stays out of the core
 
         settings, plugins = compose_settings(Path(path), overrides)

@@ -35,7 +35,7 @@ commands:
   demo      build the example repository and run a whole bout on it (offline)
   completion  print the shell completion script (bash, zsh or fish)
 
-Overrides are Hydra's: `bugbout tasks tasks.limit=5 environment=interpreter`, `--cfg job`;
+Overrides are Hydra's: `bugbout tasks miner.limit=5 environment=interpreter`, `--cfg job`;
 sweeps too: `bugbout -m contestant=codex,claude-code judge=majority,strict`.
 Run `bugbout COMMAND --help` for a command's options.
 """
@@ -401,7 +401,7 @@ def _tasks(args: list[str], console: Console) -> int:
             "their ground truth; writes .bugbout/tasks.json and .bugbout/oracles.json.\n\n"
             "  --mine-only   mine and write tasks.json only, without ground truth (fast)\n\n"
             "Examples:\n"
-            "  bugbout tasks tasks.limit=5\n  bugbout tasks environment=interpreter\n"
+            "  bugbout tasks miner.limit=5\n  bugbout tasks environment=interpreter\n"
             "  bugbout tasks --cfg job      # show the composed settings\n"
         )
         print(_settings_help())

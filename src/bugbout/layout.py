@@ -134,7 +134,7 @@ def render_config(
         note
         + f"""\
 # bugbout's settings for this repository. Every key below `project.source` is optional;
-# command-line overrides win over this file, e.g. `bugbout tasks tasks.limit=5`.
+# command-line overrides win over this file, e.g. `bugbout tasks miner.limit=5`.
 defaults:
   - base                  # bugbout's packaged defaults; keep this first
   # - override environment: interpreter   # run tests with an existing Python instead of uv
@@ -149,13 +149,15 @@ project:
   # env: {{}}               # extra environment variables for the tests
   # github: owner/name    # where issues live, when origin is not on GitHub
 
-tasks:
+miner:                    # the git-history miner's options: which fixes become tasks
   limit: 20               # the most tasks to keep, newest first
   max-source-files: 2     # a fix touching more source files is too broad to be one bug
   # since: "2023-01-01"   # only fixes after this date
   # ref: main             # the branch to walk; the default branch when unset
-  # reruns: 2             # runs of the fixed tree; tests that differ are set aside
-  # timeout: 600          # seconds per test run
+
+# tasks:                  # how each task's ground truth is computed
+#   reruns: 2             # runs of the fixed tree; tests that differ are set aside
+#   timeout: 600          # seconds per test run
 
 # issue-sources:          # asked in order: github, file, commit; `github: null` removes one
 #   file: {{path: issues.jsonl}}   # an export of your issues, for offline use

@@ -12,6 +12,10 @@ MOVED = {
     "tasks.issue-sources": "issue-sources",
     "issue-source": "issue-sources",
     "reporter": "reporters",
+    **{
+        f"tasks.{key}": f"miner.{key}"
+        for key in ("ref", "since", "limit", "max-source-files", "fix-words", "modified-tests")
+    },
 }
 """Old dotted key → new dotted key (a config group when it has no dot)."""
 LISTS = {"reporters": "reporter", "issue-sources": "issue-source"}

@@ -94,7 +94,7 @@ def suite_advice(count: int) -> str:
         return ""
     return (
         f"the tests define at least {count:,} tests: each suite-wide verdict run costs as "
-        "much as your whole suite, so keep a first bout short with `tasks.limit: 3` and "
+        "much as your whole suite, so keep a first bout short with `miner.limit: 3` and "
         "`verdicts.run-suite: false` (no repository suite against every patch), and raise "
         "`tasks.timeout` if one run of the suite takes longer than 600 s"
     )

@@ -237,8 +237,8 @@ def _elapsed(seconds: float) -> str:
 
 YIELD_FIXES = {
     "no-fail-to-pass": (
-        "no test the fix added fails before it: nothing to replay; tasks.since or "
-        "tasks.limit find others"
+        "no test the fix added fails before it: nothing to replay; miner.since or "
+        "miner.limit find others"
     ),
     "environment-error": "the reason is in `bugbout tasks` warnings and oracles.json",
 }

@@ -95,9 +95,7 @@ def mine_tasks(
 
         progress.start(f"mining {repository.name}")
         found = miner.mine(
-            MiningRequest(
-                repository=repository, project=settings.project, tasks=settings.tasks, github=slug
-            ),
+            MiningRequest(repository=repository, project=settings.project, github=slug),
             titles=title_of,
         )
         progress.finish()

@@ -49,7 +49,7 @@ import pytest
 
 from bugbout.core.contract.errors import PluginError
 from bugbout.core.contract.manager import Plugins, make_plugins
-from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.testing.model_server import ModelServer, Script, Step
 from bugbout.testing.repository import RepositoryBuilder
@@ -175,13 +175,9 @@ class FixedBugRepository:
         """The ``project:`` settings for this repository."""
         return ProjectSettings(source=self.source, tests=self.tests)
 
-    def mining_request(self, **tasks: object) -> MiningRequest:
-        """What a miner is asked to mine this repository (``tasks`` settings overridable)."""
-        return MiningRequest(
-            repository=self.path,
-            project=self.project(),
-            tasks=TasksSettings.model_validate(tasks),
-        )
+    def mining_request(self) -> MiningRequest:
+        """What a miner is asked to mine this repository."""
+        return MiningRequest(repository=self.path, project=self.project())
 
 
 def build_fixed_bug_repository(path: Path) -> FixedBugRepository:

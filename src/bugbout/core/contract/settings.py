@@ -6,16 +6,10 @@ Keys are written with dashes in ``bugbout.yaml`` (``max-source-files``), as in
 
 from __future__ import annotations
 
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
-
-DEFAULT_FIX_WORDS = (
-    "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
-    "fail", "fails", "failed", "failure", "failing", "broken", "incorrect", "wrong",
-)  # fmt: skip
 
 
 def dashed(name: str) -> str:
@@ -100,28 +94,8 @@ def _inside_repository(value: str) -> str:
 
 
 class TasksSettings(Settings):
-    """``tasks:`` — which fixes become tasks, and how their ground truth is computed."""
-
-    ref: str | None = None
-    """The branch or ref to walk; the default branch when unset."""
-    since: str | None = None
-    """Only fixes committed after this date (ISO 8601, e.g. ``2023-01-01``)."""
-    limit: int = Field(default=20, ge=1)
-    max_source_files: int = Field(default=2, ge=1)
-    fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
-
-    @field_validator("since", mode="before")
-    @classmethod
-    def _date(cls, value: object) -> str | None:
-        if isinstance(value, date):
-            return value.isoformat()
-        if value is not None:
-            value = str(value)
-            try:
-                datetime.fromisoformat(value)
-            except ValueError:
-                raise ValueError("must be a date such as 2023-01-01") from None
-        return value
+    """``tasks:`` — how each task's ground truth is computed (which fixes become tasks is the
+    miner's, ``miner:``)."""
 
     reruns: int = Field(default=2, ge=1)
     """How many times the fixed tree is run; tests that differ between runs are unstable."""
@@ -129,9 +103,6 @@ class TasksSettings(Settings):
     """Seconds one test run may take before its whole process group is killed."""
     jobs: int = Field(default=1, ge=1)
     """How many tasks' ground truth is computed at once, on the bout's executor."""
-    modified_tests: bool = False
-    """Also fixes that change existing tests without adding one; such a task is kept only
-    when one of the changed tests fails before the fix and passes after it."""
     repair_imports: bool = True
     """When the tests import a module nothing installed provides, add its distribution to
     the environment and run them again, once; the oracle records what was added."""

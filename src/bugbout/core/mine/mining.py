@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
-from bugbout.core.contract.settings import ProjectSettings, TasksSettings
+from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.store.records import IssueRef, Record, TaskSet
 
 TitleLookup = Callable[[int], str | None]
@@ -25,11 +25,11 @@ _CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+$", re
 
 
 class MiningRequest(Record):
-    """What a miner is asked: the repository and the project's and tasks' settings."""
+    """What a miner is asked: the repository and the project's settings; which fixes
+    become tasks is the miner's own options (``miner:``)."""
 
     repository: Path
     project: ProjectSettings
-    tasks: TasksSettings
     github: str | None = None
     """``owner/name`` on GitHub, when known: references to other repositories are ignored."""
 

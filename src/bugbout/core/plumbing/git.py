@@ -131,7 +131,7 @@ class Git:
         except GitError:
             raise GitError(
                 f"{ref!r} is not a branch or commit of {self.repository}; "
-                "set tasks.ref to one that exists"
+                "set miner.ref to one that exists"
             ) from None
 
     def first_parent_log(self, ref: str, *, since: int | None = None) -> Iterator[Commit]:

@@ -122,5 +122,5 @@ def _warning(tasks: list[Task], cutoffs: list[str]) -> str | None:
     return (
         f"{old} of {len(tasks)} scored tasks were fixed on or before every contestant's "
         f"knowledge cutoff (the earliest is {earliest}): their fixes may be in what the models "
-        f"learned from. Set tasks.since: {latest} to race on bugs fixed after every cutoff."
+        f"learned from. Set miner.since: {latest} to race on bugs fixed after every cutoff."
     )

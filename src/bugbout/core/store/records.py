@@ -72,7 +72,7 @@ class Task(Record):
     """``path::Class::test`` names of the tests the fix added or gave new cases."""
     modified_tests: list[FileName] = Field(default_factory=list)
     """Existing tests whose code the fix changed, when it added none (a task only with
-    ``tasks.modified-tests``, kept only when one of them is fail-to-pass)."""
+    ``miner.modified-tests``, kept only when one of them is fail-to-pass)."""
     scored: bool = True
     reason: str | None = None
     """Why the task is not scored, when it is not."""

@@ -7,11 +7,12 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 
+from pydantic import Field, field_validator
+
 from bugbout import MinerPlugin, hookimpl
-from bugbout.core.contract.settings import TasksSettings
 from bugbout.core.contract.types import Options
 from bugbout.core.mine.mining import (
     MiningRequest,
@@ -39,8 +40,41 @@ DUPLICATE_ISSUE = "duplicate-issue"
 OVER_LIMIT = "over-limit"
 
 
+DEFAULT_FIX_WORDS = (
+    "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
+    "fail", "fails", "failed", "failure", "failing", "broken", "incorrect", "wrong",
+)  # fmt: skip
+
+
 class GitHistoryOptions(Options):
-    """The ``git-history`` miner takes its settings from ``tasks:``; it has no options."""
+    """Options of the ``git-history`` miner (``miner:``): which fixes become tasks."""
+
+    ref: str | None = None
+    """The branch or ref to walk; the default branch when unset."""
+    since: str | None = None
+    """Only fixes committed after this date (ISO 8601, e.g. ``2023-01-01``)."""
+    limit: int = Field(default=20, ge=1)
+    """The most tasks kept, newest first."""
+    max_source_files: int = Field(default=2, ge=1)
+    """Fixes that change more source files than this are left out."""
+    fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
+    """Words (or their inflections) a fix's title must contain."""
+    modified_tests: bool = False
+    """Also fixes that change existing tests without adding one; such a task is kept only
+    when one of the changed tests fails before the fix and passes after it."""
+
+    @field_validator("since", mode="before")
+    @classmethod
+    def _date(cls, value: object) -> str | None:
+        if isinstance(value, date):
+            return value.isoformat()
+        if value is not None:
+            value = str(value)
+            try:
+                datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError("must be a date such as 2023-01-01") from None
+        return value
 
 
 @hookimpl
@@ -64,11 +98,11 @@ class _Candidate:
 class GitHistoryMiner:
     """Walks the first-parent history once, newest first, applying the rules in order."""
 
-    def __init__(self, options: GitHistoryOptions) -> None:
-        self.options = options
+    def __init__(self, options: GitHistoryOptions | None = None) -> None:
+        self.options = options or GitHistoryOptions()
 
     def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
-        settings = request.tasks
+        settings = self.options
         fix_title = fix_title_pattern(settings.fix_words)
         layout = _Layout(request.project.source, request.project.tests)
         since = _parse_since(settings.since)
@@ -116,7 +150,7 @@ class GitHistoryMiner:
         *,
         pattern: re.Pattern[str],
         layout: _Layout,
-        settings: TasksSettings,
+        settings: GitHistoryOptions,
         titles: TitleLookup | None,
         github: str | None,
     ) -> tuple[_Candidate | None, str]:
@@ -303,7 +337,7 @@ def _read_tests(
 
 
 def _parse_since(since: str | None) -> int | None:
-    """``tasks.since`` as the first whole second at or after it (UTC when it names no
+    """``since`` as the first whole second at or after it (UTC when it names no
     zone): commit times are whole seconds."""
     if since is None:
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import MinerPlugin, MiningRequest, Options, TaskSet, hookimpl
+from bugbout import MinerPlugin, MiningRequest, TaskSet, hookimpl
 from bugbout.core.mine.mining import TitleLookup
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 
@@ -18,8 +18,9 @@ OUTSIDE_PATHS = "outside-paths"
 """Why a fix was left out: it changes source files outside ``paths``."""
 
 
-class __TITLE__Options(Options):
-    """Options of the ``__NAME__`` miner."""
+class __TITLE__Options(GitHistoryOptions):
+    """Options of the ``__NAME__`` miner: ``git-history``'s (``limit``, ``since``, ...)
+    and ``paths``."""
 
     paths: tuple[str, ...] = ()
     """Directories of the repository; a fix counts when every source file it changes lies
@@ -31,7 +32,7 @@ class __TITLE__Miner:
 
     def __init__(self, options: __TITLE__Options | None = None) -> None:
         self.options = options or __TITLE__Options()
-        self.history = GitHistoryMiner(GitHistoryOptions())
+        self.history = GitHistoryMiner(self.options)
 
     def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
         found = self.history.mine(request, titles)
