@@ -135,6 +135,8 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     assert "  --retry-failed " in helped.stdout
     assert "  judge        majority | cross-vendor | strict | unanimous\n" in helped.stdout
     assert "  tasks.       reruns, timeout, jobs, repair-imports\n" in helped.stdout
+    assert "  judge.       quorum, threshold\n" in helped.stdout
+    assert "  reporters.html. title\n" in helped.stdout
     hydra_help = bugbout("run", "--hydra-help", cwd=initialised)
     assert (hydra_help.returncode, hydra_help.stdout) == (0, helped.stdout)
     piped = subprocess.run(
@@ -142,6 +144,27 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
         shell=True, cwd=initialised, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert piped.stderr == ""
+
+
+def test_completion_offers_the_chosen_plugins_options(tmp_path: Path) -> None:
+    """A plugin's options complete under the key that sets them: the default miner's and
+    judge's, a default reporter's, and those of a contestant ``bugbout.yaml`` defines."""
+    from bugbout.core.contract.manager import make_plugins
+    from bugbout.usage import complete, defined_agents
+
+    plugins = make_plugins()
+    assert complete(["run", "miner.l"], plugins) == ["miner.limit="]
+    assert "miner.max-source-files=" in complete(["tasks", "miner."], plugins)
+    assert complete(["run", "reporters.html.t"], plugins) == ["reporters.html.title="]
+    assert complete(["run", "judge.t"], plugins) == ["judge.threshold="]
+    assert "issue-sources.file.path=" in complete(["run", "issue-sources."], plugins)
+    (tmp_path / "bugbout.yaml").write_text(
+        "defaults: [base, _self_]\ncontestants: {mine: {agent: codex}}\n"
+    )
+    defined = defined_agents(tmp_path / "sub")
+    assert "contestants.mine.model=" in complete(["run", "contestants.mine."], plugins, defined)
+    (tmp_path / "bugbout.yaml").write_text("contestants: [unclosed\n")
+    assert complete(["run", "contestants."], plugins, defined_agents(tmp_path)) == []
 
 
 @pytest.mark.slow
@@ -167,9 +190,10 @@ def test_shell_completion_in_a_real_bash(initialised: Path, tmp_path: Path) -> N
         return result.stdout.split()
 
     assert reply("bugbout", "ru") == ["run"]
-    assert reply("bugbout", "run", "jud") == ["judge="]
+    assert reply("bugbout", "run", "jud") == ["judge=", "judge.quorum=", "judge.threshold="]
     assert reply("bugbout", "run", "judge=s") == ["judge=strict"]
     assert "tasks.reruns=" in reply("bugbout", "tasks", "tasks.r")
+    assert reply("bugbout", "run", "miner.l") == ["miner.limit="]
     for shell in ("zsh", "fish"):
         assert "bugbout __complete" in bugbout("completion", shell, cwd=initialised).stdout
     assert bugbout("completion", "tcsh", cwd=initialised).returncode == 2

@@ -117,9 +117,9 @@ def _complete(args: list[str], console: Console) -> int:
     """``bugbout __complete WORD...``: candidates for the last word, one per line (what
     the completion scripts call)."""
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import complete
+    from bugbout.usage import complete, defined_agents
 
-    for candidate in complete(args, make_plugins()):
+    for candidate in complete(args, make_plugins(), defined_agents(Path.cwd())):
         print(candidate)
     return 0
 

@@ -4,13 +4,18 @@ defaults, every setting's key, and shell completion built from the same lists.""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
-from bugbout.config import GROUPS, packaged_options
+from bugbout.config import GROUPS, INSTANCE_MAPS, ROLES, packaged_options
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.instances import instances
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
+from bugbout.layout import find_config
 
 COMMANDS = {
     "init": ("--force", "--source", "--tests"),
@@ -45,9 +50,12 @@ def settings_help(plugins: Plugins) -> str:
         options += [name for name in group_options(group, plugins) if name != default]
         several = "  (several: 'GROUP=[a,b]')" if GROUPS[group] == "agent" else ""
         lines.append(f"  {group:<{WIDTH}}{' | '.join(options)}{several}")
-    lines.append("settings (KEY=VALUE; a chosen plugin's options too, e.g. judge.threshold=0.8):")
+    lines.append("settings (KEY=VALUE):")
     for section, keys in setting_keys():
         lines.append(f"  {section + '.':<{WIDTH}}{', '.join(keys)}")
+    lines.append("options of the plugins chosen by default (another's when it is chosen):")
+    for section, keys in plugin_keys(plugins, {}):
+        lines.append(f"  {section + '.':<{WIDTH - 1}} {', '.join(keys)}")
     return "\n".join(lines) + "\n"
 
 
@@ -63,8 +71,61 @@ def setting_keys() -> Iterator[tuple[str, list[str]]]:
                 yield field.alias or name, keys
 
 
-def complete(words: Sequence[str], plugins: Plugins) -> list[str]:
-    """Candidates for the last of ``words`` (the words after ``bugbout``)."""
+def plugin_keys(plugins: Plugins, defined: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
+    """The options (dashed) of each plugin chosen by default, under the key that sets them:
+    a group's (``miner.limit``), each default entry of a map of instances
+    (``reporters.html.title``), and each agent ``defined`` in ``bugbout.yaml``
+    (``contestants.mine.model``)."""
+    for group, kind in GROUPS.items():
+        field = BoutSettings.model_fields.get(group)
+        if field and isinstance(field.default, PluginChoice):
+            yield from _options_of(plugins, group, kind, field.default.name)
+    maps = {**INSTANCE_MAPS, **{f"{role}s": GROUPS[role] for role in ROLES}}
+    for role, kind in maps.items():
+        entries = defined.get(role)
+        if not isinstance(entries, Mapping):
+            field = BoutSettings.model_fields[role.replace("-", "_")]
+            entries = field.get_default(call_default_factory=True)
+        try:
+            found = instances(role, kind, entries)
+        except (BugboutError, TypeError, ValueError):
+            continue  # a broken map: `bugbout run` says what is wrong with it
+        for entry in found:
+            yield from _options_of(plugins, entry.where, kind, entry.plugin)
+
+
+def _options_of(
+    plugins: Plugins, section: str, kind: str, name: str
+) -> Iterator[tuple[str, list[str]]]:
+    """``section`` with the options of plugin ``name`` of ``kind``, if it has any."""
+    try:
+        model = plugins.get(kind, name).spec.options
+    except BugboutError:
+        return  # not installed here: nothing to offer
+    keys = [field.alias or key for key, field in model.model_fields.items()]
+    if keys:
+        yield section, keys
+
+
+def defined_agents(start: Path) -> dict[str, Any]:
+    """The ``contestants`` and ``examiners`` that the nearest ``bugbout.yaml`` defines
+    (nothing when there is none or it does not parse: completion stays quiet)."""
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(find_config(start).read_text())
+    except (BugboutError, OSError, yaml.YAMLError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {f"{role}s": loaded.get(f"{role}s") for role in ROLES}
+
+
+def complete(
+    words: Sequence[str], plugins: Plugins, defined: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Candidates for the last of ``words`` (the words after ``bugbout``); ``defined``:
+    the agents ``bugbout.yaml`` defines (see :func:`defined_agents`)."""
     *done, current = words or [""]
     if not done:
         return [c for c in ("-m", *COMMANDS) if c.startswith(current)]
@@ -78,7 +139,8 @@ def complete(words: Sequence[str], plugins: Plugins) -> list[str]:
             return [f"{key}={o}" for o in group_options(group, plugins) if o.startswith(value)]
         return []
     candidates = [*COMMANDS.get(command, ()), *(f"{group}=" for group in GROUPS)]
-    candidates += [f"{section}.{key}=" for section, keys in setting_keys() for key in keys]
+    sections = [*setting_keys(), *plugin_keys(plugins, defined or {})]
+    candidates += [f"{section}.{key}=" for section, keys in sections for key in keys]
     return [c for c in candidates if c.startswith(current)]
 
 
