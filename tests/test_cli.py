@@ -148,23 +148,32 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
 
 def test_completion_offers_the_chosen_plugins_options(tmp_path: Path) -> None:
     """A plugin's options complete under the key that sets them: the default miner's and
-    judge's, a default reporter's, and those of a contestant ``bugbout.yaml`` defines."""
+    judge's, a default reporter's; a plugin chosen on the line or in ``bugbout.yaml``
+    offers its own, as do the entries ``bugbout.yaml`` adds to a map."""
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import complete, defined_agents
+    from bugbout.usage import complete, project_choices
 
     plugins = make_plugins()
     assert complete(["run", "miner.l"], plugins) == ["miner.limit="]
     assert "miner.max-source-files=" in complete(["tasks", "miner."], plugins)
     assert complete(["run", "reporters.html.t"], plugins) == ["reporters.html.title="]
     assert complete(["run", "judge.t"], plugins) == ["judge.threshold="]
+    assert complete(["run", "judge=strict", "judge.k"], plugins) == ["judge.keep-assignments="]
     assert "issue-sources.file.path=" in complete(["run", "issue-sources."], plugins)
     (tmp_path / "bugbout.yaml").write_text(
-        "defaults: [base, _self_]\ncontestants: {mine: {agent: codex}}\n"
+        "defaults: [base, {override judge: strict}, _self_]\n"
+        "contestants: {mine: {agent: codex}}\n"
+        "reporters: {short: {reporter: html}, html: null}\n"
     )
-    defined = defined_agents(tmp_path / "sub")
-    assert "contestants.mine.model=" in complete(["run", "contestants.mine."], plugins, defined)
+    chosen = project_choices(tmp_path / "sub")
+    assert "contestants.mine.model=" in complete(["run", "contestants.mine."], plugins, chosen)
+    assert complete(["run", "judge.k"], plugins, chosen) == ["judge.keep-assignments="]
+    assert complete(["run", "reporters."], plugins, chosen) == [
+        "reporters.terminal.width=", "reporters.terminal.color=",
+        "reporters.json.indent=", "reporters.short.title=",
+    ]  # fmt: skip
     (tmp_path / "bugbout.yaml").write_text("contestants: [unclosed\n")
-    assert complete(["run", "contestants."], plugins, defined_agents(tmp_path)) == []
+    assert complete(["run", "contestants."], plugins, project_choices(tmp_path)) == []
 
 
 @pytest.mark.slow

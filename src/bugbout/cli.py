@@ -90,9 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _settings_help() -> str:
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import settings_help
+    from bugbout.usage import project_choices, settings_help
 
-    return settings_help(make_plugins())
+    return settings_help(make_plugins(), project_choices(Path.cwd()))
 
 
 def _completion(args: list[str], console: Console) -> int:
@@ -117,9 +117,9 @@ def _complete(args: list[str], console: Console) -> int:
     """``bugbout __complete WORD...``: candidates for the last word, one per line (what
     the completion scripts call)."""
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import complete, defined_agents
+    from bugbout.usage import complete, project_choices
 
-    for candidate in complete(args, make_plugins(), defined_agents(Path.cwd())):
+    for candidate in complete(args, make_plugins(), project_choices(Path.cwd())):
         print(candidate)
     return 0
 

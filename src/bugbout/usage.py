@@ -39,8 +39,9 @@ WIDTH = 13
 """The first column of ``--help``'s settings: the longest group name and a space or two."""
 
 
-def settings_help(plugins: Plugins) -> str:
-    """The config groups (default first) and the keys of every setting, for ``--help``."""
+def settings_help(plugins: Plugins, chosen: Mapping[str, Any]) -> str:
+    """The config groups (default first), the keys of every setting and the options of the
+    plugins ``chosen`` (see :func:`project_choices`) or chosen by default, for ``--help``."""
     defaults = BoutSettings.model_fields
     lines = ["config groups (GROUP=OPTION; the default first):"]
     for group in GROUPS:
@@ -53,8 +54,8 @@ def settings_help(plugins: Plugins) -> str:
     lines.append("settings (KEY=VALUE):")
     for section, keys in setting_keys():
         lines.append(f"  {section + '.':<{WIDTH}}{', '.join(keys)}")
-    lines.append("options of the plugins chosen by default (another's when it is chosen):")
-    for section, keys in plugin_keys(plugins, {}):
+    lines.append("options of the chosen plugins (bugbout.yaml's choices, else the defaults):")
+    for section, keys in plugin_keys(plugins, chosen):
         lines.append(f"  {section + '.':<{WIDTH - 1}} {', '.join(keys)}")
     return "\n".join(lines) + "\n"
 
@@ -71,27 +72,32 @@ def setting_keys() -> Iterator[tuple[str, list[str]]]:
                 yield field.alias or name, keys
 
 
-def plugin_keys(plugins: Plugins, defined: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
-    """The options (dashed) of each plugin chosen by default, under the key that sets them:
-    a group's (``miner.limit``), each default entry of a map of instances
-    (``reporters.html.title``), and each agent ``defined`` in ``bugbout.yaml``
-    (``contestants.mine.model``)."""
+def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
+    """The options (dashed) of each chosen plugin, under the key that sets them: a group's
+    (``miner.limit``) and each entry's of a map of instances (``reporters.html.title``,
+    ``contestants.mine.model``). ``chosen`` holds the choices made over the packaged
+    defaults (see :func:`project_choices`): a group's plugin by name, a map's entries."""
     for group, kind in GROUPS.items():
         field = BoutSettings.model_fields.get(group)
         if field and isinstance(field.default, PluginChoice):
-            yield from _options_of(plugins, group, kind, field.default.name)
+            name = chosen.get(group)
+            yield from _options_of(plugins, group, kind, str(name or field.default.name))
     maps = {**INSTANCE_MAPS, **{f"{role}s": GROUPS[role] for role in ROLES}}
     for role, kind in maps.items():
-        entries = defined.get(role)
-        if not isinstance(entries, Mapping):
-            field = BoutSettings.model_fields[role.replace("-", "_")]
-            entries = field.get_default(call_default_factory=True)
+        field = BoutSettings.model_fields[role.replace("-", "_")]
+        entries: dict[str, Any] = field.get_default(call_default_factory=True)
+        given = chosen.get(role)
+        for name, entry in given.items() if isinstance(given, Mapping) else ():
+            default = entries.get(name)
+            if isinstance(default, Mapping) and isinstance(entry, Mapping):
+                entry = {**default, **entry}  # merged like Hydra merges bugbout.yaml
+            entries[name] = entry
         try:
             found = instances(role, kind, entries)
         except (BugboutError, TypeError, ValueError):
             continue  # a broken map: `bugbout run` says what is wrong with it
-        for entry in found:
-            yield from _options_of(plugins, entry.where, kind, entry.plugin)
+        for instance in found:
+            yield from _options_of(plugins, instance.where, kind, instance.plugin)
 
 
 def _options_of(
@@ -107,9 +113,10 @@ def _options_of(
         yield section, keys
 
 
-def defined_agents(start: Path) -> dict[str, Any]:
-    """The ``contestants`` and ``examiners`` that the nearest ``bugbout.yaml`` defines
-    (nothing when there is none or it does not parse: completion stays quiet)."""
+def project_choices(start: Path) -> dict[str, Any]:
+    """What the nearest ``bugbout.yaml`` chooses over the packaged defaults: groups' plugins
+    (from its ``defaults:``) and its maps of instances (``reporters:``, ``contestants:``);
+    nothing when there is none or it does not parse (completion stays quiet)."""
     import yaml
 
     try:
@@ -118,14 +125,31 @@ def defined_agents(start: Path) -> dict[str, Any]:
         return {}
     if not isinstance(loaded, dict):
         return {}
-    return {f"{role}s": loaded.get(f"{role}s") for role in ROLES}
+    maps = (*INSTANCE_MAPS, *(f"{role}s" for role in ROLES))
+    chosen = {key: value for key, value in loaded.items() if key in maps}
+    defaults = loaded.get("defaults")
+    for item in defaults if isinstance(defaults, list) else ():
+        for key, value in item.items() if isinstance(item, dict) else ():
+            chosen[str(key).removeprefix("override ").strip()] = value
+    return chosen
+
+
+def line_choices(words: Sequence[str]) -> dict[str, str]:
+    """The groups' plugins that ``words`` choose (``judge=strict``), by group."""
+    chosen = {}
+    for word in words:
+        key, _, value = word.partition("=")
+        group = key.lstrip("+")
+        if value and group in GROUPS and group not in ROLES:
+            chosen[group] = value
+    return chosen
 
 
 def complete(
-    words: Sequence[str], plugins: Plugins, defined: Mapping[str, Any] | None = None
+    words: Sequence[str], plugins: Plugins, chosen: Mapping[str, Any] | None = None
 ) -> list[str]:
-    """Candidates for the last of ``words`` (the words after ``bugbout``); ``defined``:
-    the agents ``bugbout.yaml`` defines (see :func:`defined_agents`)."""
+    """Candidates for the last of ``words`` (the words after ``bugbout``); ``chosen``:
+    what ``bugbout.yaml`` chooses (see :func:`project_choices`), which ``words`` override."""
     *done, current = words or [""]
     if not done:
         return [c for c in ("-m", *COMMANDS) if c.startswith(current)]
@@ -139,7 +163,7 @@ def complete(
             return [f"{key}={o}" for o in group_options(group, plugins) if o.startswith(value)]
         return []
     candidates = [*COMMANDS.get(command, ()), *(f"{group}=" for group in GROUPS)]
-    sections = [*setting_keys(), *plugin_keys(plugins, defined or {})]
+    sections = [*setting_keys(), *plugin_keys(plugins, {**(chosen or {}), **line_choices(done)})]
     candidates += [f"{section}.{key}=" for section, keys in sections for key in keys]
     return [c for c in candidates if c.startswith(current)]
 
