@@ -1,8 +1,8 @@
 """Startup: what a process pays to import bugbout, a plugin module, or to answer
-``bugbout --help`` or ``bugbout plugins``, each against a bare ``python -c pass`` started
-in the same round, and the plugin imports also against ``import pydantic`` with
-``BaseModel`` (the floor a
-plugin's options model sets) in the same round.
+``bugbout --help``, ``bugbout plugins`` or a shell completion, each against a bare
+``python -c pass`` started in the same round, and the plugin imports also against
+``import pydantic`` with ``BaseModel`` (the floor a plugin's options model sets) in the
+same round.
 
 It is a report, not a test: it prints a table of paired ratios (min / median / max over
 the rounds) and writes ``.bench/startup.json`` and ``.bench/startup.md`` so two commits
@@ -53,6 +53,14 @@ MEASURES = {
     ],
     "bugbout --help": [sys.executable, "-m", "bugbout", "--help"],
     "bugbout plugins": [sys.executable, "-m", "bugbout", "plugins"],
+    "bugbout __complete run miner.": [
+        sys.executable,
+        "-m",
+        "bugbout",
+        "__complete",
+        "run",
+        "miner.",
+    ],
 }
 BASELINE = "python -c pass"
 FLOOR = "import pydantic + BaseModel"
