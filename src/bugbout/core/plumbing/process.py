@@ -17,8 +17,10 @@ from typing import IO
 
 from bugbout.core.plumbing.stopping import watch
 
-_LONGEST_POLL = 86400.0
-"""Seconds: one ``poll`` waits at most this long (its timeout is a C int of ms)."""
+_LONGEST_POLL = 0.05
+"""Seconds one ``poll`` waits at most: an interrupt raised from another thread (a Ray
+worker's cancel, ``_thread.interrupt_main``) sends no signal that would end the call, and
+is only handled once it returns. The end of the process still wakes it at once."""
 _CAPTURE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
