@@ -82,12 +82,10 @@ def _order_needed(key: str, names: list[str]) -> bool:
 
 def packaged_names(key: str) -> list[str]:
     """The entries bugbout's packaged defaults give map ``key`` (``reporters``)."""
-    from importlib import resources
+    from bugbout.core.contract.settings import BoutSettings
 
-    import yaml
-
-    base = yaml.safe_load((resources.files("bugbout.conf") / "base.yaml").read_text())
-    return [str(name) for name in base.get(key) or {}]
+    field = BoutSettings.model_fields[key.replace("-", "_")]
+    return list(field.get_default(call_default_factory=True))
 
 
 def moved_config(data: dict[str, Any], where: str) -> list[str]:

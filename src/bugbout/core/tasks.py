@@ -22,7 +22,7 @@ from bugbout.core.mine.mining import Miner, MiningRequest
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.plumbing.stopping import Interrupted, current_stop
+from bugbout.core.plumbing.stopping import Interrupted, stopping
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
@@ -167,7 +167,7 @@ def compute_oracles(
         executor = executor or make_executor(settings, plugins)
         try:
             for oracle in _dispatch(settings, plugins, store, executor, todo):
-                if oracle.status == "environment-error" and _stopping():
+                if oracle.status == "environment-error" and stopping():
                     continue  # perhaps the signal's doing (it reaches uv too): not kept
                 oracles.root[oracle.task_id] = oracle.model_copy(update={"sweep": sweep})
                 store.write(ORACLES, oracles)
@@ -179,7 +179,7 @@ def compute_oracles(
         finally:
             if own:
                 executor.close()
-        if _stopping():
+        if stopping():
             raise Interrupted("stopped by a signal")  # an oracle left out above is missing
     for task in tasks.tasks:
         oracle = oracles.root[task.id]
@@ -217,12 +217,6 @@ def _dispatch(
                 status="environment-error",
                 reason=f"the executor lost it: {type(exc).__name__}: {exc}",
             )
-
-
-def _stopping() -> bool:
-    """Whether the bout is being stopped by a signal."""
-    stop = current_stop()
-    return stop is not None and stop.requested
 
 
 def _confining(tools: Tools) -> Tools:

@@ -253,6 +253,12 @@ def current_stop() -> Stop | None:
     return stop if isinstance(stop, Stop) else None
 
 
+def stopping() -> bool:
+    """Whether the stop installed in this process, if any, was requested."""
+    stop = current_stop()
+    return stop is not None and stop.requested
+
+
 def watch(process: subprocess.Popen[Any]) -> None:
     """Hand ``process`` (the leader of its own process group) to the stop installed in
     this process, if any, so that stopping the bout kills its whole group."""

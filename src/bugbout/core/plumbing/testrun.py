@@ -33,7 +33,7 @@ from bugbout.core.plumbing.canaries import (
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.hung import HangWatch
 from bugbout.core.plumbing.process import kill_group, wait
-from bugbout.core.plumbing.stopping import current_stop, watch
+from bugbout.core.plumbing.stopping import stopping, watch
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.sandbox.network import offline
@@ -189,8 +189,7 @@ def _isolating_crashes(
             coverage=coverage,
         )  # fmt: skip
         spent += run.duration
-        stopping = (stop := current_stop()) is not None and stop.requested
-        if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping:
+        if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping():
             running = None
             break
         crashes[running] = (
