@@ -1,14 +1,14 @@
 """Startup: what a process pays to import bugbout, a plugin module, or to answer
 ``bugbout --help``, ``bugbout plugins`` or a shell completion, each against a bare
-``python -c pass`` started in the same round, and the plugin imports also against
-``import pydantic`` with ``BaseModel`` (the floor a plugin's options model sets) in the
-same round.
+``python -c pass`` started in the same round, and the plugin imports also against a
+pydantic model with one ``Field``, its validator deferred as bugbout's are: the floor a
+plugin's options model sets (defining any model with a field loads pydantic's fields and
+``annotated_types``, which a bare ``from pydantic import BaseModel`` does not).
 
 It is a report, not a test: it prints a table of paired ratios (min / median / max over
 the rounds) and writes ``.bench/startup.json`` and ``.bench/startup.md`` so two commits
 can be compared. The absolute target is an import of bugbout or of a plugin module under
-0.15 s over the bare interpreter; pydantic's own import is measured as the floor under
-every plugin module.
+0.15 s over the bare interpreter.
 """
 
 from __future__ import annotations
@@ -32,6 +32,14 @@ MEASURES = {
         sys.executable,
         "-c",
         "import pydantic; from pydantic import BaseModel",
+    ],
+    "a pydantic model with a Field": [
+        sys.executable,
+        "-c",
+        "from pydantic import BaseModel, ConfigDict, Field\n"
+        "class Options(BaseModel):\n"
+        "    model_config = ConfigDict(defer_build=True)\n"
+        "    x: int = Field(0)",
     ],
     "import bugbout": [sys.executable, "-c", "import bugbout"],
     "import a judge plugin": [sys.executable, "-c", "import bugbout.plugins.judges.strict"],
@@ -63,7 +71,7 @@ MEASURES = {
     ],
 }
 BASELINE = "python -c pass"
-FLOOR = "import pydantic + BaseModel"
+FLOOR = "a pydantic model with a Field"
 ON_THE_FLOOR = ("import a judge plugin", "import every built-in plugin module")
 """What pays for pydantic and little more: their ratios to :data:`FLOOR` should be near 1."""
 
@@ -121,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     lines.append(
         f"a plugin module's own import: {plugin * 1000:.0f} ms over the bare interpreter, "
         f"{(medians['import a judge plugin'] - medians[FLOOR]) * 1000:.0f} ms over "
-        f"`{FLOOR}` (target: under 150 ms over the interpreter)"
+        f"`{FLOOR}`, which alone is "
+        f"{(medians[FLOOR] - medians[BASELINE]) * 1000:.0f} ms over the interpreter "
+        "(target: under 150 ms over the interpreter)"
     )
     table = "\n".join(lines)
     print(table)
