@@ -132,11 +132,7 @@ def _init(args: list[str], console: Console) -> int:
     import argparse
 
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.core.plumbing.git import Git
-    from bugbout.core.plumbing.pytest_options import selecting_options
-    from bugbout.core.store.store import write_atomic
-    from bugbout.layout import detect_tests, render_config
-    from bugbout.onboarding import count_tests, find_agents, find_source, suite_advice
+    from bugbout.onboarding import write_config
 
     parser = argparse.ArgumentParser(
         prog="bugbout init", description=f"Write a commented {CONFIG_NAME} here."
@@ -147,33 +143,10 @@ def _init(args: list[str], console: Console) -> int:
     )
     parser.add_argument("--tests", help="the tests directory (found from the layout)")
     options = parser.parse_args(args)
-    root = Path.cwd()
-    git = Git(root)
-    if not git.is_repository():
-        raise ConfigError(
-            f"{root} is not a git repository: bugbout replays the fixes in a repository's "
-            "history; run `bugbout init` in a clone of your project"
-        )
-    root = Path(git.run("rev-parse", "--show-toplevel").removesuffix("\n"))
-    target = root / CONFIG_NAME
-    if target.exists() and not options.force:
-        raise ConfigError(f"{target} already exists; pass --force to overwrite it")
-    with Git(root) as history:
-        source, past = find_source(history, root, options.source)
-    tests = options.tests or detect_tests(root, source[0])
-    agents = find_agents(make_plugins())
-    advice = suite_advice(count_tests(root / tests))
-    selection = selecting_options(root)
-    write_atomic(target, render_config(source, tests, agents, advice, selection, past=past))
-    ready = [agent.name for agent in agents if not agent.problem]
-    before = f", before: {', '.join(past)}" if past else ""
-    console.info(
-        f"wrote {target} (source: {', '.join(source)}{before}, tests: {tests}; contestants: "
-        f"{', '.join(ready) or 'none ready here, see the file'}); next: `bugbout doctor`, "
-        "then `bugbout run`"
-    )
-    if advice:
-        console.info(f"note: {advice}")
+    for line in write_config(
+        Path.cwd(), make_plugins(), options.source, options.tests, force=options.force
+    ):
+        console.info(line)
     return 0
 
 
