@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command in ("-m", "--multirun"):  # the sweep form: `bugbout -m contestant=a,b ...`
         command, rest = "run", args
     if "--hydra-help" in rest:  # Hydra's help of the settings is the command's own
-        rest = ["--help"]
+        rest = ["--help" if arg == "--hydra-help" else arg for arg in rest]
     handlers: dict[str, Callable[[list[str], Console], int]] = {
         "init": _init,
         "doctor": _doctor,
@@ -88,11 +88,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _settings_help() -> str:
+def _settings_help(args: list[str]) -> str:
+    """The settings part of ``--help``, for the plugins ``bugbout.yaml`` and ``args`` choose."""
     from bugbout.core.contract.manager import make_plugins
     from bugbout.usage import project_choices, settings_help
 
-    return settings_help(make_plugins(), project_choices(Path.cwd()))
+    return settings_help(make_plugins(), project_choices(Path.cwd()), args)
+
+
+def _asks_help(args: list[str]) -> bool:
+    """Whether ``args`` ask for the command's help, anywhere among the overrides."""
+    return "-h" in args or "--help" in args
 
 
 def _completion(args: list[str], console: Console) -> int:
@@ -368,7 +374,7 @@ def _demo(args: list[str], console: Console) -> int:
 
 def _tasks(args: list[str], console: Console) -> int:
     """``bugbout tasks [OVERRIDES]``: mine, find issues, compute ground truth."""
-    if args and args[0] in ("-h", "--help"):
+    if _asks_help(args):
         print(
             "usage: bugbout tasks [--mine-only] [OVERRIDES...]\n\nMine fixed bugs and compute "
             "their ground truth; writes .bugbout/tasks.json and .bugbout/oracles.json.\n\n"
@@ -377,7 +383,7 @@ def _tasks(args: list[str], console: Console) -> int:
             "  bugbout tasks miner.limit=5\n  bugbout tasks environment=interpreter\n"
             "  bugbout tasks --cfg job      # show the composed settings\n"
         )
-        print(_settings_help())
+        print(_settings_help(args))
         return 0
     mine_only = "--mine-only" in args
     args = [arg for arg in args if arg != "--mine-only"]
@@ -409,7 +415,7 @@ def _tasks(args: list[str], console: Console) -> int:
 
 def _run(args: list[str], console: Console) -> int:
     """``bugbout run [--retry-failed] [OVERRIDES]``: tasks, ground truth, then the race."""
-    if args and args[0] in ("-h", "--help"):
+    if _asks_help(args):
         print(
             "usage: bugbout run [--retry-failed] [--keep-going] [OVERRIDES...]\n\n"
             "Mine tasks, compute their ground truth and race the contestants. Resumable: "
@@ -421,7 +427,7 @@ def _run(args: list[str], console: Console) -> int:
             "  bugbout run 'contestant=[codex,claude-code]'\n"
             "  bugbout run contestant.codex.model=gpt-5 run.timeout=600\n"
         )
-        print(_settings_help())
+        print(_settings_help(args))
         return 0
     for flag in ("--retry-failed", "--keep-going"):
         if flag in args:
