@@ -26,8 +26,8 @@ from bugbout.plugins.environments.uv import (
     UvBuilder,
     UvOptions,
     exclude_newer_date,
-    uv_error,
 )
+from bugbout.plugins.environments.uv_program import UvFailure, uv_error
 
 FIX_DATE = "2021-06-15T10:00:00+02:00"
 needs_39 = pytest.mark.skipif(
@@ -202,7 +202,7 @@ class FakeUv:
             self.options.append(options)
             assert not installed.exists()  # every install is into a fresh environment
             if self.bad in requirements:
-                raise uv._UvFailure(f"{what} failed: no {self.bad} (command: …)", f"no {self.bad}")
+                raise UvFailure(f"{what} failed: no {self.bad} (command: …)", f"no {self.bad}")
             installed.write_text(" ".join(requirements))
         elif args[:2] == ["pip", "freeze"]:
             return "six==1.16.0\n"
@@ -481,7 +481,7 @@ def test_build_tools_are_exempt_from_the_date_cap_and_bytecode_is_compiled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeUv(bad="nothing-is-bad").install(monkeypatch)
-    monkeypatch.setattr(uv, "_supports_exclude_newer_package", lambda: True)
+    monkeypatch.setattr(uv, "supports_exclude_newer_package", lambda: True)
     tree = make_tree(tmp_path, ["six"])
     env = UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
     (options,) = fake.options

@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command in ("-m", "--multirun"):  # the sweep form: `bugbout -m contestant=a,b ...`
         command, rest = "run", args
     if "--hydra-help" in rest:  # Hydra's help of the settings is the command's own
-        rest = ["--help"]
+        rest = ["--help" if arg == "--hydra-help" else arg for arg in rest]
     handlers: dict[str, Callable[[list[str], Console], int]] = {
         "init": _init,
         "doctor": _doctor,
@@ -88,11 +88,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _settings_help() -> str:
+def _settings_help(args: list[str]) -> str:
+    """The settings part of ``--help``, for the plugins ``bugbout.yaml`` and ``args`` choose."""
     from bugbout.core.contract.manager import make_plugins
     from bugbout.usage import project_choices, settings_help
 
-    return settings_help(make_plugins(), project_choices(Path.cwd()))
+    return settings_help(make_plugins(), project_choices(Path.cwd()), args)
+
+
+def _asks_help(args: list[str]) -> bool:
+    """Whether ``args`` ask for the command's help, anywhere among the overrides."""
+    return "-h" in args or "--help" in args
 
 
 def _completion(args: list[str], console: Console) -> int:
@@ -132,11 +138,7 @@ def _init(args: list[str], console: Console) -> int:
     import argparse
 
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.core.plumbing.git import Git
-    from bugbout.core.plumbing.pytest_options import selecting_options
-    from bugbout.core.store.store import write_atomic
-    from bugbout.layout import detect_tests, render_config
-    from bugbout.onboarding import count_tests, find_agents, find_source, suite_advice
+    from bugbout.onboarding import write_config
 
     parser = argparse.ArgumentParser(
         prog="bugbout init", description=f"Write a commented {CONFIG_NAME} here."
@@ -147,33 +149,10 @@ def _init(args: list[str], console: Console) -> int:
     )
     parser.add_argument("--tests", help="the tests directory (found from the layout)")
     options = parser.parse_args(args)
-    root = Path.cwd()
-    git = Git(root)
-    if not git.is_repository():
-        raise ConfigError(
-            f"{root} is not a git repository: bugbout replays the fixes in a repository's "
-            "history; run `bugbout init` in a clone of your project"
-        )
-    root = Path(git.run("rev-parse", "--show-toplevel").removesuffix("\n"))
-    target = root / CONFIG_NAME
-    if target.exists() and not options.force:
-        raise ConfigError(f"{target} already exists; pass --force to overwrite it")
-    with Git(root) as history:
-        source, past = find_source(history, root, options.source)
-    tests = options.tests or detect_tests(root, source[0])
-    agents = find_agents(make_plugins())
-    advice = suite_advice(count_tests(root / tests))
-    selection = selecting_options(root)
-    write_atomic(target, render_config(source, tests, agents, advice, selection, past=past))
-    ready = [agent.name for agent in agents if not agent.problem]
-    before = f", before: {', '.join(past)}" if past else ""
-    console.info(
-        f"wrote {target} (source: {', '.join(source)}{before}, tests: {tests}; contestants: "
-        f"{', '.join(ready) or 'none ready here, see the file'}); next: `bugbout doctor`, "
-        "then `bugbout run`"
-    )
-    if advice:
-        console.info(f"note: {advice}")
+    for line in write_config(
+        Path.cwd(), make_plugins(), options.source, options.tests, force=options.force
+    ):
+        console.info(line)
     return 0
 
 
@@ -395,7 +374,7 @@ def _demo(args: list[str], console: Console) -> int:
 
 def _tasks(args: list[str], console: Console) -> int:
     """``bugbout tasks [OVERRIDES]``: mine, find issues, compute ground truth."""
-    if args and args[0] in ("-h", "--help"):
+    if _asks_help(args):
         print(
             "usage: bugbout tasks [--mine-only] [OVERRIDES...]\n\nMine fixed bugs and compute "
             "their ground truth; writes .bugbout/tasks.json and .bugbout/oracles.json.\n\n"
@@ -404,7 +383,7 @@ def _tasks(args: list[str], console: Console) -> int:
             "  bugbout tasks miner.limit=5\n  bugbout tasks environment=interpreter\n"
             "  bugbout tasks --cfg job      # show the composed settings\n"
         )
-        print(_settings_help())
+        print(_settings_help(args))
         return 0
     mine_only = "--mine-only" in args
     args = [arg for arg in args if arg != "--mine-only"]
@@ -436,7 +415,7 @@ def _tasks(args: list[str], console: Console) -> int:
 
 def _run(args: list[str], console: Console) -> int:
     """``bugbout run [--retry-failed] [OVERRIDES]``: tasks, ground truth, then the race."""
-    if args and args[0] in ("-h", "--help"):
+    if _asks_help(args):
         print(
             "usage: bugbout run [--retry-failed] [--keep-going] [OVERRIDES...]\n\n"
             "Mine tasks, compute their ground truth and race the contestants. Resumable: "
@@ -448,7 +427,7 @@ def _run(args: list[str], console: Console) -> int:
             "  bugbout run 'contestant=[codex,claude-code]'\n"
             "  bugbout run contestant.codex.model=gpt-5 run.timeout=600\n"
         )
-        print(_settings_help())
+        print(_settings_help(args))
         return 0
     for flag in ("--retry-failed", "--keep-going"):
         if flag in args:

@@ -1,7 +1,7 @@
-"""What ``bugbout init`` finds: the package the history works on and where it lived
-before, the coding agents installed here, whether the key each needs is set, and how big
-the test suite is, so the ``bugbout.yaml`` it writes mines the whole history, races the
-agents as they are and keeps a bout short."""
+"""What ``bugbout init`` finds and writes: the package the history works on and where it
+lived before, the coding agents installed here, whether the key each needs is set, and how
+big the test suite is, so the ``bugbout.yaml`` it writes mines the whole history, races
+the agents as they are and keeps a bout short."""
 
 from __future__ import annotations
 
@@ -15,12 +15,54 @@ from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import AgentPlugin
 from bugbout.core.mine.package_history import choose, trace_packages
 from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.pytest_options import selecting_options
 from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
 from bugbout.core.race.agents import VENDOR_KEYS
-from bugbout.layout import FoundAgent, find_packages, project_name
+from bugbout.core.store.store import write_atomic
+from bugbout.layout import (
+    CONFIG_NAME,
+    FoundAgent,
+    detect_tests,
+    find_packages,
+    project_name,
+    render_config,
+)
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""
+
+
+def write_config(
+    start: Path, plugins: Plugins, source: str | None, tests: str | None, *, force: bool
+) -> list[str]:
+    """Write a commented ``bugbout.yaml`` at the root of the git repository that holds
+    ``start``, for package ``source`` and tests ``tests`` (found when not given); the lines
+    that say what it wrote and what to do next."""
+    git = Git(start)
+    if not git.is_repository():
+        raise ConfigError(
+            f"{start} is not a git repository: bugbout replays the fixes in a repository's "
+            "history; run `bugbout init` in a clone of your project"
+        )
+    root = Path(git.run("rev-parse", "--show-toplevel").removesuffix("\n"))
+    target = root / CONFIG_NAME
+    if target.exists() and not force:
+        raise ConfigError(f"{target} already exists; pass --force to overwrite it")
+    with Git(root) as history:
+        packages, past = find_source(history, root, source)
+    tests = tests or detect_tests(root, packages[0])
+    agents = find_agents(plugins)
+    advice = suite_advice(count_tests(root / tests))
+    selection = selecting_options(root)
+    write_atomic(target, render_config(packages, tests, agents, advice, selection, past=past))
+    ready = [agent.name for agent in agents if not agent.problem]
+    before = f", before: {', '.join(past)}" if past else ""
+    wrote = (
+        f"wrote {target} (source: {', '.join(packages)}{before}, tests: {tests}; contestants: "
+        f"{', '.join(ready) or 'none ready here, see the file'}); next: `bugbout doctor`, "
+        "then `bugbout run`"
+    )
+    return [wrote, f"note: {advice}"] if advice else [wrote]
 
 
 def find_source(git: Git, root: Path, given: str | None = None) -> tuple[list[str], list[str]]:

@@ -3,6 +3,7 @@ defaults, every setting's key, and shell completion built from the same lists.""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -39,9 +40,10 @@ WIDTH = 13
 """The first column of ``--help``'s settings: the longest group name and a space or two."""
 
 
-def settings_help(plugins: Plugins, chosen: Mapping[str, Any]) -> str:
+def settings_help(plugins: Plugins, chosen: Mapping[str, Any], words: Sequence[str] = ()) -> str:
     """The config groups (default first), the keys of every setting and the options of the
-    plugins ``chosen`` (see :func:`project_choices`) or chosen by default, for ``--help``."""
+    plugins chosen (``chosen``, see :func:`project_choices`, then ``words``, see
+    :func:`line_choices`) or chosen by default, for ``--help``."""
     defaults = BoutSettings.model_fields
     lines = ["config groups (GROUP=OPTION; the default first):"]
     for group in GROUPS:
@@ -54,8 +56,8 @@ def settings_help(plugins: Plugins, chosen: Mapping[str, Any]) -> str:
     lines.append("settings (KEY=VALUE):")
     for section, keys in setting_keys():
         lines.append(f"  {section + '.':<{WIDTH}}{', '.join(keys)}")
-    lines.append("options of the chosen plugins (bugbout.yaml's choices, else the defaults):")
-    for section, keys in plugin_keys(plugins, chosen):
+    lines.append("options of the chosen plugins (the line's, bugbout.yaml's, else the defaults):")
+    for section, keys in plugin_keys(plugins, over_choices(chosen, line_choices(words))):
         lines.append(f"  {section + '.':<{WIDTH - 1}} {', '.join(keys)}")
     return "\n".join(lines) + "\n"
 
@@ -74,43 +76,96 @@ def setting_keys() -> Iterator[tuple[str, list[str]]]:
 
 def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
     """The options (dashed) of each chosen plugin, under the key that sets them: a group's
-    (``miner.limit``) and each entry's of a map of instances (``reporters.html.title``,
+    (``miner.limit``), each chosen contestant's or examiner's (``contestant.codex.model``)
+    and each entry's of a map of instances (``reporters.html.title``,
     ``contestants.mine.model``). ``chosen`` holds the choices made over the packaged
-    defaults (see :func:`project_choices`): a group's plugin by name, a map's entries."""
+    defaults (see :func:`project_choices` and :func:`line_choices`)."""
+    found: dict[str, list[str]] = {}
+
+    def add(section: str, kind: str, name: str) -> None:
+        for key in _options_of(plugins, kind, name):
+            found.setdefault(section, [])
+            if key not in found[section]:  # a sweep's plugins share options
+                found[section].append(key)
+
     for group, kind in GROUPS.items():
         field = BoutSettings.model_fields.get(group)
         if field and isinstance(field.default, PluginChoice):
-            name = chosen.get(group)
-            yield from _options_of(plugins, group, kind, str(name or field.default.name))
-    maps = {**INSTANCE_MAPS, **{f"{role}s": GROUPS[role] for role in ROLES}}
-    for role, kind in maps.items():
-        field = BoutSettings.model_fields[role.replace("-", "_")]
-        entries: dict[str, Any] = field.get_default(call_default_factory=True)
-        given = chosen.get(role)
-        for name, entry in given.items() if isinstance(given, Mapping) else ():
-            default = entries.get(name)
-            if isinstance(default, Mapping) and isinstance(entry, Mapping):
-                entry = {**default, **entry}  # merged like Hydra merges bugbout.yaml
-            entries[name] = entry
+            for name in _names(chosen.get(group)) or [field.default.name]:
+                add(group, kind, name)
+    for role in ROLES:
+        kind = GROUPS[role]
+        packaged = packaged_options(role) | set(plugins.of_kind(kind))
+        defined = _entries(f"{role}s", chosen)
+        for name in _names(chosen.get(role)):
+            entry = defined.get(name)
+            agent = name if name in packaged else _plugin_of(entry, kind)
+            if agent:
+                add(f"{role}.{name}", kind, agent)
+    for role, kind in _maps().items():
         try:
-            found = instances(role, kind, entries)
+            found_instances = instances(role, kind, _entries(role, chosen))
         except (BugboutError, TypeError, ValueError):
             continue  # a broken map: `bugbout run` says what is wrong with it
-        for instance in found:
-            yield from _options_of(plugins, instance.where, kind, instance.plugin)
+        for instance in found_instances:
+            add(instance.where, kind, instance.plugin)
+    yield from found.items()
 
 
-def _options_of(
-    plugins: Plugins, section: str, kind: str, name: str
-) -> Iterator[tuple[str, list[str]]]:
-    """``section`` with the options of plugin ``name`` of ``kind``, if it has any."""
+def _maps() -> dict[str, str]:
+    """Each map of instances, with the key its entries name their plugin under."""
+    return {**INSTANCE_MAPS, **{f"{role}s": GROUPS[role] for role in ROLES}}
+
+
+def _names(choice: Any) -> list[str]:
+    """The options a group's choice names: ``strict``, ``[codex,mine]``, a sweep's
+    ``majority,strict``; none for ``[]`` or no choice."""
+    if isinstance(choice, list | tuple):
+        return [str(item) for item in choice]
+    return re.findall(r"[^\[\],\s]+", choice) if isinstance(choice, str) else []
+
+
+def _plugin_of(entry: Any, kind: str) -> str:
+    """The plugin an entry of a map names under ``kind``; empty when it names none."""
+    plugin = entry.get(kind) if isinstance(entry, Mapping) else None
+    return str(plugin) if plugin else ""
+
+
+def _entries(role: str, chosen: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of map ``role``: the packaged ones with those ``chosen`` merged over them."""
+    field = BoutSettings.model_fields[role.replace("-", "_")]
+    return _over(field.get_default(call_default_factory=True), chosen.get(role))
+
+
+def _over(entries: Mapping[str, Any], top: Any) -> dict[str, Any]:
+    """The entries of a map with those of ``top`` merged over them as Hydra merges them:
+    an entry's keys over the same entry's; ``None`` removes the entry."""
+    merged = dict(entries)
+    for name, entry in top.items() if isinstance(top, Mapping) else ():
+        earlier = merged.get(name)
+        if isinstance(earlier, Mapping) and isinstance(entry, Mapping):
+            entry = {**earlier, **entry}
+        merged[name] = entry
+    return merged
+
+
+def over_choices(chosen: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """The choices ``top`` makes over ``chosen`` (the line's over ``bugbout.yaml``'s): a
+    group's replace, a map's entries merge."""
+    merged = {**chosen, **top}
+    for role in _maps():
+        if role in chosen and role in top:
+            merged[role] = _over(_over({}, chosen[role]), top[role])
+    return merged
+
+
+def _options_of(plugins: Plugins, kind: str, name: str) -> list[str]:
+    """The options (dashed) of plugin ``name`` of ``kind``; none when it is not installed."""
     try:
         model = plugins.get(kind, name).spec.options
     except BugboutError:
-        return  # not installed here: nothing to offer
-    keys = [field.alias or key for key, field in model.model_fields.items()]
-    if keys:
-        yield section, keys
+        return []
+    return [field.alias or key for key, field in model.model_fields.items()]
 
 
 def project_choices(start: Path) -> dict[str, Any]:
@@ -125,8 +180,7 @@ def project_choices(start: Path) -> dict[str, Any]:
         return {}
     if not isinstance(loaded, dict):
         return {}
-    maps = (*INSTANCE_MAPS, *(f"{role}s" for role in ROLES))
-    chosen = {key: value for key, value in loaded.items() if key in maps}
+    chosen = {key: value for key, value in loaded.items() if key in _maps()}
     defaults = loaded.get("defaults")
     for item in defaults if isinstance(defaults, list) else ():
         for key, value in item.items() if isinstance(item, dict) else ():
@@ -134,15 +188,41 @@ def project_choices(start: Path) -> dict[str, Any]:
     return chosen
 
 
-def line_choices(words: Sequence[str]) -> dict[str, str]:
-    """The groups' plugins that ``words`` choose (``judge=strict``), by group."""
-    chosen = {}
+def line_choices(words: Sequence[str]) -> dict[str, Any]:
+    """What ``words`` choose, shaped like :func:`project_choices`: groups' plugins
+    (``judge=strict``, a sweep's ``judge=majority,strict``), the contestants and examiners
+    (``contestant=[codex,mine]``), and the entries they add to a map of instances, set the
+    plugin of or remove (``reporters.mine.reporter=html``, ``+reporters.short={reporter:
+    html}``, ``~reporters.markdown``)."""
+    chosen: dict[str, Any] = {}
+    maps = _maps()
     for word in words:
         key, _, value = word.partition("=")
-        group = key.lstrip("+")
-        if value and group in GROUPS and group not in ROLES:
-            chosen[group] = value
+        path = key.lstrip("+~").split(".")
+        removed = key.startswith("~") or value == "null"
+        if len(path) == 1 and path[0] in GROUPS and value:
+            chosen[path[0]] = value
+        elif path[0] in maps and len(path) in (2, 3):
+            entries = chosen.setdefault(path[0], {})
+            entry = None if removed else _flow_mapping(value)
+            if len(path) == 2 and (removed or entry is not None):
+                entries[path[1]] = entry
+            elif len(path) == 3 and path[2] == maps[path[0]] and value and not removed:
+                entries[path[1]] = {**(entries.get(path[1]) or {}), path[2]: value}
     return chosen
+
+
+def _flow_mapping(value: str) -> dict[str, Any] | None:
+    """The mapping an override's value writes (``{reporter: html, title: Short}``), if any."""
+    if not value.startswith("{"):
+        return None
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
 
 
 def complete(
@@ -156,14 +236,21 @@ def complete(
     command = done[0]
     if command in ("init", "report", "demo", "completion"):
         return [flag for flag in COMMANDS[command] if flag.startswith(current)]
+    chosen = over_choices(chosen or {}, line_choices(done))
     if "=" in current:
         key, _, value = current.partition("=")
         group = key.lstrip("+~")
-        if group in GROUPS:
-            return [f"{key}={o}" for o in group_options(group, plugins) if o.startswith(value)]
-        return []
+        if group not in GROUPS:
+            return []
+        options = group_options(group, plugins)
+        if group in ROLES:  # the contestants (examiners) defined, in bugbout.yaml or here
+            defined = _entries(f"{group}s", chosen)
+            options = sorted({*options, *(name for name, e in defined.items() if e is not None)})
+        cut = max(value.rfind("["), value.rfind(",")) + 1  # in '[codex,mine]' or 'a,b'
+        head, item = value[:cut], value[cut:]
+        return [f"{key}={head}{o}" for o in options if o.startswith(item)]
     candidates = [*COMMANDS.get(command, ()), *(f"{group}=" for group in GROUPS)]
-    sections = [*setting_keys(), *plugin_keys(plugins, {**(chosen or {}), **line_choices(done)})]
+    sections = [*setting_keys(), *plugin_keys(plugins, chosen)]
     candidates += [f"{section}.{key}=" for section, keys in sections for key in keys]
     return [c for c in candidates if c.startswith(current)]
 
@@ -171,10 +258,23 @@ def complete(
 def completion_script(shell: str) -> str:
     """The script that wires ``bugbout __complete`` into ``shell``'s completion."""
     scripts = {
-        "bash": (
+        "bash": (  # the words up to the cursor, as typed: COMP_WORDS splits at '=' and ':'
             "_bugbout() {\n"
+            '  local line="${COMP_LINE:0:COMP_POINT}" quote="" prefix=""\n'
+            "  local -a words\n"
+            '  read -ra words <<< "$line"\n'
+            '  [[ -z $line || $line == *[[:space:]] ]] && words+=("")\n'
+            '  local last="${words[${#words[@]}-1]}"\n'
+            "  if [[ $last == [\\\"\\']* ]]; then\n"
+            '    quote="${last:0:1}"\n'
+            "  else  # readline replaces what follows the last '=' or ':'\n"
+            '    prefix="${last%"${last##*[=:]}"}"\n'
+            "  fi\n"
+            '  words[${#words[@]}-1]="${last#$quote}"\n'
             "  local IFS=$'\\n'\n"
-            '  COMPREPLY=($(bugbout __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))\n'
+            '  COMPREPLY=($(bugbout __complete "${words[@]:1}" 2>/dev/null))\n'
+            '  COMPREPLY=("${COMPREPLY[@]/#/$quote}")\n'
+            '  COMPREPLY=("${COMPREPLY[@]#"$prefix"}")\n'
             "  compopt -o nospace 2>/dev/null\n"
             "}\n"
             "complete -F _bugbout bugbout\n"

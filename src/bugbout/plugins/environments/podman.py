@@ -256,7 +256,7 @@ class _Build:
     index_url: str | None
 
     def run(self) -> None:
-        from bugbout.plugins.environments.uv import uv_error
+        from bugbout.plugins.environments.uv_program import uv_error
 
         declared = [d for d in dict.fromkeys(self.declared) if d not in self.required]
         attempts = [[*declared, *self.required], self.required] if declared else [self.required]
@@ -274,7 +274,7 @@ class _Build:
             error = reason
 
     def _install(self, requirements: list[str], error: str | None) -> tuple[int, str]:
-        from bugbout.plugins.environments.uv import _uv_binary
+        from bugbout.plugins.environments.uv_program import uv_binary
         from bugbout.sandbox.podman import Mount
 
         python = f"{ENV_DIR}/bin/python"
@@ -289,7 +289,7 @@ class _Build:
         script += " && " + shlex.join([_UV, "pip", "freeze", "--python", python])
         cache = self.podman.storage_dir / "uv-cache"
         cache.mkdir(parents=True, exist_ok=True)
-        uv = Path(_uv_binary()).resolve()
+        uv = Path(uv_binary()).resolve()
         mounts, env = _host_network_settings()
         changes = [
             f"LABEL io.bugbout.key={self.image.rsplit(':', 1)[1]}",

@@ -24,9 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bugbout import EnvironmentPlugin, hookimpl
-from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.types import Options
 from bugbout.core.plumbing.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
+from bugbout.plugins.environments.uv_program import (
+    UvFailure,
+    run_uv,
+    supports_exclude_newer_package,
+    uv_binary,
+    uv_error,
+)
 from bugbout.sandbox.locking import locked
 
 if TYPE_CHECKING:
@@ -56,8 +62,6 @@ SETUPTOOLS_BEFORE = (3, 12)
 """Environments of Pythons older than this carry setuptools, as their venvs did."""
 LAYOUT = "3"
 """What every environment carries besides its requirements; a new value rebuilds them."""
-_CROSS = "\u00d7"  # how uv marks errors and causes on a terminal
-_ARROW = "\u2570\u2500\u25b6"
 
 
 class UvOptions(Options):
@@ -221,7 +225,7 @@ class UvBuilder:
         """The Pythons uv provides under ``home`` for eras this machine lacks."""
         if home not in self._pythons:
             self._pythons[home] = ManagedPythons(
-                _uv_binary(), pythons_directory(home), uv_error, self.options.python_downloads
+                uv_binary(), pythons_directory(home), uv_error, self.options.python_downloads
             )
         return self._pythons[home]
 
@@ -307,7 +311,7 @@ class _Build:
         return check_era(
             PackageIndex(self.options.index_url),
             installed,
-            functools.partial(self._rebuild, venv) if _supports_exclude_newer_package() else None,
+            functools.partial(self._rebuild, venv) if supports_exclude_newer_package() else None,
             direct=[*self.test_dependencies, *self.dependencies, *self.declared_tests],
             python=self.environment.python_version,
             date=self.environment.exclude_newer,
@@ -336,7 +340,7 @@ class _Build:
         requirements = [*declared, *required]
         try:
             self._install(venv, requirements)
-        except _UvFailure as failure:
+        except UvFailure as failure:
             shutil.rmtree(venv, ignore_errors=True)
             self._create(venv)
             self._install(venv, required)
@@ -355,7 +359,7 @@ class _Build:
         options = ["--compile-bytecode"]
         if self.environment.exclude_newer:
             options += ["--exclude-newer", self.environment.exclude_newer]
-            if exempt_build_tools and _supports_exclude_newer_package():
+            if exempt_build_tools and supports_exclude_newer_package():
                 tomorrow = (date.today() + timedelta(days=1)).isoformat()
                 for tool in BUILD_TOOLS:
                     options += ["--exclude-newer-package", f"{tool}={tomorrow}"]
@@ -405,96 +409,7 @@ class _Build:
         (venv / MARKER).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
 
     def _uv(self, args: list[str], *, timeout: float, what: str) -> str:
-        """Run uv; its output, or an EnvironmentFailure naming the cause and the command."""
-        import shlex
-        import subprocess
-
-        argv = [_uv_binary(), *args]
-        shown = shlex.join(["uv", *args])
-        env = {
-            **os.environ,
-            "UV_PYTHON_DOWNLOADS": "never",
-            "UV_NO_CONFIG": "1",
-            "UV_NO_PROGRESS": "1",
-        }
-        env.pop("VIRTUAL_ENV", None)
-        try:
-            result = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-                env=env,
-                cwd=self.environment.path.parent,
-            )
-        except subprocess.TimeoutExpired:
-            reason = f"timed out after {timeout:.0f} s"
-            raise _UvFailure(f"{what} {reason} (command: {shown})", reason) from None
-        except OSError as exc:
-            raise EnvironmentFailure(f"{what} failed: cannot run uv: {exc}") from None
-        if result.returncode != 0:
-            reason = uv_error(result.stderr)
-            raise _UvFailure(f"{what} failed: {reason} (command: {shown})", reason)
-        return result.stdout
-
-
-class _UvFailure(EnvironmentFailure):
-    """uv failed; ``reason`` is its error as one line, without the command."""
-
-    def __init__(self, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-def uv_error(stderr: str) -> str:
-    """The meaningful part of uv's error output, as one line."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith(("error:", _CROSS))]
-    causes = [line for line in lines if line.startswith(("cause:", _ARROW, "Caused by:"))]
-    parts = [*errors[:1], *causes[-1:]] or [
-        line for line in lines if line.strip("^~ ") and not line.startswith("Using ")
-    ][-1:]
-    return ": ".join(_clean(part) for part in parts) or "no error output"
-
-
-def _clean(line: str) -> str:
-    for prefix in ("error:", "cause:", "Caused by:"):
-        if line.startswith(prefix):
-            line = line[len(prefix) :]
-    return line.lstrip(f"{_CROSS}{_ARROW}\u2502\u251c ").strip().rstrip(":")
-
-
-@functools.cache
-def _supports_exclude_newer_package() -> bool:
-    """Whether the installed uv can lift the date cap for single packages."""
-    import subprocess
-
-    try:
-        help_text = subprocess.run(
-            [_uv_binary(), "pip", "install", "--help"],
-            capture_output=True,
-            text=True,
-            timeout=VENV_TIMEOUT,
-            check=False,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return "--exclude-newer-package" in help_text
-
-
-def _uv_binary() -> str:
-    try:
-        import uv
-
-        return str(uv.find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        import shutil
-
-        found = shutil.which("uv")
-        if not found:
-            raise EnvironmentFailure("uv is not installed; `pip install uv`") from None
-        return found
+        return run_uv(args, timeout=timeout, what=what, cwd=self.environment.path.parent)
 
 
 @hookimpl
