@@ -154,6 +154,7 @@ def report(
         "overhead_s": spread([one[ATTEMPT] - one[BASELINE] for one in rounds]),
         "python_guard_overhead_s": spread([one[PYTHON_GUARD] - one[BASELINE] for one in rounds]),
         "cpu_overhead_s": spread([one[ATTEMPT] - one[BASELINE] for one in cpu]),
+        "python_guard_cpu_overhead_s": spread([one[PYTHON_GUARD] - one[BASELINE] for one in cpu]),
         "ratio": ratio,
         "compiled_over_python_guard": saved,
         "rounds": rounds,
@@ -176,6 +177,7 @@ def report(
         + f"| attempt / attempt under guard.py (same round) | {saved['min']:.2f} | "
         f"{saved['median']:.2f} | {saved['max']:.2f} |\n"
         + row("overhead under guard.py (attempt less `bwrap true`)", "python_guard_overhead_s")
+        + row("CPU time overhead under guard.py", "python_guard_cpu_overhead_s")
     )
     print(table)
     options.output.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,13 @@ def test_the_guard_is_compiled_once_and_kept(
     assert Guard(SMALL, (), tmp_path / "limits.json", compiled).wrap(["true"])[0] == str(compiled)
     monkeypatch.setenv("CC", "/bin/false")  # found, not compiled again
     assert guard_program(tmp_path / "home") == compiled
+
+
+def test_bouts_compiling_at_once_each_get_a_whole_guard(tmp_path: Path) -> None:
+    if not components.FOUND["compiler"]():
+        components.missing("compiler", "no C compiler (cc, or CC) to compile the guard")
+    with ThreadPoolExecutor(3) as pool:
+        compiled = set(pool.map(compiled_guard, [tmp_path / "guard"] * 3))
+    assert len(compiled) == 1
+    assert list((tmp_path / "guard").iterdir()) == list(compiled)  # no temporary left
+    assert run(tmp_path, compiled.pop(), "import sys; sys.exit(3)") == (3, None)

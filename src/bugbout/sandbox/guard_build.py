@@ -1,12 +1,12 @@
 """Compiling the guard: ``guard.c``, the compiled form of ``guard.py`` (the same command
 line, behaviour and exit statuses), built once per machine with its C compiler.
 
-An attempt starts the guard every time; the interpreter alone takes longer to start than
-the whole compiled guard runs for a command that does nothing. The program is kept in a
-folder of bugbout's cache under a name made of the source's hash and the machine, so a
-changed source or another machine (one ``BUGBOUT_HOME`` shared by workers) gets its own.
-It is compiled to a temporary name, tried, then renamed: two bouts compiling at once
-each rename a whole program over the same name.
+Every attempt starts the guard; an interpreter alone takes longer to start than the
+compiled guard takes to run a command that does nothing. The program is kept in a folder
+of bugbout's cache under a name made of the source's hash and the machine (its processor
+and C library), so a changed source or another machine (one ``BUGBOUT_HOME`` shared by
+workers) gets its own. It is compiled to a temporary name, tried, then renamed: two bouts
+compiling at once each rename a whole program over the same name.
 """
 
 from __future__ import annotations
@@ -43,9 +43,8 @@ def compiled_guard(folder: Path) -> Path:
     if not sys.platform.startswith("linux"):
         raise CompileFailed("the compiled guard reads Linux's /proc")
     source = resources.files("bugbout.sandbox") / "guard.c"
-    machine = os.uname()
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    program = folder / f"guard-{digest}-{machine.sysname}-{machine.machine}".lower()
+    program = folder / f"guard-{digest}-{_machine()}"
     if os.access(program, os.X_OK):
         return program
     compiler = shlex.split(os.environ.get("CC") or "cc")
@@ -64,6 +63,16 @@ def compiled_guard(folder: Path) -> Path:
     finally:
         temporary.unlink(missing_ok=True)
     return program
+
+
+def _machine() -> str:
+    """This machine as the program's name tells it: ``linux-x86_64-glibc2.36``."""
+    machine = os.uname()
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or "libc"
+    except (ValueError, OSError):  # not glibc
+        libc = "libc"
+    return "-".join((machine.sysname, machine.machine, libc.replace(" ", ""))).lower()
 
 
 def _run(argv: list[str], timeout: float, expected: int = 0) -> None:
