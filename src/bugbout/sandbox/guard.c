@@ -5,7 +5,8 @@
  *         [--watch=FOLDER]... -- ARGV...
  *
  * bugbout compiles it on first use (bugbout/sandbox/guard_build.py) and runs guard.py
- * where no compiler works. Linux only: it reads /proc and waits through pidfds.
+ * where no compiler works. Linux only: it reads /proc and waits through pidfds. A change
+ * to one is made to the other: tests/test_guard.py runs every test under both.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
