@@ -32,6 +32,8 @@ _START = (
 )
 """How the interpreter runs the guard: imported (its compiled form is cached beside it,
 where a script given by path is compiled on every start), after the standard library."""
+GUARD_FOLDER = "guard"
+"""The folder of ``BUGBOUT_HOME`` that keeps the compiled guard."""
 REPORT_LIMIT = 4096
 """The most bytes read of the guard's report."""
 
@@ -124,6 +126,6 @@ def guard_program(home: Path) -> Path | None:
     ``None`` where it cannot be compiled: guard.py then runs, the same guard started
     more slowly."""
     try:
-        return compiled_guard(home / "guard")
+        return compiled_guard(home / GUARD_FOLDER)
     except CompileFailed:
         return None
