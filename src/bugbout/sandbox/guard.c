@@ -400,7 +400,7 @@ static void await_end(const struct pids *pids, double timeout) {
 static void kill_all(struct pids *pids) {
     for (int round = 0; round < 1000 && pids->count > 0; round++) {
         for (size_t i = 0; i < pids->count; i++)
-            kill(pids->pid[i], SIGKILL);
+            kill(pids->pid[i], SIGKILL); /* fails only for one already gone */
         await_end(pids, 0.01);
         descendants(pids);
     }
