@@ -5,8 +5,10 @@ the prompt and test script, the sandbox, the patch and the record. It is measure
 an agent that does nothing (``true``), each attempt right after its baseline, starting
 ``true`` under a bare bubblewrap (``bwrap --ro-bind / / true``); reported as the paired
 ratio (min / median / max) and as the overhead, the attempt's time less the baseline's
-(target: at most 40 ms whatever the tree's size). It writes ``.bench/race.json`` and
-``.bench/race.md``.
+(target: at most 40 ms whatever the tree's size). Every round also runs a no-op attempt
+under guard.py, the guard bugbout falls back to without a C compiler, in rotated order
+with the attempt under the compiled guard: their paired ratio says what compiling it
+saves. It writes ``.bench/race.json`` and ``.bench/race.md``.
 
     python benchmarks/bench_race.py [--attempts N] [--modules M] [--checkouts METHOD]
 """
@@ -14,6 +16,7 @@ ratio (min / median / max) and as the overhead, the attempt's time less the base
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -23,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from timing import measure, paired_ratios
+from timing import measure, paired_ratios, rotations
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import (
@@ -44,6 +47,19 @@ from bugbout.testing import RepositoryBuilder
 OUTPUT = Path(__file__).resolve().parent.parent / ".bench"
 BASELINE = "bwrap true"
 ATTEMPT = "no-op attempt"
+PYTHON_GUARD = "no-op attempt, guard.py"
+
+
+SPREAD = ("min", "median", "max")
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    """``values``' min, median and max, rounded to the tenth of a millisecond."""
+    return {
+        "min": round(min(values), 4),
+        "median": round(statistics.median(values), 4),
+        "max": round(max(values), 4),
+    }
 
 
 def build_repository(path: Path, modules: int) -> None:
@@ -92,30 +108,42 @@ def main() -> None:
         oracles = compute_oracles(settings, plugins, store, tasks)
         assert tasks.tasks and tasks.tasks[0].scored, "the benchmark's task must be scored"
         tools = Tools.build(settings, plugins, store)
-        race = Race(tools)
+        assert tools.guard is not None, "the guard does not compile here (cc, or CC)"
+        python_tools = dataclasses.replace(tools)
+        vars(python_tools)["guard"] = None  # its cached guard: guard.py
+        races = {ATTEMPT: Race(tools), PYTHON_GUARD: Race(python_tools)}
         with Git(settings.repository) as git:
             method = tools.checkouts(git).method
         bwrap = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--unshare-net", "true"]
         rounds: list[dict[str, float]] = []
         cpu: list[dict[str, float]] = []
-        for number in range(options.attempts + 1):  # the first warms the cached tree up
-            agent = plugins.create(
-                "agent", "command", {"name": f"noop{number}", "command": ["true"]}
-            )
-            contestant = Contestant(f"noop{number}", agent)
+        orders = rotations(list(races), options.attempts + 1)
+        for number, order in enumerate(orders):  # the first warms the cached tree up
             base, _ = measure(lambda: subprocess.run(bwrap, check=True))
-            attempt, _ = measure(lambda c=contestant: race.run(tasks, oracles, [c]))
+            walls, cpus = {BASELINE: base.wall}, {BASELINE: base.cpu_self + base.cpu_children}
+            for name in order:
+                label = f"noop{number}{'py' if name == PYTHON_GUARD else ''}"
+                agent = plugins.create("agent", "command", {"name": label, "command": ["true"]})
+                contestant = Contestant(label, agent)
+                race = races[name]
+                attempt, _ = measure(lambda r=race, c=contestant: r.run(tasks, oracles, [c]))
+                walls[name] = attempt.wall
+                cpus[name] = attempt.cpu_self + attempt.cpu_children
             if number:
-                rounds.append({BASELINE: base.wall, ATTEMPT: attempt.wall})
-                cpu.append(
-                    {
-                        BASELINE: base.cpu_self + base.cpu_children,
-                        ATTEMPT: attempt.cpu_self + attempt.cpu_children,
-                    }
-                )
+                rounds.append(walls)
+                cpu.append(cpus)
+    report(options, method, rounds, cpu)
+
+
+def report(
+    options: argparse.Namespace,
+    method: str,
+    rounds: list[dict[str, float]],
+    cpu: list[dict[str, float]],
+) -> None:
+    """Print the table, write it and the JSON result under ``options.output``, exit 0."""
     ratio = paired_ratios(rounds, BASELINE)[ATTEMPT]
-    overheads = sorted(one[ATTEMPT] - one[BASELINE] for one in rounds)
-    cpu_overheads = sorted(one[ATTEMPT] - one[BASELINE] for one in cpu)
+    saved = paired_ratios(rounds, PYTHON_GUARD)[ATTEMPT]
     result = {
         "benchmark": "race",
         "modules": options.modules,
@@ -123,35 +151,33 @@ def main() -> None:
         "checkouts": method,
         "bwrap_true_median_s": round(statistics.median(r[BASELINE] for r in rounds), 4),
         "attempt_median_s": round(statistics.median(r[ATTEMPT] for r in rounds), 4),
-        "overhead_s": {
-            "min": round(overheads[0], 4),
-            "median": round(statistics.median(overheads), 4),
-            "max": round(overheads[-1], 4),
-        },
-        "cpu_overhead_s": {
-            "min": round(cpu_overheads[0], 4),
-            "median": round(statistics.median(cpu_overheads), 4),
-            "max": round(cpu_overheads[-1], 4),
-        },
+        "overhead_s": spread([one[ATTEMPT] - one[BASELINE] for one in rounds]),
+        "python_guard_overhead_s": spread([one[PYTHON_GUARD] - one[BASELINE] for one in rounds]),
+        "cpu_overhead_s": spread([one[ATTEMPT] - one[BASELINE] for one in cpu]),
+        "python_guard_cpu_overhead_s": spread([one[PYTHON_GUARD] - one[BASELINE] for one in cpu]),
         "ratio": ratio,
+        "compiled_over_python_guard": saved,
         "rounds": rounds,
         "cpu_rounds": cpu,
     }
+
+    def row(label: str, key: str) -> str:
+        values = result[key]
+        assert isinstance(values, dict)
+        return f"| {label} | " + " | ".join(f"{values[k] * 1000:.0f} ms" for k in SPREAD) + " |\n"
+
     table = (
         f"No-op attempts under bubblewrap, {options.modules} modules in the tree, "
         f"working copies by {method}, {options.attempts} attempts.\n\n"
         "| measure | min | median | max |\n|---|---|---|---|\n"
         f"| attempt / `bwrap true` | {ratio['min']:.2f} | {ratio['median']:.2f} | "
         f"{ratio['max']:.2f} |\n"
-        "| overhead (attempt less `bwrap true`) | "
-        + " | ".join(f"{result['overhead_s'][k] * 1000:.0f} ms" for k in ("min", "median", "max"))
-        + " |\n"
-        "| CPU time overhead (user+sys, bugbout and its children) | "
-        + " | ".join(
-            f"{result['cpu_overhead_s'][k] * 1000:.0f} ms"  # type: ignore[index]
-            for k in ("min", "median", "max")
-        )
-        + " |\n"
+        + row("overhead (attempt less `bwrap true`)", "overhead_s")
+        + row("CPU time overhead (user+sys, bugbout and its children)", "cpu_overhead_s")
+        + f"| attempt / attempt under guard.py (same round) | {saved['min']:.2f} | "
+        f"{saved['median']:.2f} | {saved['max']:.2f} |\n"
+        + row("overhead under guard.py (attempt less `bwrap true`)", "python_guard_overhead_s")
+        + row("CPU time overhead under guard.py", "python_guard_cpu_overhead_s")
     )
     print(table)
     options.output.mkdir(parents=True, exist_ok=True)

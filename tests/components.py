@@ -20,6 +20,7 @@ INSTALL = {
     "bubblewrap": "apt install bubblewrap",
     "podman": "apt install podman runc conmon fuse-overlayfs uidmap slirp4netns debootstrap",
     "chromium": "apt install chromium",
+    "compiler": "apt install gcc libc6-dev",
     "agent-clis": (
         "npm install -g @anthropic-ai/claude-code @openai/codex @google/gemini-cli, and "
         "mini-swe-agent in a venv of its own named by BUGBOUT_MINI (.ci/run shows how)"
@@ -30,6 +31,7 @@ INSTALL = {
 FOUND: dict[str, Callable[[], bool]] = {
     "bubblewrap": lambda: sys.platform == "linux" and shutil.which("bwrap") is not None,
     "podman": lambda: shutil.which("podman") is not None,
+    "compiler": lambda: shutil.which((os.environ.get("CC") or "cc").split()[0]) is not None,
     "chromium": lambda: any(
         shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")
     ),

@@ -96,7 +96,7 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     found = lines(result)
     assert list(found) == [
-        "git", "uv", "python", "sandbox", "checkouts", "podman", "repository",
+        "git", "uv", "python", "sandbox", "guard", "checkouts", "podman", "repository",
         "project.source", "project.tests",
     ]  # fmt: skip
     assert all(line.startswith("ok    ") for line in found.values()), result.stdout
@@ -107,7 +107,9 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
 def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
     result = bugbout(cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert list(lines(result)) == ["git", "uv", "python", "sandbox", "checkouts", "podman"]
+    assert list(lines(result)) == [
+        "git", "uv", "python", "sandbox", "guard", "checkouts", "podman",
+    ]  # fmt: skip
     assert f"no bugbout.yaml in {tmp_path}" in result.stderr
 
 
@@ -144,6 +146,30 @@ def test_the_python_line_says_which_eras_the_machine_can_run(
     )
     assert line("never", python="3.8").endswith("or set environment.python-downloads=automatic")
     assert line("automatic", python="3.8").startswith("ok    python: eras found here: ")
+
+
+def test_the_guard_line_says_which_guard_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bugbout.doctor.machine import guard_check
+
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "without"))
+    monkeypatch.setenv("CC", str(tmp_path / "no-cc"))
+    assert guard_check().line.startswith(
+        f"ok    guard: guard.py, in Python (no C compiler ({tmp_path / 'no-cc'})); "
+        "a C compiler would start each attempt"
+    )
+    monkeypatch.setenv("CC", "/bin/false")
+    assert guard_check().line.startswith(
+        "ok    guard: guard.py, in Python (/bin/false exited with 1"
+    )
+    monkeypatch.delenv("CC")
+    if not components.FOUND["compiler"]():
+        components.missing("compiler", "no C compiler (cc) to compile the guard")
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "with"))
+    line = guard_check().line
+    assert line.startswith(f"ok    guard: compiled ({tmp_path / 'with' / 'guard' / 'guard-'}")
+    assert len(list((tmp_path / "with" / "guard").iterdir())) == 1
 
 
 @pytest.mark.slow

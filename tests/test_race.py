@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import components
 from bugbout.testing import RepositoryBuilder
 
 BUGGY = "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"
@@ -167,6 +168,28 @@ def test_choosing_contestants_on_the_command_line(bout_repo: Path) -> None:
     unknown = bugbout("run", "contestant=nobody", cwd=bout_repo)
     assert unknown.returncode == 2
     assert "contestant=nobody: no such contestant" in unknown.stderr
+
+
+@pytest.mark.slow
+def test_attempts_run_under_the_compiled_guard_or_under_guard_py_without_a_compiler(
+    bout_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    guards = tmp_path / "home" / "guard"
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CC", "/bin/false")  # the compile fails: guard.py runs, unsaid
+    result = bugbout("run", "contestant=[good,broken]", cwd=bout_repo)
+    assert result.returncode == 0, result.stderr
+    assert "compil" not in result.stdout + result.stderr
+    found = {name: record["status"] for name, record in attempts(bout_repo).items()}
+    assert found == {"good": "finished", "broken": "agent-error"}
+    assert list(guards.glob("guard-*")) == []
+    monkeypatch.delenv("CC")
+    if not components.FOUND["compiler"]():
+        components.missing("compiler", "no C compiler (cc) to compile the guard")
+    result = bugbout("run", "contestant=[good,broken,empty]", cwd=bout_repo)
+    assert result.returncode == 0, result.stderr
+    assert attempts(bout_repo)["empty"]["status"] == "finished"
+    assert len(list(guards.glob("guard-*"))) == 1  # compiled at the attempt, kept
 
 
 SNOOP = """

@@ -3,8 +3,8 @@
 Three kinds of checks, each reported as one :class:`Check` the moment it is known:
 
 * the machine: git, uv, the Python eras test environments can run (found here or
-  downloadable by uv), the sandbox, and (with a ``bugbout.yaml``) the repository and the
-  project's directories;
+  downloadable by uv), the sandbox, the guard (compiled, or in Python), and (with a
+  ``bugbout.yaml``) the repository and the project's directories;
 * each contestant: its CLI is installed, answers ``--version``, and still accepts every
   ``--flag`` its adapter passes (they are looked up in the CLI's ``--help``);
 * ``--dry-run``: each contestant really races on a tiny synthetic repository, pointed at a

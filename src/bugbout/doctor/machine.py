@@ -1,4 +1,4 @@
-"""The machine: git, uv, the Python eras, the sandbox, podman and, with a
+"""The machine: git, uv, the Python eras, the sandbox, the guard, podman and, with a
 ``bugbout.yaml``, the repository and the project's directories."""
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from bugbout.doctor.probes import probe, quiet_env, version_in
 def machine_checks(
     settings: BoutSettings, plugins: Plugins, *, configured: bool = True
 ) -> Iterator[Check]:
-    """git, uv, the interpreters, the sandbox; with a configuration, the repository."""
+    """git, uv, the interpreters, the sandbox, the guard; with a configuration, the
+    repository."""
     yield git_check()
     yield uv_check()
     yield python_check(settings, plugins, configured=configured)
     yield sandbox_check(settings, plugins)
+    yield guard_check()
     yield checkouts_check(settings, plugins)
     yield podman_check(settings)
     if configured:
@@ -75,6 +77,25 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
     if chosen is not None and getattr(chosen, "name", name) != name:
         return Check("sandbox", True, f"{name}: chose {chosen.name}")
     return Check("sandbox", True, f"{name} works")
+
+
+def guard_check() -> Check:
+    """Which guard holds agents to their limits: guard.c compiled (here, now, if it was
+    not yet), or guard.py where it cannot be; both work, the compiled one starts sooner."""
+    from bugbout.core.plumbing.limits import GUARD_FOLDER
+    from bugbout.core.plumbing.tools import bugbout_home
+    from bugbout.sandbox.guard_build import CompileFailed, compiled_guard
+
+    try:
+        program = compiled_guard(bugbout_home() / GUARD_FOLDER)
+    except CompileFailed as exc:
+        return Check(
+            "guard",
+            True,
+            f"guard.py, in Python ({exc}); a C compiler would start each attempt about "
+            "20 ms sooner (e.g. `apt install gcc libc6-dev`)",
+        )
+    return Check("guard", True, f"compiled ({program})")
 
 
 def checkouts_check(settings: BoutSettings, plugins: Plugins) -> Check:

@@ -16,6 +16,10 @@ folders gained since the start. Past a limit it writes ``{"limit", "used", "allo
 to the report, kills every descendant and exits 137. Files are capped at ``disk`` bytes
 by ``RLIMIT_FSIZE``. Otherwise it exits with the command's status (128 + the signal
 when killed), after killing whatever it left behind. Bad options: exit status 2.
+
+``guard.c`` is the same guard in C, which bugbout compiles and runs instead
+(``bugbout.sandbox.guard_build``); this one runs where it cannot be compiled. A change
+to one is made to the other: ``tests/test_guard.py`` runs every test under both.
 """
 
 import _signal  # the signal numbers; ``signal`` itself builds enums on import

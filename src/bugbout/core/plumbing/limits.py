@@ -2,9 +2,10 @@
 
 Two parts enforce them. The patch's size and file count are checked while the patch is
 computed (``bugbout.core.plumbing.patch``). Memory, process count and the growth of the writable
-folders are watched while the agent runs by the guard (``bugbout/sandbox/guard.py``), a
-small supervisor put in front of the agent's command (outside its sandbox); the guard
-also caps the size of any file it writes (``RLIMIT_FSIZE``). The sandbox sizes its
+folders are watched while the agent runs by the guard, a small supervisor put in front of
+the agent's command (outside its sandbox): ``bugbout/sandbox/guard.c`` compiled once
+(:func:`guard_program`), or ``bugbout/sandbox/guard.py`` where no C compiler works. The
+guard also caps the size of any file it writes (``RLIMIT_FSIZE``). The sandbox sizes its
 private temporary filesystems. Every limit an agent goes past is a ``LimitExceeded``
 message naming the limit, what was used and the setting to raise.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.settings import LimitsSettings
+from bugbout.sandbox.guard_build import CompileFailed, compiled_guard
 
 GUARD = Path(str(resources.files("bugbout.sandbox") / "guard.py"))
 """The guard script, standard library only, so it starts fast."""
@@ -30,6 +32,8 @@ _START = (
 )
 """How the interpreter runs the guard: imported (its compiled form is cached beside it,
 where a script given by path is compiled on every start), after the standard library."""
+GUARD_FOLDER = "guard"
+"""The folder of ``BUGBOUT_HOME`` that keeps the compiled guard."""
 REPORT_LIMIT = 4096
 """The most bytes read of the guard's report."""
 
@@ -76,6 +80,8 @@ class Guard:
     """The folders the agent may write to (its checkout first): their growth is limited."""
     report: Path
     """Where the guard writes the limit the agent went past; a path the agent cannot write."""
+    program: Path | None = None
+    """The compiled guard (:func:`guard_program`); ``None``: guard.py, run by this Python."""
 
     def wrap(self, argv: list[str]) -> list[str]:
         """``argv`` run under the guard."""
@@ -86,9 +92,13 @@ class Guard:
         ]
         options = [f"--{name}={getattr(self.limits, name)}" for name in GUARDED]
         # -S: the guard needs no site-packages, and no .pth file runs code in it
-        start = _START.format(folder=str(GUARD.parent))
+        start = (
+            [str(self.program)]
+            if self.program is not None
+            else [sys.executable, "-I", "-S", "-c", _START.format(folder=str(GUARD.parent))]
+        )
         return [
-            sys.executable, "-I", "-S", "-c", start, f"--report={self.report}", *options,
+            *start, f"--report={self.report}", *options,
             *(f"--watch={path}" for path in watched), "--", *argv,
         ]  # fmt: skip
 
@@ -109,3 +119,13 @@ class Guard:
             return exceeded(str(found["limit"]), int(found["used"]), int(found["allowed"]))
         except (ValueError, KeyError, TypeError):
             return f"the guard's report {self.report} is not readable"
+
+
+def guard_program(home: Path) -> Path | None:
+    """The compiled guard, kept in ``home/guard`` (compiled there first when it is not);
+    ``None`` where it cannot be compiled: guard.py then runs, the same guard started
+    more slowly."""
+    try:
+        return compiled_guard(home / GUARD_FOLDER)
+    except CompileFailed:
+        return None

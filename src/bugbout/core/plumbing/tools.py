@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from bugbout.core.contract.hookspecs import PROJECT_NAME
@@ -17,6 +18,7 @@ from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.confine import Confine, test_confinement
 from bugbout.core.plumbing.environments import Environments
 from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.limits import guard_program
 from bugbout.core.plumbing.suite import suite_paths
 from bugbout.core.store.records import Task
 from bugbout.core.store.store import Store
@@ -61,6 +63,12 @@ class Tools:
         installed there: the worker must see the repository, the store and
         ``BUGBOUT_HOME`` at the same paths."""
         return cls.build(settings, make_plugins(), Store(settings.store_dir))
+
+    @cached_property
+    def guard(self) -> Path | None:
+        """The compiled guard the attempts run under (:func:`guard_program`), compiled at
+        the first; ``None``: guard.py."""
+        return guard_program(self.home)
 
     def checkouts(self, git: Git) -> Checkouts:
         """The bout's cached trees and working copies, made as ``run.checkouts`` says."""

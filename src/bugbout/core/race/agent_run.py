@@ -172,7 +172,7 @@ def _run(
         if space.copy.overlay is not None:
             argv = enter(space.copy.overlay, argv)
         writable = (space.copy.changes, *confinement.writable)
-        guard = Guard(settings.limits, writable, space.root / "limits.json")
+        guard = Guard(settings.limits, writable, space.root / "limits.json", tools.guard)
         captures = Captures(space.root / "streams").create()  # out of the agent's sight
         ended = run_logged(
             guard.wrap(argv),
