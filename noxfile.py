@@ -25,14 +25,14 @@ AGENT_CLIS = {"codex": "codex", "claude-code": "claude", "gemini-cli": "gemini"}
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Run the test suite (pass pytest arguments after --; ``-n 2`` spreads them over
-    two cores, e.g. ``nox -s tests -- -n 2 -m "not slow"`` for the quick loop).
+    """Run the test suite, spread over every core by pytest-xdist (pass pytest arguments
+    after --; ``-n 0`` runs it in one process; ``nox -s tests -- -m "not slow"`` is the
+    quick loop).
 
     pytest-xdist is installed beside the session's environment, not in it, and reaches
     only the suite's own pytest through ``PYTHONPATH``: the projects' test runs that
-    bugbout starts with the same interpreter never load it. The whole suite runs in one
-    process by default: its interrupt attacks signal their own process group, which an
-    xdist worker does not survive."""
+    bugbout starts with the same interpreter never load it. Its workers take the next
+    test as they free up (``worksteal``): a few tests take minutes, most a second."""
     session.install("-e", ".[dev]")
     # not session.create_tmp(): it sets TMPDIR, and Ray's sockets under a long TMPDIR
     # exceed the length a socket path may have
@@ -40,7 +40,17 @@ def tests(session: nox.Session) -> None:
     session.install("--no-deps", "--target", str(workers), "pytest-xdist>=3.6", "execnet>=2.1")
     paths = [str(workers), os.environ.get("PYTHONPATH", "")]
     env = {"PYTHONPATH": os.pathsep.join(path for path in paths if path)}
-    session.run("pytest", *session.posargs, env=env)
+    session.run("pytest", *_spread(session.posargs), env=env)
+
+
+def _spread(args: list[str]) -> list[str]:
+    """``args`` with pytest-xdist's workers, one per core, unless they say how many."""
+    chosen = any(
+        arg in ("-n", "--numprocesses", "--dist")
+        or arg.startswith(("-n", "--numprocesses=", "--dist="))
+        for arg in args
+    )
+    return args if chosen else ["-n", "auto", "--dist", "worksteal", *args]
 
 
 @nox.session(python=PYTHON)
