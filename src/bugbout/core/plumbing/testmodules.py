@@ -64,7 +64,7 @@ def defined_tests_memo(
         text = source.decode(encoding)
         if "barry_as_FLUFL" in text:  # the one __future__ import that changes parsing
             raise ValueError(text)
-        tests = _pieces_tests(_top_level_chunks(text), memo)
+        tests = _pieces_tests(text, memo)
         if tests is None:
             raise ValueError(text)
         return tests
@@ -73,20 +73,65 @@ def defined_tests_memo(
 
 
 def _pieces_tests(
-    chunks: list[str], memo: dict[str, dict[str, int | None]]
+    text: str, memo: dict[str, dict[str, int | None]], outdented: frozenset[int] = frozenset()
 ) -> dict[str, int | None] | None:
-    """The tests of consecutive statements cut at ``chunks``, a piece that does not parse
-    joined to the next; ``None`` when the last pieces do not parse together."""
+    """The tests of the statements of ``text``, cut before each line that may start one,
+    a piece that does not parse joined to the next; ``None`` when the last pieces do not
+    parse together, or when one of the ``outdented`` lines (numbered from 1) is not inside
+    an expression of its piece."""
     tests: dict[str, int | None] = {}
     pending = ""
-    for chunk in chunks:
+    line = 1  # the number of pending's first line
+    for chunk in _top_level_chunks(text):
         pending += chunk
-        found = _statement_tests(pending.rstrip(), memo)  # the same whether or not it ends
+        statement = pending.rstrip()  # the same whether or not it ends the text
+        spanned = pending.count("\n") + (not pending.endswith("\n"))
+        inner = sorted(n - line + 1 for n in outdented if line <= n < line + spanned)
+        found = (
+            _statement_tests(statement, memo)
+            if not inner
+            else _continued_tests(statement, tuple(inner), memo)
+        )
         if found is None:
             continue  # cut inside a statement: join the next piece
+        if found is _OUTSIDE:
+            return None
         tests.update(found)
+        line += pending.count("\n")
         pending = ""
     return None if pending else tests
+
+
+_OUTSIDE: dict[str, int | None] = {}
+"""What :func:`_continued_tests` gives for a statement with a line that is not inside an
+expression."""
+
+
+def _continued_tests(
+    statement: str, lines: tuple[int, ...], memo: dict[str, dict[str, int | None]]
+) -> dict[str, int | None] | None:
+    """The tests of ``statement`` whose ``lines`` were left as they were when its class
+    body was dedented: :data:`_OUTSIDE` unless each is inside a multi-line expression (a
+    string or brackets), where indentation changes nothing; ``None`` when it does not
+    parse."""
+    key = f"{statement}\0{lines}"
+    found = memo.get(key)
+    if found is None:
+        try:
+            body = ast.parse(statement).body
+        except SyntaxError:
+            return None
+        spans = [
+            (node.lineno, node.end_lineno or node.lineno)
+            for node in ast.walk(ast.Module(body=body, type_ignores=[]))
+            if isinstance(node, ast.expr)
+        ]
+        if not all(any(start < n <= end for start, end in spans) for n in lines):
+            return _OUTSIDE
+        found = {}
+        _collect(body, "", found)
+        memo[key] = found
+    return found
 
 
 def _statement_tests(
@@ -111,24 +156,24 @@ def _class_tests(
     statement: str, memo: dict[str, dict[str, int | None]]
 ) -> dict[str, int | None] | None:
     """The tests of class ``statement`` from its header and its members, each dedented
-    and parsed on its own (or found in ``memo``); ``None`` when that cannot tell (a line
-    of the body less indented than its first, a header that is not one class, a member
-    that does not parse), and the class is then parsed whole."""
+    and parsed on its own (or found in ``memo``); ``None`` when that cannot tell (a header
+    that is not one class, a member that does not parse, a line of code less indented
+    than the body outside a string or brackets), and the class is then parsed whole."""
     first = _BODY_START.search(statement)
-    if first is None:
+    if first is None or "\\" in statement[: first.start()]:
         return None
     indent, header = first[1], statement[: first.start()]
     lines = statement[first.start() :].split("\n")
-    if "\\" in header or not all(map(_keeps_indent(indent), lines)):
-        return None
     try:
         node = ast.parse(f"{header}{indent}pass\n").body
     except SyntaxError:
         return None
     if len(node) != 1 or not isinstance(node[0], ast.ClassDef):
         return None
+    keeps = _keeps_indent(indent)
+    outdented = frozenset(n for n, line in enumerate(lines, 1) if not keeps(line))
     body = "\n".join(line[len(indent) :] if line.startswith(indent) else line for line in lines)
-    members = _pieces_tests(_top_level_chunks(body), memo)
+    members = _pieces_tests(body, memo, outdented)
     if members is None:
         return None
     if not _is_test_class(node[0]):
