@@ -195,6 +195,23 @@ def test_a_message_that_is_not_utf8_is_stored(tmp_path: Path) -> None:
     assert store.read(TASKS, TaskSet) == found
 
 
+def test_a_log_read_in_many_pieces_gives_every_commit_exactly(tmp_path: Path) -> None:
+    """The log arrives as git writes it, a pipe's buffer at a time: records (messages and
+    changes far longer than a piece) are split exactly wherever the pieces end."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    expected: list[tuple[str, list[str]]] = []
+    for number in range(6):
+        message = f"Commit {number}\n\n" + f"line {number} of a long body\n" * 4000
+        files = {f"src/calc/m{number}_{k:03}.py": f"X = {number}\n" for k in range(20)}
+        repo.commit(message, files)
+        expected.append((message.strip(), sorted(files)))
+    with Git(repo.path) as git:
+        commits = list(git.first_parent_log("main"))
+    assert [(c.message.strip(), sorted(ch.path for ch in c.changes)) for c in commits] == (
+        expected[::-1]
+    )
+
+
 def _replace_message(repo: Path, message: bytes) -> str:
     """Give HEAD ``message`` as raw bytes (``git commit`` would re-encode them)."""
     raw = subprocess.run(

@@ -112,6 +112,42 @@ def test_statements_spread_over_lines_are_parsed_once_each() -> None:
     assert set(memo) - remembered == {"def test_after(): assert 1"}
 
 
+def test_a_changed_method_is_parsed_without_its_class() -> None:
+    """A class is parsed member by member: a new version that changes one method parses
+    that method alone; lines less indented than the body (comments, code in a string, a
+    clause that does not parse there), nested classes and classes that are not tests give
+    what a whole parse gives."""
+    from bugbout.core.plumbing.testmodules import defined_tests_memo
+
+    big = (
+        "class TestBig(Base):\n    'Doc.'\n\n    X = [\n        1,\n    ]\n"
+        "    @pytest.mark.parametrize('x', [1, 2])\n    def test_a(self, x): pass\n"
+        "# a comment at column 0\n    def test_b(self): pass\n\n"
+        "    class TestInner:\n        def test_c(self): pass\n"
+        '    def test_e(self, pytester):\n        pytester.makepyfile("""\n'
+        'def test_in_a_string(): pass\n""")\n'
+        "    def helper(self): pass\n"
+    )
+    rest = (
+        "\nclass Helper:\n    def test_not_collected(self): pass\n\n"
+        'class TestText:\n    TEXT = """\ndef test_in_text(): pass\n"""\n'
+        "    def test_d(self): pass\n"
+    )
+    memo: dict[str, dict[str, int | None]] = {}
+    assert defined_tests_memo((big + rest).encode(), memo) == defined_tests(big + rest)
+    assert list(defined_tests(big + rest)) == [
+        "TestBig::test_a", "TestBig::test_b", "TestBig::TestInner::test_c", "TestBig::test_e",
+        "TestText::test_d",
+    ]  # fmt: skip
+    newer = big.replace("def test_b(self): pass", "def test_b(self): assert 1")
+    remembered = set(memo)
+    assert defined_tests_memo((newer + rest).encode(), memo) == defined_tests(newer + rest)
+    assert set(memo) - remembered == {newer.rstrip(), "def test_b(self): assert 1"}
+    clause = "class TestC:\n    try:\n        x = 1\n    except E:\n        pass\n"
+    clause += "else:\n        pass\n    def test_f(self): pass\n"  # no module: no tests
+    assert defined_tests_memo(clause.encode(), memo) == defined_tests(clause) == {}
+
+
 def test_changed_tests_are_those_whose_code_changed() -> None:
     after = (
         BEFORE.replace("def test_a(self): pass", "def test_a(self):\n        assert 1 == 1")

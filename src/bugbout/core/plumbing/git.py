@@ -149,13 +149,13 @@ class Git:
             log_command(self.repository, ref, token, since=since),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            bufsize=1 << 20,
+            bufsize=0,
         ) as process:
             assert process.stdout is not None
             pending = b""
             pieces = 0  # before the first fence, then header, changes, header, ...
             header = b""
-            while chunk := process.stdout.read(1 << 20):
+            while chunk := process.stdout.read(1 << 20):  # unbuffered: what git wrote so far
                 *complete, pending = (pending + chunk).split(fence)
                 for piece in complete:
                     if pieces % 2:

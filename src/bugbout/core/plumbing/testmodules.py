@@ -7,7 +7,7 @@ import fnmatch
 import io
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
 TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py")
@@ -17,6 +17,8 @@ TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py")
 _STATEMENT_START = re.compile(r"^[^\s#]", re.MULTILINE)
 _CLAUSES = ("else", "elif", "except", "finally")
 _CLOSING = (")", "]", "}")
+_BODY_START = re.compile(r"^( +)[^\s#]", re.MULTILINE)
+"""The first indented line of code: where a class's body starts, and its indentation."""
 
 
 def is_test_module(path: str) -> bool:
@@ -47,41 +49,146 @@ def defined_tests(source: bytes | str | None) -> dict[str, int | None]:
 def defined_tests_memo(
     source: bytes, memo: dict[str, dict[str, int | None]]
 ) -> dict[str, int | None]:
-    """``defined_tests(source)``, parsing only the top-level statements ``memo`` lacks.
+    """``defined_tests(source)``, parsing only the statements ``memo`` lacks.
 
     Successive versions of a test module share most of their top-level statements, so a
     history walk that keeps one ``memo`` parses each statement once instead of each whole
-    module twice per commit. The result is the same: a split in the wrong place (inside
-    a string or brackets) leaves a piece that does not parse, which is then joined to the
-    pieces after it until they parse together; a module that does not parse to its end
-    is parsed whole, as ``defined_tests`` does.
+    module twice per commit; a changed class is parsed member by member, so one changed
+    method does not cost its whole class. The result is the same: a split in the wrong
+    place (inside a string or brackets) leaves a piece that does not parse, which is then
+    joined to the pieces after it until they parse together; a module that does not parse
+    to its end is parsed whole, as ``defined_tests`` does.
     """
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         text = source.decode(encoding)
         if "barry_as_FLUFL" in text:  # the one __future__ import that changes parsing
             raise ValueError(text)
-        tests: dict[str, int | None] = {}
-        pending = ""
-        for chunk in _top_level_chunks(text):
-            pending += chunk
-            statement = pending.rstrip()  # the same whether or not it ends the module
-            found = memo.get(statement)
-            if found is None:
-                try:
-                    body = ast.parse(statement).body
-                except SyntaxError:
-                    continue  # cut inside a statement: join the next piece
-                found = {}
-                _collect(body, "", found)
-                memo[statement] = found
-            tests.update(found)
-            pending = ""
-        if pending:
-            raise ValueError(pending)
+        tests = _pieces_tests(text, memo)
+        if tests is None:
+            raise ValueError(text)
         return tests
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError):
         return defined_tests(source)
+
+
+def _pieces_tests(
+    text: str, memo: dict[str, dict[str, int | None]], outdented: frozenset[int] = frozenset()
+) -> dict[str, int | None] | None:
+    """The tests of the statements of ``text``, cut before each line that may start one,
+    a piece that does not parse joined to the next; ``None`` when the last pieces do not
+    parse together, or when one of the ``outdented`` lines (numbered from 1) is not inside
+    an expression of its piece."""
+    tests: dict[str, int | None] = {}
+    pending = ""
+    line = 1  # the number of pending's first line
+    for chunk in _top_level_chunks(text):
+        pending += chunk
+        statement = pending.rstrip()  # the same whether or not it ends the text
+        spanned = pending.count("\n") + (not pending.endswith("\n"))
+        inner = sorted(n - line + 1 for n in outdented if line <= n < line + spanned)
+        found = (
+            _statement_tests(statement, memo)
+            if not inner
+            else _continued_tests(statement, tuple(inner), memo)
+        )
+        if found is None:
+            continue  # cut inside a statement: join the next piece
+        if found is _OUTSIDE:
+            return None
+        tests.update(found)
+        line += pending.count("\n")
+        pending = ""
+    return None if pending else tests
+
+
+_OUTSIDE: dict[str, int | None] = {}
+"""What :func:`_continued_tests` gives for a statement with a line that is not inside an
+expression."""
+
+
+def _continued_tests(
+    statement: str, lines: tuple[int, ...], memo: dict[str, dict[str, int | None]]
+) -> dict[str, int | None] | None:
+    """The tests of ``statement`` whose ``lines`` were left as they were when its class
+    body was dedented: :data:`_OUTSIDE` unless each is inside a multi-line expression (a
+    string or brackets), where indentation changes nothing; ``None`` when it does not
+    parse."""
+    key = f"{statement}\0{lines}"
+    found = memo.get(key)
+    if found is None:
+        try:
+            body = ast.parse(statement).body
+        except SyntaxError:
+            return None
+        spans = [
+            (node.lineno, node.end_lineno or node.lineno)
+            for node in ast.walk(ast.Module(body=body, type_ignores=[]))
+            if isinstance(node, ast.expr)
+        ]
+        if not all(any(start < n <= end for start, end in spans) for n in lines):
+            return _OUTSIDE
+        found = {}
+        _collect(body, "", found)
+        memo[key] = found
+    return found
+
+
+def _statement_tests(
+    statement: str, memo: dict[str, dict[str, int | None]]
+) -> dict[str, int | None] | None:
+    """The tests ``statement`` defines, or ``None`` when it does not parse."""
+    found = memo.get(statement)
+    if found is None and statement.startswith("class "):
+        found = _class_tests(statement, memo)
+    if found is None:
+        try:
+            body = ast.parse(statement).body
+        except SyntaxError:
+            return None
+        found = {}
+        _collect(body, "", found)
+    memo[statement] = found
+    return found
+
+
+def _class_tests(
+    statement: str, memo: dict[str, dict[str, int | None]]
+) -> dict[str, int | None] | None:
+    """The tests of class ``statement`` from its header and its members, each dedented
+    and parsed on its own (or found in ``memo``); ``None`` when that cannot tell (a header
+    that is not one class, a member that does not parse, a line of code less indented
+    than the body outside a string or brackets), and the class is then parsed whole."""
+    first = _BODY_START.search(statement)
+    if first is None or "\\" in statement[: first.start()]:
+        return None
+    indent, header = first[1], statement[: first.start()]
+    lines = statement[first.start() :].split("\n")
+    try:
+        node = ast.parse(f"{header}{indent}pass\n").body
+    except SyntaxError:
+        return None
+    if len(node) != 1 or not isinstance(node[0], ast.ClassDef):
+        return None
+    keeps = _keeps_indent(indent)
+    outdented = frozenset(n for n, line in enumerate(lines, 1) if not keeps(line))
+    body = "\n".join(line[len(indent) :] if line.startswith(indent) else line for line in lines)
+    members = _pieces_tests(body, memo, outdented)
+    if members is None:
+        return None
+    if not _is_test_class(node[0]):
+        return {}
+    return {f"{node[0].name}::{name}": cases for name, cases in members.items()}
+
+
+def _keeps_indent(indent: str) -> Callable[[str], bool]:
+    """Whether a line of a body may be dedented by ``indent``: it starts with it, or it
+    is blank or a comment (which the tokenizer skips, whatever their indentation)."""
+
+    def keeps(line: str) -> bool:
+        return line.startswith(indent) or not line.strip() or line.lstrip().startswith("#")
+
+    return keeps
 
 
 def _top_level_chunks(text: str) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from enum import StrEnum
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -20,6 +20,16 @@ class Record(BaseModel):
     """Base of every stored record: unknown keys are errors, values are validated on load."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+RootT = TypeVar("RootT")
+
+
+class RecordRoot(RootModel[RootT], Generic[RootT]):
+    """Base of a record that is one mapping (``oracles.json``): built on first use, like
+    ``Record``; a ``RootModel[...]`` of its own would be built at import."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class IssueRef(Record):
@@ -228,10 +238,8 @@ class Oracle(Record):
     sweep's later jobs take its environment error as it is instead of trying again."""
 
 
-class OracleSet(RootModel[dict[str, Oracle]]):
+class OracleSet(RecordRoot[dict[str, Oracle]]):
     """Every task's oracle, by task id, as stored in ``oracles.json``."""
-
-    model_config = ConfigDict(defer_build=True)
 
     root: dict[str, Oracle] = Field(default_factory=dict)
 
@@ -508,31 +516,22 @@ class TaskResolutions(Record):
     """Policy → the score of its pick (``no-fix`` for an abstention)."""
 
 
-class ResolutionSet(RootModel[dict[str, TaskResolutions]]):
+class ResolutionSet(RecordRoot[dict[str, TaskResolutions]]):
     """``resolutions.json``: scores by task id."""
-
-    model_config = ConfigDict(defer_build=True)
 
     root: dict[str, TaskResolutions] = Field(default_factory=dict)
 
 
-class VerdictSet(RootModel[dict[str, dict[str, Verdict]]]):
+class VerdictSet(RecordRoot[dict[str, dict[str, Verdict]]]):
     """``verdicts.json``: by task id, then by policy."""
-
-    model_config = ConfigDict(defer_build=True)
 
     root: dict[str, dict[str, Verdict]] = Field(default_factory=dict)
 
 
-class AuditSet(RootModel[dict[str, dict[str, Audit]]]):
+class AuditSet(RecordRoot[dict[str, dict[str, Audit]]]):
     """``audits.json``: by task id, then by contestant."""
 
-    model_config = ConfigDict(defer_build=True)
-
     root: dict[str, dict[str, Audit]] = Field(default_factory=dict)
-
-
-Attempt.model_rebuild()
 
 
 class JobAttempt(Record):
