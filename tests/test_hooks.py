@@ -414,6 +414,7 @@ def test_the_spies_raise_no_problem(bout: Bouted) -> None:
 # -- registration hooks ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_hook_miners(bout: Bouted) -> None:
     assert isinstance(bout.plugins.create("miner", "spy-miner"), SpyMiner)
     (request,) = SEEN.mined
@@ -424,6 +425,7 @@ def test_hook_miners(bout: Bouted) -> None:
     assert task["test_files"] == ["tests/test_core.py"]
 
 
+@pytest.mark.slow
 def test_hook_issue_sources(bout: Bouted, task_id: str) -> None:
     assert isinstance(bout.plugins.create("issue-source", "spy-issues"), SpyIssues)
     asked = [request for request in SEEN.asked if request.commit_message]
@@ -434,6 +436,7 @@ def test_hook_issue_sources(bout: Bouted, task_id: str) -> None:
     assert task["problem_statement"] == f"{ISSUE_TITLE}\n\n`middle([1, 2])` gives 2, not 1.5."
 
 
+@pytest.mark.slow
 def test_hook_environments(bout: Bouted, task_id: str) -> None:
     assert isinstance(bout.plugins.create("environment", "spy-env"), SpyBuilder)
     (task,) = bout.stored("tasks.json")["tasks"]
@@ -445,6 +448,7 @@ def test_hook_environments(bout: Bouted, task_id: str) -> None:
     assert oracle["fail_to_pass"] == ["tests/test_core.py::test_even"]
 
 
+@pytest.mark.slow
 def test_hook_agents(bout: Bouted, task_id: str) -> None:
     agent = bout.plugins.create("agent", "spy-agent", {"code": "pass", "model": "m"})
     assert isinstance(agent, SpyAgent)
@@ -457,6 +461,7 @@ def test_hook_agents(bout: Bouted, task_id: str) -> None:
     assert bout.stored("resolutions.json")[task_id]["patches"]["fixer"]["score"] == "resolved"
 
 
+@pytest.mark.slow
 def test_hook_sandboxes(bout: Bouted) -> None:
     assert isinstance(bout.plugins.create("sandbox", "spy-sandbox"), SpySandbox)
     assert SEEN.probed >= 1
@@ -467,6 +472,7 @@ def test_hook_sandboxes(bout: Bouted) -> None:
     assert all(confinement.workdir.is_absolute() for _, confinement in SEEN.wrapped)
 
 
+@pytest.mark.slow
 def test_hook_executors(bout: Bouted, task_id: str) -> None:
     # the task's ground truth, every attempt and the task's verdict test runs went
     # through the configured executor
@@ -487,6 +493,7 @@ def test_hook_executors(bout: Bouted, task_id: str) -> None:
     assert SEEN.submitted == before + 1
 
 
+@pytest.mark.slow
 def test_hook_assignments(bout: Bouted, task_id: str) -> None:
     assert isinstance(bout.plugins.create("assignment", "spy-assignment"), SpyAssignment)
     ((task, tests, test_command),) = SEEN.prompted
@@ -497,6 +504,7 @@ def test_hook_assignments(bout: Bouted, task_id: str) -> None:
     assert prober["reproductions"] == ["tests/test_probe.py::test_even"]
 
 
+@pytest.mark.slow
 def test_hook_judges(bout: Bouted, task_id: str, plugins: Plugins) -> None:
     plugins.register(Spies(bout.store), name="spies")
     judge = plugins.create("judge", "spy-judge")
@@ -522,6 +530,7 @@ def test_hook_judges(bout: Bouted, task_id: str, plugins: Plugins) -> None:
     assert context.examiners == {"prober": "spy-assignment"}
 
 
+@pytest.mark.slow
 def test_hook_auditors(bout: Bouted, task_id: str) -> None:
     assert isinstance(bout.plugins.create("auditor", "spy-auditor"), SpyAuditor)
     (request,) = SEEN.audited
@@ -536,6 +545,7 @@ def test_hook_auditors(bout: Bouted, task_id: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_hook_reporters(bout: Bouted) -> None:
     assert isinstance(bout.plugins.create("reporter", "spy-reporter"), SpyReporter)
     assert SEEN.rendered
@@ -546,6 +556,7 @@ def test_hook_reporters(bout: Bouted) -> None:
 # -- lifecycle hooks ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_hook_after_mine(bout: Bouted) -> None:
     ((tasks, stored),) = SEEN.after_mine
     assert stored is not None
@@ -554,6 +565,7 @@ def test_hook_after_mine(bout: Bouted) -> None:
     assert all(task.scored for task in tasks.tasks)  # ground truth has not run yet
 
 
+@pytest.mark.slow
 def test_hook_after_oracle(bout: Bouted, task_id: str) -> None:
     ((oracle, stored),) = SEEN.after_oracle
     assert stored is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import subprocess
@@ -68,7 +69,8 @@ def test_help_loads_neither_pydantic_nor_rich() -> None:
 def test_the_public_api_is_still_importable_by_name() -> None:
     import bugbout
 
-    for name in bugbout.__all__:
-        assert getattr(bugbout, name) is not None
+    assert set(bugbout.__all__) == {*bugbout._EXPORTS, "__version__"}
+    for name, module in bugbout._EXPORTS.items():
+        assert getattr(bugbout, name) is getattr(importlib.import_module(module), name), name
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         bugbout.nothing  # noqa: B018

@@ -61,6 +61,7 @@ def test_after_oracle_hook_sees_every_computed_oracle(
     assert sorted(_OracleListener.seen) == sorted(oracle.task_id for oracle in oracles.values())
 
 
+@pytest.mark.slow
 def test_clean_fix(ground_truth: tuple[dict[str, Oracle], dict[str, str], Store]) -> None:
     oracle = ground_truth[0]["clean"]
     assert oracle.status == "ok"
@@ -70,6 +71,7 @@ def test_clean_fix(ground_truth: tuple[dict[str, Oracle], dict[str, str], Store]
     assert [run.label for run in oracle.runs] == ["before", "after-1", "after-2"]
 
 
+@pytest.mark.slow
 def test_fix_whose_test_already_passed_is_not_scored(
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
 ) -> None:
@@ -85,6 +87,7 @@ def test_fix_whose_test_already_passed_is_not_scored(
     assert task.reason == "no test failed before the fix and passed after it"
 
 
+@pytest.mark.slow
 def test_modified_module_changed_test_is_fail_to_pass(
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
 ) -> None:
@@ -96,6 +99,7 @@ def test_modified_module_changed_test_is_fail_to_pass(
     assert oracle.pass_to_pass == ["tests/test_ops.py::test_add"]
 
 
+@pytest.mark.slow
 def test_gained_parametrize_case_is_fail_to_pass(
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
 ) -> None:
@@ -107,6 +111,7 @@ def test_gained_parametrize_case_is_fail_to_pass(
     ]
 
 
+@pytest.mark.slow
 def test_ids_that_change_every_run_are_unstable(
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
 ) -> None:
@@ -120,6 +125,7 @@ def test_ids_that_change_every_run_are_unstable(
     assert not set(oracle.unstable) & set(oracle.pass_to_pass)
 
 
+@pytest.mark.slow
 def test_merge_oracle_and_store_round_trip(
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],
 ) -> None:
@@ -130,6 +136,7 @@ def test_merge_oracle_and_store_round_trip(
     assert stored.root[oracles["merge"].task_id] == oracles["merge"]
 
 
+@pytest.mark.slow
 def test_oracles_are_reused_when_nothing_changed(
     calc_repo: tuple[Path, dict[str, str]],
     ground_truth: tuple[dict[str, Oracle], dict[str, str], Store],

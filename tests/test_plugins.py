@@ -19,7 +19,7 @@ from bugbout import JudgePlugin, MinerPlugin, ReporterPlugin, hookimpl
 from bugbout.config import compose_settings
 from bugbout.core.contract.errors import ConfigError, PluginError
 from bugbout.core.contract.manager import Plugins, make_plugins
-from bugbout.core.contract.types import KINDS, NoOptions
+from bugbout.core.contract.types import KINDS, NoOptions, Options
 from bugbout.core.race.contestants import build_contestants
 
 TOY_PLUGIN = """
@@ -92,6 +92,16 @@ def test_every_kind_has_a_registration_hook(plugins: Plugins) -> None:
     for kind, spec in KINDS.items():
         assert hasattr(plugins.hook, spec.hook), kind
         assert plugins.of_kind(kind), f"no built-in {kind} plugin is registered"
+
+
+def test_every_builtin_options_model_extends_options(plugins: Plugins) -> None:
+    """One base for every options model: unknown keys are errors, keys are dashed."""
+    loose = [
+        f"{plugin.kind} {plugin.name}: {plugin.spec.options.__name__}"
+        for plugin in plugins.all()
+        if not issubclass(plugin.spec.options, Options)
+    ]
+    assert loose == []
 
 
 def test_third_party_plugin_is_listed_and_selectable(site: Path, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ given on the command line both reach the plugin the core builds; old spellings s
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,14 @@ from bugbout.core.contract.settings import BoutSettings, VerdictsSettings
 from bugbout.core.contract.types import KINDS, PluginSpec
 from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.plumbing.progress import SilentProgress
+from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports
+from bugbout.core.store.records import TaskSet
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import issue_resolver
+from bugbout.core.tasks import issue_resolver, mine_tasks
+from bugbout.core.verdicts import Verdicts, make_auditor
 
 
 class ProbeOptions(BaseModel):
@@ -40,9 +44,16 @@ class Probe:
     """Any kind's implementation: it keeps the options it was built with."""
 
     filename = None  # a reporter that prints
+    name = "probe"  # a sandbox's name
 
     def __init__(self, options: ProbeOptions) -> None:
         self.options = options
+
+    def mine(self, request: object, titles: object) -> TaskSet:
+        """A miner that finds nothing and names its options as the reason."""
+        found = TaskSet()
+        found.exclude(self.options.model_dump_json())
+        return found
 
     def problem(self) -> None:  # an executor that can run here
         return None
@@ -122,11 +133,23 @@ kind's own word."""
 
 
 def built(kind: str, settings: BoutSettings, plugins: Plugins) -> Any:
-    """The plugin of ``kind`` that the core builds from ``settings``."""
+    """The plugin of ``kind`` that the core builds from ``settings``, where the core
+    builds it (a miner, from what it found)."""
+    store = Store(settings.repository / "out")
+    if kind == "miner":
+        subprocess.run(["git", "init", "-q", str(settings.repository)], check=True)
+        (options,) = mine_tasks(settings, plugins, store).excluded
+        return Probe(ProbeOptions.model_validate_json(options))
     if kind == "executor":
         return make_executor(settings, plugins)
-    choice = getattr(settings, kind)
-    return plugins.create(kind, choice.name, choice.options)
+    tools = Tools.build(settings, plugins, store)
+    if kind == "sandbox":
+        return tools.sandbox
+    if kind == "environment":
+        return tools.environments.builder
+    if kind == "judge":
+        return Verdicts(tools).judge
+    return make_auditor(tools)
 
 
 @pytest.mark.parametrize("kind", GROUPS)

@@ -27,7 +27,7 @@ from bugbout.core.crossexam.base_run import run_base, selections
 from bugbout.core.crossexam.crossexam import cross_examine
 from bugbout.core.crossexam.timeouts import killed, timeouts
 from bugbout.core.evidence import Shared, earlier_rounds
-from bugbout.core.judge.judging import Judge, JudgeContext
+from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git
@@ -88,9 +88,7 @@ class Verdicts:
         self.progress = progress or SilentProgress()
         self.executor = executor
         """Where the test runs go; without one, the settings' executor, for one :meth:`run`."""
-        self.judge: Judge = self.plugins.create(
-            "judge", settings.judge.name, settings.judge.options
-        )
+        self.judge = self.plugins.create(JudgePlugin, settings.judge.name, settings.judge.options)
         self.auditor = make_auditor(tools)
         self._reused: dict[str, Reused] = {}
         self.runs_made = 0
@@ -438,8 +436,7 @@ class EvidenceJob:
 def make_auditor(tools: Tools) -> Auditor:
     """The auditor the bout's settings select."""
     auditor = tools.settings.auditor
-    found: Auditor = tools.plugins.create("auditor", auditor.name, auditor.options)
-    return found
+    return tools.plugins.create(AuditorPlugin, auditor.name, auditor.options)
 
 
 def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:

@@ -8,11 +8,12 @@ and edits the checkout it runs in (its working directory).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from bugbout.example import STATS_V2, STATS_V3
 
-FIXES = {
+FIXES: dict[str, tuple[str, Callable[[str], str]]] = {
     "median": (
         "src/tally/stats.py",
         lambda text: STATS_V2 if "if not values" not in text else text,
@@ -46,9 +47,9 @@ def which_bug(prompt: str) -> str:
     return "negative"
 
 
-def edit(path: str, change: object) -> None:
+def edit(path: str, change: Callable[[str], str]) -> None:
     target = Path(path)
-    target.write_text(change(target.read_text()))  # type: ignore[operator]
+    target.write_text(change(target.read_text()))
 
 
 def correct(bug: str) -> None:

@@ -71,11 +71,11 @@ def splice(a: socket.socket, b: socket.socket) -> None:
         try:
             for sock in (a, b):
                 sock.setblocking(True)
-                selector.register(sock, selectors.EVENT_READ)
+                selector.register(sock, selectors.EVENT_READ, sock)
             reading = 2
             while reading:
                 for key, _ in selector.select():
-                    source: socket.socket = key.fileobj  # type: ignore[assignment]
+                    source: socket.socket = key.data
                     data = source.recv(CHUNK)
                     if data:
                         peer[source].sendall(data)
