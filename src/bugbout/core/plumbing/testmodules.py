@@ -117,9 +117,8 @@ def _continued_tests(
     key = f"{statement}\0{lines}"
     found = memo.get(key)
     if found is None:
-        try:
-            body = ast.parse(statement).body
-        except SyntaxError:
+        body = _parsed(statement)
+        if body is None:
             return None
         spans = [
             (node.lineno, node.end_lineno or node.lineno)
@@ -128,8 +127,7 @@ def _continued_tests(
         ]
         if not all(any(start < n <= end for start, end in spans) for n in lines):
             return _OUTSIDE
-        found = {}
-        _collect(body, "", found)
+        found = _tests_of(body)
         memo[key] = found
     return found
 
@@ -142,13 +140,26 @@ def _statement_tests(
     if found is None and statement.startswith("class "):
         found = _class_tests(statement, memo)
     if found is None:
-        try:
-            body = ast.parse(statement).body
-        except SyntaxError:
+        body = _parsed(statement)
+        if body is None:
             return None
-        found = {}
-        _collect(body, "", found)
+        found = _tests_of(body)
     memo[statement] = found
+    return found
+
+
+def _parsed(statement: str) -> list[ast.stmt] | None:
+    """The statements of ``statement``, or ``None`` when it does not parse."""
+    try:
+        return ast.parse(statement).body
+    except SyntaxError:
+        return None
+
+
+def _tests_of(body: list[ast.stmt]) -> dict[str, int | None]:
+    """The tests ``body`` defines: name → line, as :func:`_collect` finds them."""
+    found: dict[str, int | None] = {}
+    _collect(body, "", found)
     return found
 
 
