@@ -82,12 +82,12 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
 def guard_check() -> Check:
     """Which guard holds agents to their limits: guard.c compiled (here, now, if it was
     not yet), or guard.py where it cannot be; both work, the compiled one starts sooner."""
-    from bugbout.core.plumbing.limits import GUARD_FOLDER
+    from bugbout.core.plumbing.limits import compile_guard
     from bugbout.core.plumbing.tools import bugbout_home
-    from bugbout.sandbox.guard_build import CompileFailed, compiled_guard
+    from bugbout.sandbox.guard_build import CompileFailed
 
     try:
-        program = compiled_guard(bugbout_home() / GUARD_FOLDER)
+        program = compile_guard(bugbout_home())
     except CompileFailed as exc:
         return Check(
             "guard",

@@ -121,11 +121,16 @@ class Guard:
             return f"the guard's report {self.report} is not readable"
 
 
-def guard_program(home: Path) -> Path | None:
+def compile_guard(home: Path) -> Path:
     """The compiled guard, kept in ``home/guard`` (compiled there first when it is not);
-    ``None`` where it cannot be compiled: guard.py then runs, the same guard started
-    more slowly."""
+    :class:`CompileFailed` says why it cannot be."""
+    return compiled_guard(home / GUARD_FOLDER)
+
+
+def guard_program(home: Path) -> Path | None:
+    """The compiled guard (:func:`compile_guard`); ``None`` where it cannot be compiled:
+    guard.py then runs, the same guard started more slowly."""
     try:
-        return compiled_guard(home / GUARD_FOLDER)
+        return compile_guard(home)
     except CompileFailed:
         return None
