@@ -184,7 +184,8 @@ def test_the_package_layout(tmp_path: Path) -> None:
     assert 'plugin = "my-cautious"' in test
     plugin = (package / "src" / "bugbout_my_cautious" / "plugin.py").read_text()
     assert "def bugbout_judges()" in plugin
-    assert 'name="my-cautious"' in plugin
+    assert '    name = "my-cautious"' in plugin
+    assert "name=MyCautiousPolicy.name," in plugin
     assert "bugbout run judge=my-cautious" in (package / "README.md").read_text()
 
 

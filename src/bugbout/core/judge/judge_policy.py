@@ -85,16 +85,8 @@ class ThresholdJudge(EvidenceJudge):
 
     options: ThresholdOptions
 
-    def __init__(
-        self,
-        options: ThresholdOptions | None = None,
-        *,
-        name: str = "majority",
-        separate_vendors: bool = False,
-    ) -> None:
+    def __init__(self, options: ThresholdOptions | None = None) -> None:
         super().__init__(options or ThresholdOptions())
-        self.name = name
-        self.separate_vendors = separate_vendors
 
     def objection(self, patch: PatchEvidence) -> str | None:
         return threshold_objection(patch, self.options.threshold)

@@ -37,7 +37,7 @@ class Gate:
 @hookimpl
 def bugbout_auditors() -> Iterator[AuditorPlugin]:
     yield AuditorPlugin(
-        name="gate",
+        name=Gate.name,
         factory=Gate,
         options=GateOptions,
         description="the full test gate, failures classified against the unfixed code",

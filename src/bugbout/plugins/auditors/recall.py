@@ -54,7 +54,7 @@ class Recall:
 @hookimpl
 def bugbout_auditors() -> Iterator[AuditorPlugin]:
     yield AuditorPlugin(
-        name="recall",
+        name=Recall.name,
         factory=Recall,
         options=RecallOptions,
         description="the gate, plus each patch's similarity to the maintainers' fix",

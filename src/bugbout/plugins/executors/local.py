@@ -67,7 +67,7 @@ class LocalExecutor:
 @hookimpl
 def bugbout_executors() -> Iterator[ExecutorPlugin]:
     yield ExecutorPlugin(
-        name="local",
+        name=LocalExecutor.name,
         factory=LocalExecutor,
         options=LocalOptions,
         description="a pool of threads in this process (option: workers)",

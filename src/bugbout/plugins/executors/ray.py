@@ -172,7 +172,7 @@ def _cancel(outer: Future[Any], ref: Any) -> None:
 @hookimpl
 def bugbout_executors() -> Iterator[ExecutorPlugin]:
     yield ExecutorPlugin(
-        name="ray",
+        name=RayExecutor.name,
         factory=RayExecutor,
         options=RayOptions,
         description="Ray tasks, on a local Ray instance or a cluster (options: address, ...)",

@@ -8,11 +8,17 @@ from bugbout import JudgePlugin, hookimpl
 from bugbout.core.judge.judge_policy import ThresholdJudge, ThresholdOptions
 
 
+class Majority(ThresholdJudge):
+    """Support from every independent author counts."""
+
+    name = "majority"
+
+
 @hookimpl
 def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
-        name="majority",
-        factory=ThresholdJudge,
+        name=Majority.name,
+        factory=Majority,
         options=ThresholdOptions,
         description="passes at least half of the independent reproductions, on average",
     )

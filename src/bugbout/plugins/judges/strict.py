@@ -49,7 +49,7 @@ class Strict(EvidenceJudge):
 @hookimpl
 def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
-        name="strict",
+        name=Strict.name,
         factory=Strict,
         options=StrictOptions,
         description=(

@@ -25,7 +25,7 @@ class Unanimous(EvidenceJudge):
 @hookimpl
 def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
-        name="unanimous",
+        name=Unanimous.name,
         factory=Unanimous,
         options=JudgeOptions,
         description="passes every independent reproduction",

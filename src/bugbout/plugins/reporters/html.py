@@ -166,7 +166,7 @@ def render_html(report: Report, *, title: str = "bugbout report") -> str:
 @hookimpl
 def bugbout_reporters() -> Iterator[ReporterPlugin]:
     yield ReporterPlugin(
-        name="html",
+        name=HtmlReporter.name,
         factory=HtmlReporter,
         options=HtmlOptions,
         description="report.html: one self-contained page with the tables and plots",

@@ -40,7 +40,7 @@ def render_json(report: Report) -> str:
 @hookimpl
 def bugbout_reporters() -> Iterator[ReporterPlugin]:
     yield ReporterPlugin(
-        name="json",
+        name=JsonReporter.name,
         factory=JsonReporter,
         options=JsonOptions,
         description="report.json: every figure, valid against the shipped JSON Schema",

@@ -101,7 +101,7 @@ def render_markdown(report: Report) -> str:
 @hookimpl
 def bugbout_reporters() -> Iterator[ReporterPlugin]:
     yield ReporterPlugin(
-        name="markdown",
+        name=MarkdownReporter.name,
         factory=MarkdownReporter,
         description="report.md: the report's sections as GitHub-flavoured Markdown tables",
     )

@@ -102,7 +102,7 @@ def render_terminal(report: Report, *, width: int | None = None, color: bool = F
 @hookimpl
 def bugbout_reporters() -> Iterator[ReporterPlugin]:
     yield ReporterPlugin(
-        name="terminal",
+        name=TerminalReporter.name,
         factory=TerminalReporter,
         options=TerminalOptions,
         description="the report as tables on the terminal",

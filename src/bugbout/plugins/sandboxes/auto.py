@@ -86,7 +86,7 @@ class Auto:
 @hookimpl
 def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
     yield SandboxPlugin(
-        name="auto",
+        name=Auto.name,
         factory=Auto,
         description="the platform's sandbox: bubblewrap on Linux, seatbelt on macOS",
     )

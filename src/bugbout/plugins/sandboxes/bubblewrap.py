@@ -204,7 +204,7 @@ def namespace_fix() -> str:
 @hookimpl
 def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
     yield SandboxPlugin(
-        name="bubblewrap",
+        name=Bubblewrap.name,
         factory=Bubblewrap,
         options=BubblewrapOptions,
         description=(

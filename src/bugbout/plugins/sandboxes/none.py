@@ -32,7 +32,7 @@ class NoSandbox:
 @hookimpl
 def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
     yield SandboxPlugin(
-        name="none",
+        name=NoSandbox.name,
         factory=NoSandbox,
         description="no sandbox: agents and tests see the whole machine and the network",
     )

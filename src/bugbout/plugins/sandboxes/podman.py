@@ -158,7 +158,7 @@ class PodmanSandbox:
 @hookimpl
 def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
     yield SandboxPlugin(
-        name="podman",
+        name=PodmanSandbox.name,
         factory=PodmanSandbox,
         options=PodmanSandboxOptions,
         description=(

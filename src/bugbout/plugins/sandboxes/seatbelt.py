@@ -216,7 +216,7 @@ def _on_macos() -> bool:
 @hookimpl
 def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
     yield SandboxPlugin(
-        name="seatbelt",
+        name=Seatbelt.name,
         factory=Seatbelt,
         options=SeatbeltOptions,
         description=(

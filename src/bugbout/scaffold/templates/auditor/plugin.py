@@ -39,7 +39,7 @@ class __TITLE__Auditor:
 @hookimpl
 def bugbout_auditors() -> Iterator[AuditorPlugin]:
     yield AuditorPlugin(
-        name="__NAME__",
+        name=__TITLE__Auditor.name,
         factory=__TITLE__Auditor,
         options=__TITLE__Options,
         description="the test gate, with a short kill report",

@@ -62,7 +62,7 @@ class __TITLE__Executor:
 @hookimpl
 def bugbout_executors() -> Iterator[ExecutorPlugin]:
     yield ExecutorPlugin(
-        name="__NAME__",
+        name=__TITLE__Executor.name,
         factory=__TITLE__Executor,
         options=__TITLE__Options,
         description="a pool of processes on this machine",

@@ -42,7 +42,7 @@ class __TITLE__Policy(EvidenceJudge):
 @hookimpl
 def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
-        name="__NAME__",
+        name=__TITLE__Policy.name,
         factory=__TITLE__Policy,
         options=JudgeOptions,
         description="every independent reproduction passes, no repository test changes",

@@ -45,7 +45,7 @@ class __TITLE__Reporter:
 @hookimpl
 def bugbout_reporters() -> Iterator[ReporterPlugin]:
     yield ReporterPlugin(
-        name="__NAME__",
+        name=__TITLE__Reporter.name,
         factory=__TITLE__Reporter,
         options=__TITLE__Options,
         description="a few lines of text: resolve rates and each policy's picks",

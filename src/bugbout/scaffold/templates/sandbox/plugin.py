@@ -43,7 +43,7 @@ class __TITLE__Sandbox:
 @hookimpl
 def bugbout_sandboxes() -> Iterator[SandboxPlugin]:
     yield SandboxPlugin(
-        name="__NAME__",
+        name=__TITLE__Sandbox.name,
         factory=__TITLE__Sandbox,
         options=__TITLE__Options,
         description="the platform's sandbox, at a lower CPU priority",
