@@ -26,7 +26,12 @@ from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
-from bugbout.plugins.environments.podman import PodmanBuilder, PodmanEnvironment, PodmanOptions
+from bugbout.plugins.environments.podman import (
+    ENV_REPOSITORY,
+    PodmanBuilder,
+    PodmanEnvironment,
+    PodmanOptions,
+)
 from bugbout.sandbox.podman import LABEL
 
 STORAGE = "/var/tmp/bugbout-podman-tests"
@@ -213,6 +218,29 @@ def test_the_image_is_cached_by_key(builder: PodmanBuilder, tmp_path: Path) -> N
         '[project]\nname = "tiny"\nversion = "0"\ndependencies = ["iniconfig"]\n'
     )
     assert environment(builder, tree, tmp_path / "home").key != first.key
+
+
+def test_an_image_an_earlier_bugbout_labelled_env_is_reused(
+    builder: PodmanBuilder, tmp_path: Path
+) -> None:
+    """Environment images were labelled ``env`` before the label took its kind's name: one
+    is found and reused as it is, its labels read, not built again."""
+    podman = builder.podman(tmp_path / "home")
+    client = podman.client()
+    image = f"{ENV_REPOSITORY}:earlier-{os.getpid()}-{time.monotonic_ns()}"
+    container = client.containers.create(podman.base_image().name, ["true"])
+    try:
+        repository, tag = image.rsplit(":", 1)
+        changes = [f"LABEL {LABEL}=env", 'LABEL io.bugbout.test-extras-error="no extras"']
+        made = container.commit(repository=repository, tag=tag, changes=changes)
+        builds = list[str]()
+        labels = podman.built(image, lambda: builds.append(image))
+        assert builds == []
+        assert labels[LABEL] == "env" and labels["io.bugbout.test-extras-error"] == "no extras"
+        assert client.images.get(image).id == made.id
+    finally:
+        container.remove(force=True)
+        client.images.remove(image, force=True)
 
 
 @pytest.mark.slow

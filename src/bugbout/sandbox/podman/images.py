@@ -304,15 +304,15 @@ class PodmanImages(PodmanService):
         changes: Sequence[str] = (),
     ) -> tuple[int, str]:
         """Run ``argv`` in a build container of ``base`` with the host's network and, when
-        it succeeds, commit it as ``image`` (labelled ``env``, with ``changes``); its exit
-        code and output. The container is removed either way."""
+        it succeeds, commit it as ``image`` (labelled ``environment``, with ``changes``); its
+        exit code and output. The container is removed either way."""
         container, code, output = self._container(
             base.name, argv, "build", network=True, mounts=mounts, env=env
         )
         try:
             if code == 0:
                 repository, tag = image.rsplit(":", 1)
-                changes = [f"LABEL {LABEL}=env", *changes]
+                changes = [f"LABEL {LABEL}=environment", *changes]
                 container.commit(repository=repository, tag=tag, changes=changes)
         finally:
             container.remove(force=True)

@@ -50,9 +50,11 @@ from pathlib import Path
 
 LABEL = "io.bugbout"
 """The label on every image and container bugbout creates; its value is one of ROLES."""
-ROLES = ("base", "env", "build", "test", "sandbox", "probe")
+ROLES = ("base", "environment", "build", "test", "sandbox", "probe")
 """What a labelled object is: a base image, an environment image, a container building
-one, a test run's container, an agent's sandbox container, a probe's container."""
+one, a test run's container, an agent's sandbox container, a probe's container.
+Environment images an earlier bugbout made are labelled ``env``: they stay found, as
+nothing looks objects up by this value (images by name, cleanup by the label's key)."""
 PRIVATE = ("/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/run")
 """Places a root-folder container has its own of: host mounts there are never bound."""
 PODMAN_VARIABLES = (
