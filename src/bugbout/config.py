@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.layout import CONFIG_NAME, find_config
+from bugbout.overrides import check_flags, check_keys, defined_option, split_hydra_args
 
 if TYPE_CHECKING:
     from bugbout.ui import Console
@@ -79,23 +80,8 @@ def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
         renamed.extend(args_now)
         if note:
             warn(note)
-    _check_keys(renamed)
+    check_keys(renamed)
     return renamed
-
-
-def _check_keys(args: Sequence[str]) -> None:
-    """A misspelt setting on the command line, in one line and in well under a second:
-    checked against the settings' models before any plugin or Hydra is imported."""
-    from bugbout.core.contract.settings import BoutSettings
-    from bugbout.suggest import misnamed_override
-
-    for arg in args:
-        key = arg.split("=", 1)[0]
-        if "=" not in arg or key.startswith(("+", "~", "-", "hydra")) or "/" in key:
-            continue
-        problem = misnamed_override(key, BoutSettings)
-        if problem:
-            raise ConfigError(problem)
 
 
 def _prepare(
@@ -106,20 +92,9 @@ def _prepare(
     name = _primary(config, warn)
     _register_plugin_options(plugins)
     defined = {role: _register_defined(config, role, args) for role in ROLES}
-    args = [_defined_option(arg, defined) for arg in args]
+    args = [defined_option(arg, defined) for arg in args]
     _check_group_choices(args, plugins, defined)
     return args, name
-
-
-def _defined_option(arg: str, defined: dict[str, list[str]]) -> str:
-    """``contestant.mine.model=...`` sets the option of ``mine`` where it is defined,
-    ``contestants.mine.model``, whether ``mine`` is chosen or races by default."""
-    key, equals, value = arg.partition("=")
-    parts = key.lstrip("+~").split(".")
-    if equals and len(parts) > 2 and parts[0] in defined and parts[1] in defined[parts[0]]:
-        sign = key[: len(key) - len(key.lstrip("+~"))]
-        return f"{sign}{parts[0]}s.{'.'.join(parts[1:])}={value}"
-    return arg
 
 
 @dataclass(frozen=True)
@@ -191,8 +166,8 @@ def run_with_hydra(
 
     store = root / ".bugbout"
     sweep = store / "sweeps" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    options, overrides = _split_hydra_args(args)
-    _check_flags(command, options)
+    options, overrides = split_hydra_args(args)
+    check_flags(command, options)
     if "--info" in options and (options[-1] == "--info"):
         options.append("all")
     if not {"-m", "--multirun"} & set(options):
@@ -214,49 +189,6 @@ def run_with_hydra(
     if not exit_code and any(sweep.glob(f"*/{ERROR_FILE}")):
         exit_code = 1  # a job failed in another process (joblib, Ray, SLURM)
     return exit_code
-
-
-HYDRA_FLAGS = {"-m", "--multirun", "--cfg", "-c", "--info", "-i", "--package", "-p", "--resolve"}
-"""Hydra's own flags that bugbout passes on: ``--cfg job`` shows the composed settings,
-``-m`` runs a sweep, ``--info`` tells where the config came from."""
-
-
-def _check_flags(command: str, options: list[str]) -> None:
-    """A flag that neither bugbout nor Hydra's supported flags know is one line that says
-    which ones exist."""
-    for index, option in enumerate(options):
-        if not option.startswith("-") or option in HYDRA_FLAGS:
-            continue
-        if index and options[index - 1] in HYDRA_OPTIONS_WITH_VALUE:
-            continue  # the value of --cfg, --info or --package
-        known = ", ".join(sorted(HYDRA_FLAGS))
-        raise ConfigError(
-            f"bugbout {command}: unknown option {option}; it takes overrides (KEY=VALUE), "
-            f"the flags that `bugbout {command} --help` lists, and {known}"
-        )
-
-
-HYDRA_OPTIONS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i"}
-
-
-def _split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
-    """Hydra's options (``--cfg job``, ``-m``) apart from overrides: Hydra rejects
-    overrides that options split."""
-    options: list[str] = []
-    overrides: list[str] = []
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if not arg.startswith("-"):
-            overrides.append(arg)
-        else:
-            options.append(arg)
-            following = args[index + 1] if index + 1 < len(args) else ""
-            if arg in HYDRA_OPTIONS_WITH_VALUE and following and "=" not in following:
-                options.append(following)
-                index += 1
-        index += 1
-    return options, overrides
 
 
 def _compose(
@@ -475,7 +407,7 @@ def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
-    overrides = [arg for arg in _split_hydra_args(args)[1] if "=" in arg]
+    overrides = [arg for arg in split_hydra_args(args)[1] if "=" in arg]
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException as exc:

@@ -1,0 +1,77 @@
+"""The arguments after a subcommand, read before Hydra sees them: Hydra's flags apart
+from the overrides, a flag nobody knows, a misspelt setting, and the options of a defined
+contestant given under the group's name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bugbout.core.contract.errors import ConfigError
+
+HYDRA_FLAGS = {"-m", "--multirun", "--cfg", "-c", "--info", "-i", "--package", "-p", "--resolve"}
+"""Hydra's own flags that bugbout passes on: ``--cfg job`` shows the composed settings,
+``-m`` runs a sweep, ``--info`` tells where the config came from."""
+
+
+def check_flags(command: str, options: list[str]) -> None:
+    """A flag that neither bugbout nor Hydra's supported flags know is one line that says
+    which ones exist."""
+    for index, option in enumerate(options):
+        if not option.startswith("-") or option in HYDRA_FLAGS:
+            continue
+        if index and options[index - 1] in HYDRA_OPTIONS_WITH_VALUE:
+            continue  # the value of --cfg, --info or --package
+        known = ", ".join(sorted(HYDRA_FLAGS))
+        raise ConfigError(
+            f"bugbout {command}: unknown option {option}; it takes overrides (KEY=VALUE), "
+            f"the flags that `bugbout {command} --help` lists, and {known}"
+        )
+
+
+HYDRA_OPTIONS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i"}
+
+
+def split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
+    """Hydra's options (``--cfg job``, ``-m``) apart from overrides: Hydra rejects
+    overrides that options split."""
+    options: list[str] = []
+    overrides: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if not arg.startswith("-"):
+            overrides.append(arg)
+        else:
+            options.append(arg)
+            following = args[index + 1] if index + 1 < len(args) else ""
+            if arg in HYDRA_OPTIONS_WITH_VALUE and following and "=" not in following:
+                options.append(following)
+                index += 1
+        index += 1
+    return options, overrides
+
+
+def check_keys(args: Sequence[str]) -> None:
+    """A misspelt setting on the command line, in one line and in well under a second:
+    checked against the settings' models before any plugin or Hydra is imported."""
+    from bugbout.core.contract.settings import BoutSettings
+    from bugbout.suggest import misnamed_override
+
+    for arg in args:
+        key = arg.split("=", 1)[0]
+        if "=" not in arg or key.startswith(("+", "~", "-", "hydra")) or "/" in key:
+            continue
+        problem = misnamed_override(key, BoutSettings)
+        if problem:
+            raise ConfigError(problem)
+
+
+def defined_option(arg: str, defined: dict[str, list[str]]) -> str:
+    """``contestant.mine.model=...`` sets the option of ``mine`` where it is defined,
+    ``contestants.mine.model``, whether ``mine`` is chosen or races by default."""
+    key, equals, value = arg.partition("=")
+    parts = key.lstrip("+~").split(".")
+    if equals and len(parts) > 2 and parts[0] in defined and parts[1] in defined[parts[0]]:
+        sign = key[: len(key) - len(key.lstrip("+~"))]
+        return f"{sign}{parts[0]}s.{'.'.join(parts[1:])}={value}"
+    return arg
