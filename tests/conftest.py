@@ -158,3 +158,38 @@ def bwrap() -> Bubblewrap:
     sandbox = _make("bubblewrap")
     assert isinstance(sandbox, Bubblewrap)
     return sandbox
+
+
+# -- the agent adapters (tests/test_agent_*.py; helpers: agent_sessions.py) ---------------
+
+EXECUTABLES = ("codex", "claude", "gemini", "mini")
+
+
+@pytest.fixture
+def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Stand-ins for the four CLIs first on PATH, so argv[0] is known and nothing runs."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    for name in EXECUTABLES:
+        program = directory / name
+        program.write_text("#!/bin/sh\nexit 0\n")
+        program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ.get('PATH', '')}")
+    return directory
+
+
+@pytest.fixture
+def secrets(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Every vendor's key, and a secret of nobody's, in the user's environment."""
+    values = {
+        "OPENAI_API_KEY": "sk-openai-user",
+        "ANTHROPIC_API_KEY": "sk-ant-user",
+        "GEMINI_API_KEY": "gemini-user",
+        "OPENROUTER_API_KEY": "sk-or-user",
+        "SECRET_TOKEN": "do-not-leak",
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CODEX_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    return values
