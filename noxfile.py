@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent
 
 E2E_TESTS = (
     "tests/test_agents_end_to_end.py",
-    "tests/test_model_server.py",
+    "tests/test_model_server_end_to_end.py",
     "tests/test_doctor.py",
 )
 E2E_SELECTION = "end_to_end or real_cli or installed_cli"

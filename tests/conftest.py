@@ -10,6 +10,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,8 @@ import history
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from bugbout.plugins.sandboxes.seatbelt import Seatbelt
+from bugbout.testing.model_server import ModelServer
+from model_requests import SCRIPT
 from sandbox_world import World, _make
 
 
@@ -193,3 +196,12 @@ def secrets(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.delenv("CODEX_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     return values
+
+
+# -- the scripted model server (tests/test_model_server_*.py; helpers: model_requests.py) ---
+
+
+@pytest.fixture
+def server() -> Any:
+    with ModelServer(SCRIPT) as running:
+        yield running
