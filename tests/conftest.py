@@ -20,6 +20,7 @@ from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from bugbout.plugins.sandboxes.seatbelt import Seatbelt
 from bugbout.testing.model_server import ModelServer
+from egress_support import Echo, serving
 from model_requests import SCRIPT
 from sandbox_world import World, _make
 
@@ -205,3 +206,20 @@ def secrets(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 def server() -> Any:
     with ModelServer(SCRIPT) as running:
         yield running
+
+
+# -- egress (tests/test_egress_*.py; helpers: egress_support.py) --------------------------
+
+
+@pytest.fixture
+def echo() -> Iterator[Echo]:
+    server = Echo()
+    with serving(server):
+        yield server
+
+
+@pytest.fixture
+def socket_dir() -> Iterator[Path]:
+    """A short directory for the unix socket (``sun_path`` is short)."""
+    with tempfile.TemporaryDirectory(prefix="bb-egress-") as path:
+        yield Path(path)
