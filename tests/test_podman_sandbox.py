@@ -71,9 +71,10 @@ pytestmark = pytest.mark.requires("podman")
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 
 
-STORAGE = "/var/tmp/bugbout-podman-sandbox-tests"
+STORAGE = f"/var/tmp/bugbout-podman-sandbox-tests{os.environ.get('PYTEST_XDIST_WORKER', '')}"
 """Podman's storage for these tests, outside pytest's temporary folders: it holds mounts
-that pytest could not remove."""
+that pytest could not remove. One per pytest-xdist worker: the tests that count their
+containers must not see another worker's."""
 
 
 def _podman() -> PodmanSandbox:
