@@ -16,7 +16,11 @@ nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 PYTHON = "3.11"
 ROOT = Path(__file__).resolve().parent
 
-E2E_TESTS = ("tests/test_agents.py", "tests/test_model_server.py", "tests/test_doctor.py")
+E2E_TESTS = (
+    "tests/test_agents_end_to_end.py",
+    "tests/test_model_server_end_to_end.py",
+    "tests/test_doctor.py",
+)
 E2E_SELECTION = "end_to_end or real_cli or installed_cli"
 """The tests that drive a real agent CLI against the scripted model server."""
 AGENT_CLIS = {"codex": "codex", "claude-code": "claude", "gemini-cli": "gemini"}

@@ -1,5 +1,5 @@
 """The ``podman`` sandbox, for real: the attacks the other sandboxes face
-(tests/test_sandboxes.py, run here against podman), what its command line passes on, a
+(tests/test_sandbox_*.py, run here against podman), what its command line passes on, a
 whole bout with ``sandbox=podman``, and no container left behind however a run ends. Its
 conformance suite runs in tests/test_conformance.py.
 
@@ -34,33 +34,36 @@ from bugbout.sandbox.podman import LABEL, Podman
 from bugbout.testing.model_server import ModelServer, Say, Script, Shell
 from test_race import AGENTS, attempts, one_bug_repository, write_agent
 
-# The attacks of tests/test_sandboxes.py, collected again in this module, where the
-# fixtures below give them the podman sandbox (``bwrap`` names the sandbox under
-# attack in the tests written for bubblewrap alone).
-from test_sandboxes import (  # noqa: F401
-    test_a_host_socket_in_a_writable_directory_is_reachable_without_network,
+# The attacks of tests/test_sandbox_{files,processes,network}.py, collected again in this
+# module, where the fixtures below give them the podman sandbox (``bwrap`` names the
+# sandbox under attack in the tests written for bubblewrap alone).
+from test_sandbox_files import (  # noqa: F401
     test_a_link_in_the_checkout_does_not_reach_a_masked_file,
     test_a_masked_directory_inside_the_checkout_stays_hidden,
-    test_a_workdir_under_tmp_stays_the_real_one,
     test_bugbout_home_shows_only_the_way_to_what_is_exposed,
     test_control_without_masks_the_same_commands_read_every_secret,
-    test_every_process_of_the_sandbox_dies_with_it,
     test_home_and_a_masked_file_are_hidden,
-    test_host_services_are_reachable_with_network,
-    test_host_services_are_unreachable_without_network,
-    test_loopback_works_inside_without_network,
-    test_masks_cannot_be_unmounted_even_as_root,
-    test_no_host_process_is_visible,
     test_no_secret_anywhere_in_the_world_is_readable,
     test_symlinked_paths_are_resolved,
     test_the_checkout_and_the_logs_are_writable,
     test_the_original_repository_is_hidden,
     test_the_readable_environment_can_be_read_not_changed,
-    test_the_sandbox_has_no_controlling_terminal,
     test_the_store_cannot_be_listed_or_read,
-    test_tmp_is_private,
     test_writes_anywhere_else_fail_and_leave_nothing,
-    world,
+)
+from test_sandbox_network import (  # noqa: F401
+    test_a_host_socket_in_a_writable_directory_is_reachable_without_network,
+    test_host_services_are_reachable_with_network,
+    test_host_services_are_unreachable_without_network,
+    test_loopback_works_inside_without_network,
+)
+from test_sandbox_processes import (  # noqa: F401
+    test_a_workdir_under_tmp_stays_the_real_one,
+    test_every_process_of_the_sandbox_dies_with_it,
+    test_masks_cannot_be_unmounted_even_as_root,
+    test_no_host_process_is_visible,
+    test_the_sandbox_has_no_controlling_terminal,
+    test_tmp_is_private,
 )
 
 pytestmark = pytest.mark.requires("podman")
@@ -68,9 +71,10 @@ pytestmark = pytest.mark.requires("podman")
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 
 
-STORAGE = "/var/tmp/bugbout-podman-sandbox-tests"
+STORAGE = f"/var/tmp/bugbout-podman-sandbox-tests{os.environ.get('PYTEST_XDIST_WORKER', '')}"
 """Podman's storage for these tests, outside pytest's temporary folders: it holds mounts
-that pytest could not remove."""
+that pytest could not remove. One per pytest-xdist worker: the tests that count their
+containers must not see another worker's."""
 
 
 def _podman() -> PodmanSandbox:

@@ -1,11 +1,5 @@
-"""The egress proxy, attacked for real: a process in bubblewrap with no network reaches its
-model endpoints through the forwarder and the proxy, and nothing else.
-
-The bwrap command is built here (the whole machine, a fresh network and pid namespace), so
-these tests stand on their own: the sandbox plugins only add masks around the same thing.
-The protocol's refusals are also checked without a sandbox, by talking to the unix socket
-the way a hostile process in the sandbox could.
-"""
+"""The egress proxy, attacked for real: a process in bubblewrap with no network (built here,
+the whole machine) reaches its model endpoints through the proxy, and nothing else."""
 
 from __future__ import annotations
 
@@ -13,12 +7,8 @@ import contextlib
 import os
 import signal
 import socket
-import socketserver
 import subprocess
-import sys
-import tempfile
 import textwrap
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,12 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.sandbox import egress as egress_module
-from bugbout.sandbox import forward
 from bugbout.sandbox.egress import EgressPlan, EgressProxy, plan
-
-PYTHON = sys.executable
-
+from egress_support import PYTHON, Echo, serving
 
 needs_bwrap = pytest.mark.requires("bubblewrap")
 
@@ -68,38 +54,6 @@ class _ModelHandler(BaseHTTPRequestHandler):
         pass
 
 
-class Echo(socketserver.ThreadingTCPServer):
-    """A plain TCP echo server on 127.0.0.1 (stands for a TLS endpoint: the proxy only
-    tunnels bytes)."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _EchoHandler)
-
-    @property
-    def port(self) -> int:
-        return int(self.server_address[1])
-
-
-class _EchoHandler(socketserver.BaseRequestHandler):
-    def handle(self) -> None:
-        while data := self.request.recv(4096):
-            self.request.sendall(data)
-
-
-@contextlib.contextmanager
-def serving(server: socketserver.BaseServer) -> Iterator[None]:
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture
 def model() -> Iterator[Model]:
     server = Model(b"the model speaks")
@@ -113,20 +67,6 @@ def stranger() -> Iterator[Model]:
     server = Model(b"the upstream fix")
     with serving(server):
         yield server
-
-
-@pytest.fixture
-def echo() -> Iterator[Echo]:
-    server = Echo()
-    with serving(server):
-        yield server
-
-
-@pytest.fixture
-def socket_dir() -> Iterator[Path]:
-    """A short directory for the unix socket (``sun_path`` is short)."""
-    with tempfile.TemporaryDirectory(prefix="bb-egress-") as path:
-        yield Path(path)
 
 
 # -- running a script in the sandbox ---------------------------------------------------------
@@ -404,140 +344,3 @@ def test_nothing_outlives_the_child(echo: Echo, socket_dir: Path) -> None:
         assert processes_mentioning(str(sock)) == []
         assert proxy.connections == [f"127.0.0.1:{echo.port}"]
     assert not sock.exists()
-
-
-# -- the plan --------------------------------------------------------------------------------
-
-
-def test_plan_for_mixed_endpoints() -> None:
-    endpoints = [
-        "http://127.0.0.1:4321",
-        "http://localhost:5000/v1",
-        "http://10.1.2.3:8080",
-        "https://api.anthropic.com",
-        "https://generativelanguage.googleapis.com:443",
-    ]
-    egress = plan(endpoints)
-    assert egress.urls["http://127.0.0.1:4321"] == "http://127.0.0.1:4321"
-    assert egress.urls["http://localhost:5000/v1"] == "http://localhost:5000/v1"
-    assert egress.urls["https://api.anthropic.com"] == "https://api.anthropic.com"
-    rewritten = egress.urls["http://10.1.2.3:8080"]
-    assert rewritten.startswith("http://127.0.0.1:")
-    assert egress.direct[:2] == (("127.0.0.1:4321", "127.0.0.1:4321"),
-                                 ("127.0.0.1:5000", "localhost:5000"))  # fmt: skip
-    assert egress.direct[2] == (rewritten.removeprefix("http://"), "10.1.2.3:8080")
-    assert egress.proxy is not None
-    ports = {int(listen.rsplit(":", 1)[1]) for listen, _ in egress.direct}
-    assert len(ports) == 3 and int(egress.proxy.rsplit(":", 1)[1]) not in ports
-    assert egress.env == {
-        "HTTPS_PROXY": f"http://{egress.proxy}",
-        "https_proxy": f"http://{egress.proxy}",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
-    argv = egress.forwarder(Path("/s/egress.sock"))
-    assert argv[:4] == [sys.executable, "-I", "-S", str(Path(forward.__file__).resolve())]
-    assert argv[4:] == ["--socket", "/s/egress.sock", "--direct", "127.0.0.1:4321=127.0.0.1:4321",
-                        "--direct", "127.0.0.1:5000=localhost:5000",
-                        "--direct", f"{egress.direct[2][0]}=10.1.2.3:8080",
-                        "--proxy", egress.proxy, "--"]  # fmt: skip
-
-
-def test_plan_without_https_sets_no_proxy_variables() -> None:
-    egress = plan(["http://127.0.0.1:4321"])
-    assert (egress.proxy, egress.env) == (None, {})
-    assert plan([]) == EgressPlan()
-
-
-@pytest.mark.parametrize("bad", ["ftp://x", "api.anthropic.com", "https://", "http://h:99999"])
-def test_bad_endpoints_are_rejected(bad: str) -> None:
-    with pytest.raises(ValueError):
-        plan([bad])
-    with pytest.raises(ValueError):
-        EgressProxy([bad], Path("/nonexistent/s"))
-
-
-# -- the protocol, without a sandbox ---------------------------------------------------------
-
-
-def ask(sock: Path, data: bytes) -> bytes:
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(str(sock))
-        s.sendall(data)
-        s.shutdown(socket.SHUT_WR)
-        s.settimeout(10)
-        reply = b""
-        with contextlib.suppress(ConnectionResetError):  # a refusal with bytes left unread
-            while chunk := s.recv(4096):
-                reply += chunk
-        return reply
-
-
-def gone(s: socket.socket) -> bool:
-    """Whether the peer closed ``s`` (or reset it) without sending anything."""
-    try:
-        return s.recv(10) == b""
-    except ConnectionResetError:
-        return True
-
-
-def test_oversized_and_truncated_requests_are_refused(echo: Echo, socket_dir: Path) -> None:
-    sock = socket_dir / "egress.sock"
-    with EgressProxy([f"https://127.0.0.1:{echo.port}"], sock) as proxy:
-        assert ask(sock, b"X" * 5000) == b""
-        assert ask(sock, b"PROXY\nCONNECT " + b"a" * 70000) == b""
-        with socket.socket(socket.AF_UNIX) as s:  # gives up half-way through its request
-            s.connect(str(sock))
-            s.sendall(b"PROXY\nCONNECT 127.0.0.1:1")
-            s.shutdown(socket.SHUT_WR)
-            assert gone(s)
-        assert ask(sock, f"PROXY\nCONNECT 127.0.0.1:{echo.port} HTTP/1.1\r\n\r\nhi".encode()) == (
-            b"HTTP/1.1 200 Connection established\r\n\r\nhi"
-        )  # bytes sent right after the request head reach the endpoint
-    assert len(proxy.refused) == 2 and proxy.refused[0].startswith("XXXX")
-    assert proxy.connections == [f"127.0.0.1:{echo.port}"]
-
-
-def test_stop_cuts_open_connections(echo: Echo, socket_dir: Path) -> None:
-    sock = socket_dir / "egress.sock"
-    proxy = EgressProxy([f"http://127.0.0.1:{echo.port}"], sock).start()
-    relayed = socket.socket(socket.AF_UNIX)
-    relayed.connect(str(sock))
-    relayed.sendall(f"DIRECT 127.0.0.1:{echo.port}\nping".encode())
-    assert relayed.recv(4) == b"ping"
-    idle = socket.socket(socket.AF_UNIX)  # never says what it wants
-    idle.connect(str(sock))
-    start = time.monotonic()
-    proxy.stop()
-    assert time.monotonic() - start < 5
-    assert gone(relayed) and gone(idle)
-    assert not sock.exists()
-    proxy.stop()  # twice is fine
-    relayed.close()
-    idle.close()
-
-
-def test_socket_path_too_long() -> None:
-    with pytest.raises(ValueError, match="too long"):
-        EgressProxy([], Path("/" + "s" * 200))
-
-
-def test_the_forwarder_needs_only_the_standard_library(tmp_path: Path) -> None:
-    """Isolated mode, no site: bugbout itself is not importable, the forwarder still runs."""
-    argv = [*plan([]).forwarder(tmp_path / "none.sock"), PYTHON, "-c", "print('hi')"]
-    result = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=30)
-    assert (result.returncode, result.stdout, result.stderr) == (0, "hi\n", "")
-    probe = [*argv[:3], "-c", "import bugbout"]
-    assert subprocess.run(probe, check=False, capture_output=True, timeout=30).returncode != 0
-
-
-def test_the_forwarder_reports_what_it_cannot_do(tmp_path: Path) -> None:
-    base = [PYTHON, "-I", "-S", str(Path(forward.__file__)), "--socket", str(tmp_path / "s")]
-    missing = subprocess.run(
-        [*base, "--", "/nonexistent/cmd"], check=False, capture_output=True, timeout=30
-    )
-    assert missing.returncode == 127
-    bad_argv = [*base, "--direct", "nowhere", "--", "true"]
-    bad = subprocess.run(bad_argv, check=False, capture_output=True, timeout=30)
-    assert bad.returncode == 125
-    assert egress_module.forward is forward
