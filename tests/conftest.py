@@ -1,8 +1,10 @@
 """Shared fixtures: a fresh plugin registry, the synthetic history (history.py has the
-settings for it)."""
+settings for it), and those the split test modules share (at the end)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +12,11 @@ import pytest
 
 import components
 import history
+import report_records
 from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_build import build_report
+from one_bug import AGENTS, one_bug_repository, write_agent
 
 
 @pytest.fixture
@@ -70,3 +76,43 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         report.longrepr = components.failure(error.component, error.what)
     return report
+
+
+# -- fixtures the split test modules share ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def report() -> Report:
+    """The report of the hand-made bout in report_records.py."""
+    return build_report(**report_records.records())
+
+
+@pytest.fixture(scope="session")
+def evidence() -> Report:
+    """That report with evidence on its task pages (report_records.evidence_records)."""
+    fixes = {report_records.T1: report_records.HOSTILE_PATCH}
+    return build_report(**report_records.evidence_records(), fixes=fixes)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def bout_repo(tmp_path: Path) -> Path:
+    """A one-bug repository with contestants defined in its bugbout.yaml."""
+    repo = one_bug_repository(tmp_path / "repo")
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    contestants = {
+        name: {
+            "agent": "command",
+            "command": [sys.executable, str(write_agent(agents, name, source))],
+        }
+        for name, source in AGENTS.items()
+    }
+    config = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/mid", "tests": "tests"},
+        "issue-sources": {"github": None, "file": None},
+        "run": {"timeout": 5, "quotas": {"command": 4}},
+        "contestants": contestants,
+    }
+    (repo.path / "bugbout.yaml").write_text(json.dumps(config))
+    return repo.path
