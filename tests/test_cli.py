@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import history
+from bugbout import AssignmentPlugin, Options, hookimpl
 from bugbout.config import compose_settings
 from bugbout.layout import detect_tests, find_packages
 
@@ -158,6 +159,17 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     assert piped.stderr == ""
 
 
+class EdgeCases:
+    """An installed assignment that takes an option."""
+
+    @hookimpl
+    def bugbout_assignments(self) -> list[AssignmentPlugin]:
+        class Scope(Options):
+            scope: str = ""
+
+        return [AssignmentPlugin(name="edge-cases", factory=Scope, options=Scope)]
+
+
 def test_completion_offers_the_chosen_plugins_options(tmp_path: Path) -> None:
     """A plugin's options complete under the key that sets them: the default miner's and
     judge's, a default reporter's; a plugin chosen on the line or in ``bugbout.yaml``
@@ -184,6 +196,14 @@ def test_completion_offers_the_chosen_plugins_options(tmp_path: Path) -> None:
         "reporters.terminal.width=", "reporters.terminal.color=",
         "reporters.json.indent=", "reporters.short.title=",
     ]  # fmt: skip
+    plugins.register(EdgeCases(), name="edge-cases", distribution="bugbout-edge-cases")
+    (tmp_path / "bugbout.yaml").write_text(
+        "examiners: {mine: {agent: codex, assignment: {assignment: edge-cases}}}\n"
+    )
+    chosen = project_choices(tmp_path)
+    assert complete(["run", "examiners.mine.assignment."], plugins, chosen) == [
+        "examiners.mine.assignment.scope="
+    ]
     (tmp_path / "bugbout.yaml").write_text("contestants: [unclosed\n")
     assert complete(["run", "contestants."], plugins, project_choices(tmp_path)) == []
 

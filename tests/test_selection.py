@@ -24,7 +24,7 @@ from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports
-from bugbout.core.store.records import TaskSet
+from bugbout.core.store.records import Task, TaskIssue, TaskSet
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import issue_resolver, mine_tasks
 from bugbout.core.verdicts import Verdicts, make_auditor
@@ -62,6 +62,9 @@ class Probe:
         return None
 
     def render(self, report: Report) -> str:
+        return self.options.model_dump_json()
+
+    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:  # an assignment's
         return self.options.model_dump_json()
 
 
@@ -208,6 +211,91 @@ def test_a_defined_agent_gets_its_options_from_the_file_and_the_command_line(
     assert [(racer.name, racer.agent.options.a) for racer in build_contestants(chosen, probes)] == [
         ("mine", "chosen")
     ]
+
+
+TASK = Task(
+    id="t", sha="0123abcd", parent="p", date="2024-01-01T00:00:00+00:00", title="Fix",
+    issue=TaskIssue(number=1), source_files=["a.py"], test_files=["tests/test_a.py"],
+)  # fmt: skip
+
+
+def assigned(settings: BoutSettings, plugins: Plugins) -> dict[str, dict[str, str]]:
+    """The options each examiner's assignment was built with, read from its prompt."""
+    return {
+        racer.name: json.loads(racer.prompt(TASK, tests="tests", test_command="pytest"))
+        for racer in build_contestants(settings, plugins)
+    }
+
+
+def test_an_assignment_gets_its_options_from_the_file_and_the_command_line(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    """An examiner's ``assignment`` is a name, or a map naming its plugin under
+    ``assignment`` with that plugin's options, set in the file or on the command line."""
+    entry = {"agent": "probe", "assignment": {"assignment": "probe", "a": "file"}}
+    root = project(tmp_path, {"examiners": {"mine": entry}})
+    for override in ("examiners.mine.assignment.b=line", "examiner.mine.assignment.b=line"):
+        settings, _ = compose_settings(root, [override], probes)
+        assert assigned(settings, probes)["mine"] == {"a": "file", "b": "line", "name": ""}
+    root = project(tmp_path, {"examiners": {"mine": {"agent": "probe", "assignment": "specify"}}})
+    settings, _ = compose_settings(
+        root, ["examiners.mine.assignment={assignment: probe, a: line}"], probes
+    )
+    assert assigned(settings, probes)["mine"]["a"] == "line"
+    overrides = ["examiner=probe", "examiner.probe.assignment={assignment: probe, b: line}"]
+    settings, _ = compose_settings(root, overrides, probes)
+    assert assigned(settings, probes) == {"probe": {"a": "default", "b": "line", "name": ""}}
+
+
+def test_a_wrong_assignment_or_option_is_one_line_naming_the_entry(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    entry = {"agent": "probe", "assignment": {"assignment": "probe", "c": "x"}}
+    root = project(tmp_path, {"examiners": {"mine": entry}})
+    settings, _ = compose_settings(root, [], probes)
+    with pytest.raises(ConfigError, match=r"^examiners\.mine\.assignment: assignment 'probe': c: "):
+        build_contestants(settings, probes)
+    settings, _ = compose_settings(root, ["examiners.mine.assignment.assignment=edges"], probes)
+    with pytest.raises(
+        ConfigError, match=r"^examiners\.mine\.assignment: no assignment plugin named 'edges'; "
+    ):
+        build_contestants(settings, probes)
+    settings, _ = compose_settings(root, ["examiner=probe", "examiner.probe.assignment=e"], probes)
+    with pytest.raises(ConfigError, match=r"^examiner\.probe\.assignment: no assignment plugin "):
+        build_contestants(settings, probes)
+    overrides = ["examiner=probe", "examiner.probe.assignment.a=x"]
+    with pytest.raises(
+        ConfigError, match=r"^examiner\.probe\.assignment\.a: no such setting \(valid keys under "
+    ):  # its assignment is reproduce, which takes no options
+        compose_settings(root, overrides, probes)
+    with pytest.raises(
+        ConfigError, match=r"^examiners\.mine\.assignment\.d: no such setting \(valid keys under "
+    ):
+        compose_settings(root, ["examiners.mine.assignment.d=1"], probes)
+
+
+def test_an_assignments_options_are_in_the_attempts_key_when_set(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    """The key of an examiner given its assignment by name is the one it had before
+    assignments took options, so stored attempts are found again; options that differ
+    from the plugin's defaults make another key."""
+
+    def key(assignment: object) -> str:
+        """The key of examiner ``spec`` given ``assignment`` (``None``: left out)."""
+        examiner: dict[str, Any] = {"agent": "command", "command": ["true"]}
+        if assignment is not None:
+            examiner["assignment"] = assignment
+        settings = BoutSettings.model_validate(
+            {"project": {"source": "src/p"}, "examiners": {"spec": examiner}}
+        )
+        (racer,) = build_contestants(settings, probes)
+        return racer.key(TASK)
+
+    assert key("specify") == key({"assignment": "specify"}) == "cf9e7c425063fcdc"
+    assert key(None) == key({}) == "0cb7e075965e7e6b"  # reproduce, the default
+    assert key("probe") == key({"assignment": "probe", "a": "default"})
+    assert len({key("probe"), key({"assignment": "probe", "a": "x"}), key("specify")}) == 3
 
 
 def test_an_agent_plugin_is_a_contestant_by_its_own_name(probes: Plugins, tmp_path: Path) -> None:

@@ -305,6 +305,7 @@ def _unknown_setting(
     from omegaconf import OmegaConf
 
     from bugbout.core.contract.instances import ORDER
+    from bugbout.core.race.contestants import ASSIGNMENT, assignment_of
     from bugbout.core.report.cutoffs import KEY as CUTOFF_KEY
     from bugbout.suggest import unknown_setting
 
@@ -329,6 +330,11 @@ def _unknown_setting(
                 defined = tree.get(f"{prefix[0].removesuffix('s')}s") or {}
                 entry = {**defined.get(prefix[1], {}), **tree[prefix[0]][prefix[1]]}
                 spec = plugins.get("agent", entry["agent"]).spec
+                extra = {CUTOFF_KEY} | ({ASSIGNMENT} if prefix[0].startswith("examiner") else set())
+            elif prefix[0] in ("examiner", "examiners") and prefix[2:] == [ASSIGNMENT]:
+                given = (tree.get(prefix[0]) or {}).get(prefix[1], {}).get(ASSIGNMENT)
+                spec = plugins.get(ASSIGNMENT, assignment_of("", given).plugin).spec
+                extra = {ASSIGNMENT}
             elif len(prefix) == 1 and prefix[0] in INSTANCE_MAPS:
                 return set(plugins.of_kind(INSTANCE_MAPS[prefix[0]]))
             elif len(prefix) == 2 and prefix[0] in INSTANCE_MAPS:
@@ -341,7 +347,7 @@ def _unknown_setting(
         except (BugboutError, KeyError, TypeError):
             return set()
         known = {field.alias or name for name, field in spec.options.model_fields.items()}
-        return known | extra | ({CUTOFF_KEY} if prefix[0].removesuffix("s") in ROLES else set())
+        return known | extra
 
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 

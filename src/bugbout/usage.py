@@ -76,9 +76,10 @@ def setting_keys() -> Iterator[tuple[str, list[str]]]:
 
 def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
     """The options (dashed) of each chosen plugin, under the key that sets them: a group's
-    (``miner.limit``), each chosen contestant's or examiner's (``contestant.codex.model``)
-    and each entry's of a map of instances (``reporters.html.title``,
-    ``contestants.mine.model``). ``chosen`` holds the choices made over the packaged
+    (``miner.limit``), each chosen contestant's or examiner's (``contestant.codex.model``),
+    each entry's of a map of instances (``reporters.html.title``,
+    ``contestants.mine.model``) and an examiner's assignment's, when its entry gives a map
+    (``examiners.mine.assignment.scope``). ``chosen`` holds the choices made over the packaged
     defaults (see :func:`project_choices` and :func:`line_choices`)."""
     found: dict[str, list[str]] = {}
 
@@ -109,6 +110,11 @@ def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[s
             continue  # a broken map: `bugbout run` says what is wrong with it
         for instance in found_instances:
             add(instance.where, kind, instance.plugin)
+            if isinstance(instance.options.get("assignment"), Mapping):  # with its options
+                from bugbout.core.race.contestants import ASSIGNMENT, assignment_of
+
+                given = assignment_of(instance.where, instance.options[ASSIGNMENT])
+                add(given.where, ASSIGNMENT, given.plugin)
     yield from found.items()
 
 

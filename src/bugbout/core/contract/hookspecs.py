@@ -152,7 +152,9 @@ def bugbout_assignments() -> Iterable[AssignmentPlugin]:
     for, its prompt, and how the tests it writes are validated.
 
     :return: assignment records, named by an examiner's ``assignment`` option
-        (``examiners: {probe: {agent: codex, assignment: specify}}``); ``examiner=<name>``
+        (``examiners: {probe: {agent: codex, assignment: specify}}``), or by a map that
+        names the plugin and sets its options
+        (``assignment: {assignment: edge-cases, scope: ...}``); ``examiner=<name>``
         chooses an examiner, an agent, not an assignment.
 
     Example::

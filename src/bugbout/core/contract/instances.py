@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import PluginSpec
@@ -41,10 +43,11 @@ class Instance:
         except ConfigError as exc:
             raise ConfigError(f"{self.where}: {exc}") from None
 
-    def check(self, plugins: Plugins, kind: type[PluginSpec[Any]]) -> None:
-        """Fail in one line, naming the entry, when its plugin is unknown or an option wrong."""
+    def check(self, plugins: Plugins, kind: type[PluginSpec[Any]]) -> BaseModel:
+        """The validated options; fail in one line, naming the entry, when its plugin is
+        unknown or an option wrong."""
         try:
-            plugins.get(kind, self.plugin).spec.parse_options(self.options)
+            return plugins.get(kind, self.plugin).spec.parse_options(self.options)
         except ConfigError as exc:
             raise ConfigError(f"{self.where}: {exc}") from None
 

@@ -4,10 +4,12 @@ manager from its validated options, and where each one's attempt on a task is st
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.instances import Instance
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin
@@ -29,6 +31,8 @@ class Contestant:
     assignment: Assignment | None = None
     cutoff: str | None = None
     """Its declared knowledge cutoff (``knowledge-cutoff``), ``YYYY-MM-DD``."""
+    assignment_options: dict[str, Any] = field(default_factory=dict, hash=False)
+    """Its assignment's options that differ from the plugin's defaults."""
 
     @property
     def role(self) -> Literal["contestant", "examiner"]:
@@ -39,10 +43,14 @@ class Contestant:
         return self.agent.quota
 
     def key(self, task: Task) -> str:
-        """What determines this agent's attempt on ``task``."""
+        """What determines this agent's attempt on ``task``. The assignment's options are
+        in it only when some differ from the defaults: the keys of attempts made before
+        assignments took options stay the same."""
         settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
         assignment = self.assignment.name if self.assignment else ""
-        return digest(task.sha, settings, PROMPT_VERSION, assignment)
+        options = self.assignment_options
+        changed = [json.dumps(options, sort_keys=True, default=str)] if options else []
+        return digest(task.sha, settings, PROMPT_VERSION, assignment, *changed)
 
     def path(self, task: Task) -> str:
         """Where this agent's attempt on ``task`` is stored."""
@@ -52,6 +60,20 @@ class Contestant:
         if self.assignment is not None:
             return self.assignment.prompt(task, tests=tests, test_command=test_command)
         return contestant_prompt(task, tests=tests, test_command=test_command)
+
+
+ASSIGNMENT = AssignmentPlugin.kind
+"""The key of an examiner's entry that names its assignment."""
+DEFAULT_ASSIGNMENT = "reproduce"
+
+
+def assignment_of(entry: str, given: object) -> Instance:
+    """The assignment of the examiner whose settings key is ``entry``
+    (``examiners.probe``): ``given`` names its plugin (``specify``) or is a map naming it
+    under ``assignment`` with that plugin's options (``{assignment: specify, ...}``)."""
+    options = dict(given) if isinstance(given, Mapping) else {ASSIGNMENT: given}
+    plugin = options.pop(ASSIGNMENT, None) or DEFAULT_ASSIGNMENT
+    return Instance(entry, ASSIGNMENT, str(plugin), options)
 
 
 def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
@@ -64,16 +86,19 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
             kind = options.pop("agent", None)
             if not kind:
                 raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
-            assignment = None
+            assignment, changed = None, {}
             if role == "examiner":
-                assignment = plugins.create(
-                    AssignmentPlugin, str(options.pop("assignment", "reproduce"))
+                entry_key = f"{role}s" if name in settings.examiners else role
+                given = assignment_of(f"{entry_key}.{name}", options.pop(ASSIGNMENT, None))
+                changed = given.check(plugins, AssignmentPlugin).model_dump(
+                    mode="json", by_alias=True, exclude_defaults=True
                 )
+                assignment = given.build(plugins, AssignmentPlugin)
             declared = options.pop(KEY, None)
             cutoff = parse_cutoff(name, declared) if declared is not None else None
             options.setdefault("name", name)
             agent = plugins.create(AgentPlugin, str(kind), options)
-            racers.append(Contestant(name, agent, assignment, cutoff))
+            racers.append(Contestant(name, agent, assignment, cutoff, changed))
     names = [racer.name for racer in racers]
     if len(names) != len(set(names)):
         raise ConfigError("a contestant and an examiner share a name; rename one of them")

@@ -174,7 +174,7 @@ def _result_usage(result: dict[str, Any]) -> dict[str, int]:
 @hookimpl
 def bugbout_agents() -> Iterator[AgentPlugin]:
     yield AgentPlugin(
-        name="claude-code",
+        name=ClaudeCodeAgent.harness,
         factory=ClaudeCodeAgent.from_options,
         options=ClaudeCodeOptions,
         description="Anthropic's Claude Code (claude -p) in safe mode, web tools disallowed",

@@ -211,7 +211,7 @@ def _turn_usage(usage: dict[str, Any]) -> dict[str, int]:
 @hookimpl
 def bugbout_agents() -> Iterator[AgentPlugin]:
     yield AgentPlugin(
-        name="codex",
+        name=CodexAgent.harness,
         factory=CodexAgent.from_options,
         options=CodexOptions,
         description="OpenAI's Codex CLI (codex exec), user config ignored, web search off",

@@ -70,7 +70,7 @@ def _fill(part: str, values: dict[str, str]) -> str:
 @hookimpl
 def bugbout_agents() -> Iterator[AgentPlugin]:
     yield AgentPlugin(
-        name="command",
+        name=CommandAgent.harness,
         factory=CommandAgent.from_options,
         options=CommandOptions,
         description="any agent with a command line, configured in bugbout.yaml",

@@ -206,7 +206,7 @@ def _stats_usage(stats: Any) -> dict[str, int]:
 @hookimpl
 def bugbout_agents() -> Iterator[AgentPlugin]:
     yield AgentPlugin(
-        name="gemini-cli",
+        name=GeminiCliAgent.harness,
         factory=GeminiCliAgent.from_options,
         options=GeminiCliOptions,
         description="Google's Gemini CLI (gemini -p) in auto-approve mode, web tools denied",

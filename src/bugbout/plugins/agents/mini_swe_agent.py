@@ -274,7 +274,7 @@ def _scalar(value: Any) -> Any:
 @hookimpl
 def bugbout_agents() -> Iterator[AgentPlugin]:
     yield AgentPlugin(
-        name="mini-swe-agent",
+        name=MiniSweAgent.harness,
         factory=MiniSweAgent.from_options,
         options=MiniSweAgentOptions,
         description="mini-swe-agent (mini) on any LiteLLM model; `model` is required",

@@ -9,6 +9,8 @@ from bugbout import AssignmentPlugin, hookimpl
 from bugbout.core.contract.types import NoOptions
 from bugbout.core.race.examining import PromptAssignment
 
+NAME = "reproduce"
+
 SCOPE = (
     "Write tests for exactly the behaviour the issue reports: each must fail on the code "
     "as it is now, for the reason the issue describes, and pass once the issue is fixed."
@@ -17,11 +19,11 @@ SCOPE = (
 
 def reproduce(options: NoOptions) -> PromptAssignment:
     """Reproductions: every test must fail on the unfixed code."""
-    return PromptAssignment("reproduce", SCOPE, reproductions_only=True)
+    return PromptAssignment(NAME, SCOPE, reproductions_only=True)
 
 
 @hookimpl
 def bugbout_assignments() -> Iterator[AssignmentPlugin]:
     yield AssignmentPlugin(
-        name="reproduce", factory=reproduce, description="tests for exactly what the issue reports"
+        name=NAME, factory=reproduce, description="tests for exactly what the issue reports"
     )

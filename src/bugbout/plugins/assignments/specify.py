@@ -9,6 +9,8 @@ from bugbout import AssignmentPlugin, hookimpl
 from bugbout.core.contract.types import NoOptions
 from bugbout.core.race.examining import PromptAssignment
 
+NAME = "specify"
+
 SCOPE = (
     "Write tests for what the issue reports (those must fail on the code as it is now), "
     "for the general rule behind it, and for nearby behaviour that a fix must keep "
@@ -18,13 +20,13 @@ SCOPE = (
 
 def specify(options: NoOptions) -> PromptAssignment:
     """A specification: reproductions plus tests of behaviour a fix must keep."""
-    return PromptAssignment("specify", SCOPE, reproductions_only=False)
+    return PromptAssignment(NAME, SCOPE, reproductions_only=False)
 
 
 @hookimpl
 def bugbout_assignments() -> Iterator[AssignmentPlugin]:
     yield AssignmentPlugin(
-        name="specify",
+        name=NAME,
         factory=specify,
         description="the issue, the rule behind it, and nearby behaviour a fix must keep",
     )

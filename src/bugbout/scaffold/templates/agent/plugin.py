@@ -43,7 +43,7 @@ class __TITLE__Agent(CodingAgent):
 @hookimpl
 def bugbout_agents() -> Iterator[AgentPlugin]:
     yield AgentPlugin(
-        name="__NAME__",
+        name=__TITLE__Agent.harness,
         factory=__TITLE__Agent.from_options,
         options=__TITLE__Options,
         description="a coding agent run by its command line, the prompt on standard input",

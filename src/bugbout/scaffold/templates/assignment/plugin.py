@@ -48,7 +48,7 @@ class __TITLE__Assignment:
 @hookimpl
 def bugbout_assignments() -> Iterator[AssignmentPlugin]:
     yield AssignmentPlugin(
-        name="__NAME__",
+        name=__TITLE__Assignment.name,
         factory=__TITLE__Assignment,
         options=__TITLE__Options,
         description="reproductions of the issue and its edge cases",
