@@ -14,9 +14,13 @@ import components
 import history
 import report_records
 from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.git import Git
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
+from bugbout.testing import RepositoryBuilder
 from one_bug import AGENTS, one_bug_repository, write_agent
+from patch_trees import FILES
 
 
 @pytest.fixture
@@ -116,3 +120,36 @@ def bout_repo(tmp_path: Path) -> Path:
     }
     (repo.path / "bugbout.yaml").write_text(json.dumps(config))
     return repo.path
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> tuple[RepositoryBuilder, str]:
+    """The patch tests' repository (patch_trees.FILES, a binary file, a script, symlinks)
+    and its commit."""
+    path = tmp_path / "repo"
+    repo = RepositoryBuilder(path)
+    repo.write(FILES)
+    (path / "src/pkg/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0" + bytes(range(256)) * 8)
+    (path / "src/pkg/latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    script = path / "scripts/run"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho run\n")
+    script.chmod(0o755)
+    (path / "docs/readme.md").symlink_to("../README.md")
+    (path / "docs/old-link.md").symlink_to("index.md")
+    (path / "src/pkg/alias.py").symlink_to("core.py")
+    return repo, repo.commit("Initial")
+
+
+@pytest.fixture
+def checkouts(tmp_path: Path, repository: tuple[RepositoryBuilder, str]) -> Checkouts:
+    return Checkouts(Git(repository[0].path), tmp_path / "cache")
+
+
+@pytest.fixture
+def trees(
+    tmp_path: Path, checkouts: Checkouts, repository: tuple[RepositoryBuilder, str]
+) -> tuple[Path, Path]:
+    """The base tree and a working copy of it."""
+    sha = repository[1]
+    return checkouts.base(sha), checkouts.working_copy(sha, tmp_path / "work")
