@@ -4,6 +4,7 @@ settings for it), and those the split test modules share (at the end)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from bugbout.core.plumbing.git import Git
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.testing import RepositoryBuilder
+from cli_runs import bugbout
 from one_bug import AGENTS, one_bug_repository, write_agent
 from patch_trees import FILES
 
@@ -153,3 +155,20 @@ def trees(
     """The base tree and a working copy of it."""
     sha = repository[1]
     return checkouts.base(sha), checkouts.working_copy(sha, tmp_path / "work")
+
+
+@pytest.fixture
+def repo(calc_repo: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
+    """A fresh copy of the synthetic history, without any bugbout files."""
+    source, _ = calc_repo
+    target = tmp_path / "calc"
+    shutil.copytree(source, target)
+    return target
+
+
+@pytest.fixture
+def initialised(repo: Path) -> Path:
+    """That copy after ``bugbout init``."""
+    result = bugbout("init", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return repo
