@@ -4,6 +4,7 @@ settings for it), and those the split test modules share (at the end)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -172,3 +173,15 @@ def initialised(repo: Path) -> Path:
     result = bugbout("init", cwd=repo)
     assert result.returncode == 0, result.stderr
     return repo
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory on ``sys.path`` (and on ``PYTHONPATH`` for subprocesses)."""
+    directory = tmp_path / "site"
+    directory.mkdir()
+    monkeypatch.syspath_prepend(str(directory))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(directory), os.environ.get("PYTHONPATH", "")])
+    )
+    return directory
