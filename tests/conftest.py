@@ -3,6 +3,7 @@ settings for it), and those the split test modules share (at the end)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -10,11 +11,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pluggy
 import pytest
 
 import components
 import history
 import report_records
+from bugbout.core.contract import hookspecs
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.git import Git
@@ -22,6 +25,7 @@ from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.testing import RepositoryBuilder
 from cli_runs import bugbout
+from judge_matrices import JUDGE_MODULES
 from one_bug import AGENTS, one_bug_repository, write_agent
 from patch_trees import FILES
 
@@ -88,6 +92,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 # -- fixtures the split test modules share ------------------------------------------------
 
 
+# the report tests (test_report_*.py, test_reporters.py): built once per process, as pytest-xdist
+# runs them; nothing changes a report
+
+
 @pytest.fixture(scope="session")
 def report() -> Report:
     """The report of the hand-made bout in report_records.py."""
@@ -99,6 +107,9 @@ def evidence() -> Report:
     """That report with evidence on its task pages (report_records.evidence_records)."""
     fixes = {report_records.T1: report_records.HOSTILE_PATCH}
     return build_report(**report_records.evidence_records(), fixes=fixes)  # type: ignore[arg-type]
+
+
+# the race tests (test_race*.py)
 
 
 @pytest.fixture
@@ -123,6 +134,9 @@ def bout_repo(tmp_path: Path) -> Path:
     }
     (repo.path / "bugbout.yaml").write_text(json.dumps(config))
     return repo.path
+
+
+# the patch tests (test_patch_*.py)
 
 
 @pytest.fixture
@@ -158,6 +172,9 @@ def trees(
     return checkouts.base(sha), checkouts.working_copy(sha, tmp_path / "work")
 
 
+# the command-line tests (test_cli*.py)
+
+
 @pytest.fixture
 def repo(calc_repo: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
     """A fresh copy of the synthetic history, without any bugbout files."""
@@ -175,6 +192,9 @@ def initialised(repo: Path) -> Path:
     return repo
 
 
+# the plugin tests (test_plugins.py, test_plugin_errors.py, test_assignment_plugins.py)
+
+
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A directory on ``sys.path`` (and on ``PYTHONPATH`` for subprocesses)."""
@@ -185,3 +205,20 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "PYTHONPATH", os.pathsep.join([str(directory), os.environ.get("PYTHONPATH", "")])
     )
     return directory
+
+
+# the judge tests (test_judges.py, test_judge_policies.py): nothing changes the registry
+
+
+@pytest.fixture(scope="session")
+def judges() -> Plugins:
+    """Only the judge modules, registered by hand as ``make_plugins`` registers built-ins."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(pm)
+    for module in JUDGE_MODULES:
+        imported = importlib.import_module(f"bugbout.plugins.judges.{module}")
+        plugins.register(imported, name=imported.__name__, distribution="bugbout")
+    plugins.check_pending()
+    assert not plugins.problems
+    return plugins
