@@ -94,8 +94,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 # the report tests (test_report_*.py, test_reporters.py): built once per process, as pytest-xdist
 # runs them; nothing changes a report
-
-
 @pytest.fixture(scope="session")
 def report() -> Report:
     """The report of the hand-made bout in report_records.py."""
@@ -110,8 +108,6 @@ def evidence() -> Report:
 
 
 # the race tests (test_race*.py)
-
-
 @pytest.fixture
 def bout_repo(tmp_path: Path) -> Path:
     """A one-bug repository with contestants defined in its bugbout.yaml."""
@@ -137,8 +133,6 @@ def bout_repo(tmp_path: Path) -> Path:
 
 
 # the patch tests (test_patch_*.py)
-
-
 @pytest.fixture
 def repository(tmp_path: Path) -> tuple[RepositoryBuilder, str]:
     """The patch tests' repository (patch_trees.FILES, a binary file, a script, symlinks)
@@ -173,8 +167,6 @@ def trees(
 
 
 # the command-line tests (test_cli*.py)
-
-
 @pytest.fixture
 def repo(calc_repo: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
     """A fresh copy of the synthetic history, without any bugbout files."""
@@ -193,8 +185,6 @@ def initialised(repo: Path) -> Path:
 
 
 # the plugin tests (test_plugins.py, test_plugin_errors.py, test_assignment_plugins.py)
-
-
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A directory on ``sys.path`` (and on ``PYTHONPATH`` for subprocesses)."""
@@ -208,8 +198,6 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # the judge tests (test_judges.py, test_judge_policies.py): nothing changes the registry
-
-
 @pytest.fixture(scope="session")
 def judges() -> Plugins:
     """Only the judge modules, registered by hand as ``make_plugins`` registers built-ins."""
