@@ -255,7 +255,7 @@ SNOOP = """
 
 @pytest.fixture
 def podman_repo(tmp_path: Path) -> Path:
-    """The one-bug repository of tests/test_race.py, raced in the podman sandbox."""
+    """The one-bug repository of tests/one_bug.py, raced in the podman sandbox."""
     return one_bug_repository(tmp_path / "repo").path
 
 
