@@ -1,5 +1,5 @@
-"""The one-bug repository the race tests play on, the scripted agents, and running bugbout
-on it and reading the attempts it recorded."""
+"""The one-bug repository (``middle()`` of even-length lists) the race, hook and gate tests
+play on; the race's scripted agents, running bugbout on it and reading the attempts."""
 
 from __future__ import annotations
 
