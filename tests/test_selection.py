@@ -274,6 +274,29 @@ def test_a_wrong_assignment_or_option_is_one_line_naming_the_entry(
         compose_settings(root, ["examiners.mine.assignment.d=1"], probes)
 
 
+def test_a_wrong_agent_option_is_one_line_naming_the_entry(probes: Plugins, tmp_path: Path) -> None:
+    root = project(tmp_path, {"contestants": {"mine": {"agent": "command", "command": []}}})
+    settings, _ = compose_settings(root, [], probes)
+    with pytest.raises(ConfigError, match=r"^contestants\.mine: agent 'command': command: ") as bad:
+        build_contestants(settings, probes)
+    assert "\n" not in str(bad.value)
+    overrides = ["contestants.mine.command=[x]", "examiner=codex", "examiner.codex.quota=[1]"]
+    settings, _ = compose_settings(root, overrides, probes)
+    with pytest.raises(ConfigError, match=r"^examiner\.codex: agent 'codex': quota: "):
+        build_contestants(settings, probes)
+
+
+def test_a_contestant_added_on_the_command_line_can_be_chosen_by_name(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    root = project(tmp_path, {"contestants": {"mine": {"agent": "command", "command": ["x"]}}})
+    added = "+contestants.fresh={agent: command, command: [y]}"
+    settings, _ = compose_settings(root, [added, "contestant=fresh"], probes)
+    assert [racer.name for racer in build_contestants(settings, probes)] == ["fresh"]
+    with pytest.raises(ConfigError, match=r"^contestants\.codex: contestant 'codex' has the name"):
+        compose_settings(root, ["+contestants.codex={agent: command}"], probes)
+
+
 def test_an_assignments_options_are_in_the_attempts_key_when_set(
     probes: Plugins, tmp_path: Path
 ) -> None:

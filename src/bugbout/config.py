@@ -105,7 +105,7 @@ def _prepare(
     selectable; ``(overrides, name of the config to compose)``."""
     name = _primary(config, warn)
     _register_plugin_options(plugins)
-    defined = {role: _register_defined(config, role) for role in ROLES}
+    defined = {role: _register_defined(config, role, args) for role in ROLES}
     args = [_defined_option(arg, defined) for arg in args]
     _check_group_choices(args, plugins, defined)
     return args, name
@@ -436,28 +436,35 @@ def _register_plugin_options(plugins: Any) -> None:
                 store.store(group=group, name=name, node={"name": name})
 
 
-def _register_defined(config: Path, role: str) -> list[str]:
-    """Contestants (or examiners) defined in ``bugbout.yaml`` become selectable by name
+def _register_defined(config: Path, role: str, args: Sequence[str]) -> list[str]:
+    """Contestants (or examiners) defined in ``bugbout.yaml``, or added whole on the
+    command line (``+contestants.mine={agent: codex}``), become selectable by name
     (``contestant=mine``); the core reads their settings from ``contestants:``."""
     from hydra.core.config_store import ConfigStore
     from omegaconf import DictConfig, OmegaConf
 
     loaded = OmegaConf.load(config)
     defined = loaded.get(f"{role}s") if isinstance(loaded, DictConfig) else None
-    if not defined:
-        return []
-    if not isinstance(defined, DictConfig):
+    if defined and not isinstance(defined, DictConfig):
         raise ConfigError(f"{config}: `{role}s` must map names to settings")
+    names = [str(name) for name in defined or ()]
+    for arg in args:
+        key, equals, _ = arg.partition("=")
+        parts = key.lstrip("+").split(".")
+        if equals and not key.startswith("~") and len(parts) == 2 and parts[0] == f"{role}s":
+            names += [parts[1]] if parts[1] not in names else []
+    if not names:
+        return []
     store = ConfigStore.instance()
-    names = [str(name) for name in defined]
     clashes = sorted(set(names) & packaged_options(role))
     if clashes:
+        where = config if defined and clashes[0] in defined else f"{role}s.{clashes[0]}"
         raise ConfigError(
-            f"{config}: {role} {clashes[0]!r} has the name of a packaged option; name yours "
+            f"{where}: {role} {clashes[0]!r} has the name of a packaged option; name yours "
             f"differently, e.g. `{clashes[0]}-mine: {{agent: {clashes[0]}, model: ...}}`"
         )
     for name in names:
-        if not isinstance(defined[name], DictConfig):
+        if defined and name in defined and not isinstance(defined[name], DictConfig):
             raise ConfigError(f"{config}: {role} {name!r} must be a mapping, e.g. {{agent: codex}}")
         store.store(group=role, name=name, node={}, package=f"{role}.{name}")
     return names

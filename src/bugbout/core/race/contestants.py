@@ -86,10 +86,11 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
             kind = options.pop("agent", None)
             if not kind:
                 raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
+            prefix = f"{role}s" if name in getattr(settings, f"{role}s") else role
+            where = f"{prefix}.{name}"
             assignment, changed = None, {}
             if role == "examiner":
-                entry_key = f"{role}s" if name in settings.examiners else role
-                given = assignment_of(f"{entry_key}.{name}", options.pop(ASSIGNMENT, None))
+                given = assignment_of(where, options.pop(ASSIGNMENT, None))
                 changed = given.check(plugins, AssignmentPlugin).model_dump(
                     mode="json", by_alias=True, exclude_defaults=True
                 )
@@ -97,7 +98,7 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
             declared = options.pop(KEY, None)
             cutoff = parse_cutoff(name, declared) if declared is not None else None
             options.setdefault("name", name)
-            agent = plugins.create(AgentPlugin, str(kind), options)
+            agent = Instance(prefix, name, str(kind), options).build(plugins, AgentPlugin)
             racers.append(Contestant(name, agent, assignment, cutoff, changed))
     names = [racer.name for racer in racers]
     if len(names) != len(set(names)):
