@@ -1,27 +1,42 @@
 """Shared fixtures: a fresh plugin registry, the synthetic history (history.py has the
-settings for it)."""
+settings for it), and those the split test modules share (at the end)."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import json
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pluggy
 import pytest
 
 import components
 import history
+import report_records
+from bugbout.core.contract import hookspecs
 from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.git import Git
+from bugbout.core.report.report import Report
+from bugbout.core.report.report_build import build_report
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from bugbout.plugins.sandboxes.seatbelt import Seatbelt
+from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import ModelServer
+from cli_runs import bugbout
 from egress_support import Echo, serving
+from judge_matrices import JUDGE_MODULES
 from model_requests import SCRIPT
+from one_bug import AGENTS, one_bug_repository, write_agent
+from patch_trees import FILES
 from sandbox_world import World, _make
 
 
@@ -223,3 +238,126 @@ def socket_dir() -> Iterator[Path]:
     """A short directory for the unix socket (``sun_path`` is short)."""
     with tempfile.TemporaryDirectory(prefix="bb-egress-") as path:
         yield Path(path)
+
+
+# -- reports, the race, patches, the command line, plugins and judges ---------------------
+
+
+# the report tests (test_report_*.py, test_reporters.py): built once per process, as pytest-xdist
+# runs them; nothing changes a report
+@pytest.fixture(scope="session")
+def report() -> Report:
+    """The report of the hand-made bout in report_records.py."""
+    return build_report(**report_records.records())
+
+
+@pytest.fixture(scope="session")
+def evidence() -> Report:
+    """That report with evidence on its task pages (report_records.evidence_records)."""
+    fixes = {report_records.T1: report_records.HOSTILE_PATCH}
+    return build_report(**report_records.evidence_records(), fixes=fixes)  # type: ignore[arg-type]
+
+
+# the race tests (test_race*.py)
+@pytest.fixture
+def bout_repo(tmp_path: Path) -> Path:
+    """A one-bug repository with contestants defined in its bugbout.yaml."""
+    repo = one_bug_repository(tmp_path / "repo")
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    contestants = {
+        name: {
+            "agent": "command",
+            "command": [sys.executable, str(write_agent(agents, name, source))],
+        }
+        for name, source in AGENTS.items()
+    }
+    config = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/mid", "tests": "tests"},
+        "issue-sources": {"github": None, "file": None},
+        "run": {"timeout": 5, "quotas": {"command": 4}},
+        "contestants": contestants,
+    }
+    (repo.path / "bugbout.yaml").write_text(json.dumps(config))
+    return repo.path
+
+
+# the patch tests (test_patch_*.py)
+@pytest.fixture
+def repository(tmp_path: Path) -> tuple[RepositoryBuilder, str]:
+    """The patch tests' repository (patch_trees.FILES, a binary file, a script, symlinks)
+    and its commit."""
+    path = tmp_path / "repo"
+    repo = RepositoryBuilder(path)
+    repo.write(FILES)
+    (path / "src/pkg/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0" + bytes(range(256)) * 8)
+    (path / "src/pkg/latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    script = path / "scripts/run"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho run\n")
+    script.chmod(0o755)
+    (path / "docs/readme.md").symlink_to("../README.md")
+    (path / "docs/old-link.md").symlink_to("index.md")
+    (path / "src/pkg/alias.py").symlink_to("core.py")
+    return repo, repo.commit("Initial")
+
+
+@pytest.fixture
+def checkouts(tmp_path: Path, repository: tuple[RepositoryBuilder, str]) -> Checkouts:
+    return Checkouts(Git(repository[0].path), tmp_path / "cache")
+
+
+@pytest.fixture
+def trees(
+    tmp_path: Path, checkouts: Checkouts, repository: tuple[RepositoryBuilder, str]
+) -> tuple[Path, Path]:
+    """The base tree and a working copy of it."""
+    sha = repository[1]
+    return checkouts.base(sha), checkouts.working_copy(sha, tmp_path / "work")
+
+
+# the command-line tests (test_cli*.py)
+@pytest.fixture
+def repo(calc_repo: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
+    """A fresh copy of the synthetic history, without any bugbout files."""
+    source, _ = calc_repo
+    target = tmp_path / "calc"
+    shutil.copytree(source, target)
+    return target
+
+
+@pytest.fixture
+def initialised(repo: Path) -> Path:
+    """That copy after ``bugbout init``."""
+    result = bugbout("init", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return repo
+
+
+# the plugin tests (test_plugins.py, test_plugin_errors.py, test_assignment_plugins.py)
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory on ``sys.path`` (and on ``PYTHONPATH`` for subprocesses)."""
+    directory = tmp_path / "site"
+    directory.mkdir()
+    monkeypatch.syspath_prepend(str(directory))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(directory), os.environ.get("PYTHONPATH", "")])
+    )
+    return directory
+
+
+# the judge tests (test_judges.py, test_judge_policies.py): nothing changes the registry
+@pytest.fixture(scope="session")
+def judges() -> Plugins:
+    """Only the judge modules, registered by hand as ``make_plugins`` registers built-ins."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(pm)
+    for module in JUDGE_MODULES:
+        imported = importlib.import_module(f"bugbout.plugins.judges.{module}")
+        plugins.register(imported, name=imported.__name__, distribution="bugbout")
+    plugins.check_pending()
+    assert not plugins.problems
+    return plugins

@@ -158,7 +158,7 @@ class _Page(HTMLParser):
 def test_the_html_report_shows_every_task_patch_and_fix_and_its_links_resolve(
     bout: Path, tmp_path: Path
 ) -> None:
-    from test_reports import _console_problems, read_png, screenshot
+    from browser import _console_problems, read_png, screenshot
 
     store = bout / ".bugbout"
     html = store / "report.html"

@@ -32,7 +32,7 @@ from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import LABEL, Podman
 from bugbout.testing.model_server import ModelServer, Say, Script, Shell
-from test_race import AGENTS, attempts, one_bug_repository, write_agent
+from one_bug import AGENTS, attempts, one_bug_repository, write_agent
 
 # The attacks of tests/test_sandbox_{files,processes,network}.py, collected again in this
 # module, where the fixtures below give them the podman sandbox (``bwrap`` names the
@@ -259,7 +259,7 @@ SNOOP = """
 
 @pytest.fixture
 def podman_repo(tmp_path: Path) -> Path:
-    """The one-bug repository of tests/test_race.py, raced in the podman sandbox."""
+    """The one-bug repository of tests/one_bug.py, raced in the podman sandbox."""
     return one_bug_repository(tmp_path / "repo").path
 
 
@@ -293,7 +293,7 @@ def test_a_bout_in_the_podman_sandbox(podman_repo: Path, tmp_path: Path, strange
     the egress forwarder and nothing else, cannot touch the repository or anything
     outside its checkout, and its patch is exactly its fix; a sleeping one times out and
     leaves no container behind."""
-    from test_race import FIXED
+    from one_bug import FIXED
 
     outside = Path("/opt") / f"bugbout-podman-outside-{os.getpid()}.txt"
     with ModelServer([Say("done")]) as model:
@@ -353,7 +353,7 @@ def test_mini_swe_agent_with_a_local_model_races_in_the_podman_sandbox(
 ) -> None:
     """The real mini-swe-agent, its model a server on this machine's 127.0.0.1 reached
     through the egress forwarder, fixes the bug from inside a container."""
-    from test_race import FIXED
+    from one_bug import FIXED
 
     mini = _mini()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")

@@ -30,7 +30,7 @@ from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown
 from bugbout.plugins.reporters.terminal import render_terminal
 from bugbout.render.report_sections import sections
-from test_reports import records
+from report_records import records
 
 R, W, B, N = Score.RESOLVED, Score.WRONG_FIX, Score.FIXED_BUT_BROKE, Score.NO_FIX
 NOT_ON_PATH = (

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_race import attempts, one_bug_repository, write_agent
+from one_bug import attempts, one_bug_repository, write_agent
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from test_race import attempts, one_bug_repository, write_agent
+from one_bug import attempts, one_bug_repository, write_agent
 
 SECRET = "SECRET-0f9d2c7e-do-not-store"
 PLANTED = ("stdout.log", "stderr.log", "last.txt", "trajectory.json", "chat.md")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_race import FIXED, one_bug_repository, write_agent
+from one_bug import FIXED, one_bug_repository, write_agent
 
 pytestmark = pytest.mark.slow
 

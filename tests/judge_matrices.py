@@ -1,0 +1,81 @@
+"""Hand-built matrices for the judge tests, and a judge's verdict on one, checked to rest only
+on real cells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.judge.judging import JudgeContext, outcome_of
+from bugbout.core.store.records import SUITE, UNFIXED, Matrix, Outcome, Verdict
+
+JUDGE_MODULES = ("majority", "unanimous", "strict", "cross_vendor")
+POLICIES = ("majority", "unanimous", "strict", "cross-vendor")
+
+LETTERS = {
+    "P": Outcome.PASSED,
+    "F": Outcome.FAILED,
+    "E": Outcome.ERROR,
+    "S": Outcome.SKIPPED,
+    "X": Outcome.XFAILED,
+}
+
+
+def make(
+    patches: list[str],
+    tests: dict[str, str],
+    *,
+    vendors: dict[str, str | None] | None = None,
+    task_id: str = "t1",
+) -> Matrix:
+    """A matrix from one row per test: ``{"alice/test_a.py::t": "FPF"}`` gives the test's
+    outcome on ``UNFIXED`` and then on each of ``patches`` (``.``: did not run). A test's
+    author is its id's first path part (``suite`` for ``SUITE``)."""
+    columns = [UNFIXED, *patches]
+    authors: dict[str, list[str]] = {}
+    outcomes: dict[str, dict[str, Outcome]] = {column: {} for column in columns}
+    for test, row in tests.items():
+        assert len(row) == len(columns), test
+        author = test.split("/", 1)[0]
+        authors.setdefault(SUITE if author == "suite" else author, []).append(test)
+        for column, letter in zip(columns, row, strict=True):
+            if letter != ".":
+                outcomes[column][test] = LETTERS[letter]
+    return Matrix(
+        task_id=task_id,
+        patches=columns,
+        authors=authors,
+        vendors=vendors or {},
+        outcomes=outcomes,
+    )
+
+
+def context(matrix: Matrix, **examiners: str) -> JudgeContext:
+    return JudgeContext(task_id=matrix.task_id, examiners=examiners)
+
+
+def judge(
+    judges: Plugins, policy: str, matrix: Matrix, ctx: JudgeContext | None = None, **options: Any
+) -> Verdict:
+    """``policy``'s verdict on ``matrix``, checked to rest only on real cells."""
+    verdict: Verdict = judges.create("judge", policy, options).judge(matrix, ctx or context(matrix))
+    assert verdict.policy == policy
+    assert verdict.task_id == matrix.task_id
+    assert_real_cells(verdict, matrix)
+    return verdict
+
+
+def assert_real_cells(verdict: Verdict, matrix: Matrix) -> None:
+    tests = {test for author in matrix.authors.values() for test in author}
+    keys = [(cell.patch, cell.test) for cell in verdict.cells]
+    assert len(keys) == len(set(keys)), "a cell is listed twice"
+    for cell in verdict.cells:
+        assert cell.patch in matrix.patches
+        assert cell.test in tests
+        assert cell.outcome == outcome_of(matrix, cell.patch, cell.test)
+        if cell.outcome is not None and not matrix.runs:
+            assert cell.outcome == matrix.outcome(cell.patch, cell.test)
+
+
+def cells(verdict: Verdict) -> set[tuple[str, str]]:
+    return {(cell.patch, cell.test) for cell in verdict.cells}
