@@ -3,6 +3,7 @@ before any work."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -227,3 +228,63 @@ def test_core_does_not_import_hydra() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["-m", "judge=majority,strict", "judge.treshold=1"],
+            "error: judge.treshold: no such setting; did you mean judge.threshold? (valid keys "
+            "under judge: name, quorum, threshold) (in the sweep's job judge=majority)",
+        ),
+        (
+            ["-m", "judge=majority,unanimous", "judge.threshold=0.7"],
+            "error: judge.threshold: no such setting (valid keys under judge: name, quorum) "
+            "(in the sweep's job judge=unanimous)",
+        ),
+        (
+            ["-m", "judge=majority,strict", "--cfg", "job"],
+            "error: bugbout tasks: --cfg shows the settings of one job, not of a sweep; "
+            "drop -m and give one value of each swept setting",
+        ),
+        (["--cfg"], "error: bugbout tasks: --cfg takes what to show: job (the settings), "),
+        (["--resolve"], "error: bugbout tasks: --resolve goes with --cfg, e.g. "),
+        (["--package", "judge"], "error: bugbout tasks: --package goes with --cfg, e.g. "),
+        (
+            ["judge.name=strict"],
+            "error: judge.name: a judge is chosen by its group: `judge=strict`",
+        ),
+    ],
+)
+def test_sweeps_and_hydras_flags_are_checked_before_any_job(
+    initialised: Path, args: list[str], message: str
+) -> None:
+    result = bugbout("tasks", *args, cwd=initialised)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert result.stderr.startswith(message), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_group_option_the_file_chooses_is_checked_like_one_on_the_line(
+    initialised: Path,
+) -> None:
+    config = initialised / "bugbout.yaml"
+    text = re.sub(r"(\n  - base[^\n]*\n)", r"\1  - override judge: strcit\n", config.read_text())
+    assert "strcit" in text
+    config.write_text(text)
+    result = bugbout("tasks", cwd=initialised)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: {config}: judge=strcit: no such judge; choose one of cross-vendor, majority, "
+        "strict, unanimous"
+    )
+
+
+def test_a_new_map_entry_may_be_named_by_its_plugin_on_the_line(initialised: Path) -> None:
+    result = bugbout(
+        "tasks", "reporters.short.reporter=html", "reporters.short.title=Short", "--cfg", "job",
+        cwd=initialised,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "  short:\n    reporter: html\n    title: Short\n" in result.stdout

@@ -241,11 +241,13 @@ def test_a_judge_only_sweep_runs_each_agent_and_each_test_once(repo: Path, tmp_p
     add_task_without_ground_truth(repo)
     home = tmp_path / "home"
     limit = f"tasks.limit={TASKS + 1}"
+    title = "reporters.html.title=Swept"  # an option no packaged default sets: no `+`
     result = bugbout(
-        "run", "-m", "contestant=a", "judge=majority,strict", limit, cwd=repo, home=home
+        "run", "-m", "contestant=a", "judge=majority,strict", limit, title, cwd=repo, home=home
     )
     assert result.returncode == 0, output(result)
     _, jobs = the_sweep(repo)
+    assert all("<title>Swept</title>" in (job / "report.html").read_text() for job in jobs)
     first, second = job_records(jobs)
     oracles = OracleSet.model_validate_json((repo / ".bugbout" / "oracles.json").read_text())
     assert sorted(oracle.status for oracle in oracles.root.values()) == [

@@ -89,12 +89,47 @@ def _prepare(
 ) -> tuple[list[str], str]:
     """Check the file and the overrides, make every plugin and defined contestant
     selectable; ``(overrides, name of the config to compose)``."""
-    name = _primary(config, warn)
+    for arg in args:
+        key, _, value = arg.partition("=")
+        group = key.lstrip("+~").removesuffix(".name")
+        if key.lstrip("+~") == f"{group}.name" and group in GROUPS and group not in ROLES:
+            raise ConfigError(f"{key}: a {group} is chosen by its group: `{group}={value}`")
+    loaded = _load(config)
+    name = _primary(config, loaded, warn)
     _register_plugin_options(plugins)
-    defined = {role: _register_defined(config, role, args) for role in ROLES}
+    defined = {role: _register_defined(config, loaded, role, args) for role in ROLES}
     args = [defined_option(arg, defined) for arg in args]
+    _check_group_choices(_file_choices(loaded), plugins, defined, where=f"{config}: ")
     _check_group_choices(args, plugins, defined)
     return args, name
+
+
+def _load(config: Path) -> Any:
+    """``bugbout.yaml`` as written, read once; a file YAML cannot read is one line."""
+    from omegaconf import OmegaConf
+
+    from bugbout.suggest import yaml_problem
+
+    try:
+        return OmegaConf.load(config)
+    except Exception as exc:
+        raise ConfigError(yaml_problem(config, exc)) from None
+
+
+def _file_choices(loaded: Any) -> list[str]:
+    """The group options ``bugbout.yaml``'s defaults list chooses (``- override judge:
+    strict``), as overrides (``judge=strict``)."""
+    from omegaconf import DictConfig
+
+    defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
+    choices = []
+    for item in defaults or ():
+        if isinstance(item, DictConfig):
+            for key, value in item.items():
+                group = str(key).removeprefix("override ").strip()
+                if group in GROUPS and isinstance(value, str):
+                    choices.append(f"{group}={value}")
+    return choices
 
 
 @dataclass(frozen=True)
@@ -166,12 +201,7 @@ def run_with_hydra(
 
     store = root / ".bugbout"
     sweep = store / "sweeps" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    options, overrides = split_hydra_args(args)
-    check_flags(command, options)
-    if "--info" in options and (options[-1] == "--info"):
-        options.append("all")
-    if not {"-m", "--multirun"} & set(options):
-        _, overrides = _compose(root, overrides, plugins, name)
+    options, overrides = _checked(command, args, root, plugins, name)
     argv = [
         f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
@@ -189,6 +219,20 @@ def run_with_hydra(
     if not exit_code and any(sweep.glob(f"*/{ERROR_FILE}")):
         exit_code = 1  # a job failed in another process (joblib, Ray, SLURM)
     return exit_code
+
+
+def _checked(
+    command: str, args: list[str], root: Path, plugins: Any, name: str
+) -> tuple[list[str], list[str]]:
+    """Hydra's flags and the overrides, each checked, and composed once (every
+    combination of a sweep), before Hydra runs a job: ``(flags, overrides)``."""
+    options, overrides = split_hydra_args(args)
+    check_flags(command, options)
+    if "--info" in options and (options[-1] == "--info"):
+        options.append("all")
+    if {"-m", "--multirun"} & set(options):
+        return options, _compose_sweep(root, overrides, plugins, name)
+    return options, _compose(root, overrides, plugins, name)[1]
 
 
 def _compose(
@@ -214,6 +258,39 @@ def _compose(
                 raise ConfigError(problem) from None
             overrides = [f"+{arg}" if arg.split("=", 1)[0] == key else arg for arg in overrides]
     raise ConfigError(f"cannot compose the settings with {' '.join(overrides)}")
+
+
+SWEEP_CHECKED = 64
+"""How many of a sweep's combinations are composed before it starts."""
+
+
+def _compose_sweep(root: Path, overrides: list[str], plugins: Any, name: str) -> list[str]:
+    """Compose a sweep's combinations (the first :data:`SWEEP_CHECKED`) before any job
+    starts, so a bad override is a one-line error; the overrides, a plugin option that
+    some combination's defaults lack given as ``++`` (added, or set where it exists)."""
+    import itertools
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+        values = [
+            [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
+            if o.is_sweep_override()
+            else [arg]
+            for arg, o in zip(overrides, parsed, strict=True)
+        ]
+    except Exception:  # a sweep only Hydra can expand (glob): its jobs say what is wrong
+        return overrides
+    added: set[str] = set()
+    for combination in itertools.islice(itertools.product(*values), SWEEP_CHECKED):
+        try:
+            _, composed = _compose(root, list(combination), plugins, name)
+        except ConfigError as exc:
+            swept = [arg for arg, given in zip(combination, values, strict=True) if len(given) > 1]
+            raise ConfigError(f"{exc} (in the sweep's job {' '.join(swept)})") from None
+        added |= {a.split("=", 1)[0] for a, b in zip(composed, combination, strict=True) if a != b}
+    return [f"++{arg}" if f"+{arg.split('=', 1)[0]}" in added else arg for arg in overrides]
 
 
 _UNKNOWN_OVERRIDE = re.compile(r"Could not override '([^']+)'")
@@ -281,6 +358,10 @@ def _unknown_setting(
         known = {field.alias or name for name, field in spec.options.model_fields.items()}
         return known | extra
 
+    parts = key.lstrip("+~").split(".")
+    kinds = {**INSTANCE_MAPS, **{f"{role}s": "agent" for role in ROLES}}
+    if len(parts) == 3 and kinds.get(parts[0]) == parts[2]:
+        return None  # a new entry, named by its plugin: `reporters.short.reporter=html`
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 
 
@@ -312,19 +393,15 @@ def _settings(cfg: Any, root: Path) -> Any:
         ) from None
 
 
-def _primary(config: Path, warn: Callable[[str], None]) -> str:
-    """Check ``bugbout.yaml``; the name to compose it under: its own, or, when it spells a
-    moved setting the old way (a note for each), that of its copy with the new names."""
+def _primary(config: Path, loaded: Any, warn: Callable[[str], None]) -> str:
+    """Check ``bugbout.yaml`` (``loaded``); the name to compose it under: its own, or, when
+    it spells a moved setting the old way (a note for each), that of its copy with the new
+    names."""
     from hydra.core.config_store import ConfigStore
     from omegaconf import DictConfig, OmegaConf
 
     from bugbout.moved import moved_config
-    from bugbout.suggest import yaml_problem
 
-    try:
-        loaded = OmegaConf.load(config)
-    except Exception as exc:
-        raise ConfigError(yaml_problem(config, exc)) from None
     defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
     if not defaults or "base" not in [str(item) for item in defaults]:
         raise ConfigError(
@@ -368,14 +445,13 @@ def _register_plugin_options(plugins: Any) -> None:
                 store.store(group=group, name=name, node={"name": name})
 
 
-def _register_defined(config: Path, role: str, args: Sequence[str]) -> list[str]:
+def _register_defined(config: Path, loaded: Any, role: str, args: Sequence[str]) -> list[str]:
     """Contestants (or examiners) defined in ``bugbout.yaml``, or added whole on the
     command line (``+contestants.mine={agent: codex}``), become selectable by name
     (``contestant=mine``); the core reads their settings from ``contestants:``."""
     from hydra.core.config_store import ConfigStore
-    from omegaconf import DictConfig, OmegaConf
+    from omegaconf import DictConfig
 
-    loaded = OmegaConf.load(config)
     defined = loaded.get(f"{role}s") if isinstance(loaded, DictConfig) else None
     if defined and not isinstance(defined, DictConfig):
         raise ConfigError(f"{config}: `{role}s` must map names to settings")
@@ -402,8 +478,11 @@ def _register_defined(config: Path, role: str, args: Sequence[str]) -> list[str]
     return names
 
 
-def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[str]]) -> None:
-    """An unknown option for a group is one line listing the valid ones."""
+def _check_group_choices(
+    args: list[str], plugins: Any, defined: dict[str, list[str]], where: str = ""
+) -> None:
+    """An unknown option for a group is one line listing the valid ones (after ``where``,
+    the file that chose it)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
@@ -431,10 +510,10 @@ def _check_group_choices(args: list[str], plugins: Any, defined: dict[str, list[
                 continue
             if group == "examiner" and value in plugins.of_kind("assignment"):
                 raise ConfigError(
-                    f"examiner={value}: {value} is an assignment, not an examiner; define an "
-                    f"examiner that takes it, e.g. `examiners: {{mine: {{agent: codex, "
+                    f"{where}examiner={value}: {value} is an assignment, not an examiner; "
+                    f"define an examiner that takes it, e.g. `examiners: {{mine: {{agent: codex, "
                     f"assignment: {value}}}}}` in {CONFIG_NAME}"
                 )
             raise ConfigError(
-                f"{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
+                f"{where}{group}={value}: no such {group}; choose one of {', '.join(sorted(valid))}"
             )

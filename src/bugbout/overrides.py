@@ -26,6 +26,33 @@ def check_flags(command: str, options: list[str]) -> None:
             f"bugbout {command}: unknown option {option}; it takes overrides (KEY=VALUE), "
             f"the flags that `bugbout {command} --help` lists, and {known}"
         )
+    _check_combined(command, options)
+
+
+def _check_combined(command: str, options: list[str]) -> None:
+    """Hydra's flags that only work together, or with a value, in one line each."""
+    given = set(options)
+    shown = sorted(given & {"--cfg", "-c", "--info", "-i"})
+    if shown and given & {"-m", "--multirun"}:
+        raise ConfigError(
+            f"bugbout {command}: {shown[0]} shows the settings of one job, not of a sweep; "
+            "drop -m and give one value of each swept setting"
+        )
+    for flag in ("--cfg", "-c"):
+        if flag in given:
+            following = options[options.index(flag) + 1 :][:1]
+            if following not in (["job"], ["hydra"], ["all"]):
+                raise ConfigError(
+                    f"bugbout {command}: {flag} takes what to show: job (the settings), "
+                    f"hydra or all, e.g. `bugbout {command} {flag} job`"
+                )
+    needs_cfg = sorted(given & {"--resolve", "--package", "-p"})
+    if needs_cfg and not given & {"--cfg", "-c"}:
+        raise ConfigError(
+            f"bugbout {command}: {needs_cfg[0]} goes with --cfg, e.g. "
+            f"`bugbout {command} --cfg job {needs_cfg[0]}"
+            f"{' judge' if needs_cfg[0] != '--resolve' else ''}`"
+        )
 
 
 HYDRA_OPTIONS_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--info", "-i"}
