@@ -75,7 +75,7 @@ def test_old_lists_of_reporters_and_issue_sources_still_work(initialised: Path) 
         ),
         (
             ["+environment.exclude-newr=1"],
-            "environment 'uv': exclude-newr: Extra inputs are not permitted",
+            "environment 'uv': exclude-newr: no such option; did you mean exclude-newer?",
         ),
         (
             ["+issue-sources.jira={issue-source: jira}"],

@@ -158,7 +158,7 @@ def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> No
     with pytest.raises(ConfigError) as error:
         plugins.create("environment", "uv", {"exclude-newr": True})
     assert str(error.value) == (
-        "environment 'uv': exclude-newr: Extra inputs are not permitted "
+        "environment 'uv': exclude-newr: no such option; did you mean exclude-newer? "
         "(valid options: exclude-newer, index-url, python-downloads, test-extras)"
     )
 

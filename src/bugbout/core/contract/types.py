@@ -106,10 +106,7 @@ class PluginSpec(BaseModel, Generic[T_co]):
             return self.options.model_validate(options)
         except ValidationError as exc:
             valid = sorted(field.alias or key for key, field in self.options.model_fields.items())
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
-                for err in exc.errors()
-            )
+            problems = "; ".join(_problem(err, valid) for err in exc.errors())
             raise ConfigError(
                 f"{self.kind} {self.name!r}: {problems} "
                 f"(valid options: {', '.join(valid) or 'none'})"
@@ -118,6 +115,17 @@ class PluginSpec(BaseModel, Generic[T_co]):
     def create(self, options: dict[str, Any] | None = None) -> T_co:
         """Build the implementation with validated ``options``."""
         return self.factory(self.parse_options(options or {}))
+
+
+def _problem(error: Any, valid: list[str]) -> str:
+    """One validation error of a plugin's options: a misspelt key gets the closest name."""
+    where = ".".join(str(part) for part in error["loc"]) or "options"
+    if error["type"] != "extra_forbidden":
+        return f"{where}: {error['msg']}"
+    import difflib
+
+    close = difflib.get_close_matches(where, valid, n=1)
+    return f"{where}: no such option" + (f"; did you mean {close[0]}?" if close else "")
 
 
 class MinerPlugin(PluginSpec["Miner"]):
