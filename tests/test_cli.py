@@ -55,3 +55,24 @@ def test_offline_github_fails_over_with_one_warning(initialised: Path) -> None:
     assert "github" in warnings[0]
     tasks = json.loads((initialised / ".bugbout" / "tasks.json").read_text())
     assert tasks["tasks"][0]["problem_statement"].startswith("Fix a regression in fmt (#11)")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["init", "--bogus"],
+            "error: bugbout init: unrecognized arguments: --bogus; see `bugbout init --help`",
+        ),
+        (
+            ["report", "--sweep"],
+            "error: bugbout report: argument --sweep: expected one argument; "
+            "see `bugbout report --help`",
+        ),
+    ],
+)
+def test_a_subcommands_usage_error_is_one_line(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    result = bugbout(*args, cwd=tmp_path)
+    assert (result.returncode, result.stderr.strip()) == (2, message)

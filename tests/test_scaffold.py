@@ -214,6 +214,7 @@ def test_mistakes_are_one_line_errors(tmp_path: Path, args: list[str], message: 
     result = bugbout("plugins", "new", *args, cwd=tmp_path)
     assert result.returncode == 2
     assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert list(tmp_path.iterdir()) == []
 
 

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bugbout import __version__
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
@@ -17,6 +17,8 @@ from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.layout import CONFIG_NAME, find_config
 
 if TYPE_CHECKING:
+    import argparse
+
     from bugbout.ui import Console
 
 USAGE = f"""\
@@ -133,16 +135,23 @@ def _complete(args: list[str], console: Console) -> int:
 # -- init ---------------------------------------------------------------------------------
 
 
-def _init(args: list[str], console: Console) -> int:
-    """``bugbout init [--force] [--source DIR] [--tests DIR]``"""
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A subcommand's parser whose usage errors are one line, as every other error."""
     import argparse
 
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise ConfigError(f"{self.prog}: {message}; see `{self.prog} --help`")
+
+    return Parser(prog=prog, description=description)
+
+
+def _init(args: list[str], console: Console) -> int:
+    """``bugbout init [--force] [--source DIR] [--tests DIR]``"""
     from bugbout.core.contract.manager import make_plugins
     from bugbout.onboarding import write_config
 
-    parser = argparse.ArgumentParser(
-        prog="bugbout init", description=f"Write a commented {CONFIG_NAME} here."
-    )
+    parser = _parser("bugbout init", f"Write a commented {CONFIG_NAME} here.")
     parser.add_argument("--force", action="store_true", help=f"overwrite an existing {CONFIG_NAME}")
     parser.add_argument(
         "--source", help="the package directory (found from the layout and the history)"
@@ -239,13 +248,9 @@ def _plugins(args: list[str], console: Console) -> int:
         )
         return 0
     if args and args[0] == "new":
-        import argparse
-
         from bugbout.scaffold import next_steps, scaffold
 
-        parser = argparse.ArgumentParser(
-            prog="bugbout plugins new", description="Write a new plugin package."
-        )
+        parser = _parser("bugbout plugins new", "Write a new plugin package.")
         parser.add_argument("kind", help="the plugin kind, e.g. judge, agent, reporter")
         parser.add_argument("name", help="the plugin's name, e.g. cautious")
         parser.add_argument("--dir", type=Path, help="where to put it (default: here)")
@@ -268,17 +273,14 @@ def _plugins(args: list[str], console: Console) -> int:
 def _report(args: list[str], console: Console) -> int:
     """``bugbout report [--format NAME] [--job DIR | --sweep DIR] [OVERRIDES]``: re-render
     a report from the store, its costs at the project's prices."""
-    import argparse
-
     from bugbout.core.contract.manager import make_plugins
     from bugbout.core.report.costs import price_table
     from bugbout.core.report.report_store import load_report
     from bugbout.core.store.store import JOB, TASKS, Store
 
-    parser = argparse.ArgumentParser(
-        prog="bugbout report",
-        description="Render the last bout's report from .bugbout/, a sweep job's, or a "
-        "sweep's summary.",
+    parser = _parser(
+        "bugbout report",
+        "Render the last bout's report from .bugbout/, a sweep job's, or a sweep's summary.",
     )
     parser.add_argument(
         "--format",
