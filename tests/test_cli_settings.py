@@ -288,3 +288,14 @@ def test_a_new_map_entry_may_be_named_by_its_plugin_on_the_line(initialised: Pat
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "  short:\n    reporter: html\n    title: Short\n" in result.stdout
+
+
+def test_the_root_is_the_files_folder_and_not_a_setting(initialised: Path) -> None:
+    config = initialised / "bugbout.yaml"
+    config.write_text(config.read_text() + "root: /etc\n")
+    result = bugbout("tasks", "--mine-only", cwd=initialised)
+    assert (result.returncode, result.stderr.strip()) == (
+        2,
+        f"error: root: not a setting: the project's root is the folder of bugbout.yaml "
+        f"({initialised}); remove `root` from it",
+    )

@@ -380,6 +380,11 @@ def _settings(cfg: Any, root: Path) -> Any:
         key = exc.full_key or "a key"
         raise ConfigError(f"{key} is not set; add it to {root / CONFIG_NAME}") from None
     assert isinstance(data, dict)
+    if "root" in data:
+        raise ConfigError(
+            f"root: not a setting: the project's root is the folder of {CONFIG_NAME} "
+            f"({root}); remove `root` from it"
+        )
     try:
         return BoutSettings.model_validate({**data, "root": root})
     except ValidationError as exc:
