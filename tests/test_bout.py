@@ -349,3 +349,19 @@ def test_reporters_set_on_the_command_line_and_in_bugbout_yaml_reach_the_html(
         assert not (store / "report.md").exists()
     finally:
         config.write_text(original)
+
+
+def test_a_reporter_taken_out_leaves_no_stale_file(bout: Path) -> None:
+    """The next bout removes the files the last one wrote and it does not write again;
+    a file bugbout did not write stays."""
+    store = bout / ".bugbout"
+    (store / "notes.json").write_text("{}\n")  # the user's own
+    result = bugbout("run", "+reporters.short={reporter: html, title: Short}", cwd=bout)
+    assert result.returncode == 0, result.stderr
+    assert (store / "short.html").exists() and (store / "report.json").exists()
+    result = bugbout("run", "~reporters.json", cwd=bout)
+    assert result.returncode == 0, result.stderr
+    assert not (store / "short.html").exists()
+    assert not (store / "report.json").exists()
+    assert (store / "report.md").exists() and (store / "notes.json").exists()
+    assert stored(bout, "job.json")["reports"] == ["report.md", "report.html"]

@@ -103,7 +103,10 @@ def test_two_instances_of_a_reporter_write_a_file_each(report: Report, tmp_path:
     with pytest.raises(ConfigError, match=r"^reporters\.short\.titel: no such setting; did you"):
         compose_settings(tmp_path, ["reporters.short.titel=x"], plugins)
     settings, _ = compose_settings(tmp_path, ["+reporters.short.titel=x"], plugins)
-    with pytest.raises(ConfigError, match=r"^reporters\.short: reporter 'html': titel: Extra"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^reporters\.short: reporter 'html': titel: no such option; did you mean title\?",
+    ):
         check_verdict_plugins(settings, plugins)
 
 

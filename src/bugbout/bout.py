@@ -163,6 +163,7 @@ class Bout:
                     task.id in oracles.root and task.id not in computed for task in tasks.tasks
                 ),
             )
+            earlier = _earlier_reports(output)
             output.write(JOB, job)
             verdicts.run(tasks, oracles, self.contestants)
             stop.check()
@@ -170,11 +171,14 @@ class Bout:
                 store, output, price_table(settings.prices), repository=settings.repository
             )
             written = write_reports(report, output, plugins, settings.reporters)
+            for stale in set(earlier) - set(written.files):
+                output.path(stale).unlink(missing_ok=True)
             job = job.model_copy(
                 update={
                     "wall_time": round(time.monotonic() - clock, 3),
                     "evidence_made": verdicts.runs_made,
                     "evidence_reused": verdicts.runs_reused,
+                    "reports": written.files,
                 }
             )
             output.write(JOB, job)
@@ -209,3 +213,13 @@ def render_markdown(result: BoutResult | Report) -> str:
     if report is None:
         raise BugboutError("this result has no report: run the bout to the end first")
     return render(report)
+
+
+def _earlier_reports(output: Store) -> list[str]:
+    """The report files the last job in ``output`` wrote (none when its record is
+    unreadable: a file bugbout did not record writing is never removed)."""
+    try:
+        earlier = output.read(JOB, Job)
+    except BugboutError:
+        return []
+    return earlier.reports if earlier else []

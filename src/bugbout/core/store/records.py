@@ -576,6 +576,9 @@ class Job(Record):
     tried again (each three pytest runs or more)."""
     truths_reused: int = 0
     """Those it found in the store."""
+    reports: list[str] = Field(default_factory=list)
+    """The report files it wrote beside it; the next job there removes those it does not
+    write again (a reporter taken out of ``reporters:``)."""
 
     @property
     def attempts_run(self) -> int:
