@@ -154,6 +154,16 @@ def test_unknown_name_lists_the_valid_ones(plugins: Plugins) -> None:
         plugins.get("environment", "conda")
 
 
+def test_a_number_given_for_text_says_to_quote_it(plugins: Plugins) -> None:
+    """``model=3.10`` reaches the options as the number 3.1: the error says why."""
+    with pytest.raises(ConfigError) as error:
+        plugins.create("agent", "command", {"command": ["x"], "model": 3.1})
+    assert str(error.value).startswith(
+        "agent 'command': model: expects text, not the number 3.1; quote it (YAML and the "
+        "command line read an unquoted 3.10 as the number 3.1) (valid options: "
+    )
+
+
 def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> None:
     with pytest.raises(ConfigError) as error:
         plugins.create("environment", "uv", {"exclude-newr": True})

@@ -120,6 +120,12 @@ class PluginSpec(BaseModel, Generic[T_co]):
 def _problem(error: Any, valid: list[str]) -> str:
     """One validation error of a plugin's options: a misspelt key gets the closest name."""
     where = ".".join(str(part) for part in error["loc"]) or "options"
+    given = error.get("input")
+    if error["type"] == "string_type" and type(given) in (int, float):
+        return (
+            f"{where}: expects text, not the number {given}; quote it (YAML and the command "
+            "line read an unquoted 3.10 as the number 3.1)"
+        )
     if error["type"] != "extra_forbidden":
         return f"{where}: {error['msg']}"
     import difflib
