@@ -51,6 +51,8 @@ def settings_help(plugins: Plugins, chosen: Mapping[str, Any], words: Sequence[s
         default = field.default.name if field and isinstance(field.default, PluginChoice) else ""
         options = [default] if default else []
         options += [name for name in group_options(group, plugins) if name != default]
+        if group in ROLES:  # the entries bugbout.yaml and the line define
+            options += [name for name in _entries(f"{group}s", chosen) if name not in options]
         several = "  (several: 'GROUP=[a,b]')" if GROUPS[group] == "agent" else ""
         lines.append(f"  {group:<{WIDTH}}{' | '.join(options)}{several}")
     lines.append("settings (KEY=VALUE):")
@@ -84,7 +86,9 @@ def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[s
     found: dict[str, list[str]] = {}
 
     def add(section: str, kind: str, name: str) -> None:
-        for key in _options_of(plugins, kind, name):
+        role = section.split(".", 1)[0].removesuffix("s")
+        extra = _entry_keys(role) if kind == "agent" and role in ROLES else []
+        for key in [*_options_of(plugins, kind, name), *extra]:
             found.setdefault(section, [])
             if key not in found[section]:  # a sweep's plugins share options
                 found[section].append(key)
@@ -116,6 +120,14 @@ def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[s
                 given = assignment_of(instance.where, instance.options[ASSIGNMENT])
                 add(given.where, ASSIGNMENT, given.plugin)
     yield from found.items()
+
+
+def _entry_keys(role: str) -> list[str]:
+    """The keys a contestant's or examiner's entry takes besides its agent's options."""
+    from bugbout.core.race.contestants import ASSIGNMENT
+    from bugbout.core.report.cutoffs import KEY
+
+    return [KEY, ASSIGNMENT] if role == "examiner" else [KEY]
 
 
 def _maps() -> dict[str, str]:
