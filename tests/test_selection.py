@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from bugbout import hookimpl
-from bugbout.config import compose_settings
+from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, VerdictsSettings
@@ -28,6 +29,7 @@ from bugbout.core.store.records import Task, TaskIssue, TaskSet
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import issue_resolver, mine_tasks
 from bugbout.core.verdicts import Verdicts, make_auditor
+from bugbout.ui import Console
 
 
 class ProbeOptions(BaseModel):
@@ -316,7 +318,7 @@ def test_an_assignments_options_are_in_the_attempts_key_when_set(
         return racer.key(TASK)
 
     assert key("specify") == key({"assignment": "specify"}) == "cf9e7c425063fcdc"
-    assert key(None) == key({}) == "0cb7e075965e7e6b"  # reproduce, the default
+    assert key(None) == "0cb7e075965e7e6b"  # reproduce, the default
     assert key("probe") == key({"assignment": "probe", "a": "default"})
     assert len({key("probe"), key({"assignment": "probe", "a": "x"}), key("specify")}) == 3
 
@@ -520,3 +522,104 @@ def test_moving_run_suite_keeps_the_stores_evidence_keys() -> None:
     other evidence keys hold the rest of ``verdicts:`` only, as before it moved there."""
     assert VerdictsSettings(run_suite=False).key() == VerdictsSettings().key()
     assert VerdictsSettings(timeout=5).key() != VerdictsSettings().key()
+
+
+ROLES = ["contestant", "examiner"]
+
+
+def racing(settings: BoutSettings, plugins: Plugins) -> dict[str, list[str]]:
+    """The names of the contestants and of the examiners the core builds, by role."""
+    racers = build_contestants(settings, plugins)
+    return {role: [racer.name for racer in racers if racer.role == role] for role in ROLES}
+
+
+def defined_agents(root: Path) -> Path:
+    """Two contestants and an examiner defined in ``bugbout.yaml``."""
+    agent = {"agent": "probe"}
+    examiner = {**agent, "assignment": "probe"}
+    return project(root, {"contestants": {"a": agent, "b": agent}, "examiners": {"x": examiner}})
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_choosing_none_of_a_role_races_none_of_it(
+    role: str, probes: Plugins, tmp_path: Path
+) -> None:
+    """``examiner=[]`` chooses no examiner (``contestant=[]`` no contestant), the others
+    all race; choosing nothing races every one defined, in a sweep's jobs too."""
+    root = defined_agents(tmp_path)
+    every = {"contestant": ["a", "b"], "examiner": ["x"]}
+    settings, _ = compose_settings(root, [], probes)
+    assert racing(settings, probes) == every
+    settings, _ = compose_settings(root, [f"{role}=[]"], probes)
+    assert racing(settings, probes) == {**every, role: []}
+    settings, _ = compose_settings(root, ["contestant=b", "examiner=[]"], probes)
+    assert racing(settings, probes) == {"contestant": ["b"], "examiner": []}
+
+
+def test_a_sweep_with_no_examiner_races_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bugbout run -m contestant=a,b 'examiner=[]'``: no job races an examiner."""
+    command = {"agent": "command", "command": ["bugbout-no-such-program"]}
+    config = {
+        "contestants": {"a": command, "b": command},
+        "examiners": {"x": {**command, "assignment": "reproduce"}},
+    }
+    monkeypatch.chdir(project(tmp_path, config))
+    jobs: list[dict[str, list[str]]] = []
+
+    def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
+        jobs.append(racing(settings, plugins))
+
+    args = ["-m", "contestant=a,b", "examiner=[]"]
+    assert run_with_hydra("run", args, Console(quiet=True), job) == 0
+    assert jobs == [{"contestant": ["a"], "examiner": []}, {"contestant": ["b"], "examiner": []}]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_a_defined_agent_set_to_null_is_removed(role: str, probes: Plugins, tmp_path: Path) -> None:
+    """``contestants.a=null`` removes ``a``, as ``reporters.html=null`` removes a reporter."""
+    agent = {"agent": "probe", "assignment": "probe"} if role == "examiner" else {"agent": "probe"}
+    root = project(tmp_path, {f"{role}s": {"a": agent, "b": agent}})
+    settings, _ = compose_settings(root, [f"{role}s.a=null"], probes)
+    assert racing(settings, probes)[role] == ["b"]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_an_agent_that_names_no_agent_is_one_line_naming_the_entry(
+    role: str, probes: Plugins, tmp_path: Path
+) -> None:
+    root = project(tmp_path, {f"{role}s": {"mine": {"a": "file"}}})
+    settings, _ = compose_settings(root, [], probes)
+    with pytest.raises(
+        ConfigError,
+        match=rf"^{role}s\.mine names no plugin; add `agent: <plugin>` to it, e\.g\. "
+        rf"`{role}s: {{mine: {{agent: codex}}}}`$",
+    ):
+        build_contestants(settings, probes)
+
+
+def test_an_assignment_map_that_names_no_assignment_is_one_line(
+    probes: Plugins, tmp_path: Path
+) -> None:
+    """A map without ``assignment:`` is a mistake, not the default ``reproduce``."""
+    root = project(tmp_path, {"examiners": {"mine": {"agent": "probe", "assignment": "probe"}}})
+    settings, _ = compose_settings(root, ["examiners.mine.assignment={a: x}"], probes)
+    with pytest.raises(
+        ConfigError,
+        match=r"^examiners\.mine\.assignment names no plugin; add `assignment: <plugin>` to it",
+    ):
+        build_contestants(settings, probes)
+
+
+def test_a_run_with_no_contestant_left_is_the_one_line_error(tmp_path: Path) -> None:
+    """``bugbout run 'contestant=[]'`` leaves the examiners alone, with nothing to examine."""
+    command = {"agent": "command", "command": ["bugbout-no-such-program"]}
+    root = project(tmp_path, {"contestants": {"a": command}, "examiners": {"x": command}})
+    ran = subprocess.run(
+        [sys.executable, "-m", "bugbout", "run", "contestant=[]"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr.startswith("error: no contestants: define some under `contestants:`")
+    assert ran.stderr.count("\n") == 1

@@ -448,7 +448,7 @@ def _run(args: list[str], console: Console) -> int:
                 overrides=hydra_job.overrides,
                 sweep=hydra_job.sweep,
             )
-            if not bout.contestants:
+            if not any(racer.role == "contestant" for racer in bout.contestants):
                 raise ConfigError(
                     "no contestants: define some under `contestants:` in bugbout.yaml, "
                     "or choose packaged ones, e.g. `bugbout run contestant=codex`"

@@ -117,7 +117,10 @@ def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[s
             if isinstance(instance.options.get("assignment"), Mapping):  # with its options
                 from bugbout.core.race.contestants import ASSIGNMENT, assignment_of
 
-                given = assignment_of(instance.where, instance.options[ASSIGNMENT])
+                try:
+                    given = assignment_of(instance.where, instance.options[ASSIGNMENT])
+                except BugboutError:
+                    continue  # it names no assignment: `bugbout run` says so
                 add(given.where, ASSIGNMENT, given.plugin)
     yield from found.items()
 

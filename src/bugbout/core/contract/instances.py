@@ -52,6 +52,22 @@ class Instance:
             raise ConfigError(f"{self.where}: {exc}") from None
 
 
+def instance(
+    role: str, kind: str, name: str, entry: Mapping[str, Any], example: str = ""
+) -> Instance:
+    """Entry ``name`` of map ``role``, naming its plugin under ``kind``; one line naming
+    the entry when it names none (``example``, default ``name``, is the plugin its
+    suggested fix names)."""
+    options = dict(entry)
+    plugin = options.pop(kind, None)
+    if not plugin:
+        raise ConfigError(
+            f"{role}.{name} names no plugin; add `{kind}: <plugin>` to it, "
+            f"e.g. `{role}: {{{name}: {{{kind}: {example or name}}}}}`"
+        )
+    return Instance(role, name, str(plugin), options)
+
+
 def instances(
     role: str, kind: str, entries: Mapping[str, Mapping[str, Any] | None]
 ) -> list[Instance]:
@@ -61,15 +77,9 @@ def instances(
     for position, (name, entry) in enumerate(entries.items()):
         if entry is None:
             continue
-        options = dict(entry)
-        plugin = options.pop(kind, None)
-        if not plugin:
-            raise ConfigError(
-                f"{role}.{name} names no plugin; add `{kind}: <plugin>` to it, "
-                f"e.g. `{role}: {{{name}: {{{kind}: {name}}}}}`"
-            )
-        order = options.pop(ORDER, 0)
+        given = instance(role, kind, name, entry)
+        order = given.options.pop(ORDER, 0)
         if not isinstance(order, int) or isinstance(order, bool):
             raise ConfigError(f"{role}.{name}.{ORDER}: must be a whole number, e.g. -1 or 2")
-        found.append((order, position, Instance(role, name, str(plugin), options)))
-    return [instance for *_, instance in sorted(found, key=lambda item: item[:2])]
+        found.append((order, position, given))
+    return [given for *_, given in sorted(found, key=lambda item: item[:2])]

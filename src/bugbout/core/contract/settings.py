@@ -228,16 +228,19 @@ class BoutSettings(Settings):
     (``terminal`` is printed; ``null`` removes one). See :mod:`bugbout.core.contract.instances`."""
     run: RunSettings = RunSettings()
     limits: LimitsSettings = LimitsSettings()
-    contestant: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    contestant: dict[str, dict[str, Any]] | None = None
     """The contestants chosen for this bout (``contestant=[codex,mine]``), by name, with
-    the options given for them; empty: every one of ``contestants``."""
-    contestants: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Contestants defined in ``bugbout.yaml``, by name: an ``agent`` and its options."""
-    examiner: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """The examiners chosen for this bout, by name; empty: every one of ``examiners``."""
-    examiners: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    the options given for them; ``None`` (none chosen): every one of ``contestants``;
+    empty (``contestant=[]``): none."""
+    contestants: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
+    """Contestants defined in ``bugbout.yaml``, by name: an ``agent`` and its options
+    (``null`` removes one)."""
+    examiner: dict[str, dict[str, Any]] | None = None
+    """The examiners chosen for this bout, by name; ``None``: every one of ``examiners``;
+    empty (``examiner=[]``): none."""
+    examiners: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
     """Examiners defined in ``bugbout.yaml``, by name: an ``agent``, an ``assignment`` and
-    the agent's options."""
+    the agent's options (``null`` removes one)."""
     issue_sources: dict[str, dict[str, Any] | None] = Field(
         default_factory=lambda: _named("issue-source", "github", "file", "commit")
     )
@@ -251,11 +254,11 @@ class BoutSettings(Settings):
     def chosen(self, role: str) -> dict[str, dict[str, Any]]:
         """The agents of ``role`` in this bout, by name: those chosen, each one's options
         over its definition in ``bugbout.yaml``; every defined one when none is chosen."""
-        chosen: dict[str, dict[str, Any]] = getattr(self, role)
-        defined: dict[str, dict[str, Any]] = getattr(self, f"{role}s")
-        if not chosen:
-            return {name: dict(entry) for name, entry in defined.items()}
-        return {name: {**defined.get(name, {}), **entry} for name, entry in chosen.items()}
+        chosen: dict[str, dict[str, Any]] | None = getattr(self, role)
+        defined: dict[str, dict[str, Any] | None] = getattr(self, f"{role}s")
+        if chosen is None:
+            return {name: dict(entry) for name, entry in defined.items() if entry is not None}
+        return {name: {**(defined.get(name) or {}), **entry} for name, entry in chosen.items()}
 
     @property
     def repository(self) -> Path:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bugbout.core.contract.errors import ConfigError
-from bugbout.core.contract.instances import Instance
+from bugbout.core.contract.instances import Instance, instance
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin
@@ -69,11 +69,12 @@ DEFAULT_ASSIGNMENT = "reproduce"
 
 def assignment_of(entry: str, given: object) -> Instance:
     """The assignment of the examiner whose settings key is ``entry``
-    (``examiners.probe``): ``given`` names its plugin (``specify``) or is a map naming it
-    under ``assignment`` with that plugin's options (``{assignment: specify, ...}``)."""
-    options = dict(given) if isinstance(given, Mapping) else {ASSIGNMENT: given}
-    plugin = options.pop(ASSIGNMENT, None) or DEFAULT_ASSIGNMENT
-    return Instance(entry, ASSIGNMENT, str(plugin), options)
+    (``examiners.probe``): ``given`` names its plugin (``specify``; ``reproduce`` when
+    unset) or is a map naming it under ``assignment`` with that plugin's options
+    (``{assignment: specify, ...}``)."""
+    if isinstance(given, Mapping):
+        return instance(entry, ASSIGNMENT, ASSIGNMENT, given, example=DEFAULT_ASSIGNMENT)
+    return Instance(entry, ASSIGNMENT, str(given or DEFAULT_ASSIGNMENT))
 
 
 def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
@@ -81,16 +82,14 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
     options (and an examiner with its assignment)."""
     racers = []
     for role in ("contestant", "examiner"):
+        defined = getattr(settings, f"{role}s")
         for name, entry in sorted(settings.chosen(role).items()):
-            options = dict(entry)
-            kind = options.pop("agent", None)
-            if not kind:
-                raise ConfigError(f"{role} {name!r} has no `agent`; e.g. `agent: command`")
-            prefix = f"{role}s" if name in getattr(settings, f"{role}s") else role
-            where = f"{prefix}.{name}"
+            prefix = f"{role}s" if name in defined else role
+            agent = instance(prefix, AgentPlugin.kind, name, entry, example="codex")
+            options = agent.options
             assignment, changed = None, {}
             if role == "examiner":
-                given = assignment_of(where, options.pop(ASSIGNMENT, None))
+                given = assignment_of(agent.where, options.pop(ASSIGNMENT, None))
                 changed = given.check(plugins, AssignmentPlugin).model_dump(
                     mode="json", by_alias=True, exclude_defaults=True
                 )
@@ -98,8 +97,9 @@ def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contesta
             declared = options.pop(KEY, None)
             cutoff = parse_cutoff(name, declared) if declared is not None else None
             options.setdefault("name", name)
-            agent = Instance(prefix, name, str(kind), options).build(plugins, AgentPlugin)
-            racers.append(Contestant(name, agent, assignment, cutoff, changed))
+            racers.append(
+                Contestant(name, agent.build(plugins, AgentPlugin), assignment, cutoff, changed)
+            )
     names = [racer.name for racer in racers]
     if len(names) != len(set(names)):
         raise ConfigError("a contestant and an examiner share a name; rename one of them")
