@@ -623,3 +623,10 @@ def test_a_run_with_no_contestant_left_is_the_one_line_error(tmp_path: Path) -> 
     assert (ran.returncode, ran.stdout) == (2, "")
     assert ran.stderr.startswith("error: no contestants: define some under `contestants:`")
     assert ran.stderr.count("\n") == 1
+
+
+def test_a_contestant_set_to_null_in_the_file_is_removed(probes: Plugins, tmp_path: Path) -> None:
+    entries = {"kept": {"agent": "command", "command": ["x"]}, "gone": None}
+    root = project(tmp_path, {"contestants": entries})
+    settings, _ = compose_settings(root, [], probes)
+    assert [racer.name for racer in build_contestants(settings, probes)] == ["kept"]

@@ -460,7 +460,8 @@ def _register_defined(config: Path, loaded: Any, role: str, args: Sequence[str])
     defined = loaded.get(f"{role}s") if isinstance(loaded, DictConfig) else None
     if defined and not isinstance(defined, DictConfig):
         raise ConfigError(f"{config}: `{role}s` must map names to settings")
-    names = [str(name) for name in defined or ()]
+    entries = dict(defined.items()) if isinstance(defined, DictConfig) else {}
+    names = [str(name) for name, entry in entries.items() if entry is not None]  # null: removed
     for arg in args:
         key, equals, _ = arg.partition("=")
         parts = key.lstrip("+").split(".")
@@ -471,13 +472,13 @@ def _register_defined(config: Path, loaded: Any, role: str, args: Sequence[str])
     store = ConfigStore.instance()
     clashes = sorted(set(names) & packaged_options(role))
     if clashes:
-        where = config if defined and clashes[0] in defined else f"{role}s.{clashes[0]}"
+        where = config if clashes[0] in entries else f"{role}s.{clashes[0]}"
         raise ConfigError(
             f"{where}: {role} {clashes[0]!r} has the name of a packaged option; name yours "
             f"differently, e.g. `{clashes[0]}-mine: {{agent: {clashes[0]}, model: ...}}`"
         )
     for name in names:
-        if defined and name in defined and not isinstance(defined[name], DictConfig):
+        if name in entries and not isinstance(entries[name], DictConfig):
             raise ConfigError(f"{config}: {role} {name!r} must be a mapping, e.g. {{agent: codex}}")
         store.store(group=role, name=name, node={}, package=f"{role}.{name}")
     return names
