@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bugbout.config import GROUPS, INSTANCE_MAPS, ROLES, packaged_options
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.instances import instances
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
+from bugbout.groups import GROUPS, INSTANCE_MAPS, ROLES, packaged_options
 from bugbout.layout import find_config
 
 COMMANDS = {
