@@ -37,6 +37,7 @@ from judge_matrices import JUDGE_MODULES
 from model_requests import SCRIPT
 from one_bug import AGENTS, one_bug_repository, write_agent
 from patch_trees import FILES
+from probe_plugins import ProbePlugins
 from sandbox_world import World, _make
 
 
@@ -360,4 +361,13 @@ def judges() -> Plugins:
         plugins.register(imported, name=imported.__name__, distribution="bugbout")
     plugins.check_pending()
     assert not plugins.problems
+    return plugins
+
+
+# the plugin-selection tests (test_selection.py, test_agent_selection.py)
+@pytest.fixture
+def probes() -> Plugins:
+    """The built-in plugins and a third-party distribution with a ``probe`` of every kind."""
+    plugins = make_plugins(entry_points=False)
+    plugins.register(ProbePlugins(), name="probes", distribution="bugbout-probes")
     return plugins
