@@ -7,18 +7,11 @@ from typing import Any
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.judge.judging import JudgeContext, outcome_of
-from bugbout.core.store.records import SUITE, UNFIXED, Matrix, Outcome, Verdict
+from bugbout.core.store.records import Matrix, Verdict
+from bugbout.testing.suites.judges import matrix
 
 JUDGE_MODULES = ("majority", "unanimous", "strict", "cross_vendor")
 POLICIES = ("majority", "unanimous", "strict", "cross-vendor")
-
-LETTERS = {
-    "P": Outcome.PASSED,
-    "F": Outcome.FAILED,
-    "E": Outcome.ERROR,
-    "S": Outcome.SKIPPED,
-    "X": Outcome.XFAILED,
-}
 
 
 def make(
@@ -28,26 +21,9 @@ def make(
     vendors: dict[str, str | None] | None = None,
     task_id: str = "t1",
 ) -> Matrix:
-    """A matrix from one row per test: ``{"alice/test_a.py::t": "FPF"}`` gives the test's
-    outcome on ``UNFIXED`` and then on each of ``patches`` (``.``: did not run). A test's
-    author is its id's first path part (``suite`` for ``SUITE``)."""
-    columns = [UNFIXED, *patches]
-    authors: dict[str, list[str]] = {}
-    outcomes: dict[str, dict[str, Outcome]] = {column: {} for column in columns}
-    for test, row in tests.items():
-        assert len(row) == len(columns), test
-        author = test.split("/", 1)[0]
-        authors.setdefault(SUITE if author == "suite" else author, []).append(test)
-        for column, letter in zip(columns, row, strict=True):
-            if letter != ".":
-                outcomes[column][test] = LETTERS[letter]
-    return Matrix(
-        task_id=task_id,
-        patches=columns,
-        authors=authors,
-        vendors=vendors or {},
-        outcomes=outcomes,
-    )
+    """A matrix from one row per test (:func:`bugbout.testing.suites.judges.matrix`), of
+    task ``t1`` unless said."""
+    return matrix(patches, tests, vendors=vendors, task_id=task_id)
 
 
 def context(matrix: Matrix, **examiners: str) -> JudgeContext:

@@ -26,7 +26,6 @@ from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.store.records import SUITE, UNFIXED, Matrix
 from bugbout.core.store.store import Store
-from bugbout.testing import RepositoryBuilder
 from hook_spies import (
     FIXER,
     ISSUE_TITLE,
@@ -44,7 +43,7 @@ from hook_spies import (
     SpyReporter,
     SpySandbox,
 )
-from one_bug import BUGGY, FIX_TEST, FIXED, TESTS
+from one_bug import one_bug_repository
 
 TESTS_DIR = Path(__file__).parent
 
@@ -66,20 +65,7 @@ class Bouted:
 def bout(tmp_path_factory: pytest.TempPathFactory) -> Bouted:
     """One whole bout in which every stage is played by a spy plugin."""
     root = tmp_path_factory.mktemp("hooks")
-    repo = RepositoryBuilder(root / "repo")
-    repo.commit(
-        "Initial",
-        {
-            "pyproject.toml": '[project]\nname = "mid"\nrequires-python = ">=3.9"\n',
-            "src/mid/__init__.py": "",
-            "src/mid/core.py": BUGGY,
-            "tests/test_core.py": TESTS,
-        },
-    )
-    repo.commit(
-        "Fix middle of even-length lists (#1)",
-        {"src/mid/core.py": FIXED, "tests/test_core.py": FIX_TEST},
-    )
+    repo = one_bug_repository(root / "repo")
     settings = BoutSettings(
         project=ProjectSettings(source="src/mid", tests="tests"),
         issue_sources={n: {"issue-source": n} for n in ("spy-issues", "commit")},
