@@ -24,6 +24,7 @@ from bugbout.groups import (
     ROLES,
     check_group_choices,
     file_choices,
+    maps,
     register_defined,
     register_plugin_options,
 )
@@ -335,8 +336,7 @@ def _unknown_setting(
         return known | extra
 
     parts = key.lstrip("+~").split(".")
-    kinds = {**INSTANCE_MAPS, **{f"{role}s": "agent" for role in ROLES}}
-    if len(parts) == 3 and kinds.get(parts[0]) == parts[2]:
+    if len(parts) == 3 and maps().get(parts[0]) == parts[2]:
         return None  # a new entry, named by its plugin: `reporters.short.reporter=html`
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 

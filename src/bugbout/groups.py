@@ -33,20 +33,34 @@ each has a map of those defined in ``bugbout.yaml`` (``contestants:``), which th
 races when none is chosen."""
 
 
+def maps() -> dict[str, str]:
+    """Each map of instances, with the key its entries name their plugin under
+    (``reporters`` → ``reporter``, ``contestants`` → ``agent``)."""
+    return {**INSTANCE_MAPS, **{f"{role}s": GROUPS[role] for role in ROLES}}
+
+
+def defaults_choices(defaults: Any) -> dict[str, Any]:
+    """What a defaults list (``[base, {override judge: strict}, _self_]``, plain data)
+    chooses, by group."""
+    chosen: dict[str, Any] = {}
+    for item in defaults if isinstance(defaults, list) else ():
+        for key, value in item.items() if isinstance(item, dict) else ():
+            chosen[str(key).removeprefix("override ").strip()] = value
+    return chosen
+
+
 def file_choices(loaded: Any) -> list[str]:
-    """The group options ``bugbout.yaml``'s defaults list chooses (``- override judge:
-    strict``), as overrides (``judge=strict``)."""
-    from omegaconf import DictConfig
+    """The group options ``bugbout.yaml`` (``loaded`` by OmegaConf) chooses in its defaults
+    list (``- override judge: strict``), as overrides (``judge=strict``)."""
+    from omegaconf import DictConfig, OmegaConf
 
     defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
-    choices = []
-    for item in defaults or ():
-        if isinstance(item, DictConfig):
-            for key, value in item.items():
-                group = str(key).removeprefix("override ").strip()
-                if group in GROUPS and isinstance(value, str):
-                    choices.append(f"{group}={value}")
-    return choices
+    chosen = defaults_choices(OmegaConf.to_container(defaults) if defaults is not None else None)
+    return [
+        f"{group}={value}"
+        for group, value in chosen.items()
+        if group in GROUPS and isinstance(value, str)
+    ]
 
 
 def packaged_options(group: str) -> set[str]:

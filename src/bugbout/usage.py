@@ -15,7 +15,13 @@ from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.instances import instances
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
-from bugbout.groups import GROUPS, INSTANCE_MAPS, ROLES, packaged_options
+from bugbout.groups import (
+    GROUPS,
+    ROLES,
+    defaults_choices,
+    maps,
+    packaged_options,
+)
 from bugbout.layout import find_config
 
 COMMANDS = {
@@ -107,7 +113,7 @@ def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[s
             agent = name if name in packaged else _plugin_of(entry, kind)
             if agent:
                 add(f"{role}.{name}", kind, agent)
-    for role, kind in _maps().items():
+    for role, kind in maps().items():
         try:
             found_instances = instances(role, kind, _entries(role, chosen))
         except (BugboutError, TypeError, ValueError):
@@ -131,11 +137,6 @@ def _entry_keys(role: str) -> list[str]:
     from bugbout.core.report.cutoffs import KEY
 
     return [KEY, ASSIGNMENT] if role == "examiner" else [KEY]
-
-
-def _maps() -> dict[str, str]:
-    """Each map of instances, with the key its entries name their plugin under."""
-    return {**INSTANCE_MAPS, **{f"{role}s": GROUPS[role] for role in ROLES}}
 
 
 def _names(choice: Any) -> list[str]:
@@ -174,7 +175,7 @@ def over_choices(chosen: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str,
     """The choices ``top`` makes over ``chosen`` (the line's over ``bugbout.yaml``'s): a
     group's replace, a map's entries merge."""
     merged = {**chosen, **top}
-    for role in _maps():
+    for role in maps():
         if role in chosen and role in top:
             merged[role] = _over(_over({}, chosen[role]), top[role])
     return merged
@@ -201,12 +202,8 @@ def project_choices(start: Path) -> dict[str, Any]:
         return {}
     if not isinstance(loaded, dict):
         return {}
-    chosen = {key: value for key, value in loaded.items() if key in _maps()}
-    defaults = loaded.get("defaults")
-    for item in defaults if isinstance(defaults, list) else ():
-        for key, value in item.items() if isinstance(item, dict) else ():
-            chosen[str(key).removeprefix("override ").strip()] = value
-    return chosen
+    chosen = {key: value for key, value in loaded.items() if key in maps()}
+    return {**chosen, **defaults_choices(loaded.get("defaults"))}
 
 
 def line_choices(words: Sequence[str]) -> dict[str, Any]:
@@ -216,19 +213,19 @@ def line_choices(words: Sequence[str]) -> dict[str, Any]:
     plugin of or remove (``reporters.mine.reporter=html``, ``+reporters.short={reporter:
     html}``, ``~reporters.markdown``)."""
     chosen: dict[str, Any] = {}
-    maps = _maps()
+    kinds = maps()
     for word in words:
         key, _, value = word.partition("=")
         path = key.lstrip("+~").split(".")
         removed = key.startswith("~") or value == "null"
         if len(path) == 1 and path[0] in GROUPS and value:
             chosen[path[0]] = value
-        elif path[0] in maps and len(path) in (2, 3):
+        elif path[0] in kinds and len(path) in (2, 3):
             entries = chosen.setdefault(path[0], {})
             entry = None if removed else _flow_mapping(value)
             if len(path) == 2 and (removed or entry is not None):
                 entries[path[1]] = entry
-            elif len(path) == 3 and path[2] == maps[path[0]] and value and not removed:
+            elif len(path) == 3 and path[2] == kinds[path[0]] and value and not removed:
                 entries[path[1]] = {**(entries.get(path[1]) or {}), path[2]: value}
     return chosen
 
