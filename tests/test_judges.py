@@ -25,7 +25,7 @@ def test_every_policy_registers_with_its_options(judges: Plugins) -> None:
     for name in POLICIES:
         spec = registered[name].spec
         assert spec.description
-        implementation = spec.create()
+        implementation = judges.create("judge", name)
         assert isinstance(implementation, Judge)
         assert implementation.name == name
 

@@ -199,9 +199,11 @@ class Plugins:
         """Build the implementation of plugin ``kind``/``name`` with its options.
 
         Given the kind's record type (``JudgePlugin``), the result is typed as the kind's
-        protocol; given only the kind's word (read from configuration), it is not.
+        protocol; given only the kind's word (read from configuration), it is not. The
+        options are validated against the plugin's options model first.
         """
-        return self.get(kind, name).spec.create(dict(options or {}))
+        spec = self.get(kind, name).spec
+        return spec.factory(spec.parse_options(dict(options or {})))
 
     def all(self) -> list[RegisteredPlugin]:
         """Every plugin of every kind, in kind order then by name."""

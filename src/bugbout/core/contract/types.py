@@ -112,10 +112,6 @@ class PluginSpec(BaseModel, Generic[T_co]):
                 f"(valid options: {', '.join(valid) or 'none'})"
             ) from None
 
-    def create(self, options: dict[str, Any] | None = None) -> T_co:
-        """Build the implementation with validated ``options``."""
-        return self.factory(self.parse_options(options or {}))
-
 
 def _problem(error: Any, valid: list[str]) -> str:
     """One validation error of a plugin's options: a misspelt key gets the closest name."""

@@ -1,17 +1,20 @@
-"""What a judge policy is: its options, its objections and the class the built-in
-policies share.
+"""What a judge policy is: its options, its objections and :class:`EvidenceJudge`, the
+engine every built-in policy configures.
 
-A policy says which patches it approves (:meth:`EvidenceJudge.objection`); the evidence
-it reads (:mod:`bugbout.core.judge.judge_evidence`) and the verdict it makes
-(:func:`bugbout.core.judge.judging.decide`) are loaded when it first judges, so a judge plugin
-module imports this module, and no record, when the plugins are listed.
+A policy says which patches it approves: the built-ins name the objections that apply
+(:attr:`EvidenceJudge.objections`, functions of this module), so their plugin modules
+are configuration and the decision runs in the core alone; a third-party policy may
+instead override :meth:`EvidenceJudge.objection`. The evidence a policy reads
+(:mod:`bugbout.core.judge.judge_evidence`) and the verdict it makes
+(:func:`bugbout.core.judge.judging.decide`) are loaded when it first judges, so a judge
+plugin module imports this module, and no record, when the plugins are listed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
@@ -42,11 +45,15 @@ class ThresholdOptions(JudgeOptions):
 
 
 class EvidenceJudge:
-    """Base of the built-in policies: gather the evidence, then approve or object."""
+    """The engine of the built-in policies: gather the evidence, ask each patch's
+    objection, decide."""
 
     name: str = ""
     separate_vendors: bool = False
     """Whether an author's tests may not support patches of its own vendor."""
+    objections: ClassVar[Sequence[Callable[[PatchEvidence], str | None]]] = ()
+    """The objections that apply, in order: the first one a patch meets is why it is not
+    approved."""
 
     def __init__(self, options: JudgeOptions | None = None) -> None:
         self.options = options or JudgeOptions()
@@ -68,8 +75,11 @@ class EvidenceJudge:
         )
 
     def objection(self, patch: PatchEvidence) -> str | None:
-        """Why the policy does not approve ``patch``; ``None`` when it does."""
-        raise NotImplementedError
+        """Why the policy does not approve ``patch`` (the first of :attr:`objections` it
+        meets); ``None`` when it does."""
+        if not self.objections:
+            raise NotImplementedError(f"judge {self.name!r} names no objection")
+        return next((why for rule in self.objections if (why := rule(patch))), None)
 
     def judge(self, matrix: Matrix, context: JudgeContext) -> Verdict:
         from bugbout.core.judge.judging import decide

@@ -4,7 +4,6 @@ specification of the behaviour the issue does not ask to change."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -16,9 +15,6 @@ from bugbout.core.judge.judge_policy import (
     keep_objection,
     unanimous_objection,
 )
-
-if TYPE_CHECKING:
-    from bugbout.core.judge.judge_evidence import PatchEvidence
 
 
 class StrictOptions(JudgeOptions):
@@ -34,6 +30,7 @@ class Strict(EvidenceJudge):
     examiner of a keep-assignment (``specify``) wrote and that passes on the unfixed code."""
 
     name = "strict"
+    objections = (unanimous_objection, keep_objection)
 
     def __init__(self, options: StrictOptions | None = None) -> None:
         self.options: StrictOptions = options or StrictOptions()
@@ -41,9 +38,6 @@ class Strict(EvidenceJudge):
     @property
     def keep_assignments(self) -> Sequence[str]:
         return self.options.keep_assignments
-
-    def objection(self, patch: PatchEvidence) -> str | None:
-        return unanimous_objection(patch) or keep_objection(patch)
 
 
 @hookimpl

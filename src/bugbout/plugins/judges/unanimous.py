@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from bugbout import JudgePlugin, hookimpl
 from bugbout.core.judge.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
-
-if TYPE_CHECKING:
-    from bugbout.core.judge.judge_evidence import PatchEvidence
 
 
 class Unanimous(EvidenceJudge):
@@ -17,9 +13,7 @@ class Unanimous(EvidenceJudge):
     and breaks no repository test a quorum of other patches keeps."""
 
     name = "unanimous"
-
-    def objection(self, patch: PatchEvidence) -> str | None:
-        return unanimous_objection(patch)
+    objections = (unanimous_objection,)
 
 
 @hookimpl
