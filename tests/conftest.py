@@ -3,6 +3,7 @@ settings for it), and those the split test modules share (at the end)."""
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import importlib
 import json
@@ -81,6 +82,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(  # pytest-xdist's, for a run without it (-p no:xdist)
         "markers", "xdist_group(name): tests that pytest-xdist runs on one worker"
     )
+    if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
+        # bugbout's bytecode, as an installed package has it: the suite starts hundreds
+        # of processes that import bugbout (its command line, Ray workers), and where
+        # PYTHONDONTWRITEBYTECODE is set each would compile its sources again
+        package = Path(importlib.import_module("bugbout").__file__ or "").parent
+        compileall.compile_dir(package, quiet=1)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
