@@ -31,6 +31,19 @@ def test_every_policy_registers_with_its_options(judges: Plugins) -> None:
 
 
 @pytest.mark.parametrize("policy", POLICIES)
+def test_a_built_in_policy_runs_no_code_of_its_own_when_it_judges(
+    judges: Plugins, policy: str
+) -> None:
+    """A built-in policy configures the core's engine: what it judges with (its
+    ``judge``, its ``objection`` and the objections it names) is all the core's."""
+    implementation = judges.create("judge", policy)
+    engine = "bugbout.core.judge.judge_policy"
+    assert type(implementation).judge.__module__ == engine
+    assert type(implementation).objection.__module__ == engine
+    assert all(rule.__module__ == engine for rule in type(implementation).objections)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 def test_packaged_config_matches_the_plugin(judges: Plugins, policy: str) -> None:
     """Each ``conf/judge/<policy>.yaml`` names its plugin and sets only valid options."""
     config = yaml.safe_load((CONF / f"{policy}.yaml").read_text())
