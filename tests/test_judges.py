@@ -40,6 +40,7 @@ def test_a_built_in_policy_runs_no_code_of_its_own_when_it_judges(
     engine = "bugbout.core.judge.judge_policy"
     assert type(implementation).judge.__module__ == engine
     assert type(implementation).objection.__module__ == engine
+    assert type(implementation).keep_assignments.fget.__module__ == engine
     assert all(rule.__module__ == engine for rule in type(implementation).objections)
 
 

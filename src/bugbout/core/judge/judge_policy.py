@@ -36,6 +36,15 @@ class JudgeOptions(Options):
     the other patches keep it passing (0.5: a strict majority)."""
 
 
+class KeepOptions(JudgeOptions):
+    """Options of the policies that keep the examiners' specification of the behaviour
+    the issue does not ask to change."""
+
+    keep_assignments: list[str] = Field(default_factory=lambda: list(DEFAULT_KEEP_ASSIGNMENTS))
+    """Examiner assignments whose tests that pass on the unfixed code a patch must keep
+    passing, with no quorum to excuse it."""
+
+
 class ThresholdOptions(JudgeOptions):
     """Options of the policies that approve on average support."""
 
@@ -54,14 +63,17 @@ class EvidenceJudge:
     objections: ClassVar[Sequence[Callable[[PatchEvidence], str | None]]] = ()
     """The objections that apply, in order: the first one a patch meets is why it is not
     approved."""
+    options_model: ClassVar[type[JudgeOptions]] = JudgeOptions
+    """The policy's options model (the plugin record names it too)."""
 
     def __init__(self, options: JudgeOptions | None = None) -> None:
-        self.options = options or JudgeOptions()
+        self.options = options or self.options_model()
 
     @property
     def keep_assignments(self) -> Sequence[str]:
-        """Examiner assignments whose passing-on-base tests a patch must keep."""
-        return ()
+        """Examiner assignments whose passing-on-base tests a patch must keep: those of
+        the options, for a policy whose options are :class:`KeepOptions`."""
+        return self.options.keep_assignments if isinstance(self.options, KeepOptions) else ()
 
     def gather(self, matrix: Matrix, context: JudgeContext) -> Evidence:
         from bugbout.core.judge.judge_evidence import gather
@@ -94,9 +106,7 @@ class ThresholdJudge(EvidenceJudge):
     are this policy, counting every author's support or only other vendors'."""
 
     options: ThresholdOptions
-
-    def __init__(self, options: ThresholdOptions | None = None) -> None:
-        super().__init__(options or ThresholdOptions())
+    options_model = ThresholdOptions
 
     def objection(self, patch: PatchEvidence) -> str | None:
         return threshold_objection(patch, self.options.threshold)

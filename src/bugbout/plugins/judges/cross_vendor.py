@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge.judge_policy import ThresholdJudge, ThresholdOptions
+from bugbout.core.judge.judge_policy import ThresholdJudge
 
 
 class CrossVendor(ThresholdJudge):
@@ -22,6 +22,6 @@ def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name=CrossVendor.name,
         factory=CrossVendor,
-        options=ThresholdOptions,
+        options=CrossVendor.options_model,
         description="as majority, but no vendor's tests may support its own models",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge.judge_policy import ThresholdJudge, ThresholdOptions
+from bugbout.core.judge.judge_policy import ThresholdJudge
 
 
 class Majority(ThresholdJudge):
@@ -19,6 +19,6 @@ def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name=Majority.name,
         factory=Majority,
-        options=ThresholdOptions,
+        options=Majority.options_model,
         description="passes at least half of the independent reproductions, on average",
     )

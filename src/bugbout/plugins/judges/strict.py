@@ -3,26 +3,15 @@ specification of the behaviour the issue does not ask to change."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-
-from pydantic import Field
+from collections.abc import Iterator
 
 from bugbout import JudgePlugin, hookimpl
 from bugbout.core.judge.judge_policy import (
-    DEFAULT_KEEP_ASSIGNMENTS,
     EvidenceJudge,
-    JudgeOptions,
+    KeepOptions,
     keep_objection,
     unanimous_objection,
 )
-
-
-class StrictOptions(JudgeOptions):
-    """Options of the ``strict`` policy."""
-
-    keep_assignments: list[str] = Field(default_factory=lambda: list(DEFAULT_KEEP_ASSIGNMENTS))
-    """Examiner assignments whose tests that pass on the unfixed code a patch must keep
-    passing, with no quorum to excuse it."""
 
 
 class Strict(EvidenceJudge):
@@ -31,13 +20,7 @@ class Strict(EvidenceJudge):
 
     name = "strict"
     objections = (unanimous_objection, keep_objection)
-
-    def __init__(self, options: StrictOptions | None = None) -> None:
-        self.options: StrictOptions = options or StrictOptions()
-
-    @property
-    def keep_assignments(self) -> Sequence[str]:
-        return self.options.keep_assignments
+    options_model = KeepOptions
 
 
 @hookimpl
@@ -45,7 +28,7 @@ def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name=Strict.name,
         factory=Strict,
-        options=StrictOptions,
+        options=Strict.options_model,
         description=(
             "passes every independent reproduction and breaks none of the examiners' "
             "tests for behaviour the issue does not ask to change"

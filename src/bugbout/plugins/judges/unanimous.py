@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
+from bugbout.core.judge.judge_policy import EvidenceJudge, unanimous_objection
 
 
 class Unanimous(EvidenceJudge):
@@ -21,6 +21,6 @@ def bugbout_judges() -> Iterator[JudgePlugin]:
     yield JudgePlugin(
         name=Unanimous.name,
         factory=Unanimous,
-        options=JudgeOptions,
+        options=Unanimous.options_model,
         description="passes every independent reproduction",
     )
