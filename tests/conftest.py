@@ -83,8 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # bugbout's bytecode, as an installed package has it: the suite starts hundreds
         # of processes that import bugbout (its command line, Ray workers), and where
         # PYTHONDONTWRITEBYTECODE is set each would compile its sources again
-        package = Path(importlib.import_module("bugbout").__file__ or "").parent
-        compileall.compile_dir(package, quiet=1)
+        compileall.compile_dir(importlib.import_module("bugbout").__path__[0], quiet=1)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -64,7 +64,8 @@ class EvidenceJudge:
     """The objections that apply, in order: the first one a patch meets is why it is not
     approved."""
     options_model: ClassVar[type[JudgeOptions]] = JudgeOptions
-    """The policy's options model (the plugin record names it too)."""
+    """The policy's options model: the engine builds its defaults, and the plugin's record
+    names it (``options=Strict.options_model``)."""
 
     def __init__(self, options: JudgeOptions | None = None) -> None:
         self.options = options or self.options_model()
