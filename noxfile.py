@@ -36,9 +36,7 @@ def tests(session: nox.Session) -> None:
     pytest-xdist is installed beside the session's environment, not in it, and reaches
     only the suite's own pytest through ``PYTHONPATH``: the projects' test runs that
     bugbout starts with the same interpreter never load it. Its workers take the next
-    test as they free up, except that tests sharing a module's fixture (a bout, a ground
-    truth) go to one worker, which builds it once (``loadgroup``; tests/conftest.py
-    forms the groups)."""
+    test as they free up (``worksteal``): a few tests take minutes, most a second."""
     session.install("-e", ".[dev]")
     # not session.create_tmp(): it sets TMPDIR, and Ray's sockets under a long TMPDIR
     # exceed the length a socket path may have
@@ -56,7 +54,7 @@ def _spread(args: list[str]) -> list[str]:
         or arg.startswith(("-n", "--numprocesses=", "--dist="))
         for arg in args
     )
-    return args if chosen else ["-n", "auto", "--dist", "loadgroup", *args]
+    return args if chosen else ["-n", "auto", "--dist", "worksteal", *args]
 
 
 @nox.session(python=PYTHON)

@@ -79,9 +79,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "requires(component): the test needs a component of the machine"
     )
-    config.addinivalue_line(  # pytest-xdist's, for a run without it (-p no:xdist)
-        "markers", "xdist_group(name): tests that pytest-xdist runs on one worker"
-    )
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
         # bugbout's bytecode, as an installed package has it: the suite starts hundreds
         # of processes that import bugbout (its command line, Ray workers), and where
@@ -94,22 +91,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         component = marker.args[0]
         if not components.FOUND[component]():
             components.missing(component, f"{component} is not installed")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests sharing a module- or class-scoped fixture form one pytest-xdist group, so
-    that under ``--dist loadgroup`` one worker builds the fixture once (spread over
-    workers, each would build it: a bout, a ground truth, an installed plugin)."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        shared = info is not None and any(
-            definition.scope in ("module", "class")
-            for definitions in info.name2fixturedefs.values()
-            for definition in definitions
-        )
-        if shared and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.hookimpl(wrapper=True)
