@@ -304,6 +304,17 @@ def declared_test_dependencies(tree: Path, executed: Mapping[str, Any] | None = 
     return _unique(found)
 
 
+def declared_names(tree: Path) -> set[str]:
+    """The distributions (normalised names) the project in ``tree`` declares it needs, to
+    run or to test."""
+    requirements = declared_dependencies(tree) + declared_test_dependencies(tree)
+    return {
+        _normalise(found.group("name"))
+        for found in map(_REQUIREMENT.match, requirements)
+        if found is not None
+    }
+
+
 def _test_groups(groups: Mapping[str, list[str]]) -> list[str]:
     """The groups (by normalised name) that hold test dependencies, in :data:`TEST_GROUPS`
     then :data:`DEV_GROUPS` order."""
