@@ -34,11 +34,11 @@ def own_plugins() -> "list[list[str]]":
         name = normalised(todo.pop())
         if name in required:
             continue
+        required.add(name)
         try:
             requires = metadata.distribution(name).requires or []
-        except metadata.PackageNotFoundError:
+        except metadata.PackageNotFoundError:  # an optional one, not installed
             continue
-        required.add(name)
         for requirement in requires:
             marker = requirement.partition(";")[2]
             found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
