@@ -37,7 +37,10 @@ def tests(session: nox.Session) -> None:
     only the suite's own pytest through ``PYTHONPATH``: the projects' test runs that
     bugbout starts with the same interpreter never load it. Its workers take the next
     test as they free up (``worksteal``): a few tests take minutes, most a second."""
-    session.install("-e", ".[dev]")
+    # bytecode for every installed package: where PYTHONDONTWRITEBYTECODE is set, each of
+    # the processes the suite starts (bugbout's command line, agents, Ray workers, the
+    # test runs on this interpreter) would compile pydantic, Hydra and pytest again
+    session.install("-e", ".[dev]", env={"UV_COMPILE_BYTECODE": "1"})
     # not session.create_tmp(): it sets TMPDIR, and Ray's sockets under a long TMPDIR
     # exceed the length a socket path may have
     workers = Path(session.virtualenv.location) / "xdist"
