@@ -25,6 +25,11 @@ E2E_SELECTION = "end_to_end or real_cli or installed_cli"
 """The tests that drive a real agent CLI against the scripted model server."""
 AGENT_CLIS = {"codex": "codex", "claude-code": "claude", "gemini-cli": "gemini"}
 """Each agent's program, found on PATH (mini-swe-agent's through BUGBOUT_MINI or PATH)."""
+COMPILED = {"UV_COMPILE_BYTECODE": "1"}
+"""Installs with every package's bytecode written, for the sessions that start many
+processes (bugbout's command line, agents, Ray workers, test runs on the session's
+interpreter): where PYTHONDONTWRITEBYTECODE is set, each would compile pydantic, Hydra
+and pytest again."""
 
 
 @nox.session(python=PYTHON)
@@ -37,10 +42,7 @@ def tests(session: nox.Session) -> None:
     only the suite's own pytest through ``PYTHONPATH``: the projects' test runs that
     bugbout starts with the same interpreter never load it. Its workers take the next
     test as they free up (``worksteal``): a few tests take minutes, most a second."""
-    # bytecode for every installed package: where PYTHONDONTWRITEBYTECODE is set, each of
-    # the processes the suite starts (bugbout's command line, agents, Ray workers, the
-    # test runs on this interpreter) would compile pydantic, Hydra and pytest again
-    session.install("-e", ".[dev]", env={"UV_COMPILE_BYTECODE": "1"})
+    session.install("-e", ".[dev]", env=COMPILED)
     # not session.create_tmp(): it sets TMPDIR, and Ray's sockets under a long TMPDIR
     # exceed the length a socket path may have
     workers = Path(session.virtualenv.location) / "xdist"
@@ -83,7 +85,7 @@ def e2e(session: nox.Session) -> None:
 
     No quota is spent: each CLI talks to bugbout's scripted model server on 127.0.0.1.
     Install the CLIs first (.ci/run shows how); one that is missing skips its tests."""
-    session.install("-e", ".[dev]")
+    session.install("-e", ".[dev]", env=COMPILED)
     installed = {agent: shutil.which(program) for agent, program in AGENT_CLIS.items()}
     installed["mini-swe-agent"] = os.environ.get("BUGBOUT_MINI") or shutil.which("mini")
     missing = sorted(agent for agent, path in installed.items() if not path)
@@ -102,7 +104,7 @@ def bench(session: nox.Session) -> None:
     """Every benchmark (benchmarks/bench_*.py), as ratios to a baseline run beside it.
 
     Arguments after -- go to each benchmark."""
-    session.install("-e", ".")
+    session.install("-e", ".", env=COMPILED)
     for benchmark in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(benchmark.relative_to(ROOT)), *session.posargs)
 
@@ -115,7 +117,8 @@ def chaos(session: nox.Session) -> None:
     record reads, that no finished attempt was lost or run again, that no agent process
     is left, and that the report equals an uninterrupted run's (tests/adversarial/chaos.py).
     Arguments after -- go to it: --kills N (default 100), --seed N, --workdir DIR."""
-    session.install("-e", ".", "pytest")  # pytest: the bouts run their tests with this Python
+    # pytest: the bouts run their tests with this Python
+    session.install("-e", ".", "pytest", env=COMPILED)
     session.run("python", "tests/adversarial/chaos.py", *session.posargs)
 
 
