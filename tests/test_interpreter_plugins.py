@@ -1,6 +1,6 @@
 """The ``interpreter`` environment on bugbout's own Python: the project's test runs go
 without the pytest plugins that only bugbout's requirements bring (Hydra's), unless the
-project declares their distribution."""
+project's declared dependencies need their distribution."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ import pytest
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
+from bugbout.plugins.environments.interpreter import (
+    InterpreterBuilder,
+    InterpreterOptions,
+    Probe,
+)
 
 HYDRA = "hydra_pytest"
 """The pytest plugin hydra-core registers, one of bugbout's requirements."""
@@ -54,18 +58,46 @@ def _hydra_is_here() -> None:
 
     if HYDRA not in {entry.name for entry in metadata.entry_points(group="pytest11")}:
         pytest.fail("hydra-core's pytest plugin is not installed: install bugbout first")
+    try:
+        metadata.distribution("hydra-joblib-launcher")
+    except metadata.PackageNotFoundError:
+        pytest.fail("hydra-joblib-launcher is not installed: pip install -e '.[dev]'")
 
 
-def test_a_project_runs_without_bugbouts_own_pytest_plugins(tmp_path: Path) -> None:
-    tree = project(tmp_path, ["attrs"], hydra_loaded=False)
-    result = run_in(tree, InterpreterBuilder())
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_a_project_that_declares_hydra_keeps_its_plugin(tmp_path: Path) -> None:
-    tree = project(tmp_path, ["hydra-core>=1.3"], hydra_loaded=True)
+@pytest.mark.parametrize(
+    ("dependencies", "hydra_loaded"),
+    [
+        (["attrs"], False),
+        (["bugbout"], False),  # bugbout is the tool racing the project, not its dependency
+        (["hydra-core>=1.3"], True),
+        (["hydra-joblib-launcher"], True),  # needs hydra-core: the project needs it too
+    ],
+)
+def test_a_project_runs_without_the_plugins_only_bugbout_brings(
+    tmp_path: Path, dependencies: list[str], hydra_loaded: bool
+) -> None:
+    tree = project(tmp_path, dependencies, hydra_loaded=hydra_loaded)
     result = run_in(tree, InterpreterBuilder(InterpreterOptions(path=sys.executable)))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_only_what_bugbout_alone_needs_is_left_out() -> None:
+    probe = Probe(
+        version="3.12.0",
+        requires={
+            "bugbout": ["hydra-core", "pydantic"],
+            "hydra-core": ["omegaconf"],
+            "omegaconf": [],
+            "nemo": ["hydra-core"],
+            "pytest-xdist": ["execnet"],
+        },
+        plugins=(("hydra_pytest", "hydra-core"), ("xdist", "pytest-xdist")),
+    )
+    assert probe.bugbouts_own({"attrs"}) == ("hydra_pytest",)
+    assert probe.bugbouts_own({"nemo"}) == ()
+    assert probe.bugbouts_own({"bugbout", "numpy"}) == ("hydra_pytest",)
+    without = Probe("3.12.0", {"hydra-core": []}, (("hydra_pytest", "hydra-core"),))
+    assert without.bugbouts_own(set()) == ()  # no bugbout here: the project's own choice
 
 
 def test_an_interpreter_whose_output_is_unreadable_is_a_one_line_error(tmp_path: Path) -> None:

@@ -3,14 +3,14 @@
 Nothing is installed: the interpreter must already have pytest and the project's
 dependencies. The tree under test goes on ``PYTHONPATH``. When bugbout is installed in
 the interpreter (bugbout's own, by default), the pytest plugins that only bugbout's
-requirements bring (Hydra's) are left out of the test runs (``-p no:NAME``), unless the
-project declares their distribution: the project did not ask for them, and Hydra's alone
-doubles the time of a small run.
+requirements bring (Hydra's) are left out of the test runs (``-p no:NAME``): those of a
+distribution that the project's declared dependencies do not need, directly or not. The
+project did not ask for them, and Hydra's alone doubles the time of a small run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,15 +79,12 @@ class InterpreterBuilder:
         checked = self._checked[python]
         if isinstance(checked, Exception):
             raise checked
-        declared = declared_names(request.tree) if checked.own_plugins else set()
         return InterpreterEnvironment(
             python=python,
             python_version=checked.version,
             key=digest("interpreter", str(python), checked.version),
             import_roots=request.project.import_roots,
-            blocked_plugins=tuple(
-                plugin for plugin, owner in checked.own_plugins if owner not in declared
-            ),
+            blocked_plugins=checked.bugbouts_own(declared_names(request.tree)),
         )
 
 
@@ -104,12 +101,32 @@ def locate(path: str) -> Path:
 
 @dataclass(frozen=True)
 class Probe:
-    """What :mod:`interpreter_probe` found in an interpreter."""
+    """What :mod:`interpreter_probe` found in an interpreter; names normalised (PEP 503)."""
 
     version: str
-    own_plugins: tuple[tuple[str, str], ...]
-    """bugbout's own pytest plugins there: ``(entry point, distribution)``, the name
-    normalised (PEP 503)."""
+    requires: dict[str, list[str]]
+    """Each installed distribution: the distributions it requires, extras aside."""
+    plugins: tuple[tuple[str, str], ...]
+    """Its pytest plugins: ``(entry point, distribution)``."""
+
+    def needed(self, roots: Iterable[str]) -> set[str]:
+        """``roots`` and every installed distribution they require, directly or not."""
+        found: set[str] = set()
+        todo = list(roots)
+        while todo:
+            name = todo.pop()
+            if name not in found:
+                found.add(name)
+                todo += self.requires.get(name, [])
+        return found
+
+    def bugbouts_own(self, declared: set[str]) -> tuple[str, ...]:
+        """The plugins that only bugbout brings: of a distribution bugbout needs, and not
+        of one the project's ``declared`` distributions need (bugbout itself aside)."""
+        if "bugbout" not in self.requires:
+            return ()
+        own, project = self.needed(["bugbout"]), self.needed(declared - {"bugbout"})
+        return tuple(name for name, owner in self.plugins if owner in own - project)
 
 
 def _check(python: Path) -> Probe | Exception:
@@ -138,8 +155,8 @@ def _check(python: Path) -> Probe | Exception:
     if result.returncode == 0 and result.stdout.strip():
         try:  # the last line: a sitecustomize may print before it
             found = json.loads(result.stdout.strip().splitlines()[-1])
-            plugins = tuple((name, owner) for name, owner in found["own_plugins"])
-            return Probe(found["version"], plugins)
+            plugins = tuple((name, owner) for name, owner in found["plugins"])
+            return Probe(found["version"], dict(found["requires"]), plugins)
         except (ValueError, KeyError, TypeError):
             return EnvironmentFailure(
                 f"Python interpreter {python} printed what bugbout cannot read: "
