@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import tempfile
 from pathlib import Path
 
-from timing import measure, paired_ratios, rotations
+from timing import measure, paired_ratios, ratio_table, rotations
 
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import Command, EnvironmentRequest
@@ -72,25 +71,12 @@ def main(argv: list[str] | None = None) -> int:
             {name: measure(lambda name=name: run(commands[name]))[0].wall for name in order}
             for order in rotations(list(commands), args.repeat)
         ]
-    ratios = paired_ratios(rounds, BASELINE)
-    medians = {name: statistics.median(r[name] for r in rounds) for name in commands}
     left_out = ", ".join(environment.blocked_plugins) or "none"
-    lines = [
-        f"plugins left out: {left_out}",
-        "",
-        f"| measure | median | ratio to `{BASELINE}` (min / median / max) |",
-        "|---|---|---|",
-        f"| {BASELINE} | {medians[BASELINE] * 1000:.0f} ms | 1 |",
-    ]
-    for name, ratio in ratios.items():
-        lines.append(
-            f"| {name} | {medians[name] * 1000:.0f} ms | "
-            f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
-        )
-    table = "\n".join(lines)
+    table = "\n".join([f"plugins left out: {left_out}", "", *ratio_table(rounds, BASELINE)])
     print(table)
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "interpreter.md").write_text(table + "\n")
+    ratios = paired_ratios(rounds, BASELINE)
     result = {"blocked": list(environment.blocked_plugins), "rounds": rounds, "ratios": ratios}
     (args.output / "interpreter.json").write_text(json.dumps(result, indent=2) + "\n")
     return 0

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from timing import paired_ratios, rotations
+from timing import paired_ratios, ratio_table, rotations
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE.parent / ".bench"
@@ -138,16 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             inside[name].append(_in_process(IN_PROCESS[name]))
     ratios = paired_ratios(rounds, BASELINE)
     medians = {name: statistics.median(r[name] for r in rounds) for name in MEASURES}
-    lines = [
-        "| measure | median | ratio to `python -c pass` (min / median / max) |",
-        "|---|---|---|",
-        f"| {BASELINE} | {medians[BASELINE] * 1000:.0f} ms | 1 |",
-    ]
-    for name, ratio in ratios.items():
-        lines.append(
-            f"| {name} | {medians[name] * 1000:.0f} ms | "
-            f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
-        )
+    lines = ratio_table(rounds, BASELINE)
     on_the_floor = (FLOOR, *ON_THE_FLOOR)
     floor = paired_ratios([{k: r[k] for k in on_the_floor} for r in rounds], FLOOR)
     floor_cpu = paired_ratios([{k: r[k] for k in on_the_floor} for r in cpu_rounds], FLOOR)

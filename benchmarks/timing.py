@@ -75,3 +75,20 @@ def paired_ratios(rounds: list[dict[str, float]], baseline: str) -> dict[str, di
             "max": round(max(paired), 3),
         }
     return ratios
+
+
+def ratio_table(rounds: list[dict[str, float]], baseline: str) -> list[str]:
+    """A Markdown table of each measure's median time and its :func:`paired_ratios` to
+    ``baseline``, the baseline first."""
+    medians = {name: statistics.median(one[name] for one in rounds) for name in rounds[0]}
+    lines = [
+        f"| measure | median | ratio to `{baseline}` (min / median / max) |",
+        "|---|---|---|",
+        f"| {baseline} | {medians[baseline] * 1000:.0f} ms | 1 |",
+    ]
+    for name, ratio in paired_ratios(rounds, baseline).items():
+        lines.append(
+            f"| {name} | {medians[name] * 1000:.0f} ms | "
+            f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
+        )
+    return lines
