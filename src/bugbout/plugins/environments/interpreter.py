@@ -84,7 +84,9 @@ class InterpreterBuilder:
             python_version=checked.version,
             key=digest("interpreter", str(python), checked.version),
             import_roots=request.project.import_roots,
-            blocked_plugins=checked.bugbouts_own(declared_names(request.tree)),
+            blocked_plugins=(
+                checked.bugbouts_own(declared_names(request.tree)) if checked.has_bugbout else ()
+            ),
         )
 
 
@@ -120,10 +122,15 @@ class Probe:
                 todo += self.requires.get(name, [])
         return found
 
+    @property
+    def has_bugbout(self) -> bool:
+        """Whether bugbout is installed in the interpreter (else no plugin is its own)."""
+        return "bugbout" in self.requires
+
     def bugbouts_own(self, declared: set[str]) -> tuple[str, ...]:
         """The plugins that only bugbout brings: of a distribution bugbout needs, and not
         of one the project's ``declared`` distributions need (bugbout itself aside)."""
-        if "bugbout" not in self.requires:
+        if not self.has_bugbout:
             return ()
         own, project = self.needed(["bugbout"]), self.needed(declared - {"bugbout"})
         return tuple(name for name, owner in self.plugins if owner in own - project)
