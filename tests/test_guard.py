@@ -3,6 +3,8 @@ under both guards: guard.py and guard.c compiled."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -151,6 +153,99 @@ def test_no_file_grows_past_the_disk_limit_anywhere(tmp_path: Path, program: Pat
     status, _ = run(tmp_path, program, code)
     assert status == 1  # Python ignores SIGXFSZ: its write fails with EFBIG
     assert outside.stat().st_size == SMALL.disk + 1
+
+
+BUGBOUT = """
+import os, subprocess, sys, threading, time
+from pathlib import Path
+from bugbout.core.contract.settings import LimitsSettings
+from bugbout.core.plumbing.lifeline import lifeline
+from bugbout.core.plumbing.limits import Guard
+
+work, program, argv = Path(sys.argv[1]), sys.argv[2] or None, sys.argv[3:]
+def start():  # from a thread of a pool, which ends at once
+    guard = Guard(LimitsSettings(), (work,), work.parent / "limits.json",
+                  program and Path(program), lifeline())
+    subprocess.Popen(guard.wrap(argv), cwd=work, start_new_session=True, pass_fds=guard.fds)
+thread = threading.Thread(target=start)
+thread.start()
+thread.join()
+time.sleep(600)
+"""
+"""A bugbout that starts a guarded command from a thread, then waits to be killed."""
+
+
+def test_nothing_guarded_outlives_bugbout_killed(tmp_path: Path, program: Path | None) -> None:
+    mark = uuid.uuid4().hex
+    (tmp_path / "work").mkdir()
+    code = (  # a daemon in a session of its own, ignoring SIGHUP and SIGTERM
+        "import os, signal, subprocess, time\n"
+        f"os.environ['MARK'] = {mark!r}\n"
+        "subprocess.Popen(['sh', '-c', 'trap \"\" HUP TERM; sleep 600 & wait'],"
+        " start_new_session=True)\n"
+        "time.sleep(600)\n"
+    )
+    bugbout = subprocess.Popen(
+        [sys.executable, "-c", BUGBOUT, str(tmp_path / "work"), str(program or ""),
+         sys.executable, "-c", code],
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while len(_marked(mark)) < 2:  # the daemon's shell and its sleep
+            assert time.monotonic() < deadline and bugbout.poll() is None
+            time.sleep(0.05)
+        (guard,) = _children(bugbout.pid)
+        bugbout.kill()
+        bugbout.wait()
+        killed = time.monotonic()
+        while (_marked(mark) or _alive(guard)) and time.monotonic() < killed + 5:
+            time.sleep(0.05)
+        assert _marked(mark) == [], "the guarded command outlived bugbout"
+        assert not _alive(guard), "the guard outlived bugbout"
+    finally:
+        if bugbout.poll() is None:
+            bugbout.kill()
+        for pid in _marked(mark):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_the_command_never_holds_the_lifeline(tmp_path: Path, program: Path | None) -> None:
+    read, write = os.pipe()
+    try:
+        work = tmp_path / "work"
+        work.mkdir()
+        guard = Guard(SMALL, (work,), tmp_path / "limits.json", program, read)
+        ended = subprocess.run(
+            guard.wrap(["sh", "-c", f"test -e /proc/self/fd/{read} && echo held || echo not"]),
+            cwd=work, capture_output=True, text=True, timeout=60, check=False,
+            pass_fds=guard.fds,
+        )  # fmt: skip
+    finally:
+        os.close(read)
+        os.close(write)
+    assert (ended.returncode, ended.stdout) == (0, "not\n"), ended.stderr
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError):
+            if (
+                entry.name.isdigit()
+                and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent
+            ):
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def _marked(mark: str) -> list[int]:

@@ -2,7 +2,7 @@
  * its docstring), without an interpreter to start on every attempt.
  *
  *     guard --report=FILE --memory=N --processes=N --disk=N --files=N
- *         [--watch=FOLDER]... -- ARGV...
+ *         [--watch=FOLDER]... [--lifeline=FD] -- ARGV...
  *
  * bugbout compiles it on first use (bugbout/sandbox/guard_build.py) and runs guard.py
  * where no compiler works. Linux only: it reads /proc and waits through pidfds. A change
@@ -44,6 +44,7 @@ static const char *const NAMES[LIMITS] = {"memory", "processes", "disk", "files"
 struct spec { /* the command line; watched: the folders among --watch, in order */
     const char *report, **watched;
     size_t nwatched;
+    int lifeline; /* --lifeline: bugbout's end of a pipe, or -1 */
     long long limits[LIMITS];
     char **argv;
 };
@@ -395,6 +396,13 @@ static void await_end(const struct pids *pids, double timeout) {
     reap(-1, count > 0 ? 0 : timeout, -1, &unused);
 }
 
+/* Whether bugbout has ended: the write end of its lifeline (fd), which only bugbout
+ * held, is closed, however bugbout ended (the pipe reads end of file). */
+static int orphaned(int fd) {
+    struct pollfd line = {.fd = fd, .events = POLLIN};
+    return fd >= 0 && poll(&line, 1, 0) > 0 && (line.revents & (POLLHUP | POLLERR | POLLIN));
+}
+
 /* Kills pids (the descendants, just listed) and every descendant, again until none is
  * left (a fork bomb forks meanwhile), and reaps them. */
 static void kill_all(struct pids *pids) {
@@ -418,6 +426,7 @@ static int number(const char *text, long long *value) {
 /* Reads the command line into spec; 0, or -1 once it has said what is wrong. */
 static int parse(int argc, char **argv, struct spec *spec) {
     int given[LIMITS] = {0}, position = 1;
+    spec->lifeline = -1;
     spec->watched = calloc((size_t)argc, sizeof *spec->watched);
     if (spec->watched == NULL) {
         fprintf(stderr, "bugbout guard: out of memory\n");
@@ -433,7 +442,15 @@ static int parse(int argc, char **argv, struct spec *spec) {
                 known = limit;
         if (equals != NULL && length == 6 && strncmp(option, "report", 6) == 0)
             spec->report = equals + 1;
-        else if (equals != NULL && length == 5 && strncmp(option, "watch", 5) == 0) {
+        else if (equals != NULL && length == 8 && strncmp(option, "lifeline", 8) == 0) {
+            long long fd;
+            if (number(equals + 1, &fd) != 0 || fd < 0 || fd > INT_MAX ||
+                fcntl((int)fd, F_SETFD, FD_CLOEXEC) != 0) { /* the command never holds it */
+                fprintf(stderr, "bugbout guard: not an open descriptor: '%s'\n", argv[position]);
+                return -1;
+            }
+            spec->lifeline = (int)fd;
+        } else if (equals != NULL && length == 5 && strncmp(option, "watch", 5) == 0) {
             struct stat info;
             if (stat(equals + 1, &info) == 0 && S_ISDIR(info.st_mode))
                 spec->watched[spec->nwatched++] = equals + 1;
@@ -517,6 +534,10 @@ int main(int argc, char **argv) {
     while (!done) {
         done = reap(child, INTERVAL, ended, &status);
         descendants(&found);
+        if (orphaned(spec.lifeline)) { /* bugbout is gone: nothing of the run outlives it */
+            kill_all(&found);
+            return KILLED;
+        }
         breach = over(&spec, PROCESSES, (long long)found.count);
         if (breach.limit == NULL)
             breach = over(&spec, MEMORY, memory(&found));

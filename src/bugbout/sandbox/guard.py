@@ -5,17 +5,20 @@ and importing as little of the standard library as it can (it starts on every at
 ``json``, ``signal`` and ``typing`` alone would double its start)::
 
     python3 -I -S guard.py --report=FILE --memory=N --processes=N --disk=N --files=N
-        [--watch=FOLDER]... -- ARGV...
+        [--watch=FOLDER]... [--lifeline=FD] -- ARGV...
 
 ``--report`` is a file to write the breach to, ``--watch`` a folder whose growth (bytes
-and entries) is limited. The guard becomes a child subreaper, so every process the
-command starts stays its descendant, even orphaned. Every ``INTERVAL`` seconds it adds
-up the private resident memory (``statm``: resident minus shared) and the number of its
-descendants; every few seconds it measures how many bytes and entries the watched
-folders gained since the start. Past a limit it writes ``{"limit", "used", "allowed"}``
-to the report, kills every descendant and exits 137. Files are capped at ``disk`` bytes
-by ``RLIMIT_FSIZE``. Otherwise it exits with the command's status (128 + the signal
-when killed), after killing whatever it left behind. Bad options: exit status 2.
+and entries) is limited, ``--lifeline`` an inherited descriptor: the read end of a pipe
+whose write end only bugbout holds. When it reads end of file, bugbout has ended,
+however it ended: the guard kills every descendant and exits 137. The guard becomes a
+child subreaper, so every process the command starts stays its descendant, even
+orphaned. Every ``INTERVAL`` seconds it adds up the private resident memory (``statm``:
+resident minus shared) and the number of its descendants; every few seconds it measures
+how many bytes and entries the watched folders gained since the start. Past a limit it
+writes ``{"limit", "used", "allowed"}`` to the report, kills every descendant and exits
+137. Files are capped at ``disk`` bytes by ``RLIMIT_FSIZE``. Otherwise it exits with the
+command's status (128 + the signal when killed), after killing whatever it left behind.
+Bad options: exit status 2.
 
 ``guard.c`` is the same guard in C, which bugbout compiles and runs instead
 (``bugbout.sandbox.guard_build``); this one runs where it cannot be compiled. A change
@@ -55,13 +58,16 @@ class Spec:
         self.report = ""
         self.watched: list[str] = []
         self.limits: dict[str, int] = {}
+        self.lifeline: int | None = None
         position = 0
         while position < len(args) and args[position] != "--":
             option, equals, value = args[position].removeprefix("--").partition("=")
-            if not equals or option not in (*LIMITS, "report", "watch"):
+            if not equals or option not in (*LIMITS, "report", "watch", "lifeline"):
                 raise ValueError(f"unknown option or no value: {args[position]!r}")
             if option == "report":
                 self.report = value
+            elif option == "lifeline":
+                self.lifeline = _descriptor(value, args[position])
             elif option == "watch":
                 self.watched.append(value)
             else:
@@ -105,6 +111,9 @@ def main(args: list[str]) -> int:
     while status is None:
         status = _reap(child, INTERVAL, ended)
         descendants = _descendants()
+        if _orphaned(spec.lifeline):  # bugbout is gone: nothing of the run outlives it
+            _kill_all(descendants)
+            return KILLED
         memory = _memory(descendants)
         breach = _over("processes", len(descendants), limits) or _over("memory", memory, limits)
         if breach is None and (status is not None or time.monotonic() >= next_disk):
@@ -119,6 +128,25 @@ def main(args: list[str]) -> int:
         return KILLED
     assert status is not None
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+def _descriptor(value: str, option: str) -> int:
+    """The open descriptor ``value`` names, made close-on-exec: the command never holds it."""
+    try:
+        os.set_inheritable(int(value), False)
+    except (ValueError, OSError):
+        raise ValueError(f"not an open descriptor: {option!r}") from None
+    return int(value)
+
+
+def _orphaned(lifeline: int | None) -> bool:
+    """Whether bugbout has ended: the write end of its ``lifeline``, which only bugbout held,
+    is closed, however bugbout ended (the pipe reads end of file)."""
+    if lifeline is None:
+        return False
+    poller = select.poll()
+    poller.register(lifeline, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _ending(child: int) -> int | None:

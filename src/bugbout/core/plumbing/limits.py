@@ -82,6 +82,9 @@ class Guard:
     """Where the guard writes the limit the agent went past; a path the agent cannot write."""
     program: Path | None = None
     """The compiled guard (:func:`guard_program`); ``None``: guard.py, run by this Python."""
+    lifeline: int | None = None
+    """The read end of bugbout's lifeline (:mod:`bugbout.core.plumbing.lifeline`), passed to
+    the guard (:attr:`fds`): once bugbout has ended, the guard kills what it guards."""
 
     def wrap(self, argv: list[str]) -> list[str]:
         """``argv`` run under the guard."""
@@ -99,8 +102,14 @@ class Guard:
         )
         return [
             *start, f"--report={self.report}", *options,
-            *(f"--watch={path}" for path in watched), "--", *argv,
+            *(f"--watch={path}" for path in watched),
+            *([f"--lifeline={self.lifeline}"] if self.lifeline is not None else []), "--", *argv,
         ]  # fmt: skip
+
+    @property
+    def fds(self) -> tuple[int, ...]:
+        """The descriptors the guard's process must inherit (``pass_fds``)."""
+        return (self.lifeline,) if self.lifeline is not None else ()
 
     def breach(self) -> str | None:
         """The limit the agent went past, as a reason; ``None`` when it kept to them."""

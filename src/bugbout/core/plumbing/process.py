@@ -51,8 +51,10 @@ def run_logged(
     stdout: Path,
     stderr: Path,
     limit: int,
+    pass_fds: tuple[int, ...] = (),
 ) -> Finished:
-    """Run ``argv`` in a new session; keep at most ``limit`` bytes of each stream."""
+    """Run ``argv`` in a new session, with the descriptors ``pass_fds`` (a guard's
+    lifeline); keep at most ``limit`` bytes of each stream."""
     started = time.monotonic()
     process = subprocess.Popen(
         argv,
@@ -62,6 +64,7 @@ def run_logged(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        pass_fds=pass_fds,
     )
     watch(process)  # a stopped bout kills its group
     assert process.stdout is not None and process.stderr is not None

@@ -15,6 +15,7 @@ from pathlib import Path
 from bugbout.core.plumbing.checkout import Checkouts, WorkingCopy
 from bugbout.core.plumbing.confine import masked_paths, readable_paths
 from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.lifeline import lifeline
 from bugbout.core.plumbing.limits import Guard, LimitExceeded
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
 from bugbout.core.plumbing.process import Finished, run_logged
@@ -172,7 +173,9 @@ def _run(
         if space.copy.overlay is not None:
             argv = enter(space.copy.overlay, argv)
         writable = (space.copy.changes, *confinement.writable)
-        guard = Guard(settings.limits, writable, space.root / "limits.json", tools.guard)
+        guard = Guard(
+            settings.limits, writable, space.root / "limits.json", tools.guard, lifeline()
+        )
         captures = Captures(space.root / "streams").create()  # out of the agent's sight
         ended = run_logged(
             guard.wrap(argv),
@@ -183,6 +186,7 @@ def _run(
             stdout=captures.stdout,
             stderr=captures.stderr,
             limit=settings.run.log_limit,
+            pass_fds=guard.fds,
         )
     tampered = captures.publish(space.logs)  # the agent has stopped: nothing can replace them
     breach = guard.breach()
