@@ -248,10 +248,14 @@ class Bout:
             }
         return self._attempts
 
+    def resolutions(self) -> dict[str, dict[str, Any]]:
+        """Each patch's resolution: its score and the run that scored it (one task)."""
+        (task,) = json.loads((self.store / "resolutions.json").read_text()).values()
+        return dict(task["patches"])
+
     def scores(self) -> dict[str, str]:
         """Each patch's score (one task)."""
-        (task,) = json.loads((self.store / "resolutions.json").read_text()).values()
-        return {name: resolution["score"] for name, resolution in task["patches"].items()}
+        return {name: resolution["score"] for name, resolution in self.resolutions().items()}
 
     def stored_files(self) -> Iterator[Path]:
         """Every file bugbout stored or a report can lead to: the store, and the attempts'

@@ -14,6 +14,7 @@ from bugbout.core.contract.types import SandboxPlugin
 from bugbout.doctor.check import Check
 from bugbout.doctor.eras import python_check
 from bugbout.doctor.probes import probe, quiet_env, version_in
+from bugbout.doctor.protections import protections_check
 
 
 def machine_checks(
@@ -25,6 +26,7 @@ def machine_checks(
     yield uv_check()
     yield python_check(settings, plugins, configured=configured)
     yield sandbox_check(settings, plugins)
+    yield protections_check(settings, plugins)
     yield guard_check()
     yield checkouts_check(settings, plugins)
     yield podman_check(settings)

@@ -27,7 +27,8 @@ def _offline_prefix() -> tuple[str, ...]:
     bwrap = shutil.which("bwrap")
     if bwrap:
         candidates.append(
-            (bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-net",
+            (bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--ro-bind-try", "/proc/sys",
+             "/proc/sys", "--unshare-net",
              "--unshare-pid", "--die-with-parent", "--")
         )  # fmt: skip
     unshare = shutil.which("unshare")

@@ -9,12 +9,18 @@ paths are bound read-only and writable ones read-write, the most specific path l
 It gets its own pid, ipc and uts namespaces (it sees and signals only its own
 processes), and its own network namespace, with only loopback, unless the confinement
 keeps the network. It has no capabilities, even when bugbout runs as root, so it cannot
-unmount what hides a path. It dies with bwrap: killing bwrap, or the process group it
-was started in, kills every process of the sandbox.
+unmount what hides a path. The kernel's global settings in ``/proc`` (``/proc/sys``,
+``/proc/sysrq-trigger``...) are read-only and its memory and keys (``/proc/kcore``...)
+hidden: a uid 0 without capabilities may still write a sysctl such as
+``kernel.core_pattern``, which the kernel then runs as root on the host. A seccomp filter
+(:mod:`bugbout.sandbox.seccomp`) refuses the system calls no agent or test needs. It
+dies with bwrap: killing bwrap, or the process group it was started in, kills every
+process of the sandbox.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -25,8 +31,10 @@ from pathlib import Path
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.contract.errors import PluginError
 from bugbout.core.contract.types import Options
+from bugbout.core.plumbing import tools
 from bugbout.plugins.sandboxes import Access, layers, resolve
 from bugbout.sandbox.confinement import Confinement
+from bugbout.sandbox.seccomp import seccomp_program
 
 PROBE_TIMEOUT = 30.0
 PROBE_SIZE = 1_000_000
@@ -41,6 +49,20 @@ machine's daemons (docker, dbus, the user's session), which a read-only mount do
 stop a process from connecting to."""
 RESOLV_CONF = Path("/etc/resolv.conf")
 NO_SANDBOX = "or set sandbox=none to run agents unconfined"
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""The kernel's global knobs in ``/proc``, made read-only: permissions, not capabilities,
+guard most of them, so a uid 0 without capabilities could write them."""
+PROC_HIDDEN = (
+    "/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
+    "/proc/latency_stats", "/proc/acpi", "/proc/asound", "/proc/scsi", "/sys/firmware",
+    "/sys/kernel/debug", "/sys/kernel/security",
+)  # fmt: skip
+"""What the kernel tells of its memory, keys, timers and firmware: hidden."""
+SECCOMP_FD = 3
+"""The descriptor bwrap reads its seccomp filter from (``--seccomp``)."""
+SECCOMP_OPEN = 'filter=$1; shift; exec "$@" 3<"$filter"'
+"""A shell line that opens the filter on :data:`SECCOMP_FD` and becomes bwrap: the
+command line is all a sandbox hands its caller."""
 
 
 class BubblewrapOptions(Options):
@@ -67,6 +89,10 @@ class Bubblewrap:
         self._problem: str | None = None
         self._sized = False
         """Whether this bwrap sizes a tmpfs (``--size``, bubblewrap 0.8 and later)."""
+        self._filter_lock = threading.Lock()
+        self._filter: Path | None = None
+        """The seccomp filter's file, written on the first :meth:`wrap`; ``None`` where
+        bugbout has no filter for this processor."""
 
     def problem(self) -> str | None:
         """``None`` if bwrap can build a sandbox here (tried once), else why not and the fix."""
@@ -98,7 +124,27 @@ class Bubblewrap:
                 command += ["--bind-try", path, path]
         # Last, once every mount point inside them exists; not recursive, so what is
         # bound inside a masked directory keeps its own access.
-        return [*command, *read_only, "--chdir", str(workdir), "--", *argv]
+        return self._filtered([*command, *read_only, "--chdir", str(workdir), "--", *argv])
+
+    def _filtered(self, command: list[str]) -> list[str]:
+        """``command`` (bwrap's) with the seccomp filter loaded before it runs anything."""
+        path = self.filter_path()
+        if path is None:
+            return command
+        head, tail = command[:1], command[1:]
+        return ["/bin/sh", "-c", SECCOMP_OPEN, "bwrap", str(path), *head,
+                "--seccomp", str(SECCOMP_FD), *tail]  # fmt: skip
+
+    def filter_path(self) -> Path | None:
+        """The seccomp filter for this machine, written once in ``BUGBOUT_HOME/seccomp/``
+        under its hash; ``None`` where bugbout has no filter for this processor."""
+        with self._filter_lock:
+            if self._filter is None:
+                program = seccomp_program(os.uname().machine)
+                if program is None:
+                    return None
+                self._filter = _written(tools.bugbout_home() / "seccomp", program)
+            return self._filter
 
     def _base(self, network: bool, tmp_size: int | None = None) -> list[str]:
         """bwrap and the options every sandbox has: the machine read-only, private
@@ -109,6 +155,12 @@ class Bubblewrap:
         command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # /dev is a tmpfs of bwrap's own size: read-only, with a sized /dev/shm in it.
         command += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+        command += [arg for path in PROC_READ_ONLY for arg in ("--ro-bind-try", path, path)]
+        for path in PROC_HIDDEN:
+            if Path(path).is_dir():
+                command += ["--tmpfs", path, "--remount-ro", path]
+            elif Path(path).exists():
+                command += ["--ro-bind", "/dev/null", path]
         private = [resolve(Path(entry)) for entry in PRIVATE_DIRS]
         hidden = [resolve(Path(entry)) for entry in RUNTIME_DIRS] if self.options.hide_run else []
         done: list[Path] = []
@@ -136,7 +188,7 @@ class Bubblewrap:
     def _try(self) -> subprocess.CompletedProcess[str]:
         """An empty sandbox, as every sandbox is built."""
         return subprocess.run(
-            [*self._base(network=False, tmp_size=PROBE_SIZE), "--", "true"],
+            self._filtered([*self._base(network=False, tmp_size=PROBE_SIZE), "--", "true"]),
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT,
@@ -168,6 +220,26 @@ class Bubblewrap:
         lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
         reason = lines[-1] if lines else f"exit status {result.returncode}"
         return f"bubblewrap cannot create a sandbox here ({reason}): {namespace_fix()}"
+
+
+def _written(folder: Path, program: bytes) -> Path:
+    """``program`` in ``folder``, named by its hash; written to a temporary name then
+    renamed, so two bouts writing at once each rename a whole file."""
+    path = folder / f"filter-{hashlib.sha256(program).hexdigest()[:16]}.bpf"
+    temporary = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}"
+    try:
+        if path.is_file() and path.read_bytes() == program:
+            return path
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(program)
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise PluginError(
+            f"cannot write bubblewrap's seccomp filter in {folder} ({exc.strerror}): make "
+            "BUGBOUT_HOME writable, or point it elsewhere"
+        ) from exc
+    return path
 
 
 def namespace_fix() -> str:
