@@ -24,7 +24,7 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     found = lines(result)
     assert list(found) == [
-        "git", "uv", "python", "sandbox", "guard", "checkouts", "podman", "repository",
+        "git", "uv", "python", "sandbox", "protections", "guard", "checkouts", "podman", "repository",
         "project.source", "project.tests",
     ]  # fmt: skip
     assert all(line.startswith("ok    ") for line in found.values()), result.stdout
@@ -36,7 +36,7 @@ def test_without_a_config_the_machine_is_still_checked(tmp_path: Path) -> None:
     result = bugbout(cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert list(lines(result)) == [
-        "git", "uv", "python", "sandbox", "guard", "checkouts", "podman",
+        "git", "uv", "python", "sandbox", "protections", "guard", "checkouts", "podman",
     ]  # fmt: skip
     assert f"no bugbout.yaml in {tmp_path}" in result.stderr
 
