@@ -24,8 +24,8 @@ def test_machine_checks_pass_here(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     found = lines(result)
     assert list(found) == [
-        "git", "uv", "python", "sandbox", "protections", "guard", "checkouts", "podman", "repository",
-        "project.source", "project.tests",
+        "git", "uv", "python", "sandbox", "protections", "guard", "checkouts", "podman",
+        "repository", "project.source", "project.tests",
     ]  # fmt: skip
     assert all(line.startswith("ok    ") for line in found.values()), result.stdout
     assert f"{sys.version_info[0]}.{sys.version_info[1]}" in found["python"]
