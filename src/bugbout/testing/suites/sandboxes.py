@@ -242,6 +242,19 @@ class SandboxSuite(PluginSuite):
             result = self.run(confining, world.confinement(network=False), _connect(port))
         assert result.returncode != 0, "connected to a 127.0.0.1 server with network=False"
 
+    def test_cannot_change_the_kernels_settings(self, confining: Any, world: World) -> None:
+        """Not even as root: a uid 0 without capabilities may write most of ``/proc/sys``
+        (``kernel.core_pattern`` runs a program as root on the host). Each knob is opened
+        for appending and closed unwritten, which changes nothing."""
+        script = (
+            "for knob in /proc/sys/kernel/core_pattern /proc/sys/fs/lease-break-time "
+            '/proc/sysrq-trigger; do [ -e "$knob" ] && (: >> "$knob") 2>/dev/null '
+            '&& echo "$knob"; done; true'
+        )
+        result = self.sh(confining, world.confinement(), script)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "", f"opened for writing: {result.stdout.split()}"
+
 
 @contextlib.contextmanager
 def _listening() -> Iterator[int]:
