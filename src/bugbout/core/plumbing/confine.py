@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import bugbout
@@ -67,17 +68,35 @@ def test_confinement(settings: BoutSettings, sandbox: Sandbox, home: Path) -> Co
     places masked. With ``sandbox=none`` only the network is switched off."""
     if sandbox.name == "none":
         return lambda argv, tree, writable: offline(argv)
-    masked = masked_paths(settings, home)
+    return SandboxConfine(sandbox, masked_paths(settings, home), settings.limits.tmp)
 
-    def confine(argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
-        readable = readable_paths(argv[:1])
+
+@dataclass(frozen=True)
+class SandboxConfine:
+    """A test run's argv wrapped in ``sandbox``: its tree its working directory, its
+    ``writable`` paths (a private HOME) writable, ``masked`` hidden, the toolchain readable."""
+
+    sandbox: Sandbox
+    masked: tuple[Path, ...]
+    tmp_size: int | None
+
+    @property
+    def overlays(self) -> bool:
+        """Whether the wrapped command can run in bugbout's namespace that mounts an
+        overlay test tree (not podman's: a test tree is then a plain copy)."""
+        return bool(getattr(self.sandbox, "overlays", True))
+
+    def __call__(self, argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
         confinement = Confinement(
             workdir=tree,
             writable=writable,
-            readable=readable,
-            masked=masked,
-            tmp_size=settings.limits.tmp,
+            readable=readable_paths(argv[:1]),
+            masked=self.masked,
+            tmp_size=self.tmp_size,
         )
-        return sandbox.wrap(argv, confinement)
+        return self.sandbox.wrap(argv, confinement)
 
-    return confine
+
+def runs_in_overlays(confine: Confine) -> bool:
+    """Whether ``confine``'s commands can run where an overlay test tree is mounted."""
+    return bool(getattr(confine, "overlays", True))

@@ -30,11 +30,13 @@ from bugbout.core.plumbing.canaries import (
     plant,
     read_outcomes,
 )
+from bugbout.core.plumbing.confine import Confine, runs_in_overlays
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.hung import HangWatch
 from bugbout.core.plumbing.process import kill_group, wait
 from bugbout.core.plumbing.stopping import stopping, watch
 from bugbout.core.plumbing.testtree import TestTree
+from bugbout.core.plumbing.unstarted import PAUSE, TRIES, TestRunNotStarted, never_started
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.sandbox.network import offline
 from bugbout.sandbox.overlay import enter
@@ -98,7 +100,7 @@ def run_tests(
     ``tree`` may be a :class:`~bugbout.core.plumbing.testtree.TestTree` whose edits are done: an
     overlay's edits are sealed, the canaries go into its upper directory and pytest runs
     where the overlay is mounted (a command that confines itself gets a plain copy)."""
-    layered = _layered(environment, tree)
+    layered = _layered(environment, tree, confine)
     where = layered.tree if layered is not None else tree
     assert isinstance(where, Path)
     if layered is not None and layered.overlay is not None:
@@ -114,14 +116,17 @@ def run_tests(
     return relative_to_tree(run, where)
 
 
-def _layered(environment: Environment, tree: Path | TestTree) -> TestTree | None:
+def _layered(environment: Environment, tree: Path | TestTree, confine: Confine) -> TestTree | None:
     """``tree`` sealed when it is a :class:`TestTree`; made a plain copy when it is an
-    overlay and the environment's command confines itself (its own namespaces cannot see
-    the overlay's mount)."""
+    overlay and the command cannot run in the namespace that mounts it: the environment's
+    command confines itself, or the sandbox sets up namespaces of its own (podman, which
+    cannot mount its storage inside bugbout's user namespace)."""
     if not isinstance(tree, TestTree):
         return None
     tree.seal()
-    if tree.overlay is not None and environment.command([], tree.tree, []).contained:
+    if tree.overlay is not None and (
+        environment.command([], tree.tree, []).contained or not runs_in_overlays(confine)
+    ):
         tree.materialise()
     return tree
 
@@ -241,9 +246,45 @@ def _run_pytest(
     skip: frozenset[str],
     coverage: list[bytes] | None,
 ) -> tuple[TestRun, str | None, bool]:
+    """:func:`_pytest_process`, started again when it never started (the sandbox, the
+    container runtime or the interpreter failed first: :mod:`bugbout.core.plumbing.unstarted`);
+    :class:`TestRunNotStarted` when it never does."""
+    pause = PAUSE
+    for number in range(1, TRIES + 1):
+        run, running, hung, why = _pytest_process(
+            environment, tree, targets, planted, project=project, label=label,
+            timeout=timeout, confine=confine, deselect=deselect, skip=skip, coverage=coverage,
+        )  # fmt: skip
+        if why is None:
+            return run, running, hung
+        if number == TRIES or stopping():
+            break
+        time.sleep(pause)
+        pause *= 2
+    raise TestRunNotStarted(
+        f"the {label} test run never started ({why}; tried {number} times): the sandbox "
+        "or the test environment failed, not the code under test"
+    )
+
+
+def _pytest_process(
+    environment: Environment,
+    tree: Path,
+    targets: list[str],
+    planted: Planted,
+    *,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    deselect: list[str],
+    skip: frozenset[str],
+    coverage: list[bytes] | None,
+) -> tuple[TestRun, str | None, bool, str | None]:
     """One pytest process without the tests ``deselect`` and ``skip`` name, the test it
-    was running when it ended (``None`` when it ended between tests), and whether it was
-    killed because that test ran past the project's ``test-timeout``."""
+    was running when it ended (``None`` when it ended between tests), whether it was
+    killed because that test ran past the project's ``test-timeout``, and why it never
+    started (``None``: it did)."""
     key = secrets.token_hex(32)
     tracing = ["-p", "bugbout_coverage"] if coverage is not None else []
     args = [
@@ -298,9 +339,11 @@ def _run_pytest(
         )
         duration = time.monotonic() - started
         outcomes.seek(0)
-        stream = read_outcomes(outcomes.read(), key)
+        written = outcomes.read()
+        stream = read_outcomes(written, key)
         output.seek(0)
         detail = output.read().decode("utf-8", "replace")[-DETAIL_LIMIT:]
+        why = never_started(written, key_line(key), exit_code, detail)
         if coverage is not None:
             traced.seek(0)
             coverage.append(traced.read(COVERAGE_LIMIT))
@@ -314,7 +357,7 @@ def _run_pytest(
         run.detail = f"killed after {timeout:g} s\n{detail}"
     elif run.status != RunStatus.OK:
         run.detail = detail
-    return run, _running(stream.reports), hung
+    return run, _running(stream.reports), hung, why
 
 
 def _wait(

@@ -258,10 +258,11 @@ def run(spec: RunSpec) -> int:
         mountinfo = ""
     name = f"bugbout-{spec.role}-{uuid.uuid4().hex[:16]}"
     with contextlib.ExitStack() as stack:
-        scratch = None
+        scratch, first = None, b""
         if forwarded is not None:  # what the caller put first (a key line) is seen inside
             scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="bugbout-run-"))
-            Path(scratch, "forwarded").write_bytes(_first_line(forwarded))
+            first = _first_line(forwarded)
+            Path(scratch, "forwarded").write_bytes(first)
         argv = podman_argv(spec, name, variables, descriptors, mountinfo, scratch=scratch)
         watcher = _watch(spec, name, environ)
         try:
@@ -274,7 +275,7 @@ def run(spec: RunSpec) -> int:
         code = client.wait()
         watcher.done()
         if forwarded is not None and scratch is not None:
-            _forward(Path(scratch, "forwarded"), forwarded)
+            _forward(Path(scratch, "forwarded"), forwarded, first)
     return code if code >= 0 else 128 - code
 
 
@@ -322,10 +323,15 @@ def _first_line(fd: int) -> bytes:
     return head.split(b"\n", 1)[0] + b"\n" if b"\n" in head else b""
 
 
-def _forward(path: Path, fd: int) -> None:
-    """Copy the records the container wrote (JSON objects, one a line) to ``fd``."""
+def _forward(path: Path, fd: int, first: bytes) -> None:
+    """Copy the records the container wrote (JSON objects, one a line) to ``fd``; and
+    blank ``first`` there as the reader inside blanked it (the sign that it started)."""
     kept = []
     with path.open("rb") as lines:
+        if first and lines.read(len(first)) != first:
+            with contextlib.suppress(OSError):
+                os.pwrite(fd, b" " * (len(first) - 1), 0)
+        lines.seek(0)
         for line in lines:
             with contextlib.suppress(ValueError):
                 if isinstance(json.loads(line), dict):
