@@ -23,10 +23,11 @@ import hmac
 import json
 import secrets
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from bugbout.core.plumbing.canary_twins import Hosted, plant_twins, restore
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 KEY_PREFIX = b"bugbout-key "
@@ -43,6 +44,9 @@ class Canary:
 
     nodeid: str
     must_pass: bool
+    hosted: bool = False
+    """A twin written into a test file of the run (:mod:`~bugbout.core.plumbing.canary_twins`):
+    not expected when no other test of that file reported."""
 
 
 @dataclass
@@ -53,10 +57,17 @@ class Planted:
     files: list[str] = field(default_factory=list)
     """The canary modules, relative to the tree."""
     canaries: list[Canary] = field(default_factory=list)
+    hosts: list[Hosted] = field(default_factory=list)
+    """The test files of the run that hold twins, with their bytes before."""
 
     def targets(self, targets: Sequence[str]) -> list[str]:
-        """``targets`` with the canary modules put in at random places."""
+        """``targets`` with the canary modules put in at random places, and the twins
+        of a host file that is targeted only by node ids beside them."""
         mixed = list(targets)
+        for hosted in self.hosts:
+            if hosted.module not in mixed:
+                for nodeid in hosted.nodeids:
+                    mixed.insert(secrets.randbelow(len(mixed) + 1), nodeid)
         for module in self.files:
             mixed.insert(secrets.randbelow(len(mixed) + 1), module)
         return mixed
@@ -64,10 +75,16 @@ class Planted:
     def modules(self) -> set[str]:
         return set(self.files)
 
+    def nodeids(self) -> set[str]:
+        """The twins' node ids."""
+        return {nodeid for hosted in self.hosts for nodeid in hosted.nodeids}
+
     def remove(self) -> None:
-        """Delete the canary modules (the tree is left as it was)."""
+        """Delete the canary modules and put the host files back (the tree is left as it
+        was)."""
         for module in self.files:
             (self.tree / module).unlink(missing_ok=True)
+        restore(self.tree, self.hosts)
 
 
 def _word() -> str:
@@ -107,10 +124,24 @@ def canary_directory(tree: Path, targets: Sequence[str]) -> str | None:
     return None
 
 
-def plant(tree: Path, targets: Sequence[str]) -> Planted:
-    """Write this run's canary modules beside the first target; nothing when no target
-    exists (the run then has no canaries, and says nothing of them)."""
+def plant(
+    tree: Path,
+    targets: Sequence[str],
+    *,
+    lower: Path | None = None,
+    expose: Callable[[str], None] = lambda module: None,
+) -> Planted:
+    """Write this run's canary modules beside the first target, and twins into the test
+    files it targets (:func:`~bugbout.core.plumbing.canary_twins.plant_twins`, with
+    ``lower`` and ``expose``); nothing when no target exists (the run then has no
+    canaries, and says nothing of them)."""
     planted = Planted(tree)
+    planted.hosts = plant_twins(tree, lower, list(targets), expose)
+    planted.canaries += [
+        Canary(nodeid, must_pass=False, hosted=True)
+        for hosted in planted.hosts
+        for nodeid in hosted.nodeids
+    ]
     directory = canary_directory(tree, targets)
     if directory is None:
         return planted
@@ -220,10 +251,13 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
             f"pytest exited with status {run.exit_code} without finishing its session "
             "(the code under test ended it, or removed bugbout's plugin)"
         )
+    twins = planted.nodeids()
     if finished:
         for canary in planted.canaries:
             outcome = run.outcomes.get(canary.nodeid)
             error = run.collection_errors.get(canary.nodeid.split("::", 1)[0])
+            if outcome is None and canary.hosted and not _neighbours_ran(run, canary, twins):
+                continue  # its file did not run (a collection error, a crash): nor did it
             if outcome is None:
                 why = f"could not be collected ({error})" if error else "did not report"
                 reasons.append(f"canary {canary.nodeid} {why}")
@@ -232,23 +266,23 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
             elif not canary.must_pass and outcome in (Outcome.PASSED, Outcome.XPASSED):
                 reasons.append(f"canary {canary.nodeid} must fail but {outcome.value}")
     modules = planted.modules()
+
+    def own(test: str) -> bool:
+        return test not in twins and test.split("::", 1)[0] not in modules
+
     update: dict[str, object] = {
-        "outcomes": {
-            test: outcome
-            for test, outcome in run.outcomes.items()
-            if test.split("::", 1)[0] not in modules
-        },
+        "outcomes": {test: outcome for test, outcome in run.outcomes.items() if own(test)},
         "collection_errors": {
-            node: message
-            for node, message in run.collection_errors.items()
-            if node.split("::", 1)[0] not in modules
+            node: message for node, message in run.collection_errors.items() if own(node)
         },
-        "failures": {
-            test: line
-            for test, line in run.failures.items()
-            if test.split("::", 1)[0] not in modules
-        },
+        "failures": {test: line for test, line in run.failures.items() if own(test)},
     }
     if reasons:
         update |= {"status": RunStatus.TAMPERED, "tampering": reasons}
     return run.model_copy(update=update)
+
+
+def _neighbours_ran(run: TestRun, canary: Canary, twins: set[str]) -> bool:
+    """Whether a test of the twin's file, not a twin, has an outcome in ``run``."""
+    prefix = canary.nodeid.split("::", 1)[0] + "::"
+    return any(test.startswith(prefix) and test not in twins for test in run.outcomes)

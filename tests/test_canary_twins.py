@@ -1,0 +1,52 @@
+"""Twins: must-fail canaries written into the test files a run targets, named after
+their neighbours, that move no line of the file and leave it as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bugbout.core.plumbing.canaries import plant
+
+TESTS = (
+    "from mid.core import middle\n\n\n"
+    "def test_odd():\n    assert middle([3, 1, 2]) == 2\n\n\n"
+    "def test_even():\n    assert middle([4, 1, 3, 2]) == 2.5\n"
+)
+
+
+def _trees(tmp_path: Path) -> tuple[Path, Path]:
+    lower, tree = tmp_path / "lower", tmp_path / "tree"
+    for root, text in ((lower, TESTS.split("\n\n\ndef test_even")[0] + "\n"), (tree, TESTS)):
+        (root / "tests").mkdir(parents=True)
+        (root / "tests" / "test_core.py").write_text(text)
+        (root / "tests" / "test_other.py").write_text("def test_other():\n    pass\n")
+    return tree, lower
+
+
+def test_twins_are_named_after_their_neighbours_and_move_no_line(tmp_path: Path) -> None:
+    tree, lower = _trees(tmp_path)
+    planted = plant(tree, ["tests"], lower=lower)
+    (hosted,) = [h for h in planted.hosts if h.module == "tests/test_core.py"]
+    names = [nodeid.split("::")[1] for nodeid in hosted.nodeids]
+    assert any("even" in name for name in names), names  # the test the tree added first
+    assert all(name.startswith("test_") and name not in ("test_odd", "test_even") for name in names)
+    text = (tree / "tests" / "test_core.py").read_text()
+    before = TESTS.splitlines()
+    after = text.splitlines()
+    assert len(after) == len(before)
+    assert [line for line in after if line not in before] == [
+        line for line in after if line.startswith("def test_") and "(): assert" in line
+    ]
+    assert all(a == b or not b.strip() for a, b in zip(after, before, strict=True))
+    assert {c.nodeid for c in planted.canaries if c.hosted} == planted.nodeids()
+    planted.remove()
+    assert (tree / "tests" / "test_core.py").read_text() == TESTS
+    assert sorted(p.name for p in (tree / "tests").iterdir()) == ["test_core.py", "test_other.py"]
+
+
+def test_a_host_targeted_by_node_ids_gets_its_twins_among_the_targets(tmp_path: Path) -> None:
+    tree, lower = _trees(tmp_path)
+    planted = plant(tree, ["tests/test_core.py::test_even"], lower=lower)
+    targets = planted.targets(["tests/test_core.py::test_even"])
+    assert planted.nodeids() <= set(targets)
+    planted.remove()
