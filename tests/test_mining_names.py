@@ -3,6 +3,7 @@ its own tests, read from its own blobs, and the names survive the store and the 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -126,8 +127,13 @@ def test_names_round_trip_through_the_store(names_repo: tuple[Path, Fixes], tmp_
     store = Store(tmp_path / ".bugbout")
     path = store.write(TASKS, found)
     text = path.read_bytes().decode("utf-8")  # valid UTF-8 whatever the names
-    assert "tests/test_\\\\xff\\\\xfeweird.py" in text  # JSON for the text \xff\xfe
-    assert "tests/test_back\\\\\\\\slash \\\\\\\\x41.py" in text  # backslashes doubled
+    # not text: marked (a NUL), backslashes doubled, the bytes as \xNN
+    assert "\\u0000tests/test_\\\\xff\\\\xfeweird.py" in text
+    plain = json.loads(text)["tasks"]
+    files = {name for task in plain for name in task["test_files"]}
+    assert files == {*name_history.NAMES, name_history.PLAIN} - {name_history.NON_UTF8} | {
+        "\0" + name_history.NON_UTF8.replace("\udcff\udcfe", "\\xff\\xfe")
+    }  # every name that is text as it is, backslashes and all
     assert store.read(TASKS, TaskSet) == found
 
 
@@ -153,16 +159,18 @@ def test_file_name_text_is_exact_and_utf8(name: str) -> None:
     assert (text == name) == plain
 
 
-def test_a_lone_backslash_in_a_stored_name_is_an_error(tmp_path: Path) -> None:
+def test_a_lone_backslash_in_an_escaped_name_is_an_error(tmp_path: Path) -> None:
     store = Store(tmp_path / ".bugbout")
     store.ensure()
     task = Task(
         id="x", sha="a", parent="b", date="d", title="t", issue={"number": 1},
-        source_files=[], test_files=["tests/test_a.py"],
+        source_files=[], test_files=["tests/test_a.py", "tests/test_\udcff.py"],
     )  # fmt: skip
     store.write(TASKS, TaskSet(tasks=[task]))
     tasks_json = store.path(TASKS)
     tasks_json.write_text(tasks_json.read_text().replace("test_a.py", "test_\\\\q.py"))
+    assert store.read(TASKS, TaskSet).tasks[0].test_files[0] == "tests/test_\\q.py"  # type: ignore[union-attr]
+    tasks_json.write_text(tasks_json.read_text().replace("\\\\xff", "\\\\q"))
     with pytest.raises(Exception, match="corrupt"):
         store.read(TASKS, TaskSet)
 

@@ -42,6 +42,7 @@ from bugbout.core.store.records import (
     Record,
     RunStatus,
     TestRun,
+    Versioned,
 )
 
 MAX_FILES = 200_000
@@ -64,7 +65,7 @@ class CoverageMap(Record):
     """Files that ran outside any test (start-up, plugins)."""
 
 
-class BaseRun(Record):
+class BaseRun(Versioned):
     """The task's suite on the unfixed code, with the fix's test files: the audit's
     baseline, and the coverage map that selects each patch's tests."""
 

@@ -1,25 +1,65 @@
 """The records that pass between pipeline stages, serialised as JSON in the store.
 
 Every stage reads records and writes records; nothing else flows between stages, so a
-bout can stop anywhere and resume from what the store holds. File names and test ids are
-``FileName``: exact through JSON whatever their bytes (see ``bugbout.core.store.filenames``).
+bout can stop anywhere and resume from what the store holds. File names and test ids
+(``FileName``, ``TestId``) are plain JSON text when they are text, and exact through JSON
+whatever their bytes (see ``bugbout.core.store.filenames``). A record that holds them says
+its ``format``: one without it was written before ids were plain text, and is read so.
 """
 
 from __future__ import annotations
 
 import hashlib
 from enum import StrEnum
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
 
-from bugbout.core.store.filenames import FileName
+from bugbout.core.store.filenames import (
+    FileName,
+    PlainTestId,
+    TestId,
+    legacy_names,
+    reading_legacy,
+)
 
 
 class Record(BaseModel):
     """Base of every stored record: unknown keys are errors, values are validated on load."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+FORMAT: Literal[2] = 2
+"""How records write file names and test ids: 2, as JSON text (escaped only when not
+text); 1 (no ``format``), every one escaped, backslashes doubled."""
+
+
+class Versioned(Record):
+    """A record stored on its own (a file, or an entry of one) that holds file names or
+    test ids: it says how it wrote them, and one without ``format`` is read as format 1."""
+
+    format: Literal[2] = FORMAT
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _names_as_written(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        before = None
+        if info.mode == "json" and isinstance(data, dict):
+            # nested without ``format``: as the record around it (a file's own: format 1)
+            before = False if "format" in data else (True if reading_legacy() is None else None)
+        with legacy_names(before):
+            return handler(data)
 
 
 RootT = TypeVar("RootT")
@@ -78,9 +118,9 @@ class Task(Record):
     changed_test_files: list[FileName] = Field(default_factory=list)
     """Every file under the tests the fix added or modified (modules, conftest, data)."""
     deleted_test_files: list[FileName] = Field(default_factory=list)
-    added_tests: list[FileName] = Field(default_factory=list)
+    added_tests: list[TestId] = Field(default_factory=list)
     """``path::Class::test`` names of the tests the fix added or gave new cases."""
-    modified_tests: list[FileName] = Field(default_factory=list)
+    modified_tests: list[TestId] = Field(default_factory=list)
     """Existing tests whose code the fix changed, when it added none (a task only with
     ``miner.modified-tests``, kept only when one of them is fail-to-pass)."""
     scored: bool = True
@@ -93,7 +133,7 @@ class Task(Record):
         return sha[:12]
 
 
-class TaskSet(Record):
+class TaskSet(Versioned):
     """What mining found: the tasks, and how much history was examined and left out."""
 
     examined: int = 0
@@ -148,13 +188,13 @@ class TestRun(Record):
     status: RunStatus
     exit_code: int | None = None
     duration: float = 0.0
-    outcomes: dict[FileName, Outcome] = Field(default_factory=dict)
+    outcomes: dict[TestId, Outcome] = Field(default_factory=dict)
     collection_errors: dict[FileName, str] = Field(default_factory=dict)
     """Modules that failed to collect, with the first line of their error."""
-    failures: dict[FileName, str] = Field(default_factory=dict)
+    failures: dict[TestId, str] = Field(default_factory=dict)
     """Tests that failed or errored, with the first line of their error (bounded,
     untrusted: written by the code under test)."""
-    crashes: dict[str, str] = Field(default_factory=dict)
+    crashes: dict[PlainTestId, str] = Field(default_factory=dict)
     """Tests that killed pytest, with how (``crashed (signal 11)``): each is ``failed`` in
     ``outcomes``, and the other tests were run again without it."""
     detail: str = ""
@@ -206,17 +246,17 @@ class Exemption(Record):
     """The release that needs it, e.g. ``pytest 5.2.1``."""
 
 
-class Oracle(Record):
+class Oracle(Versioned):
     """A task's ground truth, computed from the maintainers' tests before and after the fix."""
 
     task_id: str
     key: str = ""
     """What determined it (tests run, environment): a changed key means recompute."""
     status: OracleStatus
-    fail_to_pass: list[FileName] = Field(default_factory=list)
-    pass_to_pass: list[FileName] = Field(default_factory=list)
-    unstable: list[FileName] = Field(default_factory=list)
-    fail_on_base: list[FileName] = Field(default_factory=list)
+    fail_to_pass: list[TestId] = Field(default_factory=list)
+    pass_to_pass: list[TestId] = Field(default_factory=list)
+    unstable: list[TestId] = Field(default_factory=list)
+    fail_on_base: list[TestId] = Field(default_factory=list)
     """Tests that fail both before and after the fix: pre-existing failures."""
     environment: str = ""
     """The environment the tests ran in (its builder and key)."""
@@ -322,7 +362,7 @@ RETRYABLE = (AttemptStatus.QUOTA, AttemptStatus.INFRA_ERROR, AttemptStatus.INTER
 again by ``--retry-failed`` (``interrupted``: by every run)."""
 
 
-class Attempt(Record):
+class Attempt(Versioned):
     """One agent's run on one task, written the moment it ends."""
 
     task_id: str
@@ -348,9 +388,9 @@ class Attempt(Record):
     """For an examiner: its assignment (``reproduce``, ``specify``)."""
     validation: TestRun | None = None
     """For an examiner: its tests run on the unfixed code."""
-    reproductions: list[FileName] = Field(default_factory=list)
+    reproductions: list[TestId] = Field(default_factory=list)
     """For an examiner: its tests that fail on the unfixed code, as a reproduction must."""
-    rejected_tests: list[FileName] = Field(default_factory=list)
+    rejected_tests: list[TestId] = Field(default_factory=list)
     """For a ``reproduce`` examiner: its tests that pass on the unfixed code (not evidence)."""
     review: Audit | None = None
     """With ``run.rounds`` > 1: the audit of this attempt on visible evidence only, which
@@ -371,7 +411,7 @@ SUITE = "(suite)"
 """The author of the repository's own tests in a matrix."""
 
 
-class Matrix(Record):
+class Matrix(Versioned):
     """Cross-examination of one task: every author's tests run against every patch.
 
     ``outcomes[patch][test]`` is the executed outcome of ``test`` on the code with
@@ -385,10 +425,10 @@ class Matrix(Record):
     """What determined it (the attempts examined, the suite setting)."""
     patches: list[str]
     """Contestant names whose patch was examined, plus ``UNFIXED``."""
-    authors: dict[str, list[FileName]] = Field(default_factory=dict)
+    authors: dict[str, list[TestId]] = Field(default_factory=dict)
     vendors: dict[str, str | None] = Field(default_factory=dict)
     """Each author's (and patch's) vendor, for policies that keep vendors apart."""
-    outcomes: dict[str, dict[FileName, Outcome]] = Field(default_factory=dict)
+    outcomes: dict[str, dict[TestId, Outcome]] = Field(default_factory=dict)
     runs: dict[str, TestRun] = Field(default_factory=dict)
     """The pytest process behind each column (one per patch)."""
 
@@ -400,13 +440,13 @@ class Cell(Record):
     """One matrix cell a verdict rests on."""
 
     patch: str
-    test: FileName
+    test: TestId
     outcome: Outcome | None
     tampered: bool = False
     """The column's run was tampered with: its outcome proves nothing."""
 
 
-class Verdict(Record):
+class Verdict(Versioned):
     """A judge policy's decision on one task: a pick, or an abstention, and why."""
 
     task_id: str
@@ -434,7 +474,7 @@ class Score(StrEnum):
     """The patch meddled with the test run: never resolved, whatever its outcomes."""
 
 
-class Resolution(Record):
+class Resolution(Versioned):
     """How one patch scored against the task's hidden tests."""
 
     task_id: str
@@ -442,8 +482,8 @@ class Resolution(Record):
     key: str = ""
     """The scored attempt's key: a new attempt is scored again."""
     score: Score
-    fail_to_pass: dict[FileName, Outcome | None] = Field(default_factory=dict)
-    pass_to_pass_failing: list[FileName] = Field(default_factory=list)
+    fail_to_pass: dict[TestId, Outcome | None] = Field(default_factory=dict)
+    pass_to_pass_failing: list[TestId] = Field(default_factory=list)
     run: TestRun | None = None
 
 
@@ -478,7 +518,7 @@ class Similarity(Record):
     """The patch looks recalled from the public fix rather than written."""
 
 
-class Audit(Record):
+class Audit(Versioned):
     """An auditor's verdict on one patch, with its route and kill report. Audits never
     change a tree."""
 
@@ -489,11 +529,11 @@ class Audit(Record):
     auditor: str
     verdict: AuditVerdict
     route: Route
-    still_failing: list[FileName] = Field(default_factory=list)
+    still_failing: list[TestId] = Field(default_factory=list)
     """fail-to-pass tests that do not pass with the patch."""
-    regressions: list[FileName] = Field(default_factory=list)
+    regressions: list[TestId] = Field(default_factory=list)
     """Tests passing on the unfixed code that fail with the patch."""
-    pre_existing: list[FileName] = Field(default_factory=list)
+    pre_existing: list[TestId] = Field(default_factory=list)
     """Failing tests that already failed on the unfixed code (not counted)."""
     report: str = ""
     """The kill report: what failed and why, for the next round's prompt."""
