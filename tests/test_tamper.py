@@ -69,6 +69,16 @@ FLAGGED = {
     "import sys\n\ndef f():\n    return sys._getframe(1).f_code.co_name\n": "callers' frames",
     "import inspect\n\ndef f():\n    return inspect.stack()[1]\n": "callers' frames",
     "def f(frame):\n    return frame.f_back.f_locals\n": "callers' frames",
+    # names built at run time, folded
+    "import importlib\nm = importlib.import_module('s' + 'ys')\nx = getattr(m, 'mod' + 'ules')\n": (
+        "builds the name 'modules' at run time"
+    ),
+    "import gc\nwalk = getattr(gc, ''.join(['get_', 'objects']))\n": "walks the interpreter's",
+    "NAME = 'tsetyp'\nimport importlib\nimportlib.import_module(NAME[::-1])\n": "imports pytest",
+    "X = chr(112) + chr(121) + 'test'\n": "builds the name 'pytest' at run time",
+    "import sys\nf = getattr(sys, 'set' + 'trace')\n": "sets a trace function",
+    "K = f\"{'bug'}bout\"\n": "builds the name 'bugbout' at run time",
+    "code = compile('x = 1', __file__, 'exec')\n": "compiles code under a file name",
 }
 
 CLEAN = [
@@ -77,6 +87,9 @@ CLEAN = [
     "import os\n\nCONFIG = open(os.devnull).read()\n",
     "import sys\n\nif sys.version_info < (3, 9):\n    raise ImportError('too old')\n",
     "import gc\n\ndef collect():\n    gc.collect()\n",
+    "NAME = 'a-b'.replace('-', '_')\nPARTS = [1, 2]\nPARTS.remove(1)\nD = {}.copy()\n",
+    "from pathlib import Path\nKEY = str(Path('a')).replace('/', '.')\n",
+    "code = compile('x = 1', '<generated>', 'exec')\nLABEL = 'multi' + 'ply'\n",
 ]
 
 

@@ -19,9 +19,11 @@ rather than fixing anything:
 
 Only what the patch *adds* is flagged: a finding the file already had before the patch
 (the same rule on the same name) is the project's own code. Each finding is one line,
-``path:line: what``. This is a tripwire, not a proof: code built at run time (``exec``,
-strings assembled piece by piece) passes it; the canaries and the outcome plugin
-(:mod:`bugbout.core.plumbing.canaries`) are what a run is judged on.
+``path:line: what``. Names built at run time from constants (``"mod" + "ules"``,
+``"".join(...)``, ``chr(115)``, a reversed string, a module-level name bound to one) are
+folded and judged as written, and ``compile`` under a file name is flagged. This is a
+tripwire, not a proof: strings computed otherwise pass it; the canaries and the outcome
+plugin (:mod:`bugbout.core.plumbing.canaries`) are what a run is judged on.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from bugbout.core.audit.folding import Folder
 from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, RunStatus, TestRun
 
 READ_LIMIT = 5 * 1024 * 1024
@@ -55,11 +58,23 @@ INTERPRETER = {
 }
 FLAGGED_MODULES = {"atexit": "uses atexit", "builtins": "reaches into builtins"}
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
-WRITES = {
-    "write_text", "write_bytes", "unlink", "rename", "replace", "remove", "rmtree",
-    "symlink_to", "hardlink_to", "touch", "copy", "copy2", "copyfile", "copytree", "move",
-    "symlink", "link", "truncate", "rmdir", "removedirs",
+PATH_WRITES = {"write_text", "write_bytes", "unlink", "symlink_to", "hardlink_to", "touch"}
+"""Methods that write or delete files whatever they are called on (``pathlib``'s)."""
+ONE_PATH = {"rename", "replace"}
+"""``Path.rename(target)``: one argument; ``str.replace(old, new)`` takes two."""
+FILE_MODULES = ("os", "shutil")
+MODULE_WRITES = {
+    "remove", "unlink", "rename", "replace", "rmtree", "copy", "copy2", "copyfile",
+    "copytree", "move", "symlink", "link", "truncate", "rmdir", "removedirs", "renames",
 }  # fmt: skip
+"""Functions of ``os`` and ``shutil`` that write or delete files."""
+SENSITIVE = {
+    "sys", "gc", "builtins", "__builtins__", "atexit", "inspect", "ctypes", "modules",
+    "f_back", "f_locals", "f_globals", "co_filename", "__code__", "__globals__",
+    "__closure__", "cell_contents", "exec", "eval", "compile",
+} | {attribute for _, attribute in INTERPRETER}  # fmt: skip
+"""Names that code built at run time gives itself away by (besides pytest's and
+bugbout's own)."""
 
 
 @dataclass(frozen=True)
@@ -147,8 +162,15 @@ def _names_runner(text: str) -> bool:
 
 
 def _references(module: ast.Module) -> Iterator[tuple[ast.stmt | ast.expr, str]]:
-    """Imports, names, attributes and strings that reach into the test run."""
+    """Imports, names, attributes and strings that reach into the test run, with names
+    built at run time seen through (:mod:`bugbout.core.audit.folding`)."""
+    folder = Folder(module)
     for node in ast.walk(module):
+        built = folder.built(node) if isinstance(node, ast.expr) else None
+        if isinstance(node, ast.expr) and built is not None and _sensitive(built):
+            yield node, f"builds the name {built!r} at run time"
+        if isinstance(node, ast.Call):
+            yield from _dynamic(node, folder)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield from _imported(node, alias.name, None)
@@ -177,8 +199,39 @@ def _references(module: ast.Module) -> Iterator[tuple[ast.stmt | ast.expr, str]]
             yield node, "declares pytest_plugins"
 
 
+def _sensitive(name: str) -> bool:
+    lowered = name.lower()
+    return (
+        name in SENSITIVE
+        or _names_runner(name)
+        or any(word in lowered for word in ("pytest", "pluggy", "bugbout"))
+    )
+
+
+def _dynamic(call: ast.Call, folder: Folder) -> Iterator[tuple[ast.stmt | ast.expr, str]]:
+    """What ``getattr(sys, name)``, ``import_module(name)``, ``__import__(name)`` and
+    ``compile(..., filename)`` reach, their names folded."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    args = call.args
+    if name in ("getattr", "setattr", "delattr", "hasattr") and len(args) > 1:
+        attribute = folder.fold(args[1])
+        if isinstance(args[0], ast.Name) and attribute is not None:
+            what = INTERPRETER.get((args[0].id, attribute))
+            if what:
+                yield call, what
+    elif name in ("__import__", "import_module") and args:
+        module = folder.fold(args[0])
+        if module is not None:
+            yield from _imported(call, module, None)
+    elif name == "compile" and len(args) > 1:
+        filename = folder.fold(args[1])
+        if filename is None or not filename.startswith("<"):
+            yield call, "compiles code under a file name"
+
+
 def _imported(
-    node: ast.stmt, module: str, name: str | None
+    node: ast.stmt | ast.expr, module: str, name: str | None
 ) -> Iterator[tuple[ast.stmt | ast.expr, str]]:
     if _runner(module):
         yield node, f"imports {module}"
@@ -224,7 +277,12 @@ def _calls(node: ast.AST) -> Iterator[ast.Call]:
 
 def _is_write(call: ast.Call) -> bool:
     if isinstance(call.func, ast.Attribute):
-        return call.func.attr in WRITES
+        attribute, receiver = call.func.attr, call.func.value
+        if isinstance(receiver, ast.Name) and receiver.id in FILE_MODULES:
+            return attribute in MODULE_WRITES
+        if attribute in ONE_PATH:
+            return len(call.args) + len(call.keywords) == 1
+        return attribute in PATH_WRITES
     if isinstance(call.func, ast.Name) and call.func.id == "open":
         mode = call.args[1] if len(call.args) > 1 else None
         mode = next((k.value for k in call.keywords if k.arg == "mode"), mode)
