@@ -16,7 +16,10 @@ TESTS = (
 
 def _trees(tmp_path: Path) -> tuple[Path, Path]:
     lower, tree = tmp_path / "lower", tmp_path / "tree"
-    for root, text in ((lower, TESTS.split("\n\n\ndef test_even")[0] + "\n"), (tree, TESTS)):
+    for root, text in (
+        (lower, TESTS.split("\n\n\ndef test_even", maxsplit=1)[0] + "\n"),
+        (tree, TESTS),
+    ):
         (root / "tests").mkdir(parents=True)
         (root / "tests" / "test_core.py").write_text(text)
         (root / "tests" / "test_other.py").write_text("def test_other():\n    pass\n")

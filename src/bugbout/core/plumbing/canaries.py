@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from bugbout.core.plumbing.canary_twins import Hosted, plant_twins, restore
+from bugbout.core.plumbing.impostors import impostors
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 KEY_PREFIX = b"bugbout-key "
@@ -59,6 +60,9 @@ class Planted:
     canaries: list[Canary] = field(default_factory=list)
     hosts: list[Hosted] = field(default_factory=list)
     """The test files of the run that hold twins, with their bytes before."""
+    lower: Path | None = None
+    """The tree before bugbout's edits, when the run is on edits (a patch): what tells
+    the patch's impostors (:mod:`~bugbout.core.plumbing.impostors`) from the project's."""
 
     def targets(self, targets: Sequence[str]) -> list[str]:
         """``targets`` with the canary modules put in at random places, and the twins
@@ -135,7 +139,7 @@ def plant(
     files it targets (:func:`~bugbout.core.plumbing.canary_twins.plant_twins`, with
     ``lower`` and ``expose``); nothing when no target exists (the run then has no
     canaries, and says nothing of them)."""
-    planted = Planted(tree)
+    planted = Planted(tree, lower=lower)
     planted.hosts = plant_twins(tree, lower, list(targets), expose)
     planted.canaries += [
         Canary(nodeid, must_pass=False, hosted=True)
@@ -178,6 +182,8 @@ class Stream:
     reports: list[dict[str, str]] = field(default_factory=list)
     summary: dict[str, object] | None = None
     tampering: list[str] = field(default_factory=list)
+    impostors: object = None
+    """The summary's classes whose values may equal anything, as the plugin wrote them."""
 
 
 def read_outcomes(data: bytes, key: str) -> Stream:
@@ -214,6 +220,7 @@ def read_outcomes(data: bytes, key: str) -> Stream:
                 f"the plugin wrote {stream.summary.get('reports')} reports, "
                 f"{len(stream.reports)} arrived"
             )
+        stream.impostors = stream.summary.get("impostors")
         changes = stream.summary.get("changes")
         if isinstance(changes, list):
             stream.tampering += [f"pytest was changed: {change}" for change in changes]
@@ -245,6 +252,8 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
     if it had finished (status 0 or 1) without the plugin's summary was cut short by the
     code under test."""
     reasons = list(stream.tampering)
+    if planted.lower is not None:
+        reasons += impostors(stream.impostors, planted.tree, planted.lower)
     finished = stream.summary is not None
     if not finished and run.exit_code in PYTEST_ENDED and run.status != RunStatus.TIMEOUT:
         reasons.append(

@@ -70,7 +70,7 @@ def _changed(path: Path, before: Path) -> bool:
             return True
     except OSError:
         return True
-    return _read(path) != _read(before)
+    return read_regular(path) != read_regular(before)
 
 
 def _test_files(root: Path, directory: PurePosixPath) -> list[str]:
@@ -120,7 +120,9 @@ def restore(tree: Path, planted: list[Hosted]) -> None:
         (tree / hosted.module).write_bytes(hosted.original)
 
 
-def _read(path: Path) -> bytes | None:
+def read_regular(path: Path) -> bytes | None:
+    """A regular file's bytes, opened without following a link; ``None`` when it is not
+    one, or is over ``READ_LIMIT``."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -133,7 +135,7 @@ def _read(path: Path) -> bytes | None:
 
 
 def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
-    original = _read(path)
+    original = read_regular(path)
     if original is None:
         return None
     try:
@@ -181,7 +183,7 @@ def _test_names(parsed: ast.Module) -> list[str]:
 
 
 def _old_names(before: Path | None) -> set[str]:
-    text = _read(before) if before is not None else None
+    text = read_regular(before) if before is not None else None
     try:
         return set(_test_names(ast.parse(text))) if text is not None else set()
     except (SyntaxError, ValueError):

@@ -29,12 +29,14 @@ The code under test runs in this process and can defeat any check made here; bug
 canary tests are the ground check (see ``bugbout.core.plumbing.canaries``).
 """
 
+import gc
 import hashlib
 import hmac
 import json
 import os
 import sys
 import types
+import weakref
 
 FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
@@ -148,6 +150,7 @@ class _Watch(object):
             module = sys.modules[name]
             self.modules[name] = (module, _snapshot(module))
         self.functions = {}
+        self.extra = []
 
     def emit(self, record):
         if self.stream is None:
@@ -264,6 +267,175 @@ def _foreign_hooks(config):
     return found
 
 
+PROBED = ("__eq__", "__ne__", "__contains__")
+"""What a value that matches anything overrides."""
+SAMPLES = (
+    (int, 7, 8),
+    (float, 7.5, 8.5),
+    (complex, 7j, 8j),
+    (str, "seven", "eight"),
+    (bytes, b"seven", b"eight"),
+    (tuple, (7,), (8,)),
+    (frozenset, frozenset([7]), frozenset([8])),
+    (list, [7], [8]),
+    (dict, {7: 7}, {8: 8}),
+    (set, {7}, {8}),
+)
+"""A builtin a class may derive from, a value to make an instance of it with, and
+another value it must not equal."""
+
+
+class _Impostors(object):
+    """Classes made during the run whose instances may compare equal to anything, kept
+    alive from each garbage collection's start (a class is freed only by the collector)
+    to the session's end, when each is probed with values it has never seen. A class
+    made and freed between two collections under another class than ``object`` or the
+    builtins is missed."""
+
+    def __init__(self, root):
+        self.root = os.path.realpath(root)
+        self.seen = {}  # id -> a weak reference: a class's own __hash__ is not called
+        self.suspects = []
+        self.roots = [object] + [sample[0] for sample in SAMPLES]
+        self.scan(everything=True)
+
+    def scan(self, everything=False):
+        """Look at the classes not seen yet: in the whole tree of classes (``everything``),
+        else the newest subclasses of ``object`` and of the builtins above (a type lists
+        its subclasses in the order they were made) and all below them."""
+        stack = list(self.roots)
+        while stack:
+            klass = stack.pop()
+            try:
+                subclasses = type.__subclasses__(klass)
+            except TypeError:
+                continue
+            for sub in subclasses if everything else reversed(subclasses):
+                known = self.seen.get(id(sub))
+                if known is not None and known() is sub:
+                    if everything:
+                        stack.append(sub)
+                        continue
+                    break
+                self.seen[id(sub)] = weakref.ref(sub)
+                stack.append(sub)
+                self._consider(sub)
+
+    def _consider(self, klass):
+        """Keep ``klass`` for the probe when it gives its own comparisons and is not a
+        library's."""
+        try:
+            own = any(_python_level(vars(klass).get(name)) for name in PROBED)
+            if own and not self._library(klass):
+                self.suspects.append(klass)
+        except Exception:  # a class's own lookups failed: probe it
+            self.suspects.append(klass)
+
+    def on_collection(self, phase, info):
+        if phase == "start":
+            self.scan()
+
+    def _library(self, klass):
+        """Whether ``klass`` is a library's: defined in a file outside the rootdir, where
+        its module holds it by its name."""
+        if not _named(klass):
+            return False
+        files = [getattr(sys.modules[klass.__module__], "__file__", None)]
+        for name in PROBED:
+            if name in vars(klass):
+                files.append(getattr(_code_of(vars(klass)[name]), "co_filename", None))
+        return all(f and os.path.isfile(f) and not _inside(f, self.root) for f in files)
+
+    def found(self):
+        """The suspects that answer as nothing honest does, one record each."""
+        self.scan(everything=True)
+        records = []
+        for klass in dict((id(k), k) for k in self.suspects).values():
+            module = sys.modules.get(klass.__module__)
+            for name, why in _probe(klass):
+                code = _code_of(vars(klass).get(name))
+                records.append(
+                    {
+                        "class": "%s.%s" % (klass.__module__, klass.__qualname__),
+                        "qualname": klass.__qualname__,
+                        "named": _named(klass),
+                        "method": name,
+                        "why": why,
+                        "file": self._where(getattr(module, "__file__", None)),
+                        "code": self._where(getattr(code, "co_filename", None)),
+                        "filed": os.path.isfile(getattr(code, "co_filename", None) or ""),
+                    }
+                )
+        return records
+
+    def _where(self, path):
+        if not path:
+            return None
+        if _inside(path, self.root):
+            return os.path.relpath(os.path.realpath(path), self.root).replace(os.sep, "/")
+        return path
+
+
+def _named(klass):
+    """Whether ``klass``'s module holds it under its qualified name."""
+    found = sys.modules.get(getattr(klass, "__module__", None) or "")
+    try:
+        for part in klass.__qualname__.split("."):
+            found = getattr(found, part, None)
+    except Exception:
+        return False
+    return found is klass
+
+
+def _python_level(member):
+    """Whether ``member`` is code the class itself gives (not a builtin's slot)."""
+    return member is not None and not isinstance(
+        member,
+        (types.BuiltinFunctionType, type(object.__eq__), type(str.join), type(None)),
+    )
+
+
+def _instance(klass):
+    """An instance of ``klass`` made without its own code, and a value it must not
+    equal; ``None`` when there is no such way."""
+    for base, value, other in SAMPLES:
+        if issubclass(klass, base):
+            made = base.__new__(klass) if base in (list, dict, set) else base.__new__(klass, value)
+            if base in (list, dict, set):
+                base.__init__(made, value)
+            return made, other
+    solid = next(b for b in klass.__mro__ if b.__module__ == "builtins")
+    return solid.__new__(klass), None
+
+
+def _probe(klass):
+    """``(method, why)`` for each comparison of ``klass`` that answers as nothing honest
+    does: equal to a fresh object (or to a value of its builtin it is not), not unequal
+    to one, or holding one."""
+    fresh = type("bugbout_probe_%x" % id(klass), (object,), {})()
+    try:
+        made, other = _instance(klass)
+    except Exception:
+        return []
+    found = []
+    members = vars(klass)
+    for stranger in (fresh, other) if other is not None else (fresh,):
+        checks = (
+            ("__eq__", True, "equals %r" % type(stranger).__name__),
+            ("__ne__", False, "is not unequal to %r" % type(stranger).__name__),
+            ("__contains__", True, "holds %r" % type(stranger).__name__),
+        )
+        for name, answer, why in checks:
+            if name not in members or any(n == name for n, _ in found):
+                continue
+            try:
+                if getattr(klass, name)(made, stranger) is answer:
+                    found.append((name, why))
+            except Exception:
+                continue
+    return found
+
+
 def _first_line(report, last=True):
     """The report's error line (an ``E`` line: the last for a collection error, the first
     for a failing test), else its last line; at most 500 characters."""
@@ -311,6 +483,7 @@ def _read_skipped():
 _fd = int(os.environ[FD_VARIABLE])
 _watch = _Watch(_fd, _read_key(_fd))
 _skipped = _read_skipped()
+_impostors = None
 del _fd
 
 
@@ -349,6 +522,9 @@ def pytest_collectreport(report):
 
 
 def pytest_configure(config):
+    global _impostors
+    _impostors = _Impostors(str(getattr(config, "rootpath", None) or config.rootdir))
+    gc.callbacks.append(_impostors.on_collection)
     for hook_name in (
         "pytest_runtest_logstart",
         "pytest_runtest_logreport",
@@ -360,6 +536,14 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session):
+    if _impostors is None or _impostors.on_collection not in gc.callbacks:
+        _watch.extra.append("bugbout's garbage collection callback was removed")
     _watch.emit(
-        {"summary": {"reports": _watch.sequence, "changes": _watch.changes(session.config)}}
+        {
+            "summary": {
+                "reports": _watch.sequence,
+                "changes": _watch.changes(session.config) + _watch.extra,
+                "impostors": _impostors.found() if _impostors is not None else [],
+            }
+        }
     )
