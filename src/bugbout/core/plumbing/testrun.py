@@ -105,7 +105,12 @@ def run_tests(
     assert isinstance(where, Path)
     if layered is not None and layered.overlay is not None:
         _expose_first_target(layered, targets)
-    planted = plant(layered.edits if layered is not None else where, targets)
+    planted = plant(
+        layered.edits if layered is not None else where,
+        targets,
+        lower=layered.lower if layered is not None else None,
+        expose=(lambda module: layered.expose([module])) if layered is not None else _no_op,
+    )
     try:
         run = _isolating_crashes(
             environment, where, targets, planted, project=project, label=label,
@@ -114,6 +119,10 @@ def run_tests(
     finally:
         planted.remove()
     return relative_to_tree(run, where)
+
+
+def _no_op(module: str) -> None:
+    """Nothing to expose: a plain tree is edited where it lies."""
 
 
 def _layered(environment: Environment, tree: Path | TestTree, confine: Confine) -> TestTree | None:
