@@ -141,8 +141,9 @@ def test_pass_at_k_against_hand_computed_values() -> None:
         pytest.approx(0.3755, abs=1e-4),
         pytest.approx(0.9638, abs=1e-4),
     )
-    # the gain of one task in five, paired over the same tasks
-    assert (second.gain_low, second.gain_high) == (0.0, 0.6)
+    # the gain of one task in five: its exact conditional interval holds 0, as p = 1 says
+    # (Clopper-Pearson of 1/1 is 0.025 to 1: (2 * 0.025 - 1) / 5 to 1 / 5)
+    assert (second.gain_low, second.gain_high) == (-0.19, 0.2)
     assert second.p_value == 1.0
     # what a bout keeps after its last round is the resolve rate
     assert third.kept == next(row.resolved for row in report.agents if row.contestant == "alpha")
@@ -183,8 +184,8 @@ def test_a_real_gain_follows_from_the_numbers() -> None:
     second = report.rounds.agents[0].rounds[1]
     assert (second.new, second.p_value) == (6, 0.03125)
     assert second.sentence == (
-        "Round 2 resolved 6 bugs that earlier rounds had not: +100% (95% CI +100% to "
-        "+100%), a real gain (p = 0.031)."
+        "Round 2 resolved 6 bugs that earlier rounds had not: +100% (95% CI +8% to "
+        "+100%), a real gain (p = 0.031)."  # 2 * 0.025^(1/6) - 1 = +8%: 0 outside, as p says
     )
 
 
@@ -192,7 +193,7 @@ def test_a_gain_without_enough_evidence() -> None:
     report = bout({"alpha": {"t1": [W, R], "t2": [W, W], "t3": [R]}})
     second = report.rounds.agents[0].rounds[1]
     assert second.sentence == (
-        "Round 2 resolved 1 bug that earlier rounds had not: +33% (95% CI +0% to +100%), "
+        "Round 2 resolved 1 bug that earlier rounds had not: +33% (95% CI -32% to +33%), "
         "not enough evidence that the round helps (p = 1)."
     )
 

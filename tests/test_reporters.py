@@ -141,7 +141,11 @@ def test_every_report_opens_with_how_sure_it_is(report: Report) -> None:
     """The headline and the intervals follow from the scores (alpha and beta each
     resolved one of the two scored tasks, not the same one)."""
     sure = report.confidence
-    assert sure.headline == "alpha and beta tie at 1/2 (50%, 95% CI 9-91%)."
+    assert sure.headline == (
+        "alpha and beta tie: each resolved 1 of the 2 tasks both were scored on (exact "
+        "McNemar p = 1, Holm-adjusted over 3 comparisons 1)."
+    )
+    assert sure.leader == ["alpha", "beta"]
     assert [(row.name, row.resolved, row.tasks) for row in sure.agents] == [
         ("alpha", 1, 2),
         ("beta", 1, 2),
@@ -149,10 +153,16 @@ def test_every_report_opens_with_how_sure_it_is(report: Report) -> None:
     ]
     pairs = {(row.a, row.b): row for row in sure.pairs}
     assert (pairs["alpha", "beta"].only_a, pairs["alpha", "beta"].only_b) == (1, 1)
-    assert pairs["alpha", "beta"].sentence.endswith("no difference on these bugs (p = 1).")
+    assert pairs["alpha", "beta"].sentence.endswith(
+        "no difference on these bugs (exact McNemar p = 1, Holm-adjusted over 3 comparisons 1)."
+    )
     assert pairs["alpha", "gamma"].tasks == 1, "compared only where both were scored"
     strict = next(row for row in sure.judges if row.a == "judge strict")
-    assert (strict.b, strict.only_a, strict.only_b) == ("alpha", 0, 1)
+    # it abstained on the task alpha resolved: an abstention, not a loss to alpha
+    assert (strict.b, strict.tasks, strict.only_a, strict.only_b, strict.abstained) == (
+        "alpha", 1, 0, 0, 1
+    )
+    assert strict.sentence.startswith("judge strict abstained on 1 of the 2 tasks alpha was")
     assert sections(report)[0].title == "How sure"
     assert render_markdown(report).split("\n", 4)[2] == f"**{sure.headline}**"
     assert sure.headline in render_terminal(report, width=200)

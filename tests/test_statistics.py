@@ -7,11 +7,15 @@ import math
 
 import pytest
 
+from bugbout.core.report.headline import headline
 from bugbout.core.report.statistics import (
+    Comparison,
+    adjusted,
+    clopper_pearson,
     compare,
-    headline,
+    holm,
     mcnemar_exact,
-    paired_bootstrap,
+    paired_interval,
     tasks_needed,
     wilson,
 )
@@ -76,23 +80,64 @@ def test_tasks_needed_is_never_fewer_than_the_exact_test_needs() -> None:
     assert tasks_needed(0, 2, 2) == 6
 
 
-def test_paired_bootstrap_known_cases() -> None:
-    same = [True, False, True, True]
-    assert paired_bootstrap(same, same) == (0.0, 0.0, 0.0)
-    assert paired_bootstrap([True] * 5, [False] * 5) == (1.0, 1.0, 1.0)
-    a = [True] * 8 + [False] * 2 + [True] * 10 + [False] * 20
-    b = [False] * 8 + [True] * 2 + [True] * 10 + [False] * 20
-    difference, low, high = paired_bootstrap(a, b, seed=7)
-    assert difference == pytest.approx(0.15)
-    assert (difference, low, high) == paired_bootstrap(a, b, seed=7), "fixed seed, same result"
-    # close to the normal approximation of the paired difference's interval
-    d = [int(x) - int(y) for x, y in zip(a, b, strict=True)]
-    mean = sum(d) / len(d)
-    se = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
-    assert low == pytest.approx(mean - 1.96 * se, abs=0.03)
-    assert high == pytest.approx(mean + 1.96 * se, abs=0.03)
-    with pytest.raises(ValueError, match="one outcome of each per task"):
-        paired_bootstrap([True], [True, False])
+def test_clopper_pearson_against_its_closed_forms_and_a_textbook_value() -> None:
+    # x = n: the lower end solves p^n = alpha/2; x = 0: the upper end (1 - p)^n = alpha/2
+    assert clopper_pearson(5, 5)[0] == pytest.approx(0.025 ** (1 / 5), abs=1e-12)
+    assert clopper_pearson(0, 7)[1] == pytest.approx(1 - 0.025 ** (1 / 7), abs=1e-12)
+    # 1 of 10: 0.0025 to 0.4450 (Clopper and Pearson's tables; Agresti and Coull 1998)
+    low, high = clopper_pearson(1, 10)
+    assert (round(low, 4), round(high, 4)) == (0.0025, 0.4450)
+
+
+def test_the_paired_interval_agrees_with_the_exact_test_at_every_split() -> None:
+    """The interval excludes 0 exactly when McNemar's p is below its level, for every
+    split of up to 40 discordant tasks and several levels."""
+    for discordant in range(1, 41):
+        for only_a in range(discordant + 1):
+            p = mcnemar_exact(only_a, discordant - only_a)
+            for alpha in (0.05, 0.01, 0.0167, 0.2):
+                _, low, high = paired_interval(only_a, discordant - only_a, discordant + 5, alpha)
+                assert (low > 0 or high < 0) == (p < alpha), (only_a, discordant, alpha)
+
+
+def test_the_issues_contradictions_are_gone() -> None:
+    """A 0-2 split (p = 0.5) no longer gets "-100% (-100% to -100%)", and a 5-0 split
+    (p = 0.0625) no longer an interval without 0."""
+    difference, low, high = paired_interval(0, 2, 2)
+    assert (difference, low) == (-1.0, -1.0)
+    assert high == pytest.approx(2 * (1 - 0.025**0.5) - 1)  # +68%: 0 inside
+    difference, low, high = paired_interval(5, 0, 5)
+    assert difference == 1.0 and high == 1.0
+    assert low == pytest.approx(2 * 0.025 ** (1 / 5) - 1) and low < 0
+    # 3 of 6 discordant: Clopper-Pearson 0.1181 to 0.8819, scaled by 6/10
+    assert paired_interval(3, 3, 10) == pytest.approx((0.0, -0.4583, 0.4583), abs=1e-4)
+    assert paired_interval(0, 0, 4) == (0.0, 0.0, 0.0)
+
+
+def test_holm_adjusts_step_down_and_keeps_the_order() -> None:
+    # sorted 0.01, 0.02, 0.04 -> 0.03, max(0.03, 0.04), max(0.04, 0.04)
+    assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_adjusted_intervals_agree_with_the_adjusted_p_values() -> None:
+    """Three comparisons: each interval excludes 0 exactly when its Holm p is below 5%."""
+    found = adjusted(
+        [
+            _pair("a", 9, 0, 1, 0),  # p = 0.0039
+            _pair("c", 6, 0, 1, 0),  # p = 0.031: 0.0625 after Holm
+            _pair("e", 3, 3, 1, 0),
+        ]
+    )
+    assert [round(one.p, 4) for one in found] == [0.0117, 0.0625, 1.0]
+    assert [one.decided for one in found] == [True, False, False]
+    for one in found:
+        assert (one.low > 0 or one.high < 0) == one.decided
+        assert one.comparisons == 3
+    assert found[1].level > 0.95
+    assert "Holm-adjusted over 3 comparisons 0.062" in found[1].sentence()
+    assert "not distinguishable" in found[1].sentence()
 
 
 def _outcomes(only_a: int, only_b: int, both: int, neither: int) -> tuple[list[bool], list[bool]]:
@@ -101,12 +146,18 @@ def _outcomes(only_a: int, only_b: int, both: int, neither: int) -> tuple[list[b
     return a, b
 
 
+def _pair(name: str, only_a: int, only_b: int, both: int, neither: int) -> Comparison:
+    a, b = _outcomes(only_a, only_b, both, neither)
+    return compare(name, a, "b", b)
+
+
 def test_sentence_when_the_data_cannot_tell_them_apart() -> None:
     a, b = _outcomes(4, 1, 9, 6)
     assert compare("codex-high", a, "sonnet", b).sentence() == (
         "codex-high resolved 4 bugs that sonnet did not, and sonnet 1 that codex-high did "
-        "not: not enough evidence to say either is better (p = 0.38); about 65 more bugs "
-        "like these would be needed to tell a difference of this size."
+        "not: not distinguishable, not enough evidence to say either is better (exact "
+        "McNemar p = 0.38); about 65 more bugs like these would be needed to tell a "
+        "difference of this size."
     )
 
 
@@ -116,7 +167,7 @@ def test_sentence_when_one_is_better() -> None:
     assert comparison.decided
     assert comparison.sentence() == (
         "codex resolved 1 bug that sonnet did not, and sonnet 11 that codex did not: "
-        "sonnet is better (p = 0.0063)."
+        "sonnet is better (exact McNemar p = 0.0063)."
     )
 
 
@@ -124,7 +175,7 @@ def test_sentence_when_they_split_evenly_or_agree() -> None:
     a, b = _outcomes(3, 3, 2, 2)
     assert compare("x", a, "y", b).sentence() == (
         "x resolved 3 bugs that y did not, and y 3 that x did not: no difference on these "
-        "bugs (p = 1)."
+        "bugs (exact McNemar p = 1)."
     )
     a, b = _outcomes(0, 0, 4, 6)
     assert compare("x", a, "y", b).sentence() == "x and y resolved the same bugs."
@@ -133,16 +184,17 @@ def test_sentence_when_they_split_evenly_or_agree() -> None:
 def test_headline_follows_the_numbers() -> None:
     a, b = _outcomes(4, 1, 10, 5)
     rates = {"codex": wilson(14, 20), "sonnet": wilson(11, 20)}
-    assert headline(rates, compare("codex", a, "sonnet", b)) == (
-        "codex resolved the most bugs: 14/20 (70%, 95% CI 48-85%), 3 bugs more than "
-        "sonnet; not enough evidence that it is better (p = 0.38)."
+    assert headline(rates, [compare("codex", a, "sonnet", b)]) == (
+        "codex leads: on the 20 tasks both codex and sonnet were scored on, codex resolved "
+        "14 and sonnet 11, a difference of +15% (95% CI -11% to +25%); not distinguishable "
+        "(exact McNemar p = 0.38)."
     )
     a, b = _outcomes(12, 0, 2, 6)
     rates = {"codex": wilson(14, 20), "sonnet": wilson(2, 20)}
-    assert headline(rates, compare("codex", a, "sonnet", b)).endswith(
-        "12 bugs more than sonnet; a real difference (p = 0.00049)."
+    assert headline(rates, [compare("codex", a, "sonnet", b)]).endswith(
+        "; a real difference (exact McNemar p = 0.00049)."
     )
     assert headline(
-        {"a": wilson(5, 10), "b": wilson(5, 10)}, compare("a", [True], "b", [True])
-    ) == ("a and b tie at 5/10 (50%, 95% CI 24-76%).")
-    assert headline({}, None) == "No agent raced."
+        {"a": wilson(5, 10), "b": wilson(5, 10)}, [compare("a", [True], "b", [True])]
+    ) == ("a and b tie: each resolved 1 of the 1 tasks both were scored on (exact McNemar p = 1).")
+    assert headline({}, []) == "No agent raced."

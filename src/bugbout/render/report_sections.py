@@ -374,15 +374,16 @@ def confidence_section(report: Report) -> Section:
         empty="no contestant was scored",
     )  # fmt: skip
     compared = Table(
-        ("compared", "tasks", "only the first", "only the second", "difference (95%)", "p",
-         "what it means"),
+        ("compared", "tasks", "only the first", "only the second", "difference (interval)",
+         "p", "p (Holm)", "what it means"),
         [
             (f"{row.a} vs {row.b}", str(row.tasks), str(row.only_a), str(row.only_b),
-             f"{row.difference:+.0%} ({row.low:+.0%} to {row.high:+.0%})",
-             f"{row.p_value:.2g}", row.sentence)
+             f"{row.difference:+.0%} ({row.level * 100:.3g}% CI {row.low:+.0%} to {row.high:+.0%})"
+             if row.tasks else "-",
+             f"{row.p_value:.2g}", f"{row.p_adjusted:.2g}", row.sentence)
             for row in [*sure.pairs, *sure.judges]
         ],
-        numeric=frozenset({1, 2, 3, 5}),
+        numeric=frozenset({1, 2, 3, 5, 6}),
         empty="nothing to compare: one contestant and no judge",
     )  # fmt: skip
     return Section(

@@ -1,7 +1,8 @@
 """The report's "how sure": each agent's resolve rate with its interval, each pair of
-agents (and each judge policy against the best agent) compared over the same tasks, and
-the headline sentence that opens every report. The numbers are
-:mod:`bugbout.core.report.statistics`'s; this module picks the tasks they are computed on."""
+agents (and each judge policy against the leading agent) compared over the same tasks,
+and the headline sentence that opens every report. The numbers are
+:mod:`bugbout.core.report.statistics`'s and :mod:`bugbout.core.report.headline`'s; this
+module picks the tasks they are computed on."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ from itertools import combinations
 
 from pydantic import Field
 
-from bugbout.core.report.statistics import RESAMPLES, Comparison, Rate, compare, headline, wilson
+from bugbout.core.report.headline import headline, leaders, ranking
+from bugbout.core.report.statistics import Comparison, Rate, adjusted, compare, wilson
 from bugbout.core.store.records import Record, Score, Verdict
 
 METHOD = (
-    "resolve rates: Wilson score interval (95%); differences: paired bootstrap over "
-    f"tasks ({RESAMPLES:,} resamples, seed 0, 95% percentile interval); tests: exact "
-    "McNemar on the tasks where the two differ"
+    "resolve rates: Wilson score interval (95%); two over the tasks both were scored on: "
+    "exact McNemar test on the tasks where they differ, the difference of rates with the "
+    "exact conditional interval (Clopper-Pearson on the split of those tasks), several "
+    "comparisons Holm-adjusted, each interval at the level matching its adjusted p; the "
+    "leader ranked by these pairwise comparisons"
 )
 
 
@@ -43,10 +47,16 @@ class PairedComparison(Record):
     difference: float
     low: float
     high: float
+    level: float = 0.95
+    """The confidence level of ``low`` to ``high`` (above 95% when Holm-adjusted)."""
     p_value: float
+    p_adjusted: float
+    """``p_value`` Holm-adjusted over the comparisons of its table (itself when alone)."""
     tasks_needed: int | None = None
     """Tasks like these a McNemar test needs to tell a difference of this size apart
     (5% level, 80% power); ``None`` without a difference."""
+    abstained: int = 0
+    """For a judge policy: the tasks it abstained on, left out of ``tasks``."""
     sentence: str
 
 
@@ -55,10 +65,12 @@ class Confidence(Record):
 
     method: str = METHOD
     headline: str = ""
+    leader: list[str] = Field(default_factory=list)
+    """The contestants ranked first (several on a tie); empty when none was scored."""
     agents: list[RateInterval] = Field(default_factory=list)
     pairs: list[PairedComparison] = Field(default_factory=list)
     judges: list[PairedComparison] = Field(default_factory=list)
-    """Each judge policy's picks against the best single agent."""
+    """Each judge policy's picks against the leading agent, on the tasks it picked on."""
 
 
 def confidence(
@@ -76,30 +88,31 @@ def confidence(
     rates = {
         name: wilson(sum(by_task.values()), len(by_task)) for name, by_task in resolved.items()
     }
-    agents = [interval(name, rate) for name, rate in rates.items()]
-    pairs = [_paired(a, resolved[a], b, resolved[b]) for a, b in combinations(contestants, 2)]
-    ranked = sorted(rates, key=lambda name: (-rates[name].successes, name))
-    leader_pair = None
-    if len(ranked) > 1:
-        leader_pair = _compare(ranked[0], resolved[ranked[0]], ranked[1], resolved[ranked[1]])
-    judges = []
+    pairs = adjusted(
+        [_compare(a, resolved[a], b, resolved[b]) for a, b in combinations(contestants, 2)]
+    )
+    ranked = ranking(rates, pairs)
+    judges: list[tuple[Comparison, int]] = []
     if ranked:
         best = ranked[0]
         for policy in policies:
-            picks = {
-                t: bool(
-                    (verdict := verdict_of.get((t, policy))) is not None
-                    and verdict.pick is not None
-                    and score.get((t, verdict.pick)) == Score.RESOLVED
-                )
-                for t in resolved[best]
-            }
-            judges.append(_paired(f"judge {policy}", picks, best, resolved[best]))
+            picked, abstained = {}, 0
+            for t in resolved[best]:
+                verdict = verdict_of.get((t, policy))
+                if verdict is not None and verdict.pick is None:
+                    abstained += 1  # no pick is not a wrong pick
+                elif verdict is not None and verdict.pick is not None:
+                    picked[t] = score.get((t, verdict.pick)) == Score.RESOLVED
+            judges.append((_compare(f"judge {policy}", picked, best, resolved[best]), abstained))
+    judged = adjusted([found for found, _ in judges])
     return Confidence(
-        headline=headline(rates, leader_pair),
-        agents=agents,
-        pairs=pairs,
-        judges=judges,
+        headline=headline(rates, pairs),
+        leader=leaders(rates, pairs),
+        agents=[interval(name, rate) for name, rate in rates.items()],
+        pairs=[_record(found) for found in pairs],
+        judges=[
+            _record(found, abstained) for found, (_, abstained) in zip(judged, judges, strict=True)
+        ],
     )
 
 
@@ -121,18 +134,27 @@ def _compare(a: str, by_a: dict[str, bool], b: str, by_b: dict[str, bool]) -> Co
     return compare(a, [by_a[t] for t in shared], b, [by_b[t] for t in shared])
 
 
-def _paired(a: str, by_a: dict[str, bool], b: str, by_b: dict[str, bool]) -> PairedComparison:
-    found = _compare(a, by_a, b, by_b)
+def _record(found: Comparison, abstained: int = 0) -> PairedComparison:
+    sentence = found.sentence()
+    if abstained:
+        sentence = (
+            f"{found.a} abstained on {abstained} of the {found.total + abstained} tasks "
+            f"{found.b} was scored on (no pick, not a wrong one)"
+            + (f"; on the {found.total} it picked on: {sentence}" if found.total else ".")
+        )
     return PairedComparison(
-        a=a,
-        b=b,
+        a=found.a,
+        b=found.b,
         tasks=found.total,
         only_a=found.only_a,
         only_b=found.only_b,
         difference=round(found.difference, 4),
         low=round(found.low, 4),
         high=round(found.high, 4),
+        level=round(found.level, 6),
         p_value=round(found.p_value, 6),
+        p_adjusted=round(found.p, 6),
         tasks_needed=found.needed,
-        sentence=found.sentence(),
+        abstained=abstained,
+        sentence=sentence,
     )

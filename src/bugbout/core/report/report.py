@@ -39,7 +39,7 @@ from bugbout.core.store.records import (
     Score,
 )
 
-SCHEMA_VERSION = "bugbout.report/3"
+SCHEMA_VERSION = "bugbout.report/4"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""

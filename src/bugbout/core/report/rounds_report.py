@@ -5,10 +5,11 @@ first k rounds resolves it against the hidden tests (a task that stopped before 
 its patch approved on visible evidence, keeps its last round's result). Rounds are not
 independent samples (each sees the previous one's review), so the unbiased estimator
 from repeated samples does not apply. Each pass@k carries a Wilson interval; the gain of
-round k (pass@k minus pass@k-1, paired over the same tasks) carries a paired bootstrap
-interval and an exact McNemar p-value (:mod:`bugbout.core.report.statistics`). Since a bout
-keeps only the last round's patch, each round also counts the tasks it *lost*: an
-earlier round's patch resolved them, its own does not.
+round k (pass@k minus pass@k-1, paired over the same tasks) carries an exact McNemar
+p-value and the exact conditional interval that agrees with it
+(:mod:`bugbout.core.report.statistics`). Since a bout keeps only the last round's patch,
+each round also counts the tasks it *lost*: an earlier round's patch resolved them, its
+own does not.
 
 The tasks are those the contestant's resolve rate counts, each round's patch scored
 (earlier rounds are scored by the bout beside the last one); a task with an earlier
@@ -22,13 +23,13 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from bugbout.core.report.statistics import LEVEL, RESAMPLES, mcnemar_exact, paired_bootstrap, wilson
+from bugbout.core.report.statistics import LEVEL, mcnemar_exact, paired_interval, wilson
 from bugbout.core.store.records import Attempt, Record, Resolution, Score
 
 METHOD = (
     "pass@k: tasks resolved by any of the first k rounds, Wilson score interval (95%); a "
-    f"round's gain: paired bootstrap over tasks ({RESAMPLES:,} resamples, seed 0, 95% "
-    "percentile interval), exact McNemar test"
+    "round's gain: exact McNemar test, with the exact conditional interval it inverts "
+    "(Clopper-Pearson on the tasks where the two differ, 95%)"
 )
 
 
@@ -144,7 +145,7 @@ def _round(k: int, outcomes: list[list[bool]]) -> RoundRow:
         return row
     before = _within(outcomes, k - 1)
     row.new = sum(now and not then for now, then in zip(within, before, strict=True))
-    gain, low, high = paired_bootstrap(within, before)
+    gain, low, high = paired_interval(row.new, 0, len(within))
     row.gain, row.gain_low, row.gain_high = round(gain, 4), round(low, 4), round(high, 4)
     row.p_value = round(mcnemar_exact(row.new, 0), 6)
     row.sentence = gain_sentence(row)
