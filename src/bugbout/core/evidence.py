@@ -1,11 +1,14 @@
-"""The store's evidence shared by every bout and sweep job (matrices, scores, audits, by
-the key that determines them), and the retry rounds kept beside an attempt."""
+"""The store's evidence shared by every bout and sweep job (base runs, matrices, scores,
+audits), each under a key derived here from what it is computed from, and the retry
+rounds kept beside an attempt."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.crossexam.affected import BaseRun
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.store.records import (
@@ -21,31 +24,107 @@ from bugbout.core.store.records import (
 )
 from bugbout.core.store.store import EVIDENCE, Store
 
-"""Where the store keeps test-run records any bout may reuse (by task and key)."""
-
-
 _Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit, BaseRun)
+
+_FIX = {"sha", "parent", "test_files", "changed_test_files", "deleted_test_files"}
+"""What of a task its test runs read: the fix's commits and its test files."""
+
+
+def task_key(task: Task, oracle: Oracle) -> str:
+    """What every test run of ``task`` is computed from, whatever the bout's settings: the
+    fix (its commits, its test files) and the ground truth with the environment it ran
+    in (the oracle's key, which holds the environment's and the project's settings; the
+    environment's description, its resolved versions and the dependencies it added)."""
+    truth = oracle.model_dump_json(exclude={"runs", "sweep"})
+    return digest(task.model_dump_json(include=_FIX), truth)
+
+
+def score_key(task: Task, oracle: Oracle, attempt: Attempt) -> str:
+    """A patch's score: the task, its ground truth and the attempt's revision (its patch,
+    how it ended, who made it)."""
+    return digest("score", task_key(task, oracle), attempt.revision)
+
+
+@dataclass(frozen=True)
+class EvidenceKeys:
+    """The keys of one task's evidence under a bout's settings, each derived from what it
+    is computed from, so a changed input never reuses a stale record."""
+
+    task: Task
+    oracle: Oracle
+    settings: BoutSettings
+    suite: tuple[str, ...]
+    """Where the task's suite was at its commit."""
+
+    @property
+    def base(self) -> str:
+        """The base run: the task, its ground truth and environment, where its suite was,
+        and the ``verdicts:`` settings that change how it runs (which tests, the timeout)."""
+        verdicts = self.settings.verdicts.key()
+        return digest("base", task_key(self.task, self.oracle), verdicts, *self.suite)
+
+    def matrix(self, attempts: Sequence[Attempt]) -> str:
+        """The matrix: the base run's inputs (its selections come from it), whether the
+        suite runs, and every examined attempt's revision (each author's tests, each
+        contestant's patch)."""
+        run_suite = f"run-suite={self.settings.verdicts.run_suite}"
+        return digest("matrix", self.base, run_suite, *sorted(a.revision for a in attempts))
+
+    def score(self, attempt: Attempt) -> str:
+        return score_key(self.task, self.oracle, attempt)
+
+    def audit(self, attempt: Attempt) -> str:
+        """An audit: the base run's inputs (its baseline and selection), the auditor with
+        its options, and the attempt's revision."""
+        auditor = self.settings.auditor.model_dump_json()
+        return digest("audit", self.base, auditor, attempt.revision)
 
 
 @dataclass(frozen=True)
 class Shared:
-    """The store's evidence for one task, shared by every bout and sweep job on the store:
-    a matrix, a score or an audit under the key that determines it, with the task's
-    ground truth (a recomputed oracle makes them stale)."""
+    """The store's evidence for one task, shared by every bout and sweep job on the store,
+    each record under its key (:class:`EvidenceKeys`)."""
 
     store: Store
     task: Task
-    oracle: Oracle
 
     def path(self, kind: str, key: str) -> str:
-        return f"{EVIDENCE}/{self.task.id}/{kind}-{digest(key, self.oracle.key)[:16]}.json"
+        return f"{EVIDENCE}/{self.task.id}/{kind}-{key}.json"
 
-    def read(self, kind: str, model: type[_Shareable], key: str) -> _Shareable | None:
+    def read(
+        self, kind: str, model: type[_Shareable], key: str, *, holds: str | None = None
+    ) -> _Shareable | None:
+        """The record stored under ``key``, when it is the task's and holds ``holds``
+        (by default ``key``; a score holds its attempt's revision)."""
         found = self.store.read(self.path(kind, key), model)
-        return found if found is not None and found.key == key else None
+        if found is None or found.task_id != self.task.id or found.key != (holds or key):
+            return None
+        return found
 
-    def write(self, kind: str, record: Matrix | Resolution | Audit | BaseRun, key: str) -> None:
-        self.store.write(self.path(kind, key), record)
+    def once(
+        self,
+        kind: str,
+        model: type[_Shareable],
+        key: str,
+        make: Callable[[], _Shareable | None],
+        *,
+        holds: str | None = None,
+    ) -> tuple[_Shareable | None, bool]:
+        """The record under ``key``, read from the store or else made by ``make`` and
+        written, under the record's lock: jobs needing it at once make it once, the others
+        wait and read it. Also whether it was made now (``make`` may make nothing)."""
+        found = self.read(kind, model, key, holds=holds)
+        if found is not None:
+            return found, False
+        path = self.path(kind, key)
+        with self.store.hold(path):
+            found = self.read(kind, model, key, holds=holds)
+            if found is not None:
+                return found, False
+            made = make()
+            if made is not None:
+                self.store.write(path, made)
+            return made, True
 
 
 def with_earlier_rounds(store: Store, name: str) -> list[str]:
@@ -84,6 +163,9 @@ def round_scores(
         if a.role != "contestant" or a.round == last[(a.task_id, a.contestant)]:
             continue
         if task is not None and oracle is not None:
-            resolution = Shared(store, task, oracle).read("score", Resolution, a.revision)
+            shared = Shared(store, task)
+            resolution = shared.read(
+                "score", Resolution, score_key(task, oracle, a), holds=a.revision
+            )
             found += [resolution] if resolution is not None else []
     return found

@@ -1,9 +1,11 @@
 """After the race: cross-examine, judge, score and audit every task, then report.
 
-Each step reads records and writes records, keyed by what determined them, so a bout
-resumes at any step and nothing is computed twice. They belong to one bout (one sweep
-job): they go to its output directory (``.bugbout/`` itself, or a sweep job's directory),
-beside ``job.json``, which names the attempts from the shared store that the bout used:
+Each test run's record (base run, matrix, score, audit) is kept in the store's shared
+evidence under a key derived from what it is computed from (:mod:`bugbout.core.evidence`),
+so a bout resumes at any step, nothing is computed twice, and a changed input is never
+judged on a stale record. A bout's own copies go to its output directory (``.bugbout/``
+itself, or a sweep job's directory), beside ``job.json``, which names the attempts from
+the shared store that the bout used:
 
 - ``matrices/<task>.json``: every author's tests against every patch (cross-examination);
 - ``verdicts.json``: per task and judge policy, the pick or the abstention, and why;
@@ -13,6 +15,7 @@ beside ``job.json``, which names the attempts from the shared store that the bou
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -22,11 +25,11 @@ from bugbout.core.audit.recall import fix_source_diff
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import AuditorPlugin, JudgePlugin
-from bugbout.core.crossexam.affected import BaseRun
+from bugbout.core.crossexam.affected import BaseRun, Selection
 from bugbout.core.crossexam.base_run import run_base, selections
 from bugbout.core.crossexam.crossexam import cross_examine
 from bugbout.core.crossexam.timeouts import killed, timeouts
-from bugbout.core.evidence import Shared, earlier_rounds
+from bugbout.core.evidence import EvidenceKeys, Shared, earlier_rounds
 from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
@@ -50,9 +53,9 @@ from bugbout.core.store.records import (
     Task,
     TaskResolutions,
     TaskSet,
+    TestRun,
     Verdict,
     VerdictSet,
-    digest,
 )
 from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
 
@@ -90,7 +93,6 @@ class Verdicts:
         """Where the test runs go; without one, the settings' executor, for one :meth:`run`."""
         self.judge = self.plugins.create(JudgePlugin, settings.judge.name, settings.judge.options)
         self.auditor = make_auditor(tools)
-        self._reused: dict[str, Reused] = {}
         self.runs_made = 0
         """Matrices, scores and audits this bout computed (each one or more pytest runs)."""
         self.runs_reused = 0
@@ -112,19 +114,18 @@ class Verdicts:
         try:
             with Git(self.settings.repository) as git:
                 checkouts = self.tools.checkouts(git)
-                jobs = {
-                    task.id: self._job(
+                jobs = [
+                    self._job(
                         task,
                         oracles.root[task.id],
                         racers,
-                        stored=(resolutions, audits),
                         suite=self.tools.suite(task, checkouts),
                         in_process=executor.in_process,
                         width=jobs_each,
                     )
                     for task in scored
-                }
-            for job, future in run_jobs(executor, jobs.values(), self.settings.tasks.jobs):
+                ]
+            for job, future in run_jobs(executor, jobs, self.settings.tasks.jobs):
                 try:
                     evidence = future.result()
                 except Exception as exc:  # the worker died: no verdict now, the next run tries
@@ -146,77 +147,19 @@ class Verdicts:
         oracle: Oracle,
         racers: list[Contestant],
         *,
-        stored: tuple[ResolutionSet, AuditSet],
         suite: tuple[str, ...],
         in_process: bool,
         width: int,
     ) -> EvidenceJob:
-        """What is still to run for ``task``: its matrix unless stored with the same key
-        (in this bout's records, or in the store's shared evidence, where any bout on
-        the store left it), and the scores and audits of patches that changed. A suite
-        that moved (not ``project.tests``) is part of every key."""
-        resolutions, audits = stored
-        attempts = _stored_attempts(self.store, task, racers)
-        verdicts = self.settings.verdicts.key()
-        if suite != (self.settings.project.tests,):
-            verdicts = digest(verdicts, *suite)
-        key = digest(*sorted(a.revision for a in attempts), str(self.settings.verdicts.run_suite))
-        key = digest(key, verdicts)
-        matrix = self.output.read(matrix_path(task.id), Matrix)
-        shared = Shared(self.store, task, oracle)
-        copied = None
-        if matrix is None or matrix.key != key:
-            matrix, copied = None, shared.read("matrix", Matrix, key)
-        scores = resolutions.root.get(task.id, TaskResolutions()).patches
-        task_audits = audits.root.get(task.id, {})
-        auditor = digest(self.settings.auditor.model_dump_json(), verdicts)
-        contestants = [a for a in attempts if a.role == "contestant"]
-        base_key = digest(task.parent, self.settings.project.model_dump_json(), verdicts)
-        reused = Reused(matrix=copied, base=shared.read("base", BaseRun, base_key))
-        for a in contestants:
-            if (old := scores.get(a.contestant)) is None or old.key != a.revision:
-                found = shared.read("score", Resolution, a.revision)
-                if found is not None:
-                    reused.scores[a.contestant] = found
-            if (done := task_audits.get(a.contestant)) is None or done.key != digest(
-                a.revision, auditor
-            ):
-                found_audit = shared.read("audit", Audit, digest(a.revision, auditor))
-                if found_audit is not None:
-                    reused.audits[a.contestant] = found_audit
-        self._reused[task.id] = reused
-        earlier = [
-            a
-            for a in earlier_rounds(self.store, task, racers)
-            if shared.read("score", Resolution, a.revision) is None
-        ]
+        """``task``'s test runs: the job finds in the store's shared evidence what any bout
+        left there under the same keys, and computes the rest."""
         return EvidenceJob(
             settings=self.settings,
-            task=task,
-            oracle=oracle,
-            attempts=attempts,
-            matrix_key=key,
-            matrix=matrix or copied,
-            rescore=[
-                a.contestant
-                for a in contestants
-                if ((old := scores.get(a.contestant)) is None or old.key != a.revision)
-                and a.contestant not in reused.scores
-            ],
-            reaudit=[
-                a.contestant
-                for a in contestants
-                if (
-                    (done := task_audits.get(a.contestant)) is None
-                    or done.key != digest(a.revision, auditor)
-                )
-                and a.contestant not in reused.audits
-            ],
+            store=self.store,
+            keys=EvidenceKeys(task, oracle, self.settings, suite),
+            attempts=_stored_attempts(self.store, task, racers),
             local=_Local(self.tools, self.auditor) if in_process else None,
-            earlier=earlier,
-            base=reused.base,
-            base_key=base_key,
-            auditor_key=auditor,
+            earlier=earlier_rounds(self.store, task, racers),
             jobs=width,
         )
 
@@ -230,23 +173,11 @@ class Verdicts:
     ) -> None:
         """Judge ``job``'s task on its evidence and write every record it changed."""
         task = job.task
-        reused = self._reused.pop(task.id, Reused())
-        self._count(evidence, reused)
-        shared = Shared(self.store, task, job.oracle)
-        if evidence.fresh:
-            shared.write("matrix", evidence.matrix, job.matrix_key)
-        if evidence.base is not None and reused.base is None:
-            shared.write("base", evidence.base, job.base_key)
-        for resolution in evidence.scores.values():
-            shared.write("score", resolution, resolution.key)
-        for audit in evidence.audits.values():
-            shared.write("audit", audit, audit.key)
-        for resolution in evidence.rounds:
-            shared.write("score", resolution, resolution.key)
-        evidence.scores.update(reused.scores)
-        evidence.audits.update(reused.audits)
+        self.runs_made += evidence.made
+        self.runs_reused += evidence.reused
         scores = resolutions.root.setdefault(task.id, TaskResolutions())
-        if evidence.fresh or reused.matrix is not None:
+        before = self.output.read(matrix_path(task.id), Matrix)
+        if before is None or before.key != evidence.matrix.key:
             # other policies' verdicts rest on the old matrix: drop them
             self.output.write(matrix_path(task.id), evidence.matrix)
             verdicts.root[task.id] = {}
@@ -265,14 +196,6 @@ class Verdicts:
         self.output.write(RESOLUTIONS, resolutions)
         self.progress.advance(f"{task.id}: {verdict.policy} {verdict.pick or 'abstained'}")
 
-    def _count(self, evidence: Evidence, reused: Reused) -> None:
-        """Tally the test-run records computed now and those found in the store."""
-        made = int(evidence.fresh) + len(evidence.scores) + len(evidence.audits)
-        made += len(evidence.rounds)
-        found = int(reused.matrix is not None) + len(reused.scores) + len(reused.audits)
-        self.runs_made += made
-        self.runs_reused += found
-
     def _judge(self, task: Task, matrix: Matrix, attempts: list[Attempt]) -> Verdict:
         """The judge's verdict; a judge that crashes is recorded as an abstention that
         names it, not lost and not fatal to the rest of the bout."""
@@ -290,29 +213,24 @@ class Verdicts:
 
 
 @dataclass
-class Reused:
-    """What a task's evidence takes from the store instead of running it again."""
-
-    matrix: Matrix | None = None
-    scores: dict[str, Resolution] = field(default_factory=dict)
-    audits: dict[str, Audit] = field(default_factory=dict)
-    base: BaseRun | None = None
-
-
-@dataclass(frozen=True)
 class Evidence:
-    """A task's test runs for one bout: its matrix (``fresh``: computed now) and the
-    scores and audits computed now, by contestant; ``problems``: auditor failures;
-    ``base``: the task's base run; ``rounds``: the scores of retry rounds before the
-    last, for pass@k."""
+    """A task's evidence for one bout: its matrix, every contestant's score and audit
+    (an audit is missing when the auditor failed: ``problems`` says why), how many of
+    these (retry rounds' scores included) were computed now (``made``) and how many were
+    found in the store (``reused``)."""
 
     matrix: Matrix
-    fresh: bool
-    scores: dict[str, Resolution]
-    audits: dict[str, Audit]
-    problems: list[str]
-    base: BaseRun | None = None
-    rounds: list[Resolution] = field(default_factory=list)
+    scores: dict[str, Resolution] = field(default_factory=dict)
+    audits: dict[str, Audit] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    made: int = 0
+    reused: int = 0
+
+    def tally(self, made: bool) -> None:
+        if made:
+            self.made += 1
+        else:
+            self.reused += 1
 
 
 @dataclass(frozen=True)
@@ -325,29 +243,25 @@ class _Local:
 
 @dataclass(frozen=True)
 class EvidenceJob:
-    """One task's test runs. Run in this process it uses the bout's tools and auditor
-    (``local``); sent to another process (a Ray worker) it is picklable and rebuilds them
-    there (:meth:`Tools.in_worker`)."""
+    """One task's test runs. Each record is read from the store's shared evidence, or
+    computed and written there under its lock, so jobs of other bouts needing it at once
+    wait for it instead of computing it again. Run in this process the job uses the
+    bout's tools and auditor (``local``); sent to another process (a Ray worker) it is
+    picklable and rebuilds them there (:meth:`Tools.in_worker`)."""
 
     settings: BoutSettings
-    task: Task
-    oracle: Oracle
+    store: Store
+    keys: EvidenceKeys
     attempts: list[Attempt]
-    matrix_key: str
-    matrix: Matrix | None
-    """The stored matrix, when its key still holds."""
-    rescore: list[str]
-    reaudit: list[str]
     local: _Local | None = None
     earlier: list[Attempt] = field(default_factory=list)
-    """Retry rounds before the last whose score is not stored yet."""
-    base: BaseRun | None = None
-    """The task's base run, when stored with the same key."""
-    base_key: str = ""
-    auditor_key: str = ""
-    """What besides the patch determines its audit (the auditor, the verdicts settings)."""
+    """Retry rounds before the last, scored for pass@k."""
     jobs: int = 1
     """How many of its pytest processes may run at once."""
+
+    @property
+    def task(self) -> Task:
+        return self.keys.task
 
     def __call__(self) -> Evidence:
         if self.local is None:
@@ -357,80 +271,142 @@ class EvidenceJob:
             tools, auditor = self.local.tools, self.local.auditor
         with Git(self.settings.repository) as git:
             bench = tools.bench(self.task, tools.checkouts(git), self.settings.verdicts.timeout)
-            return self._run(bench, auditor)
+            return _Runs(self, bench, auditor).evidence()
 
-    def _run(self, bench: Bench, auditor: Auditor) -> Evidence:
-        """The task's base run (when a matrix or an audit needs it), its matrix, the
-        scores and the audits, each patch's suite runs limited to its selection."""
-        settings, task = self.settings, self.task
-        affected = settings.verdicts.tests == "affected"
-        base = self.base
-        suite_needed = self.matrix is None and settings.verdicts.run_suite and affected
-        if base is None and (self.reaudit or suite_needed):
-            base = run_base(task, bench, coverage=affected)
+
+class _Runs:
+    """One job's test runs on its bench: each record the store lacks is computed once,
+    the base run and the selections only when a matrix or an audit needs them."""
+
+    def __init__(self, job: EvidenceJob, bench: Bench, auditor: Auditor) -> None:
+        self.job, self.bench, self.auditor = job, bench, auditor
+        self.task, self.oracle, self.keys = job.task, job.keys.oracle, job.keys
+        self.shared = Shared(job.store, job.task)
+        self.affected = job.settings.verdicts.tests == "affected"
+        self.contestants = [a for a in job.attempts if a.role == "contestant"]
+        self.timed: list[tuple[str, TestRun]] = []
+        """The runs made now, for the timeouts warning."""
+        self.problems: list[str] = []
+        """Auditors that failed."""
+        self._base: tuple[BaseRun, dict[str, Selection] | None] | None = None
+        self._fix: str | None = None
+        self._lock = threading.Lock()
+
+    def evidence(self) -> Evidence:
+        key = self.keys.matrix(self.job.attempts)
+        matrix, made = self.shared.once("matrix", Matrix, key, lambda: self._matrix(key))
+        assert matrix is not None  # a cross-examination always makes one
+        evidence = Evidence(matrix)
+        evidence.tally(made)
+        if made:
+            self.timed += list(matrix.runs.items())
+        with ThreadPoolExecutor(max_workers=self.job.jobs) as pool:  # jobs at a time
+            found = list(pool.map(self._patch_runs, self.contestants))
+        for attempt, ((resolution, scored), (audit, audited)) in zip(
+            self.contestants, found, strict=True
+        ):
+            evidence.scores[attempt.contestant] = resolution
+            evidence.tally(scored)
+            if audit is not None:
+                evidence.audits[attempt.contestant] = audit
+                evidence.tally(audited)
+        for attempt in self.job.earlier:
+            evidence.tally(self._score(attempt)[1])
+        evidence.problems += self.problems
+        warning = timeouts([(name, how) for name, run in self.timed if (how := killed(run))])
+        if warning:
+            evidence.problems.append(f"{self.task.id}: {warning}")
+        return evidence
+
+    def _patch_runs(
+        self, attempt: Attempt
+    ) -> tuple[tuple[Resolution, bool], tuple[Audit | None, bool]]:
+        """The attempt's score and audit, each from the store or made now."""
+        key = self.keys.audit(attempt)
+        audit = self.shared.once("audit", Audit, key, lambda: self._audit(attempt, key))
+        return self._score(attempt), audit
+
+    def _score(self, attempt: Attempt) -> tuple[Resolution, bool]:
+        """The attempt's score, from the store or made now."""
+
+        def make() -> Resolution:
+            made = score(self.task, self.oracle, attempt, self.bench)
+            return made.model_copy(update={"key": attempt.revision})
+
+        key = self.keys.score(attempt)
+        found, made = self.shared.once("score", Resolution, key, make, holds=attempt.revision)
+        assert found is not None  # scoring always makes one
+        return found, made
+
+    def _selected(self) -> tuple[BaseRun, dict[str, Selection] | None]:
+        """The task's base run, from the store or made now (with its coverage map when
+        ``verdicts.tests`` is ``affected``), and each contestant's selection from it."""
+        with self._lock:
+            if self._base is None:
+                key = self.keys.base
+
+                def make() -> BaseRun:
+                    made = run_base(self.task, self.bench, coverage=self.affected)
+                    return made.model_copy(update={"key": key})
+
+                base, made = self.shared.once("base", BaseRun, key, make)
+                assert base is not None  # a base run always makes one
+                if made:
+                    self.timed.append((UNFIXED, base.run))
+                chosen = None
+                if self.affected:
+                    tree = self.bench.checkouts.base(self.task.parent)
+                    chosen = selections(
+                        base, self.oracle, self.contestants, base_tree=tree, suite=self.bench.suite
+                    )
+                self._base = (base, chosen)
+            return self._base
+
+    def _matrix(self, key: str) -> Matrix:
+        settings = self.job.settings
         chosen = None
-        if affected and base is not None:
-            columns = [a for a in self.attempts if a.role == "contestant"]
-            base_tree = bench.checkouts.base(task.parent)
-            chosen = selections(base, self.oracle, columns, base_tree=base_tree, suite=bench.suite)
-        matrix = self.matrix or cross_examine(
-            task,
-            self.attempts,
-            bench,
+        if settings.verdicts.run_suite and self.affected:
+            _, chosen = self._selected()
+        return cross_examine(
+            self.task,
+            self.job.attempts,
+            self.bench,
             run_suite=settings.verdicts.run_suite,
             suite=chosen,
-            jobs=self.jobs,
-        ).model_copy(update={"key": self.matrix_key})
-        evidence = Evidence(matrix, self.matrix is None, {}, {}, [], base)
-        timed = list(matrix.runs.items()) if evidence.fresh else []
-        if self.base is None and base is not None:
-            timed.append((UNFIXED, base.run))
+            jobs=self.job.jobs,
+        ).model_copy(update={"key": key})
 
-        fix = fix_source_diff(bench.git, task) if self.reaudit else ""
+    def _fix_diff(self) -> str:
+        """The maintainers' source change, read once (auditors measuring recall use it)."""
+        with self._lock:
+            if self._fix is None:
+                self._fix = fix_source_diff(self.bench.git, self.task)
+            return self._fix
 
-        def patch_runs(attempt: Attempt) -> None:
-            """The attempt's score and audit, whichever are missing."""
-            if attempt.contestant in self.rescore:
-                resolution = score(task, self.oracle, attempt, bench)
-                evidence.scores[attempt.contestant] = resolution.model_copy(
-                    update={"key": attempt.revision}
-                )
-            if attempt.contestant not in self.reaudit or base is None:
-                return
-            try:
-                gate, baseline = run_gate(
-                    task,
-                    attempt,
-                    bench,
-                    tests=bench.suite,
-                    baseline=base.run,
-                    selection=(chosen or {}).get(attempt.contestant),
-                )
-                timed.append((attempt.contestant, gate))
-                request = AuditRequest.hidden(
-                    task, self.oracle, attempt, gate=gate, baseline=baseline, fix=fix
-                )
-                audit = auditor.audit(request)
-            except Exception as exc:  # a broken auditor must not lose the bout
-                evidence.problems.append(
-                    f"auditor {settings.auditor.name!r} failed on {attempt.contestant} / "
-                    f"{task.id}: {type(exc).__name__}: {exc}"
-                )
-                return
-            key = digest(attempt.revision, self.auditor_key)
-            evidence.audits[attempt.contestant] = audit.model_copy(
-                update={"key": key, "timeout": killed(gate)}
+    def _audit(self, attempt: Attempt, key: str) -> Audit | None:
+        """The attempt's hidden audit; ``None`` (and a problem said) when the auditor fails."""
+        base, chosen = self._selected()
+        try:
+            gate, baseline = run_gate(
+                self.task,
+                attempt,
+                self.bench,
+                tests=self.bench.suite,
+                baseline=base.run,
+                selection=(chosen or {}).get(attempt.contestant),
             )
-
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            list(pool.map(patch_runs, self.attempts))  # each patch's runs, jobs at a time
-        for attempt in self.earlier:
-            resolution = score(task, self.oracle, attempt, bench)
-            evidence.rounds.append(resolution.model_copy(update={"key": attempt.revision}))
-        warning = timeouts([(name, how) for name, run in timed if (how := killed(run))])
-        if warning:
-            evidence.problems.append(f"{task.id}: {warning}")
-        return evidence
+            self.timed.append((attempt.contestant, gate))
+            request = AuditRequest.hidden(
+                self.task, self.oracle, attempt, gate=gate, baseline=baseline, fix=self._fix_diff()
+            )
+            audit = self.auditor.audit(request)
+        except Exception as exc:  # a broken auditor must not lose the bout
+            self.problems.append(
+                f"auditor {self.job.settings.auditor.name!r} failed on {attempt.contestant} / "
+                f"{self.task.id}: {type(exc).__name__}: {exc}"
+            )
+            return None
+        return audit.model_copy(update={"key": key, "timeout": killed(gate)})
 
 
 def make_auditor(tools: Tools) -> Auditor:

@@ -398,9 +398,13 @@ class Attempt(Versioned):
 
     @property
     def revision(self) -> str:
-        """What determined its patch: its key and, after the first, its round. The records
-        built on the patch (matrix, score, audit) are keyed by it."""
-        return self.key if self.round == 1 else digest(self.key, f"round {self.round}")
+        """What the records built on the attempt (matrix, score, audit) are computed from:
+        its key and round, who made it (name, role, vendor, assignment), how it ended and
+        its patch, every byte of it (source, tests, other). An attempt run again under the
+        same settings with another patch has another revision."""
+        who = (self.contestant, self.role, self.vendor or "", self.assignment or "")
+        ended = f"round {self.round}: {self.status}"
+        return digest(self.key, ended, *who, self.patch.model_dump_json())
 
 
 # -- verdicts -----------------------------------------------------------------------------
