@@ -3,8 +3,9 @@
 Three kinds of checks, each reported as one :class:`Check` the moment it is known:
 
 * the machine: git, uv, the Python eras test environments can run (found here or
-  downloadable by uv), the sandbox, the guard (compiled, or in Python), and (with a
-  ``bugbout.yaml``) the repository and the project's directories;
+  downloadable by uv), the sandbox (approved once pytest passed a test in it, confined as
+  a bout's test runs are: :mod:`.sandbox_tests`), the guard (compiled, or in Python), and
+  (with a ``bugbout.yaml``) the repository and the project's directories;
 * each contestant: its CLI is installed, answers ``--version``, and still accepts every
   ``--flag`` its adapter passes (they are looked up in the CLI's ``--help``);
 * ``--dry-run``: each contestant really races on a tiny synthetic repository, pointed at a
@@ -16,8 +17,8 @@ base a dry run gives them) is the :data:`KNOWN_AGENTS` table.
 
 One concern a module: :mod:`.check` (a report line), :mod:`.known_agents` (the packaged
 agents), :mod:`.probes` (``--version``/``--help`` runs without credentials),
-:mod:`.machine` (with :mod:`.eras`), :mod:`.clis` (the contestants' CLIs) and
-:mod:`.dry_run` (the race); :func:`diagnose` runs them in that order.
+:mod:`.machine` (with :mod:`.eras` and :mod:`.sandbox_tests`), :mod:`.clis` (the
+contestants' CLIs) and :mod:`.dry_run` (the race); :func:`diagnose` runs them in that order.
 """
 
 from __future__ import annotations

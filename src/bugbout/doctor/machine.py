@@ -15,6 +15,7 @@ from bugbout.doctor.check import Check
 from bugbout.doctor.eras import python_check
 from bugbout.doctor.probes import probe, quiet_env, version_in
 from bugbout.doctor.protections import protections_check
+from bugbout.doctor.sandbox_tests import PASSED, pytest_problem
 
 
 def machine_checks(
@@ -75,10 +76,12 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
         return Check("sandbox", False, f"{name}: {problem}")  # the problem names its fix
     if name == "none":
         return Check("sandbox", True, "none: agents and tests run unconfined, with the network")
+    if (failed := pytest_problem(settings, sandbox)) is not None:
+        return Check("sandbox", False, f"{name}: a test run in it failed: {failed}")
     chosen = getattr(sandbox, "chosen", None)
     if chosen is not None and getattr(chosen, "name", name) != name:
-        return Check("sandbox", True, f"{name}: chose {chosen.name}")
-    return Check("sandbox", True, f"{name} works")
+        return Check("sandbox", True, f"{name}: chose {chosen.name}; {PASSED}")
+    return Check("sandbox", True, f"{name} works: {PASSED}")
 
 
 def guard_check() -> Check:
