@@ -138,6 +138,27 @@ class LimitsSettings(Settings):
     """``limits:`` — what one agent attempt may consume. Going past a limit is the agent's
     doing: the attempt is an ``agent-error`` naming the limit and this setting (see the
     Limits section of docs/security.md for how each is enforced)."""
+class TestLimitsSettings(Settings):
+    """``limits.tests:`` — what one test run bugbout runs (ground truth, scores,
+    cross-examination, audits) may consume. Going past one is the doing of the code under
+    test: the run is ``crashed``, the test running then failed with the limit as its
+    reason, and this setting named."""
+
+    __test__ = False  # not a pytest class
+
+    memory: int = Field(default=4_000_000_000, gt=0)
+    """The most private memory (resident, not shared) a run's processes may use together."""
+    processes: int = Field(default=512, gt=0)
+    """The most processes a run may have at once."""
+    disk: int = Field(default=2_000_000_000, gt=0)
+    """The most bytes a run may add to its tree and its private HOME (and the largest file
+    it may write anywhere)."""
+    files: int = Field(default=100_000, gt=0)
+    """The most files and directories a run may add to its tree and its private HOME."""
+    tmp: int = Field(default=500_000_000, gt=0)
+    """The size of each private temporary filesystem of a run's sandbox (memory-backed)."""
+
+
 
     patch_size: int = Field(default=10_000_000, gt=0)
     """The most bytes of diff an attempt's patch may hold; a changed file larger than its
@@ -159,6 +180,8 @@ class LimitsSettings(Settings):
 
 class PluginChoice(Settings):
     """A config group's selection: a registered plugin's name and its options."""
+    tests: TestLimitsSettings = TestLimitsSettings()
+    """What each test run after an attempt, and for ground truth, may consume."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 

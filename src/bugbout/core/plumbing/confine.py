@@ -13,6 +13,7 @@ from pathlib import Path
 
 import bugbout
 from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.plumbing.limits import HeldConfine
 from bugbout.sandbox.confinement import Confinement, Sandbox
 from bugbout.sandbox.network import offline
 
@@ -65,10 +66,13 @@ def _readable(executables: tuple[str, ...], search: str | None, user_home: str) 
 
 def test_confinement(settings: BoutSettings, sandbox: Sandbox, home: Path) -> Confine:
     """How test runs are confined: no network, writes only in their own tree, private
-    places masked. With ``sandbox=none`` only the network is switched off."""
+    places masked, each run held to ``limits.tests`` by the guard. With ``sandbox=none``
+    only the network is switched off, and the limits hold."""
+    limits = settings.limits.tests
     if sandbox.name == "none":
-        return lambda argv, tree, writable: offline(argv)
-    return SandboxConfine(sandbox, masked_paths(settings, home), settings.limits.tmp)
+        return HeldConfine(lambda argv, tree, writable: offline(argv), limits, home)
+    masked = masked_paths(settings, home)
+    return HeldConfine(SandboxConfine(sandbox, masked, limits.tmp), limits, home)
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,21 @@ message naming the limit, what was used and the setting to raise.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import functools
 import json
 import os
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.settings import LimitsSettings
+from bugbout.core.contract.settings import LimitsSettings, TestLimitsSettings
+from bugbout.core.plumbing.lifeline import lifeline
 from bugbout.sandbox.guard_build import CompileFailed, compiled_guard
 
 GUARD = Path(str(resources.files("bugbout.sandbox") / "guard.py"))
@@ -54,10 +58,10 @@ class LimitExceeded(BugboutError):
     """An agent went past one of its limits: its doing, an ``agent-error``."""
 
 
-def exceeded(limit: str, used: int, allowed: int) -> str:
+def exceeded(limit: str, used: int, allowed: int, group: str = "limits") -> str:
     """The one-line reason: ``patch too large (612 MB > 10 MB limit; setting
-    limits.patch-size)``."""
-    return f"{WHAT[limit]} ({_amounts(limit, used, allowed)} limit; setting limits.{limit})"
+    limits.patch-size)``; ``group`` is where the setting lives (``limits.tests``)."""
+    return f"{WHAT[limit]} ({_amounts(limit, used, allowed)} limit; setting {group}.{limit})"
 
 
 def _amounts(limit: str, used: int, allowed: int) -> str:
@@ -75,7 +79,7 @@ def _amounts(limit: str, used: int, allowed: int) -> str:
 class Guard:
     """The guard of one agent run: what it watches and where it reports."""
 
-    limits: LimitsSettings
+    limits: LimitsSettings | TestLimitsSettings
     watched: tuple[Path, ...]
     """The folders the agent may write to (its checkout first): their growth is limited."""
     report: Path
@@ -85,6 +89,8 @@ class Guard:
     lifeline: int | None = None
     """The read end of bugbout's lifeline (:mod:`bugbout.core.plumbing.lifeline`), passed to
     the guard (:attr:`fds`): once bugbout has ended, the guard kills what it guards."""
+    group: str = "limits"
+    """Where the limits are set, as the breach names them: ``limits.tests`` for test runs."""
 
     def wrap(self, argv: list[str]) -> list[str]:
         """``argv`` run under the guard."""
@@ -125,7 +131,8 @@ class Guard:
             data = handle.read(REPORT_LIMIT)
         try:
             found = json.loads(data)
-            return exceeded(str(found["limit"]), int(found["used"]), int(found["allowed"]))
+            limit, used, allowed = str(found["limit"]), int(found["used"]), int(found["allowed"])
+            return exceeded(limit, used, allowed, self.group)
         except (ValueError, KeyError, TypeError):
             return f"the guard's report {self.report} is not readable"
 
@@ -143,3 +150,52 @@ def guard_program(home: Path) -> Path | None:
         return compile_guard(home)
     except CompileFailed:
         return None
+
+
+@dataclass(frozen=True)
+class HeldConfine:
+    """How test runs are confined (a ``Confine``: ``confine(argv, tree, writable)``), and
+    the limits the guard holds each run to (:func:`run_guard`)."""
+
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]]
+    limits: TestLimitsSettings
+    home: Path
+    """``BUGBOUT_HOME``, where the compiled guard is kept."""
+
+    @property
+    def overlays(self) -> bool:
+        """Whether the confined command can run where an overlay test tree is mounted."""
+        return bool(getattr(self.confine, "overlays", True))
+
+    def __call__(self, argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
+        return self.confine(argv, tree, writable)
+
+
+def held_as(
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    wrapped: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+) -> Callable[[list[str], Path, tuple[Path, ...]], list[str]]:
+    """``wrapped`` (a confinement built on ``confine``) held to ``confine``'s limits."""
+    if isinstance(confine, HeldConfine):
+        return dataclasses.replace(confine, confine=wrapped)
+    return wrapped
+
+
+def run_guard(
+    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    watched: tuple[Path, ...],
+    report: Path,
+) -> Guard | None:
+    """The guard of one test run confined by ``confine``: ``limits.tests`` on the processes
+    it starts and on the growth of ``watched``, its breach written to ``report``, and
+    bugbout's lifeline; ``None`` when ``confine`` holds runs to no limits."""
+    if not isinstance(confine, HeldConfine):
+        return None
+    program = _program(confine.home)
+    return Guard(confine.limits, watched, report, program, lifeline(), "limits.tests")
+
+
+@functools.lru_cache(maxsize=8)
+def _program(home: Path) -> Path | None:
+    """:func:`guard_program`, looked for once per process."""
+    return guard_program(home)

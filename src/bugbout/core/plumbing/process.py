@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from bugbout.core.plumbing.leftovers import Leftovers
 from bugbout.core.plumbing.stopping import watch
 
 _LONGEST_POLL = 0.05
@@ -52,9 +53,10 @@ def run_logged(
     stderr: Path,
     limit: int,
     pass_fds: tuple[int, ...] = (),
+    leftovers: Leftovers | None = None,
 ) -> Finished:
     """Run ``argv`` in a new session, with the descriptors ``pass_fds`` (a guard's
-    lifeline); keep at most ``limit`` bytes of each stream."""
+    lifeline), recorded in ``leftovers``; keep at most ``limit`` bytes of each stream."""
     started = time.monotonic()
     process = subprocess.Popen(
         argv,
@@ -67,6 +69,8 @@ def run_logged(
         pass_fds=pass_fds,
     )
     watch(process)  # a stopped bout kills its group
+    if leftovers is not None:
+        leftovers.add_process(process.pid)
     assert process.stdout is not None and process.stderr is not None
     copiers = [
         threading.Thread(target=_copy, args=(process.stdout, stdout, limit), daemon=True),

@@ -33,6 +33,8 @@ from bugbout.core.plumbing.canaries import (
 from bugbout.core.plumbing.confine import Confine, runs_in_overlays
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.hung import HangWatch
+from bugbout.core.plumbing.leftovers import VARIABLE, Leftovers
+from bugbout.core.plumbing.limits import held_as, run_guard
 from bugbout.core.plumbing.process import kill_group, wait
 from bugbout.core.plumbing.stopping import stopping, watch
 from bugbout.core.plumbing.testtree import TestTree
@@ -151,11 +153,14 @@ def _expose_first_target(tree: TestTree, targets: list[str]) -> None:
 def _entering(
     tree: TestTree | None, confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]]
 ) -> Callable[[list[str], Path, tuple[Path, ...]], list[str]]:
-    """``confine``, run where ``tree``'s overlay is mounted when it has one."""
+    """``confine``, run where ``tree``'s overlay is mounted when it has one (held to the
+    same limits)."""
     overlay = tree.overlay if tree is not None else None
     if overlay is None:
         return confine
-    return lambda argv, where, writable: enter(overlay, confine(argv, where, writable))
+    return held_as(
+        confine, lambda argv, where, writable: enter(overlay, confine(argv, where, writable))
+    )
 
 
 def relative_to_tree(run: TestRun, tree: Path) -> TestRun:
@@ -197,7 +202,7 @@ def _isolating_crashes(
     crashes: dict[str, str] = {}
     spent = 0.0
     while True:
-        run, running, hung = _run_pytest(
+        run, running, killed = _run_pytest(
             environment, tree, targets, planted, project=project, label=label,
             timeout=timeout, confine=confine, deselect=list(crashes), skip=skip,
             coverage=coverage,
@@ -206,11 +211,7 @@ def _isolating_crashes(
         if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping():
             running = None
             break
-        crashes[running] = (
-            f"hung (still running after {project.test_timeout:g} s)"
-            if hung
-            else f"crashed ({ending(run.exit_code)})"
-        )
+        crashes[running] = killed or f"crashed ({ending(run.exit_code)})"
         if len(crashes) > CRASH_LIMIT:
             break
     if crashes:
@@ -254,18 +255,18 @@ def _run_pytest(
     deselect: list[str],
     skip: frozenset[str],
     coverage: list[bytes] | None,
-) -> tuple[TestRun, str | None, bool]:
+) -> tuple[TestRun, str | None, str | None]:
     """:func:`_pytest_process`, started again when it never started (the sandbox, the
     container runtime or the interpreter failed first: :mod:`bugbout.core.plumbing.unstarted`);
     :class:`TestRunNotStarted` when it never does."""
     pause = PAUSE
     for number in range(1, TRIES + 1):
-        run, running, hung, why = _pytest_process(
+        run, running, killed, why = _pytest_process(
             environment, tree, targets, planted, project=project, label=label,
             timeout=timeout, confine=confine, deselect=deselect, skip=skip, coverage=coverage,
         )  # fmt: skip
         if why is None:
-            return run, running, hung
+            return run, running, killed
         if number == TRIES or stopping():
             break
         time.sleep(pause)
@@ -289,11 +290,12 @@ def _pytest_process(
     deselect: list[str],
     skip: frozenset[str],
     coverage: list[bytes] | None,
-) -> tuple[TestRun, str | None, bool, str | None]:
+) -> tuple[TestRun, str | None, str | None, str | None]:
     """One pytest process without the tests ``deselect`` and ``skip`` name, the test it
-    was running when it ended (``None`` when it ended between tests), whether it was
-    killed because that test ran past the project's ``test-timeout``, and why it never
-    started (``None``: it did)."""
+    was running when it ended (``None`` when it ended between tests), why it was killed
+    early (that test ran past the project's ``test-timeout``, or the run went past one
+    of ``limits.tests``: the guard's breach), and why it never started (``None``: it
+    did)."""
     key = secrets.token_hex(32)
     tracing = ["-p", "bugbout_coverage"] if coverage is not None else []
     args = [
@@ -303,12 +305,14 @@ def _pytest_process(
     ]  # fmt: skip
     command = environment.command(args, tree, [outcomes_plugin_dir()])
     with (
+        tempfile.TemporaryDirectory(prefix="bugbout-guard-") as private,
         tempfile.TemporaryFile() as outcomes,
         tempfile.TemporaryFile() as output,
         tempfile.TemporaryFile() as skipped,
         tempfile.TemporaryFile() as traced,
         tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
     ):
+        leftovers = Leftovers(Path(private, "leftovers"))  # a container the guard's kill left
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "LANG": "C.UTF-8",
@@ -323,6 +327,7 @@ def _pytest_process(
             "BUGBOUT_DESELECT": json.dumps(deselect),
             "BUGBOUT_SKIP_FD": str(skipped.fileno()),
             "BUGBOUT_SOURCE_DIRS": json.dumps(list(project.source)),
+            VARIABLE: str(leftovers.path),
         }
         if coverage is not None:
             env["BUGBOUT_COVERAGE_FD"] = str(traced.fileno())
@@ -332,20 +337,26 @@ def _pytest_process(
         skipped.flush()
         started = time.monotonic()
         argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
+        guard = run_guard(confine, (planted.tree, Path(home)), Path(private, "limits.json"))
         process = subprocess.Popen(
-            argv,
+            guard.wrap(argv) if guard is not None else argv,
             cwd=command.cwd,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
-            pass_fds=(outcomes.fileno(), skipped.fileno(), traced.fileno()),
+            pass_fds=(
+                outcomes.fileno(), skipped.fileno(), traced.fileno(),
+                *(guard.fds if guard is not None else ()),
+            ),
             start_new_session=True,
-        )
+        )  # fmt: skip
         watch(process)  # a stopped bout kills its group
+        leftovers.add_process(process.pid)
         exit_code, timed_out, hung = _wait(
             process, started + timeout, HangWatch(outcomes.fileno(), project.test_timeout)
         )
+        leftovers.end()
         duration = time.monotonic() - started
         outcomes.seek(0)
         written = outcomes.read()
@@ -353,6 +364,7 @@ def _pytest_process(
         output.seek(0)
         detail = output.read().decode("utf-8", "replace")[-DETAIL_LIMIT:]
         why = never_started(written, key_line(key), exit_code, detail)
+        breach = guard.breach() if guard is not None else None
         if coverage is not None:
             traced.seek(0)
             coverage.append(traced.read(COVERAGE_LIMIT))
@@ -362,11 +374,14 @@ def _pytest_process(
     run = check_canaries(run, planted, stream)
     if run.status == RunStatus.OK and not run.outcomes:
         run.status = RunStatus.COLLECTION_FAILED if run.collection_errors else RunStatus.NO_TESTS
-    if timed_out:
+    if breach is not None:  # the code under test's doing: killed, whatever pytest said
+        run.status, run.detail = RunStatus.CRASHED, f"{breach}\n{detail}"
+    elif timed_out:
         run.detail = f"killed after {timeout:g} s\n{detail}"
     elif run.status != RunStatus.OK:
         run.detail = detail
-    return run, _running(stream.reports), hung, why
+    hang = f"hung (still running after {project.test_timeout:g} s)" if hung else None
+    return run, _running(stream.reports), breach or hang, why
 
 
 def _wait(

@@ -15,6 +15,7 @@ from pathlib import Path
 from bugbout.core.plumbing.checkout import Checkouts, WorkingCopy
 from bugbout.core.plumbing.confine import masked_paths, readable_paths
 from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.leftovers import VARIABLE, Leftovers
 from bugbout.core.plumbing.lifeline import lifeline
 from bugbout.core.plumbing.limits import Guard, LimitExceeded
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
@@ -51,12 +52,17 @@ def run_agent(
     record: Attempt,
     feedback: str,
 ) -> Attempt:
+    leftovers: Leftovers,
     """Run ``contestant``'s agent on ``task`` in a workspace under ``root``: ``record``
-    with how it ended and its patch (``feedback`` ends the prompt of a later round). An
+    with how it ended and its patch (``feedback`` ends the prompt of a later round). What
+    the agent's run starts is recorded in ``leftovers``, and ended with it. An
     infrastructure failure raises."""
     space = Workspace.make(tools, task, checkouts, root)
     session = _session(tools, space, task, contestant, feedback)
-    ended, tampered = _run(tools, space, contestant.agent, session)
+    try:
+        ended, tampered = _run(tools, space, contestant.agent, session, leftovers)
+    finally:  # the guard killed a container's runner for a limit: the container too
+        leftovers.end()
     patch, tampered = _patch(tools, space, tampered)
     ending = _ending(contestant.agent, space, ended, patch, tampered)
     shutil.rmtree(space.home, ignore_errors=True)
@@ -146,7 +152,7 @@ def _session(
 
 
 def _run(
-    tools: Tools, space: Workspace, agent: CodingAgent, session: Session
+    tools: Tools, space: Workspace, agent: CodingAgent, session: Session, leftovers: Leftovers
 ) -> tuple[Finished, str | None]:
     """Run the agent's command: behind the egress proxy to its endpoints, in the sandbox,
     inside its overlay, under the guard of the limits. Returns how it ended and what it
@@ -157,7 +163,7 @@ def _run(
     confinement = session.confinement.model_copy(
         update={"readable": (*session.confinement.readable, *named)}
     )
-    env = {**agent.environment(session), **invocation.env}
+    env = {**agent.environment(session), **invocation.env, VARIABLE: str(leftovers.path)}
     argv = invocation.argv
     with contextlib.ExitStack() as stack:
         if invocation.confined and invocation.endpoints and tools.sandbox.name != "none":
@@ -188,6 +194,7 @@ def _run(
             limit=settings.run.log_limit,
             pass_fds=guard.fds,
         )
+            leftovers=leftovers,
     tampered = captures.publish(space.logs)  # the agent has stopped: nothing can replace them
     breach = guard.breach()
     return ended, tampered or breach

@@ -25,6 +25,7 @@ from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.leftovers import Leftovers
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, Stop, current_stop
 from bugbout.core.plumbing.tools import Tools
@@ -217,7 +218,11 @@ class Race:
             if current is not None and current != previous:
                 return current, False
             self.stop.check()
-            record = self._attempt(task, contestant, checkouts, round_number, feedback)
+            leftovers = self._leftovers(path)
+            leftovers.end()  # what a bugbout that died holding this attempt left running
+            record = self._attempt(
+                task, contestant, checkouts, round_number, feedback, leftovers=leftovers
+            )
             if record.status == AttemptStatus.INTERRUPTED and round_number > 1:
                 raise Interrupted(f"{contestant.name} on {task.id}: round {round_number} killed")
             if round_number > 1 and current is not None:
@@ -228,6 +233,11 @@ class Race:
             self.ran.add(path)
         return record, True
 
+    def _leftovers(self, path: str) -> Leftovers:
+        """The record of what the attempt stored at ``path`` started, beside its lock:
+        only the bugbout holding the lock writes it, and the next holder reads it."""
+        return Leftovers(self.store.root / "locks" / (path.replace("/", "%") + ".leftovers"))
+
     def _attempt(
         self,
         task: Task,
@@ -235,6 +245,8 @@ class Race:
         checkouts: Checkouts,
         round_number: int,
         feedback: str,
+        *,
+        leftovers: Leftovers,
     ) -> Attempt:
         """One run of the agent, as a record; failures are recorded, not raised. Whatever
         ends after the stop killed the bout's processes is ``interrupted``: nothing of it
@@ -256,6 +268,7 @@ class Race:
                 root=root,
                 record=record,
                 feedback=feedback,
+                leftovers=leftovers,
             )
         except BugboutError as exc:
             record.error = str(exc)

@@ -112,6 +112,7 @@ class PodmanSandbox:
             role="sandbox",
             network=confinement.network,
             init=self.options.init,
+            tmp_size=confinement.tmp_size,
         )
         return runner.runner_argv(spec)
 

@@ -40,10 +40,12 @@ def host_spec(
     role: str,
     network: bool = False,
     init: bool = True,
+    tmp_size: int | None = None,
 ) -> RunSpec:
     """What runs ``argv`` with ``program`` (podman) in a container of this machine's
     root: every top-level entry readable, then ``access`` (path: masked, readable or
-    writable), ancestors first; podman's init as pid 1 with ``init``, if installed."""
+    writable), ancestors first; podman's init as pid 1 with ``init``, if installed; each
+    private tmpfs and ``/dev/shm`` ``tmp_size`` bytes, when given."""
     rootfs, top_level = host_root(podman.config_dir)
     layered = {path: READABLE for path in top_level} | access
     ordered = sorted(layered, key=lambda path: (len(path.parts), str(path)))
@@ -58,6 +60,7 @@ def host_spec(
         layers=[(str(path), layered[path]) for path in ordered],
         network=network,
         init=found if init else None,
+        tmp_size=tmp_size,
     )
 
 

@@ -69,6 +69,10 @@ RUN_DIR = "/.bugbout-run"
 """Where a run's scratch folder (the forwarded descriptor's file) appears in a container."""
 REMOVE_TIMEOUT = 60.0
 CLIENT_GONE_TIMEOUT = 10.0
+LEFTOVERS = "BUGBOUT_LEFTOVERS"
+"""Names a record of what a run started (``bugbout.core.plumbing.leftovers``): the
+container is added to it, so that bugbout removes it for sure (when whatever guards the run
+killed this runner and its watcher with it, or bugbout died). Never passed on."""
 
 MASKED, READABLE, WRITABLE = "masked", "readable", "writable"
 
@@ -110,6 +114,8 @@ class RunSpec:
     network: bool = False
     init: str | None = None
     """The init program (catatonit) to run as the container's pid 1, if there is one."""
+    tmp_size: int | None = None
+    """With ``rootfs``: the size in bytes of each private tmpfs and of ``/dev/shm``."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -146,9 +152,10 @@ def podman_argv(
     command += ["--log-driver", "none", "--hostname", "bugbout", "--workdir", spec.workdir]
     if spec.rootfs:
         command += ["--read-only", "--read-only-tmpfs=false"]
+        command += ["--shm-size", str(spec.tmp_size)] if spec.tmp_size else []
     if spec.init:
         command += ["--init", "--init-path", spec.init]
-    layers = layer_mounts(spec.layers, mountinfo) if spec.rootfs else []
+    layers = layer_mounts(spec.layers, mountinfo, spec.tmp_size) if spec.rootfs else []
     for mount in [*layers, *_binds(spec)]:
         command += ["--mount", mount]
     argv = list(spec.argv)
@@ -186,11 +193,15 @@ def _binds(spec: RunSpec) -> list[str]:
     return found
 
 
-def layer_mounts(layers: list[tuple[str, str]], mountinfo: str) -> list[str]:
-    """``--mount`` values for the layers, then read-only binds of the writable host mounts
-    that would otherwise show through a read-only layer."""
+def layer_mounts(
+    layers: list[tuple[str, str]], mountinfo: str, tmp_size: int | None = None
+) -> list[str]:
+    """``--mount`` values for the layers (the private tmpfs ``tmp_size`` bytes each, when
+    given), then read-only binds of the writable host mounts that would otherwise show
+    through a read-only layer."""
+    size = f",tmpfs-size={tmp_size}" if tmp_size else ""
     found = [
-        f"type=tmpfs,destination={place},notmpcopyup,tmpfs-mode=1777"
+        f"type=tmpfs,destination={place},notmpcopyup,tmpfs-mode=1777{size}"
         for place in PRIVATE_TMPFS
         if Path(place).is_dir() and not any(path == place for path, _ in layers)
     ]
@@ -249,7 +260,12 @@ def run(spec: RunSpec) -> int:
     forwarded = _forwarded_fd(spec.forward_fd)
     descriptors = 0 if spec.forward_fd else _pass_descriptors()
     caller = dict(os.environ)
-    dropped = {*PODMAN_VARIABLES, *spec.env, *([spec.forward_fd] if spec.forward_fd else [])}
+    dropped = {
+        *PODMAN_VARIABLES,
+        LEFTOVERS,
+        *spec.env,
+        *([spec.forward_fd] if spec.forward_fd else []),
+    }
     variables = [name for name in caller if name not in dropped and _valid(name)]
     environ = {k: v for k, v in caller.items() if k not in PODMAN_VARIABLES} | spec.config
     try:
@@ -257,6 +273,7 @@ def run(spec: RunSpec) -> int:
     except OSError:
         mountinfo = ""
     name = f"bugbout-{spec.role}-{uuid.uuid4().hex[:16]}"
+    _leave_record(spec, name)
     with contextlib.ExitStack() as stack:
         scratch, first = None, b""
         if forwarded is not None:  # what the caller put first (a key line) is seen inside
@@ -277,6 +294,18 @@ def run(spec: RunSpec) -> int:
         if forwarded is not None and scratch is not None:
             _forward(Path(scratch, "forwarded"), forwarded, first)
     return code if code >= 0 else 128 - code
+
+
+def _leave_record(spec: RunSpec, name: str) -> None:
+    """Add the container ``name`` to the record :data:`LEFTOVERS` names, if it names one."""
+    path = os.environ.get(LEFTOVERS)
+    if not path:
+        return
+    podman = [spec.podman, *(["--url", spec.url] if spec.url else [])]
+    line = json.dumps({"container": name, "podman": podman, "config": spec.config}) + "\n"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    with contextlib.suppress(OSError), open(os.open(path, flags, 0o600), "a") as record:  # noqa: PTH123
+        record.write(line)
 
 
 def _pass_descriptors() -> int:
