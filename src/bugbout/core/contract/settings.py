@@ -134,10 +134,6 @@ class RunSettings(Settings):
     must work here."""
 
 
-class LimitsSettings(Settings):
-    """``limits:`` — what one agent attempt may consume. Going past a limit is the agent's
-    doing: the attempt is an ``agent-error`` naming the limit and this setting (see the
-    Limits section of docs/security.md for how each is enforced)."""
 class TestLimitsSettings(Settings):
     """``limits.tests:`` — what one test run bugbout runs (ground truth, scores,
     cross-examination, audits) may consume. Going past one is the doing of the code under
@@ -159,6 +155,10 @@ class TestLimitsSettings(Settings):
     """The size of each private temporary filesystem of a run's sandbox (memory-backed)."""
 
 
+class LimitsSettings(Settings):
+    """``limits:`` — what one agent attempt may consume. Going past a limit is the agent's
+    doing: the attempt is an ``agent-error`` naming the limit and this setting (see the
+    Limits section of docs/security.md for how each is enforced)."""
 
     patch_size: int = Field(default=10_000_000, gt=0)
     """The most bytes of diff an attempt's patch may hold; a changed file larger than its
@@ -176,12 +176,12 @@ class TestLimitsSettings(Settings):
     """The most private memory (resident, not shared) the agent's processes may use together."""
     processes: int = Field(default=512, gt=0)
     """The most processes the agent may run at once."""
+    tests: TestLimitsSettings = TestLimitsSettings()
+    """What each test run after an attempt, and for ground truth, may consume."""
 
 
 class PluginChoice(Settings):
     """A config group's selection: a registered plugin's name and its options."""
-    tests: TestLimitsSettings = TestLimitsSettings()
-    """What each test run after an attempt, and for ground truth, may consume."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 

@@ -51,8 +51,8 @@ def run_agent(
     root: Path,
     record: Attempt,
     feedback: str,
-) -> Attempt:
     leftovers: Leftovers,
+) -> Attempt:
     """Run ``contestant``'s agent on ``task`` in a workspace under ``root``: ``record``
     with how it ended and its patch (``feedback`` ends the prompt of a later round). What
     the agent's run starts is recorded in ``leftovers``, and ended with it. An
@@ -193,8 +193,8 @@ def _run(
             stderr=captures.stderr,
             limit=settings.run.log_limit,
             pass_fds=guard.fds,
-        )
             leftovers=leftovers,
+        )
     tampered = captures.publish(space.logs)  # the agent has stopped: nothing can replace them
     breach = guard.breach()
     return ended, tampered or breach
