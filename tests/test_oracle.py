@@ -68,7 +68,7 @@ def test_clean_fix(ground_truth: tuple[dict[str, Oracle], dict[str, str], Store]
     assert oracle.fail_to_pass == ["tests/test_div.py::test_div_by_zero"]
     assert oracle.pass_to_pass == ["tests/test_div.py::test_div"]
     assert oracle.unstable == []
-    assert [run.label for run in oracle.runs] == ["before", "after-1", "after-2"]
+    assert [run.label for run in oracle.runs] == ["before-1", "before-2", "after-1", "after-2"]
 
 
 @pytest.mark.slow

@@ -26,7 +26,7 @@ from bugbout.core.plumbing.stopping import Interrupted, stopping
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
-from bugbout.core.truth.oracle import compute_oracle
+from bugbout.core.truth.oracle import METHOD, compute_oracle
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
@@ -130,6 +130,7 @@ def oracle_key(settings: BoutSettings, task_sha: str) -> str:
         settings.project.model_dump_json(exclude={"github", "repository"}),
         str(settings.tasks.reruns),
         f"repair-imports={settings.tasks.repair_imports}",
+        f"method={METHOD}",
     )
 
 

@@ -1,13 +1,14 @@
 """Ground truth: the maintainers' tests, run before and after their fix.
 
 *Before* is the parent tree with the fix's versions of every test file it changed (the
-ones it deleted removed); *after* is the fix tree, run ``reruns`` times.
+ones it deleted removed); *after* is the fix tree. Each is run ``reruns`` times.
 
-- fail-to-pass: failed or errored before (or absent because its module failed to
-  collect) and passed in every after run;
-- pass-to-pass: passed before and in every after run;
-- unstable: its outcome, or whether it ran at all, differs between after runs;
-- fail-on-base: failed or errored before and in every after run.
+- fail-to-pass: failed or errored in every before run (or absent because its module
+  failed to collect) and passed in every after run;
+- pass-to-pass: passed in every run;
+- unstable: its outcome, or whether it ran at all, differs between the runs of one tree
+  (a test flaky before the fix is not fixed by it);
+- fail-on-base: failed or errored in every run.
 
 A test that kills pytest (a segfault) is failed in that run, the others run without it.
 """
@@ -39,12 +40,14 @@ from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStat
 from bugbout.core.truth.setup_run import executed_setup_py
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
-BROKEN_RUN = (
-    RunStatus.TIMEOUT,
-    RunStatus.CRASHED,
-    RunStatus.COLLECTION_FAILED,
-    RunStatus.TAMPERED,
-)
+METHOD = 2
+"""How ground truth is computed, in every oracle's key: an oracle computed otherwise (1:
+the before tree ran once, so a test flaky before the fix could pass for fixed) is computed
+again."""
+BROKEN_BEFORE = (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.TAMPERED)
+"""A before run that ended so is no evidence (one that cannot collect a module is: the
+new tests often import what only the fix adds)."""
+BROKEN_RUN = (*BROKEN_BEFORE, RunStatus.COLLECTION_FAILED)
 
 
 def export_before(git: Git, task: Task, destination: Path) -> None:
@@ -165,12 +168,14 @@ def _run_all(
         return [], str(exc)
     shutil.rmtree(tree, ignore_errors=True)
     export_before(git, task, tree)
-    runs = [_run(environment, tree, task, settings, label="before", confine=confine)]
-    shutil.rmtree(tree)
-    shutil.copytree(after, tree, symlinks=True)
-    for number in range(1, settings.tasks.reruns + 1):
-        label = f"after-{number}"
-        runs.append(_run(environment, tree, task, settings, label=label, confine=confine))
+    runs = []
+    for side in ("before", "after"):
+        if side == "after":
+            shutil.rmtree(tree)
+            shutil.copytree(after, tree, symlinks=True)
+        for number in range(1, settings.tasks.reruns + 1):
+            label = f"{side}-{number}"
+            runs.append(_run(environment, tree, task, settings, label=label, confine=confine))
     return runs, environment
 
 
@@ -195,12 +200,13 @@ def _run(
 
 
 def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: str = "") -> Oracle:
-    """Classify every test from the before run (first) and the after runs (the rest)."""
-    before, afters = runs[0], runs[1:]
+    """Classify every test from the before runs (first: those labelled ``before``, at
+    least one) and the after runs (the rest)."""
+    split = next((n for n, run in enumerate(runs) if not run.label.startswith("before")), len(runs))
+    befores, afters = runs[: max(split, 1)], runs[max(split, 1) :]
     oracle = Oracle(task_id=task.id, key=key, status="ok", environment=environment, runs=runs)
-    broken = [run for run in runs if run.status in BROKEN_RUN and run is not before]
-    if before.status in (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.TAMPERED):
-        broken.insert(0, before)
+    broken = [run for run in befores if run.status in BROKEN_BEFORE]
+    broken += [run for run in afters if run.status in BROKEN_RUN]
     broken += [run for run in runs if run.status == RunStatus.NO_TESTS]  # never evidence
     if broken:
         oracle.status = "environment-error"
@@ -208,19 +214,17 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
         return oracle
     names = set().union(*(run.outcomes for run in afters))
     for name in sorted(names):
-        seen = [run.outcomes.get(name) for run in afters]
-        if len(set(seen)) > 1:
+        seen = {run.outcomes.get(name) for run in afters}
+        previous = {_before(run, name) for run in befores}
+        if len(seen) > 1 or len(previous) > 1:
             oracle.unstable.append(name)
             continue
-        after = seen[0]
-        previous = before.outcomes.get(name)
-        if previous is None and _module(name) in before.collection_errors:
-            previous = Outcome.ERROR
-        if after == Outcome.PASSED and previous in FAILING:
+        [after], [before] = seen, previous
+        if after == Outcome.PASSED and before in FAILING:
             oracle.fail_to_pass.append(name)
-        elif after == Outcome.PASSED and previous == Outcome.PASSED:
+        elif after == Outcome.PASSED and before == Outcome.PASSED:
             oracle.pass_to_pass.append(name)
-        elif after in FAILING and previous in FAILING:
+        elif after in FAILING and before in FAILING:
             oracle.fail_on_base.append(name)
     if task.modified_tests and not task.added_tests and not _proves(oracle, task):
         oracle.status = "no-fail-to-pass"
@@ -231,9 +235,17 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
     elif not oracle.fail_to_pass:
         oracle.status = "no-fail-to-pass"
         oracle.reason = "no test failed before the fix and passed after it" + _near_misses(
-            before, afters[0] if afters else before
+            befores[0], afters[0] if afters else befores[0]
         )
     return oracle
+
+
+def _before(run: TestRun, name: str) -> Outcome | None:
+    """``name``'s outcome in a before run: ``error`` when its module failed to collect."""
+    found = run.outcomes.get(name)
+    if found is None and _module(name) in run.collection_errors:
+        return Outcome.ERROR
+    return found
 
 
 def _proves(oracle: Oracle, task: Task) -> bool:
