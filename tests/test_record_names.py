@@ -1,0 +1,231 @@
+"""Test ids and file names in every record: plain JSON text when they are text, escaped
+(and marked) only when they hold a byte that is not UTF-8, and records written before
+that (format 1: every name escaped) read exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+import name_history
+from bugbout.core.crossexam.affected import BaseRun, CoverageMap
+from bugbout.core.store.filenames import MARK, stored, unstored
+from bugbout.core.store.records import (
+    Attempt,
+    Audit,
+    AuditSet,
+    Cell,
+    FileChange,
+    Job,
+    Matrix,
+    Oracle,
+    OracleSet,
+    Patch,
+    Resolution,
+    ResolutionSet,
+    Task,
+    TaskIssue,
+    TaskResolutions,
+    TaskSet,
+    TestRun,
+    Verdict,
+    VerdictSet,
+)
+from bugbout.core.store.store import Store
+
+REGEX = "tests/test_a.py::test_re[\\d+]"
+"""pytest's id for ``parametrize("pattern", [r"\\d+"])``: one backslash."""
+NEWLINE = "tests/test_a.py::test_x[a\\nb]"
+"""For the value ``"a\\nb"``: pytest writes the newline as backslash and ``n``."""
+LETTER = "tests/test_a.py::test_u[\\u1555]"
+BACKSLASH_FILE = "tests/test_back\\slash.py"
+ODD = "tests/test_\udcff.py::test_x[a\\nb]"
+"""In a module whose name holds the byte 0xff: not text."""
+ODD_STORED = MARK + "tests/test_\\xff.py::test_x[a\\\\nb]"
+IDS = [REGEX, NEWLINE, LETTER, ODD]
+
+
+def _run() -> TestRun:
+    return TestRun(
+        label="before-1",
+        status="ok",
+        outcomes=dict.fromkeys(IDS, "failed"),
+        failures=dict.fromkeys(IDS, "AssertionError"),
+        crashes={REGEX: "crashed (signal 11)"},
+        collection_errors={BACKSLASH_FILE: "ImportError"},
+    )
+
+
+def _audit() -> Audit:
+    return Audit(
+        task_id="t",
+        contestant="c",
+        auditor="a",
+        verdict="PARTIAL",
+        route="none",
+        still_failing=IDS,
+        regressions=IDS,
+        pre_existing=IDS,
+    )
+
+
+def _records() -> dict[str, BaseModel]:
+    task = Task(
+        id="t",
+        sha="s",
+        parent="p",
+        date="d",
+        title="t",
+        issue=TaskIssue(number=1),
+        source_files=[BACKSLASH_FILE],
+        test_files=[BACKSLASH_FILE],
+        added_tests=IDS,
+        modified_tests=IDS,
+    )
+    resolution = Resolution(
+        task_id="t",
+        contestant="c",
+        score="resolved",
+        fail_to_pass=dict.fromkeys(IDS, "passed"),
+        pass_to_pass_failing=IDS,
+        run=_run(),
+    )
+    oracle = Oracle(
+        task_id="t",
+        status="ok",
+        fail_to_pass=IDS,
+        pass_to_pass=IDS,
+        unstable=IDS,
+        fail_on_base=IDS,
+        runs=[_run()],
+    )
+    return {
+        "tasks.json": TaskSet(tasks=[task]),
+        "job.json": Job(judge="j", auditor="a", started="s", tasks=TaskSet(tasks=[task])),
+        "oracles.json": OracleSet(root={"t": oracle}),
+        "attempt.json": Attempt(
+            task_id="t",
+            contestant="c",
+            key="k",
+            agent="x",
+            status="finished",
+            patch=Patch(files=[FileChange(path=BACKSLASH_FILE, kind="added", area="test")]),
+            reproductions=IDS,
+            rejected_tests=IDS,
+            validation=_run(),
+            review=_audit(),
+        ),
+        "matrix.json": Matrix(
+            task_id="t",
+            patches=["c"],
+            authors={"c": IDS},
+            outcomes={"c": dict.fromkeys(IDS, "passed")},
+            runs={"c": _run()},
+        ),
+        "verdicts.json": VerdictSet(
+            root={
+                "t": {
+                    "p": Verdict(
+                        task_id="t",
+                        policy="p",
+                        reason="r",
+                        cells=[Cell(patch="c", test=i, outcome="passed") for i in IDS],
+                    )
+                }
+            }
+        ),
+        "resolutions.json": ResolutionSet(root={"t": TaskResolutions(patches={"c": resolution})}),
+        "score.json": resolution,
+        "audits.json": AuditSet(root={"t": {"c": _audit()}}),
+        "base.json": BaseRun(
+            task_id="t",
+            run=_run(),
+            coverage=CoverageMap(files=[BACKSLASH_FILE], tests={i: [0] for i in IDS}),
+        ),
+    }
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string in parsed JSON, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+@pytest.mark.parametrize("name", list(_records()))
+def test_every_record_holds_test_ids_as_json_text(name: str, tmp_path: Path) -> None:
+    """Read with a plain JSON parser, a record holds pytest's own ids; only the id in a
+    module whose name is not UTF-8 is escaped, and marked."""
+    record = _records()[name]
+    store = Store(tmp_path)
+    store.write(name, record)
+    parsed = json.loads(store.path(name).read_text(encoding="utf-8"))
+    found = set(_strings(parsed))
+    assert {REGEX, NEWLINE, LETTER, ODD_STORED} <= found
+    assert not {s for s in found if "\\\\" in s and not s.startswith(MARK)}  # none doubled
+    assert store.read(name, type(record)) == record
+
+
+FORMAT_1 = Path(__file__).parent / "data" / "format1"
+"""Records as bugbout wrote them before format 2: every name escaped, no ``format``."""
+ODD_ID = "tests/test_\udcff.py::test_x[a\\nb]"
+
+
+def test_records_written_before_are_read_exactly_and_rewritten_as_text(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    store.ensure()
+    for name in ("oracles.json", "attempt.json", "job.json"):
+        shutil.copy(FORMAT_1 / name, store.path(name))
+    oracle = store.read("oracles.json", OracleSet).root["t"]  # type: ignore[union-attr]
+    assert (oracle.fail_to_pass, oracle.pass_to_pass) == ([REGEX], [ODD_ID])
+    assert oracle.runs[0].outcomes == {REGEX: "failed", ODD_ID: "passed"}
+    assert oracle.runs[0].crashes == {REGEX: "crashed (signal 11)"}  # never escaped
+    attempt = store.read("attempt.json", Attempt)
+    assert attempt is not None and attempt.review is not None and attempt.validation
+    assert attempt.patch.files[0].path == BACKSLASH_FILE
+    assert attempt.reproductions == attempt.review.still_failing == [REGEX]
+    assert attempt.validation.crashes == {REGEX: "crashed (signal 11)"}
+    job = store.read("job.json", Job)
+    assert job is not None
+    assert job.tasks.tasks[0].test_files == ["tests/test_\udcff.py"]
+    assert job.tasks.tasks[0].added_tests == [REGEX]
+
+    store.write("oracles.json", OracleSet(root={"t": oracle}))
+    rewritten = json.loads(store.path("oracles.json").read_text(encoding="utf-8"))["t"]
+    assert (rewritten["format"], rewritten["fail_to_pass"]) == (2, [REGEX])
+    assert rewritten["pass_to_pass"] == [ODD_STORED]
+    assert store.read("oracles.json", OracleSet).root["t"] == oracle  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        *IDS,
+        *name_history.NAMES,
+        "plain.py",
+        "\\",
+        "\\xff",
+        MARK,
+        MARK + "a\\b",
+        os.fsdecode(b"\x80\\\xc3"),
+        "\udcc3\udca9",
+    ],
+)
+def test_a_stored_name_is_itself_when_text_and_exact_always(name: str) -> None:
+    text = stored(name)
+    text.encode("utf-8")
+    assert unstored(text) == name
+    is_text = not any("\udc80" <= char <= "\udcff" for char in name)
+    assert (text == name) == (is_text and not name.startswith(MARK))
