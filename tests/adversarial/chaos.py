@@ -9,7 +9,8 @@ reached. After every kill, and at the end of every bout, it checks:
 - no finished attempt lost or run again: a stored attempt stays stored and unchanged,
   and its agent never starts again (each agent run leaves a marker file outside the
   sandbox, in a state directory);
-- no agent process outlives its bout;
+- no agent process outlives its bout: each agent leaves a daemon that would run for ten
+  minutes, and within ``SURVIVOR_GRACE`` seconds of the kill none may be left;
 - the final report equals an uninterrupted run's (``report.json`` without times and
   paths).
 
@@ -72,11 +73,13 @@ attempt's logs live in a folder of a random name; its record is named by its key
 holds the contestant's command, so the bout's folder)."""
 
 AGENT = """#!/bin/bash
-# A scripted contestant: marks its start and end outside the sandbox, then acts.
+# A scripted contestant: marks its start and end outside the sandbox, leaves a daemon
+# that would outlive it (a new session, deaf to SIGHUP and SIGTERM), then acts.
 name=$1; logdir=$2; marks={marks}
 task=$(basename "$(dirname "$(dirname "$logdir")")")
 run="$marks/$task.$name.$(date +%s%N).$$"
 touch "$run.start"
+setsid bash -c 'trap "" HUP TERM; sleep 600; :' &
 sleep {pause}
 {action}
 touch "$run.end"
@@ -95,6 +98,9 @@ EOF""",
     "empty": 'echo "nothing to do"',
 }
 PAUSES = {"fixer": 1.0, "wrong": 0.5, "empty": 0.2}
+SURVIVOR_GRACE = 3.0
+"""Seconds after a kill by which no process of an agent may be left (the guards notice
+bugbout's end within a fifth of a second)."""
 
 
 @dataclass
@@ -171,7 +177,7 @@ class Bout:
         """The invariants after a kill or a completed run; remembers what is stored.
         The marker counts are read once no process of the bout is left."""
         problems = unreadable(self.repo / ".bugbout")
-        alive = survivors(self.tag, self.root / "home", grace=10)
+        alive = survivors(self.tag, self.root / "home", grace=SURVIVOR_GRACE)
         problems += [f"process outlived its bout: {p}" for p in alive]
         runs = self.runs()
         for stored, (text, count) in self.seen.items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
 from pathlib import Path
 
 import chaos
@@ -57,6 +58,16 @@ def test_the_checks_catch_what_a_kill_could_break(tmp_path: Path) -> None:
         "stored attempt attempts/task/changed/key.json was changed",
         "stored attempt attempts/task/lost/key.json was lost",
     ]
+    orphan = subprocess.Popen(  # an agent's daemon, left running
+        ["sleep", "60"], env={**os.environ, "CHAOS_TAG": bout.tag}, start_new_session=True
+    )
+    try:
+        problems = bout.check()
+    finally:
+        orphan.kill()
+        orphan.wait()
+    outlived = [p for p in problems if p.startswith("process outlived its bout: ")]
+    assert [p.split(":")[1].strip() for p in outlived] == [str(orphan.pid)]
 
 
 def test_reports_are_compared_without_times_and_paths() -> None:
