@@ -33,6 +33,7 @@ from bugbout.core.report.costs import price_table
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import load_report
 from bugbout.core.report.reporters import write_reports
+from bugbout.core.report.unscored import too_many
 from bugbout.core.store.records import Attempt, Job, OracleSet, TaskSet
 from bugbout.core.store.store import JOB, Store
 from bugbout.core.tasks import check_plugins, ground_truth
@@ -76,6 +77,15 @@ class BoutResult:
     """Renderings of the reporters that print rather than write (``terminal``), by name."""
     written: list[str] = field(default_factory=list)
     """The report files written in the bout's output (``report.html``, ...)."""
+
+
+class UnscoredBout(BugboutError):
+    """More of the bout's attempts were left unscored than ``run.max-unscored`` allows:
+    its report is written (``result``), and the bout fails with one line saying why."""
+
+    def __init__(self, message: str, result: BoutResult) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class Bout:
@@ -183,9 +193,12 @@ class Bout:
             )
             output.write(JOB, job)
         attempts = [attempt for used in job.attempts if (attempt := store.read(used.path, Attempt))]
-        return BoutResult(
+        result = BoutResult(
             tasks, oracles, attempts, report, job, ran, written.printed, written.files
         )
+        if failed := too_many(report.unscored, settings.run.max_unscored):
+            raise UnscoredBout(failed, result)
+        return result
 
     def _check_contestants(self) -> None:
         """Stop before any work when a contestant cannot race here; with

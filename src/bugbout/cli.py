@@ -436,7 +436,7 @@ def _run(args: list[str], console: Console) -> int:
             args = [arg for arg in args if arg != flag] + [f"run.{flag[2:]}=true"]
 
     def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
-        from bugbout.bout import Bout, Project
+        from bugbout.bout import Bout, Project, UnscoredBout
 
         if hydra_job.multirun:
             console.info(f"sweep job {hydra_job.output.name}: {' '.join(hydra_job.overrides)}")
@@ -453,7 +453,11 @@ def _run(args: list[str], console: Console) -> int:
                     "no contestants: define some under `contestants:` in bugbout.yaml, "
                     "or choose packaged ones, e.g. `bugbout run contestant=codex`"
                 )
-            result = bout.run()
+            failed: UnscoredBout | None = None
+            try:
+                result = bout.run()
+            except UnscoredBout as exc:  # its report is written: show it, then fail
+                result, failed = exc.result, exc
         for problem in plugins.problems:
             console.warn(problem)
         console.attempt_table(result.ran)
@@ -475,6 +479,8 @@ def _run(args: list[str], console: Console) -> int:
         for text in result.printed.values():
             console.out.print(text, markup=False, highlight=False, end="")
         console.info(f"reports in {hydra_job.output}: {', '.join(result.written)}")
+        if failed is not None:
+            raise failed
 
     return run_with_hydra("run", args, console, job)
 

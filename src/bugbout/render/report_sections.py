@@ -389,7 +389,8 @@ def confidence_section(report: Report) -> Section:
     return Section(
         "confidence",
         "How sure",
-        f"{sure.headline} ({sure.method}.)",
+        (f"Warning: {report.unscored.warning}\n\n" if report.unscored.warning else "")
+        + f"{sure.headline} ({sure.method}.)",
         [rates, compared],
     )
 

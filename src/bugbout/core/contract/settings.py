@@ -122,6 +122,10 @@ class RunSettings(Settings):
     without it a contestant whose program or key is missing stops the bout first."""
     log_limit: int = Field(default=5_000_000, gt=0)
     """The most bytes kept of each of an agent's output streams."""
+    max_unscored: float = Field(default=0.5, ge=0, le=1)
+    """The largest share of the contestants' attempts that may be left unscored (an
+    agent that never ran, a quota, an infrastructure error) before the bout fails, after
+    writing its report (1: never fails)."""
     rounds: int = Field(default=1, ge=1)
     """Rounds per contestant: an attempt the auditor rejects on visible evidence gets
     another round with the kill report (1: no retries)."""

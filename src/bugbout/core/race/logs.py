@@ -20,6 +20,7 @@ from pathlib import Path
 from bugbout.core.plumbing.checkout import remove_tree
 from bugbout.core.plumbing.process import Finished
 from bugbout.core.race.agents import CodingAgent
+from bugbout.core.race.never_ran import never_ran
 from bugbout.core.race.untrusted import UntrustedFileError, describe, read_untrusted, shown
 from bugbout.core.store.records import AttemptStatus
 
@@ -111,7 +112,12 @@ def conclude(
     elif ended.exit_code == 0:
         status = AttemptStatus.FINISHED
     else:
-        return Ending(AttemptStatus.AGENT_ERROR, summary, usage, last_line(logdir / STREAMS[1]))
+        last = last_line(logdir / STREAMS[1])
+        first = first_line(logdir / STREAMS[1])
+        left_nothing = empty_patch and not any(usage.values())
+        if why := never_ran(ended.exit_code, first, last, left_nothing=left_nothing):
+            return Ending(AttemptStatus.INFRA_ERROR, summary, usage, why)
+        return Ending(AttemptStatus.AGENT_ERROR, summary, usage, last)
     return Ending(status, summary, usage, None)
 
 
@@ -123,6 +129,15 @@ def last_line(path: Path) -> str | None:
         return str(exc)[:500]
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[-1][:500] if lines else None
+
+
+def first_line(path: Path) -> str | None:
+    """The first non-blank line of a log (at most 500 characters), if any."""
+    try:
+        text = read_untrusted(path, limit=ERROR_LINE_BYTES) or ""
+    except UntrustedFileError:
+        return None  # larger than the bound: an agent that ran and printed
+    return next((line[:500] for line in text.splitlines() if line.strip()), None)
 
 
 def _unreadable(error: Exception) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from bugbout.core.contract.settings import PriceSettings
-from bugbout.core.store.records import Attempt, Record
+from bugbout.core.store.records import RETRYABLE, Attempt, Record
 
 if TYPE_CHECKING:
     from bugbout.core.report.report import AgentRow
@@ -119,6 +119,9 @@ class CostRow(Record):
     """Attempts that reported token usage."""
     priced: int = 0
     """Of those, attempts with a price: the ones ``cost`` adds up."""
+    charged: int = 0
+    """Attempts that spent: those that reported usage, and those without usage whose
+    agent ran (not left unscored: an agent that never started spent nothing)."""
     cost: float | None = None
     """USD over the priced attempts; ``None`` when there is none."""
     cost_per_attempt: float | None = None
@@ -126,8 +129,9 @@ class CostRow(Record):
     resolved: int = 0
     resolve_rate: float | None = None
     cost_per_resolved: float | None = None
-    """``cost_per_attempt * attempts / resolved``: the whole cost when every attempt is
-    priced, else scaled up from the priced ones; ``None`` without a resolved bug."""
+    """``cost_per_attempt * charged / resolved``: the whole cost when every attempt that
+    spent is priced, else scaled up from the priced ones to those; ``None`` without a
+    resolved bug."""
     wall_time: float = 0.0
     wall_time_per_resolved: float | None = None
     """``wall_time / resolved``."""
@@ -159,6 +163,7 @@ def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) ->
         row.model, row.price = attempt.model, found[0] if found else None
         row.attempts += 1
         row.wall_time += attempt.wall_time
+        row.charged += bool(attempt.usage) or attempt.status not in RETRYABLE
         if not attempt.usage:
             continue
         row.reported += 1
@@ -178,7 +183,7 @@ def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) ->
         if agent.resolved:
             row.wall_time_per_resolved = row.wall_time / agent.resolved
             if row.cost_per_attempt is not None:
-                row.cost_per_resolved = row.cost_per_attempt * row.attempts / agent.resolved
+                row.cost_per_resolved = row.cost_per_attempt * row.charged / agent.resolved
     for row in pareto_front(list(rows.values())):
         row.pareto = True
     known = [row.cost for row in rows.values() if row.cost is not None]

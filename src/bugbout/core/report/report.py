@@ -33,6 +33,7 @@ from bugbout.core.report.reasons import Reasons
 from bugbout.core.report.report_tampering import TamperedRow
 from bugbout.core.report.report_tasks import TaskPage
 from bugbout.core.report.rounds_report import Rounds
+from bugbout.core.report.unscored import Unscored
 from bugbout.core.store.records import (
     AttemptStatus,
     Record,
@@ -277,6 +278,8 @@ class Report(Record):
     pages: list[TaskPage] = Field(default_factory=list)
     """A page per task: the diffs, the matrix, the audit and the picks behind its row."""
     contamination: Contamination = Field(default_factory=Contamination)
+    unscored: Unscored = Field(default_factory=Unscored)
+    """The contestants' attempts left unscored, and the warning when most are."""
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""

@@ -31,6 +31,7 @@ from bugbout.core.report.report import (
 from bugbout.core.report.report_tampering import tampered_rows
 from bugbout.core.report.report_tasks import AttemptLinks, task_pages
 from bugbout.core.report.rounds_report import rounds_report
+from bugbout.core.report.unscored import unscored
 from bugbout.core.store.records import (
     FAILING,
     RETRYABLE,
@@ -185,6 +186,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
             audits=audits,
             cutoffs=dict(cutoffs or {}),
         ),
+        unscored=unscored(last.values(), scored_set),
     )
 
 
