@@ -8,6 +8,7 @@ Without podman these fail, unless the run allows skipping podman (``--allow-skip
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import test_podman_env as podman_env
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
 from bugbout.core.plumbing import confine as confinement
@@ -22,6 +24,7 @@ from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Outcome, RunStatus, Score
+from bugbout.plugins.environments.podman import PodmanBuilder, PodmanOptions
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from test_crossexam import PROJECT, World, build_world
 
@@ -81,3 +84,26 @@ def test_a_run_whose_container_never_starts_is_no_verdict(world: World, podman: 
     message = str(raised.value)
     assert "125" in message and "operation not permitted" in message, message
     assert "\n" not in message
+
+
+@pytest.fixture(scope="module")
+def images() -> Iterator[PodmanBuilder]:
+    """The podman environment's builder, on tests/test_podman_env.py's storage."""
+    built = PodmanBuilder(PodmanOptions(storage=podman_env.STORAGE))
+    yield built
+    built.close()
+
+
+def test_a_podman_environment_run_that_never_started_is_no_outcome(
+    images: PodmanBuilder, tmp_path: Path
+) -> None:
+    """The environment's image is gone (podman exits 125 before the container starts): no
+    outcome. Code under test that exits 125 in the container is an outcome (crashed)."""
+    tree = podman_env.project(tmp_path, {"test_ok.py": "def test_ok():\n    pass\n"})
+    contained = podman_env.environment(images, tree, tmp_path / "home")
+    assert podman_env.run_in(contained, tree, ["tests"]).status == RunStatus.OK
+    gone = dataclasses.replace(contained, image="localhost/bugbout-env:gone")
+    with pytest.raises(BugboutError, match=r"the run test run never started \(exit status 125"):
+        podman_env.run_in(gone, tree, ["tests"])
+    (tree / "tests" / "conftest.py").write_text("import os\nos._exit(125)\n")
+    assert podman_env.run_in(contained, tree, ["tests"]).status == RunStatus.CRASHED
