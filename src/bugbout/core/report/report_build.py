@@ -160,7 +160,9 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         ],
         totals=_totals(attempts),
         costs=costs(attempts, agents, prices or price_table()),
-        tampered=tampered_rows(resolutions, audits, verdicts),
+        tampered=tampered_rows(
+            resolutions, audits, verdicts, matrices, attempts, round_scores=round_scores
+        ),
         timeouts=report_timeouts(matrices, audits),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
         rounds=rounds_report(contestants, attempts, score, [*round_scores, *resolutions]),

@@ -1,16 +1,23 @@
 """The report's account of tampering: every patch found meddling with a test run, where
-(its score, its audit, a judge's verdict) and why. Pure, like the rest of the report."""
+(its score or an earlier round's, its audit, a cross-examination run, an examiner's run
+of its tests on the unfixed code, a judge's verdict) and why. Pure, like the rest of the
+report."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from pydantic import Field
 
 from bugbout.core.store.records import (
     UNFIXED,
+    Attempt,
     Audit,
     AuditVerdict,
+    Matrix,
     Record,
     Resolution,
+    RunStatus,
     Score,
     Verdict,
 )
@@ -25,14 +32,21 @@ class TamperedRow(Record):
     task: str
     contestant: str
     found_by: list[str] = Field(default_factory=list)
-    """``score``, ``audit``, and each judge policy that left it out."""
+    """``score``, ``an earlier round's score``, ``audit``,
+    ``cross-examination``, ``validation``, and each judge policy that left it out."""
     reasons: list[str] = Field(default_factory=list)
 
 
-def tampered_rows(
-    resolutions: list[Resolution], audits: list[Audit], verdicts: list[Verdict]
+def tampered_rows(  # noqa: PLR0917 - the records in pipeline order
+    resolutions: list[Resolution],
+    audits: list[Audit],
+    verdicts: list[Verdict],
+    matrices: Sequence[Matrix] = (),
+    attempts: Sequence[Attempt] = (),
+    round_scores: Sequence[Resolution] = (),
 ) -> list[TamperedRow]:
-    """Every tampered patch, sorted by task and contestant."""
+    """Every tampered patch, sorted by task and contestant: wherever a run on it was
+    found tampered, whether or not its final score says so."""
     rows: dict[tuple[str, str], TamperedRow] = {}
 
     def add(task: str, contestant: str, by: str, reasons: list[str]) -> None:
@@ -41,10 +55,20 @@ def tampered_rows(
             row.found_by.append(by)
         row.reasons += [reason for reason in reasons if reason not in row.reasons]
 
-    for resolution in resolutions:
-        if resolution.score == Score.TAMPERED:
-            reasons = resolution.run.tampering if resolution.run is not None else []
-            add(resolution.task_id, resolution.contestant, "score", reasons)
+    for found_by, scores in (("score", resolutions), ("an earlier round's score", round_scores)):
+        for resolution in scores:
+            run = resolution.run
+            if resolution.score == Score.TAMPERED or (run and run.status == RunStatus.TAMPERED):
+                reasons = run.tampering if run is not None else []
+                add(resolution.task_id, resolution.contestant, found_by, reasons)
+    for matrix in matrices:
+        for patch, run in sorted(matrix.runs.items()):
+            if patch != UNFIXED and run.status == RunStatus.TAMPERED:
+                add(matrix.task_id, patch, "cross-examination", run.tampering)
+    for attempt in attempts:
+        run = attempt.validation
+        if run is not None and run.status == RunStatus.TAMPERED:
+            add(attempt.task_id, attempt.contestant, "validation", run.tampering)
     for audit in audits:
         if audit.verdict == AuditVerdict.TAMPERED:
             add(audit.task_id, audit.contestant, "audit", audit.tampering)
