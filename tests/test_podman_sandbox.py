@@ -28,6 +28,8 @@ import pytest
 import components
 from bugbout.core.plumbing.confine import readable_paths
 from bugbout.core.plumbing.process import run_logged
+from bugbout.core.store.records import ResolutionSet, Score
+from bugbout.core.store.store import RESOLUTIONS, Store
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import LABEL, Podman
@@ -336,6 +338,11 @@ def test_a_bout_in_the_podman_sandbox(podman_repo: Path, tmp_path: Path, strange
     assert all(value.startswith("blocked") for value in evidence.values()), evidence
     assert not (podman_repo / "pwned.txt").exists() and not outside.exists()
     assert sleepy["status"] == "timeout"
+    # and scored in containers too: the scoring tree is a copy podman can run pytest on
+    resolutions = Store(podman_repo / ".bugbout").read(RESOLUTIONS, ResolutionSet)
+    assert resolutions is not None
+    (task,) = resolutions.root.values()
+    assert task.patches["fixer"].score == Score.RESOLVED, task.patches["fixer"].run
     assert _gone(), containers()
 
 
