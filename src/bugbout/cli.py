@@ -275,7 +275,7 @@ def _report(args: list[str], console: Console) -> int:
     a report from the store, its costs at the project's prices."""
     from bugbout.core.contract.manager import make_plugins
     from bugbout.core.report.costs import price_table
-    from bugbout.core.report.report_store import load_report
+    from bugbout.core.report.report_store import load_report, running
     from bugbout.core.store.store import JOB, TASKS, Store
 
     parser = _parser(
@@ -313,9 +313,11 @@ def _report(args: list[str], console: Console) -> int:
         return 0
     root = find_config(Path.cwd()).parent
     store = Store(root / ".bugbout")
+    output = Store(options.job.resolve()) if options.job else store
+    if not output.path(JOB).is_file() and (busy := running(output)):
+        raise ConfigError(f"no report yet: {busy}; run `bugbout report` again when it ends")
     if not store.path(TASKS).exists():
         raise ConfigError(f"{store.root} holds no bout yet; run `bugbout run` first")
-    output = Store(options.job.resolve()) if options.job else store
     if not output.path(JOB).is_file():
         raise ConfigError(
             f"{options.job} holds no job.json; name a sweep job's directory"

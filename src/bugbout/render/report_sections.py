@@ -389,7 +389,14 @@ def confidence_section(report: Report) -> Section:
     return Section(
         "confidence",
         "How sure",
-        (f"Warning: {report.unscored.warning}\n\n" if report.unscored.warning else "")
+        "".join(
+            f"{line}\n\n"
+            for line in (
+                report.running,
+                report.unscored.warning and f"Warning: {report.unscored.warning}",
+            )
+            if line
+        )
         + f"{sure.headline} ({sure.method}.)",
         [rates, compared],
     )

@@ -280,6 +280,8 @@ class Report(Record):
     contamination: Contamination = Field(default_factory=Contamination)
     unscored: Unscored = Field(default_factory=Unscored)
     """The contestants' attempts left unscored, and the warning when most are."""
+    running: str | None = None
+    """Set when a bout was running on the store as the report was made: it is partial."""
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The JSON report: valid against :func:`report_schema`."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Protocol
 
@@ -10,6 +11,7 @@ from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_tasks import attempt_links, fix_diffs
+from bugbout.core.store.locks import held_by
 from bugbout.core.store.records import (
     Attempt,
     AuditSet,
@@ -76,7 +78,7 @@ def load_report(
         for path in sorted(output.path(MATRICES).glob("*.json"))
         if (matrix := output.read(f"{MATRICES}/{path.name}", Matrix)) is not None
     ]
-    return build_report(
+    report = build_report(
         tasks,
         oracles,
         attempts,
@@ -90,3 +92,21 @@ def load_report(
         links=attempt_links(stored, store.root, output.root),
         cutoffs=job.cutoffs if job is not None else {},
     )
+    busy = running(output)
+    partial = (
+        f"{busy[0].upper()}{busy[1:]}: this report holds only what it has finished so far; "
+        "run `bugbout report` again when it ends."
+        if busy
+        else None
+    )
+    return report.model_copy(update={"running": partial})
+
+
+def running(output: Store) -> str | None:
+    """``a bout is running on DIR (pid 412 (`bugbout run`))`` when another process holds
+    ``output`` for a bout, else ``None``."""
+    holder = held_by(output.root / "lock")
+    if holder is None or holder.pid == os.getpid():
+        return None
+    who = holder.describe() if holder.pid else "its pid is not recorded"
+    return f"a bout is running on {output.root} ({who})"

@@ -91,6 +91,22 @@ def exclusive(
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def held_by(path: Path) -> Holder | None:
+    """Who holds the lock ``path`` now (``None``: nobody), without taking it: a shared
+    lock tried and let go at once, which a holder's own retry gets past."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(handle) or Holder(0, "", "its pid is not recorded")
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
 def _holder(handle: IO[str]) -> Holder | None:
     """The holder the lock file names, if it names one."""
     handle.seek(0)

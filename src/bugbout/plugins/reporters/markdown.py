@@ -31,6 +31,8 @@ class MarkdownReporter:
 
     def render(self, report: Report) -> str:
         lines = ["# bugbout report", ""]
+        if report.running:
+            lines += [f"**{escape(report.running)}**", ""]
         if report.unscored.warning:
             lines += [f"**Warning: {escape(report.unscored.warning)}**", ""]
         if report.confidence.headline:
