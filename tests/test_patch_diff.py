@@ -3,6 +3,7 @@ caches."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -11,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.patch import PatchError
 from bugbout.core.plumbing.treewalk import Entry
 from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, Patch
 from bugbout.testing import RepositoryBuilder
@@ -247,8 +247,22 @@ def test_caches_are_ignored(trees: tuple[Path, Path]) -> None:
     assert diff(base, work).empty
 
 
-def test_a_file_name_that_is_not_utf8(trees: tuple[Path, Path]) -> None:
+def test_a_file_name_that_is_not_utf8_is_kept_quoted(
+    trees: tuple[Path, Path], checkouts: Checkouts, repository: tuple[RepositoryBuilder, str]
+) -> None:
+    """A name with bytes that are not UTF-8 is the agent's to choose: the diff quotes them
+    as git does (valid UTF-8), the record escapes them, and the patch applies back to the
+    same bytes, the rest of it with it."""
     base, work = trees
-    (Path(os.fsdecode(bytes(work) + b"/docs/caf\xe9.md"))).write_text("latin-1 name\n")
-    with pytest.raises(PatchError, match="not valid UTF-8"):
-        diff(base, work)
+    (work / "src/pkg/core.py").write_text("def add(a, b):\n    return b + a\n")
+    (Path(os.fsdecode(bytes(work) + b"/docs/caf\xe9 \\x41.md"))).write_text("latin-1\n")
+    patch = diff(base, work)
+    assert [(f.path, f.kind) for f in patch.files] == [
+        ("docs/caf\udce9 \\x41.md", ChangeKind.ADDED),
+        ("src/pkg/core.py", ChangeKind.MODIFIED),
+    ]
+    assert 'diff --git "a/docs/caf\\351 \\\\x41.md" "b/docs/caf\\351 \\\\x41.md"' in patch.other
+    stored = patch.model_dump_json()
+    assert "caf\\xe9 \\\\x41.md" in json.loads(stored)["files"][0]["path"]  # escaped
+    fresh = round_trip(Patch.model_validate_json(stored), checkouts, repository, work.parent / "f")
+    assert state(fresh) == state(work)

@@ -71,10 +71,10 @@ def test_the_walk_stops_at_the_file_limit_even_inside_one_directory(
     seen = 0
     real = treewalk._entry
 
-    def counted(entry: os.DirEntry[str] | None) -> treewalk.Entry | None:
+    def counted(entry: os.DirEntry[str] | None, theirs: str | None = None) -> treewalk.Entry | None:
         nonlocal seen
         seen += 1
-        return real(entry)
+        return real(entry, theirs=theirs)
 
     monkeypatch.setattr(treewalk, "_entry", counted)
     with pytest.raises(LimitExceeded) as raised:

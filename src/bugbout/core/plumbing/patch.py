@@ -5,7 +5,9 @@ deleted, and writes three diffs in ``git apply`` format, split by area: the pack
 source, the tests, everything else. Text files get unified diffs; binary files (a NUL byte
 in their first 8000 bytes, or not UTF-8) get git binary patches; symlinks are mode
 ``120000`` entries whose content is their target; the executable bit is a mode change.
-Paths are relative to the tree's root, with git's ``a/`` and ``b/`` prefixes.
+Paths are relative to the tree's root, with git's ``a/`` and ``b/`` prefixes; a name
+git would quote (a byte that is not UTF-8 included) is C-quoted as git writes it, so a
+diff is always valid UTF-8 and applies back to the same bytes.
 
 A file whose size and modification time (to the nanosecond) equal the base's is taken as
 unchanged without being read: working copies preserve the base's mtimes, and any write
@@ -118,7 +120,6 @@ def diff_trees(
     for path, old, new in walked:
         if old is not None and new is not None and _unchanged(old, new):
             continue
-        _check_name(path)
         growth = (new.size if new is not None else 0) - (old.size if old is not None else 0)
         if size + growth > limits.patch_size:
             _too_large(size + max(growth, 0), limits, walked)
@@ -163,13 +164,6 @@ def _unchanged(old: Entry, new: Entry) -> bool:
     if old.symlink != new.symlink or old.executable != new.executable or old.size != new.size:
         return False
     return old.mtime_ns == new.mtime_ns or old.same_content(new)
-
-
-def _check_name(path: str) -> None:
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise PatchError(f"cannot record the file {path!r}: its name is not valid UTF-8") from None
 
 
 def _file_diff(
@@ -324,19 +318,27 @@ _ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\
 
 def _quote(name: str) -> str:
     """``name`` as git writes it in a diff header: C-quoted when it holds a quote, a
-    backslash or a control character (other characters, UTF-8 included, are left as
-    they are, as with ``core.quotePath=false``)."""
-    if not any(char in _ESCAPES or ord(char) < 0x20 or ord(char) == 0x7F for char in name):
+    backslash, a control character or a byte that is not UTF-8 (``os.fsdecode``'s lone
+    surrogate, written as the byte's octal escape); other characters, UTF-8 included,
+    are left as they are, as with ``core.quotePath=false``. So every diff is valid
+    UTF-8, whatever names the agent chose."""
+    if not any(_odd(char) for char in name):
         return name
     quoted = []
     for char in name:
         if char in _ESCAPES:
             quoted.append("\\" + _ESCAPES[char])
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            quoted.append(f"\\{ord(char):03o}")
+        elif _odd(char):
+            quoted.append(f"\\{os.fsencode(char)[0]:03o}")
         else:
             quoted.append(char)
     return '"' + "".join(quoted) + '"'
+
+
+def _odd(char: str) -> bool:
+    """Whether git quotes ``char`` in a name (``_ESCAPES`` aside, as an octal escape)."""
+    code = ord(char)
+    return char in _ESCAPES or code < 0x20 or code == 0x7F or 0xDC80 <= code <= 0xDCFF
 
 
 def _unquote(name: str) -> str:

@@ -8,6 +8,11 @@ followed; sockets, FIFOs and devices are skipped. It stops, with ``LimitExceeded
 soon as the working copy holds more than ``files`` entries the base does not, even
 inside one huge directory.
 
+What the working copy holds is the agent's: anything in it that cannot be read (a path
+too long for the system, a directory or file it made unreadable) is a
+:class:`WorkTreeError` naming the path, the agent's doing; a failure to read the base
+tree, bugbout's own, is a plain :class:`WalkError`.
+
 ``walk_upper`` does the same for an overlay working copy from its upper directory alone
 (:mod:`bugbout.sandbox.overlay`): it lists only the directories that hold a change, and
 the base's directories only where the upper one names something, or hides them whole.
@@ -27,6 +32,7 @@ from typing import Protocol
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.plumbing.limits import LimitExceeded, exceeded
+from bugbout.core.store.filenames import to_text
 
 CHUNK = 1 << 20
 """Bytes compared at a time."""
@@ -35,6 +41,14 @@ REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
 
 class WalkError(BugboutError):
     """A tree could not be read."""
+
+
+class WorkTreeError(WalkError):
+    """The working copy (the agent's) holds something that cannot be read."""
+
+
+SHOWN = 80
+"""The most characters of a path an error shows (then its length)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +61,9 @@ class Entry:
     executable: bool
     size: int
     mtime_ns: int
+    theirs: str | None = None
+    """Its path in the working copy, when it is there: a failure to read it is the
+    agent's doing."""
 
     @property
     def mode(self) -> str:
@@ -62,7 +79,7 @@ class Entry:
             with open(self.location, "rb") as handle:  # noqa: PTH123
                 return handle.read()
         except OSError as exc:
-            raise WalkError(f"cannot read {self.location}: {exc.strerror}") from exc
+            raise _error(self.theirs, "read", self.location, exc) from exc
 
     def same_content(self, other: Entry) -> bool:
         """Whether two files (or two symlinks) hold the same bytes, read a chunk at a time."""
@@ -77,7 +94,8 @@ class Entry:
                     if not chunk:
                         return True
         except OSError as exc:
-            raise WalkError(f"cannot read {exc.filename}: {exc.strerror}") from exc
+            failed = other if exc.filename == other.location else self
+            raise _error(failed.theirs, "read", failed.location, exc) from exc
 
 
 _Listing = dict[str, os.DirEntry[str]]
@@ -105,7 +123,7 @@ def walk(
     def enter(prefix: str, old_dir: str | None, new_dir: str | None) -> None:
         nonlocal added
         old = _list(old_dir, None, ignored)
-        new = _list(new_dir, len(old) + files - added, ignored)
+        new = _list(new_dir, len(old) + files - added, ignored, theirs=prefix)
         added += sum(1 for key in new if key not in old)
         if added > files:
             raise LimitExceeded(exceeded("files", added, files))
@@ -123,7 +141,7 @@ def walk(
         if key.endswith("/"):
             enter(prefix + key, _path(old), _path(new))
             continue
-        old_entry, new_entry = _entry(old), _entry(new)
+        old_entry, new_entry = _entry(old), _entry(new, theirs=prefix + key)
         if old_entry is not None or new_entry is not None:
             yield prefix + key, old_entry, new_entry
 
@@ -139,7 +157,7 @@ def walk_upper(
     def enter(prefix: str, old_dir: str | None, new_dir: str | None, merged: bool) -> None:
         nonlocal added
         old = _list(old_dir, None, ignored)
-        new, hidden = _list_upper(new_dir, len(old) + files - added, ignored)
+        new, hidden = _list_upper(new_dir, len(old) + files - added, ignored, prefix)
         if merged:  # only the base's entries the upper directory replaces or hides
             named = {key.rstrip("/") for key in new} | hidden
             old = {key: entry for key, entry in old.items() if key.rstrip("/") in named}
@@ -168,28 +186,30 @@ def walk_upper(
             both = old is not None and new is not None
             enter(prefix + key, _path(old), _path(new), merged and both)
             continue
-        old_entry, new_entry = _entry(old), _entry(new)
+        old_entry, new_entry = _entry(old), _entry(new, theirs=prefix + key)
         if old_entry is not None or new_entry is not None:
             yield prefix + key, old_entry, new_entry
 
 
-def _list_upper(directory: str | None, most: int, ignored: Ignored) -> tuple[_Listing, set[str]]:
+def _list_upper(
+    directory: str | None, most: int, ignored: Ignored, prefix: str
+) -> tuple[_Listing, set[str]]:
     """An upper directory's entries by sort key, whiteouts left out, stopping a little
-    past ``most``; and the names of its whiteouts."""
-    listing = _list(directory, most, ignored)
+    past ``most``; and the names of its whiteouts. ``prefix``: its path in the tree."""
+    listing = _list(directory, most, ignored, theirs=prefix)
     hidden = set()
     for key, entry in list(listing.items()):
-        if not key.endswith("/") and _whiteout(entry):
+        if not key.endswith("/") and _whiteout(entry, prefix + key):
             del listing[key]
             hidden.add(key)
     return listing, hidden
 
 
-def _whiteout(entry: os.DirEntry[str]) -> bool:
+def _whiteout(entry: os.DirEntry[str], relative: str) -> bool:
     try:
         info = entry.stat(follow_symlinks=False)
     except OSError as exc:
-        raise WalkError(f"cannot read {entry.path}: {exc.strerror}") from exc
+        raise _error(relative, "read", entry.path, exc) from exc
     return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
 
 
@@ -206,16 +226,19 @@ def _opaque(entry: os.DirEntry[str] | None) -> bool:
     return False
 
 
-def _list(directory: str | None, most: int | None, ignored: Ignored) -> _Listing:
+def _list(
+    directory: str | None, most: int | None, ignored: Ignored, *, theirs: str | None = None
+) -> _Listing:
     """A directory's entries by sort key, caches left out; it stops a little past
-    ``most`` entries. An absent directory (``None``) has none."""
+    ``most`` entries. An absent directory (``None``) has none. ``theirs``: its path in
+    the working copy, when it is there."""
     listing: _Listing = {}
     if directory is None:
         return listing
     try:
         scanner = os.scandir(directory)
     except OSError as exc:
-        raise WalkError(f"cannot list {directory}: {exc.strerror}") from exc
+        raise _error(theirs, "list", directory, exc) from exc
     with scanner:
         for entry in scanner:
             folder = entry.is_dir(follow_symlinks=False)
@@ -231,14 +254,15 @@ def _path(entry: os.DirEntry[str] | None) -> str | None:
     return entry.path if entry is not None else None
 
 
-def _entry(entry: os.DirEntry[str] | None) -> Entry | None:
-    """A file's or symlink's ``Entry``; ``None`` for anything else, or nothing."""
+def _entry(entry: os.DirEntry[str] | None, *, theirs: str | None = None) -> Entry | None:
+    """A file's or symlink's ``Entry``; ``None`` for anything else, or nothing.
+    ``theirs``: its path in the working copy, when it is there."""
     if entry is None:
         return None
     try:
         info = entry.stat(follow_symlinks=False)
     except OSError as exc:
-        raise WalkError(f"cannot read {entry.path}: {exc.strerror}") from exc
+        raise _error(theirs, "read", entry.path, exc) from exc
     symlink = stat.S_ISLNK(info.st_mode)
     if not (symlink or stat.S_ISREG(info.st_mode)):
         return None
@@ -248,4 +272,17 @@ def _entry(entry: os.DirEntry[str] | None) -> Entry | None:
         not symlink and bool(info.st_mode & stat.S_IXUSR),
         info.st_size,
         info.st_mtime_ns,
+        theirs,
     )
+
+
+def _error(theirs: str | None, verb: str, path: str, exc: OSError) -> WalkError:
+    """Why ``path`` could not be listed or read: in the working copy, a
+    :class:`WorkTreeError` naming it by ``theirs``, its path there (shortened, with its
+    length); elsewhere a :class:`WalkError`."""
+    if theirs is None:
+        return WalkError(f"cannot {verb} {path}: {exc.strerror}")
+    shown = to_text(theirs or ".")
+    if len(shown) > SHOWN:
+        shown = f"{shown[:SHOWN]}… ({len(os.fsencode(theirs)):,} bytes)"
+    return WorkTreeError(f"cannot {verb} '{shown}' in the working copy: {exc.strerror}")

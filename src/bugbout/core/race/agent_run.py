@@ -24,6 +24,7 @@ from bugbout.core.plumbing.suite import writing_folder
 from bugbout.core.plumbing.testmodules import is_test_module
 from bugbout.core.plumbing.testtree import fresh_test_tree
 from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.treewalk import WorkTreeError
 from bugbout.core.race.agent_setup import named_files, run_tests_script, start_egress, state_dir
 from bugbout.core.race.agents import CodingAgent, Session
 from bugbout.core.race.contestants import Contestant
@@ -215,6 +216,8 @@ def _patch(tools: Tools, space: Workspace, breach: str | None) -> tuple[Patch, s
         )
     except LimitExceeded as exc:
         return Patch(), breach or str(exc)
+    except WorkTreeError as exc:  # what the agent left: a path too long, unreadable
+        return Patch(), breach or f"its working copy cannot be recorded: {exc}"
     except (PermissionError, UnicodeError, ValueError) as exc:  # what the agent left
         return Patch(), breach or f"its working copy cannot be read: {exc}"
     return patch, breach
