@@ -79,6 +79,8 @@ def pytest_problem(settings: BoutSettings, sandbox: Sandbox) -> str | None:
             )  # fmt: skip
     except BugboutError as exc:  # a run that never started says why
         return str(exc)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the test run could not be set up: {exc}"
     finally:
         remove_tree(scratch)
     if run.status == RunStatus.OK and run.outcomes == {TEST: Outcome.PASSED}:
