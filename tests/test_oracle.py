@@ -216,6 +216,41 @@ def test_errors_count_as_failures_and_flaky_outcomes_are_set_aside() -> None:
     assert oracle.fail_on_base == ["tests::d"]
 
 
+def test_a_test_flaky_before_the_fix_is_unstable_not_fail_to_pass() -> None:
+    """Every before run must agree, as every after run must: one that fails once and
+    passes once before the fix is not fixed by it."""
+    after = {"tests__a": "passed", "tests__b": "passed", "tests__c": "failed"}
+    oracle = judge_runs(
+        _task(),
+        [
+            run("before-1", tests__a="failed", tests__b="failed", tests__c="failed"),
+            run("before-2", tests__a="passed", tests__b="failed", tests__c="error"),
+            run("after-1", **after),
+            run("after-2", **after),
+        ],
+    )
+    assert oracle.fail_to_pass == ["tests::b"]
+    assert oracle.unstable == ["tests::a", "tests::c"]
+
+
+def test_every_before_run_is_judged_like_the_first() -> None:
+    after = {"tests/test_a.py__test_x": "passed"}
+    uncollected = run("before-2", RunStatus.COLLECTION_FAILED)
+    uncollected.collection_errors = {"tests/test_a.py": "ImportError: cannot import name 'x'"}
+    runs = [run("before-1", **{"tests/test_a.py__test_x": "failed"}), uncollected,
+            run("after-1", **after)]  # fmt: skip
+    oracle = judge_runs(_task(), runs)  # failed, then not collected (error): not the same
+    assert (oracle.status, oracle.unstable) == ("no-fail-to-pass", ["tests/test_a.py::test_x"])
+    runs[0] = run("before-1", RunStatus.COLLECTION_FAILED)
+    runs[0].collection_errors = uncollected.collection_errors
+    assert judge_runs(_task(), runs).fail_to_pass == ["tests/test_a.py::test_x"]
+    runs[1] = run("before-2", RunStatus.TIMEOUT)
+    assert judge_runs(_task(), runs).reason == (
+        "the before-2 run timed out: the whole run took longer than tasks.timeout, with no "
+        "one test past project.test-timeout (raise tasks.timeout if the suite is just slow)"
+    )
+
+
 def test_an_after_run_that_cannot_collect_is_an_environment_error() -> None:
     broken = run("after-1", RunStatus.COLLECTION_FAILED)
     broken.collection_errors = {"tests/test_a.py": "ModuleNotFoundError: No module named 'numpy'"}
