@@ -103,3 +103,15 @@ def test_a_cutoff_set_on_the_command_line_reruns_no_agent(bout: Path) -> None:
     ]
     assert warning.startswith("1 of 1 scored tasks were fixed on or before every")
     assert "miner.since: 2025-01-01" in warning
+
+
+@pytest.mark.slow
+def test_a_fix_smaller_than_min_lines_is_measured_never_flagged(bout: Path) -> None:
+    """The fix adds two lines; with ``auditor.min-lines=3`` even the verbatim copy is
+    not flagged (a one-line fix, under the default 2, never is)."""
+    run(bout, "auditor.min-lines=3")
+    found = json.loads((bout / ".bugbout" / "report.json").read_text())["contamination"]
+    similarity = {row["contestant"]: row["similarity"] for row in found["patches"]}
+    assert similarity["verbatim"]["five_gram"] == 1
+    assert similarity["verbatim"]["recalled"] is False
+    assert found["recalled"] == {"rewritten": 0, "verbatim": 0}

@@ -10,12 +10,16 @@ from pydantic import Field
 
 from bugbout import AuditorPlugin, hookimpl
 from bugbout.core.audit.auditing import AuditRequest, is_empty, make_audit
-from bugbout.core.audit.recall import five_gram_overlap, identical_line_ratio
+from bugbout.core.audit.recall import changed_lines, five_gram_overlap, identical_line_ratio
 from bugbout.core.store.records import Audit, Similarity
 from bugbout.plugins.auditors.gate import GateOptions
 
 THRESHOLD = 0.8
 """The default 5-gram overlap at or above which a patch counts as recalled."""
+MIN_LINES = 2
+"""The default fewest lines a fix must change before a patch matching it is flagged: a
+one-line fix (one line replaced, or one added) has few ways to be written, so matching
+it shows nothing."""
 
 
 class RecallOptions(GateOptions):
@@ -24,6 +28,10 @@ class RecallOptions(GateOptions):
     threshold: float = Field(default=THRESHOLD, gt=0, le=1)
     """The token 5-gram overlap with the maintainers' fix at or above which a patch is
     flagged ``recalled``."""
+    min_lines: int = Field(default=MIN_LINES, ge=1)
+    """The fewest lines the maintainers' source change must change (the more of the lines
+    it adds and those it removes) for a patch to be flagged ``recalled``; a smaller fix's
+    similarity is measured and shown, never flagged."""
 
 
 class Recall:
@@ -46,9 +54,16 @@ class Recall:
             five_gram=overlap,
             identical_lines=round(identical_line_ratio(request.fix, patch), 4),
             threshold=self.options.threshold,
-            recalled=overlap >= self.options.threshold,
+            recalled=overlap >= self.options.threshold
+            and fix_size(request.fix) >= self.options.min_lines,
         )
         return audit.model_copy(update={"similarity": similarity})
+
+
+def fix_size(fix: str) -> int:
+    """How many lines ``fix`` changes: the more of its added and its removed lines."""
+    signs = [line[0] for line in changed_lines(fix)]
+    return max(signs.count("+"), signs.count("-"))
 
 
 @hookimpl
