@@ -98,7 +98,8 @@ class TasksSettings(Settings):
     miner's, ``miner:``)."""
 
     reruns: int = Field(default=2, ge=1)
-    """How many times the fixed tree is run; tests that differ between runs are unstable."""
+    """How many times each tree, before and after the fix, is run; tests that differ
+    between the runs of one tree are unstable."""
     timeout: float = Field(default=600, gt=0)
     """Seconds one test run may take before its whole process group is killed."""
     jobs: int = Field(default=1, ge=1)
