@@ -3,8 +3,9 @@ failed before pytest loaded, so nothing of the code under test was judged.
 
 Such a run is the machine's doing, never a verdict on a patch: it is tried again, and
 when it still does not start :class:`TestRunNotStarted` is raised, which every stage
-treats as an infrastructure failure (an attempt's ``infra-error``, an ``environment-error``
-oracle, a task left undecided with a warning: each tried again by the next run).
+treats as an infrastructure failure, with a warning, and tries again at the next run: an
+``environment-error`` oracle, an examiner's ``infra-error`` attempt, a task whose
+cross-examination or score did not run left undecided, an audit not written.
 
 A run never started when both hold:
 
