@@ -299,6 +299,8 @@ def test_bad_options_are_refused_in_one_line(tmp_path: Path, program: Path | Non
         ["--report=r", *limits[1:], "--", "true"],
         ["--report=r", *limits, "--disk=many", "--", "true"],
         ["--report=r", *limits, "--"],
+        ["--report=r", *limits, "--lifeline=x", "--", "true"],
+        ["--report=r", *limits, "--lifeline=999", "--", "true"],  # not open
     ):
         ended = subprocess.run([*start, *options], capture_output=True, text=True, check=False)
         assert ended.returncode == 2, (options, ended.stderr)
