@@ -156,7 +156,7 @@ miner:                    # the git-history miner's options: which fixes become 
   # ref: main             # the branch to walk; the default branch when unset
 
 # tasks:                  # how each task's ground truth is computed
-#   reruns: 2             # runs of the fixed tree; tests that differ are set aside
+#   reruns: 2             # runs of each tree, before and after the fix; flaky tests set aside
 #   timeout: 600          # seconds per test run
 
 # issue-sources:          # asked in order: github, file, commit; `github: null` removes one
