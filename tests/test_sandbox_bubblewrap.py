@@ -148,3 +148,22 @@ def test_bwrap_problem_without_apparmor_names_the_other_switches(
     (sysctl / "kernel" / "unprivileged_userns_clone").write_text("1\n")
     problem = Bubblewrap(BubblewrapOptions(executable=str(script))).problem()
     assert problem is not None and "container" in problem and "sandbox=none" in problem
+
+
+def test_the_seccomp_filter_leaves_the_callers_descriptors_alone(
+    bwrap: Bubblewrap, tmp_path: Path
+) -> None:
+    """A caller passes descriptors on (a test run, its outcome file): the filter is read
+    from one the caller does not use, whichever those are."""
+    for number in (3, 8, 9):
+        (tmp_path / f"fd{number}").write_text(f"descriptor {number}\n")
+    inside = "cat <&3; cat <&8; cat <&9; grep '^Seccomp:' /proc/self/status"
+    wrapped = bwrap.wrap(["sh", "-c", inside], Confinement(workdir=tmp_path))
+    result = subprocess.run(
+        ["sh", "-c", 'exec "$@" 3<fd3 8<fd8 9<fd9', "caller", *wrapped],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:3] == ["descriptor 3", "descriptor 8", "descriptor 9"]
+    assert lines[3].split() == ["Seccomp:", "2"]

@@ -58,11 +58,20 @@ PROC_HIDDEN = (
     "/sys/kernel/debug", "/sys/kernel/security",
 )  # fmt: skip
 """What the kernel tells of its memory, keys, timers and firmware: hidden."""
-SECCOMP_FD = 3
-"""The descriptor bwrap reads its seccomp filter from (``--seccomp``)."""
-SECCOMP_OPEN = 'filter=$1; shift; exec "$@" 3<"$filter"'
-"""A shell line that opens the filter on :data:`SECCOMP_FD` and becomes bwrap: the
-command line is all a sandbox hands its caller."""
+SECCOMP_OPEN = """
+filter=$1 program=$2; shift 2
+fd=9
+while [ -e "/proc/$$/fd/$fd" ]; do
+  fd=$((fd - 1))
+  if [ "$fd" -lt 3 ]; then echo "bwrap: no descriptor free for the seccomp filter" >&2; exit 125; fi
+done
+eval "exec $fd<\\"\\$filter\\""
+exec "$program" --seccomp "$fd" "$@"
+"""
+"""A shell script that opens the filter on a descriptor its caller did not pass on (the
+highest free one up to 9, as every shell can name it) and becomes bwrap, which reads the
+filter and closes it: the command line is all a sandbox hands its caller, and a caller
+may pass descriptors of its own (a test run's outcome file)."""
 
 
 class BubblewrapOptions(Options):
@@ -131,9 +140,7 @@ class Bubblewrap:
         path = self.filter_path()
         if path is None:
             return command
-        head, tail = command[:1], command[1:]
-        return ["/bin/sh", "-c", SECCOMP_OPEN, "bwrap", str(path), *head,
-                "--seccomp", str(SECCOMP_FD), *tail]  # fmt: skip
+        return ["/bin/sh", "-c", SECCOMP_OPEN, "bwrap", str(path), *command]
 
     def filter_path(self) -> Path | None:
         """The seccomp filter for this machine, written once in ``BUGBOUT_HOME/seccomp/``
