@@ -15,6 +15,11 @@ from bugbout import __version__
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.layout import CONFIG_NAME, find_config
+from bugbout.overrides import COMMAND_FLAGS
+from bugbout.suggest import closest
+
+UNRECOGNIZED = "unrecognized arguments: "
+"""How argparse begins its error for options it does not know."""
 
 if TYPE_CHECKING:
     import argparse
@@ -141,7 +146,16 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
-            raise ConfigError(f"{self.prog}: {message}; see `{self.prog} --help`")
+            hint = ""
+            if message.startswith(UNRECOGNIZED):
+                near = [
+                    found
+                    for word in message.removeprefix(UNRECOGNIZED).split()
+                    if word.startswith("-")
+                    and (found := closest(word, self._option_string_actions))
+                ]
+                hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ConfigError(f"{self.prog}: {message}{hint}; see `{self.prog} --help`")
 
     return Parser(prog=prog, description=description)
 
@@ -433,7 +447,7 @@ def _run(args: list[str], console: Console) -> int:
         )
         print(_settings_help(args))
         return 0
-    for flag in ("--retry-failed", "--keep-going"):
+    for flag in COMMAND_FLAGS["run"]:
         if flag in args:
             args = [arg for arg in args if arg != flag] + [f"run.{flag[2:]}=true"]
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bugbout.core.contract.errors import ConfigError
+from bugbout.suggest import closest
 
 HYDRA_FLAGS = {"-m", "--multirun", "--cfg", "-c", "--info", "-i", "--package", "-p", "--resolve"}
 """Hydra's own flags that bugbout passes on: ``--cfg job`` shows the composed settings,
 ``-m`` runs a sweep, ``--info`` tells where the config came from."""
+COMMAND_FLAGS = {"run": ("--retry-failed", "--keep-going")}
+"""A command's own flags, each turned into its setting (``run.retry-failed=true``)."""
 
 
 def check_flags(command: str, options: list[str]) -> None:
@@ -22,9 +25,11 @@ def check_flags(command: str, options: list[str]) -> None:
         if index and options[index - 1] in HYDRA_OPTIONS_WITH_VALUE:
             continue  # the value of --cfg, --info or --package
         known = ", ".join(sorted(HYDRA_FLAGS))
+        near = closest(option, [*COMMAND_FLAGS.get(command, ()), "--help", *HYDRA_FLAGS])
+        hint = f" (did you mean {near}?)" if near else ""
         raise ConfigError(
-            f"bugbout {command}: unknown option {option}; it takes overrides (KEY=VALUE), "
-            f"the flags that `bugbout {command} --help` lists, and {known}"
+            f"bugbout {command}: unknown option {option}{hint}; it takes overrides "
+            f"(KEY=VALUE), the flags that `bugbout {command} --help` lists, and {known}"
         )
     _check_combined(command, options)
 
