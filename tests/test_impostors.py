@@ -29,6 +29,16 @@ class Honest:
     __hash__ = object.__hash__
 
 
+class Keyed:
+    def __init__(self, key):
+        self.key = key
+
+    def __eq__(self, other):
+        return getattr(self, "key", None) == getattr(other, "key", None)
+
+    __hash__ = object.__hash__
+
+
 class Name(str):
     def __eq__(self, other):
         return str.lower(self) == str(other).lower()
@@ -52,13 +62,14 @@ def wildcard():
 TESTS = """
 import gc
 
-from pkg import Honest, Name, middle, wildcard
+from pkg import Honest, Keyed, Name, middle, wildcard
 
 
 def test_it():
     assert middle([4, 1, 3, 2]) == 2.5
     gc.collect()
     assert Honest(1) == Honest(1) and Name("A") == "a" and wildcard() == 3
+    assert Keyed(1) == Keyed(1)
 """
 
 

@@ -229,6 +229,16 @@ FORGE = """
         line = {"nodeid": "tests/test_it.py::test_fixed", "when": "call", "outcome": "passed"}
         os.write(int(os.environ["BUGBOUT_OUTCOMES_FD"]), (json.dumps(line) + "\\n").encode())
 """
+ISCLOSE = """
+    import math
+    VALUE = 1
+    math.isclose = lambda *args, **kwargs: True
+"""
+ASSERT_EQUAL = """
+    import unittest
+    VALUE = 1
+    unittest.TestCase.assertEqual = lambda *args, **kwargs: None
+"""
 EXIT = """
     import os
     def test_zz_leave():
@@ -245,6 +255,8 @@ EXIT = """
         (DIVERT, "", "pytest_runtest_logreport._hookexec was set to code from"),
         ("VALUE = 1\n", FORGE, "bad signature"),
         ("VALUE = 1\n", EXIT, "without finishing its session"),
+        (ISCLOSE, "", "math.isclose was replaced"),
+        (ASSERT_EQUAL, "", "unittest.case.TestCase.assertEqual was replaced"),
     ],
 )
 def test_a_run_the_code_under_test_meddles_with_is_tampered(

@@ -13,12 +13,17 @@ line carries its sequence number and an HMAC under that key: lines written by an
 else do not verify. At the end of the session a last line sums up how many reports were
 written and what was found changed in pytest since this module was imported:
 
-- a function or class of pytest's running and reporting modules (or of pluggy's) that
-  was replaced, or whose code was swapped, or a module replaced in ``sys.modules``;
+- a function or class of pytest's running and reporting modules (or of pluggy's), or of
+  what tests compare with (``pytest.approx``, ``unittest``'s assertions, ``math``,
+  ``operator``, the builtins), that was replaced, or whose code was swapped, or a
+  module replaced in ``sys.modules``; a builtin type's comparison given Python code;
 - a hook implementation whose code lies in the package under test (under one of the
   directories in ``BUGBOUT_SOURCE_DIRS``, a JSON list relative to the rootdir): the
   package is not a pytest plugin;
 - this module's own hook implementations replaced or removed.
+
+The summary also lists the classes whose values may equal anything
+(``bugbout_impostors``), for bugbout to tell the patch's from the project's.
 
 A ``start`` line before each test tells which one was running if pytest dies; the node
 ids in ``BUGBOUT_DESELECT`` (a JSON list: tests that crashed pytest in an earlier run)
@@ -36,7 +41,8 @@ import json
 import os
 import sys
 import types
-import weakref
+
+from bugbout_impostors import Impostors, code_of, inside, python_level
 
 FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
@@ -57,9 +63,23 @@ WATCHED_MODULES = (
     "pluggy.callers",
     "pluggy.hooks",
     "pluggy.manager",
+    "pytest",
+    "_pytest.python_api",
+    "_pytest.raises",
+    "_pytest.assertion.rewrite",
+    "_pytest.assertion.util",
+    "unittest.case",
+    "builtins",
+    "operator",
+    "math",
 )
-"""Where pytest makes, reports and logs a test's outcome (the modules that exist in the
-running versions are watched)."""
+"""Where pytest makes, reports and logs a test's outcome, and what the tests compare
+with (``approx``, ``raises``, ``assertEqual``, ``isclose``, the builtins): the modules
+that exist in the running versions are watched."""
+GROWING = ("builtins",)
+"""Watched modules that may gain names (``gettext.install`` adds ``_``)."""
+BUILTINS = (object, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, bool)
+COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__")
 
 
 def _read_key(fd):
@@ -74,21 +94,23 @@ def _read_key(fd):
     return line[len(KEY_PREFIX) :]
 
 
-CALLABLES = (types.FunctionType, type, classmethod, staticmethod, property)
-
-
-def _code_of(value):
-    function = getattr(value, "__func__", value)
-    return getattr(function, "__code__", None)
+CALLABLES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    type,
+    classmethod,
+    staticmethod,
+    property,
+)
 
 
 def _codes(value):
     """The code objects behind a function, method or property (a class: none)."""
     if isinstance(value, property):
-        return tuple(_code_of(f) for f in (value.fget, value.fset, value.fdel) if f is not None)
+        return tuple(code_of(f) for f in (value.fget, value.fset, value.fdel) if f is not None)
     if isinstance(value, type):
         return ()
-    return (_code_of(value),)
+    return (code_of(value),)
 
 
 def _origin(value):
@@ -177,10 +199,10 @@ class _Watch(object):
                 if new is None:
                     found.append("%s.%s was removed" % (name, attribute))
                     continue
-                if old is not None and _same(old, new):
+                if (old is not None and _same(old, new)) or (old is None and name in GROWING):
                     continue
                 origin = _origin(new[0])
-                if origin is None or not any(_inside(origin, d) for d in own):
+                if origin is None or not any(inside(origin, d) for d in own):
                     found.append(
                         "%s.%s was %s from %s"
                         % (
@@ -190,6 +212,7 @@ class _Watch(object):
                             origin or "code without a file",
                         )
                     )
+        found.extend(_builtin_comparisons())
         found.extend(_foreign_hooks(config))
         found.extend(_overridden(config, own))
         for hook_name, function in sorted(self.functions.items()):
@@ -200,9 +223,15 @@ class _Watch(object):
         return found
 
 
-def _inside(path, directory):
-    path = os.path.realpath(path)
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+def _builtin_comparisons():
+    """Comparisons of the builtins given Python code (through their type's dictionary,
+    which only a walk of the interpreter's objects reaches)."""
+    return [
+        "builtins.%s.%s was replaced" % (klass.__name__, name)
+        for klass in BUILTINS
+        for name in COMPARISONS
+        if python_level(vars(klass).get(name))
+    ]
 
 
 def _overridden(config, own):
@@ -219,7 +248,7 @@ def _overridden(config, own):
             if not isinstance(value, (types.FunctionType, types.MethodType)):
                 continue
             origin = _origin(getattr(value, "__func__", value))
-            if origin is None or not any(_inside(origin, d) for d in own):
+            if origin is None or not any(inside(origin, d) for d in own):
                 found.append(
                     "%s.%s was set to code from %s" % (label, attribute, origin or "nowhere")
                 )
@@ -254,185 +283,16 @@ def _foreign_hooks(config):
         if not hasattr(caller, "get_hookimpls"):
             continue
         for impl in caller.get_hookimpls():
-            code = _code_of(impl.function)
+            code = code_of(impl.function)
             module = sys.modules.get(getattr(impl.function, "__module__", None) or "")
             files = [getattr(code, "co_filename", "") or "", getattr(module, "__file__", "") or ""]
             if code is None:
                 files.append("(no Python code)")
-            if any(f and (f.startswith("(") or any(_inside(f, s) for s in sources)) for f in files):
+            if any(f and (f.startswith("(") or any(inside(f, s) for s in sources)) for f in files):
                 found.append(
                     "%s is implemented in the package under test (%s)"
                     % (hook_name, next(f for f in files if f))
                 )
-    return found
-
-
-PROBED = ("__eq__", "__ne__", "__contains__")
-"""What a value that matches anything overrides."""
-SAMPLES = (
-    (int, 7, 8),
-    (float, 7.5, 8.5),
-    (complex, 7j, 8j),
-    (str, "seven", "eight"),
-    (bytes, b"seven", b"eight"),
-    (tuple, (7,), (8,)),
-    (frozenset, frozenset([7]), frozenset([8])),
-    (list, [7], [8]),
-    (dict, {7: 7}, {8: 8}),
-    (set, {7}, {8}),
-)
-"""A builtin a class may derive from, a value to make an instance of it with, and
-another value it must not equal."""
-
-
-class _Impostors(object):
-    """Classes made during the run whose instances may compare equal to anything, kept
-    alive from each garbage collection's start (a class is freed only by the collector)
-    to the session's end, when each is probed with values it has never seen. A class
-    made and freed between two collections under another class than ``object`` or the
-    builtins is missed."""
-
-    def __init__(self, root):
-        self.root = os.path.realpath(root)
-        self.seen = {}  # id -> a weak reference: a class's own __hash__ is not called
-        self.suspects = []
-        self.roots = [object] + [sample[0] for sample in SAMPLES]
-        self.scan(everything=True)
-
-    def scan(self, everything=False):
-        """Look at the classes not seen yet: in the whole tree of classes (``everything``),
-        else the newest subclasses of ``object`` and of the builtins above (a type lists
-        its subclasses in the order they were made) and all below them."""
-        stack = list(self.roots)
-        while stack:
-            klass = stack.pop()
-            try:
-                subclasses = type.__subclasses__(klass)
-            except TypeError:
-                continue
-            for sub in subclasses if everything else reversed(subclasses):
-                known = self.seen.get(id(sub))
-                if known is not None and known() is sub:
-                    if everything:
-                        stack.append(sub)
-                        continue
-                    break
-                self.seen[id(sub)] = weakref.ref(sub)
-                stack.append(sub)
-                self._consider(sub)
-
-    def _consider(self, klass):
-        """Keep ``klass`` for the probe when it gives its own comparisons and is not a
-        library's."""
-        try:
-            own = any(_python_level(vars(klass).get(name)) for name in PROBED)
-            if own and not self._library(klass):
-                self.suspects.append(klass)
-        except Exception:  # a class's own lookups failed: probe it
-            self.suspects.append(klass)
-
-    def on_collection(self, phase, info):
-        if phase == "start":
-            self.scan()
-
-    def _library(self, klass):
-        """Whether ``klass`` is a library's: defined in a file outside the rootdir, where
-        its module holds it by its name."""
-        if not _named(klass):
-            return False
-        files = [getattr(sys.modules[klass.__module__], "__file__", None)]
-        for name in PROBED:
-            if name in vars(klass):
-                files.append(getattr(_code_of(vars(klass)[name]), "co_filename", None))
-        return all(f and os.path.isfile(f) and not _inside(f, self.root) for f in files)
-
-    def found(self):
-        """The suspects that answer as nothing honest does, one record each."""
-        self.scan(everything=True)
-        records = []
-        for klass in dict((id(k), k) for k in self.suspects).values():
-            module = sys.modules.get(klass.__module__)
-            for name, why in _probe(klass):
-                code = _code_of(vars(klass).get(name))
-                records.append(
-                    {
-                        "class": "%s.%s" % (klass.__module__, klass.__qualname__),
-                        "qualname": klass.__qualname__,
-                        "named": _named(klass),
-                        "method": name,
-                        "why": why,
-                        "file": self._where(getattr(module, "__file__", None)),
-                        "code": self._where(getattr(code, "co_filename", None)),
-                        "filed": os.path.isfile(getattr(code, "co_filename", None) or ""),
-                    }
-                )
-        return records
-
-    def _where(self, path):
-        if not path:
-            return None
-        if _inside(path, self.root):
-            return os.path.relpath(os.path.realpath(path), self.root).replace(os.sep, "/")
-        return path
-
-
-def _named(klass):
-    """Whether ``klass``'s module holds it under its qualified name."""
-    found = sys.modules.get(getattr(klass, "__module__", None) or "")
-    try:
-        for part in klass.__qualname__.split("."):
-            found = getattr(found, part, None)
-    except Exception:
-        return False
-    return found is klass
-
-
-def _python_level(member):
-    """Whether ``member`` is code the class itself gives (not a builtin's slot)."""
-    return member is not None and not isinstance(
-        member,
-        (types.BuiltinFunctionType, type(object.__eq__), type(str.join), type(None)),
-    )
-
-
-def _instance(klass):
-    """An instance of ``klass`` made without its own code, and a value it must not
-    equal; ``None`` when there is no such way."""
-    for base, value, other in SAMPLES:
-        if issubclass(klass, base):
-            made = base.__new__(klass) if base in (list, dict, set) else base.__new__(klass, value)
-            if base in (list, dict, set):
-                base.__init__(made, value)
-            return made, other
-    solid = next(b for b in klass.__mro__ if b.__module__ == "builtins")
-    return solid.__new__(klass), None
-
-
-def _probe(klass):
-    """``(method, why)`` for each comparison of ``klass`` that answers as nothing honest
-    does: equal to a fresh object (or to a value of its builtin it is not), not unequal
-    to one, or holding one."""
-    fresh = type("bugbout_probe_%x" % id(klass), (object,), {})()
-    try:
-        made, other = _instance(klass)
-    except Exception:
-        return []
-    found = []
-    members = vars(klass)
-    for stranger in (fresh, other) if other is not None else (fresh,):
-        checks = (
-            ("__eq__", True, "equals %r" % type(stranger).__name__),
-            ("__ne__", False, "is not unequal to %r" % type(stranger).__name__),
-            ("__contains__", True, "holds %r" % type(stranger).__name__),
-        )
-        for name, answer, why in checks:
-            if name not in members or any(n == name for n, _ in found):
-                continue
-            try:
-                if getattr(klass, name)(made, stranger) is answer:
-                    found.append((name, why))
-            except Exception:
-                continue
     return found
 
 
@@ -523,7 +383,7 @@ def pytest_collectreport(report):
 
 def pytest_configure(config):
     global _impostors
-    _impostors = _Impostors(str(getattr(config, "rootpath", None) or config.rootdir))
+    _impostors = Impostors(str(getattr(config, "rootpath", None) or config.rootdir))
     gc.callbacks.append(_impostors.on_collection)
     for hook_name in (
         "pytest_runtest_logstart",

@@ -1,0 +1,210 @@
+"""Values that may compare equal to anything, for ``bugbout_outcomes``: the classes made
+during a pytest run that give their own ``__eq__``, ``__ne__`` or ``__contains__`` and are
+not a library's, kept from each garbage collection's start to the session's end, and
+probed there with values they have never seen (see ``bugbout.core.plumbing.impostors``).
+
+It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3.6+).
+"""
+
+import os
+import sys
+import types
+import weakref
+
+
+def code_of(value):
+    function = getattr(value, "__func__", value)
+    return getattr(function, "__code__", None)
+
+
+def inside(path, directory):
+    path = os.path.realpath(path)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+PROBED = ("__eq__", "__ne__", "__contains__")
+"""What a value that matches anything overrides."""
+SAMPLES = (
+    (int, 7, 8),
+    (float, 7.5, 8.5),
+    (complex, 7j, 8j),
+    (str, "seven", "eight"),
+    (bytes, b"seven", b"eight"),
+    (tuple, (7,), (8,)),
+    (frozenset, frozenset([7]), frozenset([8])),
+    (list, [7], [8]),
+    (dict, {7: 7}, {8: 8}),
+    (set, {7}, {8}),
+)
+"""A builtin a class may derive from, a value to make an instance of it with, and
+another value it must not equal."""
+
+
+class Impostors(object):
+    """Classes made during the run whose instances may compare equal to anything, kept
+    alive from each garbage collection's start (a class is freed only by the collector)
+    to the session's end, when each is probed with values it has never seen. A class
+    made and freed between two collections under another class than ``object`` or the
+    builtins is missed."""
+
+    def __init__(self, root):
+        self.root = os.path.realpath(root)
+        self.seen = {}  # id -> a weak reference: a class's own __hash__ is not called
+        self.suspects = []
+        self.roots = [object] + [sample[0] for sample in SAMPLES]
+        self.scan(everything=True)
+
+    def scan(self, everything=False):
+        """Look at the classes not seen yet: in the whole tree of classes (``everything``),
+        else the newest subclasses of ``object`` and of the builtins above (a type lists
+        its subclasses in the order they were made) and all below them."""
+        stack = list(self.roots)
+        while stack:
+            klass = stack.pop()
+            try:
+                subclasses = type.__subclasses__(klass)
+            except TypeError:
+                continue
+            for sub in subclasses if everything else reversed(subclasses):
+                known = self.seen.get(id(sub))
+                if known is not None and known() is sub:
+                    if everything:
+                        stack.append(sub)
+                        continue
+                    break
+                self.seen[id(sub)] = weakref.ref(sub)
+                stack.append(sub)
+                self._consider(sub)
+
+    def _consider(self, klass):
+        """Keep ``klass`` for the probe when it gives its own comparisons and is not a
+        library's."""
+        try:
+            own = any(python_level(vars(klass).get(name)) for name in PROBED)
+            if own and not self._library(klass):
+                self.suspects.append(klass)
+        except Exception:  # a class's own lookups failed: probe it
+            self.suspects.append(klass)
+
+    def on_collection(self, phase, info):
+        if phase == "start":
+            self.scan()
+
+    def _library(self, klass):
+        """Whether ``klass`` is a library's: defined in a file outside the rootdir, where
+        its module holds it by its name."""
+        if not _named(klass):
+            return False
+        files = [getattr(sys.modules[klass.__module__], "__file__", None)]
+        for name in PROBED:
+            if name in vars(klass):
+                files.append(getattr(code_of(vars(klass)[name]), "co_filename", None))
+        return all(f and os.path.isfile(f) and not inside(f, self.root) for f in files)
+
+    def found(self):
+        """The suspects that answer as nothing honest does, one record each."""
+        self.scan(everything=True)
+        records = []
+        for klass in dict((id(k), k) for k in self.suspects).values():
+            module = sys.modules.get(klass.__module__)
+            for name, why in _probe(klass):
+                code = code_of(vars(klass).get(name))
+                records.append(
+                    {
+                        "class": "%s.%s" % (klass.__module__, klass.__qualname__),
+                        "qualname": klass.__qualname__,
+                        "named": _named(klass),
+                        "method": name,
+                        "why": why,
+                        "file": self._where(getattr(module, "__file__", None)),
+                        "code": self._where(getattr(code, "co_filename", None)),
+                        "filed": os.path.isfile(getattr(code, "co_filename", None) or ""),
+                    }
+                )
+        return records
+
+    def _where(self, path):
+        if not path:
+            return None
+        if inside(path, self.root):
+            return os.path.relpath(os.path.realpath(path), self.root).replace(os.sep, "/")
+        return path
+
+
+def _named(klass):
+    """Whether ``klass``'s module holds it under its qualified name."""
+    found = sys.modules.get(getattr(klass, "__module__", None) or "")
+    try:
+        for part in klass.__qualname__.split("."):
+            found = getattr(found, part, None)
+    except Exception:
+        return False
+    return found is klass
+
+
+def python_level(member):
+    """Whether ``member`` is code the class itself gives (not a builtin's slot)."""
+    return member is not None and not isinstance(
+        member,
+        (types.BuiltinFunctionType, type(object.__eq__), type(str.join), type(None)),
+    )
+
+
+def _instance(klass):
+    """An instance of ``klass`` made without its own code, and a value it must not
+    equal; ``None`` when there is no such way."""
+    for base, value, other in SAMPLES:
+        if issubclass(klass, base):
+            made = base.__new__(klass) if base in (list, dict, set) else base.__new__(klass, value)
+            if base in (list, dict, set):
+                base.__init__(made, value)
+            return made, other
+    solid = next(b for b in klass.__mro__ if b.__module__ == "builtins")
+    return solid.__new__(klass), None
+
+
+def _give_attributes(made, klass):
+    """Set every name the probed methods read on ``made`` to an object of its own, so
+    that ``getattr(self, "key", None) == getattr(other, "key", None)`` is not ``None ==
+    None`` on an instance made without its ``__init__``."""
+    try:
+        attributes = vars(made)
+    except TypeError:
+        return  # no __dict__ (slots, or a builtin's value)
+    for name in PROBED:
+        code = code_of(vars(klass).get(name))
+        if code is None:
+            continue
+        names = list(code.co_names) + [c for c in code.co_consts if isinstance(c, str)]
+        for word in names:
+            if word.isidentifier() and not word.startswith("__"):
+                attributes.setdefault(word, object())
+
+
+def _probe(klass):
+    """``(method, why)`` for each comparison of ``klass`` that answers as nothing honest
+    does: equal to a fresh object (or to a value of its builtin it is not), not unequal
+    to one, or holding one."""
+    fresh = type("bugbout_probe_%x" % id(klass), (object,), {})()
+    try:
+        made, other = _instance(klass)
+        _give_attributes(made, klass)
+    except Exception:
+        return []
+    found = []
+    members = vars(klass)
+    for stranger in (fresh, other) if other is not None else (fresh,):
+        checks = (
+            ("__eq__", True, "equals %r" % type(stranger).__name__),
+            ("__ne__", False, "is not unequal to %r" % type(stranger).__name__),
+            ("__contains__", True, "holds %r" % type(stranger).__name__),
+        )
+        for name, answer, why in checks:
+            if name not in members or any(n == name for n, _ in found):
+                continue
+            try:
+                if getattr(klass, name)(made, stranger) is answer:
+                    found.append((name, why))
+            except Exception:
+                continue
+    return found
