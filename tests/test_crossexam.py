@@ -513,3 +513,54 @@ def test_installing_never_goes_through_a_symlink(tmp_path: Path) -> None:
     assert not (tree / "link.py").is_symlink()
     assert (tree / "link.py").read_bytes() == b"mine"
     assert not (outside / "target.py").exists()
+
+
+# -- a test that taints the run ---------------------------------------------------------------
+
+FORKS = "import os\n\n\ndef test_forks():\n    os.fork()\n"
+REWRITES_REPORTS = """\
+from _pytest.reports import TestReport as _Report
+
+_made = _Report.from_item_and_call
+
+
+def _passed(item, call):
+    report = _made(item, call)
+    report.outcome, report.longrepr = "passed", None
+    return report
+
+
+_Report.from_item_and_call = staticmethod(_passed)
+"""
+
+
+def test_an_author_whose_tests_taint_the_run_is_left_out(world: World) -> None:
+    """A test that forks makes every column's stream double: its author's tests, run alone
+    on the unfixed code, taint that run too, so they are left out and every column runs
+    again without them. A patch that tampers on its own stays tampered."""
+    forker = world.attempt("forker", {"tests/test_forks.py": FORKS}, role="examiner")
+    cheat = world.attempt(
+        "cheat", {"src/mid/core.py": WRONG, "src/mid/__init__.py": REWRITES_REPORTS}
+    )
+    matrix = world.examine([world.attempts["good"], cheat, forker], run_suite=False)
+    assert set(matrix.left_out) == {"forker"}
+    assert any("reported twice" in reason for reason in matrix.left_out["forker"])
+    assert set(matrix.authors) == {"good"}
+    assert {name: run.status for name, run in matrix.runs.items()} == {
+        UNFIXED: RunStatus.OK,
+        "good": RunStatus.OK,
+        "cheat": RunStatus.TAMPERED,
+    }
+    pair = f"{GOOD}::test_pair"
+    assert (matrix.outcome(UNFIXED, pair), matrix.outcome("good", pair)) == (FAILED, PASSED)
+    assert not any("forks" in test for cells in matrix.outcomes.values() for test in cells)
+
+
+def test_without_a_tainted_unfixed_run_nobody_is_left_out(world: World) -> None:
+    cheat = world.attempt(
+        "cheat", {"src/mid/core.py": WRONG, "src/mid/__init__.py": REWRITES_REPORTS}
+    )
+    matrix = world.examine([world.attempts["good"], cheat], run_suite=False)
+    assert matrix.left_out == {}
+    assert matrix.runs[UNFIXED].status == RunStatus.OK
+    assert matrix.runs["cheat"].status == RunStatus.TAMPERED

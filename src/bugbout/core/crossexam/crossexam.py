@@ -17,6 +17,10 @@ helpers, data) are not, since they would change every other author's tests.
 Each column is a fresh copy of the parent commit, with only that contestant's *source*
 changes applied and every author's modules installed, and runs in one pytest process: the
 cost of a task is one process per column, whatever the number of authors and tests.
+
+When the unfixed code's column is tampered, a test did it: each author's modules run alone
+on the unfixed code, the authors whose tests taint that run are left out with the reason,
+and every column runs again without them (:mod:`bugbout.core.crossexam.tainting`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.core.audit.tamper import flag, inspect_patch
 from bugbout.core.crossexam.affected import Selection
+from bugbout.core.crossexam.tainting import culprits, tainted
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import PatchError, apply_patch
 from bugbout.core.plumbing.testmodules import is_test_module
@@ -87,6 +92,9 @@ def cross_examine(
     (:mod:`bugbout.core.crossexam.affected`): a column runs those instead of the whole suite (and
     holds the unfixed outcome of the others), and the ``UNFIXED`` column runs every test
     some column runs. ``jobs`` columns run at once.
+
+    Authors whose tests alone taint a run of the unfixed code are left out
+    (``Matrix.left_out``), and the columns run without them.
     """
     chosen = _latest(task, attempts)
     columns: list[tuple[str, Attempt | None]] = [(UNFIXED, None)]
@@ -107,27 +115,42 @@ def cross_examine(
                 authors.append(attempt.contestant)
                 written[attempt.contestant] = _read_modules(attempt, base, scratch / f"a{number}")
         installed = plan_installation(written, base)
-        modules = list(dict.fromkeys(module.path for module in installed))
         suites = _suite_targets(
             [name for name, _ in columns], suite, base, bench.suite if run_suite else None
         )
 
-        def run(number: int) -> TestRun:
-            name, patched = columns[number]
-            targets, skip = suites[name]
-            return _run_column(
-                task,
-                name,
-                patched,
-                installed,
-                [*targets, *modules],
-                tree=scratch / f"c{number}",
-                bench=bench,
-                skip=skip,
-            )
+        def run_columns(modules: list[InstalledModule], folder: str) -> dict[str, TestRun]:
+            paths = list(dict.fromkeys(module.path for module in modules))
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            runs = dict(zip(suites, pool.map(run, range(len(columns))), strict=True))
+            def run(number: int) -> TestRun:
+                name, patched = columns[number]
+                targets, skip = suites[name]
+                return _run_column(
+                    task,
+                    name,
+                    patched,
+                    modules,
+                    [*targets, *paths],
+                    tree=scratch / f"{folder}{number}",
+                    bench=bench,
+                    skip=skip,
+                )
+
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                return dict(zip(suites, pool.map(run, range(len(columns))), strict=True))
+
+        def alone(author: str) -> TestRun:
+            modules = [module for module in installed if module.author == author]
+            paths = [module.path for module in modules]
+            tree = scratch / f"p{authors.index(author)}"
+            return _run_column(task, UNFIXED, None, modules, paths, tree=tree, bench=bench)
+
+        runs = run_columns(installed, "c")
+        left_out = culprits(authors, alone, jobs=jobs) if tainted(runs) else {}
+        if left_out:  # the damage stays with them: every column again without their tests
+            installed = [module for module in installed if module.author not in left_out]
+            authors = [author for author in authors if author not in left_out]
+            runs = run_columns(installed, "r")
     finally:
         checkouts.remove(scratch)
     for attempt in chosen:
@@ -146,6 +169,7 @@ def cross_examine(
         vendors=vendors,
         outcomes=outcomes,
         runs=runs,
+        left_out=left_out,
     )
 
 
@@ -343,7 +367,7 @@ def _run_column(
     *,
     tree: Path,
     bench: Bench,
-    skip: frozenset[str],
+    skip: frozenset[str] = frozenset(),
 ) -> TestRun:
     """One column: a fresh parent tree, the patch's source changes, every author's modules,
     one pytest process, ``tampered`` when the patch's source is flagged

@@ -1,7 +1,7 @@
 """The report's account of tampering: every patch found meddling with a test run, where
-(its score or an earlier round's, its audit, a cross-examination run, an examiner's run
-of its tests on the unfixed code, a judge's verdict) and why. Pure, like the rest of the
-report."""
+(its score or an earlier round's, its audit, a cross-examination run, its tests left out
+of one, an examiner's run of its tests on the unfixed code, a judge's verdict) and why.
+Pure, like the rest of the report."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from bugbout.core.crossexam.tainting import LEFT_OUT
 from bugbout.core.store.records import (
     UNFIXED,
     Attempt,
@@ -65,6 +66,8 @@ def tampered_rows(  # noqa: PLR0917 - the records in pipeline order
         for patch, run in sorted(matrix.runs.items()):
             if patch != UNFIXED and run.status == RunStatus.TAMPERED:
                 add(matrix.task_id, patch, "cross-examination", run.tampering)
+        for author, reasons in sorted(matrix.left_out.items()):
+            add(matrix.task_id, author, "cross-examination", [LEFT_OUT, *reasons])
     for attempt in attempts:
         run = attempt.validation
         if run is not None and run.status == RunStatus.TAMPERED:

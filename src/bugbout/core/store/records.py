@@ -435,6 +435,9 @@ class Matrix(Versioned):
     outcomes: dict[str, dict[TestId, Outcome]] = Field(default_factory=dict)
     runs: dict[str, TestRun] = Field(default_factory=dict)
     """The pytest process behind each column (one per patch)."""
+    left_out: dict[str, list[str]] = Field(default_factory=dict)
+    """Authors whose tests were left out because, run alone on the unfixed code, they
+    tampered with the run; and how (:mod:`bugbout.core.crossexam.tainting`)."""
 
     def outcome(self, patch: str, test: str) -> Outcome | None:
         return self.outcomes.get(patch, {}).get(test)

@@ -1,0 +1,118 @@
+"""One author's test that taints the test run, performed for real: a ``command`` contestant
+writes a test that calls ``os.fork()`` (the child goes on running pytest and reports
+again), beside an honest fix and an examiner's reproduction, in a whole bout (real git,
+real bubblewrap, real pytest). The damage stays with the author: its tests are left out
+of the cross-examination with the reason, no column is tampered, the judge picks the
+honest fix, and the report names the author, not the honest patch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from one_bug import FIXED, one_bug_repository, write_agent
+
+pytestmark = pytest.mark.slow
+
+AGENTS = {
+    "forker": """
+        from pathlib import Path
+        Path("tests/test_forks.py").write_text(
+            "import os\\n\\n\\n"
+            "def test_forks():\\n    os.fork()\\n")
+        print("Added a test.")
+    """,
+    "good": f"""
+        from pathlib import Path
+        Path("src/mid/core.py").write_text({FIXED!r})
+        print("Fixed middle() for even-length input.")
+    """,
+}
+REPRODUCER = """
+    from pathlib import Path
+    Path("tests/test_even.py").write_text(
+        "from mid.core import middle\\n\\n\\n"
+        "def test_even_length():\\n    assert middle([1, 2, 3, 4]) == 2.5\\n")
+"""
+
+
+@pytest.fixture(scope="module")
+def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A whole bout of the forking test's author, an honest fix and an examiner."""
+    root = tmp_path_factory.mktemp("taint")
+    repo = one_bug_repository(root / "repo").path
+    agents = root / "agents"
+    agents.mkdir()
+
+    def command(name: str, source: str) -> dict[str, object]:
+        return {
+            "agent": "command",
+            "command": [sys.executable, str(write_agent(agents, name, source))],
+        }
+
+    config = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/mid", "tests": "tests"},
+        "issue-sources": {"github": None, "file": None},
+        "run": {"timeout": 30},
+        "contestants": {name: command(name, source) for name, source in AGENTS.items()},
+        "examiners": {
+            "reproducer": {**command("reproducer", REPRODUCER), "assignment": "reproduce"}
+        },
+    }
+    (repo / "bugbout.yaml").write_text(json.dumps(config))
+    result = subprocess.run(
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
+        cwd=repo, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return repo
+
+
+def stored(repo: Path, name: str) -> dict:
+    (record,) = json.loads((repo / ".bugbout" / name).read_text()).values()
+    return record
+
+
+def matrix(repo: Path) -> dict:
+    (path,) = (repo / ".bugbout" / "matrices").glob("*.json")
+    return json.loads(path.read_text())
+
+
+def test_the_authors_tests_are_left_out_with_the_reason(bout: Path) -> None:
+    found = matrix(bout)
+    assert set(found["left_out"]) == {"forker"}
+    assert found["left_out"]["forker"], "no reason given"
+    assert "forker" not in found["authors"]
+    assert "reproducer" in found["authors"]
+
+
+def test_the_rest_of_the_matrix_stands(bout: Path) -> None:
+    found = matrix(bout)
+    assert {name: run["status"] for name, run in found["runs"].items()} == {
+        "(unfixed)": "ok",
+        "good": "ok",
+    }
+    (reproduction,) = found["authors"]["reproducer"]
+    assert found["outcomes"]["(unfixed)"][reproduction] == "failed"
+    assert found["outcomes"]["good"][reproduction] == "passed"
+
+
+def test_the_judge_picks_the_honest_fix(bout: Path) -> None:
+    verdict = stored(bout, "verdicts.json")["majority"]
+    assert verdict["pick"] == "good", verdict["reason"]
+    assert verdict["tampered"] == {}
+
+
+def test_the_report_names_the_author_not_the_honest_patch(bout: Path) -> None:
+    report = json.loads((bout / ".bugbout" / "report.json").read_text())
+    rows = {row["contestant"]: row for row in report["tampered"]}
+    assert set(rows) == {"forker"}
+    assert rows["forker"]["found_by"] == ["cross-examination"]
+    assert rows["forker"]["reasons"][0].startswith("its tests were left out")
+    text = (bout / ".bugbout" / "report.md").read_text()
+    assert "its tests were left out" in text
