@@ -24,6 +24,7 @@ from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, stopping
 from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import METHOD, compute_oracle
@@ -211,6 +212,10 @@ def _dispatch(
     for job, future in run_jobs(executor, jobs, settings.tasks.jobs):
         try:
             yield future.result()
+        except TestRunNotStarted as exc:  # infrastructure: tried again next run
+            yield Oracle(
+                task_id=job.task.id, key=job.key, status="environment-error", reason=str(exc)
+            )
         except Exception as exc:  # the worker died: an environment error, tried again next run
             yield Oracle(
                 task_id=job.task.id,
