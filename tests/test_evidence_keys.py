@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,8 +35,9 @@ def only(repo: Path, contestants: dict[str, list[str]], timeout: int = 60) -> No
     (repo / "bugbout.yaml").write_text(json.dumps(config))
 
 
-def stored(repo: Path, name: str) -> dict:
-    return json.loads((repo / ".bugbout" / name).read_text())
+def stored(repo: Path, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((repo / ".bugbout" / name).read_text())
+    return found
 
 
 def scores(repo: Path) -> dict[str, str]:
@@ -49,7 +51,8 @@ def resolved(repo: Path) -> dict[str, int]:
 
 def columns(repo: Path) -> list[str]:
     (matrix,) = (repo / ".bugbout" / "matrices").glob("*.json")
-    return json.loads(matrix.read_text())["patches"]
+    patches: list[str] = json.loads(matrix.read_text())["patches"]
+    return patches
 
 
 def base_runs(repo: Path) -> dict[Path, int]:
