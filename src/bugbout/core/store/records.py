@@ -620,7 +620,7 @@ class Job(Record):
     """Those it found in the store, computed by an earlier bout or sweep job."""
     truths_made: int = 0
     """Ground truths (oracles) the job computed: new tasks, or an environment error
-    tried again (each three pytest runs or more)."""
+    tried again (each two runs of each tree, with the default tasks.reruns, or more)."""
     truths_reused: int = 0
     """Those it found in the store."""
     reports: list[str] = Field(default_factory=list)

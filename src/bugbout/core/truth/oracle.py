@@ -155,7 +155,7 @@ def _run_all(
     tree: Path,
     confine: Confine,
 ) -> tuple[list[TestRun], Environment | str]:
-    """The before run and the after runs, all in ``tree``, with the environment they ran
+    """The before runs and the after runs, all in ``tree``, with the environment they ran
     in; or why the environment could not be built."""
     after = tree.with_name("after")
     if not after.exists():
