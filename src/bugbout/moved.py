@@ -32,6 +32,9 @@ def moved_override(arg: str) -> tuple[list[str], str | None]:
     for old, new in MOVED.items():
         if bare == old or bare.startswith(f"{old}."):
             renamed = f"{sign}{new}{bare[len(old) :]}{equals}{value}"
+            if new in LISTS and bare == old and _is_name(value):  # reporter=json: [json]
+                listed = f"[{value.strip()}]"
+                return _listed(new, listed), _list_note(arg, old, new, listed, still=arg)
             if new in LISTS and _is_list(value):
                 return _listed(new, value), _list_note(arg, old, new, value)
             return [renamed], f"{arg}: `{old}` is now `{new}`; write {renamed} ({old} still works)"
@@ -44,6 +47,11 @@ def _is_list(value: str) -> bool:
     return value.strip().startswith("[")
 
 
+def _is_name(value: str) -> bool:
+    """Whether ``value`` is one plugin's name (not a list, a map or nothing)."""
+    return bool(value.strip()) and not value.strip().startswith(("[", "{"))
+
+
 def _names(value: str) -> list[str]:
     return [name.strip().strip("'\"") for name in value.strip()[1:-1].split(",") if name.strip()]
 
@@ -54,7 +62,7 @@ def _listed(key: str, value: str) -> list[str]:
     return [f"~{key}", f"+{key}={{{entries}}}"]
 
 
-def _list_note(arg: str, old: str, new: str, value: str) -> str:
+def _list_note(arg: str, old: str, new: str, value: str, still: str = "the list") -> str:
     names = _names(value)
     packaged = packaged_names(new)
     spelling = [f"~{new}.{name}" for name in packaged if name not in names]
@@ -63,7 +71,7 @@ def _list_note(arg: str, old: str, new: str, value: str) -> str:
     moved = f"`{old}` is now `{new}`," if old != new else f"`{new}` is"
     return (
         f"{arg}: {moved} a map of instances by name now; write "
-        f"{' '.join(spelling) or 'nothing'}{_order_hint(new, names)} (the list still works)"
+        f"{' '.join(spelling) or 'nothing'}{_order_hint(new, names)} ({still} still works)"
     )
 
 
@@ -109,6 +117,8 @@ def moved_config(data: dict[str, Any], where: str) -> list[str]:
         found = _pop(data, old.split("."))
         if found is _ABSENT:
             continue
+        if new in LISTS and isinstance(found, str):  # `reporter: json`: one plugin
+            found = [found]
         if new in LISTS and isinstance(found, list):
             listed[new] = [str(name) for name in found]
             found = _instances(new, listed[new])
