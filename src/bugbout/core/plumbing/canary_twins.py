@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import itertools
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
@@ -29,6 +30,9 @@ TWINS = 2
 """Twins per host file, at most."""
 READ_LIMIT = 2_000_000
 """A larger test file hosts no twins."""
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test[A-Za-z0-9_]*)", re.MULTILINE)
 SCAN_LIMIT = 2000
 """Test files looked at, at most, under one directory the run targets."""
 
@@ -147,9 +151,9 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
     lines = text.split(newline)
     names = _test_names(parsed)
     models = _models(names, _old_names(before))
-    words = _words(parsed, names)
+    words = _words(text, names)
     blank = _blank_boundaries(parsed, lines)
-    taken = set(names) | _all_names(parsed)
+    taken = set(IDENTIFIER.findall(text))
     twins: list[str] = []
     for model in models or ["test"]:
         name = _twin_name(model, words, taken)
@@ -183,11 +187,9 @@ def _test_names(parsed: ast.Module) -> list[str]:
 
 
 def _old_names(before: Path | None) -> set[str]:
-    text = read_regular(before) if before is not None else None
-    try:
-        return set(_test_names(ast.parse(text))) if text is not None else set()
-    except (SyntaxError, ValueError):
-        return set()
+    """The test names ``before`` defines (any ``def test...``: a superset is enough)."""
+    data = read_regular(before) if before is not None else None
+    return set(DEFINED.findall(data.decode("utf-8", "replace"))) if data is not None else set()
 
 
 def _models(names: list[str], old: set[str]) -> list[str]:
@@ -202,22 +204,10 @@ def _models(names: list[str], old: set[str]) -> list[str]:
     return ordered
 
 
-def _all_names(parsed: ast.Module) -> set[str]:
-    return {node.id for node in ast.walk(parsed) if isinstance(node, ast.Name)} | {
-        node.name
-        for node in ast.walk(parsed)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
-
-
-def _words(parsed: ast.Module, names: list[str]) -> list[str]:
-    """Words the file uses: the parts of its test names and the names it calls."""
+def _words(text: str, names: list[str]) -> list[str]:
+    """Words the file uses: the parts of its test names and of the names it calls."""
     found = {part for name in names for part in name.split("_")[1:]}
-    for node in ast.walk(parsed):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-            found.update(part for part in name.split("_"))
+    found.update(part for name in CALLED.findall(text) for part in name.split("_"))
     return sorted(w for w in found if w.isidentifier() and w.islower() and 2 < len(w) < 16)
 
 
