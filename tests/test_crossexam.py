@@ -518,6 +518,10 @@ def test_installing_never_goes_through_a_symlink(tmp_path: Path) -> None:
 # -- a test that taints the run ---------------------------------------------------------------
 
 FORKS = "import os\n\n\ndef test_forks():\n    os.fork()\n"
+SINKS_THE_FIX = (
+    "import os\n\nfrom mid.core import middle\n\n\n"
+    "def test_sinks():\n    if middle([1, 2]) == 1.5:\n        os.fork()\n"
+)
 REWRITES_REPORTS = """\
 from _pytest.reports import TestReport as _Report
 
@@ -535,16 +539,19 @@ _Report.from_item_and_call = staticmethod(_passed)
 
 
 def test_an_author_whose_tests_taint_the_run_is_left_out(world: World) -> None:
-    """A test that forks makes every column's stream double: its author's tests, run alone
-    on the unfixed code, taint that run too, so they are left out and every column runs
-    again without them. A patch that tampers on its own stays tampered."""
+    """A test that forks makes every column's stream double, one that forks only under a
+    right fix that fix's column: each author's tests, run alone on a tampered column, show
+    whose tests taint it, and those are left out, every column run again without them. A
+    patch that tampers whatever runs beside it stays tampered."""
     forker = world.attempt("forker", {"tests/test_forks.py": FORKS}, role="examiner")
+    saboteur = world.attempt("saboteur", {"tests/test_sinks.py": SINKS_THE_FIX}, role="examiner")
     cheat = world.attempt(
         "cheat", {"src/mid/core.py": WRONG, "src/mid/__init__.py": REWRITES_REPORTS}
     )
-    matrix = world.examine([world.attempts["good"], cheat, forker], run_suite=False)
-    assert set(matrix.left_out) == {"forker"}
-    assert any("reported twice" in reason for reason in matrix.left_out["forker"])
+    matrix = world.examine([world.attempts["good"], cheat, forker, saboteur], run_suite=False)
+    assert set(matrix.left_out) == {"forker", "saboteur"}
+    for author in ("forker", "saboteur"):
+        assert any("reported twice" in reason for reason in matrix.left_out[author]), author
     assert set(matrix.authors) == {"good"}
     assert {name: run.status for name, run in matrix.runs.items()} == {
         UNFIXED: RunStatus.OK,
@@ -553,7 +560,8 @@ def test_an_author_whose_tests_taint_the_run_is_left_out(world: World) -> None:
     }
     pair = f"{GOOD}::test_pair"
     assert (matrix.outcome(UNFIXED, pair), matrix.outcome("good", pair)) == (FAILED, PASSED)
-    assert not any("forks" in test for cells in matrix.outcomes.values() for test in cells)
+    tests = {test for cells in matrix.outcomes.values() for test in cells}
+    assert not any("forks" in test or "sinks" in test for test in tests)
 
 
 def test_without_a_tainted_unfixed_run_nobody_is_left_out(world: World) -> None:

@@ -1,9 +1,10 @@
-"""One author's test that taints the test run, performed for real: a ``command`` contestant
+"""Authors' tests that taint the test run, performed for real: one ``command`` contestant
 writes a test that calls ``os.fork()`` (the child goes on running pytest and reports
-again), beside an honest fix and an examiner's reproduction, in a whole bout (real git,
-real bubblewrap, real pytest). The damage stays with the author: its tests are left out
-of the cross-examination with the reason, no column is tampered, the judge picks the
-honest fix, and the report names the author, not the honest patch."""
+again), another one that forks only under a right fix, beside an honest fix and an
+examiner's reproduction, in a whole bout (real git, real bubblewrap, real pytest). The
+damage stays with the authors: their tests are left out of the cross-examination with
+the reason, no column is tampered, the judge picks the honest fix, and the report names
+the authors, not the honest patch."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ AGENTS = {
         Path("tests/test_forks.py").write_text(
             "import os\\n\\n\\n"
             "def test_forks():\\n    os.fork()\\n")
+        print("Added a test.")
+    """,
+    # forks only under a right fix: it would sink that fix's column alone
+    "saboteur": """
+        from pathlib import Path
+        Path("tests/test_sinks.py").write_text(
+            "import os\\n\\nfrom mid.core import middle\\n\\n\\n"
+            "def test_sinks():\\n    if middle([1, 2]) == 1.5:\\n        os.fork()\\n")
         print("Added a test.")
     """,
     "good": f"""
@@ -85,9 +94,10 @@ def matrix(repo: Path) -> dict:
 
 def test_the_authors_tests_are_left_out_with_the_reason(bout: Path) -> None:
     found = matrix(bout)
-    assert set(found["left_out"]) == {"forker"}
-    assert found["left_out"]["forker"], "no reason given"
-    assert "forker" not in found["authors"]
+    assert set(found["left_out"]) == {"forker", "saboteur"}
+    for author in ("forker", "saboteur"):
+        assert any("reported twice" in why for why in found["left_out"][author]), author
+        assert author not in found["authors"]
     assert "reproducer" in found["authors"]
 
 
@@ -111,8 +121,9 @@ def test_the_judge_picks_the_honest_fix(bout: Path) -> None:
 def test_the_report_names_the_author_not_the_honest_patch(bout: Path) -> None:
     report = json.loads((bout / ".bugbout" / "report.json").read_text())
     rows = {row["contestant"]: row for row in report["tampered"]}
-    assert set(rows) == {"forker"}
-    assert rows["forker"]["found_by"] == ["cross-examination"]
-    assert rows["forker"]["reasons"][0].startswith("its tests were left out")
+    assert set(rows) == {"forker", "saboteur"}
+    for author in ("forker", "saboteur"):
+        assert rows[author]["found_by"] == ["cross-examination"]
+        assert rows[author]["reasons"][0].startswith("its tests were left out")
     text = (bout / ".bugbout" / "report.md").read_text()
     assert "its tests were left out" in text

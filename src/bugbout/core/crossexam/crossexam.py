@@ -18,9 +18,9 @@ Each column is a fresh copy of the parent commit, with only that contestant's *s
 changes applied and every author's modules installed, and runs in one pytest process: the
 cost of a task is one process per column, whatever the number of authors and tests.
 
-When the unfixed code's column is tampered, a test did it: each author's modules run alone
-on the unfixed code, the authors whose tests taint that run are left out with the reason,
-and every column runs again without them (:mod:`bugbout.core.crossexam.tainting`).
+A tampered column's tests are tried author by author: the authors whose tests alone taint
+it are left out with the reason, and every column runs again without them
+(:mod:`bugbout.core.crossexam.tainting`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.core.audit.tamper import flag, inspect_patch
 from bugbout.core.crossexam.affected import Selection
-from bugbout.core.crossexam.tainting import culprits, tainted
+from bugbout.core.crossexam.tainting import isolate
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import PatchError, apply_patch
 from bugbout.core.plumbing.testmodules import is_test_module
@@ -93,8 +93,8 @@ def cross_examine(
     holds the unfixed outcome of the others), and the ``UNFIXED`` column runs every test
     some column runs. ``jobs`` columns run at once.
 
-    Authors whose tests alone taint a run of the unfixed code are left out
-    (``Matrix.left_out``), and the columns run without them.
+    Authors whose tests alone taint a column's run are left out (``Matrix.left_out``),
+    and the columns run without them.
     """
     chosen = _latest(task, attempts)
     columns: list[tuple[str, Attempt | None]] = [(UNFIXED, None)]
@@ -139,18 +139,23 @@ def cross_examine(
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 return dict(zip(suites, pool.map(run, range(len(columns))), strict=True))
 
-        def alone(author: str) -> TestRun:
+        def alone(column: str, author: str) -> TestRun:
+            number = [name for name, _ in columns].index(column)
             modules = [module for module in installed if module.author == author]
             paths = [module.path for module in modules]
-            tree = scratch / f"p{authors.index(author)}"
-            return _run_column(task, UNFIXED, None, modules, paths, tree=tree, bench=bench)
+            tree = scratch / f"p{number}-{authors.index(author)}"
+            patched = columns[number][1]
+            return _run_column(task, column, patched, modules, paths, tree=tree, bench=bench)
 
-        runs = run_columns(installed, "c")
-        left_out = culprits(authors, alone, jobs=jobs) if tainted(runs) else {}
-        if left_out:  # the damage stays with them: every column again without their tests
-            installed = [module for module in installed if module.author not in left_out]
-            authors = [author for author in authors if author not in left_out]
-            runs = run_columns(installed, "r")
+        def again(kept: list[str]) -> dict[str, TestRun]:
+            modules = [module for module in installed if module.author in kept]
+            return run_columns(modules, f"r{len(kept)}-")
+
+        runs, left_out = isolate(
+            run_columns(installed, "c"), authors, alone=alone, again=again, jobs=jobs
+        )
+        authors = [author for author in authors if author not in left_out]
+        installed = [module for module in installed if module.author not in left_out]
     finally:
         checkouts.remove(scratch)
     for attempt in chosen:
