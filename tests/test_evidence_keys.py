@@ -23,6 +23,10 @@ pytestmark = pytest.mark.slow
 
 BROKEN = AGENTS["broken"]
 GOOD = AGENTS["good"]
+SLOW_FIX = GOOD.replace(
+    "ordered = sorted(values)", "import time; time.sleep(2); ordered = sorted(values)"
+)
+"""The good fix, two seconds slow on every call."""
 
 
 def only(repo: Path, contestants: dict[str, list[str]], timeout: int = 60) -> None:
@@ -170,3 +174,18 @@ def test_two_sweep_jobs_at_once_compute_each_piece_of_evidence_once(bout_repo: P
     assert needed == second.evidence_made + second.evidence_reused > 0
     assert first.evidence_made + second.evidence_made == needed
     assert len(base_runs(bout_repo)) == 1
+
+
+def test_a_score_killed_at_the_timeout_is_made_again_under_a_longer_one(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    """A correct but slow patch, scored with ``verdicts.timeout`` too short for it, is
+    scored again when the timeout is raised, not left as it was."""
+    script = write_agent(tmp_path / "agents", "slow", SLOW_FIX)
+    only(bout_repo, {"slow": [sys.executable, str(script)]})
+    short = bugbout("run", "verdicts.timeout=1", cwd=bout_repo)
+    assert short.returncode == 0, short.stderr
+    assert scores(bout_repo) == {"slow": "wrong-fix"}
+    longer = bugbout("run", "verdicts.timeout=120", cwd=bout_repo)
+    assert longer.returncode == 0, longer.stderr
+    assert scores(bout_repo) == {"slow": "resolved"}

@@ -4,12 +4,14 @@ rounds kept beside an attempt."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.crossexam.affected import BaseRun
+from bugbout.core.crossexam.timeouts import killed
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.store.records import (
     Attempt,
@@ -20,6 +22,7 @@ from bugbout.core.store.records import (
     Resolution,
     Task,
     TaskSet,
+    TestRun,
     digest,
 )
 from bugbout.core.store.store import EVIDENCE, Store
@@ -41,8 +44,22 @@ def task_key(task: Task, oracle: Oracle) -> str:
 
 def score_key(task: Task, oracle: Oracle, attempt: Attempt) -> str:
     """A patch's score: the task, its ground truth and the attempt's revision (its patch,
-    how it ended, who made it)."""
+    how it ended, who made it). The timeout is left out, so the report finds a retry
+    round's score without the bout's settings; :func:`ends_alike` checks it instead."""
     return digest("score", task_key(task, oracle), attempt.revision)
+
+
+def ends_alike(run: TestRun | None, timeout: float) -> bool:
+    """Whether ``run`` would have ended as it did under ``timeout``: it ended before it,
+    or was killed at a timeout no shorter (no run, or a kill that names no timeout:
+    nothing to compare)."""
+    if run is None:
+        return True
+    how = killed(run)
+    if not how:
+        return run.duration < timeout
+    seconds = re.search(r"[0-9]+(\.[0-9]+)?", how)
+    return seconds is None or timeout <= float(seconds[0])
 
 
 @dataclass(frozen=True)
@@ -109,17 +126,19 @@ class Shared:
         make: Callable[[], _Shareable | None],
         *,
         holds: str | None = None,
+        usable: Callable[[_Shareable], bool] = lambda found: True,
     ) -> tuple[_Shareable | None, bool]:
-        """The record under ``key``, read from the store or else made by ``make`` and
-        written, under the record's lock: jobs needing it at once make it once, the others
-        wait and read it. Also whether it was made now (``make`` may make nothing)."""
+        """The record under ``key``, read from the store (when ``usable``) or else made by
+        ``make`` and written, under the record's lock: jobs needing it at once make it
+        once, the others wait and read it. Also whether it was made now (``make`` may
+        make nothing)."""
         found = self.read(kind, model, key, holds=holds)
-        if found is not None:
+        if found is not None and usable(found):
             return found, False
         path = self.path(kind, key)
         with self.store.hold(path):
             found = self.read(kind, model, key, holds=holds)
-            if found is not None:
+            if found is not None and usable(found):
                 return found, False
             made = make()
             if made is not None:

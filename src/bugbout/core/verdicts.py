@@ -29,7 +29,7 @@ from bugbout.core.crossexam.affected import BaseRun, Selection
 from bugbout.core.crossexam.base_run import run_base, selections
 from bugbout.core.crossexam.crossexam import cross_examine
 from bugbout.core.crossexam.timeouts import killed, timeouts
-from bugbout.core.evidence import EvidenceKeys, Shared, earlier_rounds
+from bugbout.core.evidence import EvidenceKeys, Shared, earlier_rounds, ends_alike
 from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
@@ -333,8 +333,15 @@ class _Runs:
             made = score(self.task, self.oracle, attempt, self.bench)
             return made.model_copy(update={"key": attempt.revision})
 
-        key = self.keys.score(attempt)
-        found, made = self.shared.once("score", Resolution, key, make, holds=attempt.revision)
+        key, timeout = self.keys.score(attempt), self.job.settings.verdicts.timeout
+        found, made = self.shared.once(
+            "score",
+            Resolution,
+            key,
+            make,
+            holds=attempt.revision,
+            usable=lambda stored: ends_alike(stored.run, timeout),
+        )
         assert found is not None  # scoring always makes one
         return found, made
 
