@@ -70,9 +70,10 @@ def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
 class Verdicts:
     """Cross-examination, judging, scoring and auditing of a bout's scored tasks.
 
-    A task's test runs (its matrix, the scores and audits that are missing) are one job
-    on the bout's executor, ``tasks.jobs`` tasks at a time; the judge decides in the
-    driver, and every record is written there as each task's evidence comes back."""
+    A task's test runs (its matrix, scores and audits, each taken from the store's shared
+    evidence when stored under its key) are one job on the bout's executor, ``tasks.jobs``
+    tasks at a time; the judge decides in the driver, which writes the bout's own records
+    as each task's evidence comes back."""
 
     def __init__(
         self,
