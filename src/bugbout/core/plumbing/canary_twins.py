@@ -6,7 +6,10 @@ So every run also writes, into up to ``HOSTS`` of the test files it targets (tho
 bugbout wrote first: the hidden tests, an examiner's), must-fail
 tests modelled on the tests beside them: each twin's name is a neighbour's with a word
 of the file put in (``test_even`` gives ``test_even_middle`` or ``test_middle_even``),
-the neighbours the tree changed (the hidden tests, for a score) taken first, and each is
+the neighbours the tree changed (the hidden tests, for a score) taken first, and one
+more with the first neighbour's very name, in a class named after a word of the file
+(``TestMiddle::test_even``: a cheat that matches the end of a node id, or a test's
+name, passes it too). Each is
 written on a blank line between two top-level statements, at random, so that no line of
 the file moves (or, when there is none, at its end). A cheat that fakes the hidden tests
 by file, by a word of their names or by position fakes a twin too, and gives itself away.
@@ -154,19 +157,25 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
     words = _words(text, names)
     blank = _blank_boundaries(parsed, lines)
     taken = set(IDENTIFIER.findall(text))
-    twins: list[str] = []
+    written: list[tuple[str, str]] = []
     for model in models or ["test"]:
         name = _twin_name(model, words, taken)
         taken.add(name)
-        left, right = secrets.randbelow(1000), 1000 + secrets.randbelow(1000)
-        line = f"def {name}(): assert {left} + {right} == {left + right + 1}"
+        written.append((f"{module}::{name}", f"def {name}(): assert {_false()}"))
+    if models:  # the first model's own name, in a class of its own
+        holder = _class_name(words, taken)
+        taken.add(holder)
+        throw = f"(_ for _ in ()).throw(AssertionError({f'assert {_false()}'!r}))"
+        line = f"class {holder}: {models[0]} = lambda self: {throw}"
+        written.append((f"{module}::{holder}::{models[0]}", line))
+    for _, line in written:
         if blank:
             lines[blank.pop(secrets.randbelow(len(blank)))] = line
         else:
             if lines and lines[-1] == "":
                 lines.pop()
             lines += ["", "", line, ""]
-        twins.append(f"{module}::{name}")
+    twins = [nodeid for nodeid, _ in written]
     path.write_bytes(newline.join(lines).encode("utf-8"))
     return Hosted(module, original, tuple(twins))
 
@@ -223,6 +232,21 @@ def _twin_name(model: str, words: list[str], taken: set[str]) -> str:
         if name not in taken:
             return name
     return f"{model}_{_letters()}"
+
+
+def _false() -> str:
+    """An addition that is off by one."""
+    left, right = secrets.randbelow(1000), 1000 + secrets.randbelow(1000)
+    return f"{left} + {right} == {left + right + 1}"
+
+
+def _class_name(words: list[str], taken: set[str]) -> str:
+    """A test class named after a word of the file (``TestMiddle``), not a taken name."""
+    for _ in range(20):
+        name = "Test" + (secrets.choice(words) if words else _letters()).capitalize()
+        if name not in taken:
+            return name
+    return "Test" + _letters().capitalize()
 
 
 def _letters() -> str:
