@@ -217,6 +217,7 @@ def _words(text: str, names: list[str]) -> list[str]:
     """Words the file uses: the parts of its test names and of the names it calls."""
     found = {part for name in names for part in name.split("_")[1:]}
     found.update(part for name in CALLED.findall(text) for part in name.split("_"))
+    found.discard("test")
     return sorted(w for w in found if w.isidentifier() and w.islower() and 2 < len(w) < 16)
 
 
