@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +191,43 @@ def test_a_score_killed_at_the_timeout_is_made_again_under_a_longer_one(
     longer = bugbout("run", "verdicts.timeout=120", cwd=bout_repo)
     assert longer.returncode == 0, longer.stderr
     assert scores(bout_repo) == {"slow": "resolved"}
+
+
+def test_through_the_python_api_retry_failed_after_a_quota_scores_the_new_patch(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    """``run.retry-failed`` (``--retry-failed``) after an agent hit its usage limit: the
+    agent runs again under the same settings and its new patch is scored."""
+    script = write_agent(tmp_path / "agents", "capped", AGENTS["limited"])
+    only(bout_repo, {"capped": [sys.executable, str(script)]})
+    overrides = ["environment=interpreter", "run.max-unscored=1"]
+    first = Bout(Project.load(bout_repo, overrides)).run()
+    assert [a.status for a in first.attempts] == ["quota"]
+    write_agent(tmp_path / "agents", "capped", GOOD)  # the limit has reset
+    retried = Bout(Project.load(bout_repo, [*overrides, "run.retry-failed=true"])).run()
+    assert [a.status for a in retried.attempts] == ["finished"]
+    assert retried.report is not None
+    assert {row.contestant: row.resolved for row in retried.report.agents} == {"capped": 1}
+
+
+def test_through_the_python_api_two_jobs_at_once_compute_each_record_once(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    """Two bouts of one sweep at once in threads, each with its own output and judge, on
+    attempts already stored: each test run's record is computed by one of them."""
+    overrides = ["environment=interpreter", "contestant=[good,empty]"]
+    Bout(Project.load(bout_repo, overrides)).run()  # the attempts and the ground truth
+    shutil.rmtree(bout_repo / ".bugbout" / "evidence")
+    sweep = tmp_path / "sweep"
+    bouts = [
+        Bout(Project.load(bout_repo, [*overrides, f"judge={judge}"]), output=sweep / judge,
+             sweep=sweep)
+        for judge in ("majority", "strict")
+    ]  # fmt: skip
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(Bout.run, bouts))
+    jobs = [result.job for result in results]
+    assert jobs[0] is not None and jobs[1] is not None
+    needed = jobs[0].evidence_made + jobs[0].evidence_reused
+    assert needed == jobs[1].evidence_made + jobs[1].evidence_reused > 0
+    assert jobs[0].evidence_made + jobs[1].evidence_made == needed
