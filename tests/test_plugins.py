@@ -68,7 +68,7 @@ def test_third_party_plugin_is_listed_and_selectable(site: Path, tmp_path: Path)
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     tasks = json.loads((repo / ".bugbout" / "tasks.json").read_text())
-    assert tasks == {"examined": 7, "excluded": {"toy": 7}, "tasks": []}
+    assert tasks == {"format": 2, "examined": 7, "excluded": {"toy": 7}, "tasks": []}
 
 
 def test_plugin_that_fails_to_import_is_skipped_with_a_warning(site: Path) -> None:
