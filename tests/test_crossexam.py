@@ -539,10 +539,10 @@ _Report.from_item_and_call = staticmethod(_passed)
 
 
 def test_an_author_whose_tests_taint_the_run_is_left_out(world: World) -> None:
-    """A test that forks makes every column's stream double, one that forks only under a
-    right fix that fix's column: each author's tests, run alone on a tampered column, show
-    whose tests taint it, and those are left out, every column run again without them. A
-    patch that tampers whatever runs beside it stays tampered."""
+    """A test that forks makes every column's stream double: run alone on the unfixed code
+    it taints that run too, so its author is left out of every column. One that forks
+    only under a right fix taints that fix's column alone: its author is left out of that
+    column only. A patch that tampers whatever runs beside it stays tampered."""
     forker = world.attempt("forker", {"tests/test_forks.py": FORKS}, role="examiner")
     saboteur = world.attempt("saboteur", {"tests/test_sinks.py": SINKS_THE_FIX}, role="examiner")
     cheat = world.attempt(
@@ -550,18 +550,41 @@ def test_an_author_whose_tests_taint_the_run_is_left_out(world: World) -> None:
     )
     matrix = world.examine([world.attempts["good"], cheat, forker, saboteur], run_suite=False)
     assert set(matrix.left_out) == {"forker", "saboteur"}
-    for author in ("forker", "saboteur"):
-        assert any("reported twice" in reason for reason in matrix.left_out[author]), author
-    assert set(matrix.authors) == {"good"}
+    assert matrix.left_out["forker"][0].startswith("on the unfixed code: ")
+    assert all(why.startswith("on good's patch: ") for why in matrix.left_out["saboteur"])
+    assert any("reported twice" in why for why in matrix.left_out["saboteur"])
+    assert set(matrix.authors) == {"good", "saboteur"}
     assert {name: run.status for name, run in matrix.runs.items()} == {
         UNFIXED: RunStatus.OK,
         "good": RunStatus.OK,
         "cheat": RunStatus.TAMPERED,
     }
-    pair = f"{GOOD}::test_pair"
+    pair, sinks = f"{GOOD}::test_pair", "tests/test_bb_saboteur__sinks.py::test_sinks"
     assert (matrix.outcome(UNFIXED, pair), matrix.outcome("good", pair)) == (FAILED, PASSED)
-    tests = {test for cells in matrix.outcomes.values() for test in cells}
-    assert not any("forks" in test or "sinks" in test for test in tests)
+    assert (matrix.outcome(UNFIXED, sinks), matrix.outcome("good", sinks)) == (PASSED, None)
+    assert not any("forks" in test for cells in matrix.outcomes.values() for test in cells)
+
+
+def test_a_patch_cannot_get_a_test_that_refutes_it_left_out(world: World) -> None:
+    """A patch whose code forks when the examiner's reproduction calls it taints its own
+    column with that test only: the examiner's tests leave that column alone, and the
+    reproduction is in no cell of it, so the patch gains nothing by it."""
+    framing = FIXED.replace(
+        "    ordered = sorted(values)\n    half",
+        "    if values == [1, 2, 3, 4]:\n        __import__('os').fork()\n"
+        "    ordered = sorted(values)\n    half",
+        1,
+    )
+    framer = world.attempt("framer", {"src/mid/core.py": framing})
+    good, exam = world.attempts["good"], world.attempts["exam"]
+    matrix = world.examine([good, exam, framer], run_suite=False)
+    assert list(matrix.left_out) == ["exam"]
+    assert "exam" in matrix.authors
+    assert matrix.outcome("good", f"{EXAM}::test_even") == PASSED
+    assert matrix.left_out["exam"][0].startswith("on framer's patch: ")
+    assert matrix.runs["framer"].status == RunStatus.OK
+    assert f"{EXAM}::test_even" not in matrix.outcomes["framer"]
+    assert matrix.outcome(UNFIXED, f"{EXAM}::test_even") == FAILED
 
 
 def test_without_a_tainted_unfixed_run_nobody_is_left_out(world: World) -> None:

@@ -97,7 +97,16 @@ def test_the_authors_tests_are_left_out_with_the_reason(bout: Path) -> None:
     assert set(found["left_out"]) == {"forker", "saboteur"}
     for author in ("forker", "saboteur"):
         assert any("reported twice" in why for why in found["left_out"][author]), author
-        assert author not in found["authors"]
+    # the forking test taints the unfixed code: left out of every column
+    assert found["left_out"]["forker"][0].startswith("on the unfixed code: ")
+    assert "forker" not in found["authors"]
+    # the one that forks only under the fix: left out of that fix's column only
+    assert found["left_out"]["saboteur"][0].startswith("on good's patch: ")
+    (sinks,) = found["authors"]["saboteur"]
+    assert (found["outcomes"]["(unfixed)"][sinks], sinks in found["outcomes"]["good"]) == (
+        "passed",
+        False,
+    )
     assert "reproducer" in found["authors"]
 
 

@@ -19,17 +19,18 @@ changes applied and every author's modules installed, and runs in one pytest pro
 cost of a task is one process per column, whatever the number of authors and tests.
 
 A tampered column's tests are tried author by author: the authors whose tests alone taint
-it are left out with the reason, and every column runs again without them
-(:mod:`bugbout.core.crossexam.tainting`).
+it are left out with the reason (of every column when it is the unfixed code's, else of
+that column), and the columns run again without them (:mod:`bugbout.core.crossexam.tainting`).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -119,43 +120,48 @@ def cross_examine(
             [name for name, _ in columns], suite, base, bench.suite if run_suite else None
         )
 
-        def run_columns(modules: list[InstalledModule], folder: str) -> dict[str, TestRun]:
-            paths = list(dict.fromkeys(module.path for module in modules))
+        names = [name for name, _ in columns]
 
-            def run(number: int) -> TestRun:
-                name, patched = columns[number]
+        def run_columns(excluded: Mapping[str, frozenset[str]], folder: str) -> dict[str, TestRun]:
+            """The columns named, each without the tests of the authors given."""
+
+            def run(name: str) -> TestRun:
+                number = names.index(name)
+                modules = [module for module in installed if module.author not in excluded[name]]
                 targets, skip = suites[name]
                 return _run_column(
                     task,
                     name,
-                    patched,
+                    columns[number][1],
                     modules,
-                    [*targets, *paths],
+                    [*targets, *dict.fromkeys(module.path for module in modules)],
                     tree=scratch / f"{folder}{number}",
                     bench=bench,
                     skip=skip,
                 )
 
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                return dict(zip(suites, pool.map(run, range(len(columns))), strict=True))
+                return dict(zip(excluded, pool.map(run, excluded), strict=True))
 
         def alone(column: str, author: str) -> TestRun:
-            number = [name for name, _ in columns].index(column)
+            number = names.index(column)
             modules = [module for module in installed if module.author == author]
             paths = [module.path for module in modules]
             tree = scratch / f"p{number}-{authors.index(author)}"
             patched = columns[number][1]
             return _run_column(task, column, patched, modules, paths, tree=tree, bench=bench)
 
-        def again(kept: list[str]) -> dict[str, TestRun]:
-            modules = [module for module in installed if module.author in kept]
-            return run_columns(modules, f"r{len(kept)}-")
-
-        runs, left_out = isolate(
-            run_columns(installed, "c"), authors, alone=alone, again=again, jobs=jobs
+        rounds = itertools.count(1)
+        isolated = isolate(
+            run_columns(dict.fromkeys(names, frozenset()), "c"),
+            authors,
+            alone=alone,
+            again=lambda excluded: run_columns(excluded, f"r{next(rounds)}-"),
+            jobs=jobs,
         )
-        authors = [author for author in authors if author not in left_out]
-        installed = [module for module in installed if module.author not in left_out]
+        runs, left_out = isolated.runs, isolated.left_out
+        authors = [author for author in authors if author not in isolated.everywhere]
+        installed = [m for m in installed if m.author not in isolated.everywhere]
     finally:
         checkouts.remove(scratch)
     for attempt in chosen:
