@@ -136,6 +136,8 @@ class Bout:
         self._check_contestants()
         store, output = self.project.store, self.output
         check_verdict_plugins(settings, plugins)
+        for where in {store.root: store, output.root: output}.values():
+            where.check_writable()  # not after the whole bout: before it spends anything
         clock, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
         progress = self.progress or SilentProgress()
         stop = Stop(settings.run.grace, progress.warn)

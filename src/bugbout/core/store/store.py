@@ -9,8 +9,10 @@ read (``tasks.json``) is kept aside instead, with a warning.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -24,6 +26,8 @@ from bugbout.core.store.locks import Holder, exclusive
 from bugbout.sandbox.locking import locked
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
+MIN_FREE = 50_000_000
+"""Bytes a store's disk must have free before a bout starts: its records and reports."""
 
 TASKS = "tasks.json"
 ORACLES = "oracles.json"
@@ -65,18 +69,36 @@ class Store:
 
     def ensure(self) -> None:
         """Create the store, which ignores itself in git."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        ignore = self.root / ".gitignore"
-        if not ignore.exists():
-            write_atomic(ignore, "# bugbout's results; delete this file to commit them\n*\n")
+        with writing(self.root):
+            self.root.mkdir(parents=True, exist_ok=True)
+            ignore = self.root / ".gitignore"
+            if not ignore.exists():
+                write_atomic(ignore, "# bugbout's results; delete this file to commit them\n*\n")
 
     def write(self, name: str, record: BaseModel) -> Path:
-        """Write ``record`` as ``name`` atomically."""
+        """Write ``record`` as ``name`` atomically; a store that cannot take it is a
+        :class:`StoreError` in one line."""
         self.ensure()
         path = self.path(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, record.model_dump_json(indent=2, by_alias=True) + "\n")
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, record.model_dump_json(indent=2, by_alias=True) + "\n")
         return path
+
+    def check_writable(self, needed: int = MIN_FREE) -> None:
+        """Before a bout spends anything: the store takes a file and its disk has
+        ``needed`` bytes free, else a :class:`StoreError` saying which and what to do."""
+        self.ensure()
+        with writing(self.root):
+            write_atomic(self.root / ".writable", "")
+            (self.root / ".writable").unlink()
+        free = shutil.disk_usage(self.root).free
+        if free < needed:
+            raise StoreError(
+                f"{self.root} has {free / 1e6:.1f} MB free, less than the "
+                f"{needed / 1e6:.0f} MB a bout's records and reports need: free space on its "
+                "disk, or move the project"
+            )
 
     def read(self, name: str, model: type[RecordT]) -> RecordT | None:
         """The record stored as ``name``, or ``None`` if there is none; a corrupt record
@@ -117,6 +139,8 @@ class Store:
         and command. Released even on a crash."""
         self.ensure()
         doing = f"already working on {self.root}"
+        with writing(self.root / "lock"):
+            (self.root / "lock").open("a").close()  # a read-only store: one line, not a trace
         with exclusive(self.root / "lock", Holder.this_process(), doing=doing, warn=warn):
             yield
 
@@ -132,6 +156,22 @@ class Store:
         path.parent.mkdir(exist_ok=True)
         with exclusive(path, Holder.this_process(sweep), doing=doing, warn=warn):
             yield
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Writing to ``path`` in the store: an ``OSError`` (a read-only or full disk, no
+    permission) is a :class:`StoreError` that says so in one line."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            hint = "its disk is full: free space on it, or move the project"
+        elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            hint = "make it writable (or move the project where it can be written)"
+        else:
+            hint = "check the disk and its permissions"
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}; {hint}") from None
 
 
 def write_atomic(path: Path, text: str) -> None:
