@@ -236,6 +236,8 @@ CACHES = [
     ".DS_Store",
     "docs/.DS_Store",
     ".git/HEAD",
+    ".GIT/config",  # git takes .git in any case for its own: it never tracks one
+    "tests/.Git/notes",
 ]
 
 

@@ -2,7 +2,9 @@
 ``command`` contestants in a whole bout (real git, real bubblewrap, real pytest) leave a
 file whose name is not valid UTF-8 beside a real fix, and 6,000 nested directories. The
 first keeps its fix, the name stored escaped; the second is an ``agent-error`` that says
-why. Neither is an ``infra-error``, so ``--retry-failed`` never pays for them again."""
+why. An examiner's folder named ``.Git`` is left out of its patch, as git would, and its
+reproduction validated. None is an ``infra-error``, so ``--retry-failed`` never pays for
+them again."""
 
 from __future__ import annotations
 
@@ -53,6 +55,17 @@ AGENTS = {
 }
 
 
+# an examiner's reproduction, and a file in a folder git would take for its own
+DOTGIT = """
+    from pathlib import Path
+    Path("tests/test_even.py").write_text(
+        "from mid.core import middle\\n\\n\\n"
+        "def test_even_length():\\n    assert middle([1, 2, 3, 4]) == 2.5\\n")
+    Path("tests/.Git").mkdir()
+    Path("tests/.Git/notes").write_text("written by the agent\\n")
+"""
+
+
 def bugbout(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bugbout", "run", "environment=interpreter", *args],
@@ -79,6 +92,13 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 "command": [sys.executable, str(write_agent(agents, name, source))],
             }
             for name, source in AGENTS.items()
+        },
+        "examiners": {
+            "dotgit": {
+                "agent": "command",
+                "command": [sys.executable, str(write_agent(agents, "dotgit", DOTGIT))],
+                "assignment": "reproduce",
+            }
         },
     }
     (repo / "bugbout.yaml").write_text(json.dumps(config))
@@ -113,6 +133,13 @@ def test_a_tree_too_deep_to_record_is_the_agents_error(bout: Path) -> None:
     assert record["status"] == "agent-error"
     assert "deep/d/d/" in record["error"] and "too long" in record["error"], record["error"]
     assert record["patch"]["files"] == []
+
+
+def test_a_folder_git_would_take_for_its_own_is_left_out(bout: Path) -> None:
+    record = attempts(bout)["dotgit"]
+    assert record["status"] == "finished", record["error"]
+    assert [change["path"] for change in record["patch"]["files"]] == ["tests/test_even.py"]
+    assert record["reproductions"] == ["tests/test_even.py::test_even_length"]
 
 
 def test_retrying_failures_runs_neither_again(bout: Path) -> None:

@@ -64,8 +64,9 @@ class PatchError(BugboutError):
 
 
 def is_ignored(name: str, *, directory: bool = False) -> bool:
-    """Whether a file or directory called ``name`` is a cache left out of patches."""
-    if directory and name in IGNORED_DIRECTORIES:
+    """Whether a file or directory called ``name`` is a cache left out of patches, or a
+    ``.git`` in any case (git tracks none, and no patch may write into one)."""
+    if directory and (name in IGNORED_DIRECTORIES or name.lower() == ".git"):
         return True
     return (
         name in IGNORED_FILES
