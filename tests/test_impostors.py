@@ -39,6 +39,13 @@ class Keyed:
     __hash__ = object.__hash__
 
 
+class Whole(int):
+    def __eq__(self, other):  # equal to any float, the hidden test's 2.5 included
+        return isinstance(other, float) or int.__eq__(self, other)
+
+    __hash__ = int.__hash__
+
+
 class Name(str):
     def __eq__(self, other):
         return str.lower(self) == str(other).lower()
@@ -102,7 +109,8 @@ def test_the_plugin_finds_a_class_equal_to_anything_even_when_freed(tmp_path: Pa
     (tmp_path / "tests" / "test_it.py").write_text(TESTS)
     found = _summary(tmp_path)["impostors"]
     assert {(r["qualname"], r["method"], r["file"]) for r in found} == {
-        ("middle.<locals>.Cheat", "__eq__", "pkg/__init__.py")
+        ("middle.<locals>.Cheat", "__eq__", "pkg/__init__.py"),
+        ("Whole", "__eq__", "pkg/__init__.py"),
     }
 
 

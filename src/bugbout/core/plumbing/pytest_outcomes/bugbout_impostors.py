@@ -37,7 +37,7 @@ SAMPLES = (
     (set, {7}, {8}),
 )
 """A builtin a class may derive from, a value to make an instance of it with, and
-another value it must not equal."""
+another value of that builtin."""
 
 
 class Impostors(object):
@@ -151,16 +151,16 @@ def python_level(member):
 
 
 def _instance(klass):
-    """An instance of ``klass`` made without its own code, and a value it must not
-    equal; ``None`` when there is no such way."""
-    for base, value, other in SAMPLES:
+    """An instance of ``klass`` made without its own code (raises when there is no such
+    way)."""
+    for base, value, _ in SAMPLES:
         if issubclass(klass, base):
             made = base.__new__(klass) if base in (list, dict, set) else base.__new__(klass, value)
             if base in (list, dict, set):
                 base.__init__(made, value)
-            return made, other
+            return made
     solid = next(b for b in klass.__mro__ if b.__module__ == "builtins")
-    return solid.__new__(klass), None
+    return solid.__new__(klass)
 
 
 def _give_attributes(made, klass):
@@ -183,17 +183,17 @@ def _give_attributes(made, klass):
 
 def _probe(klass):
     """``(method, why)`` for each comparison of ``klass`` that answers as nothing honest
-    does: equal to a fresh object (or to a value of its builtin it is not), not unequal
-    to one, or holding one."""
+    does: equal to a fresh object or to a value of a builtin it is not made from (every
+    sample's other value), not unequal to one, or holding one."""
     fresh = type("bugbout_probe_%x" % id(klass), (object,), {})()
     try:
-        made, other = _instance(klass)
+        made = _instance(klass)
         _give_attributes(made, klass)
     except Exception:
         return []
     found = []
     members = vars(klass)
-    for stranger in (fresh, other) if other is not None else (fresh,):
+    for stranger in [fresh] + [other for _, _, other in SAMPLES]:
         checks = (
             ("__eq__", True, "equals %r" % type(stranger).__name__),
             ("__ne__", False, "is not unequal to %r" % type(stranger).__name__),
