@@ -35,6 +35,7 @@ from bugbout.doctor.clis import contestant_checks, dummy_session
 from bugbout.doctor.dry_run import dry_run_checks
 from bugbout.doctor.known_agents import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, KnownAgent
 from bugbout.doctor.machine import machine_checks, podman_check
+from bugbout.doctor.race_ready import race_checks
 
 __all__ = [
     "DUMMY_KEY",
@@ -85,7 +86,7 @@ def diagnose(
                 "`bugbout doctor 'contestant=[codex,claude-code]'`"
             )
         return passed
-    for check in contestant_checks(settings, plugins):
+    for check in [*contestant_checks(settings, plugins), *race_checks(settings, plugins)]:
         emit(check)
     if dry_run:
         context = progress() if progress else contextlib.nullcontext(SilentProgress())
