@@ -3,15 +3,19 @@ test cannot write.
 
 Every run of :func:`bugbout.core.plumbing.testrun.run_tests` collects, beside the tests it was
 asked for, canary modules bugbout writes for that run alone (:func:`plant`): random
-names, some tests that must fail (an assertion carrying a nonce) and some that must pass.
-Code that makes failures look passed, or hides outcomes, gives itself away on them;
-:func:`check_canaries` says how, and takes them out of the run's outcomes.
+names, some tests that must fail (an assertion carrying a nonce) and some that must pass,
+and must-fail twins written into the test files it targets, named after the tests beside
+them (:mod:`~bugbout.core.plumbing.canary_twins`). Code that makes failures look passed,
+or hides outcomes, gives itself away on them; :func:`check_canaries` says how, and takes
+them out of the run's outcomes.
 
 The outcome plugin (``pytest_outcomes/bugbout_outcomes.py``) authenticates every line it
 writes with an HMAC under a key bugbout puts at the start of the outcome file and the
 plugin blanks before any project code is imported, numbers the lines, and ends with a
-summary: how many it wrote and what it found changed in pytest. :func:`read_outcomes`
-verifies all of it. A run with any such finding is ``tampered``
+summary: how many it wrote, what it found changed in pytest, and the classes whose values
+may equal anything (:mod:`~bugbout.core.plumbing.impostors` tells the patch's from the
+project's). :func:`read_outcomes` verifies all of it. A run with any such finding is
+``tampered``
 (:attr:`~bugbout.core.store.records.RunStatus.TAMPERED`, the reasons in
 :attr:`~bugbout.core.store.records.TestRun.tampering`).
 """
