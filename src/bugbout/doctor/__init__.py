@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from itertools import chain
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
@@ -86,8 +87,8 @@ def diagnose(
                 "`bugbout doctor 'contestant=[codex,claude-code]'`"
             )
         return passed
-    for check in [*contestant_checks(settings, plugins), *race_checks(settings, plugins)]:
-        emit(check)
+    for check in chain(contestant_checks(settings, plugins), race_checks(settings, plugins)):
+        emit(check)  # each as it is known
     if dry_run:
         context = progress() if progress else contextlib.nullcontext(SilentProgress())
         with context as shown:
