@@ -90,6 +90,7 @@ CLEAN = [
     "NAME = 'a-b'.replace('-', '_')\nPARTS = [1, 2]\nPARTS.remove(1)\nD = {}.copy()\n",
     "from pathlib import Path\nKEY = str(Path('a')).replace('/', '.')\n",
     "code = compile('x = 1', '<generated>', 'exec')\nLABEL = 'multi' + 'ply'\n",
+    "import re\n\nPATTERN = re.compile('a+b', re.IGNORECASE)\n",
 ]
 
 

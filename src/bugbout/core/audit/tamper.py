@@ -224,7 +224,7 @@ def _dynamic(call: ast.Call, folder: Folder) -> Iterator[tuple[ast.stmt | ast.ex
         module = folder.fold(args[0])
         if module is not None:
             yield from _imported(call, module, None)
-    elif name == "compile" and len(args) > 1:
+    elif isinstance(func, ast.Name) and name == "compile" and len(args) > 1:  # not re's
         filename = folder.fold(args[1])
         if filename is None or not filename.startswith("<"):
             yield call, "compiles code under a file name"
