@@ -99,7 +99,10 @@ def render_contestants(agents: Sequence[FoundAgent]) -> str:
         note = f"   # {agent.problem}" if agent.problem else ""
         lines.append(f"  {mark}{agent.name}: {{agent: {agent.agent}}}{note}")
     if not ready:
-        lines.append("#   mine: {agent: command, command: [./fix.sh]}   # or any program")
+        lines.append(
+            '#   mine: {agent: command, command: [my-agent, "{prompt}"]}   # any program on '
+            "PATH; the sandbox hides this repository and your HOME, so not a script in them"
+        )
     return "\n".join(lines) + "\n"
 
 
