@@ -102,7 +102,8 @@ def test_retry_failed_after_an_infra_error_judges_the_new_patch(
     program.chmod(0o755)
     only(bout_repo, {"agent": [str(program)]})
     process = subprocess.Popen(
-        [sys.executable, "-m", "bugbout", "run", "environment=interpreter", "--quiet"],
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter", "--quiet",
+         "run.max-unscored=1"],
         cwd=bout_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     home = Path(os.environ["BUGBOUT_HOME"])
