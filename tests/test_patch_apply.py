@@ -4,6 +4,7 @@ apply, or is hostile, writes nothing."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -182,6 +183,11 @@ def everything_under(root: Path) -> set[str]:
         # A symlink out of the tree, then a file through it.
         "diff --git a/out b/out\nnew file mode 120000\n--- /dev/null\n+++ b/out\n"
         "@@ -0,0 +1 @@\n+..\n\\ No newline at end of file\n" + new_file("out/escape"),
+        # A folder emptied and made a symlink out of the tree, then a file through it.
+        "diff --git a/docs/index.md b/docs/index.md\ndeleted file mode 100644\n"
+        "--- a/docs/index.md\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-# pkg\n-\n-Some text.\n"
+        "diff --git a/docs b/docs\nnew file mode 120000\n--- /dev/null\n+++ b/docs\n"
+        "@@ -0,0 +1 @@\n+..\n\\ No newline at end of file\n" + new_file("docs/escape"),
         # A good file first: nothing at all may be written.
         new_file("fine.txt", "fine\n") + new_file("../escape"),
     ],
@@ -197,6 +203,18 @@ def test_hostile_diffs_are_refused_and_write_nothing(
     assert everything_under(tmp_path) == outside
     assert state(work) == before
     assert not Path("/tmp/bugbout-absolute-escape").exists()
+
+
+def test_a_folder_made_a_symlink_round_trips(
+    trees: tuple[Path, Path], checkouts: Checkouts, repository: tuple[RepositoryBuilder, str]
+) -> None:
+    """An agent may replace a folder with a symlink: its files deleted, the link added."""
+    base, work = trees
+    shutil.rmtree(work / "docs")
+    (work / "docs").symlink_to("src")
+    patch = diff(base, work)
+    fresh = round_trip(patch, checkouts, repository, work.parent / "fresh")
+    assert state(fresh) == state(work)
 
 
 def test_a_symlink_in_the_tree_is_not_a_way_out(tmp_path: Path, trees: tuple[Path, Path]) -> None:

@@ -55,15 +55,19 @@ AGENTS = {
 }
 
 
-# an examiner's reproduction, and a file in a folder git would take for its own
-DOTGIT = """
-    from pathlib import Path
-    Path("tests/test_even.py").write_text(
-        "from mid.core import middle\\n\\n\\n"
-        "def test_even_length():\\n    assert middle([1, 2, 3, 4]) == 2.5\\n")
-    Path("tests/.Git").mkdir()
-    Path("tests/.Git/notes").write_text("written by the agent\\n")
-"""
+REPRODUCTION = (
+    "from mid.core import middle\\n\\n\\n"
+    "def test_even_length():\\n    assert middle([1, 2, 3, 4]) == 2.5\\n"
+)
+EXAMINERS = {
+    # a reproduction, and a file in a folder git would take for its own
+    "dotgit": f"""
+        from pathlib import Path
+        Path("tests/test_even.py").write_text("{REPRODUCTION}")
+        Path("tests/.Git").mkdir()
+        Path("tests/.Git/notes").write_text("written by the agent\\n")
+    """,
+}
 
 
 def bugbout(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -94,11 +98,12 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             for name, source in AGENTS.items()
         },
         "examiners": {
-            "dotgit": {
+            name: {
                 "agent": "command",
-                "command": [sys.executable, str(write_agent(agents, "dotgit", DOTGIT))],
+                "command": [sys.executable, str(write_agent(agents, name, source))],
                 "assignment": "reproduce",
             }
+            for name, source in EXAMINERS.items()
         },
     }
     (repo / "bugbout.yaml").write_text(json.dumps(config))

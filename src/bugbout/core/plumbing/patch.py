@@ -456,8 +456,10 @@ def _check_inside(tree: Path, path: str, touched: _Touched) -> None:
         raise PatchError(f"refusing the patch: {path!r} is inside a .git directory")
     for depth in range(1, len(parts)):
         prefix = "/".join(parts[:depth])
-        created = prefix in touched.symlinks
-        existing = prefix not in touched.deleted and (tree / prefix).is_symlink()
+        location = tree / prefix
+        emptied = path in touched.deleted and location.is_dir() and not location.is_symlink()
+        created = prefix in touched.symlinks and not emptied  # a folder made a symlink
+        existing = prefix not in touched.deleted and location.is_symlink()
         if created or existing:
             raise PatchError(f"refusing the patch: {path!r} is beyond the symlink {prefix!r}")
 
