@@ -92,7 +92,8 @@ def test_a_program_that_vanishes_mid_bout_is_infra_error(bout_repo: Path, tmp_pa
     config["run"]["timeout"] = 60
     (bout_repo / "bugbout.yaml").write_text(json.dumps(config))
     process = subprocess.Popen(
-        [sys.executable, "-m", "bugbout", "run", "environment=interpreter", "--quiet"],
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter", "--quiet",
+         "run.max-unscored=1"],  # its only attempt is unscored: the bout would fail
         cwd=bout_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 300

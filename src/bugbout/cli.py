@@ -15,8 +15,6 @@ from bugbout import __version__
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.layout import CONFIG_NAME, find_config
-from bugbout.overrides import COMMAND_FLAGS
-from bugbout.suggest import closest
 
 UNRECOGNIZED = "unrecognized arguments: "
 """How argparse begins its error for options it does not know."""
@@ -146,6 +144,8 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
+            from bugbout.suggest import closest
+
             hint = ""
             if message.startswith(UNRECOGNIZED):
                 near = [
@@ -447,6 +447,8 @@ def _run(args: list[str], console: Console) -> int:
         )
         print(_settings_help(args))
         return 0
+    from bugbout.overrides import COMMAND_FLAGS
+
     for flag in COMMAND_FLAGS["run"]:
         if flag in args:
             args = [arg for arg in args if arg != flag] + [f"run.{flag[2:]}=true"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bugbout.core.contract.errors import ConfigError
-from bugbout.suggest import closest
 
 HYDRA_FLAGS = {"-m", "--multirun", "--cfg", "-c", "--info", "-i", "--package", "-p", "--resolve"}
 """Hydra's own flags that bugbout passes on: ``--cfg job`` shows the composed settings,
@@ -24,6 +23,8 @@ def check_flags(command: str, options: list[str]) -> None:
             continue
         if index and options[index - 1] in HYDRA_OPTIONS_WITH_VALUE:
             continue  # the value of --cfg, --info or --package
+        from bugbout.suggest import closest  # pydantic: only for the error
+
         known = ", ".join(sorted(HYDRA_FLAGS))
         near = closest(option, [*COMMAND_FLAGS.get(command, ()), "--help", *HYDRA_FLAGS])
         hint = f" (did you mean {near}?)" if near else ""
