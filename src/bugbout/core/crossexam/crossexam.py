@@ -116,11 +116,8 @@ def cross_examine(
                 authors.append(attempt.contestant)
                 written[attempt.contestant] = _read_modules(attempt, base, scratch / f"a{number}")
         installed = plan_installation(written, base)
-        suites = _suite_targets(
-            [name for name, _ in columns], suite, base, bench.suite if run_suite else None
-        )
-
         names = [name for name, _ in columns]
+        suites = _suite_targets(names, suite, base, bench.suite if run_suite else None)
 
         def run_columns(excluded: Mapping[str, frozenset[str]], folder: str) -> dict[str, TestRun]:
             """The columns named, each without the tests of the authors given."""
