@@ -89,9 +89,9 @@ class Store:
         """Before a bout spends anything: the store takes a file and its disk has
         ``needed`` bytes free, else a :class:`StoreError` saying which and what to do."""
         self.ensure()
-        with writing(self.root):
-            write_atomic(self.root / ".writable", "")
-            (self.root / ".writable").unlink()
+        with writing(self.root), tempfile.TemporaryFile(dir=self.root) as probe:
+            probe.write(b"bugbout")  # its own name: parallel sweep jobs probe at once
+            probe.flush()
         free = shutil.disk_usage(self.root).free
         if free < needed:
             raise StoreError(
