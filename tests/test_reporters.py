@@ -160,7 +160,11 @@ def test_every_report_opens_with_how_sure_it_is(report: Report) -> None:
     strict = next(row for row in sure.judges if row.a == "judge strict")
     # it abstained on the task alpha resolved: an abstention, not a loss to alpha
     assert (strict.b, strict.tasks, strict.only_a, strict.only_b, strict.abstained) == (
-        "alpha", 1, 0, 0, 1
+        "alpha",
+        1,
+        0,
+        0,
+        1,
     )
     assert strict.sentence.startswith("judge strict abstained on 1 of the 2 tasks alpha was")
     assert sections(report)[0].title == "How sure"
