@@ -105,7 +105,7 @@ def test_many_pairs_are_holm_adjusted_and_intervals_agree_with_the_verdict(
     assert isinstance(sure, dict)
     assert sure["leader"] == ["a"]
     assert "not distinguishable" in sure["headline"]
-    assert "Holm-adjusted over 3 comparisons 0.094" in sure["headline"]
+    assert "Holm-adjusted 0.094 over 3 comparisons" in sure["headline"]
     for pair in sure["pairs"]:
         excludes_zero = pair["low"] > 0 or pair["high"] < 0
         assert excludes_zero == (pair["p_adjusted"] < 0.05), pair

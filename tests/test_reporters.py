@@ -143,7 +143,7 @@ def test_every_report_opens_with_how_sure_it_is(report: Report) -> None:
     sure = report.confidence
     assert sure.headline == (
         "alpha and beta tie: each resolved 1 of the 2 tasks both were scored on (exact "
-        "McNemar p = 1, Holm-adjusted over 3 comparisons 1)."
+        "McNemar p = 1, Holm-adjusted 1 over 3 comparisons)."
     )
     assert sure.leader == ["alpha", "beta"]
     assert [(row.name, row.resolved, row.tasks) for row in sure.agents] == [
@@ -154,7 +154,7 @@ def test_every_report_opens_with_how_sure_it_is(report: Report) -> None:
     pairs = {(row.a, row.b): row for row in sure.pairs}
     assert (pairs["alpha", "beta"].only_a, pairs["alpha", "beta"].only_b) == (1, 1)
     assert pairs["alpha", "beta"].sentence.endswith(
-        "no difference on these bugs (exact McNemar p = 1, Holm-adjusted over 3 comparisons 1)."
+        "no difference on these bugs (exact McNemar p = 1, Holm-adjusted 1 over 3 comparisons)."
     )
     assert pairs["alpha", "gamma"].tasks == 1, "compared only where both were scored"
     strict = next(row for row in sure.judges if row.a == "judge strict")

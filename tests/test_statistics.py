@@ -136,7 +136,7 @@ def test_adjusted_intervals_agree_with_the_adjusted_p_values() -> None:
         assert (one.low > 0 or one.high < 0) == one.decided
         assert one.comparisons == 3
     assert found[1].level > 0.95
-    assert "Holm-adjusted over 3 comparisons 0.062" in found[1].sentence()
+    assert "Holm-adjusted 0.062 over 3 comparisons" in found[1].sentence()
     assert "not distinguishable" in found[1].sentence()
 
 

@@ -236,8 +236,8 @@ class Comparison:
         if self.p_adjusted is None or self.comparisons == 1:
             return f"exact McNemar p = {self.p_value:.2g}"
         return (
-            f"exact McNemar p = {self.p_value:.2g}, Holm-adjusted over {self.comparisons} "
-            f"comparisons {self.p_adjusted:.2g}"
+            f"exact McNemar p = {self.p_value:.2g}, Holm-adjusted {self.p_adjusted:.2g} over "
+            f"{self.comparisons} comparisons"
         )
 
     def interval_text(self) -> str:
