@@ -167,7 +167,9 @@ def test_pytest_runs_on_the_patched_overlay(tmp_path: Path, contained: bool) -> 
     # a container cannot see the mount: it gets the merged tree as a plain copy
     assert (tree.overlay is None) == contained
     assert (tree.tree / "src/pkg/core.py").exists() == contained
-    # the canaries were planted where bugbout edits, and removed; the deletion is a whiteout
+    # the canaries were planted where bugbout edits, and removed: the twins' host file is
+    # back byte for byte (an overlay keeps it copied up); the deletion is a whiteout
     left = sorted(path.name for path in (tree.edits / "tests").iterdir())
-    assert left == (["test_core.py"] if contained else ["test_gone.py"])
+    assert left == (["test_core.py"] if contained else ["test_core.py", "test_gone.py"])
+    assert (tree.edits / "tests/test_core.py").read_text() == CODE["tests/test_core.py"]
     assert contained or is_whiteout(tree.edits / "tests/test_gone.py")
