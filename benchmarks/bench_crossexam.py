@@ -51,16 +51,8 @@ from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
-from bugbout.core.store.records import (
-    SUITE,
-    UNFIXED,
-    Attempt,
-    AttemptStatus,
-    Matrix,
-    RunStatus,
-    Task,
-    TaskIssue,
-)
+from bugbout.core.store.records import Attempt, AttemptStatus, RunStatus, Task, TaskIssue
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from bugbout.testing import RepositoryBuilder
 
 CACHE = Path(__file__).parent / ".cache"

@@ -40,17 +40,9 @@ from bugbout.core.mine.mining import MiningRequest, TitleLookup
 from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.race.examining import examiner_prompt
 from bugbout.core.report.report import Report
-from bugbout.core.store.records import (
-    Audit,
-    Issue,
-    Matrix,
-    Oracle,
-    OracleSet,
-    Task,
-    TaskSet,
-    Verdict,
-)
+from bugbout.core.store.records import Audit, Issue, Oracle, OracleSet, Task, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
+from bugbout.core.store.verdict_records import Matrix, Verdict
 from bugbout.plugins.auditors.gate import Gate
 from bugbout.plugins.environments.interpreter import InterpreterBuilder
 from bugbout.plugins.executors.local import LocalExecutor, LocalOptions

@@ -7,7 +7,7 @@ from typing import Any
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.judge.judging import JudgeContext, outcome_of
-from bugbout.core.store.records import Matrix, Verdict
+from bugbout.core.store.verdict_records import Matrix, Verdict
 from bugbout.testing.suites.judges import matrix
 
 JUDGE_MODULES = ("majority", "unanimous", "strict", "cross_vendor")

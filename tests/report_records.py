@@ -21,26 +21,21 @@ import pytest
 
 from bugbout.core.report.report import report_schema
 from bugbout.core.store.records import (
-    SUITE,
-    UNFIXED,
     Attempt,
     AttemptStatus,
     Audit,
     AuditVerdict,
-    Matrix,
     Oracle,
     OracleSet,
     Outcome,
     Patch,
-    Resolution,
     Route,
-    Score,
     Task,
     TaskIssue,
     TaskSet,
     TestRun,
-    Verdict,
 )
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Resolution, Score, Verdict
 
 P, F, E = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
 T1, T2, T3 = "aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"

@@ -9,21 +9,23 @@ from pathlib import Path
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
-    Job,
-    JobAttempt,
     Oracle,
     OracleSet,
+    Task,
+    TaskIssue,
+    TaskSet,
+)
+from bugbout.core.store.store import Store
+from bugbout.core.store.verdict_records import (
+    Job,
+    JobAttempt,
     Resolution,
     ResolutionSet,
     Score,
-    Task,
-    TaskIssue,
     TaskResolutions,
-    TaskSet,
     Verdict,
     VerdictSet,
 )
-from bugbout.core.store.store import Store
 
 Outcome = Score | AttemptStatus
 """A contestant's result on a task: its score (the attempt finished), or how its attempt

@@ -33,8 +33,6 @@ from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import diff_trees
 from bugbout.core.store.records import (
-    SUITE,
-    UNFIXED,
     Attempt,
     AttemptStatus,
     ChangeArea,
@@ -45,6 +43,7 @@ from bugbout.core.store.records import (
     TaskIssue,
     TestRun,
 )
+from bugbout.core.store.verdict_records import SUITE, UNFIXED
 from bugbout.testing import RepositoryBuilder
 
 

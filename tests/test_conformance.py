@@ -19,7 +19,7 @@ from bugbout.core.contract.errors import PluginError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import KINDS
 from bugbout.core.judge.judging import JudgeContext
-from bugbout.core.store.records import Verdict
+from bugbout.core.store.verdict_records import Verdict
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import ModelServer, Say
 from bugbout.testing.suites import (

@@ -23,19 +23,21 @@ from bugbout.core.report.report_build import build_report
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
-    Job,
-    JobAttempt,
     Oracle,
     OracleSet,
-    Resolution,
-    ResolutionSet,
-    Score,
     Task,
     TaskIssue,
-    TaskResolutions,
     TaskSet,
 )
 from bugbout.core.store.store import Store
+from bugbout.core.store.verdict_records import (
+    Job,
+    JobAttempt,
+    Resolution,
+    ResolutionSet,
+    Score,
+    TaskResolutions,
+)
 from bugbout.plugins.reporters.markdown import render_markdown
 
 T1, T2 = "aaaa", "bbbb"

@@ -32,12 +32,9 @@ from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import PatchError, diff_trees
 from bugbout.core.store.records import (
-    SUITE,
-    UNFIXED,
     Attempt,
     AttemptStatus,
     ChangeArea,
-    Matrix,
     Oracle,
     Outcome,
     Patch,
@@ -46,6 +43,7 @@ from bugbout.core.store.records import (
     TaskIssue,
     TestRun,
 )
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from bugbout.core.truth.oracle import compute_oracle
 from bugbout.testing import RepositoryBuilder
 

@@ -24,19 +24,16 @@ from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.mine.issues import IssueRequest
 from bugbout.core.report.report import AgentRow, Report
 from bugbout.core.store.records import (
-    SUITE,
-    UNFIXED,
     Attempt,
     Audit,
-    Matrix,
     Oracle,
     Patch,
     Task,
     TaskIssue,
     TaskSet,
     TestRun,
-    Verdict,
 )
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Verdict
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 OVERVIEW = DOCS / "plugins.md"

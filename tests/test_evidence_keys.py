@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bugbout.bout import Bout, Project
-from bugbout.core.store.records import Job
+from bugbout.core.store.verdict_records import Job
 from one_bug import AGENTS, bugbout, write_agent
 
 pytestmark = pytest.mark.slow

@@ -24,8 +24,8 @@ from bugbout.core.contract.settings import (
 )
 from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.plumbing.executor import make_executor
-from bugbout.core.store.records import SUITE, UNFIXED, Matrix
 from bugbout.core.store.store import Store
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from hook_spies import (
     FIXER,
     ISSUE_TITLE,

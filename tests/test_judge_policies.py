@@ -4,7 +4,7 @@ they differ."""
 from __future__ import annotations
 
 from bugbout.core.contract.manager import Plugins
-from bugbout.core.store.records import UNFIXED
+from bugbout.core.store.verdict_records import UNFIXED
 from judge_matrices import cells, context, judge, make
 
 

@@ -10,7 +10,8 @@ import yaml
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.judge.judging import Judge, JudgeContext, gather
-from bugbout.core.store.records import UNFIXED, Attempt, AttemptStatus, Outcome, RunStatus, TestRun
+from bugbout.core.store.records import Attempt, AttemptStatus, Outcome, RunStatus, TestRun
+from bugbout.core.store.verdict_records import UNFIXED
 from judge_matrices import POLICIES, cells, context, judge, make
 
 CONF = Path(__file__).parent.parent / "src" / "bugbout" / "conf" / "judge"

@@ -32,12 +32,11 @@ from bugbout.core.store.records import (
     Oracle,
     OracleSet,
     Patch,
-    Resolution,
     Route,
-    Score,
     Similarity,
     TaskSet,
 )
+from bugbout.core.store.verdict_records import Resolution, Score
 from bugbout.plugins.auditors.recall import Recall, RecallOptions
 from bugbout.plugins.reporters.html import HtmlReporter
 from bugbout.plugins.reporters.markdown import MarkdownReporter

@@ -19,25 +19,27 @@ from bugbout.core.store.filenames import MARK, stored, unstored
 from bugbout.core.store.records import (
     Attempt,
     Audit,
-    AuditSet,
-    Cell,
     FileChange,
-    Job,
-    Matrix,
     Oracle,
     OracleSet,
     Patch,
-    Resolution,
-    ResolutionSet,
     Task,
     TaskIssue,
-    TaskResolutions,
     TaskSet,
     TestRun,
+)
+from bugbout.core.store.store import Store
+from bugbout.core.store.verdict_records import (
+    AuditSet,
+    Cell,
+    Job,
+    Matrix,
+    Resolution,
+    ResolutionSet,
+    TaskResolutions,
     Verdict,
     VerdictSet,
 )
-from bugbout.core.store.store import Store
 
 REGEX = "tests/test_a.py::test_re[\\d+]"
 """pytest's id for ``parametrize("pattern", [r"\\d+"])``: one backslash."""

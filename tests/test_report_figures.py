@@ -23,7 +23,8 @@ from bugbout.core.report.report import (
     UsageRow,
 )
 from bugbout.core.report.report_build import build_report
-from bugbout.core.store.records import SUITE, AttemptStatus, OracleSet, Score, TaskSet
+from bugbout.core.store.records import AttemptStatus, OracleSet, TaskSet
+from bugbout.core.store.verdict_records import SUITE, Score
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown

@@ -13,7 +13,8 @@ from bugbout.core.report.report_tasks import (
     TaskPage,
     bounded,
 )
-from bugbout.core.store.records import SUITE, UNFIXED, AttemptStatus, AuditVerdict, Score
+from bugbout.core.store.records import AttemptStatus, AuditVerdict
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Score
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown

@@ -18,13 +18,11 @@ from bugbout.core.store.records import (
     AuditVerdict,
     Oracle,
     OracleSet,
-    Resolution,
-    Score,
     Task,
     TaskIssue,
     TaskSet,
-    Verdict,
 )
+from bugbout.core.store.verdict_records import Resolution, Score, Verdict
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown

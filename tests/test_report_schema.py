@@ -37,7 +37,8 @@ from bugbout.core.report.report_tasks import (
     TaskPage,
 )
 from bugbout.core.report.rounds_report import AgentRounds, RoundRow, Rounds
-from bugbout.core.store.records import AttemptStatus, AuditVerdict, Score
+from bugbout.core.store.records import AttemptStatus, AuditVerdict
+from bugbout.core.store.verdict_records import Score
 from bugbout.plugins.reporters.json import render_json
 from report_records import _validate
 

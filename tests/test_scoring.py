@@ -9,13 +9,8 @@ import pytest
 
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.score.scoring import score
-from bugbout.core.store.records import (
-    Attempt,
-    Outcome,
-    Resolution,
-    RunStatus,
-    Score,
-)
+from bugbout.core.store.records import Attempt, Outcome, RunStatus
+from bugbout.core.store.verdict_records import Resolution, Score
 from bugbout.core.truth.oracle import install_fix_tests
 from test_crossexam import FIX_TESTS, FIXED, PROJECT, WRONG, World, build_world
 

@@ -36,7 +36,7 @@ from bugbout.core.report.report import (
     Totals,
     UsageRow,
 )
-from bugbout.core.store.records import Job, JobAttempt
+from bugbout.core.store.verdict_records import Job, JobAttempt
 from bugbout.hydra_callbacks import SweepSummaryCallback
 from bugbout.sweep import (
     SUMMARY_FILES,

@@ -28,16 +28,14 @@ from bugbout.core.store.records import (
     FileChange,
     OracleSet,
     Outcome,
-    Resolution,
     Route,
     RunStatus,
-    Score,
     Task,
     TaskIssue,
     TaskSet,
     TestRun,
-    Verdict,
 )
+from bugbout.core.store.verdict_records import Resolution, Score, Verdict
 from bugbout.core.truth.oracle import judge_runs
 from bugbout.example import build_example
 from bugbout.plugins.reporters.html import render_html

@@ -34,8 +34,9 @@ from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import load_report
 from bugbout.core.report.reporters import write_reports
 from bugbout.core.report.unscored import too_many
-from bugbout.core.store.records import Attempt, Job, OracleSet, TaskSet
+from bugbout.core.store.records import Attempt, OracleSet, TaskSet
 from bugbout.core.store.store import JOB, Store
+from bugbout.core.store.verdict_records import Job
 from bugbout.core.tasks import check_plugins, ground_truth
 from bugbout.core.verdicts import Verdicts, check_verdict_plugins
 

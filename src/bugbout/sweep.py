@@ -1,7 +1,7 @@
 """The sweep summary: every job of a ``bugbout -m`` run, side by side.
 
 A sweep directory (``.bugbout/sweeps/<date_time>/``) holds one directory per job, each
-with the job's ``job.json`` (:class:`~bugbout.core.store.records.Job`) and ``report.json``
+with the job's ``job.json`` (:class:`~bugbout.core.store.verdict_records.Job`) and ``report.json``
 (:class:`~bugbout.core.report.report.Report`). :func:`load_sweep` reads them into a
 :class:`SweepSummary`; a job whose files are missing or unreadable is listed as failed,
 with the reason. :func:`write_sweep_summary` writes ``summary.md``, ``summary.json`` and
@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.report.report import GateRow, PolicyPicks, Report
 from bugbout.core.report.statistics import wilson
-from bugbout.core.store.records import Job, Record
+from bugbout.core.store.records import Record
 from bugbout.core.store.store import JOB, write_atomic
+from bugbout.core.store.verdict_records import Job
 
 SWEEP_SCHEMA_VERSION = "bugbout.sweep/2"
 """The value of ``summary.json``'s ``schema`` key; it changes when the summary's shape does."""

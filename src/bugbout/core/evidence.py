@@ -16,16 +16,15 @@ from bugbout.core.race.contestants import Contestant
 from bugbout.core.store.records import (
     Attempt,
     Audit,
-    Matrix,
     Oracle,
     OracleSet,
-    Resolution,
     Task,
     TaskSet,
     TestRun,
     digest,
 )
 from bugbout.core.store.store import EVIDENCE, Store
+from bugbout.core.store.verdict_records import Matrix, Resolution
 
 _Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit, BaseRun)
 

@@ -39,25 +39,19 @@ from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.report.reporters import build_reporters
 from bugbout.core.score.scoring import score
-from bugbout.core.store.records import (
+from bugbout.core.store.records import Attempt, Audit, Oracle, OracleSet, Task, TaskSet, TestRun
+from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
+from bugbout.core.store.verdict_records import (
     UNFIXED,
-    Attempt,
-    Audit,
     AuditSet,
     Matrix,
-    Oracle,
-    OracleSet,
     Resolution,
     ResolutionSet,
     Score,
-    Task,
     TaskResolutions,
-    TaskSet,
-    TestRun,
     Verdict,
     VerdictSet,
 )
-from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
 
 
 def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:

@@ -16,7 +16,7 @@ from html import escape
 from bugbout.core.report.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
 from bugbout.core.report.report import Report, TaskRow
 from bugbout.core.report.report_tasks import Diff, Grid, PatchView, TaskPage, environment_line
-from bugbout.core.store.records import SUITE, UNFIXED
+from bugbout.core.store.verdict_records import SUITE, UNFIXED
 
 STYLE = """
 .task-page { display: none; }

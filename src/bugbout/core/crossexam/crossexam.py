@@ -43,18 +43,16 @@ from bugbout.core.plumbing.patch import PatchError, apply_patch
 from bugbout.core.plumbing.testmodules import is_test_module
 from bugbout.core.plumbing.testtree import TestTree, fresh_test_tree
 from bugbout.core.store.records import (
-    SUITE,
-    UNFIXED,
     Attempt,
     AttemptStatus,
     ChangeArea,
     ChangeKind,
-    Matrix,
     Outcome,
     RunStatus,
     Task,
     TestRun,
 )
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 
 INSTALLED_PREFIX = "test_bb_"
 """Installed author modules are named ``test_bb_<author>__<name>.py``."""

@@ -6,7 +6,7 @@ Every author's test modules run in every column, so one test that meddles with p
 means to sink. A tampered column is a patch left out, and a tampered unfixed column blinds
 the judge to every patch. So each tampered column's tests are tried author by author, each
 author's modules alone on that column's code, and the authors whose tests alone taint the
-run are *left out* (:attr:`~bugbout.core.store.records.Matrix.left_out`, with the reasons):
+run are *left out* (:attr:`~bugbout.core.store.verdict_records.Matrix.left_out`, with the reasons):
 
 - on the unfixed code, which has no patch, the tests are to blame: they are left out of
   every column;
@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from bugbout.core.store.records import UNFIXED, RunStatus, TestRun
+from bugbout.core.store.records import RunStatus, TestRun
+from bugbout.core.store.verdict_records import UNFIXED
 
 LEFT_OUT = (
     "its tests were left out of the cross-examination where, run alone, they tampered "

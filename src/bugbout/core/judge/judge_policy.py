@@ -22,7 +22,7 @@ from bugbout.core.contract.types import Options
 
 if TYPE_CHECKING:
     from bugbout.core.judge.judge_evidence import Evidence, JudgeContext, PatchEvidence
-    from bugbout.core.store.records import Matrix, Verdict
+    from bugbout.core.store.verdict_records import Matrix, Verdict
 
 DEFAULT_KEEP_ASSIGNMENTS = ("specify",)
 """Examiner assignments whose tests passing on ``UNFIXED`` ``strict`` requires kept."""

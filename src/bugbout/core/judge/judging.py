@@ -15,7 +15,7 @@ and fail exactly the same ones, no executed test tells them apart and the first 
 is picked (the reason says so); if they differ anywhere, the judge abstains, since
 choosing would be a guess.
 
-A :class:`~bugbout.core.store.records.Verdict` lists every patch the policy approves on its own
+A :class:`~bugbout.core.store.verdict_records.Verdict` lists every patch the policy approves on its own
 (``approved``, the merge-gate view), every patch's support, and the cells it rests on:
 for the pick, or for the best candidates when abstaining, each independent reproduction
 on ``UNFIXED`` and on the patch, and each ``SUITE`` test (or keep-test) the patch breaks,
@@ -50,12 +50,7 @@ from bugbout.core.judge.judge_policy import (
     threshold_objection,
     unanimous_objection,
 )
-from bugbout.core.store.records import (
-    UNFIXED,
-    Cell,
-    Matrix,
-    Verdict,
-)
+from bugbout.core.store.verdict_records import UNFIXED, Cell, Matrix, Verdict
 
 __all__ = [  # the judge plugin's API: the evidence and the policies'
     # base are re-exported from where they are made

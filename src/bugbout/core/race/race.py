@@ -31,16 +31,9 @@ from bugbout.core.plumbing.stopping import Interrupted, Stop, current_stop
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.agent_run import run_agent
 from bugbout.core.race.contestants import Contestant
-from bugbout.core.store.records import (
-    RETRYABLE,
-    Attempt,
-    AttemptStatus,
-    JobAttempt,
-    OracleSet,
-    Task,
-    TaskSet,
-)
+from bugbout.core.store.records import RETRYABLE, Attempt, AttemptStatus, OracleSet, Task, TaskSet
 from bugbout.core.store.store import safe_name
+from bugbout.core.store.verdict_records import JobAttempt
 
 
 class Race:

@@ -8,14 +8,8 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    AuditVerdict,
-    Record,
-    Score,
-    Verdict,
-)
+from bugbout.core.store.records import Attempt, AttemptStatus, AuditVerdict, Record
+from bugbout.core.store.verdict_records import Score, Verdict
 
 STATUS_WORDS = {
     AttemptStatus.FINISHED: "finished",

@@ -9,7 +9,7 @@ A few rules the figures follow:
 
 - a task counts when it is *scored*: the miner kept it and its ground truth is ``ok``;
 - each contestant's patch on a task is its last round's, scored by its
-  :class:`~bugbout.core.store.records.Resolution`;
+  :class:`~bugbout.core.store.verdict_records.Resolution`;
 - an attempt that ended on a quota or an infrastructure error (the statuses
   ``--retry-failed`` runs again) is not the agent's doing: it is shown apart and left
   out of the resolve rate; timeouts and agent errors are shown apart too, but their
@@ -34,11 +34,8 @@ from bugbout.core.report.report_tampering import TamperedRow
 from bugbout.core.report.report_tasks import TaskPage
 from bugbout.core.report.rounds_report import Rounds
 from bugbout.core.report.unscored import Unscored
-from bugbout.core.store.records import (
-    AttemptStatus,
-    Record,
-    Score,
-)
+from bugbout.core.store.records import AttemptStatus, Record
+from bugbout.core.store.verdict_records import Score
 
 SCHEMA_VERSION = "bugbout.report/4"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""

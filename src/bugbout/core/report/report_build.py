@@ -35,20 +35,15 @@ from bugbout.core.report.unscored import unscored
 from bugbout.core.store.records import (
     FAILING,
     RETRYABLE,
-    SUITE,
-    UNFIXED,
     Attempt,
     AttemptStatus,
     Audit,
     AuditVerdict,
-    Matrix,
     OracleSet,
-    Resolution,
-    Score,
     Task,
     TaskSet,
-    Verdict,
 )
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Resolution, Score, Verdict
 
 
 def _scored_tasks(tasks: TaskSet, oracles: OracleSet) -> dict[str, str | None]:

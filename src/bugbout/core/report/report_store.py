@@ -12,16 +12,7 @@ from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_tasks import attempt_links, fix_diffs
 from bugbout.core.store.locks import held_by
-from bugbout.core.store.records import (
-    Attempt,
-    AuditSet,
-    Job,
-    Matrix,
-    OracleSet,
-    ResolutionSet,
-    TaskSet,
-    VerdictSet,
-)
+from bugbout.core.store.records import Attempt, OracleSet, TaskSet
 from bugbout.core.store.store import (
     AUDITS,
     JOB,
@@ -32,6 +23,7 @@ from bugbout.core.store.store import (
     VERDICTS,
     Store,
 )
+from bugbout.core.store.verdict_records import AuditSet, Job, Matrix, ResolutionSet, VerdictSet
 
 
 class Reporter(Protocol):

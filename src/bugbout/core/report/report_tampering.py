@@ -10,18 +10,8 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from bugbout.core.crossexam.tainting import LEFT_OUT
-from bugbout.core.store.records import (
-    UNFIXED,
-    Attempt,
-    Audit,
-    AuditVerdict,
-    Matrix,
-    Record,
-    Resolution,
-    RunStatus,
-    Score,
-    Verdict,
-)
+from bugbout.core.store.records import Attempt, Audit, AuditVerdict, Record, RunStatus
+from bugbout.core.store.verdict_records import UNFIXED, Matrix, Resolution, Score, Verdict
 
 REASONS_SHOWN = 5
 """The most reasons a row of the section shows (the JSON report keeps them all)."""

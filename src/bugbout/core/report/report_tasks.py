@@ -30,15 +30,12 @@ from bugbout.core.store.records import (
     AttemptStatus,
     Audit,
     AuditVerdict,
-    Matrix,
     Oracle,
     Record,
-    Resolution,
-    Score,
     TaskSet,
     TestRun,
-    Verdict,
 )
+from bugbout.core.store.verdict_records import Matrix, Resolution, Score, Verdict
 
 MAX_DIFF = 100_000
 """The most characters of one diff a report holds."""

@@ -29,12 +29,11 @@ from bugbout.core.store.records import (
     ChangeArea,
     Oracle,
     Outcome,
-    Resolution,
     RunStatus,
-    Score,
     Task,
     TestRun,
 )
+from bugbout.core.store.verdict_records import Resolution, Score
 from bugbout.core.truth.oracle import install_fix_tests
 
 

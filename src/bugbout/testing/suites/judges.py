@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 import pytest
 
 from bugbout.core.judge.judging import Judge, JudgeContext, outcome_of
-from bugbout.core.store.records import SUITE, UNFIXED, Matrix, Outcome, RunStatus, TestRun, Verdict
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Verdict
 from bugbout.testing.suites.base import PluginSuite
 
 _LETTERS = {
@@ -173,7 +174,7 @@ class JudgeSuite(PluginSuite):
     """Contract tests for a judge policy (``bugbout_judges``).
 
     The judge reads a cross-examination matrix and returns a
-    :class:`~bugbout.core.store.records.Verdict` for its task and policy: a pick among the
+    :class:`~bugbout.core.store.verdict_records.Verdict` for its task and policy: a pick among the
     matrix's patches (never the unfixed code), or an abstention; it never picks a patch
     that only its own author's tests support, abstains when nothing reproduces the bug,
     cites only cells that exist, and is deterministic.

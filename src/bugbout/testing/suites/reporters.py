@@ -7,24 +7,19 @@ from typing import Any, ClassVar
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.core.store.records import (
-    SUITE,
-    UNFIXED,
     Attempt,
     AttemptStatus,
     Audit,
     AuditVerdict,
-    Matrix,
     Oracle,
     OracleSet,
     Outcome,
-    Resolution,
     Route,
-    Score,
     Task,
     TaskIssue,
     TaskSet,
-    Verdict,
 )
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Resolution, Score, Verdict
 from bugbout.testing.suites.base import PluginSuite
 
 CONTESTANTS = ("alpha", "beta")
