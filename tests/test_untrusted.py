@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from bugbout.core.plumbing.process import Finished
+from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted, read_untrusted_bytes
 from bugbout.core.race.logs import Captures, conclude, last_line
-from bugbout.core.race.untrusted import UntrustedFileError, read_untrusted, read_untrusted_bytes
 from bugbout.core.store.records import AttemptStatus
 from bugbout.plugins.agents.codex import CodexAgent
 from bugbout.plugins.agents.command import CommandAgent

@@ -29,14 +29,13 @@ plugin (:mod:`bugbout.core.plumbing.canaries`) are what a run is judged on.
 from __future__ import annotations
 
 import ast
-import os
-import stat
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bugbout.core.audit.folding import Folder
+from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted
 from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, RunStatus, TestRun
 
 READ_LIMIT = 5 * 1024 * 1024
@@ -127,14 +126,9 @@ def flag(run: TestRun, findings: Sequence[str]) -> TestRun:
 def _read(path: Path) -> str | None:
     """A regular file's text, opened without following a link, at most READ_LIMIT bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return read_untrusted(path, limit=READ_LIMIT)
+    except UntrustedFileError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > READ_LIMIT:
-            return None
-        return handle.read(READ_LIMIT + 1).decode("utf-8", "replace")
 
 
 def scan(path: str, text: str) -> list[Finding]:

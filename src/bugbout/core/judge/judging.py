@@ -15,8 +15,8 @@ and fail exactly the same ones, no executed test tells them apart and the first 
 is picked (the reason says so); if they differ anywhere, the judge abstains, since
 choosing would be a guess.
 
-A :class:`~bugbout.core.store.verdict_records.Verdict` lists every patch the policy approves on its own
-(``approved``, the merge-gate view), every patch's support, and the cells it rests on:
+A :class:`~bugbout.core.store.verdict_records.Verdict` lists every patch the policy approves
+on its own (``approved``, the merge-gate view), every patch's support, and the cells it rests on:
 for the pick, or for the best candidates when abstaining, each independent reproduction
 on ``UNFIXED`` and on the patch, and each ``SUITE`` test (or keep-test) the patch breaks,
 on ``UNFIXED`` and on the patch; for a tie, also the cells where the tied patches differ.

@@ -22,10 +22,11 @@ import itertools
 import os
 import re
 import secrets
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted_bytes
 
 HOSTS = 2
 """Test files that get twins, at most, per run."""
@@ -132,14 +133,9 @@ def read_regular(path: Path) -> bytes | None:
     """A regular file's bytes, opened without following a link; ``None`` when it is not
     one, or is over ``READ_LIMIT``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return read_untrusted_bytes(path, limit=READ_LIMIT)
+    except UntrustedFileError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > READ_LIMIT:
-            return None
-        return handle.read(READ_LIMIT + 1)
 
 
 def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:

@@ -19,15 +19,18 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.settings import LimitsSettings, TestLimitsSettings
 from bugbout.core.plumbing.lifeline import lifeline
 from bugbout.sandbox.guard_build import CompileFailed, compiled_guard
+
+if TYPE_CHECKING:  # confine builds on this module
+    from bugbout.core.plumbing.confine import Confine
 
 GUARD = Path(str(resources.files("bugbout.sandbox") / "guard.py"))
 """The guard script, standard library only, so it starts fast."""
@@ -157,7 +160,7 @@ class HeldConfine:
     """How test runs are confined (a ``Confine``: ``confine(argv, tree, writable)``), and
     the limits the guard holds each run to (:func:`run_guard`)."""
 
-    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]]
+    confine: Confine
     limits: TestLimitsSettings
     home: Path
     """``BUGBOUT_HOME``, where the compiled guard is kept."""
@@ -172,9 +175,9 @@ class HeldConfine:
 
 
 def held_as(
-    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
-    wrapped: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
-) -> Callable[[list[str], Path, tuple[Path, ...]], list[str]]:
+    confine: Confine,
+    wrapped: Confine,
+) -> Confine:
     """``wrapped`` (a confinement built on ``confine``) held to ``confine``'s limits."""
     if isinstance(confine, HeldConfine):
         return dataclasses.replace(confine, confine=wrapped)
@@ -182,7 +185,7 @@ def held_as(
 
 
 def run_guard(
-    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    confine: Confine,
     watched: tuple[Path, ...],
     report: Path,
 ) -> Guard | None:

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -70,9 +69,7 @@ def run_tests(
     project: ProjectSettings,
     label: str,
     timeout: float,
-    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]] = (
-        lambda argv, tree, writable: offline(argv)
-    ),
+    confine: Confine = (lambda argv, tree, writable: offline(argv)),
     skip: frozenset[str] = frozenset(),
     coverage: list[bytes] | None = None,
 ) -> TestRun:
@@ -150,9 +147,7 @@ def _expose_first_target(tree: TestTree, targets: list[str]) -> None:
             return
 
 
-def _entering(
-    tree: TestTree | None, confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]]
-) -> Callable[[list[str], Path, tuple[Path, ...]], list[str]]:
+def _entering(tree: TestTree | None, confine: Confine) -> Confine:
     """``confine``, run where ``tree``'s overlay is mounted when it has one (held to the
     same limits)."""
     overlay = tree.overlay if tree is not None else None
@@ -193,7 +188,7 @@ def _isolating_crashes(
     project: ProjectSettings,
     label: str,
     timeout: float,
-    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    confine: Confine,
     skip: frozenset[str],
     coverage: list[bytes] | None,
 ) -> TestRun:
@@ -251,7 +246,7 @@ def _run_pytest(
     project: ProjectSettings,
     label: str,
     timeout: float,
-    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    confine: Confine,
     deselect: list[str],
     skip: frozenset[str],
     coverage: list[bytes] | None,
@@ -286,7 +281,7 @@ def _pytest_process(
     project: ProjectSettings,
     label: str,
     timeout: float,
-    confine: Callable[[list[str], Path, tuple[Path, ...]], list[str]],
+    confine: Confine,
     deselect: list[str],
     skip: frozenset[str],
     coverage: list[bytes] | None,

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
+from bugbout.core.plumbing.untrusted import read_untrusted
 from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
@@ -35,7 +36,6 @@ from bugbout.core.race.agents import (
     origin,
     usage_tokens,
 )
-from bugbout.core.race.untrusted import read_untrusted
 
 OPENAI_ENDPOINT = "https://api.openai.com"
 LOCAL_PORTS = {"ollama": 11434, "lmstudio": 1234}

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
+from bugbout.core.plumbing.untrusted import read_untrusted
 from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
@@ -29,7 +30,6 @@ from bugbout.core.race.agents import (
     origin,
     usage_tokens,
 )
-from bugbout.core.race.untrusted import read_untrusted
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com"
 WEB_TOOLS = ("web_fetch", "google_web_search")

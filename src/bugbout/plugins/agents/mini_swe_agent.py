@@ -24,6 +24,7 @@ from pydantic import Field, field_validator
 
 from bugbout import AgentPlugin, hookimpl
 from bugbout.core.contract.errors import ConfigError
+from bugbout.core.plumbing.untrusted import read_untrusted
 from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
@@ -37,7 +38,6 @@ from bugbout.core.race.agents import (
     origin,
     usage_tokens,
 )
-from bugbout.core.race.untrusted import read_untrusted
 
 CONFIG = "bugbout-mini.yaml"
 TRAJECTORY = "trajectory.json"

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
-from bugbout.core.race.untrusted import UntrustedFileError
 from bugbout.doctor import dummy_session
 from bugbout.testing.suites.base import PluginSuite
 
