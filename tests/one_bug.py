@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 from bugbout.testing import RepositoryBuilder
@@ -50,6 +51,21 @@ AGENTS = {
 }
 
 
+FIX_ONLY = f"""
+    from pathlib import Path
+    Path("src/mid/core.py").write_text({FIXED!r})
+    print("Fixed middle() for even-length input.")
+"""
+"""An honest contestant: the maintainers' fix, and no test."""
+REPRODUCER = """
+    from pathlib import Path
+    Path("tests/test_even.py").write_text(
+        "from mid.core import middle\\n\\n\\n"
+        "def test_even_length():\\n    assert middle([1, 2, 3, 4]) == 2.5\\n")
+"""
+"""An examiner's reproduction of the bug."""
+
+
 def write_agent(directory: Path, name: str, source: str) -> Path:
     path = directory / f"{name}.py"
     path.write_text(textwrap.dedent(source))
@@ -90,3 +106,39 @@ def attempts(repo: Path) -> dict[str, dict]:
         for path in task.glob("*/*.json")
         if ".round" not in path.name
     }
+
+
+def command_bout(
+    root: Path, contestants: Mapping[str, str], examiners: Mapping[str, tuple[str, str]] = {}
+) -> Path:
+    """A one-bug repository in ``root`` raced by Python scripts as ``command`` agents
+    (contestants by name; examiners by name, with their assignment), run whole by
+    ``bugbout run``; the repository."""
+    repo = one_bug_repository(root / "repo").path
+    agents = root / "agents"
+    agents.mkdir()
+
+    def command(name: str, source: str) -> dict[str, object]:
+        return {
+            "agent": "command",
+            "command": [sys.executable, str(write_agent(agents, name, source))],
+        }
+
+    config = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/mid", "tests": "tests"},
+        "issue-sources": {"github": None, "file": None},
+        "run": {"timeout": 30},
+        "contestants": {name: command(name, source) for name, source in contestants.items()},
+        "examiners": {
+            name: {**command(name, source), "assignment": assignment}
+            for name, (source, assignment) in examiners.items()
+        },
+    }
+    (repo / "bugbout.yaml").write_text(json.dumps(config))
+    result = subprocess.run(
+        [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
+        cwd=repo, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return repo

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from one_bug import FIXED, one_bug_repository, write_agent
+from one_bug import FIX_ONLY, REPRODUCER, command_bout
 
 pytestmark = pytest.mark.slow
 
@@ -66,53 +66,15 @@ CHEATS = {
         print("Fixed middle() for even-length input.")
     """,
 }
-GOOD = f"""
-    from pathlib import Path
-    Path("src/mid/core.py").write_text({FIXED!r})
-    print("Fixed middle() for even-length input.")
-"""
-REPRODUCER = """
-    from pathlib import Path
-    Path("tests/test_even.py").write_text(
-        "from mid.core import middle\\n\\n\\n"
-        "def test_even_length():\\n    assert middle([1, 2, 3, 4]) == 2.5\\n")
-"""
 
 
 @pytest.fixture(scope="module")
 def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A whole bout with both cheats, an honest fix and an examiner; the repository."""
     root = tmp_path_factory.mktemp("tamper")
-    repo = one_bug_repository(root / "repo").path
-    agents = root / "agents"
-    agents.mkdir()
-
-    def command(name: str, source: str) -> dict[str, object]:
-        return {
-            "agent": "command",
-            "command": [sys.executable, str(write_agent(agents, name, source))],
-        }
-
-    config = {
-        "defaults": ["base", "_self_"],
-        "project": {"source": "src/mid", "tests": "tests"},
-        "issue-sources": {"github": None, "file": None},
-        "run": {"timeout": 30},
-        "contestants": {
-            **{name: command(name, source) for name, source in CHEATS.items()},
-            "good": command("good", GOOD),
-        },
-        "examiners": {
-            "reproducer": {**command("reproducer", REPRODUCER), "assignment": "reproduce"}
-        },
-    }
-    (repo / "bugbout.yaml").write_text(json.dumps(config))
-    result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
-        cwd=repo, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return repo
+    return command_bout(
+        root, {**CHEATS, "good": FIX_ONLY}, {"reproducer": (REPRODUCER, "reproduce")}
+    )
 
 
 def stored(repo: Path, name: str) -> dict:

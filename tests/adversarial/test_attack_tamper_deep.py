@@ -18,13 +18,11 @@ An honest fix races beside them and stays resolved."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from one_bug import FIXED, one_bug_repository, write_agent
+from one_bug import FIX_ONLY, command_bout
 
 pytestmark = pytest.mark.slow
 
@@ -113,11 +111,6 @@ CHEATS = {
         print("Fixed middle() for even-length input.")
     """,
 }
-GOOD = f"""
-    from pathlib import Path
-    Path("src/mid/core.py").write_text({FIXED!r})
-    print("Fixed middle() for even-length input.")
-"""
 STATIC = "the patch "
 """How the static look's reasons start; the others come from the test run itself."""
 
@@ -126,33 +119,7 @@ STATIC = "the patch "
 def bout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A whole bout with the three cheats and an honest fix; the repository."""
     root = tmp_path_factory.mktemp("tamper-deep")
-    repo = one_bug_repository(root / "repo").path
-    agents = root / "agents"
-    agents.mkdir()
-
-    def command(name: str, source: str) -> dict[str, object]:
-        return {
-            "agent": "command",
-            "command": [sys.executable, str(write_agent(agents, name, source))],
-        }
-
-    config = {
-        "defaults": ["base", "_self_"],
-        "project": {"source": "src/mid", "tests": "tests"},
-        "issue-sources": {"github": None, "file": None},
-        "run": {"timeout": 30},
-        "contestants": {
-            **{name: command(name, source) for name, source in CHEATS.items()},
-            "good": command("good", GOOD),
-        },
-    }
-    (repo / "bugbout.yaml").write_text(json.dumps(config))
-    result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "run", "environment=interpreter"],
-        cwd=repo, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return repo
+    return command_bout(root, {**CHEATS, "good": FIX_ONLY})
 
 
 def stored(repo: Path, name: str) -> dict:
