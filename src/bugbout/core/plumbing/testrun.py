@@ -10,6 +10,7 @@ authenticated (:mod:`bugbout.core.plumbing.canaries`).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -197,11 +199,11 @@ def _isolating_crashes(
     crashes: dict[str, str] = {}
     spent = 0.0
     while True:
-        run, running, killed = _run_pytest(
-            environment, tree, targets, planted, project=project, label=label,
-            timeout=timeout, confine=confine, deselect=list(crashes), skip=skip,
+        run, running, killed = _started(label, functools.partial(
+            _pytest_process, environment, tree, targets, planted, project=project,
+            label=label, timeout=timeout, confine=confine, deselect=list(crashes), skip=skip,
             coverage=coverage,
-        )  # fmt: skip
+        ))  # fmt: skip
         spent += run.duration
         if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping():
             running = None
@@ -237,29 +239,15 @@ def killed_by(exit_code: int | None) -> int | None:
     return None
 
 
-def _run_pytest(
-    environment: Environment,
-    tree: Path,
-    targets: list[str],
-    planted: Planted,
-    *,
-    project: ProjectSettings,
-    label: str,
-    timeout: float,
-    confine: Confine,
-    deselect: list[str],
-    skip: frozenset[str],
-    coverage: list[bytes] | None,
+def _started(
+    label: str, process: Callable[[], tuple[TestRun, str | None, str | None, str | None]]
 ) -> tuple[TestRun, str | None, str | None]:
-    """:func:`_pytest_process`, started again when it never started (the sandbox, the
-    container runtime or the interpreter failed first: :mod:`bugbout.core.plumbing.unstarted`);
-    :class:`TestRunNotStarted` when it never does."""
+    """``process`` (:func:`_pytest_process`), started again when it never started (the
+    sandbox, the container runtime or the interpreter failed first:
+    :mod:`bugbout.core.plumbing.unstarted`); :class:`TestRunNotStarted` when it never does."""
     pause = PAUSE
     for number in range(1, TRIES + 1):
-        run, running, killed, why = _pytest_process(
-            environment, tree, targets, planted, project=project, label=label,
-            timeout=timeout, confine=confine, deselect=deselect, skip=skip, coverage=coverage,
-        )  # fmt: skip
+        run, running, killed, why = process()
         if why is None:
             return run, running, killed
         if number == TRIES or stopping():
