@@ -228,7 +228,8 @@ def _ending(
 ) -> Ending:
     """How the attempt ended, read from its logs by the agent's adapter."""
     ending = conclude(agent, space.logs, ended, empty_patch=patch.empty, tampered=tampered)
-    if ending.status == AttemptStatus.AGENT_ERROR and _vanished(agent.executable):
+    failed = (AttemptStatus.AGENT_ERROR, AttemptStatus.INFRA_ERROR)  # never started, too
+    if ending.status in failed and _vanished(agent.executable):
         ending = dataclasses.replace(
             ending,
             status=AttemptStatus.INFRA_ERROR,
