@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.doctor import DUMMY_KEY, KNOWN_AGENTS
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.race.contestants import build_contestants
+from bugbout.doctor import DUMMY_KEY, KNOWN_AGENTS, probes
+from bugbout.doctor.clis import cli_checks
 from doctor_runs import SECRETS, bugbout, configured_repo, executable, lines
 
 
@@ -186,3 +190,24 @@ def test_a_failed_dry_run_keeps_its_logs_and_no_key_of_the_user(tmp_path: Path) 
         assert not set(SECRETS.values()) & set(env.values())
     finally:
         shutil.rmtree(kept)
+
+
+def test_a_cli_slow_to_answer_is_not_called_broken(
+    tmp_path: Path, plugins: Plugins, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a loaded machine a Node CLI can take long to print its version: doctor says it
+    did not answer in time and to run again, never to reinstall a CLI that works."""
+    slow = executable(tmp_path / "slowcli", "#!/bin/sh\nsleep 5\necho slowcli 1.0.0\n")
+    monkeypatch.setattr(probes, "PROBE_TIMEOUT", 0.5)
+    settings = BoutSettings.model_validate(
+        {
+            "project": {"source": "src/p"},
+            "contestants": {"slow": {"agent": "command", "command": [str(slow), "{prompt}"]}},
+        }
+    )
+    (contestant,) = build_contestants(settings, plugins)
+    (check,) = list(cli_checks(contestant, tmp_path / "scratch"))
+    assert not check.ok
+    assert check.detail == "`slowcli --version` did not answer in 0.5 s"
+    assert "reinstall" not in f"{check.detail} {check.fix}"
+    assert check.fix == "run `bugbout doctor` again when the machine is less busy"

@@ -67,6 +67,14 @@ def cli_checks(contestant: Contestant, scratch: Path) -> Iterator[Check]:
     env = probe_env(agent, session)
     answer = probe([executable, "--version"], env=env, cwd=session.workdir)
     program = Path(executable).name
+    if answer.slow:
+        yield Check(
+            name,
+            False,
+            f"`{program} --version` {answer.problem}",
+            "run `bugbout doctor` again when the machine is less busy",
+        )
+        return
     if not answer.ran:
         yield Check(
             name,

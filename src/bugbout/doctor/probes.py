@@ -14,8 +14,9 @@ from bugbout.core.plumbing.process import run_logged
 from bugbout.core.race.agents import CodingAgent, Session
 from bugbout.doctor.known_agents import SECRET_VARIABLE
 
-PROBE_TIMEOUT = 10.0
-"""Seconds ``<cli> --version`` and ``<cli> --help`` may take."""
+PROBE_TIMEOUT = 60.0
+"""Seconds ``<cli> --version`` and ``<cli> --help`` may take: generous, since a Node CLI
+on a loaded machine can take tens of seconds to start."""
 _VERSION = re.compile(r"\d+(?:\.\d+)+(?:[-+.][0-9A-Za-z.]+)?")
 
 
@@ -29,6 +30,8 @@ class Answer:
     problem: str = ""
     ran: bool = True
     """It started and ended in time."""
+    slow: bool = False
+    """It started but did not answer in time: the machine is busy, the CLI is not broken."""
 
 
 def probe(argv: list[str], *, env: dict[str, str], cwd: Path | None = None) -> Answer:
@@ -54,7 +57,7 @@ def probe(argv: list[str], *, env: dict[str, str], cwd: Path | None = None) -> A
             if (folder / stream).exists()
         )
     if ended.timed_out:
-        return Answer(False, text, f"no answer in {PROBE_TIMEOUT:.0f} s", ran=False)
+        return Answer(False, text, f"did not answer in {PROBE_TIMEOUT:g} s", ran=False, slow=True)
     if ended.exit_code != 0:
         lines = [line.strip() for line in text.splitlines() if re.search(r"[A-Za-z0-9]", line)]
         last = f": {lines[-1][:200]}" if lines else ""
