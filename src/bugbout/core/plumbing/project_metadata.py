@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bugbout.core.plumbing import requirement_files
+from bugbout.core.plumbing.requirement_files import read_requirements
 from bugbout.core.plumbing.setup_py import setup_py_extras, setup_py_value
 
 # -- dependencies ---------------------------------------------------------------------------
@@ -52,22 +54,6 @@ def declared_python(tree: Path) -> str | None:
         return cfg.get("options", "python_requires").strip() or None
     value = setup_py_value(tree / "setup.py", "python_requires")
     return (value.strip() or None) if isinstance(value, str) else None
-
-
-def read_requirements(path: Path) -> list[str]:
-    """Requirement lines of a requirements file, without options, includes or comments."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    found = []
-    for line in text.replace("\\\n", " ").splitlines():
-        line = re.split(r"(^|\s)#", line, maxsplit=1)[0].strip()
-        line = re.split(r"\s--?[a-z]", line, maxsplit=1)[0].strip()  # per-line options
-        if not line or line.startswith(("-", ".", "/", "file:")):
-            continue
-        found.append(line)
-    return found
 
 
 def _pep621_dependencies(tree: Path, pyproject: Mapping[str, Any]) -> list[str] | None:
@@ -237,17 +223,6 @@ DEV_GROUPS = ("dev", "develop", "development", "devel", "ci")
 TEST_TOOLS = ("pytest", "nose", "nose2", "mock", "hypothesis", "tox", "coverage")
 """Distributions (and ``pytest-*`` plugins) whose presence makes a dev group a test group."""
 
-TEST_REQUIREMENT_FILES = (
-    "requirements-test.txt",
-    "requirements-tests.txt",
-    "test-requirements.txt",
-    "tests/requirements.txt",
-    "requirements/test.txt",
-    "requirements/tests.txt",
-    "requirements/testing.txt",
-)
-"""Requirement files of test dependencies; the first that exists counts."""
-
 _REQUIREMENT = re.compile(
     r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
     r"(?:\[(?P<extras>[^\]]*)\])?\s*(?P<rest>.*)$",
@@ -264,12 +239,14 @@ def declared_test_dependencies(tree: Path, executed: Mapping[str, Any] | None = 
     (``[project.optional-dependencies]``, ``setup.cfg``'s ``[options.extras_require]``,
     ``setup.py``'s literal ``extras_require``); the dependency groups of those names (PEP
     735, with ``include-group`` resolved); Poetry's groups of those names; ``setup.py``'s
-    literal ``tests_require``; the first test requirements file that exists (see
-    :data:`TEST_REQUIREMENT_FILES`). Markers are kept verbatim. A requirement of the project
-    itself (``mypkg[yaml]``) stands for the extras it names, which are read in its place;
-    local paths, editable installs and URLs are left out. ``executed`` holds the keywords
-    of ``setup()`` from running ``setup.py`` (:mod:`bugbout.core.truth.setup_run`): its
-    ``extras_require`` and ``tests_require`` then stand for the literal ones.
+    literal ``tests_require``; the first test requirements file that exists, and the first
+    development one when it names a test tool; ``tox.ini``'s ``[testenv]`` deps and extras
+    (:mod:`bugbout.core.plumbing.requirement_files`). Markers are kept verbatim. A
+    requirement of the project itself (``mypkg[yaml]``) stands for the extras it names,
+    which are read in its place; local paths, editable installs and URLs are left out.
+    ``executed`` holds the keywords of ``setup()`` from running ``setup.py``
+    (:mod:`bugbout.core.truth.setup_run`): its ``extras_require`` and ``tests_require``
+    then stand for the literal ones.
     """
     pyproject = _read_toml(tree / "pyproject.toml")
     project = _normalise(_project_name(tree, pyproject) or "")
@@ -297,10 +274,14 @@ def declared_test_dependencies(tree: Path, executed: Mapping[str, Any] | None = 
     if isinstance(tests_require, str):
         tests_require = tests_require.splitlines()
     found += _requirements(tests_require or [], extras, project, set())
-    for name in TEST_REQUIREMENT_FILES:
-        if (tree / name).is_file():
-            found += _requirements(read_requirements(tree / name), extras, project, set())
-            break
+    found += _requirements(requirement_files.test_requirements(tree), extras, project, set())
+    dev = requirement_files.dev_requirements(tree)
+    if any(map(_test_tool, dev)):
+        found += _requirements(dev, extras, project, set())
+    tox_deps, tox_extras = requirement_files.tox_requirements(tree)
+    found += _requirements(tox_deps, extras, project, set())
+    for extra in map(_normalise, tox_extras):
+        found += _requirements(extras.get(extra, []), extras, project, {extra})
     return _unique(found)
 
 

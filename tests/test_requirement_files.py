@@ -1,0 +1,76 @@
+"""Test dependencies kept outside the packaging metadata: requirement files of other names,
+development requirement files, and tox's ``[testenv]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.plumbing.project_metadata import declared_test_dependencies
+from project_files import write
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["requirements_test.txt", "test_requirements.txt", "requirements/requirements-tests.txt"],
+)
+def test_more_names_of_test_requirements_files(tmp_path: Path, name: str) -> None:
+    write(tmp_path, name, "pytest-httpbin\nfreezegun  # frozen\n")
+    assert declared_test_dependencies(tmp_path) == ["pytest-httpbin", "freezegun"]
+
+
+@pytest.mark.parametrize("name", ["requirements-dev.txt", "dev-requirements.txt"])
+def test_a_dev_requirements_file_that_names_a_test_tool(tmp_path: Path, name: str) -> None:
+    write(tmp_path, name, "-r requirements.txt\npytest>=3\nhypothesis\nsphinx\n")
+    write(tmp_path, "requirements.txt", "six\n")
+    assert declared_test_dependencies(tmp_path) == ["pytest>=3", "hypothesis", "sphinx"]
+
+
+def test_a_dev_requirements_file_without_test_tools_is_not_read(tmp_path: Path) -> None:
+    write(tmp_path, "requirements-dev.txt", "sphinx\nblack\n")
+    assert declared_test_dependencies(tmp_path) == []
+
+
+def test_tox_testenv_deps_and_extras(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "setup.py",
+        "from setuptools import setup\n"
+        "setup(name='demo', extras_require={'crypto': ['cryptography'], 'docs': ['sphinx']})\n",
+    )
+    write(
+        tmp_path,
+        "tox.ini",
+        """
+        [tox]
+        envlist = py27, py34, crypto
+        [testenv]
+        deps =
+            PyCrypto
+            ecdsa  # signatures
+            py27: mock
+            {py27,py33}-legacy: unittest2
+            contrib_crypto: pycrypto
+            -r{toxinidir}/extra-requirements.txt
+            {env:EXTRA_DEP:}
+        extras =
+            crypto: crypto
+        commands = {envpython} setup.py test
+        [testenv:flake8]
+        deps = flake8
+        """,
+    )
+    write(tmp_path, "extra-requirements.txt", "responses\n")
+    assert declared_test_dependencies(tmp_path) == [
+        "PyCrypto",
+        "ecdsa",
+        "pycrypto",
+        "responses",
+        "cryptography",
+    ]
+
+
+def test_a_broken_tox_ini_declares_nothing(tmp_path: Path) -> None:
+    write(tmp_path, "tox.ini", "deps = pytest\n[testenv\n")
+    assert declared_test_dependencies(tmp_path) == []
