@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bugbout import __version__
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.instances import Instance, instances
 from bugbout.core.contract.manager import Plugins
@@ -18,7 +19,7 @@ from bugbout.core.contract.types import (
     SandboxPlugin,
 )
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
-from bugbout.core.mine.mining import Miner, MiningRequest
+from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
@@ -26,7 +27,7 @@ from bugbout.core.plumbing.stopping import Interrupted, stopping
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
-from bugbout.core.store.store import ORACLES, TASKS, Store
+from bugbout.core.store.store import MINING, ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import METHOD, compute_oracle
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
@@ -72,7 +73,8 @@ def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress)
 def mine_tasks(
     settings: BoutSettings, plugins: Plugins, store: Store, progress: Progress | None = None
 ) -> TaskSet:
-    """Mine the repository, give each task its issue's text, and write ``tasks.json``."""
+    """Mine the repository, give each task its issue's text, and write ``tasks.json``; a
+    result stored under the same key (:func:`mining_key`) is reused instead."""
     progress = progress or SilentProgress()
     store.set_aside_if_corrupt(TASKS, TaskSet, progress.warn)
     repository = settings.repository
@@ -82,45 +84,102 @@ def mine_tasks(
                 f"{repository} is not a git repository; set project.repository in bugbout.yaml"
             )
         miner: Miner = plugins.create(MinerPlugin, settings.miner.name, settings.miner.options)
-        resolver = issue_resolver(settings, plugins, progress)
-        slug = github_slug(settings, git)
-
-        def request(number: int, message: str = "") -> IssueRequest:
-            return IssueRequest(
-                number=number, repository=repository, github=slug, commit_message=message
-            )
-
-        def title_of(number: int) -> str | None:
-            issue, source = resolver.resolve(request(number))
-            return issue.title if source != "commit" else None
-
-        progress.start(f"mining {repository.name}")
-        found = miner.mine(
-            MiningRequest(repository=repository, project=settings.project, github=slug),
-            titles=title_of,
+        request = MiningRequest(
+            repository=repository, project=settings.project, github=github_slug(settings, git)
         )
-        progress.finish()
-        progress.start("reading issues", total=len(found.tasks))
-        claimed: set[int] = set()
-        for task in list(found.tasks):
-            message = git.message(task.sha)
-            issue, _ = resolver.resolve(request(task.issue.number, message))
-            task.issue.title = issue.title
-            task.issue.url = issue.url or task.issue.url
-            if issue.number != task.issue.number:  # a pull request that closed this issue
-                task.issue.number = issue.number
-            if task.issue.number in claimed:  # a newer fix of the same issue is a task
-                found.tasks.remove(task)
-                found.exclude("duplicate-issue")
-                continue
-            claimed.add(task.issue.number)
-            task.problem_statement = problem_statement(issue)
-            progress.advance(f"#{task.issue.number}")
-        progress.finish()
+        head = head_of(miner, request)
+        key = mining_key(settings, plugins, request, head) if head else ""
+        found = _reused(store, key, progress) if key else None
+        if found is None:
+            found, complete = _mined(settings, plugins, git, miner, request, progress=progress)
+            if key and complete and head_of(miner, request) == head:
+                store.write(MINING, Mining(key=key, head=head or "", tasks=found))
     store.write(TASKS, found)
     plugins.notify("bugbout_after_mine", tasks=found)
     _report_problems(plugins, progress)
     return found
+
+
+MINING_FORMAT = "1"
+"""Changes when what mining stores changes: a result of another format is not reused."""
+
+
+def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest, head: str) -> str:
+    """What determines a mining result: the head of the history walked, the miner's and
+    the issue sources' settings and plugins (their distributions and versions), the
+    project's settings and bugbout's version."""
+    sources = [
+        plugins.get(IssueSourcePlugin, source.plugin).distribution
+        for source in issue_sources(settings)
+    ]
+    return digest(
+        head,
+        request.model_dump_json(),
+        settings.model_dump_json(include={"miner", "issue_sources"}),
+        plugins.get(MinerPlugin, settings.miner.name).distribution,
+        *sources,
+        f"bugbout={__version__}",
+        f"format={MINING_FORMAT}",
+    )
+
+
+def _reused(store: Store, key: str, progress: Progress) -> TaskSet | None:
+    """The tasks stored under ``key``, or ``None``; a corrupt record is set aside."""
+    store.set_aside_if_corrupt(MINING, Mining, progress.warn)
+    stored = store.read(MINING, Mining)
+    if stored is None or stored.key != key:
+        return None
+    progress.start(f"reused mining of {stored.head[:12]}")
+    progress.finish()
+    return stored.tasks
+
+
+def _mined(
+    settings: BoutSettings,
+    plugins: Plugins,
+    git: Git,
+    miner: Miner,
+    request: MiningRequest,
+    *,
+    progress: Progress,
+) -> tuple[TaskSet, bool]:
+    """The tasks ``miner`` finds, each with its issue's text; and whether every issue
+    source answered (else the result is not kept: a source down now may answer later)."""
+    resolver = issue_resolver(settings, plugins, progress)
+
+    def asked(number: int, message: str = "") -> IssueRequest:
+        return IssueRequest(
+            number=number,
+            repository=request.repository,
+            github=request.github,
+            commit_message=message,
+        )
+
+    def title_of(number: int) -> str | None:
+        issue, source = resolver.resolve(asked(number))
+        return issue.title if source != "commit" else None
+
+    progress.start(f"mining {request.repository.name}")
+    found = miner.mine(request, titles=title_of)
+    progress.finish()
+    progress.start("reading issues", total=len(found.tasks))
+    claimed: set[int] = set()
+    for task in list(found.tasks):
+        message = git.message(task.sha)
+        issue, _ = resolver.resolve(asked(task.issue.number, message))
+        task.issue.title = issue.title
+        task.issue.url = issue.url or task.issue.url
+        if issue.number != task.issue.number:  # a pull request that closed this issue
+            task.issue.number = issue.number
+        if task.issue.number in claimed:  # a newer fix of the same issue is a task
+            found.tasks.remove(task)
+            found.exclude("duplicate-issue")
+            continue
+        claimed.add(task.issue.number)
+        task.problem_statement = problem_statement(issue)
+        progress.advance(f"#{task.issue.number}")
+    progress.finish()
+    return found, not resolver.skipped
 
 
 def oracle_key(settings: BoutSettings, task_sha: str) -> str:

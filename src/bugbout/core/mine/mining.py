@@ -35,12 +35,30 @@ class MiningRequest(Record):
 
 
 class Miner(Protocol):
-    """What a miner plugin's factory returns."""
+    """What a miner plugin's factory returns. A miner may also have a method
+    ``head(request) -> str``: the commit id of the history it walks (see :func:`head_of`);
+    then a result it found is reused while that head and its settings stay the same."""
 
     def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
         """The tasks found, newest first, with how much history was examined and why the
         rest was left out. Problem statements are filled in later, from issue sources."""
         ...
+
+
+def head_of(miner: Miner, request: MiningRequest) -> str | None:
+    """The commit id of the history ``miner`` walks, when it says (its method ``head``):
+    with its settings, all its result depends on; ``None``: its results are never reused."""
+    head = getattr(miner, "head", None)
+    return str(head(request)) if callable(head) else None
+
+
+class Mining(Record):
+    """A mining result kept for reuse (``mining.json``): the tasks, their problem
+    statements included, and the key of everything they were computed from."""
+
+    key: str
+    head: str
+    tasks: TaskSet
 
 
 INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")

@@ -31,6 +31,8 @@ MIN_FREE = 50_000_000
 
 TASKS = "tasks.json"
 ORACLES = "oracles.json"
+MINING = "mining.json"
+"""The last mining result, with the key it is reused by."""
 VERDICTS = "verdicts.json"
 RESOLUTIONS = "resolutions.json"
 AUDITS = "audits.json"

@@ -101,6 +101,14 @@ class GitHistoryMiner:
     def __init__(self, options: GitHistoryOptions | None = None) -> None:
         self.options = options or GitHistoryOptions()
 
+    def head(self, request: MiningRequest) -> str:
+        """The commit id of the ref this miner walks."""
+        with Git(request.repository) as git:
+            return self._ref(git)
+
+    def _ref(self, git: Git) -> str:
+        return git.resolve(self.options.ref or git.default_ref())
+
     def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
         settings = self.options
         fix_title = fix_title_pattern(settings.fix_words)
@@ -111,7 +119,7 @@ class GitHistoryMiner:
         tests_cache: dict[str, dict[str, int | None]] = {}
         statements: dict[str, dict[str, int | None]] = {}
         with Git(request.repository) as git:
-            ref = git.resolve(settings.ref or git.default_ref())
+            ref = self._ref(git)
             checked = (
                 self._check(
                     commit,
