@@ -23,8 +23,17 @@ E2E_TESTS = (
 )
 E2E_SELECTION = "end_to_end or real_cli or installed_cli"
 """The tests that drive a real agent CLI against the scripted model server."""
-AGENT_CLIS = {"codex": "codex", "claude-code": "claude", "gemini-cli": "gemini"}
-"""Each agent's program, found on PATH (mini-swe-agent's through BUGBOUT_MINI or PATH)."""
+AGENT_PACKAGES = (
+    "@anthropic-ai/claude-code@2.1.197",
+    "@openai/codex@0.171.0",
+    "@google/gemini-cli@0.61.0",
+)
+"""The agent CLIs the tests drive (against a scripted model server), pinned."""
+MINI_SWE_AGENT = "mini-swe-agent==2.4.6"
+"""mini-swe-agent, pinned; it pulls LiteLLM, so it gets a virtual environment of its own."""
+TOOLS = Path.home() / ".cache" / "bugbout-tests"
+"""Where the sessions install the agents: outside /tmp, which a sandbox replaces, and
+kept between runs."""
 COMPILED = {"UV_COMPILE_BYTECODE": "1"}
 """Installs with every package's bytecode written, for the sessions that start many
 processes (bugbout's command line, agents, Ray workers, test runs on the session's
@@ -48,8 +57,45 @@ def tests(session: nox.Session) -> None:
     workers = Path(session.virtualenv.location) / "xdist"
     session.install("--no-deps", "--target", str(workers), "pytest-xdist>=3.6", "execnet>=2.1")
     paths = [str(workers), os.environ.get("PYTHONPATH", "")]
-    env = {"PYTHONPATH": os.pathsep.join(path for path in paths if path)}
+    env = {"PYTHONPATH": os.pathsep.join(path for path in paths if path), **_agents(session)}
     session.run("pytest", *_spread(session.posargs), env=env)
+
+
+def _agents(session: nox.Session) -> dict[str, str]:
+    """The pinned agent CLIs, installed once into :data:`TOOLS` (npm into a prefix of its
+    own, mini-swe-agent into a virtual environment of its own): the variables that put
+    them first on the tests' PATH and name mini-swe-agent's ``mini``."""
+    npm = shutil.which("npm")
+    if npm is None:
+        session.error("npm is not installed: the tests drive the agent CLIs (see README.md)")
+    prefix = TOOLS / "agent-clis"
+    if _stale(prefix, AGENT_PACKAGES):
+        session.log(f"installing the agent CLIs into {prefix}")
+        session.run(
+            npm, "install", "--prefix", str(prefix), "--no-fund", "--no-audit", "--silent",
+            *AGENT_PACKAGES, external=True,
+        )  # fmt: skip
+        _installed(prefix, AGENT_PACKAGES)
+    mini = TOOLS / "mini-swe-agent"
+    if _stale(mini, (MINI_SWE_AGENT,)):
+        session.log(f"installing {MINI_SWE_AGENT} into {mini}")
+        session.run("uv", "venv", "--quiet", "--allow-existing", "--python", PYTHON, str(mini))
+        python = str(mini / "bin" / "python")
+        session.run("uv", "pip", "install", "--quiet", "--python", python, MINI_SWE_AGENT)
+        _installed(mini, (MINI_SWE_AGENT,))
+    search = [str(prefix / "node_modules" / ".bin"), session.bin, os.environ.get("PATH", "")]
+    return {"PATH": os.pathsep.join(search), "BUGBOUT_MINI": str(mini / "bin" / "mini")}
+
+
+def _stale(folder: Path, packages: tuple[str, ...]) -> bool:
+    """Whether ``folder`` lacks exactly ``packages`` (installed by :func:`_installed`)."""
+    stamp = folder / "bugbout-installed.txt"
+    return not stamp.is_file() or stamp.read_text() != "\n".join(packages)
+
+
+def _installed(folder: Path, packages: tuple[str, ...]) -> None:
+    """Remember that ``packages`` are in ``folder``."""
+    (folder / "bugbout-installed.txt").write_text("\n".join(packages))
 
 
 def _spread(args: list[str]) -> list[str]:
@@ -84,19 +130,10 @@ def e2e(session: nox.Session) -> None:
     """The real agent CLIs (codex, claude, gemini, mini) end to end, on a scripted server.
 
     No quota is spent: each CLI talks to bugbout's scripted model server on 127.0.0.1.
-    Install the CLIs first (.ci/run shows how); one that is missing skips its tests."""
+    The pinned CLIs are installed as the tests session installs them."""
     session.install("-e", ".[dev]", env=COMPILED)
-    installed = {agent: shutil.which(program) for agent, program in AGENT_CLIS.items()}
-    installed["mini-swe-agent"] = os.environ.get("BUGBOUT_MINI") or shutil.which("mini")
-    missing = sorted(agent for agent, path in installed.items() if not path)
-    if len(missing) == len(installed):
-        session.error("no agent CLI is installed (codex, claude, gemini, mini); see .ci/run")
-    if missing:
-        session.warn(
-            f"not installed, so their end-to-end tests skip: {', '.join(missing)} "
-            "(mini-swe-agent: set BUGBOUT_MINI to its `mini` or put it on PATH)"
-        )
-    session.run("pytest", "-rs", "-k", E2E_SELECTION, *E2E_TESTS, *session.posargs)
+    env = _agents(session)
+    session.run("pytest", "-rs", "-k", E2E_SELECTION, *E2E_TESTS, *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -22,8 +22,8 @@ INSTALL = {
     "chromium": "apt install chromium",
     "compiler": "apt install gcc libc6-dev",
     "agent-clis": (
-        "npm install -g @anthropic-ai/claude-code @openai/codex @google/gemini-cli, and "
-        "mini-swe-agent in a venv of its own named by BUGBOUT_MINI (.ci/run shows how)"
+        "apt install nodejs npm, then run the tests through `nox -s tests`, which installs "
+        "the pinned agent CLIs and mini-swe-agent (or name a `mini` with BUGBOUT_MINI)"
     ),
 }
 """Each component and how to install it (on Debian; .ci/run does all of it)."""
