@@ -118,8 +118,14 @@ def test_a_corrupt_stored_mining_is_mined_again_with_a_warning(
 
 
 class _Down:
+    """An issue source that is down until it is given an ``answer``."""
+
+    answer: str | None = None
+
     def fetch(self, request: IssueRequest) -> Issue | None:
-        raise IssueSourceUnavailable("no network")
+        if self.answer is None:
+            raise IssueSourceUnavailable("no network")
+        return Issue(number=request.number, title=self.answer, body="")
 
 
 class _DownPlugin:
@@ -128,17 +134,28 @@ class _DownPlugin:
         yield IssueSourcePlugin(name="down", factory=lambda options: _Down(), options=Options)
 
 
-def test_a_mining_whose_issue_source_was_down_is_not_kept(
-    history: Path, tmp_path: Path, plugins: Plugins, walks: list[str]
+def test_the_issues_are_read_again_when_a_source_was_down(
+    history: Path,
+    tmp_path: Path,
+    plugins: Plugins,
+    walks: list[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    plugins.register(_DownPlugin(), name="down", distribution="tests")
+    """The walk is reused, but not what the next source said in the down one's place."""
+    down = _DownPlugin()
+    plugins.register(down, name="down", distribution="tests")
     sources = {"down": {"issue-source": "down"}, "commit": {"issue-source": "commit"}}
     settings = calc_settings(history).model_copy(update={"issue_sources": sources})
     store = Store(tmp_path / ".bugbout")
     progress = SilentProgress()
     found = mine_tasks(settings, plugins, store, progress)
-    assert found.tasks
     assert any("'down' unavailable" in warning for warning in progress.warnings)
-    assert not store.path(MINING).exists()
-    mine_tasks(settings, plugins, store)
-    assert len(walks) == 2
+    monkeypatch.setattr(_Down, "answer", "The sum is wrong")
+    again = mine_tasks(settings, plugins, store)
+    assert len(walks) == 1
+    assert [task.id for task in again.tasks] == [task.id for task in found.tasks]
+    assert {task.issue.title for task in again.tasks} == {"The sum is wrong"}
+    assert {task.issue.title for task in found.tasks} != {"The sum is wrong"}
+    monkeypatch.setattr(_Down, "answer", None)
+    assert mine_tasks(settings, plugins, store) == again  # kept now: asked no more
+    assert len(walks) == 1

@@ -73,8 +73,10 @@ def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress)
 def mine_tasks(
     settings: BoutSettings, plugins: Plugins, store: Store, progress: Progress | None = None
 ) -> TaskSet:
-    """Mine the repository, give each task its issue's text, and write ``tasks.json``; a
-    result stored under the same key (:func:`mining_key`) is reused instead."""
+    """Mine the repository, give each task its issue's text, and write ``tasks.json``. A
+    mining stored under the same key (:func:`mining_key`) is reused: its tasks, or, when
+    an issue source did not answer then, what the miner found, whose issues are read
+    again."""
     progress = progress or SilentProgress()
     store.set_aside_if_corrupt(TASKS, TaskSet, progress.warn)
     repository = settings.repository
@@ -89,11 +91,16 @@ def mine_tasks(
         )
         head = head_of(miner, request)
         key = mining_key(settings, plugins, request, head) if head else ""
-        found = _reused(store, key, progress) if key else None
-        if found is None:
-            found, complete = _mined(settings, plugins, git, miner, request, progress=progress)
-            if key and complete and head_of(miner, request) == head:
-                store.write(MINING, Mining(key=key, head=head or "", tasks=found))
+        stored = _stored(store, key, progress) if key else None
+        if stored is not None and stored.tasks is not None:
+            found = stored.tasks
+        else:
+            resolver = issue_resolver(settings, plugins, progress)
+            mined = stored.mined if stored else _walk(miner, request, resolver, progress)
+            found = _read_issues(git, mined.model_copy(deep=True), request, resolver, progress)
+            if key and head_of(miner, request) == head:
+                complete = found if not resolver.skipped else None
+                store.write(MINING, Mining(key=key, head=head or "", mined=mined, tasks=complete))
     store.write(TASKS, found)
     plugins.notify("bugbout_after_mine", tasks=found)
     _report_problems(plugins, progress)
@@ -123,50 +130,47 @@ def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest,
     )
 
 
-def _reused(store: Store, key: str, progress: Progress) -> TaskSet | None:
-    """The tasks stored under ``key``, or ``None``; a corrupt record is set aside."""
+def _stored(store: Store, key: str, progress: Progress) -> Mining | None:
+    """The mining stored under ``key``, or ``None``; a corrupt record is set aside."""
     store.set_aside_if_corrupt(MINING, Mining, progress.warn)
     stored = store.read(MINING, Mining)
     if stored is None or stored.key != key:
         return None
     progress.start(f"reused mining of {stored.head[:12]}")
     progress.finish()
-    return stored.tasks
+    return stored
 
 
-def _mined(
-    settings: BoutSettings,
-    plugins: Plugins,
-    git: Git,
-    miner: Miner,
-    request: MiningRequest,
-    *,
-    progress: Progress,
-) -> tuple[TaskSet, bool]:
-    """The tasks ``miner`` finds, each with its issue's text; and whether every issue
-    source answered (else the result is not kept: a source down now may answer later)."""
-    resolver = issue_resolver(settings, plugins, progress)
+def _issue_request(request: MiningRequest, number: int, message: str = "") -> IssueRequest:
+    return IssueRequest(
+        number=number, repository=request.repository, github=request.github, commit_message=message
+    )
 
-    def asked(number: int, message: str = "") -> IssueRequest:
-        return IssueRequest(
-            number=number,
-            repository=request.repository,
-            github=request.github,
-            commit_message=message,
-        )
+
+def _walk(
+    miner: Miner, request: MiningRequest, resolver: IssueResolver, progress: Progress
+) -> TaskSet:
+    """What ``miner`` finds, asking ``resolver`` the titles it looks up."""
 
     def title_of(number: int) -> str | None:
-        issue, source = resolver.resolve(asked(number))
+        issue, source = resolver.resolve(_issue_request(request, number))
         return issue.title if source != "commit" else None
 
     progress.start(f"mining {request.repository.name}")
     found = miner.mine(request, titles=title_of)
     progress.finish()
+    return found
+
+
+def _read_issues(
+    git: Git, found: TaskSet, request: MiningRequest, resolver: IssueResolver, progress: Progress
+) -> TaskSet:
+    """``found``, each task given its issue's text; a newer fix of an issue wins."""
     progress.start("reading issues", total=len(found.tasks))
     claimed: set[int] = set()
     for task in list(found.tasks):
         message = git.message(task.sha)
-        issue, _ = resolver.resolve(asked(task.issue.number, message))
+        issue, _ = resolver.resolve(_issue_request(request, task.issue.number, message))
         task.issue.title = issue.title
         task.issue.url = issue.url or task.issue.url
         if issue.number != task.issue.number:  # a pull request that closed this issue
@@ -179,7 +183,7 @@ def _mined(
         task.problem_statement = problem_statement(issue)
         progress.advance(f"#{task.issue.number}")
     progress.finish()
-    return found, not resolver.skipped
+    return found
 
 
 def oracle_key(settings: BoutSettings, task_sha: str) -> str:

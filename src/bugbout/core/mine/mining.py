@@ -53,12 +53,15 @@ def head_of(miner: Miner, request: MiningRequest) -> str | None:
 
 
 class Mining(Record):
-    """A mining result kept for reuse (``mining.json``): the tasks, their problem
-    statements included, and the key of everything they were computed from."""
+    """A mining kept for reuse (``mining.json``), under the key of everything it was
+    computed from."""
 
     key: str
     head: str
-    tasks: TaskSet
+    mined: TaskSet
+    """What the miner found."""
+    tasks: TaskSet | None = None
+    """Those tasks with their issues' text, when every issue source answered."""
 
 
 INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")
