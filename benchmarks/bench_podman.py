@@ -9,9 +9,11 @@ it times ``bugbout.core.plumbing.testrun.run_tests`` on the same tree and target
 as ground truth runs them (uv's run switched offline by bubblewrap or unshare, podman's
 contained by its container).
 
-It reports the median of each, the ratio podman/uv and podman's overhead per run in
-seconds. A report, not a test: the exit code is 0 whatever the numbers, and 0 with a
-message when podman cannot run here.
+It reports podman's wall time over uv's in each pair (both runs started by bugbout, each
+in a session of its own), their min / median / max, and podman's overhead per run in
+seconds. Wall time only: a container's processes are in podman's cgroups, not the
+benchmark's, so their CPU is not read here. A report, not a test: the exit code is 0
+whatever the numbers, and 0 with a message when podman cannot run here.
 
     python benchmarks/bench_podman.py [--repeat K] [--tests T]
 """
@@ -21,11 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 from pathlib import Path
-from typing import Any
 
-from timing import measure, rotations, summary
+from timing import measure, pair_ratios, paired_ratios, ratio_table, rotations, spread
 
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
@@ -75,8 +75,9 @@ def main() -> None:
             "uv": UvBuilder().build(request),
             "podman": contained,
         }
-        samples: dict[str, list[Any]] = {name: [] for name in environments}
+        rounds: list[dict[str, float]] = []
         for order in rotations(list(environments), options.repeat + 1):
+            walls: dict[str, float] = {}
             for name in order:
                 sample, run = measure(
                     lambda name=name: run_tests(  # type: ignore[misc]
@@ -90,29 +91,32 @@ def main() -> None:
                 )
                 assert run.status == RunStatus.OK, run.detail
                 assert len(run.outcomes) == options.tests, run.outcomes
-                samples[name].append(sample)
-        for name in samples:  # the first round warms caches up
-            samples[name] = samples[name][1:]
+                walls[name] = sample.wall
+            rounds.append(walls)
+        rounds = rounds[1:]  # the first round warms caches up
     finally:
         podman_builder.close()
-    medians = {name: statistics.median(s.wall for s in found) for name, found in samples.items()}
+    ratio = paired_ratios(rounds, "uv")["podman"]
+    overheads = [one["podman"] - one["uv"] for one in rounds]
     result = {
         "benchmark": "podman",
         "python": platform.python_version(),
         "machine": platform.machine(),
         "tests": options.tests,
         "repeat": options.repeat,
-        "uv": summary(samples["uv"]),
-        "podman": summary(samples["podman"]),
+        "rounds": rounds,
         "environments": {name: env.description for name, env in environments.items()},
-        "ratio": round(medians["podman"] / medians["uv"], 2),
-        "overhead_s": round(medians["podman"] - medians["uv"], 3),
+        "podman_over_uv": ratio,
+        "podman_over_uv_per_pair": pair_ratios(rounds, "uv")["podman"],
+        "overhead_s": spread(overheads),
     }
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"one test run, {options.tests} tests, medians of {options.repeat}:")
-    print(f"  uv (offline on the host):      {medians['uv']:7.3f} s")
-    print(f"  podman (a container per run):  {medians['podman']:7.3f} s")
-    print(f"podman/uv ratio: {result['ratio']}x (overhead {result['overhead_s']:+.3f} s a run)")
+    print(f"one test run, {options.tests} tests, {options.repeat} pairs (wall time):")
+    print("\n".join(ratio_table(rounds, "uv", unit="s")))
+    print(
+        f"podman over uv, per pair: min / median / max {ratio['min']} / {ratio['median']} / "
+        f"{ratio['max']}; overhead {spread(overheads)['median']:+.3f} s a run (median pair)"
+    )
     print(f"written to {RESULTS}")
 
 

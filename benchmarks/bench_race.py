@@ -3,7 +3,8 @@
 An attempt's overhead is everything bugbout does around the agent: the working copy,
 the prompt and test script, the sandbox, the patch and the record. It is measured with
 an agent that does nothing (``true``), each attempt right after its baseline, starting
-``true`` under a bare bubblewrap (``bwrap --ro-bind / / true``); reported as the paired
+``true`` under a bare bubblewrap (``bwrap --ro-bind / / --unshare-net --unshare-pid true``,
+in a session of its own as the attempt's processes are); reported as the paired
 ratio (min / median / max) and as the overhead, the attempt's time less the baseline's
 (target: at most 40 ms whatever the tree's size). Every round also runs a no-op attempt
 under guard.py, the guard bugbout falls back to without a C compiler, in rotated order
@@ -26,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from timing import measure, paired_ratios, rotations
+from timing import measure, paired_ratios, rotations, spread
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import (
@@ -48,18 +49,12 @@ OUTPUT = Path(__file__).resolve().parent.parent / ".bench"
 BASELINE = "bwrap true"
 ATTEMPT = "no-op attempt"
 PYTHON_GUARD = "no-op attempt, guard.py"
+UNSHARE = ("--unshare-net", "--unshare-pid")
+"""The baseline's namespaces, as an attempt's sandbox has them; it starts in a session of
+its own, as the attempt's processes do (the kernel's autogroups would favour it else)."""
 
 
 SPREAD = ("min", "median", "max")
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    """``values``' min, median and max, rounded to the tenth of a millisecond."""
-    return {
-        "min": round(min(values), 4),
-        "median": round(statistics.median(values), 4),
-        "max": round(max(values), 4),
-    }
 
 
 def build_repository(path: Path, modules: int) -> None:
@@ -114,13 +109,13 @@ def main() -> None:
         races = {ATTEMPT: Race(tools), PYTHON_GUARD: Race(python_tools)}
         with Git(settings.repository) as git:
             method = tools.checkouts(git).method
-        bwrap = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--unshare-net", "true"]
+        bwrap = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", *UNSHARE, "true"]
         rounds: list[dict[str, float]] = []
-        cpu: list[dict[str, float]] = []
+        cpu: list[dict[str, float | None]] = []
         orders = rotations(list(races), options.attempts + 1)
         for number, order in enumerate(orders):  # the first warms the cached tree up
-            base, _ = measure(lambda: subprocess.run(bwrap, check=True))
-            walls, cpus = {BASELINE: base.wall}, {BASELINE: base.cpu_self + base.cpu_children}
+            base, _ = measure(lambda: subprocess.run(bwrap, check=True, start_new_session=True))
+            walls, cpus = {BASELINE: base.wall}, {BASELINE: base.cpu}
             for name in order:
                 label = f"noop{number}{'py' if name == PYTHON_GUARD else ''}"
                 agent = plugins.create("agent", "command", {"name": label, "command": ["true"]})
@@ -128,7 +123,7 @@ def main() -> None:
                 race = races[name]
                 attempt, _ = measure(lambda r=race, c=contestant: r.run(tasks, oracles, [c]))
                 walls[name] = attempt.wall
-                cpus[name] = attempt.cpu_self + attempt.cpu_children
+                cpus[name] = attempt.cpu
             if number:
                 rounds.append(walls)
                 cpu.append(cpus)
@@ -139,10 +134,15 @@ def report(
     options: argparse.Namespace,
     method: str,
     rounds: list[dict[str, float]],
-    cpu: list[dict[str, float]],
+    cpu: list[dict[str, float | None]],
 ) -> None:
     """Print the table, write it and the JSON result under ``options.output``, exit 0."""
     ratio = paired_ratios(rounds, BASELINE)[ATTEMPT]
+    measured = [
+        {name: value for name, value in one.items() if value is not None}
+        for one in cpu
+        if None not in one.values()
+    ] or [dict.fromkeys(rounds[0], float("nan"))]  # no cgroup v2 to read CPU from
     saved = paired_ratios(rounds, PYTHON_GUARD)[ATTEMPT]
     result = {
         "benchmark": "race",
@@ -153,8 +153,10 @@ def report(
         "attempt_median_s": round(statistics.median(r[ATTEMPT] for r in rounds), 4),
         "overhead_s": spread([one[ATTEMPT] - one[BASELINE] for one in rounds]),
         "python_guard_overhead_s": spread([one[PYTHON_GUARD] - one[BASELINE] for one in rounds]),
-        "cpu_overhead_s": spread([one[ATTEMPT] - one[BASELINE] for one in cpu]),
-        "python_guard_cpu_overhead_s": spread([one[PYTHON_GUARD] - one[BASELINE] for one in cpu]),
+        "cpu_overhead_s": spread([one[ATTEMPT] - one[BASELINE] for one in measured]),
+        "python_guard_cpu_overhead_s": spread(
+            [one[PYTHON_GUARD] - one[BASELINE] for one in measured]
+        ),
         "ratio": ratio,
         "compiled_over_python_guard": saved,
         "rounds": rounds,
@@ -173,7 +175,7 @@ def report(
         f"| attempt / `bwrap true` | {ratio['min']:.2f} | {ratio['median']:.2f} | "
         f"{ratio['max']:.2f} |\n"
         + row("overhead (attempt less `bwrap true`)", "overhead_s")
-        + row("CPU time overhead (user+sys, bugbout and its children)", "cpu_overhead_s")
+        + row("CPU time overhead (user+sys of everything, from a cgroup)", "cpu_overhead_s")
         + f"| attempt / attempt under guard.py (same round) | {saved['min']:.2f} | "
         f"{saved['median']:.2f} | {saved['max']:.2f} |\n"
         + row("overhead under guard.py (attempt less `bwrap true`)", "python_guard_overhead_s")
