@@ -193,7 +193,9 @@ class Stream:
 def read_outcomes(data: bytes, key: str) -> Stream:
     """The reports in the outcome file ``data``, each checked against ``key``: every line
     authenticated, numbered from 0 without gaps, one (node id, phase) once (a rerun
-    excepted), the summary last and agreeing with the count."""
+    excepted; a subtest's report is one of many its test may have, and can only fail
+    it: see :func:`~bugbout.core.plumbing.testrun.run_tests`), the summary last and
+    agreeing with the count."""
     stream = Stream()
     secret = key.encode()
     lines = [line for line in data.splitlines() if line.strip()]
@@ -214,9 +216,10 @@ def read_outcomes(data: bytes, key: str) -> Stream:
             stream.summary = summary if isinstance(summary, dict) else {}
             continue
         pair = (str(record.get("nodeid")), str(record.get("when")))
-        if seen.get(pair, "rerun") != "rerun":
-            stream.tampering.append(f"{pair[0]} ({pair[1]}) was reported twice")
-        seen[pair] = str(record.get("outcome"))
+        if record.get("subtest") is not True:
+            if seen.get(pair, "rerun") != "rerun":
+                stream.tampering.append(f"{pair[0]} ({pair[1]}) was reported twice")
+            seen[pair] = str(record.get("outcome"))
         stream.reports.append({key: str(value) for key, value in record.items()})
     if stream.summary is not None:
         if stream.summary.get("reports") != len(stream.reports):

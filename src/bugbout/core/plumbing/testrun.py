@@ -22,6 +22,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.canaries import (
     Planted,
@@ -37,6 +38,7 @@ from bugbout.core.plumbing.hung import HangWatch
 from bugbout.core.plumbing.leftovers import VARIABLE, Leftovers
 from bugbout.core.plumbing.limits import held_as, run_guard
 from bugbout.core.plumbing.process import kill_group, wait
+from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.stopping import stopping, watch
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.plumbing.unstarted import PAUSE, TRIES, TestRunNotStarted, never_started
@@ -100,7 +102,14 @@ def run_tests(
 
     ``tree`` may be a :class:`~bugbout.core.plumbing.testtree.TestTree` whose edits are done: an
     overlay's edits are sealed, the canaries go into its upper directory and pytest runs
-    where the overlay is mounted (a command that confines itself gets a plain copy)."""
+    where the overlay is mounted (a command that confines itself gets a plain copy).
+
+    The options about the project's configuration suit the environment's pytest
+    (:mod:`~bugbout.core.plumbing.pytest_era`); a pytest too old for them is an
+    :class:`~bugbout.core.contract.errors.EnvironmentFailure`."""
+    era = pytest_era(environment)
+    if not era.supported:
+        raise EnvironmentFailure(era.unsupported())
     layered = _layered(environment, tree, confine)
     where = layered.tree if layered is not None else tree
     assert isinstance(where, Path)
@@ -280,11 +289,11 @@ def _pytest_process(
     of ``limits.tests``: the guard's breach), and why it never started (``None``: it
     did)."""
     key = secrets.token_hex(32)
+    era = pytest_era(environment)
     tracing = ["-p", "bugbout_coverage"] if coverage is not None else []
     args = [
-        "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", "-o", "addopts=",
-        "--continue-on-collection-errors", "--rootdir", str(tree), "-q",
-        *project.pytest_args, "--", *planted.targets(targets),
+        "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", *era.options(tree),
+        "-q", *project.pytest_args, "--", *planted.targets(targets),
     ]  # fmt: skip
     command = environment.command(args, tree, [outcomes_plugin_dir()])
     with (
@@ -310,6 +319,8 @@ def _pytest_process(
             "BUGBOUT_DESELECT": json.dumps(deselect),
             "BUGBOUT_SKIP_FD": str(skipped.fileno()),
             "BUGBOUT_SOURCE_DIRS": json.dumps(list(project.source)),
+            "BUGBOUT_TESTS_DIR": project.tests,
+            **era.variables(),
             VARIABLE: str(leftovers.path),
         }
         if coverage is not None:
@@ -402,18 +413,27 @@ def _running(reports: list[dict[str, str]]) -> str | None:
 def _summarise(
     reports: list[dict[str, str]], *, label: str, exit_code: int | None, duration: float
 ) -> TestRun:
-    """One outcome per node id from the phase reports, and the run's status."""
+    """One outcome per node id from the phase reports, and the run's status. A test that
+    passed with a failed subtest failed."""
     phases: dict[str, dict[str, str]] = {}
+    failed_subtests: set[str] = set()
     collection_errors: dict[str, str] = {}
     failures: dict[str, str] = {}
     for report in reports:
         if report["when"] == "collect":
             collection_errors[report["nodeid"]] = report.get("message", "")
         elif report["when"] != "start":
-            phases.setdefault(report["nodeid"], {})[report["when"]] = report["outcome"]
+            if report.get("subtest") == "True":
+                if report["outcome"] == "failed":
+                    failed_subtests.add(report["nodeid"])
+            else:
+                phases.setdefault(report["nodeid"], {})[report["when"]] = report["outcome"]
             if report["outcome"] == "failed" and report["nodeid"] not in failures:
                 failures[report["nodeid"]] = first_line(report.get("message", ""))
     outcomes = {nodeid: _outcome(by_phase) for nodeid, by_phase in phases.items()}
+    for nodeid in failed_subtests & set(outcomes):
+        if outcomes[nodeid] == Outcome.PASSED:
+            outcomes[nodeid] = Outcome.FAILED
     if exit_code in (0, 1) or (exit_code == 2 and outcomes):
         status = RunStatus.OK
     elif exit_code == 5:

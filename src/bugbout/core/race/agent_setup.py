@@ -13,15 +13,17 @@ from pathlib import Path
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.sandbox.egress import EgressProxy, plan
 
 
 def run_tests_script(
     project: ProjectSettings, environment: Environment, workdir: Path, logdir: Path
 ) -> str:
-    """A script that runs the project's tests exactly as the oracle does."""
+    """A script that runs the project's tests exactly as the oracle does (its ``addopts``
+    set aside as the environment's pytest allows: :mod:`~bugbout.core.plumbing.pytest_era`)."""
     command = environment.command(
-        ["-p", "no:cacheprovider", "-o", "addopts=", *project.pytest_args],
+        ["-p", "no:cacheprovider", *pytest_era(environment).neutral(), *project.pytest_args],
         workdir,
         [],
     )

@@ -175,7 +175,10 @@ def _run_all(
             shutil.copytree(after, tree, symlinks=True)
         for number in range(1, settings.tasks.reruns + 1):
             label = f"{side}-{number}"
-            runs.append(_run(environment, tree, task, settings, label=label, confine=confine))
+            try:
+                runs.append(_run(environment, tree, task, settings, label=label, confine=confine))
+            except EnvironmentFailure as exc:  # its pytest is too old to run
+                return [], str(exc)
     return runs, environment
 
 
@@ -302,12 +305,19 @@ def _describe_failure(run: TestRun) -> str:
 
 
 _ERROR_LINE = re.compile(r"^(?:E\s+)?(?P<error>(?:[\w.]*(?:Error|Exception)\b|ERROR:|error:).*)")
+_USAGE_ERROR = re.compile(r"^[\w.-]+: (?P<error>error: .*)")
+"""argparse's line that says what was wrong with the command line (``pytest: error:
+unrecognized arguments: --rootdir``), after its ``usage:`` line."""
 
 
 def first_error(detail: str) -> str:
-    """The first line of pytest's output that names an error (``ModuleNotFoundError:
-    No module named 'simplejson'``, ``ERROR: usage: ...``), else its last line."""
+    """The line of pytest's output that says what was wrong with its command line
+    (``error: unrecognized arguments: --rootdir``), else the first that names an error
+    (``ModuleNotFoundError: No module named 'simplejson'``), else its last line."""
     lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
+    for line in lines:
+        if found := _USAGE_ERROR.match(line):
+            return found["error"][:300]
     for line in lines:
         if found := _ERROR_LINE.match(line):
             return found["error"][:300]

@@ -28,6 +28,8 @@ import os
 import sys
 import threading
 
+from bugbout_impostors import modern_nodeid
+
 FD_VARIABLE = "BUGBOUT_COVERAGE_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
 CO_NEWLOCALS = 0x0002
@@ -265,7 +267,9 @@ def pytest_runtest_protocol(item, nextitem):
         intact = intact and recorder.intact()
         recorder.leave()
     if intact:
-        recorder.emit({"test": item.nodeid, "files": recorder.named(_used(item, own))})
+        recorder.emit(
+            {"test": modern_nodeid(item.nodeid), "files": recorder.named(_used(item, own))}
+        )
 
 
 def _used(item, own):

@@ -19,11 +19,20 @@ written and what was found changed in pytest since this module was imported:
   module replaced in ``sys.modules``; a builtin type's comparison given Python code;
 - a hook implementation whose code lies in the package under test (under one of the
   directories in ``BUGBOUT_SOURCE_DIRS``, a JSON list relative to the rootdir): the
-  package is not a pytest plugin;
+  package is not a pytest plugin. Its test files are the project's own setup, not code
+  under test: a ``conftest.py``, a test module (``test_*.py``, ``*_test.py``) or a file in
+  the tests folder (``BUGBOUT_TESTS_DIR``, relative to the rootdir), as the package keeps
+  its tests inside it;
 - this module's own hook implementations replaced or removed.
 
 The summary also lists the classes whose values may equal anything
 (``bugbout_impostors``), for bugbout to tell the patch's from the project's.
+
+A subtest's report (pytest 9's ``subtests``, the ``pytest-subtests`` plugin) is marked
+``subtest``: one test has as many as it has subtests.
+
+With ``BUGBOUT_ROOTDIR`` set (a pytest before 3.5, which takes no ``--rootdir``), the
+rootdir is fixed at the working directory before any conftest is loaded.
 
 A ``start`` line before each test tells which one was running if pytest dies; the node
 ids in ``BUGBOUT_DESELECT`` (a JSON list: tests that crashed pytest in an earlier run)
@@ -34,6 +43,7 @@ The code under test runs in this process and can defeat any check made here; bug
 canary tests are the ground check (see ``bugbout.core.plumbing.canaries``).
 """
 
+import fnmatch
 import gc
 import hashlib
 import hmac
@@ -42,10 +52,15 @@ import os
 import sys
 import types
 
-from bugbout_impostors import Impostors, code_of, inside, python_level
+from bugbout_impostors import Impostors, code_of, inside, modern_nodeid, python_level
 
 FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
+TESTS_VARIABLE = "BUGBOUT_TESTS_DIR"
+ROOTDIR_VARIABLE = "BUGBOUT_ROOTDIR"
+TEST_MODULES = ("test_*.py", "*_test.py", "conftest.py")
+SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
+"""pytest 9's class of a subtest's report, and the ``pytest-subtests`` plugin's."""
 KEY_PREFIX = b"bugbout-key "
 
 WATCHED_MODULES = (
@@ -57,6 +72,8 @@ WATCHED_MODULES = (
     "_pytest.outcomes",
     "_pytest.nodes",
     "_pytest.unittest",
+    "pluggy",
+    "_pytest.vendored_packages.pluggy",
     "pluggy._callers",
     "pluggy._hooks",
     "pluggy._manager",
@@ -144,14 +161,35 @@ def _same(old, new):
 
 
 def _own_directories():
-    """The directories of pytest's and pluggy's own code: changes made from there are
-    pytest's (plugins such as ``legacypath`` add to its classes as they configure)."""
+    """The directories (or, for a one-file module, the file) of pytest's and pluggy's own
+    code: changes made from there are pytest's (plugins such as ``legacypath`` add to its
+    classes as they configure). pytest before 5.4 is a module ``pytest.py`` beside every
+    other distribution: its folder is not pytest's."""
     found = []
     for name in ("_pytest", "pytest", "pluggy"):
         module = sys.modules.get(name)
         location = getattr(module, "__file__", None)
         if location:
-            found.append(os.path.realpath(os.path.dirname(location)))
+            package = os.path.basename(location).startswith("__init__.")
+            found.append(os.path.realpath(os.path.dirname(location) if package else location))
+    return found
+
+
+def _hookimpls(caller):
+    """A hook caller's implementations (pluggy before 0.6, vendored in pytest before 3.3,
+    keeps them in two lists)."""
+    if hasattr(caller, "get_hookimpls"):
+        return caller.get_hookimpls()
+    return list(caller._nonwrappers) + list(caller._wrappers)
+
+
+def _callers(config):
+    """Each hook's name and caller, from ``config.hook``."""
+    found = []
+    for name in sorted(vars(config.hook)):
+        caller = getattr(config.hook, name)
+        if hasattr(caller, "get_hookimpls") or hasattr(caller, "_nonwrappers"):
+            found.append((name, caller))
     return found
 
 
@@ -217,7 +255,7 @@ class _Watch(object):
         found.extend(_overridden(config, own))
         for hook_name, function in sorted(self.functions.items()):
             caller = getattr(config.hook, hook_name, None)
-            impls = caller.get_hookimpls() if caller is not None else []
+            impls = _hookimpls(caller) if caller is not None else []
             if not any(impl.function is function for impl in impls):
                 found.append("bugbout's %s hook was removed or replaced" % hook_name)
         return found
@@ -238,11 +276,7 @@ def _overridden(config, own):
     """Functions set on the plugin manager or a hook caller itself (not on their class)
     by anything but pytest's and pluggy's own code: how a hook call can be diverted."""
     found = []
-    holders = [("pluginmanager", config.pluginmanager)]
-    for name in sorted(vars(config.hook)):
-        caller = getattr(config.hook, name)
-        if hasattr(caller, "get_hookimpls"):
-            holders.append((name, caller))
+    holders = [("pluginmanager", config.pluginmanager)] + _callers(config)
     for label, holder in holders:
         for attribute, value in _attributes(holder):
             if not isinstance(value, (types.FunctionType, types.MethodType)):
@@ -277,23 +311,32 @@ def _foreign_hooks(config):
         return []
     root = str(getattr(config, "rootpath", None) or config.rootdir)
     sources = [os.path.realpath(os.path.join(root, path)) for path in relative]
+    tests = os.path.realpath(os.path.join(root, os.environ.get(TESTS_VARIABLE) or "tests"))
     found = []
-    for hook_name in sorted(vars(config.hook)):
-        caller = getattr(config.hook, hook_name)
-        if not hasattr(caller, "get_hookimpls"):
-            continue
-        for impl in caller.get_hookimpls():
+    for hook_name, caller in _callers(config):
+        for impl in _hookimpls(caller):
             code = code_of(impl.function)
             module = sys.modules.get(getattr(impl.function, "__module__", None) or "")
             files = [getattr(code, "co_filename", "") or "", getattr(module, "__file__", "") or ""]
             if code is None:
                 files.append("(no Python code)")
+            if all(_is_test_file(f, tests) for f in files if f):
+                continue
             if any(f and (f.startswith("(") or any(inside(f, s) for s in sources)) for f in files):
                 found.append(
                     "%s is implemented in the package under test (%s)"
                     % (hook_name, next(f for f in files if f))
                 )
     return found
+
+
+def _is_test_file(path, tests):
+    """Whether bugbout classes ``path`` as a test file (as its miner does): a conftest,
+    a test module, or a file in the tests folder ``tests``."""
+    if path.startswith("("):
+        return False
+    name = os.path.basename(path)
+    return inside(path, tests) or any(fnmatch.fnmatchcase(name, p) for p in TEST_MODULES)
 
 
 def _first_line(report, last=True):
@@ -348,22 +391,30 @@ del _fd
 
 
 def pytest_runtest_logstart(nodeid, location):
-    _watch.emit({"nodeid": nodeid, "when": "start"})
+    _watch.emit({"nodeid": modern_nodeid(nodeid), "when": "start"})
 
 
 def pytest_collection_modifyitems(config, items):
     names = _skipped | set(json.loads(os.environ.get("BUGBOUT_DESELECT") or "[]"))
-    deselected = [item for item in items if item.nodeid in names]
+    deselected = [item for item in items if modern_nodeid(item.nodeid) in names]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if item.nodeid not in names]
+    kept, seen = [], set()
+    for item in items:  # pytest before 3.10 collects a file named twice twice
+        name = modern_nodeid(item.nodeid)
+        if name not in names and name not in seen:
+            seen.add(name)
+            kept.append(item)
+    items[:] = kept
 
 
 def pytest_runtest_logreport(report):
     outcome = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
-    record = {"nodeid": report.nodeid, "when": report.when, "outcome": outcome}
+    record = {"nodeid": modern_nodeid(report.nodeid), "when": report.when, "outcome": outcome}
+    if type(report).__name__ in SUBTEST_REPORTS:
+        record["subtest"] = True
     if report.failed:
         record["message"] = _first_line(report, last=False)
     _watch.emit(record)
@@ -373,12 +424,26 @@ def pytest_collectreport(report):
     if report.failed:
         _watch.emit(
             {
-                "nodeid": report.nodeid,
+                "nodeid": modern_nodeid(report.nodeid),
                 "when": "collect",
                 "outcome": "error",
                 "message": _missing_module(report),
             }
         )
+
+
+def _tryfirst(function):
+    import pytest
+
+    return pytest.hookimpl(tryfirst=True)(function)
+
+
+@_tryfirst
+def pytest_load_initial_conftests(early_config):
+    if os.environ.get(ROOTDIR_VARIABLE):
+        import py
+
+        early_config.rootdir = py.path.local(os.getcwd())
 
 
 def pytest_configure(config):

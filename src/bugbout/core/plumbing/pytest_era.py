@@ -1,0 +1,127 @@
+"""The pytest an environment holds, and the options of bugbout's test runs it understands.
+
+Every test run neutralises the project's ``addopts`` (``-o addopts=``), fixes the rootdir
+at the tree (``--rootdir``) and goes on past a module that cannot be collected
+(``--continue-on-collection-errors``). pytest learnt these options over the years, and an
+older pytest rejects the whole command line ("unrecognized arguments"):
+
+- ``-o`` and ``--continue-on-collection-errors`` came with pytest 3.0, the oldest pytest
+  bugbout runs: before it, a collection error never stopped a run, and nothing on the
+  command line can neutralise ``addopts``;
+- ``--rootdir`` came with pytest 3.5: before it, the outcome plugin fixes the rootdir
+  itself, at the working directory (the tree), before pytest collects anything
+  (``BUGBOUT_ROOTDIR``).
+
+Each environment's pytest is asked its version once per process (``pytest --version`` in
+an empty directory, no network), cached by the environment's key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from bugbout.core.plumbing.environment import Environment
+from bugbout.sandbox.network import offline
+
+OLDEST = (3, 0)
+"""The oldest pytest bugbout runs: older ones take no ``-o`` to neutralise ``addopts``."""
+ROOTDIR_OPTION = (3, 5)
+"""The first pytest that takes ``--rootdir``."""
+ROOTDIR_VARIABLE = "BUGBOUT_ROOTDIR"
+"""Set for a pytest without ``--rootdir``: the outcome plugin fixes the rootdir itself."""
+PROBE_TIMEOUT = 120.0
+_VERSION = re.compile(r"\bpytest(?: version)? v?(\d+)\.(\d+)")
+
+
+@dataclass(frozen=True)
+class PytestEra:
+    """The pytest of one environment, by its version (``None``: it did not say)."""
+
+    version: tuple[int, int] | None
+
+    @property
+    def supported(self) -> bool:
+        return self.version is None or self.version >= OLDEST
+
+    def unsupported(self) -> str:
+        """Why this pytest cannot run bugbout's test runs (a one-line reason)."""
+        assert self.version is not None
+        found, oldest = ".".join(map(str, self.version)), ".".join(map(str, OLDEST))
+        return (
+            f"pytest {found} is older than {oldest}, the oldest bugbout runs (it cannot set "
+            f"aside the project's addopts): require pytest>={oldest} in "
+            "project.test-dependencies"
+        )
+
+    def neutral(self) -> list[str]:
+        """The options that set the project's ``addopts`` aside."""
+        return ["-o", "addopts="] if self.supported else []
+
+    def options(self, tree: Path) -> list[str]:
+        """Every option a test run gives pytest about the project's configuration."""
+        fixed = ["--rootdir", str(tree)] if self._has(ROOTDIR_OPTION) else []
+        return [*self.neutral(), "--continue-on-collection-errors", *fixed]
+
+    def variables(self) -> dict[str, str]:
+        """What the outcome plugin must do in place of an option this pytest lacks."""
+        return {} if self._has(ROOTDIR_OPTION) else {ROOTDIR_VARIABLE: "1"}
+
+    def _has(self, since: tuple[int, int]) -> bool:
+        return self.version is None or self.version >= since
+
+
+class _Probed:
+    """The eras found so far, by environment key: one probe per environment and process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.eras: dict[str, PytestEra] = {}
+
+
+_probed = _Probed()
+
+
+def pytest_era(environment: Environment) -> PytestEra:
+    """The pytest ``environment`` runs, asked once per process."""
+    with _probed.lock:
+        found = _probed.eras.get(environment.key)
+    if found is None:
+        found = PytestEra(_version(environment))
+        with _probed.lock:
+            _probed.eras[environment.key] = found
+    return found
+
+
+def _version(environment: Environment) -> tuple[int, int] | None:
+    """``pytest --version`` in an empty directory, without network; ``None`` when it
+    does not say (the test run then shows what is wrong)."""
+    with tempfile.TemporaryDirectory(prefix="bugbout-pytest-version-") as empty:
+        command = environment.command(["--version"], Path(empty), [])
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "HOME": empty,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **command.env,
+        }
+        try:
+            done = subprocess.run(
+                command.argv if command.contained else offline(command.argv),
+                cwd=command.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=PROBE_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    found = _VERSION.search((done.stdout + done.stderr).decode("utf-8", "replace"))
+    return (int(found[1]), int(found[2])) if found else None
