@@ -27,7 +27,7 @@ from bugbout.plugins.environments.uv import (
     UvOptions,
     exclude_newer_date,
 )
-from bugbout.plugins.environments.uv_program import UvFailure, uv_error
+from bugbout.plugins.environments.uv_program import uv_error
 
 FIX_DATE = "2021-06-15T10:00:00+02:00"
 needs_39 = pytest.mark.skipif(
@@ -172,128 +172,6 @@ def test_pinned_python_missing(tmp_path: Path) -> None:
         UvBuilder().build(request_for(tree, tmp_path / "home", python="3.1"))
 
 
-class FakeUv:
-    """Stands in for uv: ``install`` fails whenever ``bad`` is asked for."""
-
-    def __init__(self, bad: str) -> None:
-        self.bad = bad
-        self.installs: list[list[str]] = []
-        self.options: list[list[str]] = []
-        self.era: list[Path] = []
-        """The environments setuptools went into, as of the fix."""
-
-    def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
-        monkeypatch.setattr(uv._Build, "_uv", lambda _, args, **kw: self(args, **kw))
-        monkeypatch.setattr(uv._Build, "_check_era", lambda *_: None)  # reads no index
-        return self
-
-    def __call__(self, args: list[str], *, timeout: float, what: str) -> str:
-        if args[0] == "venv":
-            (Path(args[-1]) / "bin").mkdir(parents=True)
-            (Path(args[-1]) / "bin" / "python").write_text("")
-        elif args[:2] == ["pip", "install"]:
-            options, requirements = split_install(args[2:])
-            installed = Path(args[args.index("--python") + 1]).parent.parent / "installed"
-            if requirements == ["setuptools"]:  # what an old Python's environment carries
-                assert "--exclude-newer-package" not in options  # as of the fix
-                self.era.append(Path(args[args.index("--python") + 1]))
-                return ""
-            self.installs.append(requirements)
-            self.options.append(options)
-            assert not installed.exists()  # every install is into a fresh environment
-            if self.bad in requirements:
-                raise UvFailure(f"{what} failed: no {self.bad} (command: …)", f"no {self.bad}")
-            installed.write_text(" ".join(requirements))
-        elif args[:2] == ["pip", "freeze"]:
-            return "six==1.16.0\n"
-        return ""
-
-
-def split_install(args: list[str]) -> tuple[list[str], list[str]]:
-    """``uv pip install``'s options and its requirements."""
-    options: list[str] = []
-    rest = list(args)
-    while rest and rest[0].startswith("--"):
-        flag = rest.pop(0)
-        options.append(flag)
-        if flag != "--compile-bytecode":
-            options.append(rest.pop(0))
-    return options, rest
-
-
-def test_declared_test_dependencies_are_installed_with_the_rest(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = FakeUv(bad="nothing-is-bad").install(monkeypatch)
-    tree = make_tree(tmp_path, ["six"], extras={"test": ["mock", "pytest", "demo[test]"]})
-    env = UvBuilder().build(request_for(tree, tmp_path / "home"))
-    assert fake.installs == [["mock", "pytest", "six"]]
-    assert env.description == f"uv: Python {env.python_version}, deps as of 2021-07-01"
-    described = json.loads((env.path / MARKER).read_text())
-    assert described["declared-test-dependencies"] == ["mock", "pytest"]
-    assert described["requirements"] == ["mock", "pytest", "six"]
-    assert described["test-extras"] is True
-    assert described["test-extras-error"] is None
-
-
-def test_unresolvable_test_dependencies_are_left_out(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = FakeUv(bad="mock==0.1").install(monkeypatch)
-    tree = make_tree(tmp_path, ["six"], extras={"tests": ["mock==0.1", "freezegun"]})
-    home = tmp_path / "home"
-    env = UvBuilder().build(request_for(tree, home))
-    # One retry without the declared test dependencies, in a fresh environment.
-    assert fake.installs == [["mock==0.1", "freezegun", "pytest", "six"], ["pytest", "six"]]
-    assert env.description.endswith(
-        "deps as of 2021-07-01, without declared test extras (they did not resolve: no mock==0.1)"
-    )
-    described = json.loads((env.path / MARKER).read_text())
-    assert described["description"] == env.description
-    assert described["declared-test-dependencies"] == ["mock==0.1", "freezegun"]
-    assert described["requirements"] == ["pytest", "six"]
-    assert described["test-extras-error"] == "no mock==0.1"
-    # A cache hit says the same, under the key of what was asked for.
-    again = UvBuilder().build(request_for(tree, home))
-    assert (again.key, again.description) == (env.key, env.description)
-    assert len(fake.installs) == 2
-
-
-def test_failure_without_declared_test_dependencies_is_not_retried(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = FakeUv(bad="six").install(monkeypatch)
-    tree = make_tree(tmp_path, ["six"], extras={"test": ["pytest", "demo"]})
-    with pytest.raises(EnvironmentFailure, match="no six"):
-        UvBuilder().build(request_for(tree, tmp_path / "home"))
-    assert fake.installs == [["pytest", "six"]]
-    fake.installs.clear()
-    tree = make_tree(tmp_path / "other", ["six"], extras={"test": ["mock"]})
-    with pytest.raises(EnvironmentFailure, match="no six"):
-        UvBuilder().build(request_for(tree, tmp_path / "home"))
-    assert fake.installs == [["mock", "pytest", "six"], ["pytest", "six"]]
-
-
-def test_uv_key_and_declared_test_dependencies(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from bugbout.core.store.records import digest
-
-    monkeypatch.setattr(uv._Build, "run", lambda self: None)
-    home = tmp_path / "home"
-    plain = make_tree(tmp_path / "plain", ["six"])
-    tested = make_tree(tmp_path / "tested", ["six"], extras={"test": ["mock"]})
-    other = make_tree(tmp_path / "other", ["six"], extras={"testing": ["freezegun"]})
-    key = UvBuilder().build(request_for(plain, home)).key
-    version = UvBuilder().build(request_for(plain, home)).python_version
-    # Without declared test dependencies they add nothing to the key.
-    assert key == digest("uv", version, '["six"]', '["pytest"]', "2021-07-01", "", uv.LAYOUT)
-    keys = {UvBuilder().build(request_for(tree, home)).key for tree in (plain, tested, other)}
-    assert len(keys) == 3
-    off = UvBuilder(UvOptions(test_extras=False))
-    assert off.build(request_for(tested, home)).key == key
-
-
 # -- real uv builds -------------------------------------------------------------------------
 
 
@@ -314,7 +192,8 @@ def test_uv_build_resolves_as_of_the_fix_and_caches(tmp_path: Path) -> None:
     marker = env.path / MARKER
     described = json.loads(marker.read_text())
     assert described["exclude-newer"] == "2021-07-01"
-    assert described["dependencies"] == ["six"]
+    assert described["requirements"] == ["pytest", "six"]
+    assert "--no-deps" not in described["pinned"]
     versions = dict(line.split("==", 1) for line in described["installed"])
     assert int(versions["pytest"].split(".")[0]) < 7  # pytest 7.0 came out in 2022
     assert versions["six"] == "1.16.0"  # the release of 2021-05-05
@@ -382,8 +261,9 @@ def test_uv_failure_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     message = str(error.value)
     assert "\n" not in message
     assert "bugbout-no-such-package-anywhere" in message
-    assert "uv pip install" in message
-    assert [p.suffix for p in (home / "envs").iterdir()] == [".lock"]
+    assert "uv pip compile" in message
+    assert not (home / "envs").exists()
+    assert [p.name for p in (home / "resolutions").iterdir()] == []
 
 
 @pytest.mark.slow
@@ -393,8 +273,8 @@ def test_uv_build_installs_declared_test_dependencies(tmp_path: Path) -> None:
     env = UvBuilder().build(request_for(tree, tmp_path / "home"))
     assert env.description.endswith("deps as of 2021-07-01")
     described = json.loads((env.path / MARKER).read_text())
-    assert described["declared-test-dependencies"] == ["six"]
-    assert described["test-extras-error"] is None
+    assert described["requirements"] == ["six", "pytest"]
+    assert described["left-out"] == {}
     assert "six==1.16.0" in described["installed"]
     imported = subprocess.run(
         [str(env.python), "-c", "import six"], capture_output=True, text=True, check=False
@@ -409,12 +289,11 @@ def test_uv_build_without_unresolvable_test_dependencies(tmp_path: Path) -> None
     tree = make_tree(tmp_path, ["six"], extras={"test": [bad]})
     home = tmp_path / "home"
     env = UvBuilder().build(request_for(tree, home))
-    assert ", without declared test extras (they did not resolve: " in env.description
-    assert "this-package-does-not-exist-bugbout" in env.description
+    assert f", without {bad} (did not resolve: " in env.description
     assert "\n" not in env.description
     assert "uv pip install" not in env.description
     described = json.loads((env.path / MARKER).read_text())
-    assert described["declared-test-dependencies"] == [bad]
+    assert list(described["left-out"]) == [bad]
     assert bad not in described["requirements"]
     assert described["description"] == env.description
     assert "six==1.16.0" in described["installed"]
@@ -476,34 +355,6 @@ def test_interpreter_without_pytest(tmp_path: Path) -> None:
 # -- what an era's environment carries ------------------------------------------------------
 
 
-@needs_39
-def test_build_tools_are_exempt_from_the_date_cap_and_bytecode_is_compiled(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = FakeUv(bad="nothing-is-bad").install(monkeypatch)
-    monkeypatch.setattr(uv, "supports_exclude_newer_package", lambda: True)
-    tree = make_tree(tmp_path, ["six"])
-    env = UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
-    (options,) = fake.options
-    assert "--compile-bytecode" in options
-    assert options[options.index("--exclude-newer") + 1] == "2021-07-01"
-    exempt = [options[i + 1] for i, o in enumerate(options) if o == "--exclude-newer-package"]
-    assert {e.split("=")[0] for e in exempt} >= {"setuptools", "wheel", "hatchling", "flit-core"}
-    assert json.loads((env.path / MARKER).read_text())["era-tools"] == ["setuptools"]
-    assert len(fake.era) == 1
-
-
-@needs_39
-def test_an_environment_rebuilt_without_test_extras_carries_the_era_tools(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = FakeUv(bad="mock==0.1").install(monkeypatch)
-    tree = make_tree(tmp_path, ["six"], extras={"tests": ["mock==0.1"]})
-    UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
-    assert fake.installs == [["mock==0.1", "pytest", "six"], ["pytest", "six"]]
-    assert len(fake.era) == 2  # the fresh environment got setuptools too
-
-
 def _local_index(root: Path, wheels: list[Path]) -> str:
     """A PEP 503 index of ``wheels`` in a directory: a ``file://`` URL, never PyPI."""
     for wheel in wheels:
@@ -535,3 +386,25 @@ def test_pkg_resources_imports_in_an_era_environment(tmp_path: Path) -> None:
         [str(env.python), "-c", "import pkg_resources"], capture_output=True, text=True, check=False
     )
     assert imported.returncode == 0, imported.stderr
+
+
+@pytest.mark.slow
+@needs_39
+def test_eras_that_resolve_alike_share_a_real_environment(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, [])
+    home = tmp_path / "home"
+
+    def era(day: str) -> EnvironmentRequest:
+        project = ProjectSettings(source="src/demo", python="3.9", test_dependencies=("six",))
+        return EnvironmentRequest(project=project, tree=tree, date=day, home=home)
+
+    # six 1.16.0 came out in May 2021 and stayed the newest until December 2024.
+    envs = [UvBuilder().build(era(day)) for day in ("2021-06-15", "2022-03-01", "2023-09-30")]
+    assert len({env.key for env in envs}) == 1
+    assert [env.description.rsplit(" ", 1)[-1] for env in envs] == [
+        "2021-07-01",
+        "2022-04-01",
+        "2023-10-01",
+    ]
+    assert [p.name for p in (home / "envs").iterdir() if p.suffix != ".lock"] == [envs[0].key]
+    assert "six==1.16.0" in json.loads((envs[0].path / MARKER).read_text())["installed"]

@@ -90,7 +90,9 @@ class PodmanEnvironment:
         return describe(
             f"podman: Python {self.python_version} on {self.base}",
             self.exclude_newer,
-            self.test_extras_error,
+            {"declared test extras": f"did not resolve: {self.test_extras_error}"}
+            if self.test_extras_error
+            else {},
         )
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:

@@ -1,14 +1,16 @@
-"""The ``uv`` environment builder (the default): one virtual environment per project era.
+"""The ``uv`` environment builder (the default): one virtual environment per resolution.
 
 An era is a Python version and the project's dependencies as they were at a fix: uv
-resolves them with ``--exclude-newer`` set to the first day of the month after the fix,
-so fixes of one month share an environment. Environments are cached in
-``BUGBOUT_HOME/envs/<key>``; the project itself is never installed.
+resolves them with ``--exclude-newer`` set to the first day of the month after the fix
+(:mod:`bugbout.plugins.environments.uv_resolution`). An environment is keyed by what they
+resolve to (the interpreter's version and the pinned set), so eras that resolve alike
+share one; environments are cached in ``BUGBOUT_HOME/envs/<key>``, resolutions in
+``BUGBOUT_HOME/resolutions``. The project itself is never installed.
 
 Besides ``project.test-dependencies`` and the runtime dependencies, the test dependencies
-the project declared at the fix are installed (``test-extras``). They are a best effort:
-when they do not resolve, the environment is built without them, and its description says
-so.
+the project declared at the fix are installed (``test-extras``): those that do not resolve
+are left out, and the description names them. An environment whose pytest does not start
+is not used: building it fails with the cause.
 
 A resolution that the date held back further than it should is repaired by exempting the
 blocking dependency from the date (:mod:`bugbout.core.plumbing.backtrack`); the description says so.
@@ -16,27 +18,30 @@ blocking dependency from the date (:mod:`bugbout.core.plumbing.backtrack`); the 
 
 from __future__ import annotations
 
-import functools
+import json
 import os
 from dataclasses import dataclass, field, replace
-from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bugbout import EnvironmentPlugin, hookimpl
+from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.types import Options
 from bugbout.core.plumbing.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
-from bugbout.plugins.environments.uv_program import (
-    UvFailure,
-    run_uv,
-    supports_exclude_newer_package,
-    uv_binary,
-    uv_error,
+from bugbout.plugins.environments.uv_program import UvFailure, run_uv, uv_binary, uv_error
+from bugbout.plugins.environments.uv_resolution import (
+    Resolution,
+    Resolver,
+    UvCall,
+    build_failure,
+    checked,
+    timed_out,
+    timeout_error,
 )
 from bugbout.sandbox.locking import locked
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from bugbout.core.plumbing.backtrack import EraCheck
     from bugbout.core.plumbing.environment import Command, EnvironmentRequest
@@ -45,22 +50,9 @@ if TYPE_CHECKING:
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
 VENV_TIMEOUT = 120.0
-INSTALL_TIMEOUT = 600.0
-BUILD_TOOLS = (
-    "setuptools",
-    "setuptools-scm",
-    "wheel",
-    "hatchling",
-    "hatch-vcs",
-    "flit-core",
-    "poetry-core",
-    "pdm-backend",
-    "cython",
-)
-"""Build backends and their helpers: sdists get their newest releases when built."""
 SETUPTOOLS_BEFORE = (3, 12)
 """Environments of Pythons older than this carry setuptools, as their venvs did."""
-LAYOUT = "3"
+LAYOUT = "4"
 """What every environment carries besides its requirements; a new value rebuilds them."""
 
 
@@ -75,19 +67,24 @@ class UvOptions(Options):
     """Also install the test dependencies the project declared at the fix."""
     python_downloads: PythonDownloads = "automatic"
     """Whether uv may download the era's Python when this machine lacks it."""
+    install_timeout: float = 600.0
+    """Seconds one resolution or installation by uv may take."""
 
 
 def describe(
-    interpreter: str, exclude_newer: str | None, test_extras_error: str | None, era_note: str = ""
+    interpreter: str,
+    exclude_newer: str | None,
+    left_out: Mapping[str, str],
+    era_note: str = "",
 ) -> str:
     """An environment's one-line description: its interpreter, its dependencies' era (and
-    what the era check repaired), and whether the declared test extras are missing."""
+    what the era check repaired), and the declared test dependencies it lacks, with why."""
     era = f"deps as of {exclude_newer}" if exclude_newer else "latest deps"
     if era_note:
         era += f"; {era_note}"
     description = f"{interpreter}, {era}"
-    if test_extras_error is not None:
-        description += f", without declared test extras (they did not resolve: {test_extras_error})"
+    if left_out:
+        description += ", without " + ", ".join(f"{n} ({why})" for n, why in left_out.items())
     return description
 
 
@@ -100,8 +97,8 @@ class UvEnvironment:
     exclude_newer: str | None
     key: str
     import_roots: tuple[str, ...]
-    test_extras_error: str | None = None
-    """Why the declared test dependencies were left out, when they did not resolve."""
+    left_out: dict[str, str] = field(default_factory=dict, hash=False)
+    """Declared test dependencies it lacks, each with why (they did not resolve or build)."""
     era: EraCheck | None = field(default=None, hash=False)
     """The resolved versions that matter, and what the era check exempted."""
 
@@ -122,7 +119,7 @@ class UvEnvironment:
         return describe(
             f"uv: Python {self.python_version}",
             self.exclude_newer,
-            self.test_extras_error,
+            self.left_out,
             self.era.note if self.era else "",
         )
 
@@ -149,8 +146,21 @@ def exclude_newer_date(fix_date: str) -> str:
     return f"{year:04d}-{month:02d}-01"
 
 
+def era_tools_date(exclude_newer: str | None, python_version: str) -> str | None:
+    """The date the era's build tools are capped at: the month after the interpreter came
+    out (its venvs carried the setuptools of that time, whatever the fix's date: older
+    tools may not run on it), else the fix's era."""
+    from bugbout.core.plumbing.interpreters import PYTHON_RELEASES
+
+    if exclude_newer is None:
+        return None
+    released = PYTHON_RELEASES.get(".".join(python_version.split(".")[:2]))
+    return exclude_newer_date(released) if released else exclude_newer
+
+
 class UvBuilder:
-    """Builds (or finds in the cache) the uv environment of a fix's era."""
+    """Resolves a fix's era and builds (or finds in the cache) the environment of what it
+    resolves to."""
 
     def __init__(self, options: UvOptions | None = None) -> None:
         self.options = options or UvOptions()
@@ -158,9 +168,8 @@ class UvBuilder:
         self._pythons: dict[Path, ManagedPythons] = {}
 
     def build(self, request: EnvironmentRequest) -> UvEnvironment:
-        """The environment for ``request``'s era, built once per key."""
-        import json
-
+        """The environment for ``request``'s era, resolved once per era and built once per
+        resolution."""
         from bugbout.core.plumbing import interpreters
         from bugbout.core.plumbing import project_metadata as meta
         from bugbout.core.plumbing.backtrack import EraCheck
@@ -182,20 +191,38 @@ class UvBuilder:
         declared_tests = (
             meta.declared_test_dependencies(request.tree) if self.options.test_extras else []
         )
-        parts = [
-            "uv",
+        era = digest(
+            "uv-era",
             version,
             json.dumps(sorted(dependencies)),
             json.dumps(sorted(test_dependencies)),
+            json.dumps(sorted(declared_tests)),
             exclude_newer or "",
             self.options.index_url or "",
             LAYOUT,
-        ]
-        if declared_tests:  # without any, the key is what it was before test extras existed
-            parts.append(json.dumps(sorted(declared_tests)))
-        key = digest(*parts)
-        if key in self._built:
-            return self._built[key]
+        )
+        if era in self._built:
+            return self._built[era]
+        era_resolution = _EraResolution(
+            self.options,
+            request.home,
+            era,
+            interpreter,
+            version,
+            exclude_newer,
+            required=list(dict.fromkeys([*test_dependencies, *dependencies])),
+            declared=declared_tests,
+        )
+        resolution, tools = era_resolution.resolved()
+        key = digest(
+            "uv",
+            version,
+            json.dumps(tools),
+            json.dumps(resolution.pinned),
+            "era-build-tools" if resolution.era_build_tools else "",
+            self.options.index_url or "",
+            LAYOUT,
+        )
         environment = UvEnvironment(
             path=request.home / "envs" / key,
             python_version=version,
@@ -204,21 +231,18 @@ class UvBuilder:
             import_roots=request.project.import_roots,
         )
         if not _complete(environment.path):
-            _Build(
-                self.options,
-                environment,
-                interpreter,
-                test_dependencies,
-                dependencies,
-                declared_tests,
-            ).run()
-        # The build may have fallen back (here or in another process): the marker says.
+            _Build(self.options, environment, interpreter, resolution, tools).run()
+        recorded = _recorded(environment.path)
+        if isinstance(recorded.get("error"), str):
+            raise EnvironmentFailure(str(recorded["error"]))
+        unbuilt = recorded.get("unbuilt")
         environment = replace(
             environment,
-            test_extras_error=_test_extras_error(environment.path),
-            era=EraCheck.recorded(_recorded(environment.path).get("era")),
+            left_out={**resolution.left_out, **(unbuilt if isinstance(unbuilt, dict) else {})},
+            era=resolution.era or EraCheck.recorded(recorded.get("era")),
         )
-        self._built[key] = environment
+        if not resolution.short:  # a short resolution is tried again by the next build
+            self._built[era] = environment
         return environment
 
     def pythons(self, home: Path) -> ManagedPythons:
@@ -230,24 +254,80 @@ class UvBuilder:
         return self._pythons[home]
 
 
+@dataclass
+class _EraResolution:
+    """One era's resolution: read from ``BUGBOUT_HOME/resolutions``, else made and kept
+    there (unless it is short)."""
+
+    options: UvOptions
+    home: Path
+    era: str
+    interpreter: Path
+    version: str
+    exclude_newer: str | None
+    required: list[str]
+    declared: list[str]
+
+    def resolved(self) -> tuple[Resolution, list[str]]:
+        """The resolution, and the era's build tools pinned (setuptools before 3.12)."""
+        import tempfile
+
+        path = self.home / "resolutions" / f"{self.era}.json"
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            return Resolution.model_validate(stored["resolution"]), list(stored["tools"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".resolving-", dir=path.parent) as scratch:
+            resolution, tools = self._resolve(Path(scratch))
+        if not resolution.short:
+            kept = path.with_name(f".{path.name}.{os.getpid()}")
+            kept.write_text(
+                json.dumps({"resolution": resolution.model_dump(mode="json"), "tools": tools}),
+                encoding="utf-8",
+            )
+            kept.replace(path)
+        return resolution, tools
+
+    def _resolve(self, scratch: Path) -> tuple[Resolution, list[str]]:
+        call = UvCall(
+            self.exclude_newer, self.options.index_url, self.options.install_timeout, scratch
+        )
+        resolver = Resolver(call, self.interpreter, scratch)
+        resolution = checked(
+            resolver,
+            resolver.resolve(self.required, self.declared),
+            index_url=self.options.index_url,
+            direct=[*self.required, *self.declared],
+            python=self.version,
+        )
+        minor = tuple(int(part) for part in self.version.split(".")[:2])
+        if minor >= SETUPTOOLS_BEFORE:
+            return resolution, []
+        tools_call = UvCall(
+            era_tools_date(self.exclude_newer, self.version),
+            self.options.index_url,
+            self.options.install_timeout,
+            scratch,
+        )
+        tools = Resolver(tools_call, self.interpreter, scratch, era_build_tools=True)
+        try:
+            return resolution, tools.compile(["setuptools"])
+        except UvFailure as failure:
+            raise timeout_error(failure) if timed_out(failure) else failure from None
+
+
 def _complete(path: Path) -> bool:
     return (path / MARKER).is_file() and (path / "bin" / "python").exists()
 
 
 def _recorded(path: Path) -> dict[str, object]:
-    import json
-
     try:
         recorded = json.loads((path / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return recorded if isinstance(recorded, dict) else {}
-
-
-def _test_extras_error(path: Path) -> str | None:
-    """Why a built environment went without its declared test dependencies, if it did."""
-    error = _recorded(path).get("test-extras-error")
-    return error if isinstance(error, str) else None
 
 
 @dataclass
@@ -257,13 +337,11 @@ class _Build:
     options: UvOptions
     environment: UvEnvironment
     interpreter: Path
-    test_dependencies: list[str]
-    dependencies: list[str]
-    declared_tests: list[str]
-    exempt: list[Exemption] = field(default_factory=list)
-    """Dependencies resolved without the date cap (the era check's repair)."""
-    outcome: tuple[list[str], str | None] = field(init=False, default=([], None))
-    """What was installed, and why the declared test dependencies were left out."""
+    resolution: Resolution
+    tools: list[str]
+    """The era's build tools, pinned: installed first."""
+    unbuilt: dict[str, str] = field(default_factory=dict)
+    """Distributions no build tools could build, each with why."""
 
     def run(self) -> None:
         import shutil
@@ -281,12 +359,9 @@ class _Build:
             try:
                 venv = scratch / "env"
                 self._create(venv)
-                self.outcome = self._install_all(venv)
-                installed = self._freeze(venv)
-                era = self._check_era(venv, installed)
-                if era is not None and era.exempt:
-                    installed = self._freeze(venv)
-                self._describe(venv, installed, era)
+                self._install_pinned(venv)
+                error = self._runner_error(venv)
+                self._describe(venv, self._freeze(venv), error)
                 venv.rename(final)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -297,113 +372,126 @@ class _Build:
             timeout=VENV_TIMEOUT,
             what=f"creating a Python {self.environment.python_version} environment",
         )
-        era = self._era_tools()
-        if era:  # resolved as of the fix, first: the build tools' exemption must not touch them
-            self._install(venv, era, exempt_build_tools=False)
+        if self.tools:  # the era's, first: the pinned set may hold newer releases of them
+            era = era_tools_date(self.environment.exclude_newer, self.environment.python_version)
+            self._install(venv, self.tools, era_build_tools=True, exclude_newer=era)
 
-    def _check_era(self, venv: Path, installed: list[str]) -> EraCheck | None:
-        """Check the resolution against the index's dates; repair it in ``venv``."""
-        from bugbout.core.plumbing.backtrack import check_era
-        from bugbout.core.plumbing.package_index import PackageIndex
-
-        if not self.environment.exclude_newer:
-            return None
-        return check_era(
-            PackageIndex(self.options.index_url),
-            installed,
-            functools.partial(self._rebuild, venv) if supports_exclude_newer_package() else None,
-            direct=[*self.test_dependencies, *self.dependencies, *self.declared_tests],
-            python=self.environment.python_version,
-            date=self.environment.exclude_newer,
-        )
-
-    def _rebuild(self, venv: Path, exempt: list[Exemption]) -> list[str]:
-        """Build ``venv`` again, fresh, with ``exempt`` free of the date; what it holds."""
-        import shutil
-
-        self.exempt = exempt
-        shutil.rmtree(venv, ignore_errors=True)
-        self._create(venv)
-        self.outcome = self._install_all(venv)
-        return self._freeze(venv)
-
-    def _install_all(self, venv: Path) -> tuple[list[str], str | None]:
-        """Install everything; if that fails because of the declared test dependencies, all
-        but them, in a fresh environment. What was installed, and why they were left out."""
-        import shutil
-
-        required = list(dict.fromkeys([*self.test_dependencies, *self.dependencies]))
-        declared = [d for d in dict.fromkeys(self.declared_tests) if d not in required]
-        if not declared:  # nothing declared that is not installed anyway
-            self._install(venv, required)
-            return required, None
-        requirements = [*declared, *required]
-        try:
-            self._install(venv, requirements)
-        except UvFailure as failure:
-            shutil.rmtree(venv, ignore_errors=True)
-            self._create(venv)
-            self._install(venv, required)
-            return required, failure.reason
-        return requirements, None
-
-    def _era_tools(self) -> list[str]:
-        """What the era's Python carried in its environments: setuptools before 3.12."""
-        version = tuple(int(part) for part in self.environment.python_version.split(".")[:2])
-        return ["setuptools"] if version < SETUPTOOLS_BEFORE else []
+    def _install_pinned(self, venv: Path) -> None:
+        """Install the pinned set; a distribution today's build tools cannot build is
+        installed apart, built with its era's, and left out when even those cannot."""
+        remaining = list(self.resolution.pinned)
+        apart: list[str] = []
+        while True:
+            try:
+                self._install(venv, remaining, era_build_tools=self.resolution.era_build_tools)
+                break
+            except UvFailure as failure:
+                pin = _pin_of(build_failure(failure), remaining)
+                if pin is None or self.resolution.era_build_tools:
+                    raise timeout_error(failure) if timed_out(failure) else failure from None
+                remaining.remove(pin)
+                apart.append(pin)
+        for pin in apart:
+            try:
+                self._install(venv, [pin], era_build_tools=True)
+            except UvFailure as failure:
+                if timed_out(failure):
+                    raise timeout_error(failure) from None
+                self.unbuilt[pin] = f"cannot be built: {failure.reason}"
 
     def _install(
-        self, venv: Path, requirements: list[str], *, exempt_build_tools: bool = True
+        self,
+        venv: Path,
+        pins: list[str],
+        *,
+        era_build_tools: bool,
+        exclude_newer: str | None = None,
     ) -> None:
-        python = str(venv / "bin" / "python")
-        options = ["--compile-bytecode"]
-        if self.environment.exclude_newer:
-            options += ["--exclude-newer", self.environment.exclude_newer]
-            if exempt_build_tools and supports_exclude_newer_package():
-                tomorrow = (date.today() + timedelta(days=1)).isoformat()
-                for tool in BUILD_TOOLS:
-                    options += ["--exclude-newer-package", f"{tool}={tomorrow}"]
-                for exemption in self.exempt:
-                    options += ["--exclude-newer-package", f"{exemption.name}={exemption.until}"]
-        if self.options.index_url:
-            options += ["--index-url", self.options.index_url]
-        if requirements:
-            self._uv(
-                ["pip", "install", "--python", python, *options, *requirements],
-                timeout=INSTALL_TIMEOUT,
-                what="installing the test and runtime dependencies",
+        """Install ``pins`` as they are (their dependencies are among the pins), capped at
+        ``exclude_newer`` (default: the environment's era)."""
+        if not pins:
+            return
+        call = UvCall(
+            exclude_newer or self.environment.exclude_newer,
+            self.options.index_url,
+            self.options.install_timeout,
+            self.environment.path.parent,
+            list(self.resolution.era.exempt) if self.resolution.era else [],
+        )
+        call.run(
+            [
+                "pip",
+                "install",
+                "--python",
+                str(venv / "bin" / "python"),
+                "--compile-bytecode",
+                "--no-deps",
+                *call.options(era_build_tools=era_build_tools),
+                *pins,
+            ],
+            what="installing the test and runtime dependencies",
+        )
+
+    def _runner_error(self, venv: Path) -> str | None:
+        """Why the environment's pytest does not start, if it does not (it has one)."""
+        import subprocess
+
+        pytest = [p for p in self.resolution.pinned if p.lower().startswith("pytest==")]
+        if not pytest:
+            return None
+        try:
+            result = subprocess.run(
+                [str(venv / "bin" / "python"), "-m", "pytest", "--version"],
+                capture_output=True,
+                text=True,
+                timeout=VENV_TIMEOUT,
+                check=False,
+                cwd=venv,
+                env={"PATH": os.defpath, "HOME": str(venv)},
             )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{pytest[0]} does not start in its environment: {exc}"
+        if result.returncode == 0:
+            return None
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        return (
+            f"{pytest[0]} does not start on Python {self.environment.python_version} "
+            f"with the era's build tools ({', '.join(self.tools) or 'none'}): {last}; set "
+            "project.python to a Python of the era or project.test-dependencies to a pytest "
+            "that runs on it"
+        )
 
     def _freeze(self, venv: Path) -> list[str]:
-        python = str(venv / "bin" / "python")
         frozen = self._uv(
-            ["pip", "freeze", "--python", python],
+            ["pip", "freeze", "--python", str(venv / "bin" / "python")],
             timeout=VENV_TIMEOUT,
             what="listing the installed packages",
         )
         return [line for line in frozen.splitlines() if line.strip()]
 
-    def _describe(self, venv: Path, installed: list[str], era: EraCheck | None) -> None:
-        import json
+    def _describe(self, venv: Path, installed: list[str], error: str | None) -> None:
         from datetime import UTC, datetime
 
-        requirements, error = self.outcome
+        resolution = self.resolution
+        left_out = {**resolution.left_out, **self.unbuilt}
         description = {
-            "description": replace(self.environment, test_extras_error=error, era=era).description,
+            "description": replace(
+                self.environment, left_out=left_out, era=resolution.era
+            ).description,
             "key": self.environment.key,
             "python": self.environment.python_version,
             "interpreter": str(self.interpreter),
             "exclude-newer": self.environment.exclude_newer,
             "index-url": self.options.index_url,
-            "test-dependencies": self.test_dependencies,
-            "dependencies": self.dependencies,
-            "test-extras": self.options.test_extras,
-            "declared-test-dependencies": self.declared_tests,
-            "test-extras-error": error,
-            "requirements": requirements,
-            "era-tools": self._era_tools(),
+            "requirements": resolution.requirements,
+            "left-out": resolution.left_out,
+            "unbuilt": self.unbuilt,
+            "pinned": resolution.pinned,
+            "era-tools": self.tools,
+            "era-build-tools": resolution.era_build_tools,
             "installed": installed,
-            "era": era.model_dump(mode="json") if era else None,
+            "era": resolution.era.model_dump(mode="json") if resolution.era else None,
+            "error": error,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         (venv / MARKER).write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
@@ -412,11 +500,22 @@ class _Build:
         return run_uv(args, timeout=timeout, what=what, cwd=self.environment.path.parent)
 
 
+def _pin_of(name: str | None, pins: list[str]) -> str | None:
+    """The pin of distribution ``name`` among ``pins``."""
+    from packaging.utils import canonicalize_name
+
+    if name is None:
+        return None
+    wanted = canonicalize_name(name)
+    return next((p for p in pins if canonicalize_name(p.split("==")[0]) == wanted), None)
+
+
 @hookimpl
 def bugbout_environments() -> Iterator[EnvironmentPlugin]:
     yield EnvironmentPlugin(
         name="uv",
         factory=UvBuilder,
         options=UvOptions,
-        description="a uv virtual environment per Python version and dependency era (default)",
+        description="a uv virtual environment per Python version and resolved dependencies "
+        "(default)",
     )

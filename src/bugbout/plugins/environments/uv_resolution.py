@@ -1,0 +1,226 @@
+"""What an era's requirements resolve to, before anything is installed: ``uv pip compile``
+pins every distribution for the era's interpreter, and an environment is keyed by that
+pinned set, so eras that resolve alike share one environment.
+
+The requirements the project needs (its runtime dependencies and
+``project.test-dependencies``) must resolve. The test dependencies it declared are added
+one by one when they do not resolve together: only those that do not resolve are left
+out, each with why. A source distribution today's build tools cannot build is built with
+the build tools of its era instead. A uv call that times out is named so, and a
+resolution that left something out because of it is not kept: it is tried again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+from pydantic import Field
+
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.plumbing.backtrack import EraCheck
+from bugbout.core.store.records import Exemption, Record
+from bugbout.plugins.environments.uv_program import (
+    UvFailure,
+    run_uv,
+    supports_exclude_newer_package,
+)
+
+BUILD_TOOLS = (
+    "setuptools",
+    "setuptools-scm",
+    "wheel",
+    "hatchling",
+    "hatch-vcs",
+    "flit-core",
+    "poetry-core",
+    "pdm-backend",
+    "cython",
+)
+"""Build backends and their helpers: sdists get their newest releases when built (their
+era's when the newest cannot build them)."""
+TIMEOUT_SETTING = "environment.install-timeout"
+_FAILED_BUILD = re.compile(
+    r"Failed to (?:build|download and build|prepare distributions)[^`]*`(?P<name>[A-Za-z0-9._-]+)"
+)
+
+
+class Resolution(Record):
+    """An era's requirements, resolved: what the environment holds and what it lacks."""
+
+    pinned: list[str]
+    """Every distribution, ``name==version``, sorted."""
+    requirements: list[str]
+    """The requirements resolved (the declared ones that did not are left out)."""
+    left_out: dict[str, str] = Field(default_factory=dict)
+    """Declared test dependencies left out, each with why (``did not resolve: …``)."""
+    short: bool = False
+    """Something was left out because uv timed out: the resolution is tried again."""
+    era_build_tools: bool = False
+    """Source distributions needed their era's build tools to build."""
+    era: EraCheck | None = None
+
+
+def timed_out(failure: UvFailure) -> bool:
+    """Whether a uv call failed because it ran out of time."""
+    return failure.reason.startswith("timed out after ")
+
+
+def build_failure(failure: UvFailure) -> str | None:
+    """The distribution a failed uv call could not build, if that is why it failed."""
+    found = _FAILED_BUILD.search(failure.reason)
+    return found["name"] if found else None
+
+
+def timeout_error(failure: UvFailure) -> EnvironmentFailure:
+    """A timed-out uv call as an environment failure that names the setting to raise."""
+    return EnvironmentFailure(f"{failure}; raise {TIMEOUT_SETTING} if the index is slow")
+
+
+@dataclass
+class UvCall:
+    """How uv is called for one era: the date cap, its exemptions, the index, the limit."""
+
+    exclude_newer: str | None
+    index_url: str | None
+    timeout: float
+    cwd: Path
+    exempt: list[Exemption] = field(default_factory=list)
+
+    def options(self, *, era_build_tools: bool = False) -> list[str]:
+        """The options of ``uv pip compile`` and ``uv pip install``: the date cap (with the
+        build tools free of it, unless ``era_build_tools``) and the index."""
+        options: list[str] = []
+        if self.exclude_newer:
+            options += ["--exclude-newer", self.exclude_newer]
+            if supports_exclude_newer_package():
+                if not era_build_tools:
+                    tomorrow = (date.today() + timedelta(days=1)).isoformat()
+                    for tool in BUILD_TOOLS:
+                        options += ["--exclude-newer-package", f"{tool}={tomorrow}"]
+                for exemption in self.exempt:
+                    options += ["--exclude-newer-package", f"{exemption.name}={exemption.until}"]
+        if self.index_url:
+            options += ["--index-url", self.index_url]
+        return options
+
+    def run(self, args: list[str], what: str) -> str:
+        return run_uv(args, timeout=self.timeout, what=what, cwd=self.cwd)
+
+
+@dataclass
+class Resolver:
+    """Resolves requirements for ``interpreter`` with ``call``."""
+
+    call: UvCall
+    interpreter: Path
+    scratch: Path
+    era_build_tools: bool = False
+
+    def compile(self, requirements: list[str]) -> list[str]:
+        """The pinned set of ``requirements``; with the era's build tools when today's cannot
+        build a source distribution it needs."""
+        try:
+            return self._compile(requirements)
+        except UvFailure as failure:
+            if self.era_build_tools or build_failure(failure) is None:
+                raise
+            self.era_build_tools = True
+            return self._compile(requirements)
+
+    def _compile(self, requirements: list[str]) -> list[str]:
+        if not requirements:
+            return []
+        listed = self.scratch / "requirements.in"
+        listed.write_text("\n".join(requirements) + "\n", encoding="utf-8")
+        output = self.call.run(
+            [
+                "pip",
+                "compile",
+                "--python",
+                str(self.interpreter),
+                "--no-header",
+                "--no-annotate",
+                *self.call.options(era_build_tools=self.era_build_tools),
+                str(listed),
+            ],
+            what="resolving the test and runtime dependencies",
+        )
+        pinned = [line.strip() for line in output.splitlines() if "==" in line]
+        return sorted(line for line in pinned if not line.startswith(("#", "-")))
+
+    def resolve(self, required: list[str], declared: list[str]) -> Resolution:
+        """``required`` and as many of ``declared`` as resolve with them."""
+        declared = [d for d in dict.fromkeys(declared) if d not in required]
+        try:
+            pinned = self.compile([*declared, *required])
+            return self._resolution(pinned, [*declared, *required], {}, short=False)
+        except UvFailure as failure:
+            if not declared:
+                raise timeout_error(failure) if timed_out(failure) else failure from None
+        try:
+            pinned = self.compile(required)
+        except UvFailure as failure:
+            raise timeout_error(failure) if timed_out(failure) else failure from None
+        kept: list[str] = []
+        left_out: dict[str, str] = {}
+        for requirement in declared:
+            try:
+                pinned = self.compile([*kept, requirement, *required])
+            except UvFailure as failure:
+                left_out[requirement] = (
+                    failure.reason if timed_out(failure) else f"did not resolve: {failure.reason}"
+                )
+                continue
+            kept.append(requirement)
+        short = any(reason.startswith("timed out") for reason in left_out.values())
+        return self._resolution(pinned, [*kept, *required], left_out, short=short)
+
+    def _resolution(
+        self, pinned: list[str], requirements: list[str], left_out: dict[str, str], *, short: bool
+    ) -> Resolution:
+        return Resolution(
+            pinned=pinned,
+            requirements=requirements,
+            left_out=left_out,
+            short=short,
+            era_build_tools=self.era_build_tools,
+        )
+
+
+def checked(
+    resolver: Resolver,
+    resolution: Resolution,
+    *,
+    index_url: str | None,
+    direct: list[str],
+    python: str,
+) -> Resolution:
+    """``resolution`` checked against the index's dates (when capped at one), resolved
+    again with the blocking dependencies exempt (see :mod:`bugbout.core.plumbing.backtrack`)."""
+    from bugbout.core.plumbing.backtrack import check_era
+    from bugbout.core.plumbing.package_index import PackageIndex
+
+    call = resolver.call
+    if not call.exclude_newer:
+        return resolution
+    latest = [resolution.pinned]
+
+    def rebuild(exempt: list[Exemption]) -> list[str]:
+        call.exempt = list(exempt)
+        latest.append(resolver.compile(resolution.requirements))
+        return latest[-1]
+
+    era = check_era(
+        PackageIndex(index_url),
+        resolution.pinned,
+        rebuild if supports_exclude_newer_package() else None,
+        direct=direct,
+        python=python,
+        date=call.exclude_newer,
+    )
+    return resolution.model_copy(
+        update={"pinned": latest[-1], "era": era, "era_build_tools": resolver.era_build_tools}
+    )
