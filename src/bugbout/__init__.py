@@ -7,15 +7,20 @@ nothing of the pipeline until one of these names is used.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0.dev0"
+
+# A library's logger prints nothing until its application configures logging.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 _EXPORTS: dict[str, str] = {
     "Bout": "bugbout.bout",
     "BoutResult": "bugbout.bout",
     "Project": "bugbout.bout",
     "render_markdown": "bugbout.bout",
+    "ProgressEvent": "bugbout.core.plumbing.progress",
     "AgentOptions": "bugbout.core.race.agents",
     "CodingAgent": "bugbout.core.race.agents",
     "Invocation": "bugbout.core.race.agents",
@@ -78,6 +83,7 @@ __all__ = [
     "MiningRequest",
     "Options",
     "Oracle",
+    "ProgressEvent",
     "Project",
     "ReporterPlugin",
     "SandboxPlugin",
@@ -130,5 +136,6 @@ if TYPE_CHECKING:
     from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
     from bugbout.core.mine.mining import MiningRequest
     from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
+    from bugbout.core.plumbing.progress import ProgressEvent
     from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
     from bugbout.core.store.records import Attempt, Issue, Oracle, Task, TaskSet

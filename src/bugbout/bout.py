@@ -11,18 +11,20 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Sequence
-from contextlib import closing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.plumbing.executor import make_executor
-from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.progress import LoggedProgress, Progress, ProgressEvent
 from bugbout.core.plumbing.stopping import Stop
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.agents import CodingAgent
@@ -94,7 +96,10 @@ class Bout:
 
     ``contestants`` are adapters (:class:`bugbout.CodingAgent` instances); without them
     the project's configured contestants race. The bout's verdicts, reports and
-    ``job.json`` go to ``output`` (default: the store itself); tasks, ground truth and
+    ``job.json`` go to ``output`` (default: the store itself), with ``bout.log``: what the
+    bout told through the ``bugbout`` logger (which an application may route too);
+    ``progress`` is a :class:`Progress` or a callback taking each
+    :class:`~bugbout.core.plumbing.progress.ProgressEvent`. Tasks, ground truth and
     attempts are shared by every bout on the store, and reused whenever they are keyed
     alike. ``overrides`` are recorded in ``job.json`` (a sweep job's choices). The jobs of
     one ``sweep`` (its directory) wait for each other's ground truth; any other bout
@@ -103,19 +108,21 @@ class Bout:
 
     def __init__(
         self,
-        project: Project,
+        project: Project | str | Path,
         contestants: Sequence[CodingAgent] | None = None,
-        progress: Progress | None = None,
-        output: Path | None = None,
+        progress: Progress | Callable[[ProgressEvent], None] | None = None,
+        output: str | Path | None = None,
         overrides: Sequence[str] = (),
         *,
-        sweep: Path | None = None,
+        sweep: str | Path | None = None,
     ) -> None:
+        if not isinstance(project, Project):
+            project = Project.load(project)
         self.project = project
-        self.progress = progress
-        self.output = Store(output) if output else project.store
+        self.progress = _logged_progress(progress)
+        self.output = Store(Path(output)) if output else project.store
         self.overrides = list(overrides)
-        self.sweep = sweep
+        self.sweep = Path(sweep) if sweep is not None else None
         settings, plugins = project.settings, project.plugins
         if contestants is None:
             self.contestants = build_contestants(settings, plugins)
@@ -140,9 +147,10 @@ class Bout:
         for where in {store.root: store, output.root: output}.values():
             where.check_writable()  # not after the whole bout: before it spends anything
         clock, started = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
-        progress = self.progress or SilentProgress()
+        progress = self.progress
         stop = Stop(settings.run.grace, progress.warn)
         with (
+            _logged(output.root / LOG),
             stop.installed(),
             output.lock(progress.warn),
             closing(make_executor(settings, plugins)) as executor,
@@ -216,9 +224,44 @@ class Bout:
             first = next(iter(problems.values()))
             raise ConfigError(f"{first}{more}; or pass --keep-going to race the others")
         for reason in problems.values():
-            if self.progress is not None:
-                self.progress.warn(f"{reason}; it does not race")
+            self.progress.warn(f"{reason}; it does not race")
         self.contestants = [c for c in self.contestants if c.name not in problems]
+
+
+def _logged_progress(given: Progress | Callable[[ProgressEvent], None] | None) -> LoggedProgress:
+    """``given`` (a :class:`Progress`, a callback, or nothing) behind the bout's logger."""
+    if isinstance(given, LoggedProgress):
+        return given
+    if given is None:
+        return LoggedProgress()
+    if hasattr(given, "advance"):
+        return LoggedProgress(cast(Progress, given))
+    return LoggedProgress(callback=given)
+
+
+LOG = "bout.log"
+"""The bout's log, in its output."""
+
+
+@contextmanager
+def _logged(path: Path) -> Iterator[None]:
+    """The ``bugbout`` logger's records at INFO and above also written to ``path`` while
+    the bout runs (appended: a resumed bout continues its log)."""
+    logger = logging.getLogger("bugbout")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    level = logger.level
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()
 
 
 def render_markdown(result: BoutResult | Report) -> str:

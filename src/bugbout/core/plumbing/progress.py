@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 
@@ -42,3 +45,64 @@ class SilentProgress:
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One thing a stage reported, for a callback: ``kind`` is ``start``, ``advance``,
+    ``finish`` or ``warn``; ``done`` of ``total`` steps of the stage ``description``."""
+
+    kind: str
+    description: str
+    done: int = 0
+    total: int | None = None
+    detail: str = ""
+
+
+class LoggedProgress:
+    """Progress passed on to ``inner`` (when any) and to the ``bugbout`` logger: a stage's
+    start and end at INFO, each step at DEBUG, warnings at WARNING; and, when given, to a
+    callback as :class:`ProgressEvent` values."""
+
+    def __init__(
+        self,
+        inner: Progress | None = None,
+        callback: Callable[[ProgressEvent], None] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.callback = callback
+        self.logger = logging.getLogger("bugbout")
+        self.warnings: list[str] = []
+        self._stage, self._done = "", 0
+        self._total: int | None = None
+
+    def start(self, description: str, total: int | None = None) -> None:
+        self._stage, self._done, self._total = description, 0, total
+        self.logger.info("%s%s", description, f" ({total})" if total is not None else "")
+        self._tell("start", "")
+        if self.inner is not None:
+            self.inner.start(description, total)
+
+    def advance(self, detail: str = "") -> None:
+        self._done += 1
+        self.logger.debug("%s: %s%s", self._stage, self._done, f" {detail}" if detail else "")
+        self._tell("advance", detail)
+        if self.inner is not None:
+            self.inner.advance(detail)
+
+    def finish(self) -> None:
+        self.logger.info("%s: done (%s)", self._stage, self._done)
+        self._tell("finish", "")
+        if self.inner is not None:
+            self.inner.finish()
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self.logger.warning("%s", message)
+        self._tell("warn", message)
+        if self.inner is not None:
+            self.inner.warn(message)
+
+    def _tell(self, kind: str, detail: str) -> None:
+        if self.callback is not None:
+            self.callback(ProgressEvent(kind, self._stage, self._done, self._total, detail))

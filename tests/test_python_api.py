@@ -1,0 +1,33 @@
+"""The Python API as an application meets it: paths as strings, progress through a
+callback, messages through the standard ``logging`` module and a log per bout."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from bugbout import Bout, ProgressEvent
+
+
+@pytest.mark.slow
+def test_a_bout_from_string_paths_reports_progress_and_logs(
+    bout_repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    events: list[ProgressEvent] = []
+    output = tmp_path / "out"
+    with caplog.at_level(logging.INFO, logger="bugbout"):
+        result = Bout(str(bout_repo), progress=events.append, output=str(output)).run()
+    assert result.report is not None
+    assert (output / "report.json").is_file()
+    started = [event.description for event in events if event.kind == "start"]
+    assert started, events
+    finished = [event for event in events if event.kind == "finish"]
+    assert finished and all(event.description in started for event in finished)
+    steps = [event for event in events if event.kind == "advance"]
+    assert steps and all(0 < event.done <= (event.total or event.done) for event in steps)
+    logged = [record.getMessage() for record in caplog.records if record.name == "bugbout"]
+    assert any(message.startswith(started[0]) for message in logged), logged
+    log = (output / "bout.log").read_text(encoding="utf-8")
+    assert started[0] in log and " INFO " in log
