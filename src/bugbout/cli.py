@@ -36,6 +36,8 @@ commands:
   tasks     mine fixed bugs and compute their ground truth
   run       mine, compute ground truth and race the contestants (resumable)
   report    render the last bout's report again (--format terminal|markdown|json|html)
+  compare   compare two bouts per contestant (--fail-if-regressed PCT for CI)
+  export    write the tasks as a SWE-bench dataset or Harbor tasks
   plugins   list every plugin by kind, with the distribution it came from
   demo      build the example repository and run a whole bout on it (offline)
   completion  print the shell completion script (bash, zsh or fish)
@@ -71,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tasks": _tasks,
         "run": _run,
         "report": _report,
+        "compare": _compare,
+        "export": _export,
         "plugins": _plugins,
         "demo": _demo,
         "completion": _completion,
@@ -356,6 +360,55 @@ def _reporter(settings: Any, plugins: Any, name: str) -> Any:
         known = ", ".join(sorted(set(defined) | set(plugins.of_kind(ReporterPlugin))))
         raise ConfigError(f"--format {name}: no such reporter; choose one of {known}")
     return defined.get(name, Instance("reporters", name, name)).build(plugins, ReporterPlugin)
+
+
+# -- compare and export -----------------------------------------------------------------
+
+
+def _compare(args: list[str], console: Console) -> int:
+    """``bugbout compare A B [--format NAME] [--fail-if-regressed PCT]``: 1 on a regression."""
+    from bugbout.compare.command import run_compare
+
+    parser = _parser(
+        "bugbout compare",
+        "Compare bout B with bout A, per contestant, on the tasks both scored with the same "
+        "ground truth: exact McNemar, the difference's interval, Holm across contestants.",
+    )
+    parser.add_argument(
+        "before", type=Path, help="A: a project, a store, a sweep job or a report.json"
+    )
+    parser.add_argument("after", type=Path, help="B: the same kinds as A")
+    parser.add_argument("--format", default="terminal", help="terminal, markdown or json")
+    parser.add_argument(
+        "--fail-if-regressed",
+        metavar="PCT",
+        help="exit 1 when a contestant's resolve rate fell by more than PCT percentage "
+        "points with a Holm-adjusted p below 0.05 (0: any significant drop)",
+    )
+    options = parser.parse_args(args)
+    compared = run_compare(options.before, options.after, options.format, options.fail_if_regressed)
+    console.out.print(compared.text, markup=False, highlight=False, end="")
+    for line in compared.failures:
+        console.error(line)
+    return 1 if compared.failures else 0
+
+
+def _export(args: list[str], console: Console) -> int:
+    """``bugbout export --format swe-bench|harbor PATH [--repo OWNER/NAME]``"""
+    from bugbout.export.command import FORMATS, run_export
+
+    parser = _parser(
+        "bugbout export",
+        "Write the tasks with their ground truth as a SWE-bench dataset (JSON lines) or as "
+        "Harbor task directories.",
+    )
+    parser.add_argument("--format", required=True, choices=FORMATS, help="swe-bench or harbor")
+    parser.add_argument("path", type=Path, help="the .jsonl file (swe-bench) or directory (harbor)")
+    parser.add_argument("--repo", help="owner/name in the instances (default: origin's)")
+    options = parser.parse_args(args)
+    root = find_config(Path.cwd()).parent
+    console.info(run_export(root, options.format, options.path.resolve(), options.repo))
+    return 0
 
 
 # -- demo ---------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ COMMANDS = {
     "tasks": ("--mine-only", "--cfg"),
     "run": ("--retry-failed", "--keep-going", "-m", "--cfg", "--info"),
     "report": ("--format", "--job", "--sweep"),
+    "compare": ("--format", "--fail-if-regressed"),
+    "export": ("--format", "--repo"),
     "plugins": ("new",),
     "demo": (),
     "completion": ("bash", "zsh", "fish"),
@@ -252,7 +254,7 @@ def complete(
     if not done:
         return [c for c in ("-m", *COMMANDS) if c.startswith(current)]
     command = done[0]
-    if command in ("init", "report", "demo", "completion"):
+    if command in ("init", "report", "compare", "export", "demo", "completion"):
         return [flag for flag in COMMANDS[command] if flag.startswith(current)]
     chosen = over_choices(chosen or {}, line_choices(done))
     if "=" in current:
