@@ -13,9 +13,12 @@ repeated, it times:
   each, with the same targets, one after the other - plainly, and wrapped by the same
   sandbox (so the sandbox's own cost is apart from bugbout's).
 
-It reports the pytest processes per task (against one per cell, the naive way) and the
-median time of ``cross_examine`` as a ratio to each raw median. A report, not a test: the
-exit code is 0 whatever the numbers.
+Every raw run starts in a session of its own, as bugbout's test runs do (the kernel's
+autogroups would favour one side else). It reports the pytest processes per task
+(against one per cell, the naive way), and ``cross_examine``'s wall and CPU time (read
+from a cgroup, so what runs in a sandbox's pid namespace counts) over each raw measure's
+of the same round: per pair, then min / median / max. A report, not a test: the exit
+code is 0 whatever the numbers.
 
     python benchmarks/bench_crossexam.py [--repeat K] [--modules M] [--tests T] [--sandbox S]
 """
@@ -26,13 +29,14 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+import timing
+from timing import Sample
 
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
@@ -209,12 +213,6 @@ def written_source(
     return (tree / path).read_bytes()
 
 
-def timed(action: Any) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
-
-
 def run_raw(
     environment: Environment,
     prepared: list[tuple[str, Path, list[str]]],
@@ -234,14 +232,21 @@ def run_raw(
                 "PYTHONDONTWRITEBYTECODE": "1",
                 **command.env,
             }
-            subprocess.run(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, check=False)
+            subprocess.run(
+                argv,
+                cwd=tree,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                check=False,
+                start_new_session=True,
+            )
 
 
 def measure(
     root: Path, options: argparse.Namespace, plugins: Plugins, sandbox: Any
-) -> tuple[Matrix, list[Attempt], int, dict[str, list[float]]]:
-    """The matrix, the attempts, the pytest processes of one cross-examination, and the
-    timed runs of each measure."""
+) -> tuple[Matrix, list[Attempt], int, list[dict[str, Sample]]]:
+    """The matrix, the attempts, the pytest processes of one cross-examination, and each
+    round's sample of each measure."""
     home = root / "home"
     repo, task = build(root, options.modules, options.tests)
     settings = BoutSettings(
@@ -281,13 +286,11 @@ def measure(
             "raw": lambda: run_raw(environment, prepared, None),
             "raw_confined": lambda: run_raw(environment, prepared, confine),
         }
-        measures: dict[str, list[float]] = {name: [] for name in actions}
-        names = list(actions)
-        for round_number in range(options.repeat):
-            shift = round_number % len(names)
-            for name in names[shift:] + names[:shift]:
-                measures[name].append(timed(actions[name]))
-    return matrix, found, processes, measures
+        rounds = [
+            {name: timing.measure(actions[name])[0] for name in order}
+            for order in timing.rotations(list(actions), options.repeat)
+        ]
+    return matrix, found, processes, rounds
 
 
 def main() -> None:
@@ -306,8 +309,10 @@ def main() -> None:
         options.sandbox = "none"
         sandbox = plugins.create("sandbox", "none")
     with tempfile.TemporaryDirectory(dir=CACHE, prefix="crossexam-") as scratch:
-        matrix, found, processes, measures = measure(Path(scratch), options, plugins, sandbox)
-    medians = {name: statistics.median(values) for name, values in measures.items()}
+        matrix, found, processes, rounds = measure(Path(scratch), options, plugins, sandbox)
+    walls = [{name: sample.wall for name, sample in one.items()} for one in rounds]
+    cpus = [{name: sample.cpu for name, sample in one.items()} for one in rounds]
+    measured = [one for one in cpus if None not in one.values()]
     rows = sum(len(tests) for tests in matrix.authors.values())
     result = {
         "benchmark": "crossexam",
@@ -325,19 +330,27 @@ def main() -> None:
         "pytest_processes_per_task": processes,
         "pytest_processes_one_per_cell": len(matrix.authors) * len(matrix.patches),
         "repeat": options.repeat,
-        "runs_s": {name: [round(v, 4) for v in values] for name, values in measures.items()},
-        "crossexam_median_s": round(medians["crossexam"], 4),
-        "raw_pytest_median_s": round(medians["raw"], 4),
-        "raw_confined_pytest_median_s": round(medians["raw_confined"], 4),
-        "ratio": round(medians["crossexam"] / medians["raw"], 3),
-        "ratio_confined": round(medians["crossexam"] / medians["raw_confined"], 3),
+        "wall_rounds_s": walls,
+        "cpu_rounds_s": measured,
+        "wall": {raw: _over(walls, raw) for raw in ("raw", "raw_confined")},
+        "cpu": {raw: _over(measured, raw) for raw in ("raw", "raw_confined")} if measured else None,
     }
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    report(result, medians)
+    report(result)
     sys.exit(0)
 
 
-def report(result: dict[str, Any], medians: dict[str, float]) -> None:
+def _over(rounds: list[dict[str, Any]], raw: str) -> dict[str, Any]:
+    """``cross_examine`` over the ``raw`` measure of the same round: per pair, and their
+    min / median / max."""
+    pairs = [{"crossexam": one["crossexam"], raw: one[raw]} for one in rounds]
+    return {
+        "per_pair": timing.pair_ratios(pairs, raw)["crossexam"],
+        **timing.paired_ratios(pairs, raw)["crossexam"],
+    }
+
+
+def report(result: dict[str, Any]) -> None:
     print(
         f"task: {result['suite_tests']} suite tests, {result['contestants']} contestants, "
         f"{result['examiners']} examiner -> {result['columns']} columns x {result['authors']} "
@@ -348,12 +361,14 @@ def report(result: dict[str, Any], medians: dict[str, float]) -> None:
         f"pytest processes per task:    {result['pytest_processes_per_task']}  "
         f"(one per author and column: {result['pytest_processes_one_per_cell']})"
     )
-    repeat, sandbox = result["repeat"], result["sandbox"]
-    print(f"cross_examine:                {medians['crossexam']:7.3f} s  (medians of {repeat})")
-    print(f"raw pytest, same runs:        {medians['raw']:7.3f} s")
-    print(f"raw pytest, same, confined:   {medians['raw_confined']:7.3f} s  ({sandbox})")
-    print(f"cross_examine / raw pytest:   {result['ratio']}x")
-    print(f"cross_examine / raw confined: {result['ratio_confined']}x")
+    print(f"{result['repeat']} rounds; raw confined by {result['sandbox']}")
+    for time_kind in ("wall", "cpu"):
+        for raw, ratio in (result[time_kind] or {}).items():
+            pairs = " ".join(f"{r:.2f}" for r in ratio["per_pair"])
+            print(
+                f"cross_examine / {raw} ({time_kind}): per pair {pairs}; min / median / max "
+                f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f}"
+            )
     print(f"written to {RESULTS}")
 
 

@@ -25,13 +25,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mining_history import prepare
-from timing import paired_ratios, rotations
+from timing import paired_ratios, rotations, run_process
 
 from bugbout.core.plumbing.git import log_command
 
@@ -103,14 +102,14 @@ def commands(args: argparse.Namespace, repo: Path, pydriller: Path | None) -> di
 
 
 def _run(name: str, argv: list[str], repo: Path, env: dict[str, str]) -> tuple[float, str]:
-    """Wall time of one process and its output (discarded for the baseline)."""
-    out = subprocess.DEVNULL if name in (BASELINE, MINER_LOG) else subprocess.PIPE
-    started = time.perf_counter()
-    done = subprocess.run(argv, cwd=repo, env=env, stdout=out, stderr=subprocess.PIPE, check=False)
-    wall = time.perf_counter() - started
-    if done.returncode:
-        raise SystemExit(f"{name} failed: {done.stderr.decode(errors='replace')[-2000:]}")
-    return wall, done.stdout.decode() if done.stdout else ""
+    """Wall time of one process, in a session of its own, and its output (discarded for
+    the baseline)."""
+    keep = name not in (BASELINE, MINER_LOG)
+    try:
+        finished = run_process(argv, cwd=repo, env=env, keep_output=keep)
+    except RuntimeError as exc:
+        raise SystemExit(f"{name} failed: {exc}") from None
+    return finished.sample.wall, finished.stdout
 
 
 def _last_json(output: str) -> dict[str, Any]:

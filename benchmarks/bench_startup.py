@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from timing import paired_ratios, ratio_table, rotations
+from timing import paired_ratios, ratio_table, rotations, run_process
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE.parent / ".bench"
@@ -89,14 +87,10 @@ def _compile_bugbout() -> None:
 
 
 def _time(argv: list[str]) -> tuple[float, float]:
-    """The wall time and the CPU time (user and system) of one process running ``argv``:
-    the CPU time is what a loaded machine disturbs least."""
-    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
+    """The wall time and the CPU time (user and system, of its whole tree) of one process
+    running ``argv``: the CPU time is what a loaded machine disturbs least."""
+    sample = run_process(argv).sample
+    return sample.wall, sample.cpu if sample.cpu is not None else float("nan")
 
 
 IN_PROCESS = {
