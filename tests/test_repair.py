@@ -242,3 +242,28 @@ def test_a_tasks_test_environment_has_what_the_oracle_added_built_once(tmp_path:
     assert builder.requests == [("pytest", "simplejson")]
     assert environments.of(task, Trees()) is first  # type: ignore[arg-type]
     assert len(builder.requests) == 1  # the race, its rounds and the verdicts share it
+
+
+@pytest.mark.slow
+def test_the_repair_goes_on_until_the_suite_collects(tmp_path: Path) -> None:
+    repo, task, builder = _project(tmp_path, {"tests/base.py": BASE})
+    package = builder.packages / "simplejson" / "simplejson" / "__init__.py"
+    package.write_text("import speedups\n\ndumps = speedups.dumps\n")  # what it needs in turn
+    (builder.packages / "speedups").mkdir()
+    (builder.packages / "speedups" / "speedups.py").write_text("dumps = str\n")
+    oracle = _oracle(repo, task, builder, tmp_path / "home")
+    assert oracle.status == "ok", oracle.reason
+    assert [a.requirement for a in oracle.added] == ["simplejson", "speedups"]
+    assert builder.requests == [
+        ("pytest",),
+        ("pytest", "simplejson"),
+        ("pytest", "simplejson", "speedups"),
+    ]
+
+
+def test_the_repair_stops_when_nothing_new_can_be_added() -> None:
+    missing = {"nothere": "tests/base.py"}
+    first = repair.next_round(missing, [], 0)
+    assert [a.requirement for a in first] == ["nothere"]
+    assert repair.next_round(missing, first, 1) == []  # it did not provide the module
+    assert repair.next_round({"other": "x.py"}, first, repair.ROUNDS) == []

@@ -241,3 +241,19 @@ def test_the_install_timeout_is_a_setting() -> None:
         (Path(bugbout.conf.__file__).parent / "environment" / "uv.yaml").read_text(encoding="utf-8")
     )
     assert packaged["install-timeout"] == UvOptions().install_timeout == 600
+
+
+def test_a_reason_names_what_the_environment_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bugbout.core.plumbing.environment import lacking
+
+    FakeUv(bad="mock==0.1").install(monkeypatch)
+    tree = make_tree(tmp_path, ["six"], extras={"tests": ["mock==0.1"]})
+    env = UvBuilder().build(request_for(tree, tmp_path / "home"))
+    assert lacking(env) == (
+        "; an environment failure may explain it: the environment lacks mock==0.1 (did not "
+        "resolve: no mock==0.1)"
+    )
+    full = UvBuilder().build(request_for(make_tree(tmp_path / "full", ["six"]), tmp_path / "h"))
+    assert lacking(full) == ""

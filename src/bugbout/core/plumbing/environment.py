@@ -73,6 +73,17 @@ def resolved(environment: Environment) -> tuple[dict[str, str], list[Exemption]]
     )
 
 
+def lacking(environment: Environment) -> str:
+    """What a reason adds when ``environment`` went without declared test dependencies (for
+    builders that say, in an optional ``left_out``): an environment failure may explain
+    the outcome."""
+    left_out = getattr(environment, "left_out", None)
+    if not isinstance(left_out, dict) or not left_out:
+        return ""
+    lacks = ", ".join(f"{name} ({why})" for name, why in left_out.items())
+    return f"; an environment failure may explain it: the environment lacks {lacks}"
+
+
 class EnvironmentBuilder(Protocol):
     """What an environment plugin's factory returns."""
 

@@ -21,6 +21,8 @@ from bugbout.core.store.records import AddedDependency, TestRun
 
 SETTING = "tasks.repair-imports"
 """The setting that turns repairs on and off, as a user writes it."""
+ROUNDS = 4
+"""The most repairs of one task: a module added may import another that is missing."""
 _MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'(?: \((?P<where>[^)]+)\))?")
 _FRAME = re.compile(r"^(?P<where>\S+\.py:\d+): in ", re.MULTILINE)
 
@@ -74,6 +76,18 @@ def added(missing: dict[str, str]) -> list[AddedDependency]:
             AddedDependency(requirement=requirement, module=module, imported_by=where),
         )
     return list(by_distribution.values())
+
+
+def next_round(
+    missing: dict[str, str], repaired: list[AddedDependency], rounds: int
+) -> list[AddedDependency]:
+    """What the next repair adds: the distributions of the modules still missing that no
+    round added yet; nothing after :data:`ROUNDS` rounds, or when every one was added (it
+    did not provide the module)."""
+    if rounds >= ROUNDS:
+        return []
+    done = {dependency.requirement.lower() for dependency in repaired}
+    return [found for found in added(missing) if found.requirement.lower() not in done]
 
 
 def with_added(project: ProjectSettings, dependencies: list[AddedDependency]) -> ProjectSettings:

@@ -29,6 +29,7 @@ from bugbout.core.plumbing.environment import (
     Environment,
     EnvironmentBuilder,
     EnvironmentRequest,
+    lacking,
     resolved,
 )
 from bugbout.core.plumbing.git import Git
@@ -83,7 +84,8 @@ def compute_oracle(
     Both runs happen in one directory (and name it relatively: see
     :func:`bugbout.core.plumbing.testrun.run_tests`), so their node ids agree. When a run
     misses a module the tests import (and ``tasks.repair-imports`` is on), its
-    distribution is added to the environment and the runs are made again, once. Test
+    distribution is added to the environment and the runs are made again (a few rounds:
+    an added module may import another). Test
     dependencies that only running ``setup.py`` reveals are added from the start."""
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -92,6 +94,7 @@ def compute_oracle(
         git.export(task.sha, tree.with_name("after"))
         declared = computed_test_dependencies(tree.with_name("after"), confine)
         project, repaired = repair.with_added(settings.project, declared), list[AddedDependency]()
+        rounds = 0
         while True:
             runs, environment = _run_all(
                 task,
@@ -114,9 +117,11 @@ def compute_oracle(
                 )
             suite = suite_paths(tree, project.tests, task.test_files)
             missing = repair.missing_imports(runs, tree, project, suite)
-            if repaired or not missing or not settings.tasks.repair_imports:
+            more = repair.next_round(missing, repaired, rounds)
+            if not more or not settings.tasks.repair_imports:
                 break
-            repaired = repair.added(missing)
+            rounds += 1
+            repaired += more
             project = repair.with_added(project, repaired)
         shutil.rmtree(scratch, ignore_errors=True)
     oracle = judge_runs(task, runs, key=key, environment=environment.description)
@@ -125,6 +130,8 @@ def compute_oracle(
     oracle.versions, oracle.exempt = resolved(environment)
     if oracle.reason is not None and missing:
         oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
+    if oracle.reason is not None:
+        oracle.reason += lacking(environment)
     return oracle
 
 
