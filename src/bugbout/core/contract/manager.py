@@ -353,6 +353,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.agents.gemini_cli",
     "bugbout.plugins.agents.mini_swe_agent",
     "bugbout.plugins.agents.command",
+    "bugbout.plugins.agents.predictions",
     "bugbout.plugins.assignments.reproduce",
     "bugbout.plugins.assignments.specify",
     "bugbout.plugins.judges.majority",

@@ -149,6 +149,7 @@ def _session(
         confinement=confinement,
         prompt_file=prompt_file,
         test_command=test_command,
+        task_id=task.id,
     )
 
 

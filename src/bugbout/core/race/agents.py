@@ -106,6 +106,8 @@ class Session:
     prompt_file: Path
     test_command: str
     """The command that runs the project's tests in the same environment as the oracle."""
+    task_id: str = ""
+    """The task the attempt is on (an agent replaying stored patches looks its own up)."""
 
 
 class CodingAgent:
