@@ -1,0 +1,237 @@
+"""Test runs on the pytest of every era: pytest 3.0 to 3.8 in a Python 3.6 environment of
+their time (old pluggy, no ``--rootdir``, ``::()::`` node ids), pytest 2.9 refused with a
+reason, and pytest 9's subtests; a package that keeps its tests inside it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.pytest_era import pytest_era
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
+from bugbout.core.truth.oracle import first_error
+from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
+from old_pytests import old_pytest
+
+PROJECT = ProjectSettings(source="pkg", tests="tests")
+OLD = ["3.0.7", "3.4.2", "3.8.2"]
+HOST = sys.executable
+"""This interpreter, with pytest 9."""
+
+
+def environment(python: str, tree: Path) -> Environment:
+    builder = InterpreterBuilder(InterpreterOptions(path=python))
+    return builder.build(EnvironmentRequest(project=PROJECT, tree=tree, home=tree / "home"))
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+TESTS = """
+    import pkg
+
+    def test_fixed():
+        assert pkg.VALUE == 2
+
+    def test_kept():
+        assert pkg.VALUE == 1
+
+    class TestThing(object):
+        def test_method(self):
+            assert pkg.VALUE == 1
+"""
+
+
+def _run(python: str, tree: Path, targets: list[str], **options: object) -> TestRun:
+    return run_tests(
+        environment(python, tree), tree, targets, project=PROJECT, label="t", timeout=120,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("version", OLD)
+def test_an_old_pytest_runs_with_the_options_it_knows(version: str, tmp_path: Path) -> None:
+    """Its addopts set aside, its rootdir the tree (a pytest.ini above it is not), a
+    folder targeted with the canaries in it collected once, pytest 4's node ids."""
+    python = str(old_pytest(version))
+    write(tmp_path, {"pytest.ini": "[pytest]\n"})  # above the tree: pytest 3 would root there
+    tree = write(tmp_path / "tree", {"pkg/__init__.py": "VALUE = 1\n", "tests/test_it.py": TESTS})
+    coverage: list[bytes] = []
+    run = _run(python, tree, ["tests"], coverage=coverage)
+    assert run.status == RunStatus.OK, (run.tampering, run.detail)
+    assert run.outcomes == {
+        "tests/test_it.py::test_fixed": Outcome.FAILED,
+        "tests/test_it.py::test_kept": Outcome.PASSED,
+        "tests/test_it.py::TestThing::test_method": Outcome.PASSED,
+    }
+    assert b'"test": "tests/test_it.py::TestThing::test_method"' in coverage[0]
+
+    write(tree, {"tox.ini": "[pytest]\naddopts = --no-such-option\n"})
+    run = _run(python, tree, ["tests/test_it.py"])
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes["tests/test_it.py::test_kept"] == Outcome.PASSED
+
+
+DIVERT = """
+    VALUE = 1
+    import gc
+    for _caller in gc.get_objects():
+        if "HookCaller" in type(_caller).__name__ and getattr(_caller, "name", "") == (
+            "pytest_runtest_logreport"
+        ):
+            _real = _caller._hookexec
+
+            def _exec(*args, _real=_real):
+                for value in args:
+                    report = value.get("report") if isinstance(value, dict) else None
+                    if report is not None and report.failed:
+                        report.outcome = "passed"
+                return _real(*args)
+
+            _caller._hookexec = _exec
+"""
+HOOKED = {
+    "pkg/__init__.py": "VALUE = 1\n",
+    "pkg/plugin.py": "def pytest_runtest_logreport(report):\n    pass\n",
+    "conftest.py": "pytest_plugins = ['pkg.plugin']\n",
+}
+ISCLOSE = "import math\nVALUE = 1\nmath.isclose = lambda *args, **kwargs: True\n"
+
+
+@pytest.mark.parametrize("version", OLD)
+@pytest.mark.parametrize(
+    ("files", "reasons"),
+    [
+        ({"pkg/__init__.py": DIVERT}, ["must fail but passed", "_hookexec was set to code"]),
+        (HOOKED, ["pytest_runtest_logreport is implemented in the package under test"]),
+        ({"pkg/__init__.py": ISCLOSE}, ["math.isclose was replaced"]),
+    ],
+)
+def test_an_old_pytest_keeps_the_tamper_evidence(
+    version: str, files: dict[str, str], reasons: list[str], tmp_path: Path
+) -> None:
+    tree = write(tmp_path, {"tests/test_it.py": TESTS, **files})
+    run = _run(str(old_pytest(version)), tree, ["tests/test_it.py"])
+    assert run.status == RunStatus.TAMPERED, run.detail
+    for reason in reasons:
+        assert any(reason in why for why in run.tampering), run.tampering
+
+
+def test_a_pytest_older_than_3_is_refused_with_its_reason(tmp_path: Path) -> None:
+    tree = write(tmp_path, {"pkg/__init__.py": "VALUE = 1\n", "tests/test_it.py": TESTS})
+    python = environment(str(old_pytest("2.9.2")), tree)
+    assert pytest_era(python).version == (2, 9)
+    with pytest.raises(EnvironmentFailure, match=r"pytest 2\.9 is older than 3\.0.*pytest>=3\.0"):
+        run_tests(python, tree, ["tests"], project=PROJECT, label="t", timeout=120)
+
+
+SUBTESTS = """
+    import unittest
+
+    def test_some_fail(subtests):
+        for number in range(3):
+            with subtests.test(number=number):
+                assert number != 1
+
+    def test_all_pass(subtests):
+        for number in range(3):
+            with subtests.test(number=number):
+                assert number < 3
+
+    class TestCase(unittest.TestCase):
+        def test_sub(self):
+            for number in range(3):
+                with self.subTest(number=number):
+                    self.assertNotEqual(number, 2)
+"""
+FORGED = """
+    from _pytest.reports import TestReport
+
+    def test_forged(request):
+        item = request.node
+        forged = TestReport(item.nodeid, item.location, {}, "passed", None, "call")
+        item.ihook.pytest_runtest_logreport(report=forged)
+        assert False
+"""
+
+
+def test_subtests_are_their_test_s_outcome(tmp_path: Path) -> None:
+    """pytest 9 reports each subtest: one test, failed when one of them failed."""
+    tree = write(tmp_path, {"pkg/__init__.py": "", "tests/test_sub.py": SUBTESTS})
+    run = _run(HOST, tree, ["tests/test_sub.py"])
+    assert run.status == RunStatus.OK, run.tampering
+    assert run.outcomes == {
+        "tests/test_sub.py::test_some_fail": Outcome.FAILED,
+        "tests/test_sub.py::test_all_pass": Outcome.PASSED,
+        "tests/test_sub.py::TestCase::test_sub": Outcome.FAILED,
+    }
+
+
+def test_a_forged_second_report_of_a_test_is_still_tampering(tmp_path: Path) -> None:
+    tree = write(tmp_path, {"pkg/__init__.py": "", "tests/test_sub.py": FORGED})
+    run = _run(HOST, tree, ["tests/test_sub.py"])
+    assert run.status == RunStatus.TAMPERED
+    assert "tests/test_sub.py::test_forged (call) was reported twice" in run.tampering
+
+
+INSIDE = {
+    "pkg/__init__.py": "VALUE = 1\n",
+    "pkg/tests/__init__.py": "",
+    "pkg/tests/conftest.py": """
+        def pytest_collection_modifyitems(items):
+            items.sort(key=lambda item: item.name)
+    """,
+    "pkg/tests/test_it.py": "import pkg\n\n\ndef test_value():\n    assert pkg.VALUE == 1\n",
+}
+
+
+def test_a_conftest_of_tests_inside_the_package_is_its_setup(tmp_path: Path) -> None:
+    """Its hooks are the project's, not the package's; a plugin module of the package
+    that its conftest loads is still the package's."""
+    project = PROJECT.model_copy(update={"tests": "pkg/tests"})
+    tree = write(tmp_path / "one", INSIDE)
+    run = run_tests(
+        environment(HOST, tree), tree, ["pkg/tests"], project=project, label="t", timeout=120
+    )
+    assert run.status == RunStatus.OK, run.tampering
+    assert run.outcomes == {"pkg/tests/test_it.py::test_value": Outcome.PASSED}
+
+    tree = write(tmp_path / "two", {**INSIDE, **HOOKED})
+    run = run_tests(
+        environment(HOST, tree), tree, ["pkg/tests"], project=project, label="t", timeout=120
+    )
+    assert run.status == RunStatus.TAMPERED
+    [reason] = run.tampering
+    assert "pytest_runtest_logreport is implemented in the package under test" in reason
+    assert reason.endswith("pkg/plugin.py)")
+
+
+@pytest.mark.parametrize("python", [HOST, "3.4.2"])
+def test_the_reason_for_a_rejected_command_line_is_pytest_s_usage_error(
+    python: str, tmp_path: Path
+) -> None:
+    """Not the line before it (``ERROR: usage: ...``) nor after it (``rootdir: .``)."""
+    executable = python if python == HOST else str(old_pytest(python))
+    done = subprocess.run(
+        [executable, "-m", "pytest", "--no-such-option"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert first_error(done.stdout + done.stderr) == (
+        "error: unrecognized arguments: --no-such-option"
+    )
