@@ -3,6 +3,7 @@ as a third-party plugin's tests would run it; and the plugin author's fixtures w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -19,6 +20,7 @@ from bugbout.core.contract.errors import PluginError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import KINDS
 from bugbout.core.judge.judging import JudgeContext
+from bugbout.core.race.agents import Session
 from bugbout.core.store.verdict_records import Verdict
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import ModelServer, Say
@@ -145,6 +147,17 @@ class TestCommand(BuiltinsOnly, AgentSuite):
 class TestCommandOnStandardInput(BuiltinsOnly, AgentSuite):
     plugin = "command"
     options = {"name": "cat-agent", "command": ["cat"], "model": "claude-haiku-4-5"}
+
+
+class TestPredictions(BuiltinsOnly, AgentSuite):
+    plugin = "predictions"
+    options = {"name": "replay", "file": str(Path(__file__).parent / "data" / "predictions.jsonl")}
+
+    def test_the_prompt_reaches_the_agent(self, agent: Any, session: Session) -> None:
+        """It runs no model: what reaches it is the task's stored patch."""
+        invocation = agent.invocation(dataclasses.replace(session, task_id="0123456789ab"))
+        assert invocation.stdin == agent.patch_for("0123456789ab")
+        assert "ratio(a, b)" in (invocation.stdin or "")
 
 
 # -- sandboxes --------------------------------------------------------------------------------
