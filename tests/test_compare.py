@@ -5,7 +5,10 @@ exit status as a CI gate."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -206,3 +209,33 @@ def test_markdown_and_terminal_show_the_change_and_bad_input_is_one_line(
         result = bugbout("compare", *args, cwd=tmp_path)
         assert result.returncode == 2, args
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, args
+
+
+def test_the_documented_ci_step_fails_on_a_regression_only(tmp_path: Path) -> None:
+    """The "Compare with main" step of docs/ci.md's workflow, run by bash as Actions
+    would, on the artifact's layout: main's report.json and oracles.json in baseline/."""
+    yaml = pytest.importorskip("yaml")
+    page = (Path(__file__).parents[1] / "docs" / "ci.md").read_text()
+    workflow = yaml.safe_load(page.split("```yaml\n", 1)[1].split("```", 1)[0])
+    (step,) = [s for s in workflow["jobs"]["bout"]["steps"] if s.get("name") == "Compare with main"]
+    main = bout(tmp_path / "main", {"codex": outcomes(11)})
+    (main / ".bugbout" / "report.json").write_text(load_report(Store(main / ".bugbout")).to_json())
+    statuses = {}
+    for name, resolved in (("same", 11), ("worse", 1)):
+        checkout = bout(tmp_path / name, {"codex": outcomes(resolved)})
+        (checkout / "baseline").mkdir()
+        for file in ("report.json", "oracles.json"):
+            shutil.copy(main / ".bugbout" / file, checkout / "baseline" / file)
+        summary = tmp_path / f"{name}-summary.md"
+        env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+        result = subprocess.run(
+            ["bash", "-e", "-c", step["run"]], cwd=checkout, env=env, capture_output=True,
+            text=True, check=False,
+        )  # fmt: skip
+        statuses[name] = result.returncode
+        assert "| codex | 12 | 11/12 (92%) |" in summary.read_text()
+        assert BoutChange.model_validate_json((checkout / "compare.json").read_text())
+        if name == "worse":
+            assert result.stderr.startswith("error: codex regressed: 11/12 (92%) in baseline")
+    assert statuses == {"same": 0, "worse": 1}
