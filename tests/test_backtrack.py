@@ -272,6 +272,7 @@ def test_ground_truth_records_the_repaired_era(tmp_path: Path) -> None:
     }
     assert [(e.name, e.reason) for e in oracle.exempt] == [("depb", "all releases after the date")]
     assert oracle.environment == (
-        f"uv: Python {python}, deps as of 2019-10-01; depb exempt (all releases after the "
+        f"uv: Python {python}, deps as of 2019-10-01; pytest and what it needs as of "
+        "2023-11-01 (the fix's predates Python 3.12); depb exempt (all releases after the "
         "date), depa 2.0 instead of 1.0"
     )

@@ -408,3 +408,17 @@ def test_eras_that_resolve_alike_share_a_real_environment(tmp_path: Path) -> Non
     ]
     assert [p.name for p in (home / "envs").iterdir() if p.suffix != ".lock"] == [envs[0].key]
     assert "six==1.16.0" in json.loads((envs[0].path / MARKER).read_text())["installed"]
+
+
+@pytest.mark.slow
+@needs_39
+def test_a_2014_fix_runs_its_tests_with_a_pytest_of_its_interpreter(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, [], requires_python=">=2.6")
+    env = UvBuilder().build(request_for(tree, tmp_path / "home", "2014-02-08", python="3.9"))
+    versions = dict(
+        line.split("==", 1) for line in json.loads((env.path / MARKER).read_text())["installed"]
+    )
+    assert versions["pytest"].startswith("6.")  # 2.5, of the fix's time, fails on 3.9
+    assert "deps as of 2014-03-01; pytest and what it needs as of 2020-11-01" in env.description
+    result = run(env.command(["-q", "tests"], tree, []))
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -30,6 +30,7 @@ class FakeUv:
         self.compiles: list[list[str]] = []
         self.installs: list[list[str]] = []
         self.options: list[list[str]] = []
+        self.compile_options: list[list[str]] = []
         self.timeouts: set[float] = set()
         self.venvs = 0
         self.pytest = "#!/bin/sh\nexit 0\n"
@@ -52,6 +53,7 @@ class FakeUv:
             requirements = Path(args[-1]).read_text().split()
             if requirements != ["setuptools"]:
                 self.compiles.append(requirements)
+                self.compile_options.append(args[2:-1])
             if self.slow and self.slow in requirements:
                 raise UvFailure(f"{what} timed out after {timeout:.0f} s", "timed out after 9 s")
             if self.bad and self.bad in requirements:
@@ -257,3 +259,25 @@ def test_a_reason_names_what_the_environment_lacks(
     )
     full = UvBuilder().build(request_for(make_tree(tmp_path / "full", ["six"]), tmp_path / "h"))
     assert lacking(full) == ""
+
+
+def test_a_fix_older_than_its_interpreter_gets_the_pytest_of_the_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeUv().install(monkeypatch)
+    tree = make_tree(tmp_path, ["six"], requires_python=">=3")
+    home = tmp_path / "home"
+    env = UvBuilder().build(request_for(tree, home, date="2014-02-08", python="3.9"))
+    runner, main = fake.compile_options[0], fake.compile_options[1]
+    assert fake.compiles[0] == ["pytest"]
+    assert runner[runner.index("--exclude-newer") + 1] == "2020-11-01"
+    assert main[main.index("--exclude-newer") + 1] == "2014-03-01"
+    assert "pytest=2020-11-01" in main
+    assert "pytest=2020-11-01" in fake.options[-1]  # the install lifts the cap too
+    assert "; pytest and what it needs as of 2020-11-01 (the fix's predates Python 3.9)" in (
+        env.description
+    )
+    # A fix of the interpreter's time resolves pytest as of its own date.
+    fake.compiles.clear()
+    UvBuilder().build(request_for(tree, home, date="2021-06-15", python="3.9"))
+    assert fake.compiles == [["pytest", "six"]]

@@ -35,6 +35,7 @@ from bugbout.plugins.environments.uv_resolution import (
     UvCall,
     build_failure,
     checked,
+    runner_of,
     timed_out,
     timeout_error,
 )
@@ -101,6 +102,8 @@ class UvEnvironment:
     """Declared test dependencies it lacks, each with why (they did not resolve or build)."""
     era: EraCheck | None = field(default=None, hash=False)
     """The resolved versions that matter, and what the era check exempted."""
+    note: str = ""
+    """What the description says of the runner and of the era check."""
 
     @property
     def python(self) -> Path:
@@ -120,7 +123,7 @@ class UvEnvironment:
             f"uv: Python {self.python_version}",
             self.exclude_newer,
             self.left_out,
-            self.era.note if self.era else "",
+            self.note,
         )
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
@@ -240,6 +243,7 @@ class UvBuilder:
             environment,
             left_out={**resolution.left_out, **(unbuilt if isinstance(unbuilt, dict) else {})},
             era=resolution.era or EraCheck.recorded(recorded.get("era")),
+            note=resolution.note,
         )
         if not resolution.short:  # a short resolution is tried again by the next build
             self._built[era] = environment
@@ -295,18 +299,24 @@ class _EraResolution:
             self.exclude_newer, self.options.index_url, self.options.install_timeout, scratch
         )
         resolver = Resolver(call, self.interpreter, scratch)
+        tools_date = era_tools_date(self.exclude_newer, self.version)
+        if tools_date is not None:
+            try:
+                call.runner = runner_of(resolver, self.required, tools_date, self.version)
+            except UvFailure as failure:
+                raise timeout_error(failure) if timed_out(failure) else failure from None
         resolution = checked(
             resolver,
             resolver.resolve(self.required, self.declared),
             index_url=self.options.index_url,
             direct=[*self.required, *self.declared],
             python=self.version,
-        )
+        ).model_copy(update={"runner": call.runner})
         minor = tuple(int(part) for part in self.version.split(".")[:2])
         if minor >= SETUPTOOLS_BEFORE:
             return resolution, []
         tools_call = UvCall(
-            era_tools_date(self.exclude_newer, self.version),
+            tools_date,
             self.options.index_url,
             self.options.install_timeout,
             scratch,
@@ -416,7 +426,7 @@ class _Build:
             self.options.index_url,
             self.options.install_timeout,
             self.environment.path.parent,
-            list(self.resolution.era.exempt) if self.resolution.era else [],
+            self.resolution.exempt,
         )
         call.run(
             [
@@ -476,7 +486,7 @@ class _Build:
         left_out = {**resolution.left_out, **self.unbuilt}
         description = {
             "description": replace(
-                self.environment, left_out=left_out, era=resolution.era
+                self.environment, left_out=left_out, era=resolution.era, note=resolution.note
             ).description,
             "key": self.environment.key,
             "python": self.environment.python_version,

@@ -13,7 +13,7 @@ resolution that left something out because of it is not kept: it is tried again.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -60,7 +60,23 @@ class Resolution(Record):
     """Something was left out because uv timed out: the resolution is tried again."""
     era_build_tools: bool = False
     """Source distributions needed their era's build tools to build."""
+    runner: list[Exemption] = Field(default_factory=list)
+    """pytest and what it needs, resolved as of the interpreter's time (the fix's predates it)."""
     era: EraCheck | None = None
+
+    @property
+    def exempt(self) -> list[Exemption]:
+        """Every distribution resolved without the era's date cap."""
+        return [*self.runner, *(self.era.exempt if self.era else [])]
+
+    @property
+    def note(self) -> str:
+        """What the environment line says of the runner and of the era check."""
+        notes = [self.era.note if self.era else ""]
+        if self.runner:
+            until = self.runner[0].until
+            notes.insert(0, f"pytest and what it needs as of {until} ({self.runner[0].reason})")
+        return "; ".join(note for note in notes if note)
 
 
 def timed_out(failure: UvFailure) -> bool:
@@ -88,6 +104,10 @@ class UvCall:
     timeout: float
     cwd: Path
     exempt: list[Exemption] = field(default_factory=list)
+    """What the era check exempted."""
+    runner: list[Exemption] = field(default_factory=list)
+    """pytest and what it needs, capped at the interpreter's time instead (see
+    :func:`runner_of`)."""
 
     def options(self, *, era_build_tools: bool = False) -> list[str]:
         """The options of ``uv pip compile`` and ``uv pip install``: the date cap (with the
@@ -100,7 +120,7 @@ class UvCall:
                     tomorrow = (date.today() + timedelta(days=1)).isoformat()
                     for tool in BUILD_TOOLS:
                         options += ["--exclude-newer-package", f"{tool}={tomorrow}"]
-                for exemption in self.exempt:
+                for exemption in [*self.runner, *self.exempt]:
                     options += ["--exclude-newer-package", f"{exemption.name}={exemption.until}"]
         if self.index_url:
             options += ["--index-url", self.index_url]
@@ -188,6 +208,31 @@ class Resolver:
             short=short,
             era_build_tools=self.era_build_tools,
         )
+
+
+def runner_of(
+    resolver: Resolver, requirements: list[str], until: str, python: str
+) -> list[Exemption]:
+    """When the fix's era predates the interpreter (its pytest would not run there): pytest
+    and what it needs, as of ``until`` (the interpreter's time), as exemptions from the
+    era's date; none otherwise."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    call = resolver.call
+    if call.exclude_newer is None or until <= call.exclude_newer:
+        return []
+    try:
+        names = {Requirement(r).name.lower() for r in requirements}
+    except InvalidRequirement:
+        return []
+    if "pytest" not in names:
+        return []
+    reason = f"the fix's predates Python {'.'.join(python.split('.')[:2])}"
+    pinned = Resolver(replace(call, exclude_newer=until), resolver.interpreter, resolver.scratch)
+    return [
+        Exemption(name=pin.split("==")[0], until=until, reason=reason, needed_by="pytest")
+        for pin in pinned.compile(["pytest"])
+    ]
 
 
 def checked(
