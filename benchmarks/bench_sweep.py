@@ -7,9 +7,12 @@ this interpreter) gets one whole bout, the baseline, which races, cross-examines
 and audits; then ``bugbout -m judge=majority,strict,unanimous`` sweeps three judges on
 the same store. Every pytest process is counted: bugbout runs under ``strace``, which
 logs every program started, inside the sandboxes too. The target for a job that
-changes only the judge is no pytest process and a wall time of seconds. Ratios are
-paired per round: each job's wall time (``job.json``) over the bout's. Writes
-``.bench/sweep.json`` and ``.bench/sweep.md``. A report, not a test: exit code 0.
+changes only the judge is no pytest process and a wall time of seconds. Then a
+judge-only re-run, ``bugbout run judge=strict``. Every time is a whole process (what a
+user waits for), each in a session of its own, under the same ``strace``; ratios are
+paired per round, over the bout's: the sweep's, the sweep's per job, and the re-run's,
+per pair and then min / median / max. Writes ``.bench/sweep.json`` and
+``.bench/sweep.md``. A report, not a test: exit code 0.
 
     python benchmarks/bench_sweep.py [--repeat K]
 """
@@ -20,12 +23,11 @@ import argparse
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import pair_ratios, paired_ratios, run_process, spread
 
 from bugbout.example import build_example
 
@@ -44,19 +46,17 @@ def pytest_processes(trace: Path) -> int:
 
 
 def bugbout(repo: Path, trace: Path, *args: str) -> float:
-    """Run bugbout under ``strace`` (every process it starts, sandboxes included)."""
+    """The wall time of bugbout as a whole process under ``strace`` (which logs every
+    process it starts, sandboxes included)."""
     strace = shutil.which("strace")
     if strace is None:
         raise SystemExit("strace is needed to count the pytest processes (apt install strace)")
     argv = [strace, "-f", "--seccomp-bpf", "-qq", "-e", "trace=execve", "-o", str(trace)]
-    started = time.perf_counter()
-    result = subprocess.run(
-        [*argv, sys.executable, "-m", "bugbout", "--quiet", *args],
-        cwd=repo, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if result.returncode:
-        raise SystemExit(f"bugbout {' '.join(args)} failed:\n{result.stderr[-2000:]}")
-    return time.perf_counter() - started
+    try:
+        finished = run_process([*argv, sys.executable, "-m", "bugbout", "--quiet", *args], cwd=repo)
+    except RuntimeError as exc:
+        raise SystemExit(f"bugbout {' '.join(args)} failed: {exc}") from None
+    return finished.sample.wall
 
 
 def one_round(scratch: Path) -> dict[str, object]:
@@ -65,6 +65,7 @@ def one_round(scratch: Path) -> dict[str, object]:
     repo = build_example(scratch / "tally")
     wall = bugbout(repo, scratch / "bout.trace", "run")
     sweep_wall = bugbout(repo, scratch / "sweep.trace", "-m", f"judge={','.join(JUDGES)}")
+    rerun_wall = bugbout(repo, scratch / "rerun.trace", "run", "judge=strict")
     jobs = [
         json.loads(path.read_text())
         for path in sorted((repo / ".bugbout" / "sweeps").glob("*/*/job.json"))
@@ -74,6 +75,8 @@ def one_round(scratch: Path) -> dict[str, object]:
         "bout_pytest": pytest_processes(scratch / "bout.trace"),
         "sweep_s": round(sweep_wall, 3),
         "sweep_pytest": pytest_processes(scratch / "sweep.trace"),
+        "rerun_s": round(rerun_wall, 3),
+        "rerun_pytest": pytest_processes(scratch / "rerun.trace"),
         "jobs": [
             {
                 "judge": job["judge"],
@@ -86,10 +89,6 @@ def one_round(scratch: Path) -> dict[str, object]:
             for job in jobs
         ],
     }
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
 
 def main() -> int:
@@ -107,10 +106,24 @@ def main() -> int:
         "pytest processes, whole sweep": spread([float(r["sweep_pytest"]) for r in rounds]),  # type: ignore[arg-type]
         "evidence made, per job": spread([float(job["evidence_made"]) for job, _ in jobs]),
         "ground truths made, per job": spread([float(job["truths_made"]) for job, _ in jobs]),
-        "job wall time (s)": spread([float(job["wall_s"]) for job, _ in jobs]),
-        "bout wall time (s)": spread([float(r["bout_s"]) for r in rounds]),  # type: ignore[arg-type]
-        "job / bout wall time": spread([float(job["wall_s"]) / bout for job, bout in jobs]),
+        "pytest processes, judge-only re-run": spread([float(r["rerun_pytest"]) for r in rounds]),  # type: ignore[arg-type]
+        "a job's own wall time, inside its sweep (s)": spread(
+            [float(job["wall_s"]) for job, _ in jobs]
+        ),
+        "bout, whole process (s)": spread([float(r["bout_s"]) for r in rounds]),  # type: ignore[arg-type]
     }
+    walls = [
+        {
+            BASELINE: float(r["bout_s"]),  # type: ignore[arg-type]
+            "sweep / bout": float(r["sweep_s"]),  # type: ignore[arg-type]
+            "sweep per job / bout": float(r["sweep_s"]) / len(JUDGES),  # type: ignore[arg-type]
+            "judge-only re-run / bout": float(r["rerun_s"]),  # type: ignore[arg-type]
+        }
+        for r in rounds
+    ]
+    pairs = pair_ratios(walls, BASELINE)
+    for name, ratio in paired_ratios(walls, BASELINE).items():
+        rows[f"{name}, whole processes (pairs: {' '.join(map(str, pairs[name]))})"] = ratio
     table = "\n".join(
         [
             f"Judge-only sweep ({', '.join(JUDGES)}) on the demo's store, {args.repeat} rounds.",
