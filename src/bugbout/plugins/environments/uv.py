@@ -286,12 +286,10 @@ class _EraResolution:
         with tempfile.TemporaryDirectory(prefix=".resolving-", dir=path.parent) as scratch:
             resolution, tools = self._resolve(Path(scratch))
         if not resolution.short:
-            kept = path.with_name(f".{path.name}.{os.getpid()}")
-            kept.write_text(
-                json.dumps({"resolution": resolution.model_dump(mode="json"), "tools": tools}),
-                encoding="utf-8",
-            )
-            kept.replace(path)
+            handle, kept = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump({"resolution": resolution.model_dump(mode="json"), "tools": tools}, file)
+            Path(kept).replace(path)
         return resolution, tools
 
     def _resolve(self, scratch: Path) -> tuple[Resolution, list[str]]:
