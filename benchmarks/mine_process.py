@@ -3,6 +3,8 @@ interpreter imports the ``git-history`` miner and walks the whole first-parent h
 
     python benchmarks/mine_process.py REPO SOURCE TESTS REF
 
+``SOURCE`` may name several directories, comma-separated (``src/click,click``).
+
 It prints one JSON line: what was found, the seconds spent importing and walking, and
 the peak RSS of the process and of its git children.
 """
@@ -25,7 +27,7 @@ def main() -> None:
     imported = time.perf_counter()
     request = MiningRequest(
         repository=repository,
-        project=ProjectSettings(source=source, tests=tests),
+        project=ProjectSettings(source=tuple(source.split(",")), tests=tests),
     )
     found = GitHistoryMiner(GitHistoryOptions(limit=20, ref=ref)).mine(request)
     walked = time.perf_counter()
