@@ -5,6 +5,7 @@ environment whose pytest does not start."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,8 @@ class FakeUv:
             options = [a for a in args[2:] if a not in pins]
             self.installs.append(pins)
             self.options.append(options)
-            newest_tools = any(o.startswith("setuptools=") for o in options)
+            today = date.today().isoformat()
+            newest_tools = any(o.startswith("setuptools=") and o[11:] > today for o in options)
             if f"{self.unbuildable}==1.0" in pins and newest_tools:
                 reason = f"Failed to build `{self.unbuildable}==1.0`: use_2to3 is invalid"
                 raise UvFailure(f"{what} failed", reason)
@@ -172,7 +174,7 @@ def test_a_distribution_todays_build_tools_cannot_build_gets_its_eras(
         ["pycrypto==1.0"],
     ]
     apart = fake.options[-1]
-    assert not any(o.startswith("setuptools=") for o in apart)  # the era's build tools
+    assert "setuptools=2021-07-01" in apart  # the era's build tools
     assert apart[apart.index("--exclude-newer") + 1] == "2021-07-01"
     assert "--no-deps" in apart
     assert env.left_out == {}
@@ -281,3 +283,11 @@ def test_a_fix_older_than_its_interpreter_gets_the_pytest_of_the_interpreter(
     fake.compiles.clear()
     UvBuilder().build(request_for(tree, home, date="2021-06-15", python="3.9"))
     assert fake.compiles == [["pytest", "six"]]
+
+
+def test_the_era_build_tools_are_never_older_than_uv_can_build_with() -> None:
+    call = uv_resolution.UvCall("2015-04-01", None, 60, Path())
+    era = call.options(era_build_tools=True)
+    assert "setuptools=2019-03-01" in era  # uv builds a setup.py with setuptools>=40.8.0
+    (newest,) = [o for o in call.options() if o.startswith("setuptools=")]
+    assert newest > f"setuptools={date.today().isoformat()}"  # up to tomorrow

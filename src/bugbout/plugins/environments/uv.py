@@ -318,6 +318,7 @@ class _EraResolution:
             self.options.index_url,
             self.options.install_timeout,
             scratch,
+            oldest_build_tools="",  # the interpreter's own, however old
         )
         tools = Resolver(tools_call, self.interpreter, scratch, era_build_tools=True)
         try:

@@ -41,6 +41,9 @@ BUILD_TOOLS = (
 )
 """Build backends and their helpers: sdists get their newest releases when built (their
 era's when the newest cannot build them)."""
+OLDEST_BUILD_TOOLS = "2019-03-01"
+"""The era's build tools are never older than this month: uv builds a source distribution
+that has only a ``setup.py`` with setuptools 40.8.0 or later (February 2019)."""
 TIMEOUT_SETTING = "environment.install-timeout"
 _FAILED_BUILD = re.compile(
     r"Failed to (?:build|download and build|prepare distributions)[^`]*`(?P<name>[A-Za-z0-9._-]+)"
@@ -108,18 +111,24 @@ class UvCall:
     runner: list[Exemption] = field(default_factory=list)
     """pytest and what it needs, capped at the interpreter's time instead (see
     :func:`runner_of`)."""
+    oldest_build_tools: str = OLDEST_BUILD_TOOLS
+    """The era's build tools are never capped before this date."""
 
     def options(self, *, era_build_tools: bool = False) -> list[str]:
         """The options of ``uv pip compile`` and ``uv pip install``: the date cap (with the
-        build tools free of it, unless ``era_build_tools``) and the index."""
+        build tools free of it: up to today, or with ``era_build_tools`` up to the era,
+        but no older than ``oldest_build_tools``) and the index."""
         options: list[str] = []
         if self.exclude_newer:
             options += ["--exclude-newer", self.exclude_newer]
             if supports_exclude_newer_package():
-                if not era_build_tools:
-                    tomorrow = (date.today() + timedelta(days=1)).isoformat()
-                    for tool in BUILD_TOOLS:
-                        options += ["--exclude-newer-package", f"{tool}={tomorrow}"]
+                until = (
+                    max(self.exclude_newer, self.oldest_build_tools)
+                    if era_build_tools
+                    else (date.today() + timedelta(days=1)).isoformat()
+                )
+                for tool in BUILD_TOOLS:
+                    options += ["--exclude-newer-package", f"{tool}={until}"]
                 for exemption in [*self.runner, *self.exempt]:
                     options += ["--exclude-newer-package", f"{exemption.name}={exemption.until}"]
         if self.index_url:
@@ -229,9 +238,10 @@ def runner_of(
         return []
     reason = f"the fix's predates Python {'.'.join(python.split('.')[:2])}"
     pinned = Resolver(replace(call, exclude_newer=until), resolver.interpreter, resolver.scratch)
-    return [
-        Exemption(name=pin.split("==")[0], until=until, reason=reason, needed_by="pytest")
-        for pin in pinned.compile(["pytest"])
+    return [  # the build tools are free of the date anyway
+        Exemption(name=name, until=until, reason=reason, needed_by="pytest")
+        for name in (pin.split("==")[0] for pin in pinned.compile(["pytest"]))
+        if name.lower() not in BUILD_TOOLS
     ]
 
 
