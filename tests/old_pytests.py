@@ -19,6 +19,7 @@ import pytest
 from python_mirror import pyenv_python
 
 ERAS = {
+    "2.7.3": ("pytest==2.7.3", "py==1.4.34"),
     "2.9.2": ("pytest==2.9.2", "py==1.4.34"),
     "3.0.7": ("pytest==3.0.7", "py==1.4.34", "setuptools==39.0.1"),
     "3.4.2": (
@@ -30,9 +31,9 @@ ERAS = {
         "more-itertools==4.3.0", "atomicwrites==1.1.5", "setuptools==39.0.1",
     ),
 }  # fmt: skip
-"""Each old pytest with the versions of its dependencies of its time: 3.0 vendors pluggy
-0.4, 3.4 takes pluggy 0.6 and no ``--rootdir``, 3.8 takes pluggy 0.7 (no
-``get_hookimpls``)."""
+"""Each old pytest with the versions of its dependencies of its time: 2.7 has no pluggy
+and no ``pytest.hookimpl``, 2.9 no ``-o``, 3.0 vendors pluggy 0.4, 3.4 takes pluggy 0.6
+and no ``--rootdir``, 3.8 takes pluggy 0.7 (no ``get_hookimpls``)."""
 PYTHON = "3.6"
 
 

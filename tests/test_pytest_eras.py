@@ -1,19 +1,21 @@
-"""Test runs on the pytest of every era: pytest 3.0 to 3.8 in a Python 3.6 environment of
-their time (old pluggy, no ``--rootdir``, ``::()::`` node ids), pytest 2.9 refused with a
-reason, and pytest 9's subtests; a package that keeps its tests inside it."""
+"""Test runs on the pytest of every era: pytest 2.7 to 3.8 in a Python 3.6 environment of
+their time (no pluggy or an old one, no ``-o``, no ``--rootdir``, ``::()::`` node ids),
+an older one refused with a reason, and pytest 9's subtests; a package that keeps its
+tests inside it."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
 from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
@@ -22,7 +24,7 @@ from bugbout.plugins.environments.interpreter import InterpreterBuilder, Interpr
 from old_pytests import old_pytest
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
-OLD = ["3.0.7", "3.4.2", "3.8.2"]
+OLD = ["2.7.3", "2.9.2", "3.0.7", "3.4.2", "3.8.2"]
 HOST = sys.executable
 """This interpreter, with pytest 9."""
 
@@ -65,7 +67,8 @@ def _run(python: str, tree: Path, targets: list[str], **options: object) -> Test
 @pytest.mark.parametrize("version", OLD)
 def test_an_old_pytest_runs_with_the_options_it_knows(version: str, tmp_path: Path) -> None:
     """Its addopts set aside, its rootdir the tree (a pytest.ini above it is not), a
-    folder targeted with the canaries in it collected once, pytest 4's node ids."""
+    folder targeted with the canaries in it collected once, a module that cannot be
+    collected passed over, pytest 4's node ids."""
     python = str(old_pytest(version))
     write(tmp_path, {"pytest.ini": "[pytest]\n"})  # above the tree: pytest 3 would root there
     tree = write(tmp_path / "tree", {"pkg/__init__.py": "VALUE = 1\n", "tests/test_it.py": TESTS})
@@ -79,9 +82,12 @@ def test_an_old_pytest_runs_with_the_options_it_knows(version: str, tmp_path: Pa
     }
     assert b'"test": "tests/test_it.py::TestThing::test_method"' in coverage[0]
 
-    write(tree, {"tox.ini": "[pytest]\naddopts = --no-such-option\n"})
-    run = _run(python, tree, ["tests/test_it.py"])
+    write(
+        tree, {"tox.ini": "[pytest]\naddopts = --no-such-option\n", "tests/test_no.py": "import no"}
+    )
+    run = _run(python, tree, ["tests/test_no.py", "tests/test_it.py"])
     assert run.status == RunStatus.OK, run.detail
+    assert list(run.collection_errors) == ["tests/test_no.py"]
     assert run.outcomes["tests/test_it.py::test_kept"] == Outcome.PASSED
 
 
@@ -92,7 +98,8 @@ DIVERT = """
         if "HookCaller" in type(_caller).__name__ and getattr(_caller, "name", "") == (
             "pytest_runtest_logreport"
         ):
-            _real = _caller._hookexec
+            _name = "_hookexec" if hasattr(_caller, "_hookexec") else "_docall"  # pytest 2.7
+            _real = getattr(_caller, _name)
 
             def _exec(*args, _real=_real):
                 for value in args:
@@ -101,7 +108,7 @@ DIVERT = """
                         report.outcome = "passed"
                 return _real(*args)
 
-            _caller._hookexec = _exec
+            setattr(_caller, _name, _exec)
 """
 HOOKED = {
     "pkg/__init__.py": "VALUE = 1\n",
@@ -115,7 +122,7 @@ ISCLOSE = "import math\nVALUE = 1\nmath.isclose = lambda *args, **kwargs: True\n
 @pytest.mark.parametrize(
     ("files", "reasons"),
     [
-        ({"pkg/__init__.py": DIVERT}, ["must fail but passed", "_hookexec was set to code"]),
+        ({"pkg/__init__.py": DIVERT}, ["pytest_runtest_logreport._", "was set to code from"]),
         (HOOKED, ["pytest_runtest_logreport is implemented in the package under test"]),
         ({"pkg/__init__.py": ISCLOSE}, ["math.isclose was replaced"]),
     ],
@@ -130,12 +137,27 @@ def test_an_old_pytest_keeps_the_tamper_evidence(
         assert any(reason in why for why in run.tampering), run.tampering
 
 
-def test_a_pytest_older_than_3_is_refused_with_its_reason(tmp_path: Path) -> None:
-    tree = write(tmp_path, {"pkg/__init__.py": "VALUE = 1\n", "tests/test_it.py": TESTS})
-    python = environment(str(old_pytest("2.9.2")), tree)
-    assert pytest_era(python).version == (2, 9)
-    with pytest.raises(EnvironmentFailure, match=r"pytest 2\.9 is older than 3\.0.*pytest>=3\.0"):
-        run_tests(python, tree, ["tests"], project=PROJECT, label="t", timeout=120)
+@dataclass(frozen=True)
+class Pytest26:
+    """An environment whose pytest says it is 2.6.4, as it does."""
+
+    script: Path
+    key: str = "pytest-2.6.4"
+    description: str = "pytest 2.6.4"
+
+    def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
+        return Command(argv=[str(self.script), *args], cwd=tree)
+
+
+def test_a_pytest_older_than_2_7_is_refused_with_its_reason(tmp_path: Path) -> None:
+    script = write(tmp_path, {"pytest": "#!/bin/sh\necho 'This is pytest version 2.6.4' >&2\n"})
+    (script / "pytest").chmod(0o755)
+    tree = write(tmp_path / "tree", {"tests/test_it.py": TESTS})
+    with pytest.raises(EnvironmentFailure, match=r"pytest 2\.6 is older than 2\.7.*pytest>=2\.7"):
+        run_tests(
+            Pytest26(script / "pytest"), tree, ["tests"], project=PROJECT, label="t", timeout=9
+        )
+    assert pytest_era(environment(str(old_pytest("2.7.3")), tree)).version == (2, 7)
 
 
 SUBTESTS = """

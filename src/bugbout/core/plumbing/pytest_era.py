@@ -5,12 +5,16 @@ at the tree (``--rootdir``) and goes on past a module that cannot be collected
 (``--continue-on-collection-errors``). pytest learnt these options over the years, and an
 older pytest rejects the whole command line ("unrecognized arguments"):
 
-- ``-o`` and ``--continue-on-collection-errors`` came with pytest 3.0, the oldest pytest
-  bugbout runs: before it, a collection error never stopped a run, and nothing on the
-  command line can neutralise ``addopts``;
+- ``-o`` and ``--continue-on-collection-errors`` came with pytest 3.0: before it, a
+  collection error never stopped a run, and the outcome plugin takes the ini file's
+  ``addopts`` off the command line before pytest parses it (``BUGBOUT_DROP_ADDOPTS``;
+  the early options among them, ``-p`` and ``--confcutdir``, have been read by then);
 - ``--rootdir`` came with pytest 3.5: before it, the outcome plugin fixes the rootdir
   itself, at the working directory (the tree), before pytest collects anything
   (``BUGBOUT_ROOTDIR``).
+
+pytest 2.7 is the oldest bugbout's plugins run on (hook wrappers came with it); an older
+one is refused with that reason.
 
 Each environment's pytest is asked its version once per process (``pytest --version`` in
 an empty directory, no network), cached by the environment's key.
@@ -29,12 +33,16 @@ from pathlib import Path
 from bugbout.core.plumbing.environment import Environment
 from bugbout.sandbox.network import offline
 
-OLDEST = (3, 0)
-"""The oldest pytest bugbout runs: older ones take no ``-o`` to neutralise ``addopts``."""
+OLDEST = (2, 7)
+"""The oldest pytest bugbout runs: its plugins need hook wrappers."""
+OVERRIDE_OPTION = (3, 0)
+"""The first pytest that takes ``-o`` and ``--continue-on-collection-errors``."""
 ROOTDIR_OPTION = (3, 5)
 """The first pytest that takes ``--rootdir``."""
 ROOTDIR_VARIABLE = "BUGBOUT_ROOTDIR"
 """Set for a pytest without ``--rootdir``: the outcome plugin fixes the rootdir itself."""
+ADDOPTS_VARIABLE = "BUGBOUT_DROP_ADDOPTS"
+"""Set for a pytest without ``-o``: the outcome plugin sets the ``addopts`` aside."""
 PROBE_TIMEOUT = 120.0
 _VERSION = re.compile(r"\bpytest(?: version)? v?(\d+)\.(\d+)")
 
@@ -54,23 +62,25 @@ class PytestEra:
         assert self.version is not None
         found, oldest = ".".join(map(str, self.version)), ".".join(map(str, OLDEST))
         return (
-            f"pytest {found} is older than {oldest}, the oldest bugbout runs (it cannot set "
-            f"aside the project's addopts): require pytest>={oldest} in "
-            "project.test-dependencies"
+            f"pytest {found} is older than {oldest}, the oldest bugbout's plugins run on "
+            f"(it has no hook wrappers): require pytest>={oldest} in project.test-dependencies"
         )
 
     def neutral(self) -> list[str]:
-        """The options that set the project's ``addopts`` aside."""
-        return ["-o", "addopts="] if self.supported else []
+        """The options that set the project's ``addopts`` aside (none before pytest 3.0:
+        a command line without the outcome plugin keeps them)."""
+        return ["-o", "addopts="] if self._has(OVERRIDE_OPTION) else []
 
     def options(self, tree: Path) -> list[str]:
         """Every option a test run gives pytest about the project's configuration."""
+        tolerant = ["--continue-on-collection-errors"] if self._has(OVERRIDE_OPTION) else []
         fixed = ["--rootdir", str(tree)] if self._has(ROOTDIR_OPTION) else []
-        return [*self.neutral(), "--continue-on-collection-errors", *fixed]
+        return [*self.neutral(), *tolerant, *fixed]
 
     def variables(self) -> dict[str, str]:
         """What the outcome plugin must do in place of an option this pytest lacks."""
-        return {} if self._has(ROOTDIR_OPTION) else {ROOTDIR_VARIABLE: "1"}
+        found = {} if self._has(ROOTDIR_OPTION) else {ROOTDIR_VARIABLE: "1"}
+        return found | ({} if self._has(OVERRIDE_OPTION) else {ADDOPTS_VARIABLE: "1"})
 
     def _has(self, since: tuple[int, int]) -> bool:
         return self.version is None or self.version >= since

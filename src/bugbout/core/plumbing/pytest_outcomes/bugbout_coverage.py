@@ -28,7 +28,7 @@ import os
 import sys
 import threading
 
-from bugbout_impostors import modern_nodeid
+from bugbout_impostors import hookimpl, modern_nodeid
 
 FD_VARIABLE = "BUGBOUT_COVERAGE_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
@@ -214,13 +214,6 @@ def pytest_configure(config):
         _recorder.configure(str(getattr(config, "rootpath", None) or config.rootdir))
 
 
-def _hookwrapper(function):
-    """``hookwrapper=True`` (old-style wrappers: pytest 3 knows no other)."""
-    import pytest
-
-    return pytest.hookimpl(hookwrapper=True)(function)
-
-
 def _within(files):
     """Record what runs until the wrapped hook returns into ``files``."""
     _recorder.enter(files)
@@ -230,7 +223,7 @@ def _within(files):
         _recorder.leave()
 
 
-@_hookwrapper
+@hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     if _recorder is None:
         yield
@@ -239,7 +232,7 @@ def pytest_make_collect_report(collector):
         yield step
 
 
-@_hookwrapper
+@hookimpl(hookwrapper=True, optionalhook=True)
 def pytest_fixture_setup(fixturedef, request):
     if _recorder is None:
         yield
@@ -249,7 +242,7 @@ def pytest_fixture_setup(fixturedef, request):
         yield step
 
 
-@_hookwrapper
+@hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     recorder = _recorder
     if recorder is None:

@@ -17,9 +17,27 @@ def code_of(value):
     return getattr(function, "__code__", None)
 
 
+def hookimpl(**options):
+    """A hook implementation's options (``hookwrapper=True``, an old-style wrapper: pytest
+    3 knows no other), marked as the running pytest understands: before 2.8, as the
+    function's attributes."""
+    import pytest
+
+    if hasattr(pytest, "hookimpl"):
+        return pytest.hookimpl(**options)
+
+    def mark(function):
+        for name, value in options.items():
+            setattr(function, name, value)
+        return function
+
+    return mark
+
+
 def modern_nodeid(nodeid):
     """``nodeid`` as pytest 4 and later write it: pytest 3 puts a ``()`` between a class
-    and its methods (shared by bugbout's pytest plugins, as ``inside`` is)."""
+    and its methods (shared by bugbout's pytest plugins, as ``inside`` and ``hookimpl``
+    are)."""
     return nodeid.replace("::()::", "::")
 
 

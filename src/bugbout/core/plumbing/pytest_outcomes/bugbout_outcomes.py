@@ -32,7 +32,10 @@ A subtest's report (pytest 9's ``subtests``, the ``pytest-subtests`` plugin) is 
 ``subtest``: one test has as many as it has subtests.
 
 With ``BUGBOUT_ROOTDIR`` set (a pytest before 3.5, which takes no ``--rootdir``), the
-rootdir is fixed at the working directory before any conftest is loaded.
+rootdir is fixed at the working directory before any conftest is loaded. With
+``BUGBOUT_DROP_ADDOPTS`` set (a pytest before 3.0, which takes no ``-o``), the ini file's
+``addopts`` are taken off the command line before pytest parses it (the early options
+among them, ``-p`` and ``--confcutdir``, have been read by then).
 
 A ``start`` line before each test tells which one was running if pytest dies; the node
 ids in ``BUGBOUT_DESELECT`` (a JSON list: tests that crashed pytest in an earlier run)
@@ -58,6 +61,7 @@ FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
 TESTS_VARIABLE = "BUGBOUT_TESTS_DIR"
 ROOTDIR_VARIABLE = "BUGBOUT_ROOTDIR"
+ADDOPTS_VARIABLE = "BUGBOUT_DROP_ADDOPTS"
 TEST_MODULES = ("test_*.py", "*_test.py", "conftest.py")
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 """pytest 9's class of a subtest's report, and the ``pytest-subtests`` plugin's."""
@@ -131,9 +135,14 @@ def _codes(value):
 
 
 def _origin(value):
-    """The file ``value``'s code (a class: its module) comes from; ``None`` if it has none."""
+    """The file ``value``'s code (a class: its module, else its methods' one file) comes
+    from; ``None`` if it has none. (pytest before 3.0 replaces ``AssertionError`` with a
+    class of its own that it says is the builtins'.)"""
     if isinstance(value, type):
-        return getattr(sys.modules.get(value.__module__), "__file__", None)
+        found = getattr(sys.modules.get(value.__module__), "__file__", None)
+        methods = [m for m in vars(value).values() if isinstance(m, types.FunctionType)]
+        files = {getattr(code_of(m), "co_filename", None) for m in methods}
+        return found or (files.pop() if len(files) == 1 else None)
     files = [getattr(code, "co_filename", None) for code in _codes(value)]
     return files[0] if files and all(files) else None
 
@@ -175,12 +184,21 @@ def _own_directories():
     return found
 
 
+class _Function(object):
+    """A hook implementation of pytest before 2.8: only its function."""
+
+    def __init__(self, function):
+        self.function = function
+
+
 def _hookimpls(caller):
     """A hook caller's implementations (pluggy before 0.6, vendored in pytest before 3.3,
-    keeps them in two lists)."""
+    keeps them in two lists; pytest before 2.8 keeps the functions)."""
     if hasattr(caller, "get_hookimpls"):
         return caller.get_hookimpls()
-    return list(caller._nonwrappers) + list(caller._wrappers)
+    if hasattr(caller, "_nonwrappers"):
+        return list(caller._nonwrappers) + list(caller._wrappers)
+    return [_Function(function) for function in caller.methods]
 
 
 def _callers(config):
@@ -188,7 +206,7 @@ def _callers(config):
     found = []
     for name in sorted(vars(config.hook)):
         caller = getattr(config.hook, name)
-        if hasattr(caller, "get_hookimpls") or hasattr(caller, "_nonwrappers"):
+        if any(hasattr(caller, a) for a in ("get_hookimpls", "_nonwrappers", "methods")):
             found.append((name, caller))
     return found
 
@@ -232,7 +250,10 @@ class _Watch(object):
                 continue
             after = _snapshot(module)
             own = _own_directories()
+            pytests = set()  # classes pytest replaced: their members are its own
             for attribute in sorted(set(before) | set(after)):
+                if attribute.split(".", 1)[0] in pytests:
+                    continue
                 old, new = before.get(attribute), after.get(attribute)
                 if new is None:
                     found.append("%s.%s was removed" % (name, attribute))
@@ -240,7 +261,9 @@ class _Watch(object):
                 if (old is not None and _same(old, new)) or (old is None and name in GROWING):
                     continue
                 origin = _origin(new[0])
-                if origin is None or not any(inside(origin, d) for d in own):
+                if origin is not None and any(inside(origin, d) for d in own):
+                    pytests.update([attribute] if isinstance(new[0], type) else [])
+                else:
                     found.append(
                         "%s.%s was %s from %s"
                         % (
@@ -432,18 +455,20 @@ def pytest_collectreport(report):
         )
 
 
-def _tryfirst(function):
-    import pytest
+if os.environ.get(ROOTDIR_VARIABLE):  # only then: a hook pytest 3.5 and later need not run
 
-    return pytest.hookimpl(tryfirst=True)(function)
-
-
-@_tryfirst
-def pytest_load_initial_conftests(early_config):
-    if os.environ.get(ROOTDIR_VARIABLE):
+    def pytest_load_initial_conftests(early_config):
         import py
 
         early_config.rootdir = py.path.local(os.getcwd())
+
+
+if os.environ.get(ADDOPTS_VARIABLE):  # only then: pytest 8 has no such hook
+
+    def pytest_cmdline_preparse(config, args):
+        addopts = list(config.getini("addopts"))
+        if args[: len(addopts)] == addopts:
+            del args[: len(addopts)]
 
 
 def pytest_configure(config):
