@@ -151,6 +151,17 @@ def test_only_tasks_with_the_same_id_and_ground_truth_key_are_paired(tmp_path: P
     }
 
 
+def test_a_contestant_without_paired_tasks_is_no_test_of_the_family(tmp_path: Path) -> None:
+    unscored = dict.fromkeys(TASKS, AttemptStatus.INFRA_ERROR)
+    before = bout(tmp_path / "a", {"codex": outcomes(11), "down": outcomes(3)})
+    after = bout(tmp_path / "b", {"codex": outcomes(1), "down": unscored})
+    _, change, _ = compared(before, after)
+    codex, down = change.contestants
+    assert down.tasks == 0 and down.left_out == {"no counted score in the second": 12}
+    assert codex.p_adjusted == codex.p_value == pytest.approx(2 / 1024, abs=1e-6)
+    assert codex.level == 0.95
+
+
 def test_a_report_json_and_a_sweep_job_are_read_like_the_store(tmp_path: Path) -> None:
     before = bout(tmp_path / "a", {"codex": outcomes(11), "only-a": outcomes(3)})
     after = bout(tmp_path / "b", {"codex": outcomes(1), "only-b": outcomes(3)})

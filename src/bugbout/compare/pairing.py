@@ -91,9 +91,9 @@ def compare_schema() -> dict[str, Any]:
 
 
 def pair(before: Side, after: Side, threshold: float | None = None) -> BoutChange:
-    """``after`` against ``before``, contestant by contestant, Holm-adjusted across them;
-    a contestant regressed when its rate fell by more than ``threshold`` points (0 when
-    ``None``) with an adjusted p-value below 0.05."""
+    """``after`` against ``before``, contestant by contestant, Holm-adjusted across those
+    with paired tasks; a contestant regressed when its rate fell by more than
+    ``threshold`` points (0 when ``None``) with an adjusted p-value below 0.05."""
     names = sorted(set(before.resolved) & set(after.resolved))
     found: list[tuple[Comparison, Counter[str]]] = []
     for name in names:
@@ -102,7 +102,8 @@ def pair(before: Side, after: Side, threshold: float | None = None) -> BoutChang
         found.append(
             (compare(name, [now[t] for t in shared], name, [was[t] for t in shared]), left_out)
         )
-    family = adjusted([one for one, _ in found])
+    tested = iter(adjusted([one for one, _ in found if one.total]))  # a test needs tasks
+    family = [next(tested) if one.total else one for one, _ in found]
     limit = (threshold or 0.0) / 100
     changes = [
         _change(one, left_out, regressed=one.difference < -limit and one.p < LEVEL)
