@@ -169,7 +169,8 @@ def test_misspelt_option_names_the_plugin_and_valid_keys(plugins: Plugins) -> No
         plugins.create("environment", "uv", {"exclude-newr": True})
     assert str(error.value) == (
         "environment 'uv': exclude-newr: no such option; did you mean exclude-newer? "
-        "(valid options: exclude-newer, index-url, python-downloads, test-extras)"
+        "(valid options: exclude-newer, index-url, install-timeout, python-downloads, "
+        "test-extras)"
     )
 
 
