@@ -224,9 +224,8 @@ def test_failed_jobs_are_listed_with_a_one_line_reason(sweep: Path) -> None:
     text = render_summary(summary, "markdown")
     assert "| 4 | report.json is unreadable (" in text
     rows = markdown_rows(text, "## Jobs side by side")
-    assert rows[6] == ["4 (failed)", "contestant=c judge=majority", "majority", *["-"] * 7,
-                       "40.0s", "6", "0"]  # fmt: skip
-    assert rows[7] == ["5 (failed)", *["-"] * 12]
+    assert rows[6] == ["4 (c, majority) (failed)", "majority", *["-"] * 7, "40.0s", "6/0"]
+    assert rows[7] == ["5 (failed)", *["-"] * 10]
 
 
 def test_an_empty_error_file_still_marks_the_job_failed(sweep: Path) -> None:
@@ -267,20 +266,19 @@ def markdown_rows(text: str, heading: str) -> list[list[str]]:
 def test_markdown_puts_every_job_in_one_table(sweep: Path) -> None:
     text = render_sweep(sweep, "markdown")
     assert text.startswith("# bugbout sweep summary\n")
-    assert "- 6 jobs, 2 failed; agent runs: 15 made, 15 reused" in text
+    assert "agent runs: 15 made, 15 reused" in text and "- best: a in job 0 (a, " in text, text
     header, _, *rows = markdown_rows(text, "## Jobs side by side")
     assert header == [
-        "job", "overrides", "judge", "a resolve rate", "b resolve rate", "picks resolve rate",
-        "pick precision", "abstentions", "merge-gate precision", "tokens", "wall time",
-        "runs made", "runs reused",
+        "job", "judge", "a", "b", "picks", "pick precision", "abstained", "gate precision",
+        "tokens", "wall time", "runs made/reused",
     ]  # fmt: skip
     assert rows[1] == [
-        "1", "contestant=a judge=strict", "strict", "66.7% (2/3; 95% CI 21-94%)", "-",
-        "66.7% (2/3)",
-        "100.0%", "1", "100.0%", "3,500", "40.0s", "0", "6",
+        "1 (a, strict)", "strict", "67% 2/3 (21-94%)", "-", "67% 2/3",
+        "100%", "1", "100%", "3,500", "40.0s", "0/6",
     ]  # fmt: skip
-    assert rows[2][3:5] == ["-", "33.3% (1/3; 95% CI 6-79%)"]
-    assert rows[0][1].endswith(r'prompt="\<script\>alert(1)\</script\> \& \| pipe"')
+    assert rows[2][:4] == ["2 (b, majority)", "majority", "-", "33% 1/3 (6-79%)"]
+    # only the overrides that tell jobs apart label them, a hostile value escaped
+    assert rows[0][0].startswith("0 (a, majority, ") and rows[0][0].endswith(r'\| pipe")')
     totals = dict(markdown_rows(text, "## The whole sweep")[2:])
     assert totals["agent runs reused"] == "15"
     assert totals["tokens (each agent run once)"] == "4,700"
@@ -403,10 +401,10 @@ def test_callback_writes_the_summary_and_says_where(
     config = OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}})
     SweepSummaryCallback().on_multirun_end(config)
     out = capsys.readouterr().out
-    assert out == (
-        f"sweep summary: {sweep / 'summary.html'} "
-        "(6 jobs, 2 failed; agent runs: 15 made, 15 reused)\n"
-    )
+    *table, last = out.splitlines()
+    assert last.startswith(f"sweep summary: {sweep / 'summary.html'} (best: a in job 0 (a, ")
+    assert last.endswith("67% 2/3 (21-94%); 6 jobs, 2 failed; agent runs: 15 made, 15 reused)")
+    assert any("Jobs side by side" in line for line in table)  # the table, printed
     assert all((sweep / name).is_file() for name in SUMMARY_FILES.values())
 
 
@@ -460,6 +458,7 @@ def test_a_real_multirun_ends_with_the_summary(
             (out / "report.json").write_text(report.to_json(), encoding="utf-8")
 
     sweeps = tmp_path / ".bugbout" / "sweeps"
+    monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setattr(sys, "argv", [
         "bugbout", "-m", "racer=a,b", "policy=majority,strict",
         f"hydra.sweep.dir={sweeps}/${{now:%Y-%m-%d_%H-%M-%S}}", "hydra.output_subdir=null",
@@ -469,10 +468,13 @@ def test_a_real_multirun_ends_with_the_summary(
 
     (sweep_dir,) = sweeps.iterdir()
     out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("best: a in job 0 (a, majority), 67% 2/3 (21-94%); 4 jobs, 1 failed; "
+                           "agent runs: 9 made, 15 reused")  # fmt: skip
     assert out[-1] == (
-        f"sweep summary: {sweep_dir / 'summary.html'} "
-        "(4 jobs, 1 failed; agent runs: 9 made, 15 reused)"
+        f"sweep summary: {sweep_dir / 'summary.html'} (best: a in job 0 (a, majority), "
+        "67% 2/3 (21-94%); 4 jobs, 1 failed; agent runs: 9 made, 15 reused)"
     )
+    assert any(line.strip().startswith("1 (a, strict)") for line in out), out
     summary = SweepSummary.model_validate_json((sweep_dir / "summary.json").read_text("utf-8"))
     assert [(job.overrides, job.status) for job in summary.jobs] == [
         (["racer=a", "policy=majority"], "ok"),

@@ -333,7 +333,7 @@ def render_summary(summary: SweepSummary, format: str, *, width: int | None = No
         return render_html(summary)
     from bugbout.plugins.reporters.terminal import TerminalOptions, TerminalReporter
 
-    title = f"{TITLE} {summary.sweep}: {headline(summary)}"
-    return TerminalReporter(TerminalOptions(width=width)).render_sections(
-        title, summary_sections(summary)
+    sections = TerminalReporter(TerminalOptions(width=width)).render_sections(
+        f"{TITLE} {summary.sweep}", summary_sections(summary)
     )
+    return f"{headline(summary)}\n{sections}"

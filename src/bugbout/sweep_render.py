@@ -8,22 +8,59 @@ from html import escape
 from bugbout.core.report.report import rate
 from bugbout.render.html_page import Bar, Segment, bar_chart, page_html, section_html
 from bugbout.render.report_sections import Section, Table, fmt_count, fmt_rate, fmt_seconds
-from bugbout.sweep import TITLE, SweepJob, SweepSummary
+from bugbout.sweep import TITLE, JobContestant, SweepJob, SweepSummary
 
 
 def headline(summary: SweepSummary) -> str:
-    """One line: the jobs, the failed ones, and the agent runs made and reused."""
+    """One line: the best resolve rate of any contestant in any job (by its interval's
+    lower bound, then its rate), then the jobs, the failed ones, and the agent runs
+    made and reused."""
     totals = summary.totals
     failed = f", {totals.failed} failed" if totals.failed else ""
-    return (
+    counts = (
         f"{totals.jobs} jobs{failed}; agent runs: {totals.attempts_run} made, "
         f"{totals.attempts_reused} reused"
     )
+    rows = [(job, row) for job in _ok(summary) for row in job.contestants if row.scored]
+    if not rows:
+        return counts
+    labels = job_labels(summary)
+    job, best = max(rows, key=lambda pair: (pair[1].low or 0.0, pair[1].resolve_rate or 0.0))
+    return f"best: {best.contestant} in job {labels[job.name]}, {_rate_cell(best)}; {counts}"
 
 
-def job_label(job: SweepJob) -> str:
-    """The job's name and its overrides: ``0: contestant=a judge=majority``."""
-    return f"{job.name}: {' '.join(job.overrides)}" if job.overrides else job.name
+def job_labels(summary: SweepSummary) -> dict[str, str]:
+    """Each job's label: its name and the overrides that tell it from the other jobs
+    (those every job shares are left out), ``2 (codex, strict)``; ``key=value`` where
+    one value is given to two keys."""
+    choices = [_choices(job) for job in summary.jobs]
+    varying = {
+        key
+        for key in {key for choice in choices for key in choice}
+        if len({choice.get(key) for choice in choices}) > 1
+    }
+    taken = [{choice[key] for choice in choices if key in choice} for key in varying]
+    plain = sum(map(len, taken)) == len(set().union(*taken))  # no value under two keys
+    labels = {}
+    for job, choice in zip(summary.jobs, choices, strict=True):
+        shown = [
+            value if plain else f"{key}={value}" for key, value in choice.items() if key in varying
+        ]
+        labels[job.name] = f"{job.name} ({', '.join(shown)})" if shown else job.name
+    return labels
+
+
+def _choices(job: SweepJob) -> dict[str, str]:
+    """A job's overrides as ``key -> value``."""
+    return dict(override.partition("=")[::2] for override in job.overrides if "=" in override)
+
+
+def _rate_cell(row: JobContestant) -> str:
+    """``67% 2/3 (21-94%)``: the resolve rate, the count and its 95% interval."""
+    counted = f"{_percent(row.resolve_rate)} {row.resolved}/{row.scored}"
+    if row.low is None or row.high is None:
+        return counted
+    return f"{counted} ({round(row.low * 100)}-{round(row.high * 100)}%)"
 
 
 def summary_sections(summary: SweepSummary) -> list[Section]:
@@ -31,35 +68,34 @@ def summary_sections(summary: SweepSummary) -> list[Section]:
     return [_jobs_section(summary), _failed_section(summary), _totals_section(summary)]
 
 
+def _percent(value: float | None) -> str:
+    """A rate as a whole percentage (``67%``), ``-`` when there is none: a sweep's
+    table is wide already."""
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
 def _contestant_cell(job: SweepJob, name: str) -> str:
     row = next((c for c in job.contestants if c.contestant == name), None)
-    if row is None:
-        return "-"
-    if row.low is None or row.high is None:
-        return f"{fmt_rate(row.resolve_rate)} ({row.resolved}/{row.scored})"
-    interval = f"{round(row.low * 100)}-{round(row.high * 100)}%"
-    return f"{fmt_rate(row.resolve_rate)} ({row.resolved}/{row.scored}; 95% CI {interval})"
+    return "-" if row is None else _rate_cell(row)
 
 
-def _job_row(job: SweepJob, contestants: list[str]) -> tuple[str, ...]:
+def _job_row(job: SweepJob, label: str, contestants: list[str]) -> tuple[str, ...]:
     reported = (
         *(_contestant_cell(job, name) for name in contestants),
         "-"
         if job.picks_resolve_rate is None
-        else f"{fmt_rate(job.picks_resolve_rate)} ({job.picks_resolved}/{job.tasks})",
-        fmt_rate(job.precision),
+        else f"{_percent(job.picks_resolve_rate)} {job.picks_resolved}/{job.tasks}",
+        _percent(job.precision),
         str(job.abstentions),
-        fmt_rate(job.gate_precision),
+        _percent(job.gate_precision),
         fmt_count(job.tokens),
     )
     runs = (
         "-" if job.wall_time is None else fmt_seconds(job.wall_time),
-        str(job.attempts_run),
-        str(job.attempts_reused),
+        f"{job.attempts_run}/{job.attempts_reused}",
     )
     return (
-        job.name if job.status == "ok" else f"{job.name} (failed)",
-        " ".join(job.overrides) or "-",
+        label if job.status == "ok" else f"{label} (failed)",
         job.judge or "-",
         *(reported if job.has_report else ("-",) * len(reported)),
         *(runs if job.has_job else ("-",) * len(runs)),
@@ -67,25 +103,25 @@ def _job_row(job: SweepJob, contestants: list[str]) -> tuple[str, ...]:
 
 
 def _jobs_section(summary: SweepSummary) -> Section:
-    rows = [_job_row(job, summary.contestants) for job in summary.jobs]
-    fixed = 3 + len(summary.contestants)
+    labels = job_labels(summary)
+    rows = [_job_row(job, labels[job.name], summary.contestants) for job in summary.jobs]
+    fixed = 2 + len(summary.contestants)
     table = Table(
-        ("job", "overrides", "judge", *(f"{name} resolve rate" for name in summary.contestants),
-         "picks resolve rate", "pick precision", "abstentions", "merge-gate precision", "tokens",
-         "wall time", "runs made", "runs reused"),
+        ("job", "judge", *summary.contestants, "picks", "pick precision", "abstained",
+         "gate precision", "tokens", "wall time", "runs made/reused"),
         rows,
-        numeric=frozenset(range(3, fixed + 9)),
+        numeric=frozenset(range(2, fixed + 7)),
         empty="no jobs",
     )  # fmt: skip
     return Section(
         "jobs",
         "Jobs side by side",
-        "One row per job: each contestant's resolve rate against the hidden tests, with "
-        "its 95% Wilson interval; the "
-        "judge's picks (their resolve rate over the tasks it could pick on, their "
-        "precision, its abstentions); the judge as a merge gate (the precision of its "
-        "approvals); the tokens of the attempts the job used; its wall time; and the agent "
-        "runs it made and those it reused from the store.",
+        "One row per job, named by the choices that tell it from the others: each "
+        "contestant's resolve rate against the hidden tests, with the count and its 95% "
+        "Wilson interval; the judge's picks (their resolve rate over the tasks it could "
+        "pick on, their precision, its abstentions); the judge as a merge gate (the "
+        "precision of its approvals); the tokens of the attempts the job used; its wall "
+        "time; and the agent runs it made and those it reused from the store.",
         [table],
     )
 
@@ -159,9 +195,12 @@ def _ok(summary: SweepSummary) -> list[SweepJob]:
 
 
 def _resolve_chart(summary: SweepSummary) -> str:
+    labels = job_labels(summary)
     bars = [
         Bar(
-            f"{job_label(job)} · {row.contestant}" if len(job.contestants) > 1 else job_label(job),
+            f"{labels[job.name]} · {row.contestant}"
+            if len(job.contestants) > 1
+            else labels[job.name],
             (Segment(row.resolve_rate or 0.0, "agent", f"{row.contestant}: resolved"),),
             f"{row.contestant}: {fmt_rate(row.resolve_rate)} ({row.resolved}/{row.scored})",
         )
@@ -172,9 +211,10 @@ def _resolve_chart(summary: SweepSummary) -> str:
 
 
 def _picks_chart(summary: SweepSummary) -> str:
+    labels = job_labels(summary)
     bars = [
         Bar(
-            job_label(job),
+            labels[job.name],
             (Segment(job.precision or 0.0, "policy", f"{job.judge}: right picks"),),
             f"{fmt_rate(job.precision)} ({job.picks_resolved}/{job.picks} picks, "
             f"{job.abstentions} abstained)",
@@ -185,9 +225,10 @@ def _picks_chart(summary: SweepSummary) -> str:
 
 
 def _gate_chart(summary: SweepSummary) -> str:
+    labels = job_labels(summary)
     bars = [
         Bar(
-            job_label(job),
+            labels[job.name],
             (Segment(job.gate_precision or 0.0, "oracle", f"{job.judge}: right approvals"),),
             f"{fmt_rate(job.gate_precision)} of approvals right",
         )
@@ -197,13 +238,14 @@ def _gate_chart(summary: SweepSummary) -> str:
 
 
 def _runs_chart(summary: SweepSummary) -> str:
+    labels = job_labels(summary)
     bars = []
     for job in summary.jobs:
         total = job.attempts_run + job.attempts_reused
         share = rate(job.attempts_reused, total)
         bars.append(
             Bar(
-                job_label(job),
+                labels[job.name],
                 (
                     Segment(rate(job.attempts_run, total) or 0.0, "run", f"{job.name}: made"),
                     Segment(share or 0.0, "reused", f"{job.name}: reused"),
