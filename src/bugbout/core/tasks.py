@@ -18,6 +18,7 @@ from bugbout.core.contract.types import (
     MinerPlugin,
     SandboxPlugin,
 )
+from bugbout.core.mine.injection import SuiteRunner, TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
@@ -94,6 +95,8 @@ def mine_tasks(
         stored = _stored(store, key, progress) if key else None
         if stored is not None and stored.tasks is not None:
             found = stored.tasks
+        elif isinstance(miner, TestingMiner):  # its tasks name no issue: it writes their text
+            found = miner.mine_tested(request, SuiteRunner.of(settings, plugins), progress)
         else:
             resolver = issue_resolver(settings, plugins, progress)
             mined = stored.mined if stored else _walk(miner, request, resolver, progress)

@@ -335,6 +335,7 @@ def _unmarked_hooks(plugin: object) -> list[str]:
 
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.miners.git_history",
+    "bugbout.plugins.miners.mutants",
     "bugbout.plugins.issue_sources.github",
     "bugbout.plugins.issue_sources.file",
     "bugbout.plugins.issue_sources.commit",

@@ -101,10 +101,19 @@ class TaskIssue(Record):
     url: str | None = None
 
 
+TIERS = ("issue-fix", "injected")
+"""Where tasks come from (a task's ``tier``): ``issue-fix``, a fix from the history that
+names an issue; ``injected``, a bug bugbout put into the current code (a mutant)."""
+
+
 class Task(Record):
-    """A fix from the project's history that agents will try to replay."""
+    """A bug agents will try to fix: a fix from the project's history, or an injected
+    bug whose fix is its inverse."""
 
     id: str
+    tier: str = "issue-fix"
+    """Where the task comes from, one of :data:`TIERS` (a store written before tiers
+    reads as ``issue-fix``); reports split their rates by it."""
     sha: str
     parent: str
     date: str
