@@ -18,6 +18,7 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
 from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.race.agent_setup import run_tests_script
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.core.truth.oracle import first_error
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
@@ -257,3 +258,24 @@ def test_the_reason_for_a_rejected_command_line_is_pytest_s_usage_error(
     assert first_error(done.stdout + done.stderr) == (
         "error: unrecognized arguments: --no-such-option"
     )
+
+
+@pytest.mark.parametrize(("version", "addopts"), [("2.9.2", ""), ("3.0.7", "--no-such-option")])
+def test_an_agent_s_test_script_runs_on_an_old_pytest(
+    version: str, addopts: str, tmp_path: Path
+) -> None:
+    """With the project's addopts set aside where its pytest can (3.0 and later)."""
+    tree = write(
+        tmp_path / "tree",
+        {
+            "pkg/__init__.py": "VALUE = 1\n",
+            "tests/test_it.py": TESTS,
+            "tox.ini": f"[pytest]\naddopts = {addopts}\n",
+        },
+    )
+    script = run_tests_script(
+        PROJECT, environment(str(old_pytest(version)), tree), tree, tmp_path / "log"
+    )
+    done = subprocess.run([script, "tests"], capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr  # test_fixed fails
+    assert "1 failed, 2 passed" in done.stdout

@@ -1,7 +1,7 @@
 """The pytest an environment holds, and the options of bugbout's test runs it understands.
 
-Every test run neutralises the project's ``addopts`` (``-o addopts=``), fixes the rootdir
-at the tree (``--rootdir``) and goes on past a module that cannot be collected
+Every test run neutralises the project's ``addopts`` (``--override-ini=addopts=``), fixes
+the rootdir at the tree (``--rootdir``) and goes on past a module that cannot be collected
 (``--continue-on-collection-errors``). pytest learnt these options over the years, and an
 older pytest rejects the whole command line ("unrecognized arguments"):
 
@@ -68,8 +68,9 @@ class PytestEra:
 
     def neutral(self) -> list[str]:
         """The options that set the project's ``addopts`` aside (none before pytest 3.0:
-        a command line without the outcome plugin keeps them)."""
-        return ["-o", "addopts="] if self._has(OVERRIDE_OPTION) else []
+        a command line without the outcome plugin keeps them). One word: pytest 3's
+        ``-o`` takes every value after it, test paths included."""
+        return ["--override-ini=addopts="] if self._has(OVERRIDE_OPTION) else []
 
     def options(self, tree: Path) -> list[str]:
         """Every option a test run gives pytest about the project's configuration."""
@@ -98,13 +99,15 @@ _probed = _Probed()
 
 
 def pytest_era(environment: Environment) -> PytestEra:
-    """The pytest ``environment`` runs, asked once per process."""
+    """The pytest ``environment`` runs, asked once per process (again when it did not
+    say: the sandbox may have failed)."""
     with _probed.lock:
         found = _probed.eras.get(environment.key)
     if found is None:
         found = PytestEra(_version(environment))
-        with _probed.lock:
-            _probed.eras[environment.key] = found
+        if found.version is not None:
+            with _probed.lock:
+                _probed.eras[environment.key] = found
     return found
 
 

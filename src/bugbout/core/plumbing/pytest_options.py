@@ -1,8 +1,8 @@
 """The options of a project's own pytest configuration that choose which tests run.
 
-bugbout runs pytest with ``-o addopts=``: a project's options may need plugins the test
-environment lacks, or change what bugbout reads. Options that leave tests out are
-another matter. A project that keeps its stress or slow tests out with
+bugbout runs pytest with ``--override-ini=addopts=``: a project's options may need
+plugins the test environment lacks, or change what bugbout reads. Options that leave
+tests out are another matter. A project that keeps its stress or slow tests out with
 ``addopts = "-m 'not stress'"`` would have them run in every test run of a bout, which
 can turn minutes into hours. ``bugbout init`` carries them into ``project.pytest-args``.
 """
