@@ -1,0 +1,212 @@
+#!/usr/bin/env python
+"""Ground truth against the raw pytest runs it needs, on real tasks of a real project.
+
+    python benchmarks/bench_truth.py --repo PATH [--tasks N] [--repeat K]
+
+The repository is cloned into ``benchmarks/.cache/`` with its ``bugbout.yaml`` (or one
+written from ``--source`` and ``--tests``), and mined for its ``N`` newest tasks
+(``miner.limit=N``, the GitHub issue source off). One untimed ``bugbout tasks`` builds
+the environments (kept in ``benchmarks/.cache/truth-home``) and computes the ground
+truth. Then, paired in rotated order, each round times:
+
+- **ground truth**: ``bugbout tasks`` as a whole process, what a user waits for, with
+  ``oracles.json`` removed first (its mining and environments reused);
+- **raw pytest**: for every task whose environment was built, the same before and after
+  trees (prepared beforehand, untimed) run ``tasks.reruns`` times each with
+  ``python -m pytest <the fix's test files>``, confined by the same sandbox, each in a
+  session of its own, as bugbout's are.
+
+Wall time and CPU time (from a cgroup, which counts what runs in a sandbox's pid
+namespace) are both reported as ground truth over raw, per pair, then min / median /
+max. Writes ``.bench/truth.json`` and ``.bench/truth.md``. A report, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from timing import measure, pair_ratios, paired_ratios, rotations, run_process
+
+from bugbout.config import compose_settings
+from bugbout.core.plumbing import repair
+from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.store.records import OracleSet, TaskSet
+from bugbout.core.store.store import ORACLES, TASKS, Store
+from bugbout.core.truth.oracle import export_before
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
+OUTPUT = HERE.parent / ".bench"
+BASELINE = "raw pytest"
+TRUTH = "ground truth"
+
+
+def clone(repo: Path, source: str, tests: str) -> Path:
+    """A clone of ``repo`` in the cache, with a ``bugbout.yaml``."""
+    target = CACHE / f"truth-{repo.resolve().name}"
+    if not target.exists():
+        subprocess.run(["git", "clone", "--quiet", str(repo), str(target)], check=True)
+    config = target / "bugbout.yaml"
+    if (repo / "bugbout.yaml").is_file():
+        shutil.copyfile(repo / "bugbout.yaml", config)
+    elif not config.exists():
+        config.write_text(
+            f"defaults: [base, _self_]\nproject: {{source: {source}, tests: {tests}}}\n"
+        )
+    return target
+
+
+def bugbout_tasks(repo: Path, overrides: list[str]) -> Any:
+    """``bugbout tasks`` as a whole process: its finished run."""
+    argv = [sys.executable, "-m", "bugbout", "--quiet", "tasks", *overrides]
+    return run_process(argv, cwd=repo)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """One raw pytest run, confined as bugbout confines it."""
+
+    argv: list[str]
+    tree: Path
+    env: dict[str, str]
+
+
+def prepared_runs(repo: Path, overrides: list[str], scratch: Path) -> list[Raw]:
+    """Every raw run ground truth makes: for each task with an environment, each side,
+    each rerun."""
+    settings, plugins = compose_settings(repo, overrides)
+    store = Store(repo / ".bugbout")
+    tasks = store.read(TASKS, TaskSet) or TaskSet()
+    oracles = store.read(ORACLES, OracleSet) or OracleSet()
+    tools = Tools.build(settings, plugins, store)
+    runs: list[Raw] = []
+    with Git(repo) as git:
+        for task in tasks.tasks:
+            oracle = oracles.root.get(task.id)
+            if oracle is None or oracle.status == "environment-error":
+                continue
+            before, after = scratch / task.id / "before", scratch / task.id / "after"
+            export_before(git, task, before)
+            git.export(task.sha, after)
+            project = repair.with_added(settings.project, oracle.added)
+            environment = tools.environments.builder.build(
+                EnvironmentRequest(project=project, tree=after, date=task.date, home=tools.home)
+            )
+            args = ["-p", "no:cacheprovider", *project.pytest_args, "--", *task.test_files]
+            for tree in (before, after):
+                command = environment.command(args, tree, [])
+                home = tree.parent / f"home-{tree.name}"
+                home.mkdir()
+                argv = tools.confine(command.argv, tree, (home,))
+                env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home)}
+                runs += [Raw(argv, tree, env | command.env)] * settings.tasks.reruns
+    return runs
+
+
+def run_raw(runs: list[Raw]) -> None:
+    """Each raw run in turn, in a session of its own (its outcome is not what is timed)."""
+    for run in runs:
+        subprocess.run(
+            run.argv,
+            cwd=run.tree,
+            env=run.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+            start_new_session=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--source", default="src")
+    parser.add_argument("--tests", default="tests")
+    parser.add_argument("--tasks", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    options = parser.parse_args()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    os.environ["BUGBOUT_HOME"] = str(CACHE / "truth-home")
+    repo = clone(options.repo, options.source, options.tests)
+    overrides = [f"miner.limit={options.tasks}", "issue-sources.github=null"]
+    bugbout_tasks(repo, overrides)  # builds the environments, warms every cache
+    with tempfile.TemporaryDirectory(dir=CACHE, prefix="truth-trees-") as scratch:
+        runs = prepared_runs(repo, overrides, Path(scratch))
+        if not runs:
+            print("no task of this repository has an environment: nothing to compare")
+            sys.exit(0)
+        walls: list[dict[str, float]] = []
+        cpus: list[dict[str, float]] = []
+        for order in rotations([TRUTH, BASELINE], options.repeat):
+            wall: dict[str, float] = {}
+            cpu: dict[str, float] = {}
+            for name in order:
+                if name == TRUTH:
+                    (repo / ".bugbout" / ORACLES).unlink()
+                    sample = bugbout_tasks(repo, overrides).sample
+                else:
+                    sample, _ = measure(lambda: run_raw(runs))
+                wall[name] = sample.wall
+                if sample.cpu is not None:
+                    cpu[name] = sample.cpu
+            walls.append(wall)
+            if len(cpu) == len(wall):
+                cpus.append(cpu)
+    report(options, runs, walls, cpus)
+
+
+def report(
+    options: argparse.Namespace,
+    runs: list[Raw],
+    walls: list[dict[str, float]],
+    cpus: list[dict[str, float]],
+) -> None:
+    """Print the table, write it and the JSON result under ``options.output``."""
+    result: dict[str, Any] = {
+        "benchmark": "truth",
+        "repository": str(options.repo),
+        "tasks": options.tasks,
+        "raw_runs": len(runs),
+        "wall_rounds_s": walls,
+        "cpu_rounds_s": cpus,
+    }
+    lines = [
+        f"Ground truth (`bugbout tasks`, whole process) over the raw confined pytest runs "
+        f"of the same trees ({len(runs)} runs), {options.repo.name}, "
+        f"{len(walls)} pairs.",
+        "",
+        "| time | per pair | min / median / max |",
+        "|---|---|---|",
+    ]
+    for kind, rounds in (("wall", walls), ("cpu", cpus)):
+        if not rounds:
+            lines.append(f"| {kind} | not measured (no writable cgroup v2) | |")
+            continue
+        pairs = pair_ratios(rounds, BASELINE)[TRUTH]
+        ratio = paired_ratios(rounds, BASELINE)[TRUTH]
+        result[kind] = {"per_pair": pairs, **ratio}
+        lines.append(
+            f"| {kind} | {' '.join(f'{r:.2f}' for r in pairs)} | "
+            f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
+        )
+    table = "\n".join(lines)
+    print(table)
+    options.output.mkdir(parents=True, exist_ok=True)
+    (options.output / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
+    (options.output / "truth.md").write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
