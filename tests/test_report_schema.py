@@ -21,6 +21,7 @@ from bugbout.core.report.report import (
     Report,
     SeparationRow,
     TaskRow,
+    TierRate,
     Totals,
     UsageRow,
     report_schema,
@@ -88,6 +89,7 @@ def test_the_schema_describes_every_field() -> None:
     assert set(schema["required"]) == set(schema["properties"])
     for model, key in (
         (AgentRow, "agent"),
+        (TierRate, "tier_rate"),
         (PolicyPicks, "policy_picks"),
         (Baseline, "baseline"),
         (Picking, "picking"),

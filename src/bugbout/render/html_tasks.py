@@ -136,7 +136,7 @@ def _status(patch: PatchView) -> str:
 
 
 def _title(row: TaskRow | None) -> str:
-    return f"#{row.issue}: {row.title}" if row else ""
+    return f"{row.origin()}: {row.title}" if row else ""
 
 
 def task_pages_html(report: Report) -> list[str]:

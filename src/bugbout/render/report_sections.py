@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bugbout.core.report.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
-from bugbout.core.report.report import Report
+from bugbout.core.report.report import Report, TierRate
 from bugbout.core.report.report_tampering import REASONS_SHOWN
 from bugbout.core.store.records import AttemptStatus, AuditVerdict
 
@@ -66,6 +66,15 @@ class Section:
     title: str
     intro: str
     tables: list[Table] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
+    """Lines shown after the tables (what each comparison means)."""
+
+    def nothing(self) -> str | None:
+        """The one line a section shows when it has nothing to say (every table empty,
+        no note), else ``None``."""
+        if not self.tables or self.notes or any(table.rows for table in self.tables):
+            return None
+        return f"{self.title}: " + "; ".join(table.empty for table in self.tables) + "."
 
 
 def _agent_label(agent: str, model: str | None) -> str:
@@ -76,9 +85,12 @@ def sections(report: Report) -> list[Section]:
     """The report's sections as tables of text, in the order reporters show them."""
     from bugbout.render.report_contamination import contamination_section  # they build on
     from bugbout.render.report_costs import costs_section  # this module
+    from bugbout.render.report_decision import decision_section
 
     return [
+        decision_section(report),
         confidence_section(report),
+        costs_section(report),
         _agents_section(report),
         rounds_section(report),
         _picking_section(report),
@@ -88,7 +100,6 @@ def sections(report: Report) -> list[Section]:
         _tasks_section(report),
         reasons_section(report),
         _totals_section(report),
-        costs_section(report),
         tampered_section(report),
         contamination_section(report),
         *([_timeouts_section(report)] if report.timeouts else []),
@@ -96,6 +107,8 @@ def sections(report: Report) -> list[Section]:
 
 
 def _agents_section(report: Report) -> Section:
+    tiers = sorted({tier for row in report.agents for tier in row.tiers})
+    split = tiers if len(tiers) > 1 else []
     rows = [
         (
             row.contestant,
@@ -107,6 +120,7 @@ def _agents_section(report: Report) -> Section:
             str(row.wrong_fix),
             str(row.no_fix),
             fmt_rate(row.resolve_rate),
+            *(_tier_rate(row.tiers.get(tier)) for tier in split),
             fmt_statuses(row.failures),
             str(row.not_counted),
         )
@@ -114,9 +128,10 @@ def _agents_section(report: Report) -> Section:
     ]
     table = Table(
         ("contestant", "agent", "attempted", "scored", "resolved", "fixed but broke",
-         "wrong fix", "no fix", "resolve rate", "did not finish", "left out"),
+         "wrong fix", "no fix", "resolve rate", *(f"on {tier}" for tier in split),
+         "did not finish", "left out"),
         rows,
-        numeric=frozenset({2, 3, 4, 5, 6, 7, 8, 10}),
+        numeric=frozenset({2, 3, 4, 5, 6, 7, 8, *range(9, 9 + len(split)), 10 + len(split)}),
         empty="no contestant attempts",
     )  # fmt: skip
     return Section(
@@ -282,6 +297,11 @@ def _found_section(report: Report) -> Section:
     )
 
 
+def _tier_rate(tier: TierRate | None) -> str:
+    """A tier's resolve rate with its count (``50.0% of 4``)."""
+    return f"{fmt_rate(tier.resolve_rate)} of {tier.scored}" if tier else "-"
+
+
 def _tasks_section(report: Report) -> Section:
     rows = []
     for task in report.tasks:
@@ -304,7 +324,7 @@ def _tasks_section(report: Report) -> Section:
         rows.append(
             (
                 task.id,
-                f"#{task.issue}",
+                task.origin(),
                 task.title,
                 "yes" if task.scored else f"no: {task.reason}",
                 *outcome,
@@ -312,7 +332,7 @@ def _tasks_section(report: Report) -> Section:
             )
         )
     table = Table(
-        ("task", "issue", "title", "scored", *report.contestants,
+        ("task", "origin", "title", "scored", *report.contestants,
          *(f"{policy} pick" for policy in report.policies)),
         rows,
         empty="no tasks",
@@ -375,12 +395,12 @@ def confidence_section(report: Report) -> Section:
     )  # fmt: skip
     compared = Table(
         ("compared", "tasks", "only the first", "only the second", "difference (interval)",
-         "p", "p (Holm)", "what it means"),
+         "p", "p (Holm)"),
         [
             (f"{row.a} vs {row.b}", str(row.tasks), str(row.only_a), str(row.only_b),
              f"{row.difference:+.0%} ({row.level * 100:.3g}% CI {row.low:+.0%} to {row.high:+.0%})"
              if row.tasks else "-",
-             f"{row.p_value:.2g}", f"{row.p_adjusted:.2g}", row.sentence)
+             f"{row.p_value:.2g}", f"{row.p_adjusted:.2g}")
             for row in [*sure.pairs, *sure.judges]
         ],
         numeric=frozenset({1, 2, 3, 5, 6}),
@@ -389,16 +409,9 @@ def confidence_section(report: Report) -> Section:
     return Section(
         "confidence",
         "How sure",
-        "".join(
-            f"{line}\n\n"
-            for line in (
-                report.running,
-                report.unscored.warning and f"Warning: {report.unscored.warning}",
-            )
-            if line
-        )
-        + f"{sure.headline} ({sure.method}.)",
+        f"{sure.headline} ({sure.method}.)",
         [rates, compared],
+        tuple(row.sentence for row in [*sure.pairs, *sure.judges]),
     )
 
 

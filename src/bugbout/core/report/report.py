@@ -29,6 +29,7 @@ from pydantic import ConfigDict, Field
 from bugbout.core.report.confidence import Confidence
 from bugbout.core.report.contamination import Contamination
 from bugbout.core.report.costs import Costs
+from bugbout.core.report.decision import Decision
 from bugbout.core.report.reasons import Reasons
 from bugbout.core.report.report_tampering import TamperedRow
 from bugbout.core.report.report_tasks import TaskPage
@@ -37,7 +38,7 @@ from bugbout.core.report.unscored import Unscored
 from bugbout.core.store.records import AttemptStatus, Record
 from bugbout.core.store.verdict_records import Score
 
-SCHEMA_VERSION = "bugbout.report/4"
+SCHEMA_VERSION = "bugbout.report/5"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
@@ -47,6 +48,14 @@ AuthorRole = Literal["contestant", "examiner", "suite"]
 
 
 # -- the report's records -----------------------------------------------------------------
+
+
+class TierRate(Record):
+    """One contestant's counted patches on the scored tasks of one tier."""
+
+    scored: int = 0
+    resolved: int = 0
+    resolve_rate: float | None = None
 
 
 class AgentRow(Record):
@@ -74,6 +83,9 @@ class AgentRow(Record):
     """Scored tasks left out of the rate: the last attempt hit a quota or infra error."""
     tokens: int = 0
     wall_time: float = 0.0
+    tiers: dict[str, TierRate] = Field(default_factory=dict)
+    """Its patches on the tasks of each tier (``issue-fix``, ``injected``) apart, when the
+    bout's tasks are of more than one."""
 
 
 class PolicyPicks(Record):
@@ -210,6 +222,8 @@ class TaskRow(Record):
     """One task and what became of it."""
 
     id: str
+    tier: str = "issue-fix"
+    """Where the task comes from (``bugbout.core.store.records.TIERS``)."""
     issue: int
     url: str | None = None
     title: str = ""
@@ -223,6 +237,10 @@ class TaskRow(Record):
     """Contestants whose last attempt did not finish, with its status."""
     picks: dict[str, str | None] = Field(default_factory=dict)
     """Each policy's pick (``None``: it abstained)."""
+
+    def origin(self) -> str:
+        """Where it comes from, in a word: its issue (``#12``), or its tier."""
+        return f"#{self.issue}" if self.tier == "issue-fix" else self.tier
 
 
 class UsageRow(Record):
@@ -255,6 +273,8 @@ class Report(Record):
 
     schema_version: str = Field(default=SCHEMA_VERSION, alias="schema")
     """Dumped as ``schema`` (``model_dump_json(by_alias=True)``)."""
+    decision: Decision = Field(default_factory=Decision)
+    """The recommendation the report opens with (:func:`~bugbout.core.report.decision.decide`)."""
     contestants: list[str] = Field(default_factory=list)
     examiners: list[str] = Field(default_factory=list)
     policies: list[str] = Field(default_factory=list)

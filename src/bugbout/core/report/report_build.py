@@ -9,6 +9,7 @@ from bugbout.core.crossexam.timeouts import report_timeouts
 from bugbout.core.report.confidence import confidence
 from bugbout.core.report.contamination import contamination
 from bugbout.core.report.costs import PriceTable, costs, price_table
+from bugbout.core.report.decision import decide
 from bugbout.core.report.reasons import reasons as reasons_why
 from bugbout.core.report.report import (
     AgentRow,
@@ -24,6 +25,7 @@ from bugbout.core.report.report import (
     Role,
     SeparationRow,
     TaskRow,
+    TierRate,
     Totals,
     UsageRow,
     rate,
@@ -130,7 +132,8 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         verdict_of[(verdict.task_id, verdict.policy)] = verdict
     policies = sorted({policy for _, policy in verdict_of})
     agents = _agents(contestants, attempts, last, score, scored_set)
-    return Report(
+    _split_by_tier(agents, score, {task.id: task.tier for task in tasks.tasks})
+    report = Report(
         contestants=contestants,
         examiners=examiners,
         policies=policies,
@@ -185,6 +188,8 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         ),
         unscored=unscored(last.values(), scored_set),
     )
+    report.decision = decide(report)
+    return report
 
 
 def _agents(
@@ -228,6 +233,23 @@ def _agents(
             )
         )
     return rows
+
+
+def _split_by_tier(
+    agents: list[AgentRow], score: dict[tuple[str, str], Score], tiers: dict[str, str]
+) -> None:
+    """Give each row its counted patches and resolve rate on each tier's tasks, when the
+    tasks are of more than one tier."""
+    if len(set(tiers.values())) < 2:
+        return
+    for row in agents:
+        for (task_id, name), value in sorted(score.items()):
+            if name == row.contestant:
+                tier = row.tiers.setdefault(tiers.get(task_id, "issue-fix"), TierRate())
+                tier.scored += 1
+                tier.resolved += value == Score.RESOLVED
+        for tier in row.tiers.values():
+            tier.resolve_rate = rate(tier.resolved, tier.scored)
 
 
 def _picking(
@@ -404,6 +426,7 @@ def _task_row(
     }
     return TaskRow(
         id=task.id,
+        tier=task.tier,
         issue=task.issue.number,
         url=task.issue.url,
         title=task.title,

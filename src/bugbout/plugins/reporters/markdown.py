@@ -10,7 +10,7 @@ from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.contract.types import NoOptions
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_tasks import environment_line
-from bugbout.render.report_sections import Table, sections
+from bugbout.render.report_sections import Section, Table, sections
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 
@@ -30,13 +30,8 @@ class MarkdownReporter:
         self.options = options
 
     def render(self, report: Report) -> str:
-        lines = ["# bugbout report", ""]
-        if report.running:
-            lines += [f"**{escape(report.running)}**", ""]
-        if report.unscored.warning:
-            lines += [f"**Warning: {escape(report.unscored.warning)}**", ""]
-        if report.confidence.headline:
-            lines += [f"**{escape(report.confidence.headline)}**", ""]
+        parts = sections(report)
+        lines = ["# bugbout report", "", *section_lines(parts[0])]
         lines += [
             "- " + escape(f"{report.found.scored} scored tasks of {report.found.tasks} found"),
             "- contestants: " + (", ".join(map(escape, report.contestants)) or "none"),
@@ -44,12 +39,25 @@ class MarkdownReporter:
             "- judge policies: " + (", ".join(map(escape, report.policies)) or "none"),
             "",
         ]
-        for section in sections(report):
-            lines += [f"## {escape(section.title)}", "", escape(section.intro), ""]
-            for table in section.tables:
-                lines += [*markdown_table(table), ""]
+        for section in parts[1:]:
+            lines += section_lines(section)
         lines += task_lines(report)
         return "\n".join(lines).rstrip() + "\n"
+
+
+def section_lines(section: Section) -> list[str]:
+    """A section as Markdown: its heading, introduction, tables and notes; one line when
+    it has nothing to say."""
+    nothing = section.nothing()
+    if nothing is not None:
+        return [f"*{escape(nothing)}*", ""]
+    lines = [f"## {escape(section.title)}", ""]
+    for part in section.intro.split("\n\n"):  # the decision in bold
+        lines += [f"**{escape(part)}**" if section.key == "decision" else escape(part), ""]
+    for table in section.tables:
+        lines += [*markdown_table(table), ""]
+    lines += [f"- {escape(note)}" for note in section.notes]
+    return [*lines, ""] if section.notes else lines
 
 
 def markdown_table(table: Table) -> list[str]:
@@ -72,7 +80,7 @@ def task_lines(report: Report) -> list[str]:
     """A short section per task: each patch's status, score and audit, each pick and why."""
     if not report.pages:
         return []
-    titles = {row.id: f"#{row.issue} {row.title}" for row in report.tasks}
+    titles = {row.id: f"{row.origin()} {row.title}" for row in report.tasks}
     lines = ["## Tasks one by one", ""]
     for page in report.pages:
         lines += [f"### {escape(page.id)}: {escape(titles.get(page.id, ''))}", ""]
