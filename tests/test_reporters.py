@@ -167,8 +167,13 @@ def test_every_report_opens_with_how_sure_it_is(report: Report) -> None:
         1,
     )
     assert strict.sentence.startswith("judge strict abstained on 1 of the 2 tasks alpha was")
-    assert sections(report)[0].title == "How sure"
-    assert render_markdown(report).split("\n", 4)[2] == f"**{sure.headline}**"
+    assert [part.title for part in sections(report)[:3]] == [
+        "The decision",
+        "How sure",
+        "How costly",
+    ]
+    assert render_markdown(report).split("\n", 6)[4] == f"**{report.decision.text}**"
+    assert sure.headline in render_markdown(report)
     assert sure.headline in render_terminal(report, width=200)
 
 

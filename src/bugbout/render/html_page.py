@@ -189,6 +189,9 @@ h2 { font-size: 20px; margin: 36px 0 6px; padding-bottom: 4px; border-bottom: 1p
 h3 { font-size: 15px; margin: 18px 0 6px; }
 p.intro { color: #57606a; margin: 4px 0 12px; max-width: 80ch; }
 p.summary { color: #57606a; margin: 0 0 8px; }
+#decision p.intro { color: #1f2328; font-size: 1.2em; font-weight: 600; max-width: 100ch; }
+p.nothing { color: #57606a; margin: 4px 0; }
+ul.notes { color: #57606a; max-width: 100ch; }
 nav a { color: #0969da; margin-right: 14px; text-decoration: none; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #d0d7de; padding: 4px 9px; text-align: left; vertical-align: top; }
@@ -225,14 +228,23 @@ details pre { white-space: pre-wrap; word-break: break-word; background: #f6f8fa
 
 
 def section_html(section: Section, charts: list[str]) -> str:
-    """A section: its heading, its introduction, ``charts`` (SVG), then its tables."""
+    """A section: its heading, its introduction, ``charts`` (SVG), its tables and notes;
+    one line when it has nothing to say."""
+    nothing = section.nothing()
+    if nothing is not None:
+        key = escape(section.key)
+        return f'<section id="{key}"><p class="nothing">{escape(nothing)}</p></section>'
     out = [
         f'<section id="{escape(section.key)}">',
         f"<h2>{escape(section.title)}</h2>",
-        f'<p class="intro">{escape(section.intro)}</p>',
+        *(f'<p class="intro">{escape(part)}</p>' for part in section.intro.split("\n\n")),
         *charts,
     ]
     out += [table_html(table) for table in section.tables]
+    if section.notes:
+        out.append(
+            '<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in section.notes) + "</ul>"
+        )
     out.append("</section>")
     return "\n".join(out)
 

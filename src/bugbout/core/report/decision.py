@@ -82,7 +82,7 @@ def decide(report: Report) -> Decision:
             option.standing = "fewer" if behind else "not distinguishable"
     if not options[leader].resolved:
         return Decision(
-            text=f"No contestant resolved any of the {options[leader].tasks} scored tasks: "
+            text=f"No contestant resolved any of the {report.found.scored} scored tasks: "
             "nothing to pick.",
             options=list(options.values()),
         )
@@ -98,7 +98,7 @@ def decide(report: Report) -> Decision:
         pick.p_adjusted = None
     ordered = [pick] + [o for name, o in options.items() if name != pick.name]
     return Decision(
-        text=_sentence(pick, ordered[1:], cheapest=cheapest is not None),
+        text=_sentence(pick, ordered[1:], report.found.scored, cheapest=cheapest is not None),
         pick=pick.name,
         distinguishable=len(level) == 1 and len(options) > 1,
         options=ordered,
@@ -123,7 +123,7 @@ def _cheapest(level: list[Option]) -> Option | None:
     return min(costed, key=lambda o: (o.cost_per_resolved or 0.0, -o.resolved))
 
 
-def _sentence(pick: Option, others: list[Option], *, cheapest: bool) -> str:
+def _sentence(pick: Option, others: list[Option], tasks: int, *, cheapest: bool) -> str:
     """``Pick X: resolves 12/20 (41-78%), $0.38 a resolved bug; Y is not ...``."""
     level = [o for o in others if o.standing == "not distinguishable"]
     behind = [o for o in others if o.standing == "fewer"]
@@ -135,7 +135,7 @@ def _sentence(pick: Option, others: list[Option], *, cheapest: bool) -> str:
     if level:
         why = "the cheapest per resolved bug" if cheapest else "the leader"
         opening = (
-            f"No contestant is distinguishably better on {pick.tasks} tasks; "
+            f"No contestant is distinguishably better on {tasks} scored tasks; "
             f"pick {pick.name}, {why}: {facts}"
         )
     else:

@@ -146,10 +146,11 @@ class HtmlReporter:
         body = [
             '<div id="overview">',
             f"<h1>{escape(self.options.title)}</h1>",
+            section_html(parts[0], []),  # the decision first
             f'<p class="summary">{escape(summary)}</p>',
             f'<nav>{nav}<a href="#task-pages">Task pages</a></nav>',
         ]
-        for section in parts:
+        for section in parts[1:]:
             body.append(section_html(section, charts.get(section.key, [])))
             if section.key == "tasks":
                 body.append(overview_pages(report))

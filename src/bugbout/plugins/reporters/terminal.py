@@ -53,6 +53,10 @@ class TerminalReporter:
         )
         console.print(Text(title, style="bold"))
         for section in parts:
+            nothing = section.nothing()
+            if nothing is not None:  # one line, not a screen
+                console.print(Text(nothing, style="dim"))
+                continue
             console.print()
             console.rule(Text(section.title, style="bold"), align="left")
             console.print(Text(section.intro, style="dim"))
@@ -61,6 +65,8 @@ class TerminalReporter:
                 # a table too wide for the terminal keeps every column (the terminal wraps)
                 needed = Measurement.get(console, console.options, renderable).minimum
                 console.print(renderable, width=max(console.width, needed), crop=False)
+            for note in section.notes:
+                console.print(Text(f"- {note}"))
         return console.export_text(styles=self.options.color)
 
 
