@@ -279,3 +279,14 @@ def test_an_agent_s_test_script_runs_on_an_old_pytest(
     done = subprocess.run([script, "tests"], capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stdout + done.stderr  # test_fixed fails
     assert "1 failed, 2 passed" in done.stdout
+
+
+@pytest.mark.parametrize("version", ["2.7.3", "2.9.2"])
+def test_pytest_2_s_own_assertion_error_is_watched_too(version: str, tmp_path: Path) -> None:
+    """pytest before 3.0 puts its own ``AssertionError`` in the builtins: pytest's doing,
+    but a method the code under test gives it is not."""
+    patched = "import builtins\nVALUE = 1\nbuiltins.AssertionError.__str__ = lambda self: ''\n"
+    tree = write(tmp_path, {"pkg/__init__.py": patched, "tests/test_it.py": TESTS})
+    run = _run(str(old_pytest(version)), tree, ["tests/test_it.py"])
+    assert run.status == RunStatus.TAMPERED
+    assert any("builtins.AssertionError was replaced" in why for why in run.tampering)

@@ -250,13 +250,12 @@ class _Watch(object):
                 continue
             after = _snapshot(module)
             own = _own_directories()
-            pytests = set()  # classes pytest replaced: their members are its own
+            pytests = set()  # classes pytest replaced: the old one's members are gone
             for attribute in sorted(set(before) | set(after)):
-                if attribute.split(".", 1)[0] in pytests:
-                    continue
                 old, new = before.get(attribute), after.get(attribute)
                 if new is None:
-                    found.append("%s.%s was removed" % (name, attribute))
+                    if attribute.split(".", 1)[0] not in pytests:
+                        found.append("%s.%s was removed" % (name, attribute))
                     continue
                 if (old is not None and _same(old, new)) or (old is None and name in GROWING):
                     continue
