@@ -1,9 +1,10 @@
 #!/usr/bin/env python
 """Ground truth against the raw pytest runs it needs, on real tasks of a real project.
 
-    python benchmarks/bench_truth.py --repo PATH [--tasks N] [--repeat K]
+    python benchmarks/bench_truth.py [--repo PATH] [--tasks N] [--repeat K]
 
-The repository is cloned into ``benchmarks/.cache/`` with its ``bugbout.yaml`` (or one
+The repository (by default the demo's, ``bugbout.example``, whose tests run on this
+interpreter) is copied into ``benchmarks/.cache/`` with its ``bugbout.yaml`` (or one
 written from ``--source`` and ``--tests``), and mined for its ``N`` newest tasks
 (``miner.limit=N``, the GitHub issue source off). One untimed ``bugbout tasks`` builds
 the environments (kept in ``benchmarks/.cache/truth-home``) and computes the ground
@@ -44,6 +45,7 @@ from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import export_before
+from bugbout.example import build_example
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
@@ -53,14 +55,13 @@ TRUTH = "ground truth"
 
 
 def clone(repo: Path, source: str, tests: str) -> Path:
-    """A clone of ``repo`` in the cache, with a ``bugbout.yaml``."""
+    """A copy of ``repo`` in the cache (its untracked files too: ``bugbout.yaml``, an
+    issues file), without its store, with a ``bugbout.yaml``."""
     target = CACHE / f"truth-{repo.resolve().name}"
     if not target.exists():
-        subprocess.run(["git", "clone", "--quiet", str(repo), str(target)], check=True)
+        shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".bugbout"))
     config = target / "bugbout.yaml"
-    if (repo / "bugbout.yaml").is_file():
-        shutil.copyfile(repo / "bugbout.yaml", config)
-    elif not config.exists():
+    if not config.exists():
         config.write_text(
             f"defaults: [base, _self_]\nproject: {{source: {source}, tests: {tests}}}\n"
         )
@@ -130,7 +131,7 @@ def run_raw(runs: list[Raw]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--repo", type=Path, help="a repository (default: the demo's)")
     parser.add_argument("--source", default="src")
     parser.add_argument("--tests", default="tests")
     parser.add_argument("--tasks", type=int, default=3)
@@ -139,6 +140,10 @@ def main() -> None:
     options = parser.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     os.environ["BUGBOUT_HOME"] = str(CACHE / "truth-home")
+    if options.repo is None:
+        options.repo = CACHE / "tally"
+        if not options.repo.exists():
+            build_example(options.repo)
     repo = clone(options.repo, options.source, options.tests)
     overrides = [f"miner.limit={options.tasks}", "issue-sources.github=null"]
     bugbout_tasks(repo, overrides)  # builds the environments, warms every cache
