@@ -65,6 +65,7 @@ def _run(python: str, tree: Path, targets: list[str], **options: object) -> Test
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", OLD)
 def test_an_old_pytest_runs_with_the_options_it_knows(version: str, tmp_path: Path) -> None:
     """Its addopts set aside, its rootdir the tree (a pytest.ini above it is not), a
