@@ -69,9 +69,14 @@ def costs_section(report: Report) -> Section:
             else NOT_REPORTED
         )
         rows.append(("total", "", "", "", "", total, "", "", "", "", ""))
+    source = costs.prices_source or f"bugbout's table of {costs.prices_as_of}"
     intro = [
-        f"USD at list prices per million tokens (bugbout's table of {costs.prices_as_of}, "
-        "after any `prices:` of bugbout.yaml; prices change). Every attempt counts, every "
+        f"The budget stopped the bout: {costs.budget}; {costs.not_run} attempt(s) not run, "
+        "`bugbout run` again (with a higher `run.budget`) runs them."
+        if costs.budget
+        else "",
+        f"USD at list prices per million tokens ({source}, after any `prices:` of "
+        "bugbout.yaml; prices change). Every attempt counts, every "
         "round included; an attempt without token usage is not reported, never free. Cost "
         "per resolved bug is the mean priced attempt times all attempts, over the bugs "
         "resolved. On the front: no other contestant resolves at least as often for at most "

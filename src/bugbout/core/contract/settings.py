@@ -109,6 +109,17 @@ class TasksSettings(Settings):
     the environment and run them again, once; the oracle records what was added."""
 
 
+class BudgetSettings(Settings):
+    """``run.budget:`` — what one ``bugbout run`` may spend on the agents it runs; once
+    reached no attempt starts (those running finish) and the rest are recorded as not run,
+    for a later run. Attempts reused from the store cost nothing."""
+
+    usd: float | None = Field(default=None, gt=0)
+    """USD at the report's prices (``None``: no limit)."""
+    tokens: int | None = Field(default=None, gt=0)
+    """Tokens of every kind, input, cached and output (``None``: no limit)."""
+
+
 class RunSettings(Settings):
     """``run:`` — how agents run."""
 
@@ -137,6 +148,8 @@ class RunSettings(Settings):
     """How an attempt's working copy is made: ``auto`` takes the best this machine offers
     (an overlay of the cached tree, else reflinks, else a full copy); a method named
     must work here."""
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    """What one run may spend on agents before no more attempts start."""
 
 
 class TestLimitsSettings(Settings):

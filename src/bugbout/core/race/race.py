@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.plumbing.budget import Budget, OverBudget
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git
@@ -55,6 +56,8 @@ class Race:
         """Where attempts run; without one, the settings' executor, for one :meth:`run`."""
         self.stop = stop or Stop(self.settings.run.grace)
         """The bout's stop: once requested no attempt starts, once killed none is kept."""
+        self.budget = Budget(self.settings.run.budget, self.settings.prices)
+        """What the attempts this race runs spend, against ``run.budget``."""
         self._lock = threading.Lock()
         self.ran: set[str] = set()
         """Paths of the attempts this race ran (the others it found in the store)."""
@@ -116,7 +119,7 @@ class Race:
             return finished
         executor = self.executor or make_executor(self.settings, self.tools.plugins)
         try:
-            attempts = self.stop.executor(executor, "attempt")
+            attempts = self.budget.executor(self.stop.executor(executor, "attempt"))
             with Git(self.settings.repository) as git:
                 checkouts = self.tools.checkouts(git)
                 with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
@@ -142,7 +145,8 @@ class Race:
     ) -> None:
         """Run a lane's attempts on the executor, at most the lane's quota at a time. An
         attempt the stop kept from starting, or killed, is left out (a killed one is stored
-        as ``interrupted`` by its worker)."""
+        as ``interrupted`` by its worker); one the budget kept from starting is recorded
+        as not run."""
         width = self.settings.run.quotas.get(lane, 1)
         attempts: list[_LocalAttempt | RemoteAttempt] = [
             _LocalAttempt(self, task, contestant, previous, checkouts)
@@ -150,22 +154,49 @@ class Race:
             else RemoteAttempt(self.settings, task, contestant, previous)
             for task, contestant, previous in jobs
         ]
-        for job, future in run_jobs(executor, attempts, width):
-            task, contestant = job.task, job.contestant
-            try:
-                attempt, ran = future.result()
-            except Interrupted:
-                continue
-            except Exception as exc:  # the worker died: record it, go on
-                attempt, ran = self._lost(task, contestant, job.previous, exc)
-            if ran:
-                with self._lock:
-                    self.ran.add(contestant.path(task))
-                    finished.append(attempt)
-            self.progress.advance(
-                f"{lane}: {attempt.contestant} on {attempt.task_id}: "
-                f"{attempt.status if ran else 'reused (run by another bout)'}"
-            )
+        ended: set[int] = set()
+        try:
+            for job, future in run_jobs(executor, attempts, width):
+                ended.add(id(job))
+                task, contestant = job.task, job.contestant
+                try:
+                    attempt, ran = future.result()
+                except Interrupted:
+                    continue
+                except Exception as exc:  # the worker died: record it, go on
+                    attempt, ran = self._lost(task, contestant, job.previous, exc)
+                if ran:
+                    self.budget.add(attempt)
+                    with self._lock:
+                        self.ran.add(contestant.path(task))
+                        finished.append(attempt)
+                self.progress.advance(
+                    f"{lane}: {attempt.contestant} on {attempt.task_id}: "
+                    f"{attempt.status if ran else 'reused (run by another bout)'}"
+                )
+        except OverBudget as exc:
+            left = [job for job in attempts if id(job) not in ended]
+            self.progress.warn(f"{lane}: {exc}: {len(left)} attempt(s) not run")
+            for job in left:
+                self._not_run(job.task, job.contestant, job.previous, str(exc))
+
+    def _not_run(
+        self, task: Task, contestant: Contestant, previous: Attempt | None, reason: str
+    ) -> None:
+        """Record an attempt the budget kept from starting, in place of none or of an
+        ``interrupted`` one; any other record stays (one the race found, or another
+        bout's)."""
+        path = contestant.path(task)
+        with self.store.hold(path):
+            current = self.store.read(path, Attempt)
+            if current == previous and (
+                current is None or current.status == AttemptStatus.INTERRUPTED
+            ):
+                record = _failed(task, contestant, error=self.budget.not_run(reason))
+                self.store.write(
+                    path, record.model_copy(update={"status": AttemptStatus.INTERRUPTED})
+                )
+        self.progress.advance(f"{contestant.name} on {task.id}: not run (budget)")
 
     def _lost(
         self, task: Task, contestant: Contestant, previous: Attempt | None, error: Exception

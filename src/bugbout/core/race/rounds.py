@@ -96,6 +96,8 @@ def run_rounds(
                         or attempt.round >= settings.run.rounds
                     ):
                         break
+                    if race.budget.reached():  # a later run runs it
+                        break
                     route = escalate(review.route, routes[:-1])
                     race.progress.advance(
                         f"{contestant.name} on {task.id}: round {attempt.round + 1}"
@@ -109,6 +111,7 @@ def run_rounds(
                         feedback=feedback(review.report, route),
                     )
                     if ran:  # else another bout ran it: the loop reviews that one
+                        race.budget.add(again)
                         new.append(again)
     return new
 

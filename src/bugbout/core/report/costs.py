@@ -1,12 +1,6 @@
-"""What a bout cost: a price per model, each attempt's cost, each agent's cost per
-resolved bug, and the agents no other is both cheaper and better than.
-
-Prices are USD per million tokens. The packaged table (``bugbout/data/prices.json``,
-dated by its ``as-of``) comes with the project's ``prices:``; an entry of ``prices:``
-named like a packaged one replaces it. An entry prices the models its ``model`` pattern
-matches (``*`` for any text), the whole name or the part after a provider prefix
-(``anthropic/claude-sonnet-4-5``). Of the entries that match, the project's win over
-the packaged ones, then the most specific: the longest pattern.
+"""What a bout cost: each attempt's cost at the price table's prices
+(:mod:`bugbout.core.plumbing.prices`), each agent's cost per resolved bug, and the agents
+no other is both cheaper and better than.
 
 An attempt without token usage costs ``None`` ("not reported"), never 0; so does one
 whose model has no price ("no price").
@@ -14,93 +8,28 @@ whose model has no price ("no price").
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from importlib import resources
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from bugbout.core.contract.settings import PriceSettings
+from bugbout.core.plumbing.budget import NOT_RUN
+from bugbout.core.plumbing.prices import PriceTable, attempt_cost, packaged_prices, price_table
 from bugbout.core.store.records import RETRYABLE, Attempt, Record
 
 if TYPE_CHECKING:
     from bugbout.core.report.report import AgentRow
 
-PRICES_RESOURCE = "prices.json"
-"""The packaged price table, in :mod:`bugbout.data`."""
-PER_TOKENS = 1_000_000
-"""Prices are per this many tokens."""
-
-
-@dataclass(frozen=True)
-class PriceTable:
-    """Named prices, the names the project set, and the packaged table's date."""
-
-    entries: tuple[tuple[str, PriceSettings], ...]
-    as_of: str
-    own: frozenset[str] = frozenset()
-    """Entries of the project's ``prices:``: they win over every packaged one."""
-
-    def find(self, model: str | None) -> tuple[str, PriceSettings] | None:
-        """The entry that prices ``model`` (its name and price): of those whose pattern
-        matches, the project's before the packaged, then the longest pattern."""
-        if not model:
-            return None
-        names = {model.lower(), model.rsplit("/", 1)[-1].lower()}
-        found = [
-            (name, price)
-            for name, price in self.entries
-            if any(fnmatchcase(candidate, _pattern(name, price)) for candidate in names)
-        ]
-        if not found:
-            return None
-        return max(
-            found,
-            key=lambda entry: (entry[0] in self.own, len(_pattern(*entry).replace("*", ""))),
-        )
-
-
-def _pattern(name: str, price: PriceSettings) -> str:
-    return (price.model or name).lower()
-
-
-def packaged_prices() -> PriceTable:
-    """The price table shipped with bugbout."""
-    text = resources.files("bugbout.data").joinpath(PRICES_RESOURCE).read_text("utf-8")
-    data = json.loads(text)
-    entries = tuple(
-        (name, PriceSettings.model_validate(entry)) for name, entry in data["prices"].items()
-    )
-    return PriceTable(entries, str(data["as-of"]))
-
-
-def price_table(prices: Mapping[str, PriceSettings] | None = None) -> PriceTable:
-    """The project's ``prices:`` with the packaged table. An entry named like a packaged
-    one takes its place (and its model pattern, unless it sets ``model``)."""
-    packaged = packaged_prices()
-    own = dict(prices or {})
-    known = dict(packaged.entries)
-    for name, price in own.items():
-        if name in known and price.model is None:
-            own[name] = price.model_copy(update={"model": known[name].model})
-    entries = {**known, **own}
-    return PriceTable(tuple(entries.items()), packaged.as_of, frozenset(own))
-
-
-def attempt_cost(usage: Mapping[str, int], price: PriceSettings) -> float:
-    """USD an attempt's token usage cost at ``price`` (each kind at its own rate)."""
-    cached = price.input if price.cached_input is None else price.cached_input
-    written = price.input if price.cache_write is None else price.cache_write
-    total = (
-        usage.get("input_tokens", 0) * price.input
-        + usage.get("cache_read_tokens", 0) * cached
-        + usage.get("cache_write_tokens", 0) * written
-        + usage.get("output_tokens", 0) * price.output
-    )
-    return total / PER_TOKENS
+__all__ = [
+    "CostRow",
+    "Costs",
+    "PriceTable",
+    "attempt_cost",
+    "costs",
+    "how_to_price",
+    "packaged_prices",
+    "pareto_front",
+    "price_table",
+]
 
 
 # -- the report's section -----------------------------------------------------------------
@@ -144,18 +73,27 @@ class Costs(Record):
 
     prices_as_of: str = ""
     """The date of the packaged price table."""
+    prices_source: str = ""
+    """Where the prices came from: LiteLLM's table (its version) and bugbout's (its date)."""
     agents: list[CostRow] = Field(default_factory=list)
     cost: float | None = None
     """USD over every priced attempt; ``None`` when there is none."""
     unpriced: list[str] = Field(default_factory=list)
     """Models that reported token usage but have no price."""
+    not_run: int = 0
+    """Attempts ``run.budget`` kept from starting (to run next time)."""
+    budget: str | None = None
+    """Why they were not run: the limit reached and what was spent then."""
 
 
 def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) -> Costs:
     """Each agent's cost and, for contestants, cost and wall time per resolved bug."""
     rows: dict[tuple[str, str], CostRow] = {}
     unpriced: set[str] = set()
+    budget = [a.error for a in attempts if a.error and a.error.startswith(NOT_RUN)]
     for attempt in sorted(attempts, key=lambda a: (a.role, a.contestant, a.round)):
+        if attempt.error and attempt.error.startswith(NOT_RUN):
+            continue
         row = rows.setdefault(
             (attempt.role, attempt.contestant), CostRow(name=attempt.contestant, role=attempt.role)
         )
@@ -189,9 +127,12 @@ def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) ->
     known = [row.cost for row in rows.values() if row.cost is not None]
     return Costs(
         prices_as_of=table.as_of,
+        prices_source=table.source,
         agents=list(rows.values()),
         cost=sum(known) if known else None,
         unpriced=sorted(unpriced),
+        not_run=len(budget),
+        budget=budget[0].removeprefix(NOT_RUN).split(";", 1)[0].strip() if budget else None,
     )
 
 
