@@ -127,7 +127,9 @@ def _suite_run(runner: SuiteRunner, repo: Path, home: Path) -> tuple[float, int]
         date = git.run("log", "-1", "--format=%cI", "HEAD").strip()
     environment = runner.environment(tree, date)
     started = time.monotonic()
-    run = runner.run(environment, tree, [PROJECT.tests], label="baseline")
+    timeout = MutantOptions().test_timeout
+    run = runner.run(environment, tree, [PROJECT.tests], label="baseline", test_timeout=timeout)
+    print(f"one suite run: {time.monotonic() - started:.0f} s, {run.status.value}", flush=True)
     return time.monotonic() - started, len(run.outcomes)
 
 

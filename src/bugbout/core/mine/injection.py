@@ -159,7 +159,7 @@ def mine_mutants(
         git.export(commit, tree)
         environment = runner.environment(tree, date)
         progress.start("running the suite under coverage")
-        evidence = _evidence(runner, environment, tree)
+        evidence = _evidence(runner, environment, tree, options.test_timeout)
         progress.finish()
         candidates = sample(
             list(_candidates(tree, request.project, evidence, options)),
@@ -199,11 +199,16 @@ def _work(home: Path) -> Path:
     return work
 
 
-def _evidence(runner: SuiteRunner, environment: Environment, tree: Path) -> Evidence:
+def _evidence(
+    runner: SuiteRunner, environment: Environment, tree: Path, test_timeout: float
+) -> Evidence:
+    """The suite's run under coverage, each test held to ``test_timeout`` as on a mutant
+    (one that hangs is not evidence)."""
     chunks: list[bytes] = []
     run = runner.run(
-        environment, tree, [runner.project.tests], label="mutants-base", coverage=chunks
-    )
+        environment, tree, [runner.project.tests], label="mutants-base", coverage=chunks,
+        test_timeout=test_timeout,
+    )  # fmt: skip
     if run.status != RunStatus.OK:
         raise BugboutError(
             f"the suite ended {run.status.value} on the commit to mutate ({run.detail[-200:]}); "
