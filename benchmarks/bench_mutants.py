@@ -8,7 +8,12 @@ the suite under the coverage plugin once, then each mutation tried against the t
 that ran its file. It reports each phase as a ratio to the baseline, the mutations tried
 and kept, and why the others were left out. A report, not a test: it exits 0.
 
-    python benchmarks/bench_mutants.py [--limit N] [--sandbox S] [--repo PATH]
+With ``--tests test_basic.py,test_options.py`` the clone gets a commit of its own that
+keeps only those modules of click's suite (and ``conftest.py``), and that commit is both
+measures' HEAD: on a loaded machine the whole suite under bugbout's outcome plugin takes
+minutes a run, and the ratios are to a run of the suite measured.
+
+    python benchmarks/bench_mutants.py [--limit N] [--sandbox S] [--repo PATH] [--tests M,...]
 """
 
 from __future__ import annotations
@@ -71,9 +76,12 @@ def main() -> None:
     parser.add_argument("--sandbox", default="bubblewrap")
     parser.add_argument("--repo", type=Path, default=CACHE / "click")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tests", default="", help="the suite's modules kept, comma-separated")
     options = parser.parse_args()
     if not options.repo.exists():
         subprocess.run(["git", "clone", "-q", str(MIRROR), str(options.repo)], check=True)
+    if options.tests:
+        _keep_tests(options.repo, options.tests.split(","))
     plugins = make_plugins(entry_points=False)
     if plugins.create("sandbox", options.sandbox).problem():
         options.sandbox = "none"
@@ -104,6 +112,7 @@ def main() -> None:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "suite_tests": tests,
+        "suite_modules": options.tests or "all",
         "limit": options.limit,
         "tried": mined.examined - mined.excluded.get("over-limit", 0),
         "kept": kept,
@@ -117,6 +126,19 @@ def main() -> None:
     (OUTPUT / "mutants.json").write_text(json.dumps(result, indent=2) + "\n")
     report(result)
     sys.exit(0)
+
+
+def _keep_tests(repo: Path, kept: list[str]) -> None:
+    """Commit, in the clone, a tree whose suite is only ``kept`` (and ``conftest.py``)."""
+    tests = repo / PROJECT.tests
+    for module in tests.rglob("test_*.py"):
+        if module.name not in kept:
+            module.unlink()
+    for folder in sorted(tests.rglob("*"), reverse=True):
+        if folder.is_dir() and not any(folder.rglob("*.py")):
+            subprocess.run(["rm", "-r", str(folder)], check=True)
+    for args in (["add", "-A", PROJECT.tests], ["commit", "-qm", "bench: a part of the suite"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
 
 
 def _suite_run(runner: SuiteRunner, repo: Path, home: Path) -> tuple[float, int]:
@@ -135,7 +157,7 @@ def _suite_run(runner: SuiteRunner, repo: Path, home: Path) -> tuple[float, int]
 
 def report(result: dict[str, Any]) -> None:
     lines = [
-        f"click at HEAD: {result['suite_tests']} tests, one suite run "
+        f"click at HEAD ({result['suite_modules']}): {result['suite_tests']} tests, one run "
         f"{result['baseline_s']:.1f} s (sandbox {result['sandbox']})",
         "",
         "| measure | / one suite run |",
