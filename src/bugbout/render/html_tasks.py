@@ -17,6 +17,7 @@ from bugbout.core.report.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
 from bugbout.core.report.report import Report, TaskRow
 from bugbout.core.report.report_tasks import Diff, Grid, PatchView, TaskPage, environment_line
 from bugbout.core.store.verdict_records import SUITE, UNFIXED
+from bugbout.render.html_transcript import transcript_html
 
 STYLE = """
 .task-page { display: none; }
@@ -181,7 +182,7 @@ def _task_page(page: TaskPage, anchor: str, row: TaskRow | None) -> str:
     out.append("<h3>The patches</h3>")
     if not page.patches:
         out.append('<p class="empty">No agent attempted this task.</p>')
-    out += [_patch_html(patch) for patch in page.patches]
+    out += [_patch_html(patch, f"{anchor}-{i + 1}") for i, patch in enumerate(page.patches)]
     out.append("<h3>The maintainers' fix</h3>")
     if page.fix is None:
         out.append('<p class="empty">The repository was not read: no fix to show.</p>')
@@ -191,7 +192,8 @@ def _task_page(page: TaskPage, anchor: str, row: TaskRow | None) -> str:
     return "\n".join(out)
 
 
-def _patch_html(patch: PatchView) -> str:
+def _patch_html(patch: PatchView, anchor: str) -> str:
+    """A patch: its status, score, audit, diff and transcript (``anchor``: its steps' ids)."""
     role = "" if patch.role == "contestant" else f" ({patch.role})"
     round_ = f", round {patch.round}" if patch.round > 1 else ""
     status_class = "verdict-good" if patch.status.value in _GOOD else "verdict-bad"
@@ -201,13 +203,6 @@ def _patch_html(patch: PatchView) -> str:
     if patch.score is not None:
         score_class = "verdict-good" if patch.score.value in _GOOD else "verdict-bad"
         line += f'; score: <span class="{score_class}">{escape(SCORE_WORDS[patch.score])}</span>'
-    links = [
-        f'<a href="{escape(href)}">{text}</a>'
-        for href, text in ((patch.record, "attempt record"), (patch.logs, "logs"))
-        if href
-    ]
-    if links:
-        line += "; " + ", ".join(links)
     out = [f"<h4>{escape(patch.name)}{escape(role)}</h4>", line + "</p>"]
     if patch.audit is not None:
         audit = patch.audit
@@ -228,6 +223,7 @@ def _patch_html(patch: PatchView) -> str:
         out.append(diff_html(patch.diff, f"{patch.name}'s patch", opened=True))
     else:
         out.append('<p class="empty">The patch is empty.</p>')
+    out.append(transcript_html(patch.transcript, anchor))
     return "\n".join(out)
 
 

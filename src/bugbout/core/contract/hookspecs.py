@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from bugbout.core.contract.transcript import Step
     from bugbout.core.contract.types import (
         AgentPlugin,
         AssignmentPlugin,
@@ -206,6 +209,22 @@ def bugbout_reporters() -> Iterable[ReporterPlugin]:
         @hookimpl
         def bugbout_reporters():
             yield ReporterPlugin(name="dashboard", factory=DashboardReporter)
+    """
+
+
+@hookspec(firstresult=True)
+def bugbout_transcript(agent: str, logdir: Path) -> list[Step] | None:
+    """Read what agent ``agent`` (a harness name, e.g. ``claude-code``) did from its log
+    folder: its steps in order, or ``None`` when the plugin does not know the agent. The
+    report shows the steps on the task's page; without them, the logs' tail.
+
+    Example::
+
+        @hookimpl
+        def bugbout_transcript(agent, logdir):
+            if agent != "my-agent":
+                return None
+            return [Step("final", (logdir / "answer.txt").read_text())]
     """
 
 

@@ -23,6 +23,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.report.transcripts import Transcript, transcripts
 from bugbout.core.store.records import (
     FAILING,
     RETRYABLE,
@@ -90,6 +91,8 @@ class PatchView(Record):
     """Its record, as a link relative to the report's folder (``None``: unknown)."""
     logs: str | None = None
     """Its logs folder, as a link relative to the report's folder (``None``: not on disk)."""
+    transcript: Transcript | None = None
+    """What the agent did, from its logs (``None``: not on disk)."""
 
 
 class GridCell(Record):
@@ -151,6 +154,7 @@ class AttemptLinks(Record):
 
     record: str | None = None
     logs: str | None = None
+    transcript: Transcript | None = None
 
 
 # -- building the pages -------------------------------------------------------------------
@@ -211,6 +215,7 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
                     audit=_audit_view(found, [run for run in runs if run]) if found else None,
                     record=files.record,
                     logs=files.logs,
+                    transcript=files.transcript,
                 )
             )
         pages.append(
@@ -345,14 +350,17 @@ def attempt_links(
     stored: Iterable[tuple[str, Attempt]], store: Path, report_folder: Path
 ) -> dict[str, AttemptLinks]:
     """Each attempt's record (``stored``: its path in the store with the attempt) and
-    logs folder, as links relative to ``report_folder``; logs no longer on disk are
-    left out."""
+    logs folder, as links relative to ``report_folder``, and its transcript; logs no
+    longer on disk are left out."""
     links = {}
+    stored = list(stored)
+    read = transcripts(attempt for _, attempt in stored)
     for name, attempt in stored:
         logs = Path(attempt.logdir) if attempt.logdir else None
         links[attempt.revision] = AttemptLinks(
             record=_link(store / name, report_folder),
             logs=_link(logs, report_folder) + "/" if logs and logs.is_dir() else None,
+            transcript=read.get(attempt.revision),
         )
     return links
 

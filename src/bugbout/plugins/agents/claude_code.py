@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
+from bugbout.core.contract.transcript import Step, as_dict
 from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
@@ -43,6 +44,9 @@ QUIET = {
     "DISABLE_GROWTHBOOK": "1",
 }
 """Without these Claude Code looks up outside hosts on every run."""
+EDITS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+"""Claude Code's tools that change a file."""
+_EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
 USAGE_LIMIT = re.compile(
     r"usage limit|rate limit|hit your limit|limit reached|quota|\(429\)|too many requests", re.I
 )
@@ -169,6 +173,60 @@ def _result_usage(result: dict[str, Any]) -> dict[str, int]:
         cache_read=as_int(usage.get("cache_read_input_tokens")),
         cache_write=as_int(usage.get("cache_creation_input_tokens")),
     )
+
+
+def transcript(logdir: Path) -> list[Step]:
+    """The steps of a ``stream-json`` log: each tool call with its result (a Bash call a
+    command with its exit code, an edit the file it changed), what the assistant said, and
+    the result event's text as the final message."""
+    steps: list[Step] = []
+    calls: dict[str, dict[str, Any]] = {}
+    for event in json_events(logdir / "stdout.log"):
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and str(block.get("text", "")).strip():
+                steps.append(Step("message", str(block["text"])))
+            elif block.get("type") == "tool_use":
+                calls[str(block.get("id"))] = block
+            elif block.get("type") == "tool_result":
+                call = calls.pop(str(block.get("tool_use_id")), {})
+                steps.append(_tool_step(call, block))
+        if event.get("type") == "result" and isinstance(event.get("result"), str):
+            if steps and steps[-1] == Step("message", event["result"]):
+                steps.pop()  # the final message, said once
+            steps.append(Step("final", event["result"], failed=bool(event.get("is_error"))))
+    return steps
+
+
+def _tool_step(call: dict[str, Any], result: dict[str, Any]) -> Step:
+    """A tool call and its result as one step."""
+    name = str(call.get("name", "tool"))
+    arguments = as_dict(call.get("input"))
+    output = _text(result.get("content"))
+    failed = bool(result.get("is_error"))
+    if name == "Bash":
+        code = _EXIT_CODE.match(output)
+        exit_code = int(code.group(1)) if code else (1 if failed else 0)
+        return Step("command", str(arguments.get("command", "")), output, exit_code, failed)
+    if name in EDITS:
+        return Step("edit", str(arguments.get("file_path", name)), output, failed=failed)
+    shown = ", ".join(f"{key}={value}" for key, value in arguments.items())
+    return Step("tool", f"{name}({shown})", output, failed=failed)
+
+
+def _text(content: Any) -> str:
+    """A tool result's content: a string, or text blocks."""
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content or "")
+
+
+@hookimpl
+def bugbout_transcript(agent: str, logdir: Path) -> list[Step] | None:
+    return transcript(logdir) if agent == ClaudeCodeAgent.harness else None
 
 
 @hookimpl

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,7 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
+from bugbout.core.contract.transcript import Step, as_list
 from bugbout.core.plumbing.untrusted import read_untrusted
 from bugbout.core.race.agents import (
     AgentOptions,
@@ -206,6 +208,70 @@ def _turn_usage(usage: dict[str, Any]) -> dict[str, int]:
         cache_read=cached,
         cache_write=written,
     )
+
+
+def transcript(logdir: Path) -> list[Step]:
+    """The steps of a ``--json`` log: each completed item (a command with its exit code,
+    a file change, a tool call, what the agent said), its last message the final one,
+    and any error event."""
+    steps: list[Step] = []
+    for event in json_events(logdir / "stdout.log"):
+        item = event.get("item")
+        if event.get("type") == "item.completed" and isinstance(item, dict):
+            steps += _item_steps(item)
+        elif event.get("type") in {"error", "turn.failed"}:
+            steps.append(Step("message", _error_message(event), failed=True))
+    last = max((i for i, step in enumerate(steps) if step.kind == "message"), default=None)
+    if last is not None and not steps[last].failed:
+        steps[last] = Step("final", steps[last].text)
+    return steps
+
+
+def _item_steps(item: dict[str, Any]) -> list[Step]:
+    kind = item.get("type")
+    if kind == "command_execution":
+        code = item.get("exit_code")
+        exit_code = code if isinstance(code, int) else None
+        return [
+            Step(
+                "command",
+                _unwrapped(str(item.get("command", ""))),
+                str(item.get("aggregated_output", "")),
+                exit_code,
+                item.get("status") == "failed" or bool(exit_code),
+            )
+        ]
+    if kind == "file_change":
+        changes = as_list(item.get("changes"))
+        failed = item.get("status") == "failed"
+        return [
+            Step("edit", str(change.get("path", "")), str(change.get("kind", "")), failed=failed)
+            for change in changes
+            if isinstance(change, dict)
+        ]
+    if kind == "agent_message" and str(item.get("text", "")).strip():
+        return [Step("message", str(item["text"]))]
+    if kind in {"mcp_tool_call", "web_search"}:
+        return [Step("tool", str(item.get("tool") or item.get("query") or kind))]
+    if kind == "error":
+        return [Step("message", str(item.get("message", "")), failed=True)]
+    return []  # reasoning, plans
+
+
+def _unwrapped(command: str) -> str:
+    """``/bin/bash -c 'pytest -q'`` as ``pytest -q``: the command the agent wrote."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[0].endswith("sh") and words[1] in {"-c", "-lc"}:
+        return words[2]
+    return command
+
+
+@hookimpl
+def bugbout_transcript(agent: str, logdir: Path) -> list[Step] | None:
+    return transcript(logdir) if agent == CodexAgent.harness else None
 
 
 @hookimpl

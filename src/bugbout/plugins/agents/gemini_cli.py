@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
+from bugbout.core.contract.transcript import Step, as_dict
 from bugbout.core.plumbing.untrusted import read_untrusted
 from bugbout.core.race.agents import (
     AgentOptions,
@@ -201,6 +202,35 @@ def _stats_usage(stats: Any) -> dict[str, int]:
             ),
         )
     return total
+
+
+def transcript(logdir: Path) -> list[Step]:
+    """What the ``json`` output keeps of a session: the calls of each tool (how many, how
+    many failed; it does not keep the commands) and the response as the final message,
+    or what made Gemini CLI fail."""
+    output = _json_object(_read(logdir / "stdout.log"))
+    stats = as_dict(output.get("stats"))
+    tools = as_dict(stats.get("tools"))
+    by_name = as_dict(tools.get("byName"))
+    steps = [
+        Step(
+            "tool",
+            f"{name}: {as_int(calls.get('count'))} calls, {as_int(calls.get('fail'))} failed",
+            failed=as_int(calls.get("fail")) > 0,
+        )
+        for name, calls in by_name.items()
+        if isinstance(calls, dict)
+    ]
+    response = output.get("response")
+    if isinstance(response, str) and response.strip():
+        return [*steps, Step("final", response.strip())]
+    failure = _failure(output, _read(logdir / "stderr.log"))
+    return [*steps, Step("final", failure, failed=True)] if failure else steps
+
+
+@hookimpl
+def bugbout_transcript(agent: str, logdir: Path) -> list[Step] | None:
+    return transcript(logdir) if agent == GeminiCliAgent.harness else None
 
 
 @hookimpl

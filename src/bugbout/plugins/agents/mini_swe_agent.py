@@ -24,6 +24,7 @@ from pydantic import Field, field_validator
 
 from bugbout import AgentPlugin, hookimpl
 from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.transcript import Step, as_dict, as_list
 from bugbout.core.plumbing.untrusted import read_untrusted
 from bugbout.core.race.agents import (
     AgentOptions,
@@ -224,6 +225,45 @@ def _trajectory(logdir: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+"""The command by which mini-swe-agent submits (its output is the final message)."""
+_THOUGHT = re.compile(r"```.*?```", re.S)
+
+
+def transcript(logdir: Path) -> list[Step]:
+    """The steps of a trajectory: what the model said (its thought, commands taken out),
+    each command it ran with its return code and output, and the submission or the
+    exit status as the final message."""
+    trajectory = _trajectory(logdir)
+    if trajectory is None:
+        return []
+    steps: list[Step] = []
+    pending: list[str] = []
+    messages = trajectory.get("messages")
+    for message in messages[2:] if isinstance(messages, list) else ():  # after the prompt
+        if not isinstance(message, dict):
+            continue
+        extra = as_dict(message.get("extra"))
+        if message.get("role") == "assistant":
+            said = _THOUGHT.sub("", str(message.get("content") or "")).strip()
+            if said:
+                steps.append(Step("message", said))
+            actions = as_list(extra.get("actions"))
+            pending += [str(a.get("command", "")) for a in actions if isinstance(a, dict)]
+        elif message.get("role") == "exit":
+            status = str(extra.get("exit_status", ""))
+            text = str(message.get("content") or "").strip() or f"stopped ({status})"
+            steps.append(Step("final", text, failed=status != "Submitted"))
+        elif "returncode" in extra and pending:
+            command = pending.pop(0)
+            code = extra.get("returncode")
+            exit_code = code if isinstance(code, int) else None
+            if SUBMIT not in command:
+                output = str(extra.get("raw_output", "")) + str(extra.get("exception_info", ""))
+                steps.append(Step("command", command, output, exit_code, bool(exit_code)))
+    return steps
+
+
 def _last_extra(trajectory: dict[str, Any]) -> dict[str, Any]:
     messages = trajectory.get("messages")
     if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
@@ -269,6 +309,11 @@ def _scalar(value: Any) -> Any:
         if isinstance(parsed, int | float | bool) or parsed is None:
             return parsed
     return value
+
+
+@hookimpl
+def bugbout_transcript(agent: str, logdir: Path) -> list[Step] | None:
+    return transcript(logdir) if agent == MiniSweAgent.harness else None
 
 
 @hookimpl

@@ -20,6 +20,7 @@ from bugbout.core.report.report import Report
 from bugbout.render.html_page import Bar, Segment, bar_chart, page_html, section_html
 from bugbout.render.html_tasks import STYLE as TASK_STYLE
 from bugbout.render.html_tasks import overview_pages, task_pages_html
+from bugbout.render.html_transcript import STYLE as TRANSCRIPT_STYLE
 from bugbout.render.report_costs import cost_chart
 from bugbout.render.report_sections import fmt_rate, sections
 
@@ -156,7 +157,7 @@ class HtmlReporter:
                 body.append(overview_pages(report))
         body.append("</div>")
         body += task_pages_html(report)
-        return page_html(self.options.title, body, style=TASK_STYLE)
+        return page_html(self.options.title, body, style=TASK_STYLE + TRANSCRIPT_STYLE)
 
 
 def render_html(report: Report, *, title: str = "bugbout report") -> str:
