@@ -19,7 +19,7 @@ from bugbout.core.race.agents import CodingAgent
 from bugbout.core.report.transcripts import MAX_STEPS, transcript, transcripts
 from bugbout.core.store.records import Attempt, AttemptStatus
 from bugbout.core.store.store import Store
-from bugbout.core.store.verdict_records import Score
+from bugbout.core.store.verdict_records import ResolutionSet, Score
 from bugbout.plugins.agents.claude_code import ClaudeCodeAgent
 from bugbout.plugins.agents.codex import CodexAgent
 from bugbout.plugins.agents.gemini_cli import GeminiCliAgent
@@ -184,3 +184,38 @@ def test_the_task_page_embeds_the_transcript_and_links_nowhere(
     assert 'First failure: <a href="#task-t00-1-1">step 1</a>' in html
     assert f"final</span> {SAID}</li>" in html
     assert AttemptStatus.FINISHED.value in html
+
+
+@pytest.mark.slow
+def test_a_real_bouts_task_page_lists_the_hidden_tests_and_shows_each_log(
+    bout_repo: Path,
+) -> None:
+    """A bout on the one-bug repository: its task page names the fail-to-pass test and
+    each patch's outcome on it; the command agents' logs, which no plugin reads, show as
+    their end; and the page links nothing outside itself."""
+    from bugbout import Bout
+
+    Bout(bout_repo).run()
+    html = (bout_repo / ".bugbout" / "report.html").read_text()
+    hidden = re.search(r"<h3>The hidden tests</h3>\n(.*?)\n<h3>", html, re.S)
+    assert hidden is not None
+    table = hidden.group(1)
+    names = re.findall(r"<th>(\w+)</th>", table.split("</thead>")[0])
+    row = re.search(r"<tr><th><code>tests/test_core.py::test_even</code></th>(.*?)</tr>", table)
+    assert row is not None, table
+    shown = dict(zip(names, re.findall(r'<td class="\w+">([^<]*)</td>', row.group(1)), strict=True))
+    scores = Store(bout_repo / ".bugbout").read("resolutions.json", ResolutionSet)
+    assert scores is not None
+    patches = next(iter(scores.root.values())).patches
+    expected = {
+        name: (outcome.value if outcome else "did not run")
+        for name, resolution in patches.items()
+        for outcome in [resolution.fail_to_pass.get("tests/test_core.py::test_even")]
+    }
+    assert shown == expected
+    assert shown["good"] == "passed" and shown["empty"] in {"failed", "did not run"}
+    assert "Fixed middle() for even-length input." in html  # good's stdout, embedded
+    assert "something went wrong" in html  # broken's stderr
+    links = re.findall(r'(?:href|src)="([^"]*)"', html)
+    assert links and all(link.startswith("#") for link in links), links
+    assert "file:" not in html and str(bout_repo) not in html

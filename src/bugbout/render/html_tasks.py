@@ -177,6 +177,8 @@ def _task_page(page: TaskPage, anchor: str, row: TaskRow | None) -> str:
         )
     else:
         out.append('<p class="empty">No judge gave a verdict on this task.</p>')
+    out.append("<h3>The hidden tests</h3>")
+    out.append(hidden_html(page))
     out.append("<h3>Cross-examination: who broke whom</h3>")
     out.append(grid_html(page.matrix))
     out.append("<h3>The patches</h3>")
@@ -225,6 +227,26 @@ def _patch_html(patch: PatchView, anchor: str) -> str:
         out.append('<p class="empty">The patch is empty.</p>')
     out.append(transcript_html(patch.transcript, anchor))
     return "\n".join(out)
+
+
+def hidden_html(page: TaskPage) -> str:
+    """Every hidden fail-to-pass test, a row each, and each scored patch's outcome on it."""
+    if not page.fail_to_pass:
+        return '<p class="empty">No hidden fail-to-pass test: the task is not scored.</p>'
+    patches = [patch for patch in page.patches if patch.score is not None]
+    head = "".join(f"<th>{escape(patch.name)}</th>" for patch in patches)
+    rows = []
+    for test in page.fail_to_pass:
+        cells = []
+        for patch in patches:
+            outcome = patch.fail_to_pass.get(test)
+            text = outcome.value if outcome else "did not run"
+            cells.append(f'<td class="{"pass" if text == "passed" else "fail"}">{text}</td>')
+        rows.append(f"<tr><th><code>{escape(test)}</code></th>{''.join(cells)}</tr>")
+    return (
+        f'<table class="grid"><thead><tr><th>fail-to-pass test</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def grid_html(grid: Grid | None) -> str:

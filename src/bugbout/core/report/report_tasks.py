@@ -32,6 +32,7 @@ from bugbout.core.store.records import (
     Audit,
     AuditVerdict,
     Oracle,
+    Outcome,
     Record,
     TaskSet,
     TestRun,
@@ -93,6 +94,8 @@ class PatchView(Record):
     """Its logs folder, as a link relative to the report's folder (``None``: not on disk)."""
     transcript: Transcript | None = None
     """What the agent did, from its logs (``None``: not on disk)."""
+    fail_to_pass: dict[str, Outcome | None] = Field(default_factory=dict)
+    """Its outcome on each hidden fail-to-pass test (``None``: it did not run)."""
 
 
 class GridCell(Record):
@@ -144,6 +147,8 @@ class TaskPage(Record):
     """Where the repository's tests were at the fix, when not at ``project.tests``."""
     fix: Diff | None = None
     """The maintainers' fix (``None``: the repository was not read)."""
+    fail_to_pass: list[str] = Field(default_factory=list)
+    """The hidden tests that fail before the fix and pass after it."""
     patches: list[PatchView] = Field(default_factory=list)
     matrix: Grid | None = None
     picks: list[PickView] = Field(default_factory=list)
@@ -216,6 +221,7 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
                     record=files.record,
                     logs=files.logs,
                     transcript=files.transcript,
+                    fail_to_pass=dict(resolution.fail_to_pass) if resolution else {},
                 )
             )
         pages.append(
@@ -225,6 +231,7 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
                 versions=oracles[task.id].versions if task.id in oracles else {},
                 suite=oracles[task.id].suite if task.id in oracles else [],
                 fix=bounded(fixes[task.id]) if task.id in fixes else None,
+                fail_to_pass=oracles[task.id].fail_to_pass if task.id in oracles else [],
                 patches=patches,
                 matrix=_grid(matrix) if matrix else None,
                 picks=[
