@@ -31,6 +31,9 @@ AGENT_PACKAGES = (
 """The agent CLIs the tests drive (against a scripted model server), pinned."""
 MINI_SWE_AGENT = "mini-swe-agent==2.4.6"
 """mini-swe-agent, pinned; it pulls LiteLLM, so it gets a virtual environment of its own."""
+SWEBENCH = "swebench==5.0.2"
+"""SWE-bench's harness, pinned: the tests load bugbout's SWE-bench export with its own
+loader. It pulls `datasets` and Docker's client, so it too gets an environment of its own."""
 TOOLS = Path.home() / ".cache" / "bugbout-tests"
 """Where the sessions install the agents: outside /tmp, which a sandbox replaces, and
 kept between runs."""
@@ -63,8 +66,9 @@ def tests(session: nox.Session) -> None:
 
 def _agents(session: nox.Session) -> dict[str, str]:
     """The pinned agent CLIs, installed once into :data:`TOOLS` (npm into a prefix of its
-    own, mini-swe-agent into a virtual environment of its own): the variables that put
-    them first on the tests' PATH and name mini-swe-agent's ``mini``."""
+    own, mini-swe-agent and SWE-bench's harness each into a virtual environment of its
+    own): the variables that put them first on the tests' PATH and name mini-swe-agent's
+    ``mini`` and the harness's Python."""
     npm = shutil.which("npm")
     if npm is None:
         session.error("npm is not installed: the tests drive the agent CLIs (see README.md)")
@@ -76,15 +80,26 @@ def _agents(session: nox.Session) -> dict[str, str]:
             *AGENT_PACKAGES, external=True,
         )  # fmt: skip
         _installed(prefix, AGENT_PACKAGES)
-    mini = TOOLS / "mini-swe-agent"
-    if _stale(mini, (MINI_SWE_AGENT,)):
-        session.log(f"installing {MINI_SWE_AGENT} into {mini}")
-        session.run("uv", "venv", "--quiet", "--allow-existing", "--python", PYTHON, str(mini))
-        python = str(mini / "bin" / "python")
-        session.run("uv", "pip", "install", "--quiet", "--python", python, MINI_SWE_AGENT)
-        _installed(mini, (MINI_SWE_AGENT,))
+    mini = _venv(session, "mini-swe-agent", MINI_SWE_AGENT)
+    swebench = _venv(session, "swebench", SWEBENCH)
     search = [str(prefix / "node_modules" / ".bin"), session.bin, os.environ.get("PATH", "")]
-    return {"PATH": os.pathsep.join(search), "BUGBOUT_MINI": str(mini / "bin" / "mini")}
+    return {
+        "PATH": os.pathsep.join(search),
+        "BUGBOUT_MINI": str(mini / "bin" / "mini"),
+        "BUGBOUT_SWEBENCH_PYTHON": str(swebench / "bin" / "python"),
+    }
+
+
+def _venv(session: nox.Session, name: str, requirement: str) -> Path:
+    """A virtual environment of its own in :data:`TOOLS` holding ``requirement``."""
+    folder = TOOLS / name
+    if _stale(folder, (requirement,)):
+        session.log(f"installing {requirement} into {folder}")
+        session.run("uv", "venv", "--quiet", "--allow-existing", "--python", PYTHON, str(folder))
+        python = str(folder / "bin" / "python")
+        session.run("uv", "pip", "install", "--quiet", "--python", python, requirement)
+        _installed(folder, (requirement,))
+    return folder
 
 
 def _stale(folder: Path, packages: tuple[str, ...]) -> bool:

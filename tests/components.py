@@ -21,6 +21,10 @@ INSTALL = {
     "podman": "apt install podman runc conmon fuse-overlayfs uidmap slirp4netns debootstrap",
     "chromium": "apt install chromium",
     "compiler": "apt install gcc libc6-dev",
+    "swebench": (
+        "run the tests through `nox -s tests`, which installs SWE-bench's harness in an "
+        "environment of its own (or name its Python with BUGBOUT_SWEBENCH_PYTHON)"
+    ),
     "agent-clis": (
         "apt install nodejs npm, then run the tests through `nox -s tests`, which installs "
         "the pinned agent CLIs and mini-swe-agent (or name a `mini` with BUGBOUT_MINI)"
@@ -29,6 +33,7 @@ INSTALL = {
 """Each component and how to install it (on Debian; .ci/run does all of it)."""
 
 FOUND: dict[str, Callable[[], bool]] = {
+    "swebench": lambda: os.access(os.environ.get("BUGBOUT_SWEBENCH_PYTHON", ""), os.X_OK),
     "bubblewrap": lambda: sys.platform == "linux" and shutil.which("bwrap") is not None,
     "podman": lambda: shutil.which("podman") is not None,
     "compiler": lambda: shutil.which((os.environ.get("CC") or "cc").split()[0]) is not None,
