@@ -163,3 +163,13 @@ def test_the_html_reports_first_screen_is_the_decision(tmp_path: Path) -> None:
     assert {"beta", "5/10", "24-76%", "$2.00", "picked"} <= cells
     assert {"alpha", "6/10", "$5.00"} <= cells
     assert "Agents" not in cells, "the attempt tables come after the first screen"
+
+
+def test_one_contestant_without_a_price_is_picked_and_its_cost_not_known(
+    tmp_path: Path,
+) -> None:
+    store_bout(tmp_path, {"alpha": {"t00": R, "t01": R, "t02": W}})
+    decision = _report(tmp_path).decision
+    assert decision.text == (
+        "Pick alpha, the only contestant: resolves 2/3 (21-94%); cost per resolved bug not known."
+    )

@@ -131,7 +131,8 @@ def _sentence(pick: Option, others: list[Option], tasks: int, *, cheapest: bool)
         "" if pick.cost_per_resolved is None else f", ${pick.cost_per_resolved:.2f} a resolved bug"
     )
     if not others:
-        return f"Pick {pick.name}, the only contestant: {facts}."
+        unknown = "" if pick.cost_per_resolved is not None else "; cost per resolved bug not known"
+        return f"Pick {pick.name}, the only contestant: {facts}{unknown}."
     if level:
         why = "the cheapest per resolved bug" if cheapest else "the leader"
         opening = (
