@@ -183,6 +183,9 @@ def test_the_task_page_embeds_the_transcript_and_links_nowhere(
     assert 'test runs: <a href="#task-t00-1-3"><code>python3 -m pytest' in html
     assert 'First failure: <a href="#task-t00-1-1">step 1</a>' in html
     assert f"final</span> {SAID}</li>" in html
+
+    markdown = bugbout("report", "--format", "markdown", cwd=project).stdout
+    assert f"; 1 test runs; first failure, step 1: {CHECK} (exit 1)" in markdown
     assert AttemptStatus.FINISHED.value in html
 
 

@@ -10,6 +10,7 @@ from bugbout import ReporterPlugin, hookimpl
 from bugbout.core.contract.types import NoOptions
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_tasks import environment_line
+from bugbout.core.report.transcripts import Transcript
 from bugbout.render.report_sections import Section, Table, sections
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
@@ -97,12 +98,26 @@ def task_lines(report: Report) -> list[str]:
                     more = len(failing) - SHOWN_FAILING
                     text += ": " + ", ".join(failing[:SHOWN_FAILING])
                     text += f" and {more} more" if more > 0 else ""
+            text += _transcript_text(patch.transcript)
             lines.append(f"- **{escape(patch.name)}**: {escape(text)}")
         for pick in page.picks:
             chosen = f"picks {pick.pick}" if pick.pick else "abstains"
             lines.append(f"- judge {escape(pick.policy)} {escape(chosen)}: {escape(pick.reason)}")
         lines.append("")
     return lines
+
+
+def _transcript_text(transcript: Transcript | None) -> str:
+    """Where the agent went wrong, in words: its first failing step and its test runs."""
+    if transcript is None or not transcript.steps:
+        return ""
+    text = f"; {len(transcript.test_runs)} test runs"
+    if transcript.first_failure is not None:
+        step = transcript.steps[transcript.first_failure]
+        code = f" (exit {step.exit_code})" if step.exit_code is not None else ""
+        first = step.text.strip().splitlines()[0][:120] if step.text.strip() else step.kind
+        text += f"; first failure, step {transcript.first_failure + 1}: {first}{code}"
+    return text
 
 
 def render_markdown(report: Report) -> str:
