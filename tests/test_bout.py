@@ -9,7 +9,6 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote
 
 import pytest
 
@@ -182,12 +181,9 @@ def test_the_html_report_shows_every_task_patch_and_fix_and_its_links_resolve(
     for diff in diffs:
         missing = [line for line in diff.splitlines() if (line or " ") not in page.diff_lines]
         assert not missing, missing[:3]
-    assert any(href.endswith("/logs/") for href in page.hrefs)
-    for href in page.hrefs:
-        if href.startswith("#"):
-            assert href[1:] in page.ids, href
-        else:
-            assert (store / unquote(href)).exists(), href
+    assert page.hrefs
+    for href in page.hrefs:  # self-contained: no link into the store or the logs
+        assert href.startswith("#") and href[1:] in page.ids, href
     first = job["tasks"]["tasks"][0]["id"]
     shot, log = screenshot(html, tmp_path, f"task-{first}")
     assert _console_problems(log) == [], log[-3000:]
