@@ -91,6 +91,13 @@ def test_a_budget_stops_starting_attempts_and_the_next_run_runs_the_rest(
     assert costs(repo)["cost"] == pytest.approx(0.2)  # the attempts not run cost nothing
     assert f"The budget stopped the bout: {reason}; 2 attempt(s) not run" in first.stdout
 
+    planned = bugbout("run", "--dry-run", cwd=repo).stdout.splitlines()
+    assert planned[0].endswith("= 4 attempt(s); 2 in the store (reused, free), 2 to run")
+    assert "  a (contestant, scripted-1): 0 to run, 1 reused; 100 tokens per attempt (mean " \
+        "of 1 past attempt(s)), $0.100 each, $0.00 in all" in planned  # fmt: skip
+    assert "  c (contestant, scripted-1): 1 to run, 0 reused; no tokens (no past attempt " \
+        "with token usage), cost unknown" in planned  # fmt: skip
+
     second = bugbout("run", "environment=interpreter", "run.budget.usd=0.05", cwd=repo)
     assert second.returncode == 0, second.stderr
     attempts = stored(repo)

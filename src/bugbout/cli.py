@@ -488,15 +488,18 @@ def _run(args: list[str], console: Console) -> int:
     """``bugbout run [--retry-failed] [OVERRIDES]``: tasks, ground truth, then the race."""
     if _asks_help(args):
         print(
-            "usage: bugbout run [--retry-failed] [--keep-going] [OVERRIDES...]\n\n"
+            "usage: bugbout run [--retry-failed] [--keep-going] [--dry-run] [OVERRIDES...]\n\n"
             "Mine tasks, compute their ground truth and race the contestants. Resumable: "
             "finished attempts are never run again.\n\n"
             "  --retry-failed   run `quota` and `infra-error` attempts again\n"
             "  --keep-going     race the contestants that can when others cannot (a program "
-            "or key missing); without it, such a contestant stops the bout first\n\n"
+            "or key missing); without it, such a contestant stops the bout first\n"
+            "  --dry-run        run nothing: print the attempts the bout would make, how many "
+            "the store has, their estimated cost and the smallest difference it can detect\n\n"
             "Examples:\n  bugbout run contestant=codex\n"
             "  bugbout run 'contestant=[codex,claude-code]'\n"
             "  bugbout run contestant.codex.model=gpt-5 run.timeout=600\n"
+            "  bugbout run --dry-run run.budget.usd=20\n"
         )
         print(_settings_help(args))
         return 0
@@ -505,9 +508,18 @@ def _run(args: list[str], console: Console) -> int:
     for flag in COMMAND_FLAGS["run"]:
         if flag in args:
             args = [arg for arg in args if arg != flag] + [f"run.{flag[2:]}=true"]
+    dry = "--dry-run" in args
+    args = [arg for arg in args if arg != "--dry-run"]
 
     def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
         from bugbout.bout import Bout, Project, UnscoredBout
+
+        if dry:
+            from bugbout.dry_run import plan
+
+            for line in plan(settings, plugins).lines():
+                console.out.print(line, markup=False, highlight=False)
+            return
 
         if hydra_job.multirun:
             console.info(f"sweep job {hydra_job.output.name}: {' '.join(hydra_job.overrides)}")

@@ -1,4 +1,5 @@
-"""Hydra callbacks: when a ``bugbout -m`` sweep ends, summarise its jobs.
+"""Hydra callbacks: before a ``bugbout -m`` sweep's first job, say how many agent runs
+it will make; when it ends, summarise its jobs.
 
 Registered in the Hydra config::
 
@@ -10,6 +11,7 @@ Registered in the Hydra config::
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,33 @@ from bugbout.sweep_render import headline
 
 
 class SweepSummaryCallback(Callback):
-    """Writes ``summary.md``, ``summary.json`` and ``summary.html`` beside a sweep's jobs."""
+    """Says what a sweep will run; writes ``summary.md``, ``summary.json`` and
+    ``summary.html`` beside its jobs."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """One line before the first job: the agent runs the sweep's jobs will make and
+        their estimated cost (:mod:`bugbout.dry_run`), each job's settings composed as
+        Hydra composes them."""
+        from hydra import compose
+
+        from bugbout.config import _settings as job_settings
+        from bugbout.core.contract.manager import make_plugins
+        from bugbout.dry_run import plan, sweep_runs
+        from bugbout.layout import find_config
+
+        name = str(config.hydra.job.config_name)
+        search = [f"hydra.searchpath=[{', '.join(config.hydra.searchpath)}]"]
+        root = find_config(Path.cwd()).parent
+        plugins = make_plugins()
+        try:
+            plans = [
+                plan(job_settings(compose(name, [*job, *search]), root), plugins)
+                for job in _jobs(list(config.hydra.overrides.task))
+            ]
+        except Exception as exc:  # a courtesy line: the jobs say what is wrong
+            print(f"warning: cannot count the sweep's agent runs: {exc}", file=sys.stderr)
+            return
+        print(sweep_runs(plans))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         """Summarise the jobs in ``hydra.sweep.dir``: print the jobs side by side, then
@@ -36,3 +64,17 @@ class SweepSummaryCallback(Callback):
             return
         print(render_summary(summary, "terminal"), end="")
         print(f"sweep summary: {sweep_dir / SUMMARY_FILES['html']} ({headline(summary)})")
+
+
+def _jobs(overrides: list[str]) -> list[list[str]]:
+    """The overrides of each job of a sweep: one per combination of the swept values."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    values = [
+        [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
+        if o.is_sweep_override()
+        else [arg]
+        for arg, o in zip(overrides, parsed, strict=True)
+    ]
+    return [list(job) for job in itertools.product(*values)]

@@ -70,11 +70,7 @@ class Race:
         for task in race_tasks(tasks, oracles):
             for contestant in contestants:
                 previous = self.store.read(contestant.path(task), Attempt)
-                if (
-                    previous is None
-                    or previous.status == AttemptStatus.INTERRUPTED
-                    or (previous.status in RETRYABLE and self.settings.run.retry_failed)
-                ):
+                if to_run(previous, retry_failed=self.settings.run.retry_failed):
                     yield task, contestant, previous
 
     def job_attempts(
@@ -342,6 +338,16 @@ class RemoteAttempt:
         with Git(self.settings.repository) as git:
             checkouts = race.tools.checkouts(git)
             return race.claim(self.task, self.contestant, checkouts, previous=self.previous)
+
+
+def to_run(previous: Attempt | None, *, retry_failed: bool) -> bool:
+    """Whether an attempt whose stored record is ``previous`` runs (again): none stored,
+    ``interrupted``, or one not of the agent's doing with ``run.retry-failed``."""
+    return (
+        previous is None
+        or previous.status == AttemptStatus.INTERRUPTED
+        or (previous.status in RETRYABLE and retry_failed)
+    )
 
 
 def race_tasks(tasks: TaskSet, oracles: OracleSet) -> list[Task]:
