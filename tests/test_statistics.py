@@ -157,7 +157,8 @@ def test_sentence_when_the_data_cannot_tell_them_apart() -> None:
         "codex-high resolved 4 bugs that sonnet did not, and sonnet 1 that codex-high did "
         "not: not distinguishable, not enough evidence to say either is better (exact "
         "McNemar p = 0.38); about 65 more bugs like these would be needed to tell a "
-        "difference of this size."
+        "difference of this size (mine more: a higher `miner.limit`, injected bugs with "
+        "`miner=mutants`, more repositories)."
     )
 
 

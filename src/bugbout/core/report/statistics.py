@@ -262,7 +262,8 @@ class Comparison:
         more = (self.needed or 0) - self.total
         needed = (
             f"; about {more} more {'bug' if more == 1 else 'bugs'} like these would be "
-            "needed to tell a difference of this size"
+            "needed to tell a difference of this size (mine more: a higher `miner.limit`, "
+            "injected bugs with `miner=mutants`, more repositories)"
             if more > 0
             else ""
         )
