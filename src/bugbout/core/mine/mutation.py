@@ -39,6 +39,12 @@ _COMPARISON = {
     ast.IsNot: ("is not", "is"), ast.In: ("in", "not in"), ast.NotIn: ("not in", "in"),
 }  # fmt: skip
 _BOUNDARY = {ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="), ast.GtE: (">=", ">")}
+_OPPOSITE = {
+    ast.Eq: ("==", "!="), ast.NotEq: ("!=", "=="), ast.Lt: ("<", ">="), ast.GtE: (">=", "<"),
+    ast.Gt: (">", "<="), ast.LtE: ("<=", ">"), ast.Is: ("is", "is not"),
+    ast.IsNot: ("is not", "is"), ast.In: ("in", "not in"), ast.NotIn: ("not in", "in"),
+}  # fmt: skip
+"""A comparison negated as a person writes it: ``x is not None``, never ``not x is None``."""
 _BOOLEAN = {ast.And: ("and", "or"), ast.Or: ("or", "and")}
 _REMOVABLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -116,10 +122,14 @@ def mutations(path: str, text: str, operators: Sequence[str] = OPERATORS) -> Ite
         return
     source = _Source(text)
     original = ast.dump(tree)
+    made: set[str] = set()
     for function, name in _functions(tree):
         for node in _own_nodes(function):
             for operator, start, end, replacement in _spots(node, source, operators):
                 mutated = source.replace(start, end, replacement)
+                if mutated in made:  # two operators, one change (negating ==, swapping it)
+                    continue
+                made.add(mutated)
                 try:
                     changed = ast.dump(ast.parse(mutated)) != original
                 except (SyntaxError, ValueError):
@@ -167,10 +177,11 @@ class _Source:
         return (self.data[:start] + replacement.encode("utf-8") + self.data[end:]).decode("utf-8")
 
     def whole_lines(self, node: ast.stmt) -> tuple[int, int] | None:
-        """The lines ``node`` fills alone (none else on them), newline included."""
+        """The lines ``node`` fills alone (but for a comment), newline included."""
         start, end = self.span(node)
         first, last = self.starts[node.lineno - 1], self.starts[node.end_lineno or node.lineno]
-        if self.data[first:start].strip() or self.data[end:last].strip():
+        after = self.data[end:last].strip()
+        if self.data[first:start].strip() or (after and not after.startswith(b"#")):
             return None
         return first, last
 
@@ -236,7 +247,12 @@ def _spots(
     elif isinstance(node, ast.Constant) and "constant" in operators:
         yield from _constant(node, source)
     if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) and "negation" in operators:
-        yield _negated(node.test, source)
+        test = node.test
+        opposite = _OPPOSITE.get(type(test.ops[0])) if isinstance(test, ast.Compare) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and opposite:
+            yield from _between("negation", test.left, test.comparators[0], opposite, source)
+        else:
+            yield _negated(test, source)
     if isinstance(node, ast.Return) and "return" in operators and _returns_value(node.value):
         yield ("return", *source.span(node), "return None")
     if isinstance(node, _REMOVABLE) and "statement" in operators:
