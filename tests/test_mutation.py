@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import difflib
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.mine.injection import Evidence, _candidates
 from bugbout.core.mine.mutation import OPERATORS, MutantOptions, mutations, sample
-from bugbout.core.store.records import Task, TaskSet
+from bugbout.core.store.records import RunStatus, Task, TaskSet, TestRun
 
 MODULE = '''\
 """A module."""
@@ -151,3 +154,20 @@ def test_a_task_stored_before_tiers_reads_as_an_issue_fix() -> None:
     (task,) = TaskSet.model_validate_json(json.dumps(stored)).tasks
     assert task.tier == "issue-fix"
     assert Task.model_validate({**stored["tasks"][0], "tier": "injected"}).tier == "injected"
+
+
+def test_a_module_with_crlf_line_endings_keeps_them(tmp_path: Path) -> None:
+    """The mutated file differs from the commit's by the mutation only: its line endings
+    are read as they are (a text read would turn every CRLF into LF)."""
+    module = tmp_path / "src" / "geo" / "m.py"
+    module.parent.mkdir(parents=True)
+    module.write_bytes(b"def f(x):\r\n    return x + 1\r\n")
+    evidence = Evidence(
+        TestRun(label="base", status=RunStatus.OK), {"src/geo/m.py": frozenset({"t::a"})}
+    )
+    project = ProjectSettings(source="src/geo", tests="tests")
+    found = list(_candidates(tmp_path, project, evidence, MutantOptions()))
+    assert found
+    for mutation in found:
+        assert mutation.original.encode() == module.read_bytes()
+        assert "\r\n" in mutation.mutated and "\n" not in mutation.mutated.replace("\r\n", "")

@@ -226,7 +226,10 @@ def _candidates(
             continue
         if not any(PurePosixPath(path).is_relative_to(source) for source in project.source):
             continue
-        text = (tree / path).read_text(encoding="utf-8")
+        try:  # bytes, not text: its line endings stay as they are
+            text = (tree / path).read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
         yield from mutations(path, text, options.operators)
 
 
@@ -247,14 +250,14 @@ def _validate(
         test for test in evidence.run.outcomes if _module(test) in targets and test not in reached
     )
     module = tree / mutation.path
-    module.write_text(mutation.mutated, encoding="utf-8")
+    module.write_bytes(mutation.mutated.encode("utf-8"))
     try:
         run = runner.run(
             environment, tree, targets, label="mutant", skip=skip,
             test_timeout=options.test_timeout,
         )  # fmt: skip
     finally:
-        module.write_text(mutation.original, encoding="utf-8")
+        module.write_bytes(mutation.original.encode("utf-8"))
     if run.status != RunStatus.OK or run.crashes or run.collection_errors:
         return {}, BROKE_THE_RUN
     failing = sorted(test for test in reached if run.outcomes.get(test) in FAILING)
