@@ -65,7 +65,8 @@ def test_an_agent_that_cannot_start_in_the_sandbox_is_unscored_and_fails_the_bou
         assert found[name]["status"] == "infra-error", found[name]
         assert found[name]["error"].startswith("the agent never started (exit status"), found
     report = (repo / ".bugbout" / "report.md").read_text()
-    first = next(line for line in report.splitlines()[1:] if line.strip())
+    lines = report.splitlines()[1:]  # under the title and the decision's heading
+    first = next(line for line in lines if line.strip() and not line.startswith("## "))
     assert first.startswith("**Warning: Not scored: 2 of 2 attempts (100%); infra-error 2")
     assert "No agent was scored on any task: alpha and beta had every attempt left out." in report
     assert "tie at 0/" not in report

@@ -34,7 +34,7 @@ def decision_section(report: Report) -> Section:
         "decision",
         "The decision",
         "".join(f"{line}\n\n" for line in lines) + (decision.text or "No contestant raced."),
-        [table],
+        [table] if table.rows else [],  # never one line: the sentence always shows
     )
 
 
