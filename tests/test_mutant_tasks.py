@@ -269,3 +269,37 @@ def test_bugbout_tasks_with_the_mutants_miner(tmp_path: Path) -> None:
     assert all(task["scored"] for task in stored["tasks"]), stored
     oracles = json.loads((repo.path / ".bugbout" / "oracles.json").read_text())
     assert all(oracles[task["id"]]["fail_to_pass"] for task in stored["tasks"])
+
+
+@pytest.mark.slow
+def test_a_bout_on_injected_bugs_scores_and_reports_them(tmp_path: Path) -> None:
+    """The race, the scores, the audit and the report take mutant tasks as any other:
+    an agent that writes the package back as it was resolves every one of them."""
+    repo = build(tmp_path / "repo")
+    fixer = tmp_path / "fixer.py"
+    fixer.write_text(
+        "from pathlib import Path\n"
+        f"Path('src/geo/area.py').write_text({AREA!r})\n"
+        f"Path('src/geo/names.py').write_text({NAMES!r})\n"
+    )
+    config = {
+        "defaults": ["base", "_self_"],
+        "project": {"source": "src/geo", "tests": "tests"},
+        "contestants": {
+            "restorer": {"agent": "command", "command": [sys.executable, str(fixer)]},
+            "idle": {"agent": "command", "command": [sys.executable, "-c", "print('no')"]},
+        },
+        "run": {"timeout": 60, "quotas": {"command": 2}},
+    }
+    (repo.path / "bugbout.yaml").write_text(json.dumps(config))
+    result = bugbout(
+        "run", "environment=interpreter", "miner=mutants", "miner.limit=2", "tasks.reruns=1",
+        cwd=repo.path, env={"BUGBOUT_HOME": str(tmp_path / "home")},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads((repo.path / ".bugbout" / "report.json").read_text())
+    assert [task["tier"] for task in report["tasks"]] == ["injected", "injected"]
+    scores = {task["id"]: task["scores"] for task in report["tasks"]}
+    assert all(s == {"idle": "no-fix", "restorer": "resolved"} for s in scores.values()), scores
+    markdown = (repo.path / ".bugbout" / "report.md").read_text()
+    assert "| injected |" in markdown
