@@ -67,6 +67,14 @@ class TestGitHistory(BuiltinsOnly, MinerSuite):
     plugin = "git-history"
 
 
+class TestMutants(BuiltinsOnly, MinerSuite):
+    """Injected bugs, not the fix: the suite's fix is history, and mutants are HEAD's."""
+
+    plugin = "mutants"
+    options = {"limit": 3}
+    finds_fix = False
+
+
 class TestGitHubIssues(BuiltinsOnly, IssueSourceSuite):
     """An API nobody answers: ``IssueSourceUnavailable``, never another error."""
 

@@ -49,10 +49,32 @@ class MinerSuite(RepositorySuite):
     issue #12 and adds a test)."""
 
     @pytest.fixture
-    def mined(self, plugin_under_test: Any, fixed_bug_repository: FixedBugRepository) -> TaskSet:
-        tasks = plugin_under_test.mine(fixed_bug_repository.mining_request())
+    def mined(
+        self, plugins: Any, plugin_under_test: Any, fixed_bug_repository: FixedBugRepository
+    ) -> TaskSet:
+        tasks = self.mine(plugins, plugin_under_test, fixed_bug_repository)
         assert isinstance(tasks, TaskSet), f"mine() returned {type(tasks).__name__}"
         return tasks
+
+    @staticmethod
+    def mine(plugins: Any, miner: Any, repository: FixedBugRepository) -> TaskSet:
+        """What ``miner`` finds in ``repository``. A miner that runs the project's tests
+        (``mine_tested``) runs them with this interpreter, off the network."""
+        from bugbout.core.mine.injection import SuiteRunner, TestingMiner
+        from bugbout.core.plumbing.progress import SilentProgress
+        from bugbout.sandbox.network import offline
+
+        request = repository.mining_request()
+        if not isinstance(miner, TestingMiner):
+            return miner.mine(request)  # type: ignore[no-any-return]
+        runner = SuiteRunner(
+            builder=plugins.create("environment", "interpreter"),
+            project=request.project,
+            home=repository.path.parent / "bugbout-home",
+            confine=lambda argv, tree, writable: offline(argv),
+            timeout=600,
+        )
+        return miner.mine_tested(request, runner, SilentProgress())
 
     def test_accounts_for_every_examined_commit(self, mined: TaskSet) -> None:
         assert mined.examined == len(mined.tasks) + sum(mined.excluded.values())
@@ -79,11 +101,11 @@ class MinerSuite(RepositorySuite):
         assert fixed_bug_repository.test_file in task.test_files
 
     def test_leaves_the_repository_alone(
-        self, plugin_under_test: Any, fixed_bug_repository: FixedBugRepository
+        self, plugins: Any, plugin_under_test: Any, fixed_bug_repository: FixedBugRepository
     ) -> None:
         path = fixed_bug_repository.path
         head, branch = git(path, "rev-parse", "HEAD"), git(path, "branch", "--show-current")
-        plugin_under_test.mine(fixed_bug_repository.mining_request())
+        self.mine(plugins, plugin_under_test, fixed_bug_repository)
         assert git(path, "rev-parse", "HEAD") == head
         assert git(path, "branch", "--show-current") == branch
         assert git(path, "status", "--porcelain") == ""
@@ -92,4 +114,4 @@ class MinerSuite(RepositorySuite):
         self, plugins: Any, mined: TaskSet, fixed_bug_repository: FixedBugRepository
     ) -> None:
         fresh = plugins.create(self.kind, self.plugin, dict(self.options))
-        assert fresh.mine(fixed_bug_repository.mining_request()) == mined
+        assert self.mine(plugins, fresh, fixed_bug_repository) == mined
