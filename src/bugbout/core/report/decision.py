@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from bugbout.core.report.confidence import PairedComparison
     from bugbout.core.report.report import Report
 
-Standing = Literal["picked", "not distinguishable", "fewer", "not scored"]
+Standing = Literal["picked", "not distinguishable", "fewer"]
 
 
 class Option(Record):
@@ -35,7 +35,7 @@ class Option(Record):
     """The resolve rate's 95% interval."""
     cost_per_resolved: float | None = None
     """USD per resolved bug; ``None``: not known (no price, no usage, nothing resolved)."""
-    standing: Standing = "not scored"
+    standing: Standing = "not distinguishable"
     """Against the pick: itself, as good on this evidence, or distinguishably behind."""
     p_adjusted: float | None = None
     """Its comparison with the leader (the leader's: with the pick), Holm-adjusted;
@@ -131,8 +131,8 @@ def _sentence(pick: Option, others: list[Option], tasks: int, *, cheapest: bool)
         "" if pick.cost_per_resolved is None else f", ${pick.cost_per_resolved:.2f} a resolved bug"
     )
     if not others:
-        unknown = "" if pick.cost_per_resolved is not None else "; cost per resolved bug not known"
-        return f"Pick {pick.name}, the only contestant: {facts}{unknown}."
+        note = "" if pick.cost_per_resolved is not None else "; cost per resolved bug not known"
+        return f"Pick {pick.name}, the only contestant: {facts}{note}."
     if level:
         why = "the cheapest per resolved bug" if cheapest else "the leader"
         opening = (
