@@ -79,30 +79,31 @@ def test_a_budget_stops_starting_attempts_and_the_next_run_runs_the_rest(
 ) -> None:
     repo = metered_repository(tmp_path, site)
 
-    first = bugbout("run", "environment=interpreter", "run.budget.tokens=150", cwd=repo)
+    # 3 of 4 attempts not run: more than run.max-unscored, yet not the setup's failure
+    first = bugbout("run", "environment=interpreter", "run.budget.tokens=50", cwd=repo)
     assert first.returncode == 0, first.stderr
     attempts = stored(repo)
     assert {name: a["status"] for name, a in attempts.items()} == {
-        "a": "finished", "b": "finished", "c": "interrupted", "d": "interrupted",
+        "a": "finished", "b": "interrupted", "c": "interrupted", "d": "interrupted",
     }  # fmt: skip
-    reason = "run.budget.tokens=150 reached ($0.20 and 200 tokens spent)"
+    reason = "run.budget.tokens=50 reached ($0.10 and 100 tokens spent)"
     assert attempts["c"]["error"].startswith(f"not run: the budget {reason};")
-    assert costs(repo)["not_run"] == 2 and costs(repo)["budget"] == reason
-    assert costs(repo)["cost"] == pytest.approx(0.2)  # the attempts not run cost nothing
-    assert f"The budget stopped the bout: {reason}; 2 attempt(s) not run" in first.stdout
+    assert costs(repo)["not_run"] == 3 and costs(repo)["budget"] == reason
+    assert costs(repo)["cost"] == pytest.approx(0.1)  # the attempts not run cost nothing
+    assert f"The budget stopped the bout: {reason}; 3 attempt(s) not run" in first.stdout
 
     planned = bugbout("run", "--dry-run", cwd=repo).stdout.splitlines()
-    assert planned[0].endswith("= 4 attempt(s); 2 in the store (reused, free), 2 to run")
+    assert planned[0].endswith("= 4 attempt(s); 1 in the store (reused, free), 3 to run")
     assert "  a (contestant, scripted-1): 0 to run, 1 reused; 100 tokens per attempt (mean " \
         "of 1 past attempt(s)), $0.100 each, $0.00 in all" in planned  # fmt: skip
     assert "  c (contestant, scripted-1): 1 to run, 0 reused; no tokens (no past attempt " \
         "with token usage), cost unknown" in planned  # fmt: skip
 
-    second = bugbout("run", "environment=interpreter", "run.budget.usd=0.05", cwd=repo)
+    second = bugbout("run", "environment=interpreter", "run.budget.usd=0.15", cwd=repo)
     assert second.returncode == 0, second.stderr
     attempts = stored(repo)
     assert (attempts["c"]["status"], attempts["d"]["status"]) == ("finished", "interrupted")
-    reason = "run.budget.usd=0.05 reached ($0.10 and 100 tokens spent)"
+    reason = "run.budget.usd=0.15 reached ($0.20 and 200 tokens spent)"
     assert costs(repo)["not_run"] == 1 and costs(repo)["budget"] == reason
 
     third = bugbout("run", "environment=interpreter", cwd=repo)

@@ -5,7 +5,9 @@ or ``interrupted`` is left out of every count and rate: no patch of its agent wa
 judged, so it is neither a success nor a failure of the agent. An agent that never ran
 inside the sandbox (a program or package it hides) ends so. When most attempts are
 unscored, the bout's figures say little: the report opens with a warning, and with
-``run.max-unscored`` the bout fails (as Inspect's ``fail_on_error`` does).
+``run.max-unscored`` the bout fails (as Inspect's ``fail_on_error`` does). Attempts
+``run.budget`` kept from starting are not counted here: they are not the setup's doing,
+and the costs section says how many there are.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
+from bugbout.core.plumbing.budget import NOT_RUN
 from bugbout.core.store.records import RETRYABLE, Attempt, Record
 
 
@@ -39,7 +42,13 @@ class Unscored(Record):
 
 def unscored(latest: Iterable[Attempt], scored: set[str]) -> Unscored:
     """What was left unscored among the contestants' ``latest`` attempts on ``scored`` tasks."""
-    counted = [a for a in latest if a.role == "contestant" and a.task_id in scored]
+    counted = [
+        a
+        for a in latest
+        if a.role == "contestant"
+        and a.task_id in scored
+        and not (a.error and a.error.startswith(NOT_RUN))
+    ]
     left = [a for a in counted if a.status in RETRYABLE]
     found = Unscored(
         attempts=len(counted),
