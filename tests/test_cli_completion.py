@@ -215,5 +215,6 @@ def test_help_and_unknown_command(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert (
         result.stderr.strip() == "error: unknown command 'frobnicate'; "
-        "the commands are init, doctor, tasks, run, report, compare, export, plugins, demo, completion"
+        "the commands are init, doctor, tasks, run, report, compare, export, plugins, demo, "
+        "completion"
     )
