@@ -5,6 +5,7 @@ tests inside it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -249,12 +250,15 @@ def test_the_reason_for_a_rejected_command_line_is_pytest_s_usage_error(
 ) -> None:
     """Not the line before it (``ERROR: usage: ...``) nor after it (``rootdir: .``)."""
     executable = python if python == HOST else str(old_pytest(python))
+    # not the suite's PYTHONPATH (pytest-xdist beside it): the old pytest's plugins only
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     done = subprocess.run(
         [executable, "-m", "pytest", "--no-such-option"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     assert first_error(done.stdout + done.stderr) == (
         "error: unrecognized arguments: --no-such-option"
