@@ -244,8 +244,11 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
         )
     elif not oracle.fail_to_pass:
         oracle.status = "no-fail-to-pass"
-        oracle.reason = "no test failed before the fix and passed after it" + _near_misses(
-            befores[0], afters[0] if afters else befores[0]
+        last = afters[0] if afters else befores[0]
+        oracle.reason = (
+            "no test failed before the fix and passed after it"
+            + _near_misses(befores[0], last)
+            + _stuck(befores[0], last)
         )
     return oracle
 
@@ -283,6 +286,38 @@ def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:
         return ""
     more = f" (and {len(misses) - shown} more)" if len(misses) > shown else ""
     return ": " + "; ".join(misses[:shown]) + more
+
+
+_IMPORT_FAILURE = re.compile(r"^(?:ModuleNotFoundError|ImportError): ")
+_NAME_ERROR = re.compile(r"^NameError: name '(?P<name>\w+)' is not defined")
+PYTHON2_NAMES = frozenset(
+    ("basestring", "unicode", "unichr", "long", "xrange", "raw_input", "execfile", "cmp")
+)
+"""Builtins of Python 2 that Python 3 dropped: code that uses them needs Python 2."""
+
+
+def _stuck(before: TestRun, after: TestRun) -> str:
+    """What a reason adds when tests failed before and after the fix with the same error,
+    and that error is the environment's: a module that cannot be imported, or a builtin
+    only Python 2 has (the interpreter cannot run the era's code)."""
+    causes: dict[str, int] = {}
+    for name, message in after.failures.items():
+        if before.failures.get(name) != message:
+            continue
+        found = _NAME_ERROR.match(message)
+        if _IMPORT_FAILURE.match(message) or (found and found["name"] in PYTHON2_NAMES):
+            causes[message] = causes.get(message, 0) + 1
+    if not causes:
+        return ""
+    message, count = max(causes.items(), key=lambda item: item[1])
+    if message.startswith("NameError"):
+        why = "the code is Python 2's, and the interpreter Python 3"
+    else:
+        why = "the environment lacks that module, or has its package without its compiled parts"
+    return (
+        f"; an environment failure explains it: {count} tests failed before and after the "
+        f"fix with {message} ({why})"
+    )
 
 
 def _module(nodeid: str) -> str:
