@@ -310,3 +310,17 @@ def test_the_attempts_table_says_why(capsys: pytest.CaptureFixture[str]) -> None
         "which is not on PATH; install it or remove it from the contestants"
     ) in flat  # as written, never read as markup
     assert "alpha (finished)" not in flat
+
+
+def test_the_attempts_run_take_one_line_before_the_report(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The report that follows opens with the decision: the attempts run now are one line
+    of counts by status, not a table that fills the first screen."""
+    from bugbout.ui import Console
+
+    timeout = attempt("t2", "beta", status=AttemptStatus.TIMEOUT)
+    Console().attempt_table([attempt("t1", "alpha"), attempt("t2", "alpha"), timeout])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "3 attempts run now: 2 finished, 1 timeout"
+    assert lines[1] == "why they did not finish:" and len(lines) == 3

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -110,27 +111,18 @@ class Console:
             self.out.print(summary, markup=False, highlight=False)
 
     def attempt_table(self, attempts: list[Attempt]) -> None:
+        """The attempts run now in one line, by status (the report that follows opens
+        with the decision; each attempt is on its task's page), then why each that did
+        not finish stopped."""
         from bugbout.core.report.reasons import attempt_reason
-        from bugbout.core.store.records import AttemptStatus, ChangeArea
+        from bugbout.core.store.records import AttemptStatus
 
         if not attempts:
             self.out.print("no new attempts: every contestant has finished every task")
             return
-        table = Table(
-            "task", "contestant", "status", "source files", "test files", "tokens", "seconds",
-            title=f"{len(attempts)} attempts run now", box=None,
-        )  # fmt: skip
-        for attempt in sorted(attempts, key=lambda a: (a.task_id, a.contestant)):
-            table.add_row(
-                attempt.task_id,
-                attempt.contestant,
-                attempt.status.value,
-                str(len(attempt.patch.area(ChangeArea.SOURCE))),
-                str(len(attempt.patch.area(ChangeArea.TEST))),
-                str(sum(attempt.usage.values())) if attempt.usage else "-",
-                f"{attempt.wall_time:.1f}",
-            )
-        self.out.print(table)
+        counts = Counter(attempt.status.value for attempt in attempts)
+        statuses = ", ".join(f"{count} {status}" for status, count in counts.most_common())
+        self.out.print(f"{len(attempts)} attempts run now: {statuses}", highlight=False)
         unfinished = [a for a in attempts if a.status != AttemptStatus.FINISHED]
         if unfinished:
             self.out.print("why they did not finish:")
