@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_sessions import DATA, NO_USAGE, environment, make_session
-from bugbout.plugins.agents.gemini_cli import GeminiCliAgent
+from bugbout.core.contract.transcript import Step
+from bugbout.plugins.agents.gemini_cli import GeminiCliAgent, transcript
 
 
 def test_gemini_cli_argv_and_settings(
@@ -18,7 +19,7 @@ def test_gemini_cli_argv_and_settings(
     session = make_session(tmp_path)
     invocation = GeminiCliAgent("gemini-2.5-flash").invocation(session)
     assert invocation.argv == [
-        str(fake_bin / "gemini"), "-p", "", "--yolo", "--output-format", "json",
+        str(fake_bin / "gemini"), "-p", "", "--yolo", "--output-format", "stream-json",
         "-m", "gemini-2.5-flash",
     ]  # fmt: skip
     assert invocation.stdin == session.prompt
@@ -56,7 +57,7 @@ def test_gemini_cli_environment(tmp_path: Path, fake_bin: Path, secrets: dict[st
 
 def test_gemini_cli_parse_a_recorded_run() -> None:
     summary, usage = GeminiCliAgent().parse(DATA / "gemini-cli")
-    assert summary == "Fixed add(): it subtracted instead of adding. Added tests/test_add.py."
+    assert summary == "Fixed add(): it subtracted instead of adding."
     assert usage == {**NO_USAGE, "input_tokens": 400, "output_tokens": 80}
 
 
@@ -64,7 +65,7 @@ def test_gemini_cli_exit_codes_become_clear_messages() -> None:
     agent = GeminiCliAgent()
     summary, usage = agent.parse(DATA / "gemini-cli-auth")
     assert summary == (
-        "Gemini CLI failed (authentication failed (is GEMINI_API_KEY set?), exit 41): When "
+        "Gemini CLI failed: When "
         "using Gemini API, you must specify the GEMINI_API_KEY environment variable. Update "
         "your environment and try again (no reload needed if using .env)!"
     )
@@ -81,9 +82,11 @@ def test_gemini_cli_exit_codes_become_clear_messages() -> None:
             "Error in /home/.gemini/settings.json: bad value",
         ),
         (
-            '{"session_id": "x", "error": {"type": "FatalInputError", '
-            '"message": "No input provided via stdin.", "code": 42}}\n',
-            "Gemini CLI failed (the input was refused, exit 42): No input provided via stdin.",
+            "Warning: tools.exclude in settings.json is deprecated\n"
+            "YOLO mode is enabled. All tool calls will be automatically approved.\n"
+            "No input provided via stdin. Input can be provided by piping data into gemini.\n",
+            "Gemini CLI failed: No input provided via stdin. Input can be provided by piping "
+            "data into gemini.",
         ),
         ("\x1b[31mSomething odd\x1b[0m\n", "Gemini CLI failed: Something odd"),
     ],
@@ -101,20 +104,48 @@ def test_gemini_cli_quota() -> None:
 
 
 def test_gemini_cli_usage_over_models(tmp_path: Path) -> None:
-    # Synthetic stats in Gemini CLI's format: cached input counts within the prompt,
-    # thoughts and tool-use prompts apart.
+    # Synthetic stats in the stream's format: cached input counts within input_tokens,
+    # thoughts and tool-use prompts only within total_tokens.
     stats = {"models": {
-        "gemini-2.5-pro": {"tokens": {"prompt": 1000, "cached": 400, "candidates": 50,
-                                      "thoughts": 20, "tool": 5}},
-        "gemini-2.5-flash-lite": {"tokens": {"prompt": 10, "candidates": 1}},
+        "gemini-2.5-pro": {"total_tokens": 1075, "input_tokens": 1000, "output_tokens": 50,
+                           "cached": 400, "input": 600},
+        "gemini-2.5-flash-lite": {"total_tokens": 11, "input_tokens": 10, "output_tokens": 1},
     }}  # fmt: skip
-    (tmp_path / "stdout.log").write_text(json.dumps({"response": "Done.", "stats": stats}))
+    events = [
+        {"type": "message", "role": "assistant", "content": "Do", "delta": True},
+        {"type": "message", "role": "assistant", "content": "ne.", "delta": True},
+        {"type": "result", "status": "success", "stats": stats},
+    ]
+    (tmp_path / "stdout.log").write_text("".join(json.dumps(e) + "\n" for e in events))
     assert GeminiCliAgent().parse(tmp_path) == (
         "Done.",
         {
-            "input_tokens": 615,
-            "output_tokens": 71,
+            "input_tokens": 610,
+            "output_tokens": 76,
             "cache_read_tokens": 400,
             "cache_write_tokens": 0,
         },
     )
+
+
+def test_gemini_cli_tool_calls_as_steps(tmp_path: Path) -> None:
+    # The stream's tool events: an edit, a failed tool call, what was said between them.
+    events = [
+        {"type": "message", "role": "assistant", "content": "Editing.", "delta": True},
+        {"type": "tool_use", "tool_name": "replace", "tool_id": "a",
+         "parameters": {"file_path": "calc.py", "old_string": "-", "new_string": "+"}},
+        {"type": "tool_result", "tool_id": "a", "status": "success", "output": "ok"},
+        {"type": "tool_use", "tool_name": "read_file", "tool_id": "b",
+         "parameters": {"file_path": "gone.py"}},
+        {"type": "tool_result", "tool_id": "b", "status": "error",
+         "error": {"type": "file_not_found", "message": "File not found."}},
+        {"type": "result", "status": "error",
+         "error": {"type": "Error", "message": "Model stream ended with an invalid chunk."}},
+    ]  # fmt: skip
+    (tmp_path / "stdout.log").write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert transcript(tmp_path) == [
+        Step("message", "Editing."),
+        Step("edit", "calc.py", "ok"),
+        Step("tool", "read_file(file_path=gone.py)", "File not found.", failed=True),
+        Step("final", "Gemini CLI failed: Model stream ended with an invalid chunk.", failed=True),
+    ]

@@ -81,16 +81,19 @@ def test_a_real_session_reads_as_steps(
 
 
 @pytest.mark.slow
-def test_gemini_cli_keeps_only_its_tool_counts_and_response(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Gemini CLI's json output does not keep the commands: the steps say what it keeps."""
+def test_gemini_cli_session_reads_as_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini CLI's event stream keeps the commands and their output, not their exit codes."""
     logdir = _run("gemini-cli", tmp_path, monkeypatch)
     steps = make_plugins().hook.bugbout_transcript(agent="gemini-cli", logdir=logdir)
-    assert steps == [
-        Step("tool", "run_shell_command: 3 calls, 0 failed"),
-        Step("final", SAID),
+    assert [(s.kind, s.text, s.exit_code) for s in steps] == [
+        ("command", CHECK, None),
+        ("command", FIX, None),
+        ("command", TESTS, None),
+        ("final", SAID, None),
     ]
+    assert "AssertionError" in steps[0].output
+    assert "1 passed" in steps[2].output
+    assert [transcript(steps).steps[i].text for i in transcript(steps).test_runs] == [TESTS]
 
 
 def test_a_recorded_failure_is_a_failed_final_step() -> None:

@@ -28,6 +28,7 @@ from bugbout.core.race.agents import (
     add_usage,
     as_int,
     check_url,
+    json_events,
     origin,
     usage_tokens,
 )
@@ -64,9 +65,10 @@ USAGE_LIMIT = re.compile(
     r"|quota exceeded|usage limit|rate limit",
     re.I,
 )
-JSON_STARTS = 20
-"""How many lines that open a JSON object are tried, from the last: each try may read to
-the end of the output, so an agent printing many would make the search quadratic."""
+EDITS = frozenset({"replace", "write_file"})
+"""Gemini CLI's tools that change a file."""
+NOISE = ("Warning:", "YOLO mode", "Approval mode", "Ripgrep is not available")
+"""Lines Gemini CLI prints on standard error on every run."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXIT_CODE = re.compile(r"exitCode: (\d+)|\"code\": (\d+)")
 
@@ -84,7 +86,7 @@ class GeminiCliOptions(AgentOptions):
 
 
 class GeminiCliAgent(CodingAgent):
-    """Runs ``gemini -p "" --yolo --output-format json`` in the checkout, the prompt on
+    """Runs ``gemini -p "" --yolo --output-format stream-json`` in the checkout, the prompt on
     standard input (which Gemini CLI puts before the empty ``-p`` prompt)."""
 
     harness = "gemini-cli"
@@ -98,7 +100,7 @@ class GeminiCliAgent(CodingAgent):
         (config / "policies").mkdir(parents=True, exist_ok=True)
         (config / "settings.json").write_text(json.dumps(SETTINGS, indent=2) + "\n")
         (config / "policies" / "bugbout.toml").write_text(POLICY)
-        argv = [self.command(), "-p", "", "--yolo", "--output-format", "json"]
+        argv = [self.command(), "-p", "", "--yolo", "--output-format", "stream-json"]
         if self.model:
             argv += ["-m", self.model]
         return Invocation(argv, stdin=session.prompt, endpoints=(self.endpoint,))
@@ -120,14 +122,13 @@ class GeminiCliAgent(CodingAgent):
         return env
 
     def parse(self, logdir: Path) -> tuple[str, dict[str, int]]:
-        """The JSON output's response and token stats; else what made Gemini CLI fail."""
-        output = _json_object(_read(logdir / "stdout.log"))
-        usage = _stats_usage(output.get("stats")) if output else usage_tokens()
-        response = output.get("response") if output else None
-        if isinstance(response, str) and response.strip():
-            return response.strip()[-4000:], usage
-        failure = _failure(output, _read(logdir / "stderr.log"))
-        return failure or super().parse(logdir)[0], usage
+        """The final message and the result event's token stats; else what made Gemini
+        CLI fail."""
+        steps = transcript(logdir)
+        usage = _stats_usage(_result(logdir).get("stats"))
+        if steps and steps[-1].kind == "final":
+            return steps[-1].text[-4000:], usage
+        return super().parse(logdir)[0], usage
 
     def hit_usage_limit(self, logdir: Path, exit_code: int | None) -> bool:
         """A quota error (HTTP 429, ``RESOURCE_EXHAUSTED``) in what Gemini CLI printed."""
@@ -141,41 +142,31 @@ def _read(path: Path) -> str:
     return read_untrusted(path, tail=True) or ""
 
 
-def _json_object(text: str) -> dict[str, Any]:
-    """The last top-level JSON object in ``text`` (Gemini CLI may print lines before it)."""
-    decoder = json.JSONDecoder()
-    starts = [match.start() for match in re.finditer(r"^\{", text, re.M)]
-    for start in reversed(starts[-JSON_STARTS:]):
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            return value
-    return {}
+def _result(logdir: Path) -> dict[str, Any]:
+    """The last ``result`` event of the stream (none when Gemini CLI failed to start)."""
+    found: dict[str, Any] = {}
+    for event in json_events(logdir / "stdout.log"):
+        if event.get("type") == "result":
+            found = event
+    return found
 
 
-def _failure(output: dict[str, Any], stderr: str) -> str:
-    """Why Gemini CLI failed, in one line, from its JSON error or its standard error."""
-    error = output.get("error") or _json_object(stderr).get("error")
-    stderr = _ANSI.sub("", stderr)
-    message = ""
-    code: int | None = None
-    if isinstance(error, dict):
-        message = str(error.get("message", "")).strip()
-        if isinstance(error.get("code"), int):
-            code = error["code"]
-    if code is None:
-        found = _EXIT_CODE.findall(stderr)
-        if found:
-            code = int(next(group for group in found[-1] if group))
+def _failure(result: dict[str, Any], stderr: str) -> str:
+    """Why Gemini CLI failed, in one line: the result event's error, else the last lines
+    of its standard error (after its warnings)."""
+    error = as_dict(result.get("error"))
+    message = str(error.get("message", "")).strip()
+    lines = _ANSI.sub("", stderr).splitlines()
+    found = _EXIT_CODE.findall(stderr)
+    code = int(next(group for group in found[-1] if group)) if found else None
     if not message:
-        lines = [
-            line.strip()
-            for line in stderr.splitlines()
-            if line.strip() and not line.startswith((" ", "\t", "}")) and "YOLO mode" not in line
-        ]
-        message = lines[-1] if lines else ""
+        said: list[str] = []
+        for line in lines:
+            if line.startswith(NOISE):
+                said = []
+            elif line.strip() and not line.startswith((" ", "\t", "}")):
+                said.append(line.strip())
+        message = " ".join(said)
     if not message and code is None:
         return ""
     meaning = f" ({EXIT_CODES[code]}, exit {code})" if code in EXIT_CODES else ""
@@ -184,48 +175,67 @@ def _failure(output: dict[str, Any], stderr: str) -> str:
 
 
 def _stats_usage(stats: Any) -> dict[str, int]:
-    """Tokens over every model (side requests included): Gemini counts cached input
-    within the prompt, and thoughts and tool-use prompts apart."""
+    """Tokens over every model (side requests included). The stream counts cached input
+    within ``input_tokens`` and leaves thoughts and tool-use prompts out of
+    ``output_tokens`` (only ``total_tokens`` has them): they count as output here."""
     total = usage_tokens()
-    models = stats.get("models") if isinstance(stats, dict) else None
-    for model in models.values() if isinstance(models, dict) else ():
-        tokens = model.get("tokens") if isinstance(model, dict) else None
-        if not isinstance(tokens, dict):
-            continue
-        prompt, cached = as_int(tokens.get("prompt")), as_int(tokens.get("cached"))
+    for model in as_dict(as_dict(stats).get("models")).values():
+        tokens = as_dict(model)
+        prompt, cached = as_int(tokens.get("input_tokens")), as_int(tokens.get("cached"))
+        output = max(
+            as_int(tokens.get("total_tokens")) - prompt, as_int(tokens.get("output_tokens"))
+        )
         total = add_usage(
             total,
-            usage_tokens(
-                fresh=max(prompt - cached, 0) + as_int(tokens.get("tool")),
-                output=as_int(tokens.get("candidates")) + as_int(tokens.get("thoughts")),
-                cache_read=cached,
-            ),
+            usage_tokens(fresh=max(prompt - cached, 0), output=output, cache_read=cached),
         )
     return total
 
 
 def transcript(logdir: Path) -> list[Step]:
-    """What the ``json`` output keeps of a session: the calls of each tool (how many, how
-    many failed; it does not keep the commands) and the response as the final message,
-    or what made Gemini CLI fail."""
-    output = _json_object(_read(logdir / "stdout.log"))
-    stats = as_dict(output.get("stats"))
-    tools = as_dict(stats.get("tools"))
-    by_name = as_dict(tools.get("byName"))
-    steps = [
-        Step(
-            "tool",
-            f"{name}: {as_int(calls.get('count'))} calls, {as_int(calls.get('fail'))} failed",
-            failed=as_int(calls.get("fail")) > 0,
-        )
-        for name, calls in by_name.items()
-        if isinstance(calls, dict)
-    ]
-    response = output.get("response")
-    if isinstance(response, str) and response.strip():
-        return [*steps, Step("final", response.strip())]
-    failure = _failure(output, _read(logdir / "stderr.log"))
+    """The steps of a ``stream-json`` log: what the model said between tool calls, each
+    tool call with its result (a shell call a command, an edit the file it changed), and
+    what it said last as the final message, or what made Gemini CLI fail. The stream
+    does not report a command's exit code."""
+    steps: list[Step] = []
+    calls: dict[str, dict[str, Any]] = {}
+    said = ""
+    result: dict[str, Any] = {}
+    for event in json_events(logdir / "stdout.log"):
+        kind = event.get("type")
+        if kind == "message" and event.get("role") == "assistant":
+            text = str(event.get("content", ""))
+            said = said + text if event.get("delta") else text
+        elif kind == "tool_use":
+            if said.strip():
+                steps.append(Step("message", said.strip()))
+            said = ""
+            calls[str(event.get("tool_id"))] = event
+        elif kind == "tool_result":
+            steps.append(_tool_step(calls.pop(str(event.get("tool_id")), {}), event))
+        elif kind == "result":
+            result = event
+    if result.get("status") != "error" and said.strip():
+        return [*steps, Step("final", said.strip())]
+    failure = _failure(result, _read(logdir / "stderr.log"))
+    if said.strip():
+        steps.append(Step("message", said.strip()))
     return [*steps, Step("final", failure, failed=True)] if failure else steps
+
+
+def _tool_step(call: dict[str, Any], result: dict[str, Any]) -> Step:
+    """A tool call and its result as one step."""
+    name = str(call.get("tool_name", "tool"))
+    arguments = as_dict(call.get("parameters"))
+    error = as_dict(result.get("error"))
+    output = str(result.get("output") or error.get("message") or "")
+    failed = result.get("status") == "error"
+    if name == "run_shell_command":
+        return Step("command", str(arguments.get("command", "")), output, failed=failed)
+    if name in EDITS:
+        return Step("edit", str(arguments.get("file_path", name)), output, failed=failed)
+    shown = ", ".join(f"{key}={value}" for key, value in arguments.items())
+    return Step("tool", f"{name}({shown})", output, failed=failed)
 
 
 @hookimpl
