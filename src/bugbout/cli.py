@@ -9,19 +9,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from bugbout import __version__
+from bugbout.cli_parser import command_parser as _parser
+from bugbout.cli_results import compare_command, export_command, report_command
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.layout import CONFIG_NAME, find_config
 
-UNRECOGNIZED = "unrecognized arguments: "
-"""How argparse begins its error for options it does not know."""
-
 if TYPE_CHECKING:
-    import argparse
-
     from bugbout.ui import Console
 
 USAGE = f"""\
@@ -72,9 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "doctor": _doctor,
         "tasks": _tasks,
         "run": _run,
-        "report": _report,
-        "compare": _compare,
-        "export": _export,
+        "report": report_command,
+        "compare": compare_command,
+        "export": export_command,
         "plugins": _plugins,
         "demo": _demo,
         "completion": _completion,
@@ -140,28 +137,6 @@ def _complete(args: list[str], console: Console) -> int:
 
 
 # -- init ---------------------------------------------------------------------------------
-
-
-def _parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """A subcommand's parser whose usage errors are one line, as every other error."""
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> NoReturn:
-            from bugbout.suggest import closest
-
-            hint = ""
-            if message.startswith(UNRECOGNIZED):
-                near = [
-                    found
-                    for word in message.removeprefix(UNRECOGNIZED).split()
-                    if word.startswith("-")
-                    and (found := closest(word, self._option_string_actions))
-                ]
-                hint = f" (did you mean {near[0]}?)" if near else ""
-            raise ConfigError(f"{self.prog}: {message}{hint}; see `{self.prog} --help`")
-
-    return Parser(prog=prog, description=description)
 
 
 def _init(args: list[str], console: Console) -> int:
@@ -282,132 +257,6 @@ def _plugins(args: list[str], console: Console) -> int:
     for problem in plugins.problems:
         console.warn(problem)
     console.plugin_table(plugins.all())
-    return 0
-
-
-# -- report -------------------------------------------------------------------------------
-
-
-def _report(args: list[str], console: Console) -> int:
-    """``bugbout report [--format NAME] [--job DIR | --sweep DIR] [OVERRIDES]``: re-render
-    a report from the store, its costs at the project's prices."""
-    from bugbout.core.contract.manager import make_plugins
-    from bugbout.core.report.costs import price_table
-    from bugbout.core.report.report_store import load_report, running
-    from bugbout.core.store.store import JOB, TASKS, Store
-
-    parser = _parser(
-        "bugbout report",
-        "Render the last bout's report from .bugbout/, a sweep job's, or a sweep's summary.",
-    )
-    parser.add_argument(
-        "--format",
-        default="terminal",
-        help="an instance of `reporters` (its options apply) or a reporter plugin: "
-        "terminal, markdown, json, html",
-    )
-    parser.add_argument(
-        "overrides",
-        nargs="*",
-        metavar="OVERRIDE",
-        help="settings as `bugbout run` takes them; the report uses `prices` and "
-        "`reporters` (e.g. reporters.html.title=...), e.g. "
-        "'+prices.gpt-5={input: 1.25, cached-input: 0.125, output: 10}'",
-    )
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--job", type=Path, help="a sweep job's directory (.bugbout/sweeps/T/N)")
-    where.add_argument(
-        "--sweep", type=Path, help="a sweep's directory: its summary, written again from its jobs"
-    )
-    options = parser.parse_args(args)
-    if options.sweep:
-        from bugbout.sweep import FORMATS, render_summary, write_sweep_summary
-
-        if options.format not in FORMATS:
-            raise ConfigError(f"--format {options.format}: choose one of {', '.join(FORMATS)}")
-        summary = write_sweep_summary(options.sweep)
-        text = render_summary(summary, options.format)
-        console.out.print(text, markup=False, highlight=False, end="")
-        return 0
-    root = find_config(Path.cwd()).parent
-    store = Store(root / ".bugbout")
-    output = Store(options.job.resolve()) if options.job else store
-    if not output.path(JOB).is_file() and (busy := running(output)):
-        raise ConfigError(f"no report yet: {busy}; run `bugbout report` again when it ends")
-    if not store.path(TASKS).exists():
-        raise ConfigError(f"{store.root} holds no bout yet; run `bugbout run` first")
-    if not output.path(JOB).is_file():
-        raise ConfigError(
-            f"{options.job} holds no job.json; name a sweep job's directory"
-            if options.job
-            else f"{store.root} holds no bout yet (only tasks); run `bugbout run` first"
-        )
-    plugins = make_plugins()
-    settings, _ = compose_settings(root, options.overrides, plugins, console.warn)
-    reporter = _reporter(settings, plugins, options.format)
-    report = load_report(store, output, price_table(settings.prices), repository=root)
-    console.out.print(reporter.render(report), markup=False, highlight=False, end="")
-    return 0
-
-
-def _reporter(settings: Any, plugins: Any, name: str) -> Any:
-    """The instance ``name`` of ``reporters:`` with its options, else plugin ``name``."""
-    from bugbout.core.contract.instances import Instance, instances
-    from bugbout.core.contract.types import ReporterPlugin
-
-    defined = {i.name: i for i in instances("reporters", ReporterPlugin.kind, settings.reporters)}
-    if name not in defined and name not in plugins.of_kind(ReporterPlugin):
-        known = ", ".join(sorted(set(defined) | set(plugins.of_kind(ReporterPlugin))))
-        raise ConfigError(f"--format {name}: no such reporter; choose one of {known}")
-    return defined.get(name, Instance("reporters", name, name)).build(plugins, ReporterPlugin)
-
-
-# -- compare and export -----------------------------------------------------------------
-
-
-def _compare(args: list[str], console: Console) -> int:
-    """``bugbout compare A B [--format NAME] [--fail-if-regressed PCT]``: 1 on a regression."""
-    from bugbout.compare.command import run_compare
-
-    parser = _parser(
-        "bugbout compare",
-        "Compare bout B with bout A, per contestant, on the tasks both scored with the same "
-        "ground truth: exact McNemar, the difference's interval, Holm across contestants.",
-    )
-    parser.add_argument(
-        "before", type=Path, help="A: a project, a store, a sweep job or a report.json"
-    )
-    parser.add_argument("after", type=Path, help="B: the same kinds as A")
-    parser.add_argument("--format", default="terminal", help="terminal, markdown or json")
-    parser.add_argument(
-        "--fail-if-regressed",
-        metavar="PCT",
-        help="exit 1 when a contestant's resolve rate fell by more than PCT percentage "
-        "points with a Holm-adjusted p below 0.05 (0: any significant drop)",
-    )
-    options = parser.parse_args(args)
-    compared = run_compare(options.before, options.after, options.format, options.fail_if_regressed)
-    console.out.print(compared.text, markup=False, highlight=False, end="")
-    for line in compared.failures:
-        console.error(line)
-    return 1 if compared.failures else 0
-
-
-def _export(args: list[str], console: Console) -> int:
-    """``bugbout export --format swe-bench|harbor PATH [--repo OWNER/NAME]``"""
-    from bugbout.export.command import FORMATS, run_export
-
-    parser = _parser(
-        "bugbout export",
-        "Write the tasks with their ground truth as a SWE-bench dataset (JSON lines) or as "
-        "Harbor task directories.",
-    )
-    parser.add_argument("--format", required=True, choices=FORMATS, help="swe-bench or harbor")
-    parser.add_argument("path", type=Path, help="the .jsonl file (swe-bench) or directory (harbor)")
-    parser.add_argument("--repo", help="owner/name in the instances (default: origin's)")
-    options = parser.parse_args(args)
-    root = find_config(Path.cwd()).parent
-    console.info(run_export(root, options.format, options.path.resolve(), options.repo))
     return 0
 
 
