@@ -12,6 +12,7 @@ resolution that left something out because of it is not kept: it is tried again.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
@@ -41,6 +42,10 @@ BUILD_TOOLS = (
 )
 """Build backends and their helpers: sdists get their newest releases when built (their
 era's when the newest cannot build them)."""
+BUILD_HELPERS = ("cffi",)
+"""What an old ``setup.py`` needs to build yet leaves out when asked what it needs (it
+drops ``setup_requires`` for ``egg_info``: cryptography before 3.4, bcrypt, PyNaCl):
+without it setuptools ignores ``cffi_modules`` and builds a wheel with no compiled module."""
 OLDEST_BUILD_TOOLS = "2019-03-01"
 """The era's build tools are never older than this month: uv builds a source distribution
 that has only a ``setup.py`` with setuptools 40.8.0 or later (February 2019)."""
@@ -80,6 +85,25 @@ class Resolution(Record):
             until = self.runner[0].until
             notes.insert(0, f"pytest and what it needs as of {until} ({self.runner[0].reason})")
         return "; ".join(note for note in notes if note)
+
+
+def build_helpers(pins: list[str], pinned: list[str], scratch: Path) -> list[str]:
+    """The options that put the pinned build helpers (cffi) into the build environment of
+    every other distribution of ``pins``: a uv configuration file written in ``scratch``
+    (none when no helper is pinned)."""
+    helpers = [pin for pin in pinned if _name_of(pin) in BUILD_HELPERS]
+    served = {*BUILD_HELPERS, "pycparser", *BUILD_TOOLS}  # the helpers' own dependencies
+    built = sorted({_name_of(pin) for pin in pins} - served)
+    if not helpers or not built:
+        return []
+    table = "".join(f"{json.dumps(each)} = {json.dumps(helpers)}\n" for each in built)
+    config = scratch / "build-helpers.toml"
+    config.write_text(f"[extra-build-dependencies]\n{table}")
+    return ["--config-file", str(config)]
+
+
+def _name_of(pin: str) -> str:
+    return pin.split("==", 1)[0].strip().lower().replace("_", "-")
 
 
 def timed_out(failure: UvFailure) -> bool:
