@@ -118,3 +118,20 @@ def test_the_builder_gives_the_pinned_cffi_to_the_others_builds(
     assert configurations == [
         '[extra-build-dependencies]\n"crypto" = ["cffi==1.0"]\n"pytest" = ["cffi==1.0"]\n'
     ]
+
+
+def test_an_environment_built_without_the_helper_is_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    FakeUv().install(monkeypatch)
+    trees = [make_tree(tmp_path / "cffi", ["cffi", "crypto"]), make_tree(tmp_path / "six", ["six"])]
+
+    def keys() -> list[str]:
+        home = tmp_path / f"home-{uv_resolution.BUILD_HELPERS}"
+        return [UvBuilder().build(request_for(t, home, python="3.12")).key for t in trees]
+
+    helped = keys()
+    monkeypatch.setattr(uv_resolution, "BUILD_HELPERS", ())  # as before cffi reached builds
+    bare = keys()
+    assert helped[0] != bare[0]
+    assert helped[1] == bare[1]  # an environment without cffi keeps its key

@@ -36,6 +36,7 @@ from bugbout.plugins.environments.uv_resolution import (
     build_failure,
     build_helpers,
     checked,
+    helpers_of,
     runner_of,
     timed_out,
     timeout_error,
@@ -218,6 +219,7 @@ class UvBuilder:
             declared=declared_tests,
         )
         resolution, tools = era_resolution.resolved()
+        helpers = helpers_of(resolution.pinned)  # built without them before: another key
         key = digest(
             "uv",
             version,
@@ -226,6 +228,7 @@ class UvBuilder:
             "era-build-tools" if resolution.era_build_tools else "",
             self.options.index_url or "",
             LAYOUT,
+            *([f"built with {' '.join(helpers)}"] if helpers else []),
         )
         environment = UvEnvironment(
             path=request.home / "envs" / key,

@@ -91,7 +91,7 @@ def build_helpers(pins: list[str], pinned: list[str], scratch: Path) -> list[str
     """The options that put the pinned build helpers (cffi) into the build environment of
     every other distribution of ``pins``: a uv configuration file written in ``scratch``
     (none when no helper is pinned)."""
-    helpers = [pin for pin in pinned if _name_of(pin) in BUILD_HELPERS]
+    helpers = helpers_of(pinned)
     served = {*BUILD_HELPERS, "pycparser", *BUILD_TOOLS}  # the helpers' own dependencies
     built = sorted({_name_of(pin) for pin in pins} - served)
     if not helpers or not built:
@@ -100,6 +100,11 @@ def build_helpers(pins: list[str], pinned: list[str], scratch: Path) -> list[str
     config = scratch / "build-helpers.toml"
     config.write_text(f"[extra-build-dependencies]\n{table}")
     return ["--config-file", str(config)]
+
+
+def helpers_of(pinned: list[str]) -> list[str]:
+    """The build helpers among ``pinned``."""
+    return [pin for pin in pinned if _name_of(pin) in BUILD_HELPERS]
 
 
 def _name_of(pin: str) -> str:
