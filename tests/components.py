@@ -25,6 +25,10 @@ INSTALL = {
         "run the tests through `nox -s tests`, which installs SWE-bench's harness in an "
         "environment of its own (or name its Python with BUGBOUT_SWEBENCH_PYTHON)"
     ),
+    "harbor": (
+        "run the tests through `nox -s tests`, which installs Harbor in an environment of "
+        "its own on Python 3.12 or later (or name its Python with BUGBOUT_HARBOR_PYTHON)"
+    ),
     "agent-clis": (
         "apt install nodejs npm, then run the tests through `nox -s tests`, which installs "
         "the pinned agent CLIs and mini-swe-agent (or name a `mini` with BUGBOUT_MINI)"
@@ -34,6 +38,7 @@ INSTALL = {
 
 FOUND: dict[str, Callable[[], bool]] = {
     "swebench": lambda: os.access(os.environ.get("BUGBOUT_SWEBENCH_PYTHON", ""), os.X_OK),
+    "harbor": lambda: os.access(os.environ.get("BUGBOUT_HARBOR_PYTHON", ""), os.X_OK),
     "bubblewrap": lambda: sys.platform == "linux" and shutil.which("bwrap") is not None,
     "podman": lambda: shutil.which("podman") is not None,
     "compiler": lambda: shutil.which((os.environ.get("CC") or "cc").split()[0]) is not None,

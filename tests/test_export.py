@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bugbout.core.store.records import Oracle
+from bugbout.export.harbor import dockerfile
 from bugbout.export.swebench import FIELDS
 from cli_runs import bugbout
 from one_bug import BUGGY, one_bug_repository
@@ -118,6 +120,49 @@ def test_swe_bench_export_loads_with_swebench(project: Path, tmp_path: Path) -> 
     assert result["instance_id"] == json.loads(target.read_text().splitlines()[0])["instance_id"]
 
 
+LOAD_WITH_HARBOR = """
+import json, sys
+from pathlib import Path
+from harbor.lint.models import DEFAULT_RULES
+from harbor.lint.task import lint_task
+from harbor.models.task.task import Task
+loaded = []
+for path in sorted(Path(sys.argv[1]).iterdir()):
+    task = Task(path)
+    findings = [f"{f.rule}: {f.message}" for f in lint_task(path, selected_rules=DEFAULT_RULES)]
+    config = task.config.model_dump(mode="json", exclude_unset=True)
+    loaded.append({"name": task.name, "instruction": task.instruction,
+                   "findings": findings, "config": config})
+print(json.dumps(loaded))
+"""
+"""Loads every exported task with Harbor's own ``Task`` (its ``TaskConfig`` included) in
+Harbor's own environment, and lints it with Harbor's default rules (unknown or invalid
+fields, missing files, unpinned dependencies, a verifier sharing the agent's sandbox)."""
+
+
+@pytest.mark.slow
+@pytest.mark.requires("harbor")
+def test_harbor_export_loads_and_lints_clean_with_harbor(project: Path, tmp_path: Path) -> None:
+    target = tmp_path / "harbor"
+    assert bugbout("export", "--format", "harbor", str(target), cwd=project).returncode == 0
+    (task,) = target.iterdir()
+    # The ground truth ran in the interpreter, which does not say its versions: pin them
+    # as a uv environment reports them, so that the linter sees the pins.
+    oracle = Oracle(task_id="t", status="ok", versions={"python": "3.11.7", "pytest": "8.3.2"})
+    (task / "environment" / "Dockerfile").write_text(dockerfile(oracle))
+    loaded = subprocess.run(
+        [os.environ["BUGBOUT_HARBOR_PYTHON"], "-c", LOAD_WITH_HARBOR, str(target)],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    (result,) = json.loads(loaded.stdout.splitlines()[-1])
+    assert result["findings"] == []
+    assert result["name"] == task.name
+    assert result["instruction"] == (task / "instruction.md").read_text()
+    written = tomllib.loads((task / "task.toml").read_text())
+    assert result["config"] == written  # Harbor keeps every field written, as written
+
+
 @pytest.mark.slow
 def test_harbor_task_verifies_the_gold_patch_and_rejects_the_unfixed_code(
     project: Path, tmp_path: Path
@@ -126,7 +171,9 @@ def test_harbor_task_verifies_the_gold_patch_and_rejects_the_unfixed_code(
     assert bugbout("export", "--format", "harbor", str(target), cwd=project).returncode == 0
     (task,) = target.iterdir()
     config = tomllib.loads((task / "task.toml").read_text())
-    assert config["version"] == "1.0"
+    assert config["schema_version"] == "1.4"
+    assert config["verifier"]["environment_mode"] == "separate"
+    assert config["artifacts"] == ["/testbed"]
     assert config["metadata"]["instance_id"] == task.name
     assert config["verifier"]["timeout_sec"] > 0 and config["agent"]["timeout_sec"] > 0
     assert config["environment"]["build_timeout_sec"] > 0

@@ -18,6 +18,8 @@ from bugbout.export.instances import Instance
 
 WORKDIR = "/testbed"
 """Where the repository is in the task's container."""
+SCHEMA_VERSION = "1.4"
+"""The version of Harbor's ``task.toml`` schema written."""
 AGENT_TIMEOUT = 1800.0
 BUILD_TIMEOUT = 900.0
 DEFAULT_PYTHON = "3.12"
@@ -99,7 +101,8 @@ def write_harbor(found: list[Instance], repository: Path, directory: Path) -> li
 
 
 def task_toml(one: Instance) -> str:
-    """``task.toml``: Harbor's schema version, the instance's metadata, the timeouts."""
+    """``task.toml``: Harbor's schema version, the instance's metadata, the timeouts, and
+    a verifier apart from the agent's sandbox, which gets the agent's checkout only."""
     metadata = {
         "source": "bugbout",
         "instance_id": one.instance_id,
@@ -110,9 +113,11 @@ def task_toml(one: Instance) -> str:
         "category": "debugging",
         "tags": ["python", "bug-fix"],
     }
-    lines = ['version = "1.0"', "", "[metadata]"]
+    lines = [f"schema_version = {_toml(SCHEMA_VERSION)}", f"artifacts = {_toml([WORKDIR])}"]
+    lines += ["", "[metadata]"]
     lines += [f"{key} = {_toml(value)}" for key, value in metadata.items()]
-    lines += ["", "[verifier]", f"timeout_sec = {AGENT_TIMEOUT / 2}", "", "[agent]"]
+    lines += ["", "[verifier]", f"timeout_sec = {AGENT_TIMEOUT / 2}"]
+    lines += ['environment_mode = "separate"', "", "[agent]"]
     lines += [f"timeout_sec = {AGENT_TIMEOUT}", "", "[environment]"]
     lines += [f"build_timeout_sec = {BUILD_TIMEOUT}", ""]
     return "\n".join(lines)
