@@ -34,6 +34,9 @@ MINI_SWE_AGENT = "mini-swe-agent==2.4.6"
 SWEBENCH = "swebench==5.0.2"
 """SWE-bench's harness, pinned: the tests load bugbout's SWE-bench export with its own
 loader. It pulls `datasets` and Docker's client, so it too gets an environment of its own."""
+HARBOR = ("harbor==0.26.0", "3.12")
+"""Harbor, pinned, and the Python it needs: the tests load and lint bugbout's Harbor
+export with Harbor's own task model and linter."""
 TOOLS = Path.home() / ".cache" / "bugbout-tests"
 """Where the sessions install the agents: outside /tmp, which a sandbox replaces, and
 kept between runs."""
@@ -66,9 +69,9 @@ def tests(session: nox.Session) -> None:
 
 def _agents(session: nox.Session) -> dict[str, str]:
     """The pinned agent CLIs, installed once into :data:`TOOLS` (npm into a prefix of its
-    own, mini-swe-agent and SWE-bench's harness each into a virtual environment of its
-    own): the variables that put them first on the tests' PATH and name mini-swe-agent's
-    ``mini`` and the harness's Python."""
+    own; mini-swe-agent, SWE-bench's harness and Harbor each into a virtual environment
+    of its own): the variables that put the CLIs first on the tests' PATH and name
+    mini-swe-agent's ``mini`` and the others' Pythons."""
     npm = shutil.which("npm")
     if npm is None:
         session.error("npm is not installed: the tests drive the agent CLIs (see README.md)")
@@ -82,24 +85,42 @@ def _agents(session: nox.Session) -> dict[str, str]:
         _installed(prefix, AGENT_PACKAGES)
     mini = _venv(session, "mini-swe-agent", MINI_SWE_AGENT)
     swebench = _venv(session, "swebench", SWEBENCH)
+    harbor = _venv(session, "harbor", HARBOR[0], python=HARBOR[1])
     search = [str(prefix / "node_modules" / ".bin"), session.bin, os.environ.get("PATH", "")]
     return {
         "PATH": os.pathsep.join(search),
         "BUGBOUT_MINI": str(mini / "bin" / "mini"),
         "BUGBOUT_SWEBENCH_PYTHON": str(swebench / "bin" / "python"),
+        "BUGBOUT_HARBOR_PYTHON": str(harbor / "bin" / "python"),
     }
 
 
-def _venv(session: nox.Session, name: str, requirement: str) -> Path:
-    """A virtual environment of its own in :data:`TOOLS` holding ``requirement``."""
+def _venv(session: nox.Session, name: str, requirement: str, python: str = PYTHON) -> Path:
+    """A virtual environment of its own in :data:`TOOLS`, on ``python``, holding
+    ``requirement``."""
     folder = TOOLS / name
     if _stale(folder, (requirement,)):
         session.log(f"installing {requirement} into {folder}")
-        session.run("uv", "venv", "--quiet", "--allow-existing", "--python", PYTHON, str(folder))
+        interpreter = _interpreter(python)
+        session.run(
+            "uv", "venv", "--quiet", "--allow-existing", "--python", interpreter, str(folder)
+        )  # fmt: skip
         python = str(folder / "bin" / "python")
         session.run("uv", "pip", "install", "--quiet", "--python", python, requirement)
         _installed(folder, (requirement,))
     return folder
+
+
+def _interpreter(version: str) -> str:
+    """Python ``version`` as found on this machine: among pyenv's versions (which uv does
+    not look through; its shims answer only for the selected one), else on PATH, else
+    the version for uv to find or download."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    installed = sorted(pyenv.glob(f"{version}.*/bin/python{version}"))
+    found = shutil.which(f"python{version}")
+    if installed:
+        return str(installed[-1])
+    return found if found and "/shims/" not in found else version
 
 
 def _stale(folder: Path, packages: tuple[str, ...]) -> bool:
