@@ -10,14 +10,14 @@ import jsonschema
 import pytest
 
 from bugbout.core.report.report import SCHEMA_VERSION, report_schema
-from bugbout.core.store.schemas import RECORDS, record_schema, shipped_schema
+from bugbout.core.schemas import RECORDS, record_schema, shipped_schema
 from bugbout.core.store.store import JOB, ORACLES, TASKS
 
 
 @pytest.mark.parametrize("name", sorted(RECORDS))
 def test_the_shipped_schema_is_the_records_own(name: str) -> None:
     assert shipped_schema(name) == record_schema(name), (
-        f"{name}.schema.json is stale: run `python -m bugbout.core.store.schemas`"
+        f"{name}.schema.json is stale: run `python -m bugbout.core.schemas`"
     )
 
 
@@ -38,6 +38,11 @@ def test_a_real_bouts_records_validate(bout_repo: Path) -> None:
         "job": [store / JOB],
         "attempt": sorted((store / "attempts").rglob("*.json")),
         "matrix": sorted((store / "matrices").glob("*.json")),
+        "mining": [store / "mining.json"],
+        **{
+            kind: sorted((store / "evidence").rglob(f"{kind}-*.json"))
+            for kind in ("base", "score", "audit")
+        },
     }
     for name, paths in checked.items():
         assert paths, name

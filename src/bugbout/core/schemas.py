@@ -2,7 +2,9 @@
 
 The package ships them beside the report's (``bugbout/schemas/<name>.schema.json``) so
 tools that read a store need not import bugbout; a test keeps the shipped files equal to
-what the records say. ``python -m bugbout.core.store.schemas`` writes them again.
+what the records say. ``python -m bugbout.core.schemas`` writes them again. It sits
+beside the stages, not in the store: some records are a stage's own (mining's, the base
+run's).
 """
 
 from __future__ import annotations
@@ -15,11 +17,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bugbout.core.store.records import FORMAT, Attempt, OracleSet, TaskSet
-from bugbout.core.store.verdict_records import AuditSet, Job, Matrix, ResolutionSet, VerdictSet
+from bugbout.core.crossexam.affected import BaseRun
+from bugbout.core.mine.mining import Mining
+from bugbout.core.store.records import FORMAT, Attempt, Audit, OracleSet, TaskSet
+from bugbout.core.store.verdict_records import (
+    AuditSet,
+    Job,
+    Matrix,
+    Resolution,
+    ResolutionSet,
+    VerdictSet,
+)
 
 RECORDS: dict[str, tuple[type[BaseModel], str]] = {
     "tasks": (TaskSet, "tasks.json: what mining found, each task and what was left out"),
+    "mining": (Mining, "mining.json: the last mining's result, under the key it was made for"),
     "oracles": (OracleSet, "oracles.json: each task's ground truth, by task id"),
     "attempt": (Attempt, "attempts/<task>/<contestant>/<key>.json: one agent's attempt"),
     "matrix": (Matrix, "matrices/<task>.json: every patch run against every test"),
@@ -27,6 +39,9 @@ RECORDS: dict[str, tuple[type[BaseModel], str]] = {
     "resolutions": (ResolutionSet, "resolutions.json: each patch scored on the hidden tests"),
     "audits": (AuditSet, "audits.json: each patch's audit, by task and contestant"),
     "job": (Job, "job.json: one bout's (or sweep job's) run and what its report covers"),
+    "base": (BaseRun, "evidence/<task>/base-<key>.json: the unfixed code's suite run"),
+    "score": (Resolution, "evidence/<task>/score-<key>.json: one patch scored"),
+    "audit": (Audit, "evidence/<task>/audit-<key>.json: one patch's audit"),
 }
 """Each record file kind: its model and where the store keeps it."""
 
