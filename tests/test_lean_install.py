@@ -20,9 +20,10 @@ DEVELOPER = {"pytest", "nox", "ruff", "mypy", "build", "hatchling", "import-lint
 
 def built_wheel(folder: Path) -> Path:
     """bugbout's wheel, built from this checkout."""
+    # `build` and hatchling are developer dependencies: no index, no pip needed
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--wheel-dir", str(folder), str(ROOT)],
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(folder),
+         str(ROOT)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr

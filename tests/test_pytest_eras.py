@@ -295,3 +295,14 @@ def test_pytest_2_s_own_assertion_error_is_watched_too(version: str, tmp_path: P
     run = _run(str(old_pytest(version)), tree, ["tests/test_it.py"])
     assert run.status == RunStatus.TAMPERED
     assert any("builtins.AssertionError was replaced" in why for why in run.tampering)
+
+
+@pytest.mark.parametrize("program", ["pytest", "__main__.py", "py.test", "python -m pytest"])
+def test_the_usage_error_is_found_whatever_pytest_calls_itself(program: str) -> None:
+    """pytest 9 names itself ``python -m pytest`` in its usage error, older ones the
+    script or ``__main__.py``."""
+    output = (
+        f"ERROR: usage: {program} [options] [file_or_dir] [file_or_dir] [...]\n"
+        f"{program}: error: unrecognized arguments: --rootdir\n  inifile: None\n  rootdir: .\n"
+    )
+    assert first_error(output) == "error: unrecognized arguments: --rootdir"

@@ -25,6 +25,7 @@ SNOOP = """
     attempt("git-log", lambda: os.listdir(pathlib.Path({repo!r}, ".git")))
     attempt("store", lambda: pathlib.Path({repo!r}, ".bugbout", "tasks.json").read_text())
     attempt("home", lambda: os.listdir({home!r}))
+    attempt("home-cache", lambda: os.listdir(pathlib.Path({home!r}, ".cache")))
     attempt("write-repo", lambda: pathlib.Path({repo!r}, "pwned.txt").write_text("x"))
     attempt("write-elsewhere", lambda: pathlib.Path({outside!r}).write_text("x"))
     attempt("network", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2).close())
@@ -76,6 +77,7 @@ def test_adversarial_agent_is_contained_and_still_recorded(
         "git": "blocked: FileNotFoundError",
         "git-log": "blocked: FileNotFoundError",
         "home": evidence["home"],
+        "home-cache": evidence["home-cache"],
         "network": evidence["network"] if evidence["network"].startswith("blocked") else "blocked",
         "openai-key": "ALLOWED: sk-openai-own",
         "store": "blocked: FileNotFoundError",
@@ -83,7 +85,10 @@ def test_adversarial_agent_is_contained_and_still_recorded(
         "write-repo": evidence["write-repo"],
     }
     listed = set(eval(evidence["home"].removeprefix("ALLOWED: ")))  # only toolchains show
-    assert listed <= {".pyenv", ".cargo", ".local", ".nvm", ".rustup", ".npm-global"}
+    assert listed <= {".pyenv", ".cargo", ".local", ".nvm", ".rustup", ".npm-global", ".cache"}
+    if ".cache" in listed:  # only the tools the tests session installs there, read-only
+        cached = eval(evidence["home-cache"].removeprefix("ALLOWED: "))
+        assert cached == ["bugbout-tests"], cached
     assert evidence["write-repo"].startswith("blocked")
     assert evidence["write-elsewhere"].startswith("blocked")
     assert not (bout_repo / "pwned.txt").exists()

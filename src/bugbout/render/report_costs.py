@@ -70,11 +70,11 @@ def costs_section(report: Report) -> Section:
         )
         rows.append(("total", "", "", "", "", total, "", "", "", "", ""))
     source = costs.prices_source or f"bugbout's table of {costs.prices_as_of}"
-    intro = [
+    stopped = (
         f"The budget stopped the bout: {costs.budget}; {costs.not_run} attempt(s) not run, "
         "`bugbout run` again (with a higher `run.budget`) runs them."
-        if costs.budget
-        else "",
+    )
+    intro = [
         f"USD at list prices per million tokens ({source}, after any `prices:` of "
         "bugbout.yaml; prices change). Every attempt counts, every "
         "round included; an attempt without token usage is not reported, never free. Cost "
@@ -96,6 +96,8 @@ def costs_section(report: Report) -> Section:
                 empty="no attempts",
             )
         ],
+        # a note, so that a section whose table is empty still says it
+        notes=(stopped,) if costs.budget else (),
     )  # fmt: skip
 
 

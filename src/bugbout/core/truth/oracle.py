@@ -347,9 +347,10 @@ def _describe_failure(run: TestRun) -> str:
 
 
 _ERROR_LINE = re.compile(r"^(?:E\s+)?(?P<error>(?:[\w.]*(?:Error|Exception)\b|ERROR:|error:).*)")
-_USAGE_ERROR = re.compile(r"^[\w.-]+: (?P<error>error: .*)")
+_USAGE_ERROR = re.compile(r"^[\w.-]+(?: -m [\w.]+)?: (?P<error>error: .*)")
 """argparse's line that says what was wrong with the command line (``pytest: error:
-unrecognized arguments: --rootdir``), after its ``usage:`` line."""
+unrecognized arguments: --rootdir``; newer pytests name themselves ``python -m pytest``),
+after its ``usage:`` line."""
 
 
 def first_error(detail: str) -> str:
