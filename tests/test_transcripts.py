@@ -5,6 +5,7 @@ embeds it with no link out of the file."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -105,6 +106,48 @@ def test_a_recorded_failure_is_a_failed_final_step() -> None:
     )
     assert [s.kind for s in steps] == ["command", "final"]
     assert steps[-1] == Step("final", "LimitsExceeded", failed=True)
+
+
+def test_edits_and_other_tool_calls_read_as_steps(tmp_path: Path) -> None:
+    """Claude Code's and Gemini CLI's file edits are the file changed; their other tool
+    calls show their arguments; a failed call is a failed step."""
+    claude, gemini = tmp_path / "claude", tmp_path / "gemini"
+    claude.mkdir()
+    gemini.mkdir()
+    calls = [("Edit", {"file_path": "calc.py", "old_string": "-"}, False),
+             ("Read", {"file_path": "calc.py"}, True)]  # fmt: skip
+    (claude / "stdout.log").write_text(
+        "".join(
+            json.dumps({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "id": str(i), "name": name, "input": arguments}]}})
+            + "\n"
+            + json.dumps({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": str(i), "content": "done",
+                 "is_error": failed}]}})
+            + "\n"
+            for i, (name, arguments, failed) in enumerate(calls)
+        )
+    )  # fmt: skip
+    calls = [("replace", {"file_path": "calc.py", "old_string": "-"}, False),
+             ("read_file", {"file_path": "calc.py"}, True)]  # fmt: skip
+    (gemini / "stdout.log").write_text(
+        "".join(
+            json.dumps({"type": "tool_use", "tool_name": name, "tool_id": str(i),
+                        "parameters": arguments}) + "\n"
+            + json.dumps({"type": "tool_result", "tool_id": str(i), "output": "done",
+                          "status": "error" if failed else "success"}) + "\n"
+            for i, (name, arguments, failed) in enumerate(calls)
+        )
+    )  # fmt: skip
+    hook = make_plugins().hook
+    assert hook.bugbout_transcript(agent="claude-code", logdir=claude) == [
+        Step("edit", "calc.py", "done"),
+        Step("tool", "Read(file_path=calc.py)", "done", failed=True),
+    ]
+    assert hook.bugbout_transcript(agent="gemini-cli", logdir=gemini) == [
+        Step("edit", "calc.py", "done"),
+        Step("tool", "read_file(file_path=calc.py)", "done", failed=True),
+    ]
 
 
 class _MyAgent:

@@ -41,3 +41,14 @@ def as_dict(value: object) -> dict[str, Any]:
 def as_list(value: object) -> list[Any]:
     """``value`` when it is a JSON array, else an empty one."""
     return value if isinstance(value, list) else []
+
+
+def tool_step(
+    name: str, arguments: dict[str, Any], output: str, *, failed: bool, edits: frozenset[str]
+) -> Step:
+    """A tool call that is not a shell command: a call of one of ``edits`` as the file it
+    changed (its ``file_path`` argument), any other with its arguments."""
+    if name in edits:
+        return Step("edit", str(arguments.get("file_path", name)), output, failed=failed)
+    shown = ", ".join(f"{key}={value}" for key, value in arguments.items())
+    return Step("tool", f"{name}({shown})", output, failed=failed)

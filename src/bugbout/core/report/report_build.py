@@ -242,14 +242,14 @@ def _split_by_tier(
     tasks are of more than one tier."""
     if len(set(tiers.values())) < 2:
         return
-    for row in agents:
-        for (task_id, name), value in sorted(score.items()):
-            if name == row.contestant:
-                tier = row.tiers.setdefault(tiers.get(task_id, "issue-fix"), TierRate())
-                tier.scored += 1
-                tier.resolved += value == Score.RESOLVED
-        for tier in row.tiers.values():
-            tier.resolve_rate = rate(tier.resolved, tier.scored)
+    rows = {row.contestant: row for row in agents}
+    for (task_id, name), value in sorted(score.items()):
+        if name in rows:
+            tier = rows[name].tiers.setdefault(tiers.get(task_id, "issue-fix"), TierRate())
+            tier.scored += 1
+            tier.resolved += value == Score.RESOLVED
+    for tier in (tier for row in agents for tier in row.tiers.values()):
+        tier.resolve_rate = rate(tier.resolved, tier.scored)
 
 
 def _picking(

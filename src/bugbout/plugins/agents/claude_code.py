@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
-from bugbout.core.contract.transcript import Step, as_dict
+from bugbout.core.contract.transcript import Step, as_dict, tool_step
 from bugbout.core.race.agents import (
     AgentOptions,
     CodingAgent,
@@ -211,10 +211,7 @@ def _tool_step(call: dict[str, Any], result: dict[str, Any]) -> Step:
         code = _EXIT_CODE.match(output)
         exit_code = int(code.group(1)) if code else (1 if failed else 0)
         return Step("command", str(arguments.get("command", "")), output, exit_code, failed)
-    if name in EDITS:
-        return Step("edit", str(arguments.get("file_path", name)), output, failed=failed)
-    shown = ", ".join(f"{key}={value}" for key, value in arguments.items())
-    return Step("tool", f"{name}({shown})", output, failed=failed)
+    return tool_step(name, arguments, output, failed=failed, edits=EDITS)
 
 
 def _text(content: Any) -> str:

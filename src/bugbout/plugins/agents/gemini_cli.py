@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout import AgentPlugin, hookimpl
-from bugbout.core.contract.transcript import Step, as_dict
+from bugbout.core.contract.transcript import Step, as_dict, tool_step
 from bugbout.core.plumbing.untrusted import read_untrusted
 from bugbout.core.race.agents import (
     AgentOptions,
@@ -232,10 +232,7 @@ def _tool_step(call: dict[str, Any], result: dict[str, Any]) -> Step:
     failed = result.get("status") == "error"
     if name == "run_shell_command":
         return Step("command", str(arguments.get("command", "")), output, failed=failed)
-    if name in EDITS:
-        return Step("edit", str(arguments.get("file_path", name)), output, failed=failed)
-    shown = ", ".join(f"{key}={value}" for key, value in arguments.items())
-    return Step("tool", f"{name}({shown})", output, failed=failed)
+    return tool_step(name, arguments, output, failed=failed, edits=EDITS)
 
 
 @hookimpl
