@@ -173,3 +173,22 @@ def test_one_contestant_without_a_price_is_picked_and_its_cost_not_known(
     assert decision.text == (
         "Pick alpha, the only contestant: resolves 2/3 (21-94%); cost per resolved bug not known."
     )
+
+
+def test_without_prices_the_leader_is_picked_among_those_not_told_apart(tmp_path: Path) -> None:
+    """alpha 2/3, beta 1/3, no price: nothing tells them apart and no cost is known, so
+    the pick is the leader."""
+    store_bout(
+        tmp_path, {"alpha": {"t00": R, "t01": R, "t02": W}, "beta": {"t00": R, "t01": W, "t02": W}}
+    )
+    decision = _report(tmp_path).decision
+    assert decision.pick == "alpha" and not decision.distinguishable
+    assert decision.text == (
+        "No contestant is distinguishably better on 3 scored tasks; pick alpha, the leader: "
+        "resolves 2/3 (21-94%); beta (1/3) is not distinguishable; cost per resolved bug not "
+        "known for alpha and beta."
+    )
+    assert [(o.name, o.standing) for o in decision.options] == [
+        ("alpha", "picked"),
+        ("beta", "not distinguishable"),
+    ]
