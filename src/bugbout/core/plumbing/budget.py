@@ -23,6 +23,15 @@ NOT_RUN = "not run: the budget"
 R = TypeVar("R")
 
 
+def not_run_reason(attempt: Attempt) -> str | None:
+    """Why the budget kept ``attempt`` from starting (the limit reached and what was spent
+    then, as :meth:`Budget.not_run` recorded it), or ``None`` when it did not."""
+    error = attempt.error or ""
+    if not error.startswith(NOT_RUN):
+        return None
+    return error.removeprefix(NOT_RUN).split(";", 1)[0].strip()
+
+
 class OverBudget(Interrupted):
     """The budget is spent: no attempt starts."""
 

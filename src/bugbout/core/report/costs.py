@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from bugbout.core.plumbing.budget import NOT_RUN
+from bugbout.core.plumbing.budget import not_run_reason
 from bugbout.core.plumbing.prices import PriceTable, attempt_cost, packaged_prices, price_table
 from bugbout.core.store.records import RETRYABLE, Attempt, Record
 
@@ -90,9 +90,9 @@ def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) ->
     """Each agent's cost and, for contestants, cost and wall time per resolved bug."""
     rows: dict[tuple[str, str], CostRow] = {}
     unpriced: set[str] = set()
-    budget = [a.error for a in attempts if a.error and a.error.startswith(NOT_RUN)]
+    budget = [reason for a in attempts if (reason := not_run_reason(a)) is not None]
     for attempt in sorted(attempts, key=lambda a: (a.role, a.contestant, a.round)):
-        if attempt.error and attempt.error.startswith(NOT_RUN):
+        if not_run_reason(attempt) is not None:
             continue
         row = rows.setdefault(
             (attempt.role, attempt.contestant), CostRow(name=attempt.contestant, role=attempt.role)
@@ -132,7 +132,7 @@ def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) ->
         cost=sum(known) if known else None,
         unpriced=sorted(unpriced),
         not_run=len(budget),
-        budget=budget[0].removeprefix(NOT_RUN).split(";", 1)[0].strip() if budget else None,
+        budget=budget[0] if budget else None,
     )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from bugbout.core.plumbing.budget import NOT_RUN
+from bugbout.core.plumbing.budget import not_run_reason
 from bugbout.core.store.records import RETRYABLE, Attempt, Record
 
 
@@ -45,9 +45,7 @@ def unscored(latest: Iterable[Attempt], scored: set[str]) -> Unscored:
     counted = [
         a
         for a in latest
-        if a.role == "contestant"
-        and a.task_id in scored
-        and not (a.error and a.error.startswith(NOT_RUN))
+        if a.role == "contestant" and a.task_id in scored and not_run_reason(a) is None
     ]
     left = [a for a in counted if a.status in RETRYABLE]
     found = Unscored(
