@@ -10,6 +10,7 @@ same tree, is not made.
 from __future__ import annotations
 
 import ast
+import bisect
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -168,7 +169,7 @@ class _Source:
         return self.starts[line - 1] + column
 
     def line_of(self, offset: int) -> int:
-        return next(n for n, start in enumerate(self.starts) if start > offset)
+        return bisect.bisect_right(self.starts, offset)
 
     def segment(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8")
