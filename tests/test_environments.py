@@ -21,13 +21,9 @@ from bugbout.core.plumbing.environment import Command, EnvironmentRequest
 from bugbout.core.plumbing.interpreters import available_interpreters
 from bugbout.plugins.environments import interpreter, uv
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
-from bugbout.plugins.environments.uv import (
-    MARKER,
-    UvBuilder,
-    UvOptions,
-    exclude_newer_date,
-)
+from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
 from bugbout.plugins.environments.uv_program import uv_error
+from bugbout.plugins.environments.uv_resolution import exclude_newer_date
 
 FIX_DATE = "2021-06-15T10:00:00+02:00"
 needs_39 = pytest.mark.skipif(

@@ -12,8 +12,9 @@ import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.plugins.environments import uv, uv_resolution
-from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions, era_tools_date
+from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
 from bugbout.plugins.environments.uv_program import UvFailure
+from bugbout.plugins.environments.uv_resolution import era_tools_date
 from test_environments import make_tree, request_for
 
 BROKEN_PYTEST = (
@@ -39,7 +40,7 @@ class FakeUv:
     def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
         monkeypatch.setattr(uv_resolution, "run_uv", self)
         monkeypatch.setattr(uv, "run_uv", self)
-        monkeypatch.setattr(uv, "checked", lambda resolver, resolution, **_: resolution)
+        monkeypatch.setattr(uv_resolution, "checked", lambda resolver, resolution, **_: resolution)
         return self
 
     def __call__(self, args: list[str], *, timeout: float, what: str, cwd: Path) -> str:

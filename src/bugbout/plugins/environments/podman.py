@@ -86,13 +86,18 @@ class PodmanEnvironment:
     test_extras_error: str | None = None
 
     @property
+    def left_out(self) -> dict[str, str]:
+        """The declared test dependencies it lacks, with why (they did not resolve)."""
+        if not self.test_extras_error:
+            return {}
+        return {"declared test extras": f"did not resolve: {self.test_extras_error}"}
+
+    @property
     def description(self) -> str:
         return describe(
             f"podman: Python {self.python_version} on {self.base}",
             self.exclude_newer,
-            {"declared test extras": f"did not resolve: {self.test_extras_error}"}
-            if self.test_extras_error
-            else {},
+            self.left_out,
         )
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
@@ -172,7 +177,7 @@ class PodmanBuilder:
         from bugbout.core.plumbing import project_metadata as meta
         from bugbout.core.plumbing.interpreters import choose_python
         from bugbout.core.store.records import digest
-        from bugbout.plugins.environments.uv import exclude_newer_date
+        from bugbout.plugins.environments.uv_resolution import exclude_newer_date
         from bugbout.sandbox.podman import PodmanError
 
         try:

@@ -30,14 +30,14 @@ from bugbout.core.contract.types import Options
 from bugbout.core.plumbing.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
 from bugbout.plugins.environments.uv_program import UvFailure, run_uv, uv_binary, uv_error
 from bugbout.plugins.environments.uv_resolution import (
+    EraResolution,
     Resolution,
-    Resolver,
     UvCall,
     build_failure,
     build_helpers,
-    checked,
+    era_tools_date,
+    exclude_newer_date,
     helpers_of,
-    runner_of,
     timed_out,
     timeout_error,
 )
@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
 VENV_TIMEOUT = 120.0
-SETUPTOOLS_BEFORE = (3, 12)
-"""Environments of Pythons older than this carry setuptools, as their venvs did."""
 LAYOUT = "4"
 """What every environment carries besides its requirements; a new value rebuilds them."""
 
@@ -144,25 +142,6 @@ class UvEnvironment:
         )
 
 
-def exclude_newer_date(fix_date: str) -> str:
-    """The first day of the month after ``fix_date`` (ISO 8601), e.g. ``2021-07-01``."""
-    year, month = int(fix_date[:4]), int(fix_date[5:7])
-    year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-    return f"{year:04d}-{month:02d}-01"
-
-
-def era_tools_date(exclude_newer: str | None, python_version: str) -> str | None:
-    """The date the era's build tools are capped at: the month after the interpreter came
-    out (its venvs carried the setuptools of that time, whatever the fix's date: older
-    tools may not run on it), else the fix's era."""
-    from bugbout.core.plumbing.interpreters import PYTHON_RELEASES
-
-    if exclude_newer is None:
-        return None
-    released = PYTHON_RELEASES.get(".".join(python_version.split(".")[:2]))
-    return exclude_newer_date(released) if released else exclude_newer
-
-
 class UvBuilder:
     """Resolves a fix's era and builds (or finds in the cache) the environment of what it
     resolves to."""
@@ -208,8 +187,7 @@ class UvBuilder:
         )
         if era in self._built:
             return self._built[era]
-        era_resolution = _EraResolution(
-            self.options,
+        era_resolution = EraResolution(
             request.home,
             era,
             interpreter,
@@ -217,6 +195,8 @@ class UvBuilder:
             exclude_newer,
             required=list(dict.fromkeys([*test_dependencies, *dependencies])),
             declared=declared_tests,
+            index_url=self.options.index_url,
+            timeout=self.options.install_timeout,
         )
         resolution, tools = era_resolution.resolved()
         helpers = helpers_of(resolution.pinned)  # built without them before: another key
@@ -260,75 +240,6 @@ class UvBuilder:
                 uv_binary(), pythons_directory(home), uv_error, self.options.python_downloads
             )
         return self._pythons[home]
-
-
-@dataclass
-class _EraResolution:
-    """One era's resolution: read from ``BUGBOUT_HOME/resolutions``, else made and kept
-    there (unless it is short)."""
-
-    options: UvOptions
-    home: Path
-    era: str
-    interpreter: Path
-    version: str
-    exclude_newer: str | None
-    required: list[str]
-    declared: list[str]
-
-    def resolved(self) -> tuple[Resolution, list[str]]:
-        """The resolution, and the era's build tools pinned (setuptools before 3.12)."""
-        import tempfile
-
-        path = self.home / "resolutions" / f"{self.era}.json"
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-            return Resolution.model_validate(stored["resolution"]), list(stored["tools"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=".resolving-", dir=path.parent) as scratch:
-            resolution, tools = self._resolve(Path(scratch))
-        if not resolution.short:
-            handle, kept = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump({"resolution": resolution.model_dump(mode="json"), "tools": tools}, file)
-            Path(kept).replace(path)
-        return resolution, tools
-
-    def _resolve(self, scratch: Path) -> tuple[Resolution, list[str]]:
-        call = UvCall(
-            self.exclude_newer, self.options.index_url, self.options.install_timeout, scratch
-        )
-        resolver = Resolver(call, self.interpreter, scratch)
-        tools_date = era_tools_date(self.exclude_newer, self.version)
-        if tools_date is not None:
-            try:
-                call.runner = runner_of(resolver, self.required, tools_date, self.version)
-            except UvFailure as failure:
-                raise timeout_error(failure) if timed_out(failure) else failure from None
-        resolution = checked(
-            resolver,
-            resolver.resolve(self.required, self.declared),
-            index_url=self.options.index_url,
-            direct=[*self.required, *self.declared],
-            python=self.version,
-        ).model_copy(update={"runner": call.runner})
-        minor = tuple(int(part) for part in self.version.split(".")[:2])
-        if minor >= SETUPTOOLS_BEFORE:
-            return resolution, []
-        tools_call = UvCall(
-            tools_date,
-            self.options.index_url,
-            self.options.install_timeout,
-            scratch,
-            oldest_build_tools="",  # the interpreter's own, however old
-        )
-        tools = Resolver(tools_call, self.interpreter, scratch, era_build_tools=True)
-        try:
-            return resolution, tools.compile(["setuptools"])
-        except UvFailure as failure:
-            raise timeout_error(failure) if timed_out(failure) else failure from None
 
 
 def _complete(path: Path) -> bool:

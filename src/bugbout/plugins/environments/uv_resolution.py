@@ -8,11 +8,15 @@ one by one when they do not resolve together: only those that do not resolve are
 out, each with why. A source distribution today's build tools cannot build is built with
 the build tools of its era instead. A uv call that times out is named so, and a
 resolution that left something out because of it is not kept: it is tried again.
+
+An era's resolution is kept in ``BUGBOUT_HOME/resolutions`` (:class:`EraResolution`); its
+date cap is the first day of the month after the fix (:func:`exclude_newer_date`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
@@ -50,6 +54,8 @@ OLDEST_BUILD_TOOLS = "2019-03-01"
 """The era's build tools are never older than this month: uv builds a source distribution
 that has only a ``setup.py`` with setuptools 40.8.0 or later (February 2019)."""
 TIMEOUT_SETTING = "environment.install-timeout"
+SETUPTOOLS_BEFORE = (3, 12)
+"""Environments of Pythons older than this carry setuptools, as their venvs did."""
 _FAILED_BUILD = re.compile(
     r"Failed to (?:build|download and build|prepare distributions)[^`]*`(?P<name>[A-Za-z0-9._-]+)"
 )
@@ -308,3 +314,90 @@ def checked(
     return resolution.model_copy(
         update={"pinned": latest[-1], "era": era, "era_build_tools": resolver.era_build_tools}
     )
+
+
+def exclude_newer_date(fix_date: str) -> str:
+    """The first day of the month after ``fix_date`` (ISO 8601), e.g. ``2021-07-01``."""
+    year, month = int(fix_date[:4]), int(fix_date[5:7])
+    year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return f"{year:04d}-{month:02d}-01"
+
+
+def era_tools_date(exclude_newer: str | None, python_version: str) -> str | None:
+    """The date the era's build tools are capped at: the month after the interpreter came
+    out (its venvs carried the setuptools of that time, whatever the fix's date: older
+    tools may not run on it), else the fix's era."""
+    from bugbout.core.plumbing.interpreters import PYTHON_RELEASES
+
+    if exclude_newer is None:
+        return None
+    released = PYTHON_RELEASES.get(".".join(python_version.split(".")[:2]))
+    return exclude_newer_date(released) if released else exclude_newer
+
+
+@dataclass
+class EraResolution:
+    """One era's resolution: read from ``BUGBOUT_HOME/resolutions``, else made and kept
+    there (unless it is short)."""
+
+    home: Path
+    era: str
+    interpreter: Path
+    version: str
+    exclude_newer: str | None
+    required: list[str]
+    declared: list[str]
+    index_url: str | None
+    timeout: float
+
+    def resolved(self) -> tuple[Resolution, list[str]]:
+        """The resolution, and the era's build tools pinned (setuptools before 3.12)."""
+        import tempfile
+
+        path = self.home / "resolutions" / f"{self.era}.json"
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            return Resolution.model_validate(stored["resolution"]), list(stored["tools"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".resolving-", dir=path.parent) as scratch:
+            resolution, tools = self._resolve(Path(scratch))
+        if not resolution.short:
+            handle, kept = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump({"resolution": resolution.model_dump(mode="json"), "tools": tools}, file)
+            Path(kept).replace(path)
+        return resolution, tools
+
+    def _resolve(self, scratch: Path) -> tuple[Resolution, list[str]]:
+        call = UvCall(self.exclude_newer, self.index_url, self.timeout, scratch)
+        resolver = Resolver(call, self.interpreter, scratch)
+        tools_date = era_tools_date(self.exclude_newer, self.version)
+        if tools_date is not None:
+            try:
+                call.runner = runner_of(resolver, self.required, tools_date, self.version)
+            except UvFailure as failure:
+                raise timeout_error(failure) if timed_out(failure) else failure from None
+        resolution = checked(
+            resolver,
+            resolver.resolve(self.required, self.declared),
+            index_url=self.index_url,
+            direct=[*self.required, *self.declared],
+            python=self.version,
+        ).model_copy(update={"runner": call.runner})
+        minor = tuple(int(part) for part in self.version.split(".")[:2])
+        if minor >= SETUPTOOLS_BEFORE:
+            return resolution, []
+        tools_call = UvCall(
+            tools_date,
+            self.index_url,
+            self.timeout,
+            scratch,
+            oldest_build_tools="",  # the interpreter's own, however old
+        )
+        tools = Resolver(tools_call, self.interpreter, scratch, era_build_tools=True)
+        try:
+            return resolution, tools.compile(["setuptools"])
+        except UvFailure as failure:
+            raise timeout_error(failure) if timed_out(failure) else failure from None
