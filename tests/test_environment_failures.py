@@ -3,6 +3,9 @@ its reason names the environment failure, not only the near misses."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from bugbout.core.plumbing.environment import lacking
 from bugbout.core.store.records import Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.truth.oracle import judge_runs
 
@@ -59,3 +62,20 @@ def test_the_projects_own_failures_are_not_the_environments() -> None:
 
 def test_an_import_failing_only_after_the_fix_is_not_named() -> None:
     assert "environment" not in _judge({"t::a": "AssertionError: no"}, {"t::a": MISSING})
+
+
+def test_a_podman_environment_without_its_test_extras_says_so_in_a_reason() -> None:
+    """As a uv one does: the reason names what the environment lacks."""
+    from bugbout.plugins.environments.podman import PodmanEnvironment
+
+    fields = dict(image="i", podman="podman", config={}, url=None, base="debian:bookworm")
+    environment = PodmanEnvironment(
+        **fields, python_version="3.11.9", exclude_newer=None, key="k", import_roots=(),
+        test_extras_error="no version of nosuch",
+    )  # fmt: skip
+    assert lacking(environment) == (
+        "; an environment failure may explain it: the environment lacks declared test "
+        "extras (did not resolve: no version of nosuch)"
+    )
+    assert "without declared test extras (did not resolve" in environment.description
+    assert lacking(replace(environment, test_extras_error=None)) == ""
