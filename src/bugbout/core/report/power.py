@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import math
 
+from bugbout.core.report.statistics import LEVEL
+
 POWER = 0.8
 """The power a bout is sized for."""
-ALPHA = 0.05
-"""The two-sided level of the test."""
+ALPHA = LEVEL
+"""The two-sided level of the test: the one the report's comparisons test at."""
 NEGLIGIBLE = 1e-15
 """What the outcomes a power leaves out may weigh, at most."""
 
