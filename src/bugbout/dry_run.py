@@ -10,7 +10,6 @@ can detect is :func:`bugbout.core.report.power.detectable_difference` on its tas
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,7 +19,7 @@ from bugbout.core.race.contestants import Contestant, build_contestants
 from bugbout.core.race.race import race_tasks, to_run
 from bugbout.core.report.power import ALPHA, POWER, detectable_difference
 from bugbout.core.store.records import Attempt, OracleSet, TaskSet
-from bugbout.core.store.store import ORACLES, TASKS, Store, safe_name
+from bugbout.core.store.store import ORACLES, TASKS, Store, attempt_path
 from bugbout.render.report_costs import fmt_usd
 
 if TYPE_CHECKING:
@@ -236,9 +235,9 @@ def past_usage(store: Store, name: str) -> tuple[dict[str, int] | None, str]:
     """The mean tokens per attempt, by kind, of ``name``'s attempts in the store that
     reported usage (every task, key and round), and where that comes from."""
     found: list[dict[str, int]] = []
-    for path in sorted((store.root / "attempts").glob(f"*/{safe_name(name)}/*.json")):
+    for path in sorted(store.root.glob(attempt_path("*", name, "*"))):
         try:
-            attempt = Attempt.model_validate(json.loads(path.read_text("utf-8")))
+            attempt = Attempt.model_validate_json(path.read_bytes())
         except (OSError, ValueError):
             continue
         if attempt.usage:
