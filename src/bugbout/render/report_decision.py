@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bugbout.core.report.decision import Option
+from bugbout.core.report.decision import Option, interval
 from bugbout.core.report.report import Report
 from bugbout.render.report_costs import fmt_usd
 from bugbout.render.report_sections import Section, Table
@@ -19,7 +19,7 @@ def decision_section(report: Report) -> Section:
             (
                 option.name,
                 f"{option.resolved}/{option.tasks}",
-                _interval(option),
+                interval(option),
                 "-" if option.cost_per_resolved is None else fmt_usd(option.cost_per_resolved),
                 _standing(option),
             )
@@ -36,12 +36,6 @@ def decision_section(report: Report) -> Section:
         "".join(f"{line}\n\n" for line in lines) + (decision.text or "No contestant raced."),
         [table] if table.rows else [],  # never one line: the sentence always shows
     )
-
-
-def _interval(option: Option) -> str:
-    if option.low is None or option.high is None:
-        return "-"
-    return f"{round(option.low * 100)}-{round(option.high * 100)}%"
 
 
 def _standing(option: Option) -> str:

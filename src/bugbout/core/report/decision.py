@@ -176,8 +176,14 @@ def _verb(options: list[Option], one: str, several: str) -> str:
 
 def _rate(option: Option) -> str:
     """``12/20 (41-78%)``."""
-    low, high = option.low or 0.0, option.high or 0.0
-    return f"{option.resolved}/{option.tasks} ({round(low * 100)}-{round(high * 100)}%)"
+    return f"{option.resolved}/{option.tasks} ({interval(option)})"
+
+
+def interval(option: Option) -> str:
+    """Its resolve rate's interval, ``41-78%`` (``-``: none, it was scored on no task)."""
+    if option.low is None or option.high is None:
+        return "-"
+    return f"{round(option.low * 100)}-{round(option.high * 100)}%"
 
 
 def _names(names: list[str]) -> str:
