@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.store.records import Oracle
-from bugbout.export.harbor import dockerfile
+from bugbout.core.store.records import Oracle, Task, TaskIssue
+from bugbout.export.harbor import dockerfile, write_harbor
+from bugbout.export.instances import Instance
 from bugbout.export.swebench import FIELDS
 from cli_runs import bugbout
 from one_bug import BUGGY, one_bug_repository
@@ -208,3 +209,33 @@ def test_export_without_ground_truth_or_with_a_bad_format_is_one_line(tmp_path: 
         result = bugbout("export", *args, cwd=repo)
         assert result.returncode == 2, result.stderr
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_harbor_repository_tar_holds_the_whole_tree_despite_export_attributes(
+    tmp_path: Path,
+) -> None:
+    """A project's ``export-ignore``/``export-subst`` (for its sdists) must not change the
+    tree the Harbor task starts from: its tests are what the verifier runs."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    (repo / "version.txt").write_text("$Format:%H$\n")
+    (repo / ".gitattributes").write_text("tests export-ignore\nversion.txt export-subst\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    task = Task(
+        id=sha[:12], sha=sha, parent=sha, date="2024-01-01", title="t",
+        issue=TaskIssue(number=1), source_files=[], test_files=["tests/test_x.py"],
+    )  # fmt: skip
+    oracle = Oracle(task_id=task.id, status="ok", fail_to_pass=["tests/test_x.py::test_x"])
+    fields = {key: "" for key in FIELDS} | {"instance_id": "me__x-1", "repo": "me/x"}
+    fields |= {"FAIL_TO_PASS": '["tests/test_x.py::test_x"]', "PASS_TO_PASS": "[]"}
+    (written,) = write_harbor([Instance(task, oracle, fields)], repo, tmp_path / "harbor")
+    with tarfile.open(written / "environment" / "repository.tar") as archive:
+        archive.extractall(tmp_path / "testbed", filter="data")
+    assert (tmp_path / "testbed" / "tests" / "test_x.py").is_file()
+    assert (tmp_path / "testbed" / "version.txt").read_text() == "$Format:%H$\n"

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import tarfile
+import tempfile
 from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
+from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import Oracle
 from bugbout.export.instances import Instance
 
@@ -154,13 +155,14 @@ def python_of(oracle: Oracle) -> str:
 
 
 def _snapshot(repository: Path, commit: str, path: Path) -> None:
-    """``git archive`` of ``commit``: the tree the agent starts from, without history."""
-    result = subprocess.run(
-        ["git", "-C", str(repository), "archive", "--format=tar", "-o", str(path), commit],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if result.returncode or not tarfile.is_tarfile(path):
-        raise ConfigError(f"cannot archive {commit[:12]} of {repository}: {result.stderr.strip()}")
+    """The tree of ``commit`` as a tar, without history: what the agent starts from. The
+    tree as :meth:`Git.export` writes it, not ``git archive``'s, whose ``export-ignore``
+    and ``export-subst`` attributes (some projects mark ``tests/``) would change it."""
+    with tempfile.TemporaryDirectory(prefix="bugbout-harbor-") as scratch, Git(repository) as git:
+        git.export(commit, Path(scratch))
+        with tarfile.open(path, "w") as archive:
+            for entry in sorted(Path(scratch).iterdir()):
+                archive.add(entry, arcname=entry.name)
 
 
 def _script(path: Path, text: str) -> None:
