@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,7 +137,7 @@ def _keep_tests(repo: Path, kept: list[str]) -> None:
             module.unlink()
     for folder in sorted(tests.rglob("*"), reverse=True):
         if folder.is_dir() and not any(folder.rglob("*.py")):
-            subprocess.run(["rm", "-r", str(folder)], check=True)
+            shutil.rmtree(folder)
     for args in (["add", "-A", PROJECT.tests], ["commit", "-qm", "bench: a part of the suite"]):
         subprocess.run(["git", "-C", str(repo), *args], check=True)
 
@@ -151,8 +152,9 @@ def _suite_run(runner: SuiteRunner, repo: Path, home: Path) -> tuple[float, int]
     started = time.monotonic()
     timeout = MutantOptions().test_timeout
     run = runner.run(environment, tree, [PROJECT.tests], label="baseline", test_timeout=timeout)
-    print(f"one suite run: {time.monotonic() - started:.0f} s, {run.status.value}", flush=True)
-    return time.monotonic() - started, len(run.outcomes)
+    seconds = time.monotonic() - started
+    print(f"one suite run: {seconds:.0f} s, {run.status.value}", flush=True)
+    return seconds, len(run.outcomes)
 
 
 def report(result: dict[str, Any]) -> None:
