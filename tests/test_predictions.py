@@ -91,6 +91,21 @@ def test_an_instance_id_names_a_task_or_ends_with_one(tmp_path: Path) -> None:
     assert agent.settings_key() != PredictionsAgent(file=other, name="replay").settings_key()
 
 
+def test_a_json_list_reads_as_its_lines_and_its_content_keys_the_attempts(
+    tmp_path: Path,
+) -> None:
+    """The same predictions as a JSON list at another path: the same patches, the same
+    attempts (their key is the file's content, not its path)."""
+    rows = [("owner__repo-abc123def456", "P1"), ("0123456789ab", "P2")]
+    lines = predictions(tmp_path / "p.jsonl", rows, "m")
+    listed = tmp_path / "elsewhere" / "p.json"
+    listed.parent.mkdir()
+    listed.write_text(json.dumps([json.loads(line) for line in lines.read_text().splitlines()]))
+    assert read_predictions(listed) == read_predictions(lines)
+    agent = PredictionsAgent(file=lines, name="replay")
+    assert agent.settings_key() == PredictionsAgent(file=listed, name="replay").settings_key()
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [
