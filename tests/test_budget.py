@@ -11,6 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from bugbout.core.contract.settings import BudgetSettings
+from bugbout.core.plumbing.budget import Budget, not_run_reason
+from bugbout.core.plumbing.prices import price_table
+from bugbout.core.report.costs import costs as report_costs
+from bugbout.core.report.unscored import unscored
+from bugbout.core.store.records import Attempt, AttemptStatus
 from cli_runs import bugbout
 from one_bug import one_bug_repository, write_agent
 from plugin_sites import install_distribution
@@ -113,3 +119,23 @@ def test_a_budget_stops_starting_attempts_and_the_next_run_runs_the_rest(
     assert costs(repo)["not_run"] == 0 and costs(repo)["budget"] is None
     assert costs(repo)["cost"] == pytest.approx(0.4)
     assert "The budget stopped" not in third.stdout
+
+
+def test_attempts_the_budget_kept_from_starting_are_neither_unscored_nor_costed() -> None:
+    """Unit-level: the report's counts skip them, and the costs say why they were not run."""
+    reason = "run.budget.usd=1 reached ($1.20 and 900 tokens spent)"
+    error = Budget(BudgetSettings(usd=1), {}).not_run(reason)
+
+    def attempt(task: str, status: AttemptStatus, error: str | None = None) -> Attempt:
+        return Attempt(task_id=task, contestant="a", key="k", agent="metered",
+                       status=status, error=error)  # fmt: skip
+
+    kept = attempt("t2", AttemptStatus.INTERRUPTED, error)
+    ran = [attempt("t1", AttemptStatus.FINISHED), attempt("t3", AttemptStatus.INFRA_ERROR, "x")]
+    assert not_run_reason(kept) == reason
+    assert [not_run_reason(a) for a in ran] == [None, None]
+    found = unscored([*ran, kept], {"t1", "t2", "t3"})
+    assert found.attempts == 2
+    spent = report_costs([*ran, kept], [], price_table())
+    assert (spent.not_run, spent.budget) == (1, reason)
+    assert [row.attempts for row in spent.agents] == [2]
