@@ -57,9 +57,9 @@ class Budget:
         """Count an attempt this run ran."""
         if not self.limited or not attempt.usage:
             return
-        self._table = self._table or price_table(self._prices)
-        found = self._table.find(attempt.model)
-        with self._lock:
+        with self._lock:  # the table is read once, by the first attempt to need it
+            self._table = self._table or price_table(self._prices)
+            found = self._table.find(attempt.model)
             self.tokens += sum(attempt.usage.values())
             if found is not None:
                 self.usd += attempt_cost(attempt.usage, found[1])
