@@ -19,13 +19,12 @@ cgroup) over the report's of the same round, per pair, then min / median / max. 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from timing import pair_ratios, paired_ratios, rotations, run_process
+from timing import kind_tables, rotations, run_process, write_result
 
 from bugbout.example import build_example
 
@@ -63,30 +62,17 @@ def main() -> int:
             if None not in cpu.values():
                 cpus.append({name: value for name, value in cpu.items() if value is not None})
     walls, cpus = walls[1:], cpus[1:]  # the first round warms the caches up
-    lines = [
-        f"Judge-only re-run against `{BASELINE}` on the demo's store, whole processes, "
-        f"{len(walls)} pairs.",
-        "",
-        "| measure | time | per pair | min / median / max |",
-        "|---|---|---|---|",
-    ]
-    result: dict[str, object] = {"benchmark": "rerun", "walls_s": walls, "cpus_s": cpus}
-    for kind, rounds in (("wall", walls), ("cpu", cpus)):
-        if not rounds:
-            lines.append(f"| all | {kind} | not measured (no writable cgroup v2) | |")
-            continue
-        pairs, ratios = pair_ratios(rounds, BASELINE), paired_ratios(rounds, BASELINE)
-        result[kind] = {name: {"per_pair": pairs[name], **ratios[name]} for name in ratios}
-        for name, ratio in ratios.items():
-            lines.append(
-                f"| {name} | {kind} | {' '.join(f'{r:.2f}' for r in pairs[name])} | "
-                f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
-            )
-    table = "\n".join(lines)
-    print(table)
-    options.output.mkdir(parents=True, exist_ok=True)
-    (options.output / "rerun.json").write_text(json.dumps(result, indent=2) + "\n")
-    (options.output / "rerun.md").write_text(table + "\n")
+    tables, ratios = kind_tables({"wall": walls, "cpu": cpus}, BASELINE)
+    table = "\n".join(
+        [
+            f"Judge-only re-run against `{BASELINE}` on the demo's store, whole processes, "
+            f"{len(walls)} pairs.",
+            "",
+            *tables,
+        ]
+    ).rstrip()
+    result = {"benchmark": "rerun", "walls_s": walls, "cpus_s": cpus, **ratios}
+    write_result(options.output, "rerun", result, table)
     return 0
 
 

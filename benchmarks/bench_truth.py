@@ -25,7 +25,6 @@ max. Writes ``.bench/truth.json`` and ``.bench/truth.md``. A report, not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -35,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from timing import measure, pair_ratios, paired_ratios, rotations, run_process
+from timing import kind_tables, measure, rotations, run_process, write_result
 
 from bugbout.config import compose_settings
 from bugbout.core.plumbing import repair
@@ -187,30 +186,16 @@ def report(
         "wall_rounds_s": walls,
         "cpu_rounds_s": cpus,
     }
-    lines = [
-        f"Ground truth (`bugbout tasks`, whole process) over the raw confined pytest runs "
-        f"of the same trees ({len(runs)} runs), {options.repo.name}, "
-        f"{len(walls)} pairs.",
-        "",
-        "| time | per pair | min / median / max |",
-        "|---|---|---|",
-    ]
-    for kind, rounds in (("wall", walls), ("cpu", cpus)):
-        if not rounds:
-            lines.append(f"| {kind} | not measured (no writable cgroup v2) | |")
-            continue
-        pairs = pair_ratios(rounds, BASELINE)[TRUTH]
-        ratio = paired_ratios(rounds, BASELINE)[TRUTH]
-        result[kind] = {"per_pair": pairs, **ratio}
-        lines.append(
-            f"| {kind} | {' '.join(f'{r:.2f}' for r in pairs)} | "
-            f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
-        )
-    table = "\n".join(lines)
-    print(table)
-    options.output.mkdir(parents=True, exist_ok=True)
-    (options.output / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
-    (options.output / "truth.md").write_text(table + "\n")
+    tables, ratios = kind_tables({"wall": walls, "cpu": cpus}, BASELINE)
+    table = "\n".join(
+        [
+            f"Ground truth (`bugbout tasks`, whole process) over the raw confined pytest runs "
+            f"of the same trees ({len(runs)} runs), {options.repo.name}, {len(walls)} pairs.",
+            "",
+            *tables,
+        ]
+    ).rstrip()
+    write_result(options.output, "truth", {**result, **ratios}, table)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
+import json
 import os
 import signal
 import statistics
@@ -231,3 +232,32 @@ def ratio_table(rounds: list[dict[str, float]], baseline: str, unit: str = "ms")
             f"{ratio['min']:.2f} / {ratio['median']:.2f} / {ratio['max']:.2f} |"
         )
     return lines
+
+
+def kind_tables(
+    kinds: dict[str, list[dict[str, float]]], baseline: str
+) -> tuple[list[str], dict[str, Any]]:
+    """For each kind of time (``wall``, ``cpu``): its :func:`ratio_table` in seconds, or a
+    line saying it was not measured; and, for the JSON result, each measure's ratios per
+    pair with their min / median / max."""
+    lines: list[str] = []
+    found: dict[str, Any] = {}
+    for kind, rounds in kinds.items():
+        if not rounds:
+            lines += [f"{kind}: not measured (no writable cgroup v2)", ""]
+            continue
+        pairs = pair_ratios(rounds, baseline)
+        found[kind] = {
+            name: {"per_pair": pairs[name], **ratio}
+            for name, ratio in paired_ratios(rounds, baseline).items()
+        }
+        lines += [f"{kind} time:", "", *ratio_table(rounds, baseline, unit="s"), ""]
+    return lines, found
+
+
+def write_result(output: Path, name: str, result: dict[str, Any], table: str) -> None:
+    """Print ``table``; write it as ``NAME.md`` and ``result`` as ``NAME.json`` in ``output``."""
+    print(table)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (output / f"{name}.md").write_text(table + "\n")

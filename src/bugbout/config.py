@@ -60,7 +60,7 @@ def compose_settings(
     plugins = plugins or make_plugins()
     args, name = _prepare(config, args, plugins, warn or note)
     cfg, _ = _compose(config.parent, args, plugins, name)
-    return _settings(cfg, config.parent), plugins
+    return job_settings(cfg, config.parent), plugins
 
 
 def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
@@ -167,7 +167,7 @@ def run_with_hydra(
     def call(cfg: Any, context: HydraJob) -> None:
         nonlocal exit_code
         try:
-            job(_settings(cfg, root), plugins, context)
+            job(job_settings(cfg, root), plugins, context)
         except BugboutError as exc:
             console.error(str(exc))
             exit_code = 2
@@ -266,22 +266,35 @@ SWEEP_CHECKED = 64
 """How many of a sweep's combinations are composed before it starts."""
 
 
+def sweep_jobs(overrides: list[str]) -> list[list[str]]:
+    """The overrides of each job of a sweep: one per combination of the swept values."""
+    import itertools
+
+    return [list(job) for job in itertools.product(*_sweep_values(overrides))]
+
+
+def _sweep_values(overrides: list[str]) -> list[list[str]]:
+    """Each override's values as Hydra's grammar reads them: a swept one's, each as its
+    own ``key=value``; any other as given."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    return [
+        [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
+        if o.is_sweep_override()
+        else [arg]
+        for arg, o in zip(overrides, parsed, strict=True)
+    ]
+
+
 def _compose_sweep(root: Path, overrides: list[str], plugins: Any, name: str) -> list[str]:
     """Compose a sweep's combinations (the first :data:`SWEEP_CHECKED`) before any job
     starts, so a bad override is a one-line error; the overrides, a plugin option that
     some combination's defaults lack given as ``++`` (added, or set where it exists)."""
     import itertools
 
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
     try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-        values = [
-            [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
-            if o.is_sweep_override()
-            else [arg]
-            for arg, o in zip(overrides, parsed, strict=True)
-        ]
+        values = _sweep_values(overrides)
     except Exception:  # a sweep only Hydra can expand (glob): its jobs say what is wrong
         return overrides
     added: set[str] = set()
@@ -366,7 +379,7 @@ def _unknown_setting(
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 
 
-def _settings(cfg: Any, root: Path) -> Any:
+def job_settings(cfg: Any, root: Path) -> Any:
     """The core's settings from Hydra's composed config; errors name the key."""
     from omegaconf import OmegaConf
     from omegaconf.errors import MissingMandatoryValue

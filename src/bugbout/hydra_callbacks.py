@@ -11,7 +11,6 @@ Registered in the Hydra config::
 
 from __future__ import annotations
 
-import itertools
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ class SweepSummaryCallback(Callback):
         Hydra composes them."""
         from hydra import compose
 
-        from bugbout.config import _settings as job_settings
+        from bugbout.config import job_settings, sweep_jobs
         from bugbout.core.contract.manager import make_plugins
         from bugbout.dry_run import plan, sweep_runs
         from bugbout.layout import find_config
@@ -46,7 +45,7 @@ class SweepSummaryCallback(Callback):
         try:
             plans = [
                 plan(job_settings(compose(name, [*job, *search]), root), plugins)
-                for job in _jobs(list(config.hydra.overrides.task))
+                for job in sweep_jobs(list(config.hydra.overrides.task))
             ]
         except Exception as exc:  # a courtesy line: the jobs say what is wrong
             print(f"warning: cannot count the sweep's agent runs: {exc}", file=sys.stderr)
@@ -64,17 +63,3 @@ class SweepSummaryCallback(Callback):
             return
         print(render_summary(summary, "terminal"), end="")
         print(f"sweep summary: {sweep_dir / SUMMARY_FILES['html']} ({headline(summary)})")
-
-
-def _jobs(overrides: list[str]) -> list[list[str]]:
-    """The overrides of each job of a sweep: one per combination of the swept values."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parsed = OverridesParser.create().parse_overrides(overrides)
-    values = [
-        [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
-        if o.is_sweep_override()
-        else [arg]
-        for arg, o in zip(overrides, parsed, strict=True)
-    ]
-    return [list(job) for job in itertools.product(*values)]
