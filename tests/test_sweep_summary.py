@@ -41,12 +41,14 @@ from bugbout.hydra_callbacks import SweepSummaryCallback
 from bugbout.sweep import (
     SUMMARY_FILES,
     SWEEP_SCHEMA_VERSION,
+    SweepJob,
     SweepSummary,
     load_sweep,
     render_summary,
     render_sweep,
     write_sweep_summary,
 )
+from bugbout.sweep_render import job_labels
 
 TASKS = ("t1", "t2", "t3")
 RESOLVED = {"a": 2, "b": 1}
@@ -485,3 +487,24 @@ def test_a_real_multirun_ends_with_the_summary(
     assert summary.jobs[3].reason == "no report.json: the job failed or is still running"
     assert [job.attempts_reused for job in summary.jobs] == [0, 6, 3, 6]
     assert (sweep_dir / "summary.md").is_file() and (sweep_dir / "summary.html").is_file()
+
+
+def test_job_labels_name_the_key_when_one_value_is_given_to_two_keys() -> None:
+    """Jobs are labelled by the overrides that vary, bare values when each is unambiguous,
+    ``key=value`` when the same value is given to two keys (``x`` below)."""
+    plain = SweepSummary(
+        sweep="s",
+        jobs=[
+            SweepJob(name="0", overrides=["racer=a", "policy=strict", "seed=1"]),
+            SweepJob(name="1", overrides=["racer=b", "policy=strict", "seed=1"]),
+        ],
+    )
+    assert job_labels(plain) == {"0": "0 (a)", "1": "1 (b)"}
+    clash = SweepSummary(
+        sweep="s",
+        jobs=[
+            SweepJob(name="0", overrides=["racer=x", "policy=y"]),
+            SweepJob(name="1", overrides=["racer=y", "policy=x"]),
+        ],
+    )
+    assert job_labels(clash) == {"0": "0 (racer=x, policy=y)", "1": "1 (racer=y, policy=x)"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.compare.compare_render import render_change
+from bugbout.compare.compare_render import check_format, render_change
 from bugbout.compare.pairing import BoutChange, ContestantChange, pair
 from bugbout.compare.sides import read_side
 from bugbout.core.contract.errors import ConfigError
@@ -22,6 +22,7 @@ class Compared:
 def run_compare(before: Path, after: Path, format: str, threshold: str | None) -> Compared:
     """``after`` against ``before`` rendered in ``format``; with ``threshold`` (points, as
     ``5`` or ``5%``), a failure per contestant that regressed by more."""
+    check_format(format)  # before either bout is read
     points = _points(threshold) if threshold is not None else None
     change = pair(read_side(before), read_side(after), points)
     gate = points is not None

@@ -13,8 +13,7 @@ TITLE = "bugbout compare"
 
 def render_change(change: BoutChange, format: str, *, width: int | None = None) -> str:
     """``change`` as ``terminal`` text (``width`` columns), ``markdown`` or ``json``."""
-    if format not in FORMATS:
-        raise ConfigError(f"--format {format}: choose one of {', '.join(FORMATS)}")
+    check_format(format)
     if format == "json":
         return change.to_json() + "\n"
     title = f"{TITLE}: {change.after} against {change.before}"
@@ -32,6 +31,12 @@ def render_change(change: BoutChange, format: str, *, width: int | None = None) 
     return TerminalReporter(TerminalOptions(width=width)).render_sections(
         title, change_sections(change)
     )
+
+
+def check_format(format: str) -> None:
+    """Raise unless ``format`` is one of :data:`FORMATS`."""
+    if format not in FORMATS:
+        raise ConfigError(f"--format {format}: choose one of {', '.join(FORMATS)}")
 
 
 def change_sections(change: BoutChange) -> list[Section]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.race.race import race_tasks
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
 
@@ -43,9 +44,7 @@ def instances(repository: Path, store: Store, repo: str | None = None) -> list[I
         if "/" not in name:
             raise ConfigError(f"--repo {name}: give it as owner/name")
         found = [
-            _instance(git, name, task, oracles.root[task.id])
-            for task in tasks.tasks
-            if task.scored and task.id in oracles.root and oracles.root[task.id].status == "ok"
+            _instance(git, name, task, oracles.root[task.id]) for task in race_tasks(tasks, oracles)
         ]
     if not found:
         raise ConfigError(f"{store.root} holds no scored task with ground truth; nothing to export")
