@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout import __version__
-from bugbout.core.contract.errors import BugboutError, ConfigError
+from bugbout.core.contract.errors import BugboutError, ConfigError, StoreError
 from bugbout.core.contract.instances import Instance, instances
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
@@ -135,8 +135,11 @@ def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest,
 
 def _stored(store: Store, key: str, progress: Progress) -> Mining | None:
     """The mining stored under ``key``, or ``None``; a corrupt record is set aside."""
-    store.set_aside_if_corrupt(MINING, Mining, progress.warn)
-    stored = store.read(MINING, Mining)
+    try:
+        stored = store.read(MINING, Mining)
+    except StoreError:  # read once; only a corrupt record is read again, to set it aside
+        store.set_aside_if_corrupt(MINING, Mining, progress.warn)
+        return None
     if stored is None or stored.key != key:
         return None
     progress.start(f"reused mining of {stored.head[:12]}")
