@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from timing import pair_ratios, paired_ratios, run_process, spread
+from timing import pair_ratios, paired_ratios, run_process, spread, write_result
 
 from bugbout.example import build_example
 
@@ -136,11 +136,8 @@ def main() -> int:
             ),
         ]
     )
-    print(table)
     result = {"benchmark": "sweep", "judges": JUDGES, "summary": rows, "rounds": rounds}
-    args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / "sweep.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.output / "sweep.md").write_text(table + "\n")
+    write_result(args.output, "sweep", result, table)
     return 0
 
 
