@@ -418,15 +418,16 @@ def pytest_runtest_logstart(nodeid, location):
 
 def pytest_collection_modifyitems(config, items):
     names = _skipped | set(json.loads(os.environ.get("BUGBOUT_DESELECT") or "[]"))
-    deselected = [item for item in items if modern_nodeid(item.nodeid) in names]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-    kept, seen = [], set()
+    kept, deselected, seen = [], [], set()
     for item in items:  # pytest before 3.10 collects a file named twice twice
         name = modern_nodeid(item.nodeid)
-        if name not in names and name not in seen:
+        if name in names:
+            deselected.append(item)
+        elif name not in seen:
             seen.add(name)
             kept.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
     items[:] = kept
 
 
