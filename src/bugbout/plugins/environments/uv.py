@@ -38,8 +38,8 @@ from bugbout.plugins.environments.uv_resolution import (
     era_tools_date,
     exclude_newer_date,
     helpers_of,
+    raised,
     timed_out,
-    timeout_error,
 )
 from bugbout.sandbox.locking import locked
 
@@ -312,7 +312,7 @@ class _Build:
             except UvFailure as failure:
                 pin = _pin_of(build_failure(failure), remaining)
                 if pin is None or self.resolution.era_build_tools:
-                    raise timeout_error(failure) if timed_out(failure) else failure from None
+                    raise raised(failure) from None
                 remaining.remove(pin)
                 apart.append(pin)
         for pin in apart:
@@ -320,7 +320,7 @@ class _Build:
                 self._install(venv, [pin], era_build_tools=True)
             except UvFailure as failure:
                 if timed_out(failure):
-                    raise timeout_error(failure) from None
+                    raise raised(failure) from None
                 self.unbuilt[pin] = f"cannot be built: {failure.reason}"
 
     def _install(

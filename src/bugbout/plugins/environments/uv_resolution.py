@@ -128,8 +128,11 @@ def build_failure(failure: UvFailure) -> str | None:
     return found["name"] if found else None
 
 
-def timeout_error(failure: UvFailure) -> EnvironmentFailure:
-    """A timed-out uv call as an environment failure that names the setting to raise."""
+def raised(failure: UvFailure) -> Exception:
+    """What a failed uv call raises: itself, or when it timed out an environment failure
+    that names the setting to raise."""
+    if not timed_out(failure):
+        return failure
     return EnvironmentFailure(f"{failure}; raise {TIMEOUT_SETTING} if the index is slow")
 
 
@@ -223,11 +226,11 @@ class Resolver:
             return self._resolution(pinned, [*declared, *required], {}, short=False)
         except UvFailure as failure:
             if not declared:
-                raise timeout_error(failure) if timed_out(failure) else failure from None
+                raise raised(failure) from None
         try:
             pinned = self.compile(required)
         except UvFailure as failure:
-            raise timeout_error(failure) if timed_out(failure) else failure from None
+            raise raised(failure) from None
         kept: list[str] = []
         left_out: dict[str, str] = {}
         for requirement in declared:
@@ -378,7 +381,7 @@ class EraResolution:
             try:
                 call.runner = runner_of(resolver, self.required, tools_date, self.version)
             except UvFailure as failure:
-                raise timeout_error(failure) if timed_out(failure) else failure from None
+                raise raised(failure) from None
         resolution = checked(
             resolver,
             resolver.resolve(self.required, self.declared),
@@ -400,4 +403,4 @@ class EraResolution:
         try:
             return resolution, tools.compile(["setuptools"])
         except UvFailure as failure:
-            raise timeout_error(failure) if timed_out(failure) else failure from None
+            raise raised(failure) from None
