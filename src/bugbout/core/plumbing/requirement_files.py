@@ -47,8 +47,7 @@ def read_requirements(path: Path) -> list[str]:
         return []
     found = []
     for line in text.replace("\\\n", " ").splitlines():
-        line = re.split(r"(^|\s)#", line, maxsplit=1)[0].strip()
-        line = re.split(r"\s--?[a-z]", line, maxsplit=1)[0].strip()  # per-line options
+        line = re.split(r"\s--?[a-z]", _uncommented(line), maxsplit=1)[0].strip()  # options
         if not line or line.startswith(("-", ".", "/", "file:")):
             continue
         found.append(line)
@@ -94,7 +93,7 @@ def _lines(parser: configparser.RawConfigParser, option: str) -> list[str]:
         return []
     found = []
     for line in parser.get("testenv", option).splitlines():
-        line = re.split(r"(^|\s)#", line, maxsplit=1)[0].strip()
+        line = _uncommented(line)
         if re.search(r"\{[^}]*:", line):  # a substitution such as {env:X}
             continue
         conditional = _FACTORS.match(line)
@@ -106,6 +105,10 @@ def _lines(parser: configparser.RawConfigParser, option: str) -> list[str]:
         if line:
             found.append(line)
     return found
+
+
+def _uncommented(line: str) -> str:
+    return re.split(r"(^|\s)#", line, maxsplit=1)[0].strip()
 
 
 def _first(tree: Path, names: tuple[str, ...]) -> list[str]:
