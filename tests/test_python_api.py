@@ -31,3 +31,25 @@ def test_a_bout_from_string_paths_reports_progress_and_logs(
     assert any(message.startswith(started[0]) for message in logged), logged
     log = (output / "bout.log").read_text(encoding="utf-8")
     assert started[0] in log and " INFO " in log
+
+
+@pytest.mark.slow
+def test_a_bouts_log_leaves_the_applications_logging_as_it_set_it(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    """An application that logs at WARNING sees no INFO line of bugbout's while a bout
+    runs, and the bout still writes its INFO lines to its own log."""
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append  # type: ignore[method-assign]
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    try:
+        Bout(str(bout_repo), output=str(tmp_path / "out")).run()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    assert not [r for r in seen if r.name.startswith("bugbout") and r.levelno < logging.WARNING]
+    assert " INFO " in (tmp_path / "out" / "bout.log").read_text(encoding="utf-8")

@@ -150,7 +150,7 @@ class Bout:
         progress = self.progress
         stop = Stop(settings.run.grace, progress.warn)
         with (
-            _logged(output.root / LOG),
+            _logged(output.root / LOG, progress),
             stop.installed(),
             output.lock(progress.warn),
             closing(make_executor(settings, plugins)) as executor,
@@ -244,23 +244,20 @@ LOG = "bout.log"
 
 
 @contextmanager
-def _logged(path: Path) -> Iterator[None]:
-    """The ``bugbout`` logger's records at INFO and above also written to ``path`` while
-    the bout runs (appended: a resumed bout continues its log)."""
-    logger = logging.getLogger("bugbout")
+def _logged(path: Path, progress: LoggedProgress) -> Iterator[None]:
+    """What ``progress`` tells at INFO and above also written to ``path`` while the bout
+    runs (appended: a resumed bout continues its log), through a logger of the bout's
+    own: the application's logging, and the ``bugbout`` logger's level, stay as set."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setLevel(logging.INFO)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    level = logger.level
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
+    record = logging.Logger("bugbout.bout", logging.INFO)  # not in logging's registry
+    record.addHandler(handler)
+    progress.record = record
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+        progress.record = None
         handler.close()
 
 

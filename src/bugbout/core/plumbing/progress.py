@@ -61,8 +61,9 @@ class ProgressEvent:
 
 class LoggedProgress:
     """Progress passed on to ``inner`` (when any) and to the ``bugbout`` logger: a stage's
-    start and end at INFO, each step at DEBUG, warnings at WARNING; and, when given, to a
-    callback as :class:`ProgressEvent` values."""
+    start and end at INFO, each step at DEBUG, warnings at WARNING; when given, to a
+    callback as :class:`ProgressEvent` values; and, while ``record`` is set, to that
+    logger too (a bout's own log, whatever the application's logging lets through)."""
 
     def __init__(
         self,
@@ -72,36 +73,43 @@ class LoggedProgress:
         self.inner = inner
         self.callback = callback
         self.logger = logging.getLogger("bugbout")
+        self.record: logging.Logger | None = None
         self.warnings: list[str] = []
         self._stage, self._done = "", 0
         self._total: int | None = None
 
     def start(self, description: str, total: int | None = None) -> None:
         self._stage, self._done, self._total = description, 0, total
-        self.logger.info("%s%s", description, f" ({total})" if total is not None else "")
+        self._log(logging.INFO, "%s%s", description, f" ({total})" if total is not None else "")
         self._tell("start", "")
         if self.inner is not None:
             self.inner.start(description, total)
 
     def advance(self, detail: str = "") -> None:
         self._done += 1
-        self.logger.debug("%s: %s%s", self._stage, self._done, f" {detail}" if detail else "")
+        shown = f" {detail}" if detail else ""
+        self._log(logging.DEBUG, "%s: %s%s", self._stage, self._done, shown)
         self._tell("advance", detail)
         if self.inner is not None:
             self.inner.advance(detail)
 
     def finish(self) -> None:
-        self.logger.info("%s: done (%s)", self._stage, self._done)
+        self._log(logging.INFO, "%s: done (%s)", self._stage, self._done)
         self._tell("finish", "")
         if self.inner is not None:
             self.inner.finish()
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
-        self.logger.warning("%s", message)
+        self._log(logging.WARNING, "%s", message)
         self._tell("warn", message)
         if self.inner is not None:
             self.inner.warn(message)
+
+    def _log(self, level: int, message: str, *args: object) -> None:
+        self.logger.log(level, message, *args)
+        if self.record is not None:
+            self.record.log(level, message, *args)
 
     def _tell(self, kind: str, detail: str) -> None:
         if self.callback is not None:
