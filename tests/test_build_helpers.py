@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.plugins.environments import uv, uv_resolution
+from bugbout.core.plumbing import uv_resolution
+from bugbout.core.plumbing.uv_program import uv_binary
+from bugbout.core.plumbing.uv_resolution import build_helpers
+from bugbout.plugins.environments import uv
 from bugbout.plugins.environments.uv import UvBuilder
-from bugbout.plugins.environments.uv_program import uv_binary
-from bugbout.plugins.environments.uv_resolution import build_helpers
 from local_index import Wheel
 from test_environments import _local_index, make_tree, request_for
 from test_uv_resolution import FakeUv

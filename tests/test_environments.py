@@ -19,11 +19,11 @@ from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import Command, EnvironmentRequest
 from bugbout.core.plumbing.interpreters import available_interpreters
+from bugbout.core.plumbing.uv_program import uv_error
+from bugbout.core.plumbing.uv_resolution import exclude_newer_date
 from bugbout.plugins.environments import interpreter, uv
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
-from bugbout.plugins.environments.uv_program import uv_error
-from bugbout.plugins.environments.uv_resolution import exclude_newer_date
 
 FIX_DATE = "2021-06-15T10:00:00+02:00"
 needs_39 = pytest.mark.skipif(

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.errors import PluginError
-from bugbout.plugins.sandboxes import Access, layers
 from bugbout.plugins.sandboxes import bubblewrap as bubblewrap_module
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap, BubblewrapOptions
 from bugbout.sandbox.confinement import Confinement
+from bugbout.sandboxes import Access, layers
 from sandbox_world import World, _make, _sh
 
 

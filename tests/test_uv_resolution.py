@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.plugins.environments import uv, uv_resolution
+from bugbout.core.plumbing import uv_resolution
+from bugbout.core.plumbing.uv_program import UvFailure
+from bugbout.core.plumbing.uv_resolution import era_tools_date
+from bugbout.plugins.environments import uv
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
-from bugbout.plugins.environments.uv_program import UvFailure
-from bugbout.plugins.environments.uv_resolution import era_tools_date
 from test_environments import make_tree, request_for
 
 BROKEN_PYTEST = (

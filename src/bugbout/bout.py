@@ -262,13 +262,15 @@ def _logged(path: Path, progress: LoggedProgress) -> Iterator[None]:
 
 
 def render_markdown(result: BoutResult | Report) -> str:
-    """The bout's report as Markdown (what ``report.md`` holds)."""
-    from bugbout.plugins.reporters.markdown import render_markdown as render
+    """The bout's report as Markdown (what ``report.md`` holds), rendered by the
+    ``markdown`` reporter."""
+    from bugbout.core.contract.manager import create_plugin
+    from bugbout.core.contract.types import ReporterPlugin
 
     report = result.report if isinstance(result, BoutResult) else result
     if report is None:
         raise BugboutError("this result has no report: run the bout to the end first")
-    return render(report)
+    return create_plugin(ReporterPlugin, "markdown").render(report)
 
 
 def _earlier_reports(output: Store) -> list[str]:

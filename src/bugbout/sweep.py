@@ -331,9 +331,7 @@ def render_summary(summary: SweepSummary, format: str, *, width: int | None = No
         return render_markdown(summary)
     if format == "html":
         return render_html(summary)
-    from bugbout.plugins.reporters.terminal import TerminalOptions, TerminalReporter
+    from bugbout.render.terminal_text import render_sections
 
-    sections = TerminalReporter(TerminalOptions(width=width)).render_sections(
-        f"{TITLE} {summary.sweep}", summary_sections(summary)
-    )
+    sections = render_sections(f"{TITLE} {summary.sweep}", summary_sections(summary), width=width)
     return f"{headline(summary)}\n{sections}"

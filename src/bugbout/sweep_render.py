@@ -159,7 +159,7 @@ def _totals_section(summary: SweepSummary) -> Section:
 
 def render_markdown(summary: SweepSummary) -> str:
     """``summary.md``: the sections as GitHub-flavoured Markdown tables."""
-    from bugbout.plugins.reporters.markdown import escape, markdown_table
+    from bugbout.render.markdown_text import escape, markdown_table
 
     lines = [f"# {TITLE}", "", f"- sweep: {escape(summary.sweep)}", f"- {headline(summary)}", ""]
     for section in summary_sections(summary):

@@ -18,7 +18,7 @@ def render_change(change: BoutChange, format: str, *, width: int | None = None) 
         return change.to_json() + "\n"
     title = f"{TITLE}: {change.after} against {change.before}"
     if format == "markdown":
-        from bugbout.plugins.reporters.markdown import escape, markdown_table
+        from bugbout.render.markdown_text import escape, markdown_table
 
         lines = [f"# {escape(TITLE)}", "", f"- before: {escape(change.before)}"]
         lines += [f"- after: {escape(change.after)}", ""]
@@ -26,11 +26,9 @@ def render_change(change: BoutChange, format: str, *, width: int | None = None) 
             lines += [f"## {escape(section.title)}", "", escape(section.intro), ""]
             lines += [line for table in section.tables for line in (*markdown_table(table), "")]
         return "\n".join(lines).rstrip() + "\n"
-    from bugbout.plugins.reporters.terminal import TerminalOptions, TerminalReporter
+    from bugbout.render.terminal_text import render_sections
 
-    return TerminalReporter(TerminalOptions(width=width)).render_sections(
-        title, change_sections(change)
-    )
+    return render_sections(title, change_sections(change), width=width)
 
 
 def check_format(format: str) -> None:

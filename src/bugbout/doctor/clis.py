@@ -13,14 +13,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.manager import Plugins, create_plugin
 from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import SandboxPlugin
 from bugbout.core.race.agents import Session
 from bugbout.core.race.contestants import Contestant, build_contestants
 from bugbout.doctor.check import Check
 from bugbout.doctor.known_agents import KNOWN_AGENTS, dry_entry
 from bugbout.doctor.probes import distribution_version, probe, probe_env, version_in
-from bugbout.plugins.sandboxes.none import NoSandbox
 from bugbout.sandbox.confinement import Confinement
 
 _FLAG = re.compile(r"--[A-Za-z0-9][\w-]*")
@@ -164,7 +164,7 @@ def dummy_session(scratch: Path, prompt: str = "Fix the bug in add(), please.") 
         workdir=workdir,
         logdir=logdir,
         home=home,
-        sandbox=NoSandbox(),
+        sandbox=create_plugin(SandboxPlugin, "none"),
         confinement=Confinement(workdir=workdir, writable=(logdir, home)),
         prompt_file=prompt_file,
         test_command="true",

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.plumbing.managed_pythons import ManagedPythons
 from bugbout.doctor.check import Check
+
+
+@runtime_checkable
+class ProvidesPythons(Protocol):
+    """An environment builder that gets the Pythons of eras this machine lacks (``uv``)."""
+
+    def pythons(self, home: Path) -> ManagedPythons: ...
 
 
 @dataclass(frozen=True)
@@ -50,7 +60,6 @@ def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     """The eras this machine can test with the chosen environment builder."""
     from bugbout.core.plumbing.interpreters import available_interpreters, eras
     from bugbout.core.plumbing.tools import bugbout_home
-    from bugbout.plugins.environments.uv import UvBuilder
 
     local = available_interpreters()
     others = [v for v in eras(local) if v not in local]
@@ -58,7 +67,7 @@ def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     if settings.environment.name == "uv":
         with contextlib.suppress(BugboutError):  # a bad option is reported when a bout starts
             builder = plugins.create("environment", "uv", settings.environment.options)
-    if not isinstance(builder, UvBuilder):
+    if not isinstance(builder, ProvidesPythons):
         return Eras(list(local), [], [], others, None)
     managed = builder.pythons(bugbout_home())
     installed = [v for v in others if managed.find(v) is not None]

@@ -397,6 +397,15 @@ def make_plugins(
     return plugins
 
 
+def create_plugin(
+    kind: type[PluginSpec[T]], name: str, options: Mapping[str, Any] | None = None
+) -> T:
+    """The plugin ``kind``/``name`` built with ``options``, found as a bout finds it (the
+    built-ins, then the installed plugins): how one plugin uses another without importing
+    its module."""
+    return make_plugins().create(kind, name, options)
+
+
 def _import_all(names: Sequence[str]) -> list[ModuleType]:
     return [importlib.import_module(name) for name in names]
 

@@ -23,19 +23,21 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from bugbout import AgentPlugin, hookimpl
-from bugbout.core.contract.transcript import Step, as_list
-from bugbout.core.plumbing.untrusted import read_untrusted
-from bugbout.core.race.agents import (
+from bugbout.agents import (
     AgentOptions,
+    AgentPlugin,
     CodingAgent,
     Invocation,
     Session,
+    Step,
     add_usage,
     as_int,
+    as_list,
     check_url,
+    hookimpl,
     json_events,
     origin,
+    read_untrusted,
     usage_tokens,
 )
 

@@ -6,9 +6,15 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from bugbout import AgentPlugin, hookimpl
-from bugbout.core.contract.errors import ConfigError
-from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
+from bugbout.agents import (
+    AgentOptions,
+    AgentPlugin,
+    CodingAgent,
+    ConfigError,
+    Invocation,
+    Session,
+    hookimpl,
+)
 
 PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "logdir", "model")
 

@@ -17,19 +17,22 @@ from typing import Any
 
 from pydantic import field_validator
 
-from bugbout import AgentPlugin, hookimpl
-from bugbout.core.contract.transcript import Step, as_dict, tool_step
-from bugbout.core.plumbing.untrusted import read_untrusted
-from bugbout.core.race.agents import (
+from bugbout.agents import (
     AgentOptions,
+    AgentPlugin,
     CodingAgent,
     Invocation,
     Session,
+    Step,
     add_usage,
+    as_dict,
     as_int,
     check_url,
+    hookimpl,
     json_events,
     origin,
+    read_untrusted,
+    tool_step,
     usage_tokens,
 )
 

@@ -22,21 +22,24 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from bugbout import AgentPlugin, hookimpl
-from bugbout.core.contract.errors import ConfigError
-from bugbout.core.contract.transcript import Step, as_dict, as_list
-from bugbout.core.plumbing.untrusted import read_untrusted
-from bugbout.core.race.agents import (
+from bugbout.agents import (
     AgentOptions,
+    AgentPlugin,
     CodingAgent,
+    ConfigError,
     Invocation,
     Session,
+    Step,
     add_usage,
+    as_dict,
     as_int,
+    as_list,
     check_url,
     guess_vendor,
+    hookimpl,
     json_value,
     origin,
+    read_untrusted,
     usage_tokens,
 )
 

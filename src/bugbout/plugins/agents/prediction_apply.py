@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bugbout.core.plumbing.patch import PatchError, apply_patch
+from bugbout.agents import PatchError, apply_patch
 
 
 def main() -> int:

@@ -14,9 +14,15 @@ from typing import Any
 
 from pydantic import Field
 
-from bugbout import AgentPlugin, hookimpl
-from bugbout.core.contract.errors import ConfigError
-from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
+from bugbout.agents import (
+    AgentOptions,
+    AgentPlugin,
+    CodingAgent,
+    ConfigError,
+    Invocation,
+    Session,
+    hookimpl,
+)
 
 APPLY = "bugbout.plugins.agents.prediction_apply"
 """The module that applies a patch from its standard input to its working directory."""

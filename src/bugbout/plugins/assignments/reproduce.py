@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import AssignmentPlugin, hookimpl
-from bugbout.core.contract.types import NoOptions
-from bugbout.core.race.examining import PromptAssignment
+from bugbout.assignments import AssignmentPlugin, NoOptions, PromptAssignment, hookimpl
 
 NAME = "reproduce"
 

@@ -5,19 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import Field
-
-from bugbout import AuditorPlugin, hookimpl
-from bugbout.core.audit.auditing import REPORT_LIMIT, AuditRequest, make_audit
-from bugbout.core.contract.types import Options
-from bugbout.core.store.records import Audit
-
-
-class GateOptions(Options):
-    """Options of the ``gate`` auditor."""
-
-    max_listed: int = Field(default=REPORT_LIMIT, ge=1)
-    """The most tests each section of the kill report lists (it may go into a prompt)."""
+from bugbout.auditors import Audit, AuditorPlugin, AuditRequest, GateOptions, hookimpl, make_audit
 
 
 class Gate:

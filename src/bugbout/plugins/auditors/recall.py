@@ -8,11 +8,19 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from bugbout import AuditorPlugin, hookimpl
-from bugbout.core.audit.auditing import AuditRequest, is_empty, make_audit
-from bugbout.core.audit.recall import changed_lines, five_gram_overlap, identical_line_ratio
-from bugbout.core.store.records import Audit, Similarity
-from bugbout.plugins.auditors.gate import GateOptions
+from bugbout.auditors import (
+    Audit,
+    AuditorPlugin,
+    AuditRequest,
+    GateOptions,
+    Similarity,
+    changed_lines,
+    five_gram_overlap,
+    hookimpl,
+    identical_line_ratio,
+    is_empty,
+    make_audit,
+)
 
 THRESHOLD = 0.8
 """The default 5-gram overlap at or above which a patch counts as recalled."""

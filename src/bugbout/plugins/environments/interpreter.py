@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bugbout import EnvironmentPlugin, hookimpl
-from bugbout.core.contract.types import Options
+from bugbout.environments import EnvironmentPlugin, Options, hookimpl
 
 if TYPE_CHECKING:
-    from bugbout.core.plumbing.environment import Command, EnvironmentRequest
+    from bugbout.environments import Command, EnvironmentRequest
 
 CHECK_TIMEOUT = 60.0
 
@@ -48,8 +47,7 @@ class InterpreterEnvironment:
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<python> -m pytest <args>`` in ``tree``, with the tree importable."""
-        from bugbout.core.plumbing.environment import Command
-        from bugbout.core.plumbing.interpreters import python_path
+        from bugbout.environments import Command, python_path
 
         blocked = [option for name in self.blocked_plugins for option in ("-p", f"no:{name}")]
         return Command(
@@ -70,8 +68,7 @@ class InterpreterBuilder:
         """The configured interpreter, or an EnvironmentFailure saying why it cannot run tests."""
         import sys
 
-        from bugbout.core.plumbing.project_metadata import declared_names
-        from bugbout.core.store.records import digest
+        from bugbout.environments import declared_names, digest
 
         python = locate(self.options.path or request.project.interpreter or sys.executable)
         if python not in self._checked:
@@ -142,7 +139,7 @@ def _check(python: Path) -> Probe | Exception:
     import json
     import subprocess
 
-    from bugbout.core.contract.errors import EnvironmentFailure
+    from bugbout.environments import EnvironmentFailure
 
     if not python.is_file():
         return EnvironmentFailure(

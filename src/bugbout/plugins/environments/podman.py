@@ -30,13 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bugbout import EnvironmentPlugin, hookimpl
-from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.plugins.environments.uv import UvOptions, describe
+from bugbout.environments import (
+    EnvironmentFailure,
+    EnvironmentPlugin,
+    UvOptions,
+    describe,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
-    from bugbout.core.plumbing.environment import Command, EnvironmentRequest
-    from bugbout.sandbox.podman import BaseImage, Mount, Podman
+    from bugbout.environments import BaseImage, Command, EnvironmentRequest, Mount, Podman
 
 ENV_DIR = "/opt/bugbout/env"
 """The virtual environment inside an environment image."""
@@ -102,9 +105,7 @@ class PodmanEnvironment:
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """A runner that runs ``python -m pytest <args>`` in a container of the image."""
-        from bugbout.core.plumbing.environment import Command
-        from bugbout.core.plumbing.interpreters import python_path
-        from bugbout.sandbox.podman import Mount, RunSpec, runner_argv
+        from bugbout.environments import Command, Mount, RunSpec, python_path, runner_argv
 
         where = tree.absolute()
         mounts = [Mount(str(where.resolve()), str(where))]
@@ -146,7 +147,7 @@ class PodmanBuilder:
         threads at once (``tasks.jobs``), and they must share one service."""
         with self._lock:
             if self._podman is None:
-                from bugbout.sandbox.podman import Podman
+                from bugbout.environments import Podman
 
                 podman = Podman(
                     home,
@@ -174,11 +175,15 @@ class PodmanBuilder:
 
     def build(self, request: EnvironmentRequest) -> PodmanEnvironment:
         """The environment image for ``request``'s era, built once per key."""
-        from bugbout.core.plumbing import project_metadata as meta
-        from bugbout.core.plumbing.interpreters import choose_python
-        from bugbout.core.store.records import digest
-        from bugbout.plugins.environments.uv_resolution import exclude_newer_date
-        from bugbout.sandbox.podman import PodmanError
+        from bugbout.environments import (
+            PodmanError,
+            choose_python,
+            declared_dependencies,
+            declared_python,
+            declared_test_dependencies,
+            digest,
+            exclude_newer_date,
+        )
 
         try:
             podman = self.podman(request.home)
@@ -186,11 +191,9 @@ class PodmanBuilder:
             interpreters = podman.pythons(base)
         except PodmanError as exc:
             raise EnvironmentFailure(str(exc)) from None
-        dependencies = [
-            d for d in meta.declared_dependencies(request.tree) if not d.startswith("-")
-        ]
+        dependencies = [d for d in declared_dependencies(request.tree) if not d.startswith("-")]
         minor, interpreter = choose_python(
-            meta.declared_python(request.tree),
+            declared_python(request.tree),
             request.date,
             {version: Path(found[0]) for version, found in interpreters.items()},
             request.project.python,
@@ -203,7 +206,7 @@ class PodmanBuilder:
         )
         test_dependencies = list(request.project.test_dependencies)
         declared_tests = (
-            meta.declared_test_dependencies(request.tree) if self.options.test_extras else []
+            declared_test_dependencies(request.tree) if self.options.test_extras else []
         )
         key = digest(
             "podman",
@@ -263,7 +266,7 @@ class _Build:
     index_url: str | None
 
     def run(self) -> None:
-        from bugbout.plugins.environments.uv_program import uv_error
+        from bugbout.environments import uv_error
 
         declared = [d for d in dict.fromkeys(self.declared) if d not in self.required]
         attempts = [[*declared, *self.required], self.required] if declared else [self.required]
@@ -281,8 +284,7 @@ class _Build:
             error = reason
 
     def _install(self, requirements: list[str], error: str | None) -> tuple[int, str]:
-        from bugbout.plugins.environments.uv_program import uv_binary
-        from bugbout.sandbox.podman import Mount
+        from bugbout.environments import Mount, uv_binary
 
         python = f"{ENV_DIR}/bin/python"
         options = ["--exclude-newer", self.exclude_newer] if self.exclude_newer else []
@@ -327,7 +329,7 @@ def _host_network_settings() -> tuple[list[Mount], dict[str, str]]:
     """What uv on this machine uses to reach the index, for uv in a build container: the
     proxy variables, uv's own variables, and the certificate authorities that
     ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` name (mounted read-only at the same path)."""
-    from bugbout.sandbox.podman import Mount
+    from bugbout.environments import Mount
 
     env = {
         name: value

@@ -2,7 +2,7 @@
 
 An era is a Python version and the project's dependencies as they were at a fix: uv
 resolves them with ``--exclude-newer`` set to the first day of the month after the fix
-(:mod:`bugbout.plugins.environments.uv_resolution`). An environment is keyed by what they
+(:mod:`bugbout.core.plumbing.uv_resolution`). An environment is keyed by what they
 resolve to (the interpreter's version and the pinned set), so eras that resolve alike
 share one; environments are cached in ``BUGBOUT_HOME/envs/<key>``, resolutions in
 ``BUGBOUT_HOME/resolutions``. The project itself is never installed.
@@ -24,69 +24,41 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bugbout import EnvironmentPlugin, hookimpl
-from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.core.contract.types import Options
-from bugbout.core.plumbing.managed_pythons import ManagedPythons, PythonDownloads, pythons_directory
-from bugbout.plugins.environments.uv_program import UvFailure, run_uv, uv_binary, uv_error
-from bugbout.plugins.environments.uv_resolution import (
+from bugbout.environments import (
+    EnvironmentFailure,
+    EnvironmentPlugin,
     EraResolution,
+    ManagedPythons,
     Resolution,
     UvCall,
+    UvFailure,
+    UvOptions,
     build_failure,
     build_helpers,
+    describe,
     era_tools_date,
     exclude_newer_date,
     helpers_of,
+    hookimpl,
+    locked,
+    pythons_directory,
     raised,
+    run_uv,
     timed_out,
+    uv_binary,
+    uv_error,
 )
-from bugbout.sandbox.locking import locked
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator
 
-    from bugbout.core.plumbing.backtrack import EraCheck
-    from bugbout.core.plumbing.environment import Command, EnvironmentRequest
-    from bugbout.core.store.records import Exemption
+    from bugbout.environments import Command, EnvironmentRequest, EraCheck, Exemption
 
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
 VENV_TIMEOUT = 120.0
 LAYOUT = "4"
 """What every environment carries besides its requirements; a new value rebuilds them."""
-
-
-class UvOptions(Options):
-    """Options of the ``uv`` environment builder."""
-
-    exclude_newer: bool = True
-    """Resolve dependencies as of the fix's date; off: the newest releases."""
-    index_url: str | None = None
-    """A package index to use instead of PyPI."""
-    test_extras: bool = True
-    """Also install the test dependencies the project declared at the fix."""
-    python_downloads: PythonDownloads = "automatic"
-    """Whether uv may download the era's Python when this machine lacks it."""
-    install_timeout: float = 600.0
-    """Seconds one resolution or installation by uv may take."""
-
-
-def describe(
-    interpreter: str,
-    exclude_newer: str | None,
-    left_out: Mapping[str, str],
-    era_note: str = "",
-) -> str:
-    """An environment's one-line description: its interpreter, its dependencies' era (and
-    what the era check repaired), and the declared test dependencies it lacks, with why."""
-    era = f"deps as of {exclude_newer}" if exclude_newer else "latest deps"
-    if era_note:
-        era += f"; {era_note}"
-    description = f"{interpreter}, {era}"
-    if left_out:
-        description += ", without " + ", ".join(f"{n} ({why})" for n, why in left_out.items())
-    return description
 
 
 @dataclass(frozen=True)
@@ -128,8 +100,7 @@ class UvEnvironment:
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """``<env>/bin/python -m pytest <args>`` in ``tree``, with the tree importable."""
-        from bugbout.core.plumbing.environment import Command
-        from bugbout.core.plumbing.interpreters import python_path
+        from bugbout.environments import Command, python_path
 
         return Command(
             argv=[str(self.python), "-m", "pytest", *args],
@@ -154,18 +125,20 @@ class UvBuilder:
     def build(self, request: EnvironmentRequest) -> UvEnvironment:
         """The environment for ``request``'s era, resolved once per era and built once per
         resolution."""
-        from bugbout.core.plumbing import interpreters
-        from bugbout.core.plumbing import project_metadata as meta
-        from bugbout.core.plumbing.backtrack import EraCheck
-        from bugbout.core.store.records import digest
-
-        dependencies = [
-            d for d in meta.declared_dependencies(request.tree) if not d.startswith("-")
-        ]
-        interpreter = self.pythons(request.home).interpreter(
-            meta.declared_python(request.tree), request.date, request.project.python
+        from bugbout.environments import (
+            EraCheck,
+            declared_dependencies,
+            declared_python,
+            declared_test_dependencies,
+            digest,
+            interpreter_version,
         )
-        version = interpreters.interpreter_version(interpreter)
+
+        dependencies = [d for d in declared_dependencies(request.tree) if not d.startswith("-")]
+        interpreter = self.pythons(request.home).interpreter(
+            declared_python(request.tree), request.date, request.project.python
+        )
+        version = interpreter_version(interpreter)
         exclude_newer = (
             exclude_newer_date(request.date)
             if self.options.exclude_newer and request.date
@@ -173,7 +146,7 @@ class UvBuilder:
         )
         test_dependencies = list(request.project.test_dependencies)
         declared_tests = (
-            meta.declared_test_dependencies(request.tree) if self.options.test_extras else []
+            declared_test_dependencies(request.tree) if self.options.test_extras else []
         )
         era = digest(
             "uv-era",

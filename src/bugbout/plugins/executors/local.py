@@ -13,8 +13,7 @@ from typing import TypeVar
 
 from pydantic import Field
 
-from bugbout import ExecutorPlugin, hookimpl
-from bugbout.core.contract.types import Options
+from bugbout.executors import ExecutorPlugin, Options, hookimpl
 
 R = TypeVar("R")
 

@@ -17,9 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field, model_validator
 
-from bugbout import ExecutorPlugin, hookimpl
-from bugbout.core.contract.errors import PluginError
-from bugbout.core.contract.types import Options
+from bugbout.executors import ExecutorPlugin, Options, PluginError, hookimpl
 
 R = TypeVar("R")
 

@@ -6,9 +6,7 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel
 
-from bugbout import IssueSourcePlugin, hookimpl
-from bugbout.core.mine.issues import IssueRequest, commit_issue
-from bugbout.core.store.records import Issue
+from bugbout.issue_sources import Issue, IssueRequest, IssueSourcePlugin, commit_issue, hookimpl
 
 
 class CommitIssues:

@@ -11,11 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bugbout import IssueSourcePlugin, hookimpl
-from bugbout.core.contract.errors import ConfigError
-from bugbout.core.contract.types import Options
-from bugbout.core.mine.issues import IssueRequest
-from bugbout.core.store.records import Issue
+from bugbout.issue_sources import (
+    ConfigError,
+    Issue,
+    IssueRequest,
+    IssueSourcePlugin,
+    Options,
+    hookimpl,
+)
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 EXAMPLE = '{"number": 12, "title": "...", "body": "..."}'

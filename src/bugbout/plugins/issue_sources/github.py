@@ -13,10 +13,14 @@ from typing import Any, TypeVar
 
 from pydantic import Field
 
-from bugbout import IssueSourcePlugin, hookimpl
-from bugbout.core.contract.types import Options
-from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
-from bugbout.core.store.records import Issue
+from bugbout.issue_sources import (
+    Issue,
+    IssueRequest,
+    IssueSourcePlugin,
+    IssueSourceUnavailable,
+    Options,
+    hookimpl,
+)
 
 DEFAULT_API_URL = "https://api.github.com"
 TOKEN_VARIABLE = "GITHUB_TOKEN"

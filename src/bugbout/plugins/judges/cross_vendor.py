@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge.judge_policy import ThresholdJudge
+from bugbout.judges import JudgePlugin, ThresholdJudge, hookimpl
 
 
 class CrossVendor(ThresholdJudge):

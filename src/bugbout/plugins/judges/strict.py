@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge.judge_policy import (
+from bugbout.judges import (
     EvidenceJudge,
+    JudgePlugin,
     KeepOptions,
+    hookimpl,
     keep_objection,
     unanimous_objection,
 )

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge.judge_policy import EvidenceJudge, unanimous_objection
+from bugbout.judges import EvidenceJudge, JudgePlugin, hookimpl, unanimous_objection
 
 
 class Unanimous(EvidenceJudge):

@@ -6,15 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from bugbout import MinerPlugin, hookimpl
-from bugbout.core.contract.errors import ConfigError
-from bugbout.core.mine.mutation import MutantOptions
+from bugbout.miners import ConfigError, MinerPlugin, MutantOptions, hookimpl
 
 if TYPE_CHECKING:
-    from bugbout.core.mine.injection import SuiteRunner
-    from bugbout.core.mine.mining import MiningRequest, TitleLookup
-    from bugbout.core.plumbing.progress import Progress
-    from bugbout.core.store.records import TaskSet
+    from bugbout.miners import MiningRequest, Progress, SuiteRunner, TaskSet, TitleLookup
 
 
 @hookimpl
@@ -42,6 +37,6 @@ class MutantsMiner:
     def mine_tested(
         self, request: MiningRequest, runner: SuiteRunner, progress: Progress
     ) -> TaskSet:
-        from bugbout.core.mine.injection import mine_mutants
+        from bugbout.miners import mine_mutants
 
         return mine_mutants(request, self.options, runner, progress)

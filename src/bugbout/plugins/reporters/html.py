@@ -14,15 +14,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from html import escape
 
-from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.contract.types import Options
-from bugbout.core.report.report import Report
-from bugbout.render.html_page import Bar, Segment, bar_chart, page_html, section_html
-from bugbout.render.html_tasks import STYLE as TASK_STYLE
-from bugbout.render.html_tasks import overview_pages, task_pages_html
-from bugbout.render.html_transcript import STYLE as TRANSCRIPT_STYLE
-from bugbout.render.report_costs import cost_chart
-from bugbout.render.report_sections import fmt_rate, sections
+from bugbout.reporters import (
+    TASK_STYLE,
+    TRANSCRIPT_STYLE,
+    Bar,
+    Options,
+    Report,
+    ReporterPlugin,
+    Segment,
+    bar_chart,
+    cost_chart,
+    fmt_rate,
+    hookimpl,
+    overview_pages,
+    page_html,
+    section_html,
+    sections,
+    task_pages_html,
+)
 
 
 class HtmlOptions(Options):

@@ -7,9 +7,7 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.contract.types import Options
-from bugbout.core.report.report import Report
+from bugbout.reporters import Options, Report, ReporterPlugin, hookimpl
 
 
 class JsonOptions(Options):

@@ -3,22 +3,20 @@ section."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-from bugbout import ReporterPlugin, hookimpl
-from bugbout.core.contract.types import NoOptions
-from bugbout.core.report.report import Report
-from bugbout.core.report.report_tasks import environment_line
-from bugbout.core.report.transcripts import Transcript
-from bugbout.render.report_sections import Section, Table, sections
-
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
-
-
-def escape(text: str) -> str:
-    """``text`` as one line of Markdown that shows as it is (inside a table cell too)."""
-    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+from bugbout.reporters import (
+    NoOptions,
+    Report,
+    ReporterPlugin,
+    Section,
+    Transcript,
+    environment_line,
+    escape,
+    hookimpl,
+    markdown_table,
+    sections,
+)
 
 
 class MarkdownReporter:
@@ -59,18 +57,6 @@ def section_lines(section: Section) -> list[str]:
         lines += [*markdown_table(table), ""]
     lines += [f"- {escape(note)}" for note in section.notes]
     return [*lines, ""] if section.notes else lines
-
-
-def markdown_table(table: Table) -> list[str]:
-    """A table as Markdown lines: its caption, then a GitHub-flavoured table or its note."""
-    lines = [f"### {escape(table.caption)}", ""] if table.caption else []
-    if not table.rows:
-        return [*lines, f"*{escape(table.empty)}*"]
-    align = ["---:" if index in table.numeric else "---" for index in range(len(table.columns))]
-    lines.append("| " + " | ".join(escape(column) for column in table.columns) + " |")
-    lines.append("| " + " | ".join(align) + " |")
-    lines += ["| " + " | ".join(escape(cell) for cell in row) + " |" for row in table.rows]
-    return lines
 
 
 SHOWN_FAILING = 3

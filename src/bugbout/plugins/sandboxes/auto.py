@@ -10,25 +10,19 @@ import sys
 import threading
 from collections.abc import Iterator
 
-from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.contract.errors import PluginError
-from bugbout.core.contract.types import NoOptions
-from bugbout.sandbox.confinement import Confinement, Sandbox
+from bugbout.sandboxes import Confinement, NoOptions, PluginError, Sandbox, SandboxPlugin, hookimpl
 
 NO_SANDBOX = "set sandbox=none to run agents unconfined"
+PLATFORM_SANDBOXES = {"linux": ("bubblewrap",), "darwin": ("seatbelt",)}
+"""The sandboxes each platform can have, preferred first, by plugin name."""
 
 
 def candidates() -> list[Sandbox]:
-    """The sandboxes this platform can have, preferred first."""
-    if sys.platform.startswith("linux"):
-        from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
+    """The sandboxes this platform can have, preferred first, built by the registry."""
+    from bugbout.sandboxes import create_plugin
 
-        return [Bubblewrap()]
-    if sys.platform == "darwin":
-        from bugbout.plugins.sandboxes.seatbelt import Seatbelt
-
-        return [Seatbelt()]
-    return []
+    platform = "linux" if sys.platform.startswith("linux") else sys.platform
+    return [create_plugin(SandboxPlugin, name) for name in PLATFORM_SANDBOXES.get(platform, ())]
 
 
 class Auto:

@@ -28,13 +28,17 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.contract.errors import PluginError
-from bugbout.core.contract.types import Options
-from bugbout.core.plumbing import tools
-from bugbout.plugins.sandboxes import Access, layers, resolve
-from bugbout.sandbox.confinement import Confinement
-from bugbout.sandbox.seccomp import seccomp_program
+from bugbout.sandboxes import (
+    Access,
+    Confinement,
+    Options,
+    PluginError,
+    SandboxPlugin,
+    hookimpl,
+    layers,
+    resolve,
+    seccomp_program,
+)
 
 PROBE_TIMEOUT = 30.0
 PROBE_SIZE = 1_000_000
@@ -150,7 +154,9 @@ class Bubblewrap:
                 program = seccomp_program(os.uname().machine)
                 if program is None:
                     return None
-                self._filter = _written(tools.bugbout_home() / "seccomp", program)
+                from bugbout.sandboxes import bugbout_home
+
+                self._filter = _written(bugbout_home() / "seccomp", program)
             return self._filter
 
     def _base(self, network: bool, tmp_size: int | None = None) -> list[str]:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.contract.types import NoOptions
-from bugbout.sandbox.confinement import Confinement
+from bugbout.sandboxes import Confinement, NoOptions, SandboxPlugin, hookimpl
 
 
 class NoSandbox:

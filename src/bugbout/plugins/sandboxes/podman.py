@@ -29,22 +29,33 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.contract.errors import PluginError
-from bugbout.core.contract.types import Options
-from bugbout.plugins.sandboxes import Access, layers, resolve
-from bugbout.sandbox.confinement import Confinement
-from bugbout.sandbox.podman import INSTALL, Podman, explain, runner
-from bugbout.sandbox.podman.hostroot import host_spec
+from bugbout.sandboxes import (
+    INSTALL,
+    MOUNT_MASKED,
+    MOUNT_READABLE,
+    MOUNT_WRITABLE,
+    Access,
+    Confinement,
+    Options,
+    PluginError,
+    Podman,
+    SandboxPlugin,
+    explain,
+    hookimpl,
+    host_spec,
+    layers,
+    resolve,
+    runner_argv,
+)
 
 PROBE_TIMEOUT = 120.0
 OTHER_SANDBOX = "or choose another sandbox (sandbox=bubblewrap)"
 UNMOUNTABLE = (",", "\n")
 """Characters podman's ``--mount`` cannot carry in a path."""
 _ACCESS = {
-    Access.MASKED: runner.MASKED,
-    Access.READABLE: runner.READABLE,
-    Access.WRITABLE: runner.WRITABLE,
+    Access.MASKED: MOUNT_MASKED,
+    Access.READABLE: MOUNT_READABLE,
+    Access.WRITABLE: MOUNT_WRITABLE,
 }
 
 
@@ -68,7 +79,7 @@ class PodmanSandbox:
 
     def __init__(self, options: PodmanSandboxOptions | None = None) -> None:
         self.options = options or PodmanSandboxOptions()
-        from bugbout.core.plumbing.tools import bugbout_home
+        from bugbout.sandboxes import bugbout_home
 
         storage = Path(self.options.storage).expanduser() if self.options.storage else None
         found = shutil.which(self.options.executable)
@@ -114,7 +125,7 @@ class PodmanSandbox:
             init=self.options.init,
             tmp_size=confinement.tmp_size,
         )
-        return runner.runner_argv(spec)
+        return runner_argv(spec)
 
     def _not_installed(self) -> str:
         return (

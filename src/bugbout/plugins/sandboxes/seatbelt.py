@@ -33,11 +33,18 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from bugbout import SandboxPlugin, hookimpl
-from bugbout.core.contract.errors import PluginError
-from bugbout.core.contract.types import Options
-from bugbout.plugins.sandboxes import Access, Layer, inside, layers, resolve
-from bugbout.sandbox.confinement import Confinement
+from bugbout.sandboxes import (
+    Access,
+    Confinement,
+    Layer,
+    Options,
+    PluginError,
+    SandboxPlugin,
+    hookimpl,
+    inside,
+    layers,
+    resolve,
+)
 
 PROBE_TIMEOUT = 30.0
 NO_SANDBOX = "or set sandbox=none to run agents unconfined"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import AgentOptions, AgentPlugin, CodingAgent, Invocation, Session, hookimpl
+from bugbout.agents import AgentOptions, AgentPlugin, CodingAgent, Invocation, Session, hookimpl
 from pydantic import Field
 
 

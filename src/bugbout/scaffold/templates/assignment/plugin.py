@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import AssignmentPlugin, Options, Task, hookimpl
-from bugbout.core.race.examining import examiner_prompt
+from bugbout.assignments import AssignmentPlugin, Options, Task, examiner_prompt, hookimpl
 
 SCOPE = (
     "Write tests for the behaviour the issue reports and for its edge cases (empty, "

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import AuditorPlugin, Options, hookimpl
-from bugbout.core.audit.auditing import AuditRequest, make_audit
-from bugbout.core.store.records import Audit
+from bugbout.auditors import Audit, AuditorPlugin, AuditRequest, Options, hookimpl, make_audit
 from pydantic import Field
 
 

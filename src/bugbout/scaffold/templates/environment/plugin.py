@@ -11,9 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from bugbout import Command, EnvironmentPlugin, EnvironmentRequest, Options, hookimpl
-from bugbout.core.plumbing.environment import Environment
-from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
+from bugbout.environments import (
+    Command,
+    Environment,
+    EnvironmentPlugin,
+    EnvironmentRequest,
+    Options,
+    create_plugin,
+    hookimpl,
+)
 from pydantic import Field
 
 
@@ -51,7 +57,7 @@ class __TITLE__Builder:
 
     def __init__(self, options: __TITLE__Options | None = None) -> None:
         self.options = options or __TITLE__Options()
-        self.inner = InterpreterBuilder(InterpreterOptions(path=self.options.python))
+        self.inner = create_plugin(EnvironmentPlugin, "interpreter", {"path": self.options.python})
 
     def build(self, request: EnvironmentRequest) -> __TITLE__Environment:
         return __TITLE__Environment(self.inner.build(request), dict(self.options.variables))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TypeVar
 
-from bugbout import ExecutorPlugin, Options, hookimpl
+from bugbout.executors import ExecutorPlugin, Options, hookimpl
 from pydantic import Field
 
 R = TypeVar("R")

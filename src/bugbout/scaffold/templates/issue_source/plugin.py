@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import Issue, IssueRequest, IssueSourcePlugin, Options, hookimpl
+from bugbout.issue_sources import Issue, IssueRequest, IssueSourcePlugin, Options, hookimpl
 
 
 class __TITLE__Options(Options):

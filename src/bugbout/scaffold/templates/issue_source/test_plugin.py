@@ -1,7 +1,7 @@
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bugbout import IssueRequest
+from bugbout.issue_sources import IssueRequest
 from bugbout.testing.suites import IssueSourceSuite
 
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from bugbout import JudgePlugin, hookimpl
-from bugbout.core.judge.judge_policy import EvidenceJudge, JudgeOptions, unanimous_objection
+from bugbout.judges import EvidenceJudge, JudgeOptions, JudgePlugin, hookimpl, unanimous_objection
 
 if TYPE_CHECKING:  # the evidence and the records load when the policy first judges
-    from bugbout.core.judge.judging import PatchEvidence
+    from bugbout.judges import PatchEvidence
 
 
 class __TITLE__Policy(EvidenceJudge):

@@ -1,6 +1,6 @@
 from typing import Any, ClassVar
 
-from bugbout.core.judge.judging import Judge
+from bugbout.judges import Judge
 from bugbout.testing.suites import JudgeSuite
 from bugbout.testing.suites.judges import context, matrix
 

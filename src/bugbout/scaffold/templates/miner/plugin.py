@@ -2,29 +2,39 @@
 
 A miner walks a repository's history and returns the fixes agents will replay, newest
 first, with how much it examined and why it left the rest out. This one delegates to
-bugbout's ``git-history`` miner and keeps only the fixes whose source changes lie under
-``paths``.
+bugbout's ``git-history`` miner, found by name among the installed plugins, and keeps
+only the fixes whose source changes lie under ``paths``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from bugbout import MinerPlugin, MiningRequest, TaskSet, hookimpl
-from bugbout.core.mine.mining import TitleLookup
-from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+from bugbout.miners import (
+    MinerPlugin,
+    MiningRequest,
+    Options,
+    TaskSet,
+    TitleLookup,
+    create_plugin,
+    hookimpl,
+)
+from pydantic import Field
 
 OUTSIDE_PATHS = "outside-paths"
 """Why a fix was left out: it changes source files outside ``paths``."""
 
 
-class __TITLE__Options(GitHistoryOptions):
-    """Options of the ``__NAME__`` miner: ``git-history``'s (``limit``, ``since``, ...)
-    and ``paths``."""
+class __TITLE__Options(Options):
+    """Options of the ``__NAME__`` miner: ``paths``, and ``history``, the options of
+    bugbout's ``git-history`` miner it delegates to."""
 
     paths: tuple[str, ...] = ()
     """Directories of the repository; a fix counts when every source file it changes lies
     under one of them (every fix counts when empty)."""
+    history: dict[str, Any] = Field(default_factory=dict)
+    """``git-history``'s options (``limit``, ``since``, ...)."""
 
 
 class __TITLE__Miner:
@@ -32,7 +42,7 @@ class __TITLE__Miner:
 
     def __init__(self, options: __TITLE__Options | None = None) -> None:
         self.options = options or __TITLE__Options()
-        self.history = GitHistoryMiner(self.options)
+        self.history = create_plugin(MinerPlugin, "git-history", self.options.history)
 
     def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
         found = self.history.mine(request, titles)

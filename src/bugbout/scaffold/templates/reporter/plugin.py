@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import Options, ReporterPlugin, hookimpl
-from bugbout.core.report.report import Report
+from bugbout.reporters import Options, Report, ReporterPlugin, hookimpl
 
 
 class __TITLE__Options(Options):

@@ -3,17 +3,15 @@ CPU priority.
 
 A sandbox wraps a command line so that it runs confined (:class:`Confinement`: its
 working directory writable, private places masked, no network unless allowed). This one
-delegates the confinement to bugbout's ``auto`` sandbox (bubblewrap on Linux, seatbelt
-on macOS) and runs the command under ``nice`` inside it.
+delegates the confinement to another sandbox plugin, by default bugbout's ``auto``
+(bubblewrap on Linux, seatbelt on macOS), and runs the command under ``nice`` inside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout import Options, SandboxPlugin, hookimpl
-from bugbout.plugins.sandboxes.auto import Auto
-from bugbout.sandbox.confinement import Confinement
+from bugbout.sandboxes import Confinement, Options, SandboxPlugin, create_plugin, hookimpl
 from pydantic import Field
 
 
@@ -22,16 +20,18 @@ class __TITLE__Options(Options):
 
     niceness: int = Field(default=10, ge=0, le=19)
     """How much lower the confined processes' priority is (``nice -n``)."""
+    inner: str = "auto"
+    """The sandbox plugin that confines the command."""
 
 
 class __TITLE__Sandbox:
-    """``auto``'s confinement around ``nice -n NICENESS <command>``."""
+    """The ``inner`` sandbox's confinement around ``nice -n NICENESS <command>``."""
 
     name = "__NAME__"
 
     def __init__(self, options: __TITLE__Options | None = None) -> None:
         self.options = options or __TITLE__Options()
-        self.inner = Auto()
+        self.inner = create_plugin(SandboxPlugin, self.options.inner)
 
     def problem(self) -> str | None:
         return self.inner.problem()

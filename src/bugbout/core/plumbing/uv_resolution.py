@@ -26,12 +26,12 @@ from pydantic import Field
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.plumbing.backtrack import EraCheck
-from bugbout.core.store.records import Exemption, Record
-from bugbout.plugins.environments.uv_program import (
+from bugbout.core.plumbing.uv_program import (
     UvFailure,
     run_uv,
     supports_exclude_newer_package,
 )
+from bugbout.core.store.records import Exemption, Record
 
 BUILD_TOOLS = (
     "setuptools",

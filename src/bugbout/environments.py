@@ -1,0 +1,156 @@
+"""The stable API for environment plugins: their record, ``hookimpl``, ``Options``, and
+the builders' contract, the project's declared dependencies, interpreters, and what the
+``uv`` and ``podman`` builders share (running uv, resolving an era).
+
+An environment plugin imports these names from here; ``bugbout.core`` is private and may
+change in any release. Each name is imported the first time it is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bugbout.core.contract.exports import lazy_exports
+
+__all__ = [
+    "BaseImage",
+    "Command",
+    "Environment",
+    "EnvironmentBuilder",
+    "EnvironmentFailure",
+    "EnvironmentPlugin",
+    "EnvironmentRequest",
+    "EraCheck",
+    "EraResolution",
+    "Exemption",
+    "ManagedPythons",
+    "Mount",
+    "NoOptions",
+    "Options",
+    "Podman",
+    "PodmanError",
+    "PythonDownloads",
+    "Resolution",
+    "RunSpec",
+    "UvCall",
+    "UvFailure",
+    "UvOptions",
+    "build_failure",
+    "build_helpers",
+    "choose_python",
+    "create_plugin",
+    "declared_dependencies",
+    "declared_names",
+    "declared_python",
+    "declared_test_dependencies",
+    "describe",
+    "digest",
+    "era_tools_date",
+    "exclude_newer_date",
+    "helpers_of",
+    "hookimpl",
+    "interpreter_version",
+    "locked",
+    "python_path",
+    "pythons_directory",
+    "raised",
+    "run_uv",
+    "runner_argv",
+    "timed_out",
+    "uv_binary",
+    "uv_error",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BaseImage": "bugbout.sandbox.podman",
+        "Command": "bugbout.core.plumbing.environment",
+        "Environment": "bugbout.core.plumbing.environment",
+        "EnvironmentBuilder": "bugbout.core.plumbing.environment",
+        "EnvironmentFailure": "bugbout.core.contract.errors",
+        "EnvironmentPlugin": "bugbout.core.contract.types",
+        "EnvironmentRequest": "bugbout.core.plumbing.environment",
+        "EraCheck": "bugbout.core.plumbing.backtrack",
+        "EraResolution": "bugbout.core.plumbing.uv_resolution",
+        "Exemption": "bugbout.core.store.records",
+        "ManagedPythons": "bugbout.core.plumbing.managed_pythons",
+        "Mount": "bugbout.sandbox.podman",
+        "NoOptions": "bugbout.core.contract.types",
+        "Options": "bugbout.core.contract.types",
+        "Podman": "bugbout.sandbox.podman",
+        "PodmanError": "bugbout.sandbox.podman",
+        "PythonDownloads": "bugbout.core.plumbing.managed_pythons",
+        "Resolution": "bugbout.core.plumbing.uv_resolution",
+        "RunSpec": "bugbout.sandbox.podman",
+        "UvCall": "bugbout.core.plumbing.uv_resolution",
+        "UvFailure": "bugbout.core.plumbing.uv_program",
+        "UvOptions": "bugbout.core.plumbing.uv_environment",
+        "build_failure": "bugbout.core.plumbing.uv_resolution",
+        "build_helpers": "bugbout.core.plumbing.uv_resolution",
+        "choose_python": "bugbout.core.plumbing.interpreters",
+        "create_plugin": "bugbout.core.contract.manager",
+        "declared_dependencies": "bugbout.core.plumbing.project_metadata",
+        "declared_names": "bugbout.core.plumbing.project_metadata",
+        "declared_python": "bugbout.core.plumbing.project_metadata",
+        "declared_test_dependencies": "bugbout.core.plumbing.project_metadata",
+        "describe": "bugbout.core.plumbing.uv_environment",
+        "digest": "bugbout.core.store.records",
+        "era_tools_date": "bugbout.core.plumbing.uv_resolution",
+        "exclude_newer_date": "bugbout.core.plumbing.uv_resolution",
+        "helpers_of": "bugbout.core.plumbing.uv_resolution",
+        "hookimpl": "bugbout.core.contract.hookspecs",
+        "interpreter_version": "bugbout.core.plumbing.interpreters",
+        "locked": "bugbout.sandbox.locking",
+        "python_path": "bugbout.core.plumbing.interpreters",
+        "pythons_directory": "bugbout.core.plumbing.managed_pythons",
+        "raised": "bugbout.core.plumbing.uv_resolution",
+        "run_uv": "bugbout.core.plumbing.uv_program",
+        "runner_argv": "bugbout.sandbox.podman",
+        "timed_out": "bugbout.core.plumbing.uv_resolution",
+        "uv_binary": "bugbout.core.plumbing.uv_program",
+        "uv_error": "bugbout.core.plumbing.uv_program",
+    },
+)
+
+if TYPE_CHECKING:
+    from bugbout.core.contract.errors import EnvironmentFailure
+    from bugbout.core.contract.hookspecs import hookimpl
+    from bugbout.core.contract.manager import create_plugin
+    from bugbout.core.contract.types import EnvironmentPlugin, NoOptions, Options
+    from bugbout.core.plumbing.backtrack import EraCheck
+    from bugbout.core.plumbing.environment import (
+        Command,
+        Environment,
+        EnvironmentBuilder,
+        EnvironmentRequest,
+    )
+    from bugbout.core.plumbing.interpreters import choose_python, interpreter_version, python_path
+    from bugbout.core.plumbing.managed_pythons import (
+        ManagedPythons,
+        PythonDownloads,
+        pythons_directory,
+    )
+    from bugbout.core.plumbing.project_metadata import (
+        declared_dependencies,
+        declared_names,
+        declared_python,
+        declared_test_dependencies,
+    )
+    from bugbout.core.plumbing.uv_environment import UvOptions, describe
+    from bugbout.core.plumbing.uv_program import UvFailure, run_uv, uv_binary, uv_error
+    from bugbout.core.plumbing.uv_resolution import (
+        EraResolution,
+        Resolution,
+        UvCall,
+        build_failure,
+        build_helpers,
+        era_tools_date,
+        exclude_newer_date,
+        helpers_of,
+        raised,
+        timed_out,
+    )
+    from bugbout.core.store.records import Exemption, digest
+    from bugbout.sandbox.locking import locked
+    from bugbout.sandbox.podman import BaseImage, Mount, Podman, PodmanError, RunSpec, runner_argv

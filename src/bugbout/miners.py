@@ -1,0 +1,98 @@
+"""The stable API for miner plugins: their record, ``hookimpl``, ``Options``, and the
+mining request, the records it returns, git, the project's test modules, and injected
+bugs.
+
+A miner plugin imports these names from here; ``bugbout.core`` is private and may change
+in any release. Each name is imported the first time it is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bugbout.core.contract.exports import lazy_exports
+
+__all__ = [
+    "Change",
+    "Commit",
+    "ConfigError",
+    "Git",
+    "IssueRef",
+    "Miner",
+    "MinerPlugin",
+    "MiningRequest",
+    "MutantOptions",
+    "NoOptions",
+    "Options",
+    "Progress",
+    "SuiteRunner",
+    "Task",
+    "TaskIssue",
+    "TaskSet",
+    "TitleLookup",
+    "added_tests",
+    "changed_tests",
+    "create_plugin",
+    "defined_tests_memo",
+    "fix_title_pattern",
+    "hookimpl",
+    "is_test_module",
+    "issue_references",
+    "mine_mutants",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Change": "bugbout.core.plumbing.git",
+        "Commit": "bugbout.core.plumbing.git",
+        "ConfigError": "bugbout.core.contract.errors",
+        "Git": "bugbout.core.plumbing.git",
+        "IssueRef": "bugbout.core.store.records",
+        "Miner": "bugbout.core.mine.mining",
+        "MinerPlugin": "bugbout.core.contract.types",
+        "MiningRequest": "bugbout.core.mine.mining",
+        "MutantOptions": "bugbout.core.mine.mutation",
+        "NoOptions": "bugbout.core.contract.types",
+        "Options": "bugbout.core.contract.types",
+        "Progress": "bugbout.core.plumbing.progress",
+        "SuiteRunner": "bugbout.core.mine.injection",
+        "Task": "bugbout.core.store.records",
+        "TaskIssue": "bugbout.core.store.records",
+        "TaskSet": "bugbout.core.store.records",
+        "TitleLookup": "bugbout.core.mine.mining",
+        "added_tests": "bugbout.core.plumbing.testmodules",
+        "changed_tests": "bugbout.core.plumbing.testmodules",
+        "create_plugin": "bugbout.core.contract.manager",
+        "defined_tests_memo": "bugbout.core.plumbing.testmodules",
+        "fix_title_pattern": "bugbout.core.mine.mining",
+        "hookimpl": "bugbout.core.contract.hookspecs",
+        "is_test_module": "bugbout.core.plumbing.testmodules",
+        "issue_references": "bugbout.core.mine.mining",
+        "mine_mutants": "bugbout.core.mine.injection",
+    },
+)
+
+if TYPE_CHECKING:
+    from bugbout.core.contract.errors import ConfigError
+    from bugbout.core.contract.hookspecs import hookimpl
+    from bugbout.core.contract.manager import create_plugin
+    from bugbout.core.contract.types import MinerPlugin, NoOptions, Options
+    from bugbout.core.mine.injection import SuiteRunner, mine_mutants
+    from bugbout.core.mine.mining import (
+        Miner,
+        MiningRequest,
+        TitleLookup,
+        fix_title_pattern,
+        issue_references,
+    )
+    from bugbout.core.mine.mutation import MutantOptions
+    from bugbout.core.plumbing.git import Change, Commit, Git
+    from bugbout.core.plumbing.progress import Progress
+    from bugbout.core.plumbing.testmodules import (
+        added_tests,
+        changed_tests,
+        defined_tests_memo,
+        is_test_module,
+    )
+    from bugbout.core.store.records import IssueRef, Task, TaskIssue, TaskSet
