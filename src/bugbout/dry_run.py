@@ -1,10 +1,11 @@
 """``bugbout run --dry-run``: what a bout would run and spend, before anything is spent.
 
 Nothing runs: the tasks and ground truth are those already in the store (``bugbout
-tasks`` makes them, without any agent), each (task, agent) is an attempt, found in the
-store (reused, free) or to run. An attempt's cost is estimated from the tokens of the
-agent's past attempts in the store, else from :data:`DEFAULT_USAGE` for its harness, at
-the price table's price of its model. The smallest difference in resolve rate the bout
+tasks`` makes them, without any agent), each (task, agent, repeat) is an attempt, found
+in the store (reused, free) or to run; a contestant makes ``run.repeats`` attempts per
+task, an examiner one. An attempt's cost is estimated from the tokens of the agent's past
+attempts in the store, else from :data:`DEFAULT_USAGE` for its harness, at the price
+table's price of its model. The smallest difference in resolve rate the bout
 can detect is :func:`bugbout.core.report.power.detectable_difference` on its tasks.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bugbout.core.plumbing.prices import PriceTable, attempt_cost, price_table
-from bugbout.core.race.contestants import Contestant, build_contestants
+from bugbout.core.race.contestants import Contestant, build_contestants, with_repeats
 from bugbout.core.race.race import race_tasks, to_run
 from bugbout.core.report.power import ALPHA, POWER, detectable_difference
 from bugbout.core.store.records import Attempt, OracleSet, TaskSet
@@ -37,8 +38,6 @@ DEFAULT_USAGE = {
 rough figures for one bug of a mid-sized Python repository (an agent reads much more
 than it writes, most of it from the prompt cache). The ``command`` and ``predictions``
 agents have none: their cost is unknown until they have run."""
-REPEATS = 1
-"""Attempts per (task, agent)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +78,8 @@ class Plan:
     """Whether the store has the tasks' ground truth (else scored tasks count)."""
     estimates: list[Estimate]
     rounds: int
+    repeats: int
+    """Attempts per (task, contestant): ``run.repeats``."""
     prices: str
     detectable: float | None
     budget: BudgetSettings
@@ -110,11 +111,14 @@ class Plan:
             ]
         contestants = sum(e.role == "contestant" for e in self.estimates)
         examiners = len(self.estimates) - contestants
-        agents = f"{contestants} contestant(s)" + (
-            f" + {examiners} examiner(s)" if examiners else ""
+        extra = f" + {examiners} examiner(s)" if examiners else ""
+        agents = (
+            f"{contestants} contestant(s){extra} x 1 repeat"
+            if self.repeats == 1
+            else f"({contestants} contestant(s) x {self.repeats} repeats{extra})"
         )
         lines = [
-            f"dry run (nothing runs): {self.tasks} task(s) x {agents} x {REPEATS} repeat = "
+            f"dry run (nothing runs): {self.tasks} task(s) x {agents} = "
             f"{self.attempts} attempt(s); {self.reused} in the store (reused, free), "
             f"{self.attempts - self.reused} to run"
             + ("" if self.truth else " (ground truth not computed yet: scored tasks counted)"),
@@ -191,18 +195,21 @@ def plan(settings: BoutSettings, plugins: Plugins) -> Plan:
         raced = race_tasks(tasks, oracles)
     estimates = []
     for racer in racers:
+        repeats = with_repeats([racer], settings.run.repeats)
         pending = tuple(
-            racer.path(task)
+            again.path(task)
             for task in raced
-            if to_run(store.read(racer.path(task), Attempt), retry_failed=settings.run.retry_failed)
+            for again in repeats
+            if to_run(store.read(again.path(task), Attempt), retry_failed=settings.run.retry_failed)
         )
-        estimates.append(_estimate(store, racer, prices, len(raced), pending))
+        estimates.append(_estimate(store, racer, prices, len(raced) * len(repeats), pending))
     return Plan(
         tasks=len(raced),
         mined=tasks is not None,
         truth=oracles is not None,
         estimates=estimates,
         rounds=settings.run.rounds,
+        repeats=settings.run.repeats,
         prices=prices.source,
         detectable=detectable_difference(len(raced)),
         budget=settings.run.budget,

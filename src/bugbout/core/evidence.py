@@ -1,6 +1,6 @@
 """The store's evidence shared by every bout and sweep job (base runs, matrices, scores,
-audits), each under a key derived here from what it is computed from, and the retry
-rounds kept beside an attempt."""
+audits), each under a key derived here from what it is computed from, the retry
+rounds kept beside an attempt, and a contestant's repeats."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TypeVar
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.crossexam.affected import BaseRun
 from bugbout.core.crossexam.timeouts import killed
-from bugbout.core.race.contestants import Contestant
+from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.store.records import (
     Attempt,
     Audit,
@@ -166,6 +166,17 @@ def earlier_rounds(store: Store, task: Task, racers: list[Contestant]) -> list[A
     ]
 
 
+def repeats_of(store: Store, task: Task, racers: list[Contestant], repeats: int) -> list[Attempt]:
+    """The contestants' stored attempts on ``task`` of repeats 2..``repeats``, each its
+    last round."""
+    return [
+        attempt
+        for racer in with_repeats(racers, repeats)
+        if racer.repeat > 1
+        if (attempt := store.read(racer.path(task), Attempt)) is not None
+    ]
+
+
 def round_scores(
     store: Store, tasks: TaskSet, oracles: OracleSet, attempts: list[Attempt]
 ) -> list[Resolution]:
@@ -174,12 +185,20 @@ def round_scores(
     for a in attempts:
         key = (a.task_id, a.contestant)
         last[key] = max(last.get(key, a.round), a.round)
+    earlier = [
+        a for a in attempts if a.role == "contestant" and a.round != last[(a.task_id, a.contestant)]
+    ]
+    return stored_scores(store, tasks, oracles, earlier)
+
+
+def stored_scores(
+    store: Store, tasks: TaskSet, oracles: OracleSet, attempts: list[Attempt]
+) -> list[Resolution]:
+    """The stored score of each of ``attempts`` that has one."""
     by_id = {task.id: task for task in tasks.tasks}
     found = []
     for a in attempts:
         task, oracle = by_id.get(a.task_id), oracles.root.get(a.task_id)
-        if a.role != "contestant" or a.round == last[(a.task_id, a.contestant)]:
-            continue
         if task is not None and oracle is not None:
             shared = Shared(store, task)
             resolution = shared.read(

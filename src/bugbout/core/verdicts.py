@@ -11,6 +11,11 @@ the shared store that the bout used:
 - ``verdicts.json``: per task and judge policy, the pick or the abstention, and why;
 - ``resolutions.json``: every patch's score against the hidden tests, and each pick's;
 - ``audits.json``: the auditor's verdict and route for every patch.
+
+With ``run.repeats`` > 1 the first repeat of every contestant is the bout above; the
+later repeats are scored against the hidden tests, each its own patch, and kept in the
+shared evidence only: they are samples of a contestant's success rate (pass@k, pass^k),
+while the judge picks one patch per task among the contestants'.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from bugbout.core.crossexam.affected import BaseRun, Selection
 from bugbout.core.crossexam.base_run import run_base, selections
 from bugbout.core.crossexam.crossexam import cross_examine
 from bugbout.core.crossexam.timeouts import killed, timeouts
-from bugbout.core.evidence import EvidenceKeys, Shared, earlier_rounds, ends_alike
+from bugbout.core.evidence import EvidenceKeys, Shared, earlier_rounds, ends_alike, repeats_of
 from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
@@ -155,6 +160,7 @@ class Verdicts:
             attempts=_stored_attempts(self.store, task, racers),
             local=_Local(self.tools, self.auditor) if in_process else None,
             earlier=earlier_rounds(self.store, task, racers),
+            repeats=repeats_of(self.store, task, racers, self.settings.run.repeats),
             jobs=width,
         )
 
@@ -211,8 +217,8 @@ class Verdicts:
 class Evidence:
     """A task's evidence for one bout: its matrix, every contestant's score and audit
     (an audit is missing when the auditor failed: ``problems`` says why), how many of
-    these (retry rounds' scores included) were computed now (``made``) and how many were
-    found in the store (``reused``)."""
+    these (retry rounds' and repeats' scores included) were computed now (``made``) and
+    how many were found in the store (``reused``)."""
 
     matrix: Matrix
     scores: dict[str, Resolution] = field(default_factory=dict)
@@ -251,6 +257,9 @@ class EvidenceJob:
     local: _Local | None = None
     earlier: list[Attempt] = field(default_factory=list)
     """Retry rounds before the last, scored for pass@k."""
+    repeats: list[Attempt] = field(default_factory=list)
+    """The contestants' repeats after the first (``run.repeats``), each scored: samples
+    of their success rate, neither cross-examined, judged nor audited."""
     jobs: int = 1
     """How many of its pytest processes may run at once."""
 
@@ -305,7 +314,7 @@ class _Runs:
             if audit is not None:
                 evidence.audits[attempt.contestant] = audit
                 evidence.tally(audited)
-        for attempt in self.job.earlier:
+        for attempt in [*self.job.earlier, *self.job.repeats]:
             evidence.tally(self._score(attempt)[1])
         evidence.problems += self.problems
         warning = timeouts([(name, how) for name, run in self.timed if (how := killed(run))])

@@ -141,6 +141,9 @@ class RunSettings(Settings):
     rounds: int = Field(default=1, ge=1)
     """Rounds per contestant: an attempt the auditor rejects on visible evidence gets
     another round with the kill report (1: no retries)."""
+    repeats: int = Field(default=1, ge=1)
+    """Independent attempts per task and contestant, each its own sample (its own
+    rounds too): the report adds pass@k, pass^k and intervals clustered by task."""
     grace: float = Field(default=30, ge=0)
     """Seconds the work running at a Ctrl-C (or SIGTERM) may take to finish before it is
     killed; nothing new starts meanwhile."""

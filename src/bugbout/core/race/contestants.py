@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from bugbout.core.contract.errors import ConfigError
@@ -33,10 +33,17 @@ class Contestant:
     """Its declared knowledge cutoff (``knowledge-cutoff``), ``YYYY-MM-DD``."""
     assignment_options: dict[str, Any] = field(default_factory=dict, hash=False)
     """Its assignment's options that differ from the plugin's defaults."""
+    repeat: int = 1
+    """Which of its independent attempts on a task this is (``run.repeats``)."""
 
     @property
     def role(self) -> Literal["contestant", "examiner"]:
         return "contestant" if self.assignment is None else "examiner"
+
+    @property
+    def label(self) -> str:
+        """Its name, and which repeat after the first: ``codex #2``."""
+        return self.name if self.repeat == 1 else f"{self.name} #{self.repeat}"
 
     @property
     def quota(self) -> str:
@@ -44,13 +51,14 @@ class Contestant:
 
     def key(self, task: Task) -> str:
         """What determines this agent's attempt on ``task``. The assignment's options are
-        in it only when some differ from the defaults: the keys of attempts made before
-        assignments took options stay the same."""
+        in it only when some differ from the defaults, and the repeat only after the
+        first: the keys of attempts made before either existed stay the same."""
         settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
         assignment = self.assignment.name if self.assignment else ""
         options = self.assignment_options
         changed = [json.dumps(options, sort_keys=True, default=str)] if options else []
-        return digest(task.sha, settings, PROMPT_VERSION, assignment, *changed)
+        again = [f"repeat {self.repeat}"] if self.repeat > 1 else []
+        return digest(task.sha, settings, PROMPT_VERSION, assignment, *changed, *again)
 
     def path(self, task: Task) -> str:
         """Where this agent's attempt on ``task`` is stored."""
@@ -60,6 +68,16 @@ class Contestant:
         if self.assignment is not None:
             return self.assignment.prompt(task, tests=tests, test_command=test_command)
         return contestant_prompt(task, tests=tests, test_command=test_command)
+
+
+def with_repeats(racers: list[Contestant], repeats: int) -> list[Contestant]:
+    """``racers`` with each contestant's repeats 2..``repeats`` after it; an examiner's
+    tests are evidence, not samples: it runs once."""
+    return [
+        replace(racer, repeat=number)
+        for racer in racers
+        for number in range(1, (repeats if racer.role == "contestant" else 1) + 1)
+    ]
 
 
 ASSIGNMENT = AssignmentPlugin.kind

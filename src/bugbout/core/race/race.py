@@ -31,7 +31,7 @@ from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, Stop, current_stop
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.agent_run import run_agent
-from bugbout.core.race.contestants import Contestant
+from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.store.records import RETRYABLE, Attempt, AttemptStatus, OracleSet, Task, TaskSet
 from bugbout.core.store.store import safe_name
 from bugbout.core.store.verdict_records import JobAttempt
@@ -65,10 +65,10 @@ class Race:
     def pending(
         self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
     ) -> Iterator[tuple[Task, Contestant, Attempt | None]]:
-        """Every (task, contestant) still to run, new or failed and retried, with the
-        record found for it."""
+        """Every (task, contestant, repeat) still to run, new or failed and retried, with
+        the record found for it."""
         for task in race_tasks(tasks, oracles):
-            for contestant in contestants:
+            for contestant in with_repeats(contestants, self.settings.run.repeats):
                 previous = self.store.read(contestant.path(task), Attempt)
                 if to_run(previous, retry_failed=self.settings.run.retry_failed):
                     yield task, contestant, previous
@@ -76,8 +76,8 @@ class Race:
     def job_attempts(
         self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
     ) -> list[JobAttempt]:
-        """Every stored attempt of these contestants on the raced tasks, and whether this
-        race ran it or found it in the store."""
+        """Every stored attempt of these contestants (each repeat) on the raced tasks, and
+        whether this race ran it or found it in the store."""
         return [
             JobAttempt(
                 task_id=task.id,
@@ -86,7 +86,7 @@ class Race:
                 reused=path not in self.ran,
             )
             for task in race_tasks(tasks, oracles)
-            for contestant in contestants
+            for contestant in with_repeats(contestants, self.settings.run.repeats)
             if self.store.path(path := contestant.path(task)).exists()
         ]
 
@@ -167,7 +167,7 @@ class Race:
                         self.ran.add(contestant.path(task))
                         finished.append(attempt)
                 self.progress.advance(
-                    f"{lane}: {attempt.contestant} on {attempt.task_id}: "
+                    f"{lane}: {contestant.label} on {attempt.task_id}: "
                     f"{attempt.status if ran else 'reused (run by another bout)'}"
                 )
         except OverBudget as exc:
@@ -192,7 +192,7 @@ class Race:
                 self.store.write(
                     path, record.model_copy(update={"status": AttemptStatus.INTERRUPTED})
                 )
-        self.progress.advance(f"{contestant.name} on {task.id}: not run (budget)")
+        self.progress.advance(f"{contestant.label} on {task.id}: not run (budget)")
 
     def _lost(
         self, task: Task, contestant: Contestant, previous: Attempt | None, error: Exception
@@ -244,7 +244,7 @@ class Race:
                 task, contestant, checkouts, round_number, feedback, leftovers=leftovers
             )
             if record.status == AttemptStatus.INTERRUPTED and round_number > 1:
-                raise Interrupted(f"{contestant.name} on {task.id}: round {round_number} killed")
+                raise Interrupted(f"{contestant.label} on {task.id}: round {round_number} killed")
             if round_number > 1 and current is not None:
                 kept = path.removesuffix(".json") + f".round{round_number - 1}.json"
                 self.store.write(kept, current)
@@ -375,5 +375,6 @@ def _failed(
         status=AttemptStatus.INFRA_ERROR,
         started=datetime.now(UTC).isoformat(timespec="seconds"),
         round=round_number,
+        repeat=contestant.repeat,
         error=error,
     )

@@ -16,7 +16,7 @@ from bugbout.core.audit.auditing import Auditor, AuditRequest, escalate
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.stopping import Interrupted
-from bugbout.core.race.contestants import Contestant
+from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.race import Race
 from bugbout.core.store.records import (
     Attempt,
@@ -54,11 +54,11 @@ def run_rounds(
     racers: list[Contestant],
 ) -> list[Attempt]:
     """Run rounds 2..``run.rounds`` for contestants whose latest attempt is not approved on
-    visible evidence; returns the new attempts."""
+    visible evidence (each repeat its own rounds); returns the new attempts."""
     settings = race.settings
     new: list[Attempt] = []
     scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
-    contestants = [r for r in racers if r.role == "contestant"]
+    contestants = [r for r in with_repeats(racers, settings.run.repeats) if r.role == "contestant"]
     with Git(settings.repository) as git:
         checkouts = race.tools.checkouts(git)
         for task in scored:
@@ -83,7 +83,7 @@ def run_rounds(
                             )
                         except Exception as exc:  # no review: no further round, bout goes on
                             race.progress.warn(
-                                f"cannot review {contestant.name} on {task.id} for another "
+                                f"cannot review {contestant.label} on {task.id} for another "
                                 f"round: {type(exc).__name__}: {exc}"
                             )
                             break
@@ -100,7 +100,7 @@ def run_rounds(
                         break
                     route = escalate(review.route, routes[:-1])
                     race.progress.advance(
-                        f"{contestant.name} on {task.id}: round {attempt.round + 1}"
+                        f"{contestant.label} on {task.id}: round {attempt.round + 1}"
                     )
                     again, ran = race.claim(
                         task,

@@ -31,6 +31,7 @@ from bugbout.core.report.contamination import Contamination
 from bugbout.core.report.costs import Costs
 from bugbout.core.report.decision import Decision
 from bugbout.core.report.reasons import Reasons
+from bugbout.core.report.repeats import Repeats
 from bugbout.core.report.report_tampering import TamperedRow
 from bugbout.core.report.report_tasks import TaskPage
 from bugbout.core.report.rounds_report import Rounds
@@ -38,7 +39,7 @@ from bugbout.core.report.unscored import Unscored
 from bugbout.core.store.records import AttemptStatus, Record
 from bugbout.core.store.verdict_records import Score
 
-SCHEMA_VERSION = "bugbout.report/5"
+SCHEMA_VERSION = "bugbout.report/6"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
@@ -291,6 +292,7 @@ class Report(Record):
     """What was cut short: test runs after the race killed at ``verdicts.timeout``."""
     confidence: Confidence = Field(default_factory=Confidence)
     rounds: Rounds = Field(default_factory=Rounds)
+    repeats: Repeats = Field(default_factory=Repeats)
     reasons: Reasons = Field(default_factory=Reasons)
     pages: list[TaskPage] = Field(default_factory=list)
     """A page per task: the diffs, the matrix, the audit and the picks behind its row."""

@@ -11,6 +11,7 @@ from bugbout.core.report.contamination import contamination
 from bugbout.core.report.costs import PriceTable, costs, price_table
 from bugbout.core.report.decision import decide
 from bugbout.core.report.reasons import reasons as reasons_why
+from bugbout.core.report.repeats import repeats_report
 from bugbout.core.report.report import (
     AgentRow,
     AuditRow,
@@ -98,12 +99,17 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     fixes: Mapping[str, str] | None = None,
     links: Mapping[str, AttemptLinks] | None = None,
     cutoffs: Mapping[str, str] | None = None,
+    repeats: Sequence[Attempt] = (),
+    repeat_scores: Sequence[Resolution] = (),
 ) -> Report:
     """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
     its costs at ``prices`` (default: the packaged table). ``round_scores``: the scores
     of retry rounds before each attempt's last. Its task pages show the fixes' diffs and
     link the attempts' files when given them (:mod:`bugbout.core.report.report_tasks`).
-    ``cutoffs``: the contestants' declared knowledge cutoffs."""
+    ``cutoffs``: the contestants' declared knowledge cutoffs. ``repeats``: the attempts
+    of the contestants' repeats after the first (every round), with ``repeat_scores``
+    their last rounds' scores; the totals count them, the rest of the report is the
+    first repeat's."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -156,7 +162,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
             )
             for task in tasks.tasks
         ],
-        totals=_totals(attempts),
+        totals=_totals([*attempts, *repeats]),
         costs=costs(attempts, agents, prices or price_table()),
         tampered=tampered_rows(
             resolutions, audits, verdicts, matrices, attempts, round_scores=round_scores
@@ -164,6 +170,11 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         timeouts=report_timeouts(matrices, audits),
         confidence=confidence(contestants, policies, scored_ids, score, verdict_of),
         rounds=rounds_report(contestants, attempts, score, [*round_scores, *resolutions]),
+        repeats=repeats_report(
+            contestants,
+            _samples(score, repeats, repeat_scores, scored_set),
+            max((a.repeat for a in repeats), default=1),
+        ),
         reasons=reasons_why(
             last.values(), [v for (t, _), v in sorted(verdict_of.items()) if t in scored_set]
         ),
@@ -190,6 +201,31 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     )
     report.decision = decide(report)
     return report
+
+
+def _samples(
+    score: dict[tuple[str, str], Score],
+    repeats: Sequence[Attempt],
+    repeat_scores: Sequence[Resolution],
+    scored: set[str],
+) -> dict[tuple[str, str], list[bool]]:
+    """Each (task, contestant)'s samples, whether each repeat's last round resolved the
+    task: the first repeat's counted score, then each later repeat's that counts (its
+    last round scored, not stopped by a quota or the infrastructure)."""
+    samples: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for key, value in score.items():
+        samples[key].append(value == Score.RESOLVED)
+    by_revision = {r.key: r for r in repeat_scores}
+    last: dict[tuple[str, str, int], Attempt] = {}
+    for attempt in repeats:
+        which = (attempt.task_id, attempt.contestant, attempt.repeat)
+        if which not in last or attempt.round >= last[which].round:
+            last[which] = attempt
+    for (task_id, name, _), attempt in sorted(last.items()):
+        resolution = by_revision.get(attempt.revision)
+        if task_id in scored and attempt.status not in RETRYABLE and resolution is not None:
+            samples[(task_id, name)].append(resolution.score == Score.RESOLVED)
+    return dict(samples)
 
 
 def _agents(

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from bugbout.core.evidence import round_scores, with_earlier_rounds
+from bugbout.core.evidence import round_scores, stored_scores, with_earlier_rounds
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
@@ -61,7 +61,9 @@ def load_report(
         for name in with_earlier_rounds(store, used.path)
         if (attempt := store.read(name, Attempt)) is not None
     ]
-    attempts = [attempt for _, attempt in stored]
+    attempts = [attempt for _, attempt in stored if attempt.repeat == 1]
+    repeats = [attempt for _, attempt in stored if attempt.repeat > 1]
+    last = {(a.task_id, a.contestant, a.repeat): a for a in sorted(repeats, key=lambda a: a.round)}
     resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
     verdicts = output.read(VERDICTS, VerdictSet) or VerdictSet()
     audits = output.read(AUDITS, AuditSet) or AuditSet()
@@ -83,6 +85,8 @@ def load_report(
         fixes=fix_diffs(repository, tasks) if repository else None,
         links=attempt_links(stored, store.root, output.root),
         cutoffs=job.cutoffs if job is not None else {},
+        repeats=repeats,
+        repeat_scores=stored_scores(store, tasks, oracles, list(last.values())),
     )
     busy = running(output)
     partial = (

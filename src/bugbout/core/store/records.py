@@ -393,6 +393,8 @@ class Attempt(Versioned):
     started: str = ""
     """When it started, ISO 8601."""
     round: int = 1
+    repeat: int = 1
+    """Which of the contestant's independent attempts on the task (``run.repeats``)."""
     assignment: str | None = None
     """For an examiner: its assignment (``reproduce``, ``specify``)."""
     validation: TestRun | None = None
