@@ -246,6 +246,26 @@ def test_the_code_it_writes_is_valid_and_typed(tmp_path: Path, kind: str) -> Non
             assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_plugin_it_writes_imports_only_the_public_api(tmp_path: Path, kind: str) -> None:
+    """The plugin imports bugbout's public modules only (its tests, the test kit too):
+    never ``bugbout.core``, rendering, the sandbox primitives or a built-in plugin."""
+    from test_public_api import PUBLIC, bugbout_imports
+
+    package = scaffold(kind, f"my-{kind}", tmp_path)
+    public = {"bugbout", *PUBLIC.values()}
+    found = {
+        path.name: {module for _, module in bugbout_imports(path)} for path in package.rglob("*.py")
+    }
+    assert found["plugin.py"] >= {PUBLIC[kind]}
+    assert found["plugin.py"] <= public
+    assert found["test_plugin.py"] <= {
+        *public,
+        "bugbout.testing.suites",
+        "bugbout.testing.suites.judges",
+    }
+
+
 @pytest.mark.slow
 def test_the_wheel_ships_every_template(tmp_path: Path) -> None:
     """The templates are package data: a wheel built from the source holds each of them

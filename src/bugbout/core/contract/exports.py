@@ -45,3 +45,22 @@ def lazy_exports(
         return sorted(exports)
 
     return __getattr__, __dir__
+
+
+def moved(old: str, public: str, private: str) -> Callable[[str], Any]:
+    """Warn that module ``old`` was removed, and return its ``__getattr__``: a name comes
+    from the public module that replaces it, else from the private one it became."""
+    import warnings
+
+    warnings.warn(
+        f"{old} is private and gone; import {public}, the stable API", DeprecationWarning, 3
+    )
+
+    def __getattr__(name: str) -> Any:
+        for module in (public, private):
+            found = importlib.import_module(module)
+            if hasattr(found, name):
+                return getattr(found, name)
+        raise AttributeError(f"module {old!r} has no attribute {name!r}; see {public}")
+
+    return __getattr__
