@@ -1,14 +1,17 @@
 """bugbout: which coding agent really fixes bugs in your codebase?
 
 The public API is re-exported lazily: ``import bugbout`` (or any plugin module) loads
-nothing of the pipeline until one of these names is used.
+nothing of the pipeline until one of these names is used. A plugin imports the public
+module of its kind (``bugbout.judges``, ``bugbout.sandboxes``, ...); ``bugbout.core`` is
+private.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from bugbout.core.contract.exports import lazy_exports
 
 __version__ = "0.2.0.dev0"
 
@@ -96,25 +99,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module the first time the name is used."""
-    if name in _RENAMED:
-        import warnings
-
-        new = _RENAMED[name]
-        warnings.warn(f"{name} is now {new}; import that", DeprecationWarning, stacklevel=2)
-        return __getattr__(new)
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'bugbout' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _RENAMED)
 
 if TYPE_CHECKING:
     from bugbout.bout import Bout, BoutResult, Project, render_markdown

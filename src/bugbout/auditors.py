@@ -22,12 +22,15 @@ __all__ = [
     "Options",
     "Similarity",
     "changed_lines",
+    "classify",
     "create_plugin",
     "five_gram_overlap",
     "hookimpl",
     "identical_line_ratio",
     "is_empty",
+    "kill_report",
     "make_audit",
+    "verdict_for",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -42,12 +45,15 @@ __getattr__, __dir__ = lazy_exports(
         "Options": "bugbout.core.contract.types",
         "Similarity": "bugbout.core.store.records",
         "changed_lines": "bugbout.core.audit.recall",
+        "classify": "bugbout.core.audit.auditing",
         "create_plugin": "bugbout.core.contract.manager",
         "five_gram_overlap": "bugbout.core.audit.recall",
         "hookimpl": "bugbout.core.contract.hookspecs",
         "identical_line_ratio": "bugbout.core.audit.recall",
         "is_empty": "bugbout.core.audit.auditing",
+        "kill_report": "bugbout.core.audit.auditing",
         "make_audit": "bugbout.core.audit.auditing",
+        "verdict_for": "bugbout.core.audit.auditing",
     },
 )
 
@@ -55,8 +61,11 @@ if TYPE_CHECKING:
     from bugbout.core.audit.auditing import (
         Auditor,
         AuditRequest,
+        classify,
         is_empty,
+        kill_report,
         make_audit,
+        verdict_for,
     )
     from bugbout.core.audit.gate_options import GateOptions
     from bugbout.core.audit.recall import changed_lines, five_gram_overlap, identical_line_ratio

@@ -29,6 +29,7 @@ __all__ = [
     "Task",
     "TaskIssue",
     "TaskSet",
+    "TestingMiner",
     "TitleLookup",
     "added_tests",
     "changed_tests",
@@ -60,6 +61,7 @@ __getattr__, __dir__ = lazy_exports(
         "Task": "bugbout.core.store.records",
         "TaskIssue": "bugbout.core.store.records",
         "TaskSet": "bugbout.core.store.records",
+        "TestingMiner": "bugbout.core.mine.injection",
         "TitleLookup": "bugbout.core.mine.mining",
         "added_tests": "bugbout.core.plumbing.testmodules",
         "changed_tests": "bugbout.core.plumbing.testmodules",
@@ -78,7 +80,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import MinerPlugin, NoOptions, Options
-    from bugbout.core.mine.injection import SuiteRunner, mine_mutants
+    from bugbout.core.mine.injection import SuiteRunner, TestingMiner, mine_mutants
     from bugbout.core.mine.mining import (
         Miner,
         MiningRequest,

@@ -30,8 +30,7 @@ def lazy_exports(
             import warnings
 
             new = old_names[name]
-            message = f"{module}.{name} is now {module}.{new}; import that"
-            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            warnings.warn(f"{name} is now {new}; import that", DeprecationWarning, stacklevel=2)
             return __getattr__(new)
         where = exports.get(name)
         if where is None:
