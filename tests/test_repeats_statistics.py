@@ -3,6 +3,7 @@ distribution and paired t-test, numpy, subsets counted one by one, and hand valu
 
 from __future__ import annotations
 
+import json
 import math
 from itertools import combinations
 
@@ -19,8 +20,17 @@ from bugbout.core.report.clustered import (
     t_quantile,
     t_two_sided,
 )
-from bugbout.core.report.repeats import repeats_report
+from bugbout.core.report.repeats import (
+    AgentRepeats,
+    AtK,
+    PairRepeats,
+    Repeats,
+    TaskRate,
+    repeats_report,
+)
+from bugbout.core.report.report import Report, report_schema
 from bugbout.core.report.statistics import holm
+from report_records import _validate
 
 
 def _subsets(n: int, c: int, k: int) -> tuple[float, float]:
@@ -133,3 +143,20 @@ def test_the_report_of_repeats_on_known_samples() -> None:
 
 def test_no_repeats_no_figures() -> None:
     assert repeats_report(["a"], {("t1", "a"): [True]}, 1).agents == []
+
+
+def test_the_report_schema_describes_repeats_and_they_validate() -> None:
+    """The hand-written schema and the records stay in step, and a report with repeats
+    (one task each: intervals null) validates."""
+    schema = report_schema()
+    for model, key in (
+        (AgentRepeats, "agent_repeats"),
+        (PairRepeats, "pair_repeats"),
+        (AtK, "at_k"),
+        (TaskRate, "task_rate"),
+    ):
+        assert set(schema["$defs"][key]["properties"]) == set(model.model_fields), model
+    assert set(schema["properties"]["repeats"]["properties"]) == set(Repeats.model_fields)
+    samples = {("t1", "a"): [True, False], ("t1", "b"): [False, False]}
+    report = Report(repeats=repeats_report(["a", "b"], samples, 2))
+    _validate(json.loads(report.model_dump_json(by_alias=True)))
