@@ -4,6 +4,9 @@ containers.
 
 A sandbox plugin imports these names from here; ``bugbout.core`` is private and may change
 in any release. Each name is imported the first time it is used.
+
+``bugbout_home`` is named like a hook: import it inside a function, never at the top of
+a plugin module, where pluggy would take it for one.
 """
 
 from __future__ import annotations
