@@ -197,14 +197,14 @@ def build(path: Path) -> dict[str, str]:
 
 
 EXPECTED_EXCLUDED = {
-    "not-a-fix": 3,  # initial commit, "Add mul (#4)", "Update the README"
-    "no-issue-reference": 1,
+    "root-commit": 1,
+    "no-source-change": 1,  # "Update the README"
     "too-many-source-files": 1,
     "duplicate-issue": 1,
 }
 EXPECTED_ORDER = [
     "unstable", "parametrize", "modified_module", "duplicate_new", "merge",
-    "already_passing", "clean",
+    "not_a_fix", "no_issue", "already_passing", "clean",
 ]  # fmt: skip
 
 

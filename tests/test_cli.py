@@ -36,7 +36,7 @@ def test_corrupt_record_is_reported_and_kept(initialised: Path) -> None:
 
 
 def test_history_fixture_is_consistent() -> None:
-    assert len(history.EXPECTED_ORDER) == 7
+    assert len(history.EXPECTED_ORDER) == 9
 
 
 @pytest.mark.slow

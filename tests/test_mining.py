@@ -72,7 +72,7 @@ def test_limit_keeps_the_newest_and_counts_the_rest(calc_repo: tuple[Path, dict[
     repo, sha = calc_repo
     found = mine(repo, limit=2)
     assert [task.sha for task in found.tasks] == [sha["unstable"], sha["parametrize"]]
-    assert found.excluded["over-limit"] == 5
+    assert found.excluded["over-limit"] == 7
 
 
 def test_max_source_files_admits_broader_fixes(calc_repo: tuple[Path, dict[str, str]]) -> None:
@@ -100,7 +100,7 @@ def test_since_stops_the_walk_at_older_commits(calc_repo: tuple[Path, dict[str, 
 
 def test_fix_words_are_configurable(calc_repo: tuple[Path, dict[str, str]]) -> None:
     repo, sha = calc_repo
-    found = mine(repo, fix_words=("add",))
+    found = mine(repo, fix_words=("add",), tiers=["issue-fix"])
     assert [task.sha for task in found.tasks] == [sha["duplicate_new"], sha["not_a_fix"]]
     assert found.excluded["duplicate-issue"] == 1
 
@@ -171,7 +171,7 @@ def _merged_branch(root: Path, message: str) -> tuple[str, MiningRequest]:
 
 def test_merge_without_a_body_asks_the_issue_source_for_its_title(tmp_path: Path) -> None:
     merge, request = _merged_branch(tmp_path / "repo", "Merge pull request #20 from someone/topic")
-    miner = GitHistoryMiner(GitHistoryOptions())
+    miner = GitHistoryMiner(GitHistoryOptions(tiers=("issue-fix",)))
     assert miner.mine(request).tasks == []
     asked: list[int] = []
 
@@ -214,7 +214,7 @@ def test_a_merge_whose_own_title_names_a_fix_keeps_it(tmp_path: Path) -> None:
     ]
 
 
-def test_a_fix_that_only_changes_a_test_is_a_task_when_asked(tmp_path: Path) -> None:
+def test_a_fix_that_only_changes_a_test_is_a_task_of_its_tier(tmp_path: Path) -> None:
     repo = RepositoryBuilder(tmp_path / "repo")
     test = "from calc.ops import sub\n\n\ndef test_sub():\n    assert sub(2, 1) == 3\n"
     repo.commit("Initial", {"src/calc/ops.py": history.OPS, "tests/test_ops.py": test})
@@ -223,9 +223,9 @@ def test_a_fix_that_only_changes_a_test_is_a_task_when_asked(tmp_path: Path) -> 
         "Fix sub (#4)",
         {"src/calc/ops.py": fixed, "tests/test_ops.py": test.replace("== 3", "== 1")},
     )
-    assert mine(repo.path).tasks == []  # by default a task needs an added test
-    [task] = mine(repo.path, modified_tests=True).tasks
-    assert (task.sha, task.added_tests) == (sha, [])
+    assert mine(repo.path, tiers=["issue-fix", "fix"]).tasks == []  # without the tier
+    [task] = mine(repo.path).tasks
+    assert (task.sha, task.tier, task.added_tests) == (sha, "modified-test", [])
     assert task.modified_tests == ["tests/test_ops.py::test_sub"]
 
 

@@ -14,7 +14,7 @@ MOVED = {
     "reporter": "reporters",
     **{
         f"tasks.{key}": f"miner.{key}"
-        for key in ("ref", "since", "limit", "max-source-files", "fix-words", "modified-tests")
+        for key in ("ref", "since", "limit", "max-source-files", "fix-words")
     },
 }
 """Old dotted key → new dotted key (a config group when it has no dot)."""

@@ -21,6 +21,7 @@ from bugbout.core.contract.types import (
 from bugbout.core.mine.injection import SuiteRunner, TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
+from bugbout.core.mine.reported import is_told_by_failures, told
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
@@ -171,10 +172,15 @@ def _walk(
 def _read_issues(
     git: Git, found: TaskSet, request: MiningRequest, resolver: IssueResolver, progress: Progress
 ) -> TaskSet:
-    """``found``, each task given its issue's text; a newer fix of an issue wins."""
+    """``found``, each task given its issue's text (one that names none, its scrubbed
+    message); a newer fix of an issue wins."""
     progress.start("reading issues", total=len(found.tasks))
     claimed: set[int] = set()
     for task in list(found.tasks):
+        if is_told_by_failures(task):  # its failures are told once ground truth ran
+            task.problem_statement = told(git, task)
+            progress.advance(task.id)
+            continue
         message = git.message(task.sha)
         issue, _ = resolver.resolve(_issue_request(request, task.issue.number, message))
         task.issue.title = issue.title
@@ -257,9 +263,21 @@ def compute_oracles(
         _score(task, oracle)
         if oracle.status == "environment-error":
             progress.warn(f"task {task.id}: environment error: {oracle.reason}")
+    _tell_failures(settings, tasks, oracles)
     progress.finish()
     store.write(TASKS, tasks)
     return oracles
+
+
+def _tell_failures(settings: BoutSettings, tasks: TaskSet, oracles: OracleSet) -> None:
+    """Give each task that names no issue its statement with the failures its ground
+    truth saw before the fix (not part of the oracle's key: it is made from the oracle)."""
+    told_tasks = [task for task in tasks.tasks if is_told_by_failures(task)]
+    if not told_tasks:
+        return
+    with Git(settings.repository) as git:
+        for task in told_tasks:
+            task.problem_statement = told(git, task, oracles.root[task.id])
 
 
 def _try_again(oracle: Oracle, sweep: str) -> bool:

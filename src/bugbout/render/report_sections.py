@@ -140,9 +140,9 @@ def _agents_section(report: Report) -> Section:
         "agents",
         "Agents",
         f"Each contestant's patches against the maintainers' hidden tests, over "
-        f"{report.found.scored} scored tasks. Attempts stopped by a quota or an "
-        "infrastructure failure are left out of the resolve rate; every attempt that did "
-        "not finish is counted by how it ended.",
+        f"{report.found.scored} scored tasks{_tiers_used(report)}. Attempts stopped by a "
+        "quota or an infrastructure failure are left out of the resolve rate; every attempt "
+        "that did not finish is counted by how it ended.",
         [table],
     )
 
@@ -297,6 +297,16 @@ def _found_section(report: Report) -> Section:
         "be scored.",
         [Table(("", "count"), rows, numeric=frozenset({1}))],
     )
+
+
+def _tiers_used(report: Report) -> str:
+    """The tiers of the scored tasks, each with its count (`` (tiers: feature 3, fix 1)``)."""
+    counts: dict[str, int] = {}
+    for task in report.tasks:
+        if task.scored:
+            counts[task.tier] = counts.get(task.tier, 0) + 1
+    shown = ", ".join(f"{tier} {count}" for tier, count in sorted(counts.items()))
+    return f" (tiers: {shown})" if shown else ""
 
 
 def _tier_rate(tier: TierRate | None) -> str:

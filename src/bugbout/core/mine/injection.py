@@ -30,6 +30,7 @@ from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.crossexam.affected import CoverageMap, read_coverage
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.mutation import MutantOptions, Mutation, mutations, sample
+from bugbout.core.mine.reported import source_lines, statement
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.plumbing.git import Git, GitError
@@ -50,8 +51,6 @@ from bugbout.core.store.store import Store
 
 REF_PREFIX = "refs/bugbout/mutants/"
 TIER = "injected"
-SHOWN = 8
-"""The most failing tests a problem statement names."""
 # Why a tried mutation was left out.
 SURVIVED = "survived"
 BROKE_THE_RUN = "broke-the-run"
@@ -289,38 +288,15 @@ def _task(
         date=writer.date,
         title=f"{count} test{'s' if count > 1 else ''} failing in {', '.join(failing_modules)}",
         issue=TaskIssue(number=0),
-        problem_statement=statement(failing, withheld=[*mutation.mutated_lines, *_lines(tests)]),
+        problem_statement=statement(
+            failing,
+            withheld=[*mutation.mutated_lines, *source_lines(tests)],
+            lead="These tests of the project fail:",
+            close="They passed before a recent change to the code. Find the bug and fix it.",
+        ),
         source_files=[mutation.path],
         test_files=modules,
         changed_test_files=modules,
-    )
-
-
-def statement(failing: dict[str, str], *, withheld: list[str]) -> str:
-    """What agents are told: the failing tests by name, each with its first error line
-    unless it shows any of ``withheld`` (the mutated code, the tests' source)."""
-    lines = ["These tests of the project fail:", ""]
-    for test, message in list(failing.items())[:SHOWN]:
-        shown = message.strip()
-        if shown and not _leaks(shown, withheld):
-            lines.append(f"- {test}: {shown}")
-        else:
-            lines.append(f"- {test}")
-    if len(failing) > SHOWN:
-        lines.append(f"- and {len(failing) - SHOWN} more")
-    lines += ["", "They passed before a recent change to the code. Find the bug and fix it."]
-    return "\n".join(lines)
-
-
-def _lines(texts: list[str]) -> list[str]:
-    return [line.strip() for text in texts for line in text.splitlines() if line.strip()]
-
-
-def _leaks(message: str, withheld: list[str]) -> bool:
-    """Whether ``message`` shows a line of ``withheld``, or is one's text."""
-    return any(
-        (len(line) >= 3 and line in message) or (len(message) >= 3 and message in line)
-        for line in withheld
     )
 
 

@@ -101,9 +101,12 @@ class TaskIssue(Record):
     url: str | None = None
 
 
-TIERS = ("issue-fix", "injected")
-"""Where tasks come from (a task's ``tier``): ``issue-fix``, a fix from the history that
-names an issue; ``injected``, a bug bugbout put into the current code (a mutant)."""
+HISTORY_TIERS = ("issue-fix", "fix", "modified-test", "feature")
+TIERS = (*HISTORY_TIERS, "injected")
+"""Where tasks come from (a task's ``tier``): from the history, ``issue-fix``, a fix that
+names an issue and adds a test, ``fix``, one that names none, ``modified-test``, a fix that
+changes existing tests, ``feature``, a change that is not a fix but adds tests;
+``injected``, a bug bugbout put into the current code (a mutant)."""
 
 
 class Task(Record):
@@ -130,8 +133,8 @@ class Task(Record):
     added_tests: list[TestId] = Field(default_factory=list)
     """``path::Class::test`` names of the tests the fix added or gave new cases."""
     modified_tests: list[TestId] = Field(default_factory=list)
-    """Existing tests whose code the fix changed, when it added none (a task only with
-    ``miner.modified-tests``, kept only when one of them is fail-to-pass)."""
+    """Existing tests whose code the fix changed, when it added none (a task of tier
+    ``modified-test``, kept only when one of them is fail-to-pass)."""
     scored: bool = True
     reason: str | None = None
     """Why the task is not scored, when it is not."""

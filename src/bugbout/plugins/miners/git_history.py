@@ -1,5 +1,7 @@
-"""The ``git-history`` miner: fixes on the first-parent history that name an issue and
-add a test."""
+"""The ``git-history`` miner: the changes on the first-parent history that come with
+tests, each task of a tier (``miner.tiers``): fixes that name an issue (``issue-fix``) or
+none (``fix``) and add a test, fixes that change existing tests (``modified-test``), and
+changes that are not fixes but add tests (``feature``)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from bugbout.core.plumbing.testmodules import (
     defined_tests_memo,
     is_test_module,
 )
-from bugbout.core.store.records import IssueRef, Task, TaskIssue, TaskSet
+from bugbout.core.store.records import HISTORY_TIERS, IssueRef, Task, TaskIssue, TaskSet
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
@@ -38,6 +40,7 @@ TOO_MANY_SOURCE_FILES = "too-many-source-files"
 NO_TEST_ADDED = "no-test-added"
 DUPLICATE_ISSUE = "duplicate-issue"
 OVER_LIMIT = "over-limit"
+TIER_LEFT_OUT = "tier-left-out"
 
 
 DEFAULT_FIX_WORDS = (
@@ -59,9 +62,16 @@ class GitHistoryOptions(Options):
     """Fixes that change more source files than this are left out."""
     fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
     """Words (or their inflections) a fix's title must contain."""
-    modified_tests: bool = False
-    """Also fixes that change existing tests without adding one; such a task is kept only
-    when one of the changed tests fails before the fix and passes after it."""
+    tiers: tuple[str, ...] = HISTORY_TIERS
+    """The kinds of task kept: ``issue-fix``, ``fix``, ``modified-test``, ``feature``."""
+
+    @field_validator("tiers")
+    @classmethod
+    def _tiers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [tier for tier in value if tier not in HISTORY_TIERS]
+        if unknown or not value:
+            raise ValueError(f"must be a list of {', '.join(HISTORY_TIERS)}, not {list(value)}")
+        return value
 
     @field_validator("since", mode="before")
     @classmethod
@@ -83,7 +93,7 @@ def bugbout_miners() -> Iterator[MinerPlugin]:
         name="git-history",
         factory=GitHistoryMiner,
         options=GitHistoryOptions,
-        description="fixes on the first-parent history that name an issue and add a test",
+        description="changes on the first-parent history that come with tests, by tier",
     )
 
 
@@ -91,8 +101,10 @@ def bugbout_miners() -> Iterator[MinerPlugin]:
 class _Candidate:
     commit: Commit
     title: str
-    issue: IssueRef
+    issue: IssueRef | None
     source_files: list[str]
+    fix: bool
+    """Whether its title reads like a fix (else it may be a ``feature``)."""
 
 
 class GitHistoryMiner:
@@ -136,16 +148,16 @@ class GitHistoryMiner:
                 if candidate is None:
                     result.exclude(reason)
                     continue
-                task = _task_if_tested(
-                    git, candidate, layout, tests_cache, statements,
-                    modified_tests=settings.modified_tests,
-                )  # fmt: skip
+                task, reason = _task_if_tested(
+                    git, candidate, layout, tests_cache, statements, tiers=settings.tiers
+                )
                 if task is None:
-                    result.exclude(NO_TEST_ADDED)
+                    result.exclude(reason)
                 elif task.issue.number in claimed:
                     result.exclude(DUPLICATE_ISSUE)
                 else:
-                    claimed.add(task.issue.number)
+                    if task.issue.number:
+                        claimed.add(task.issue.number)
                     if len(result.tasks) >= settings.limit:
                         result.exclude(OVER_LIMIT)
                     else:
@@ -162,24 +174,26 @@ class GitHistoryMiner:
         titles: TitleLookup | None,
         github: str | None,
     ) -> tuple[_Candidate | None, str]:
-        """The cheap rules, from the log alone: title, issue, source files."""
+        """The cheap rules, from the log alone: title, issue, source files (a commit that
+        no chosen tier could take is left out here)."""
         pr_title = _pull_request_title(commit) if commit.is_merge else None
         if pattern.search(commit.subject):  # a title that names a fix keeps its own words
             matched, title = True, commit.subject
         else:
             matched = bool(pr_title and pattern.search(pr_title))
             title = pr_title or commit.subject
+        tiers = settings.tiers
         may_look_up = commit.is_merge and not pr_title and titles is not None
-        if not matched and not may_look_up:
+        if not matched and not may_look_up and "feature" not in tiers:
             return None, NOT_A_FIX  # the common case: no need to read references
         refs = issue_references(commit.subject, commit.body, repository=github)
         if not matched and refs and titles is not None:
             looked_up = titles(refs[0].number)
             if looked_up and pattern.search(looked_up):
                 matched, title = True, looked_up
-        if not matched:
+        if not matched and "feature" not in tiers:
             return None, NOT_A_FIX
-        if not refs:
+        if matched and not refs and not {"fix", "modified-test"} & set(tiers):
             return None, NO_ISSUE_REFERENCE
         if not commit.parents:
             return None, ROOT_COMMIT
@@ -188,7 +202,8 @@ class GitHistoryMiner:
             return None, NO_SOURCE_CHANGE
         if len(source_files) > settings.max_source_files:
             return None, TOO_MANY_SOURCE_FILES
-        return _Candidate(commit, title, refs[0], source_files), ""
+        issue = refs[0] if refs else None
+        return _Candidate(commit, title, issue, source_files, fix=matched), ""
 
 
 class _Layout:
@@ -225,10 +240,11 @@ def _task_if_tested(
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
     *,
-    modified_tests: bool = False,
-) -> Task | None:
-    """The task, when the fix added a test (found by parsing the modules before and after)
-    or, with ``modified_tests``, changed one."""
+    tiers: tuple[str, ...],
+) -> tuple[Task | None, str]:
+    """The task, of the first of its tiers chosen in ``tiers``, when the change added a
+    test (found by parsing the modules before and after) or, a fix, changed one; or why
+    it is left out."""
     commit = candidate.commit
     parent = commit.parents[0]
     changed: list[str] = []
@@ -251,16 +267,22 @@ def _task_if_tested(
         before = cache[old_blob] if old_blob is not None else {}
         after = cache[blob] if blob is not None else {}
         added.extend(f"{path}::{name}" for name in added_tests(before, after))
-    modified = [] if added or not modified_tests else _modified(git, modules)
+    may_modify = candidate.fix and "modified-test" in tiers
+    modified = [] if added or not may_modify else _modified(git, modules)
     if not added and not modified:
-        return None
-    return Task(
+        return None, NO_TEST_ADDED
+    tier = _tier(candidate, bool(added))
+    if tier not in tiers:
+        return None, NO_ISSUE_REFERENCE if tier == "fix" else TIER_LEFT_OUT
+    issue = candidate.issue
+    task = Task(
         id=Task.id_for(commit.sha),
+        tier=tier,
         sha=commit.sha,
         parent=parent,
         date=commit.date,
         title=candidate.title,
-        issue=TaskIssue(number=candidate.issue.number, url=candidate.issue.url),
+        issue=TaskIssue(number=issue.number, url=issue.url) if issue else TaskIssue(number=0),
         source_files=candidate.source_files,
         test_files=sorted(p for p in changed if is_test_module(p) and p.endswith(".py")),
         changed_test_files=sorted(changed),
@@ -268,6 +290,16 @@ def _task_if_tested(
         added_tests=added,
         modified_tests=modified,
     )
+    return task, ""
+
+
+def _tier(candidate: _Candidate, added: bool) -> str:
+    """The kind of change ``candidate`` is, given whether it added a test."""
+    if not candidate.fix:
+        return "feature"
+    if not added:
+        return "modified-test"
+    return "issue-fix" if candidate.issue else "fix"
 
 
 def _modified(git: Git, modules: list[tuple[str, str | None, str | None]]) -> list[str]:

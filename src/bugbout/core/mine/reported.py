@@ -1,0 +1,177 @@
+"""What a reporter would have seen: problem statements for tasks that name no issue.
+
+A statement is made of the failing tests by name, each with its first error line, and,
+for a fix from the history, its commit message with the solution scrubbed: no code, no
+name that only the fix introduces, no "by doing X" clause, no sentence that says what
+was changed. Nothing in it shows a line the fix added, to the code or to the tests.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bugbout.core.plumbing.git import Git
+from bugbout.core.store.records import HISTORY_TIERS, Oracle, Task
+
+SHOWN = 8
+"""The most failing tests a problem statement names."""
+_LEADS = {
+    "feature": (
+        "Tests written for the change asked for fail on the code as it is:",
+        "Change the code so that they pass.",
+    ),
+}
+_FIX_LEAD = (
+    "Tests written for this bug fail on the code as it is:",
+    "Find the bug and fix it.",
+)
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+_REFERENCE = re.compile(
+    r"\(?(?:https?://\S+|[\w.-]+/[\w.-]+#\d+|#\d+|gh-\d+)\)?|"
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?)\b:?\s*(?=\(?#|\(?gh-)",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(
+    r"[,;:]?\s*\b(?:by\s+\w+ing|instead\s+of|using|via|so\s+that|which|because)\b[^.!?\n]*",
+    re.IGNORECASE,
+)
+"""A clause that says how the fix works: cut to the end of its sentence."""
+_SOLUTION = re.compile(
+    r"\b(?:now|this\s+(?:commit|change|patch|pr)|adds?|added|adding|removes?|removed|"
+    r"replaces?|replaced|changes?|changed|uses?|used|refactor\w*|renames?|renamed|moves?|"
+    r"moved|switch\w*|makes?|made|ensures?|ensured|updates?|updated|implement\w*|"
+    r"introduc\w*|instead|should\s+now)\b",
+    re.IGNORECASE,
+)
+"""A word of a sentence that says what was done rather than what went wrong."""
+_TRAILER = re.compile(r"^[\w-]+(?:-by)?:\s|^merge\s+(?:pull\s+request|branch)\b", re.IGNORECASE)
+_CALL = re.compile(r"\b[\w.]+\([^)]*\)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def statement(failing: dict[str, str], *, withheld: Iterable[str], lead: str, close: str) -> str:
+    """``lead``, the failing tests by name, each with its first error line unless it
+    shows any of ``withheld`` (code the agent must not see), then ``close``."""
+    hidden = [line for line in withheld if line]
+    lines = [lead, ""]
+    for test, message in list(failing.items())[:SHOWN]:
+        shown = message.strip()
+        if shown and not _leaks(shown, hidden):
+            lines.append(f"- {test}: {shown}")
+        else:
+            lines.append(f"- {test}")
+    if len(failing) > SHOWN:
+        lines.append(f"- and {len(failing) - SHOWN} more")
+    lines += ["", close]
+    return "\n".join(lines)
+
+
+def source_lines(texts: Iterable[str]) -> list[str]:
+    """The non-blank lines of ``texts``, stripped: what a statement must not show."""
+    return [line.strip() for text in texts for line in text.splitlines() if line.strip()]
+
+
+def _leaks(message: str, withheld: list[str]) -> bool:
+    """Whether ``message`` shows a line of ``withheld``, or is one's text."""
+    return any(
+        (len(line) >= 3 and line in message) or (len(message) >= 3 and message in line)
+        for line in withheld
+    )
+
+
+def is_told_by_failures(task: Task) -> bool:
+    """Whether ``task`` is a history's that names no issue: its statement is its
+    scrubbed message and, once ground truth ran, its failures."""
+    return task.tier in HISTORY_TIERS and not task.issue.number
+
+
+def told(git: Git, task: Task, oracle: Oracle | None = None) -> str:
+    """The statement of a task that names no issue: its commit message scrubbed, then,
+    when ``oracle`` found fail-to-pass tests, those tests with what they said before the
+    fix."""
+    added, names = _fix_only(git, task)
+    report = scrubbed(git.message(task.sha), names)
+    failing = failures_before(oracle) if oracle is not None else {}
+    if not failing:
+        return report
+    lead, close = _LEADS.get(task.tier, _FIX_LEAD)
+    told_failures = statement(failing, withheld=added, lead=lead, close=close)
+    return f"{report}\n\n{told_failures}" if report else told_failures
+
+
+def failures_before(oracle: Oracle) -> dict[str, str]:
+    """The fail-to-pass tests of ``oracle``, each with the first line of its error in
+    the first run before the fix (its module's, when that failed to collect)."""
+    before = next((run for run in oracle.runs if run.label.startswith("before")), None)
+    if before is None:
+        return dict.fromkeys(oracle.fail_to_pass, "")
+    found: dict[str, str] = {}
+    for test in oracle.fail_to_pass:
+        message = before.failures.get(test)
+        if message is None:
+            message = before.collection_errors.get(test.split("::", 1)[0], "")
+        found[test] = message
+    return found
+
+
+def scrubbed(message: str, names: Iterable[str] = ()) -> str:
+    """``message`` with the solution taken out: code, references, names in ``names``
+    (those only the fix introduces), how-clauses, and sentences that say what was done.
+    The title (a merge's: its pull request's) stays, scrubbed the same way."""
+    hidden = {name for name in names if len(name) >= 3}
+    lines = message.strip().splitlines()
+    while lines and (not lines[0].strip() or _TRAILER.match(lines[0].strip())):
+        lines.pop(0)  # a merge's own title: its pull request's is the next line
+    title, body = (lines[0], "\n".join(lines[1:])) if lines else ("", "")
+    kept_title = _scrub_sentence(title, hidden, keep_solution=True)
+    kept: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", _CODE.sub(" ", body)):
+        lines = [line for line in paragraph.splitlines() if not _TRAILER.match(line.strip())]
+        text = " ".join(line.strip().lstrip("-*").strip() for line in lines if line.strip())
+        sentences = [_scrub_sentence(s, hidden) for s in _SENTENCE.split(text) if s.strip()]
+        if joined := " ".join(s for s in sentences if s):
+            kept.append(joined)
+    return "\n\n".join(part for part in [kept_title, *kept] if part)
+
+
+def _scrub_sentence(sentence: str, hidden: set[str], *, keep_solution: bool = False) -> str:
+    """``sentence`` without code, references and how-clauses; empty when it shows a
+    hidden name or (unless ``keep_solution``) says what was done."""
+    text = _CALL.sub(" ", _CODE.sub(" ", sentence))
+    text = _CLAUSE.sub("", _REFERENCE.sub(" ", text))
+    if any(name in hidden for name in _NAME.findall(text)):
+        if not keep_solution:
+            return ""
+        text = " ".join(word for word in text.split() if not set(_NAME.findall(word)) & hidden)
+    if not keep_solution and _SOLUTION.search(text):
+        return ""
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:-(")
+    return text if _NAME.search(text) else ""
+
+
+def _fix_only(git: Git, task: Task) -> tuple[list[str], set[str]]:
+    """The lines the fix added (to its code and its tests), and the names its code
+    added that the changed source files did not hold before it."""
+    paths = [*task.source_files, *task.changed_test_files]
+    diff = git.run(
+        "diff", "--no-color", "--no-ext-diff", "-U0", task.parent, task.sha, "--", *paths
+    )
+    added: list[str] = []
+    source_added: list[str] = []
+    current = ""
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            current = line[6:] if line.startswith("+++ b/") else ""
+        elif line.startswith("+"):
+            added.append(line[1:])
+            if current in task.source_files:
+                source_added.append(line[1:])
+    before: set[str] = set()
+    for path in task.source_files:
+        found = git.blob(task.parent, path)
+        if found is not None:
+            before.update(_NAME.findall(found[1].decode("utf-8", "replace")))
+    names = {name for line in source_added for name in _NAME.findall(line)} - before
+    return source_lines(added), names
