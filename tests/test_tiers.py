@@ -250,3 +250,29 @@ def test_the_report_says_which_tiers_the_bout_used() -> None:
     )
     [agents] = [section for section in sections(report) if section.key == "agents"]
     assert "scored tasks (tiers: feature 2, issue-fix 1)." in agents.intro
+
+
+def test_the_yield_is_split_by_tier_and_a_task_without_issue_shows_its_tier() -> None:
+    from bugbout.core.store.records import Oracle, OracleSet, TaskIssue
+    from bugbout.ui import ground_truth_yield
+
+    def task(sha: str, tier: str, number: int) -> Task:
+        return Task(
+            id=sha, tier=tier, sha=sha, parent="p", date="2024-01-01T00:00:00+00:00",
+            title="Add", issue=TaskIssue(number=number), source_files=[], test_files=[],
+        )  # fmt: skip
+
+    tasks = TaskSet(
+        tasks=[task("a", "feature", 0), task("b", "feature", 0), task("c", "issue-fix", 4)]
+    )
+    oracles = OracleSet(
+        {
+            "a": Oracle(task_id="a", status="ok"),
+            "b": Oracle(task_id="b", status="no-fail-to-pass"),
+            "c": Oracle(task_id="c", status="ok"),
+        }
+    )
+    assert ground_truth_yield(tasks, oracles).splitlines()[:2] == [
+        "yield: 2 of 3 tasks have ground truth (67%)",
+        "  by tier: feature 1 of 2 (50%), issue-fix 1 of 1 (100%)",
+    ]

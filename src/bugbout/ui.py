@@ -97,7 +97,7 @@ class Console:
             oracle = oracles.root.get(task.id)
             table.add_row(
                 task.id,
-                f"#{task.issue.number}",
+                f"#{task.issue.number}" if task.issue.number else task.tier,
                 task.title[:60],
                 str(len(oracle.fail_to_pass)) if oracle else "-",
                 str(len(oracle.pass_to_pass)) if oracle else "-",
@@ -237,6 +237,23 @@ YIELD_FIXES = {
 """What to do about each way a mined task can end without ground truth."""
 
 
+def _yield_by_tier(tasks: TaskSet, oracles: OracleSet) -> list[str]:
+    """The yield of each tier, one line, when the tasks are of more than one."""
+    tiers: dict[str, list[int]] = {}
+    for task in tasks.tasks:
+        oracle = oracles.root.get(task.id)
+        counts = tiers.setdefault(task.tier, [0, 0])
+        counts[0] += oracle is not None and oracle.status == "ok"
+        counts[1] += 1
+    if len(tiers) < 2:
+        return []
+    shown = ", ".join(
+        f"{tier} {good} of {total} ({round(100 * good / total)}%)"
+        for tier, (good, total) in sorted(tiers.items())
+    )
+    return [f"  by tier: {shown}"]
+
+
 def ground_truth_yield(tasks: TaskSet, oracles: OracleSet) -> str:
     """How many mined tasks got ground truth, and why the others did not (most common
     first, each with what to do); empty before any ground truth is computed."""
@@ -246,7 +263,8 @@ def ground_truth_yield(tasks: TaskSet, oracles: OracleSet) -> str:
     good = sum(1 for oracle in computed if oracle.status == "ok")
     lines = [
         f"yield: {good} of {len(tasks.tasks)} tasks have ground truth "
-        f"({round(100 * good / len(tasks.tasks))}%)"
+        f"({round(100 * good / len(tasks.tasks))}%)",
+        *_yield_by_tier(tasks, oracles),
     ]
     reasons: dict[str, int] = {}
     for oracle in computed:
