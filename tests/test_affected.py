@@ -58,24 +58,37 @@ def test_the_map_keeps_well_formed_records_and_drops_the_rest() -> None:
     first = lines(
         {"file": 0, "path": "src/shop/cart.py"},
         {"file": 1, "path": "../outside.py"},  # not inside the tree: dropped
-        {"test": "tests/test_a.py::test_one", "files": [0]},
-        {"test": "tests/test_a.py::test_two", "files": [1]},  # names a dropped file
-        {"test": "tests/test_a.py::test_three", "files": [7]},  # never announced
-        {"test": 5, "files": []},
+        {"function": 0, "file": 0, "line": 4},
+        {"function": 1, "file": 1, "line": 1},  # in a dropped file: dropped
+        {"function": 2, "file": 0, "line": "9"},  # not a line number
+        {"test": "tests/test_a.py::test_one", "functions": [0]},
+        {"test": "tests/test_a.py::test_two", "functions": [1]},  # names a dropped function
+        {"test": "tests/test_a.py::test_three", "functions": [7]},  # never announced
+        {"test": 5, "functions": []},
         {"outside": [0]},
+        {"untraced": [0]},
     )
     second = (
         lines(
             {"file": 4, "path": "src/shop/prices.py"},  # another process numbers its own way
-            {"test": "tests/test_a.py::test_one", "files": [4]},
+            {"function": 3, "file": 4, "line": 2},
+            {"function": 9, "file": 4, "line": 7},
+            {"test": "tests/test_a.py::test_one", "functions": [3]},
+            {"test": "tests/test_a.py::test_four", "functions": [9]},
+            {"test": "tests/test_a.py::test_five", "functions": [9]},
         )
         + b"not json\n"
         + b'["a list"]\n'
     )
     found = read_coverage([first, second])
     assert found.files == ["src/shop/cart.py", "src/shop/prices.py"]
-    assert found.tests == {"tests/test_a.py::test_one": [0, 1]}  # both processes' files
-    assert found.outside == [0]
+    assert found.functions == [(0, 4), (1, 2), (1, 7)]
+    one, four = found.tests["tests/test_a.py::test_one"], found.tests["tests/test_a.py::test_four"]
+    assert found.traces[one] == [0, 1]  # both processes' functions
+    assert found.tests["tests/test_a.py::test_five"] == four  # one trace for both
+    assert set(found.tests) == {f"tests/test_a.py::test_{n}" for n in ("one", "four", "five")}
+    assert found.files_of("tests/test_a.py::test_one") == {"src/shop/cart.py", "src/shop/prices.py"}
+    assert found.outside == [0] and found.untraced == [0]
 
 
 def run_of(outcomes: dict[str, Outcome], status: RunStatus = RunStatus.OK) -> TestRun:
@@ -97,42 +110,49 @@ BASE = BaseRun(
     ),
     coverage=CoverageMap(
         files=["src/shop/cart.py", "src/shop/prices.py", "src/shop/names.py", "src/shop/boot.py"],
+        # cart.total, prices.unit_price, prices.discount, names.title, boot.start
+        functions=[(0, 4), (1, 4), (1, 9), (2, 1), (3, 1)],
+        traces=[[0, 1], [0], [3], [], [0, 2]],
         tests={
-            "tests/test_cart.py::test_total": [0, 1],
-            "tests/test_cart.py::test_empty": [0],
-            "tests/test_names.py::test_title": [2],
-            "tests/test_names.py::test_broken": [2],
-            "tests/test_other.py::test_other": [],
+            "tests/test_cart.py::test_total": 0,
+            "tests/test_cart.py::test_empty": 4,
+            "tests/test_names.py::test_title": 2,
+            "tests/test_names.py::test_broken": 2,
+            "tests/test_other.py::test_other": 3,
         },
-        outside=[3],
+        outside=[4],
+        untraced=[2],
     ),
 )
 
 
 def test_a_patch_runs_the_tests_that_ran_what_it_changed_and_every_test_not_passing() -> None:
-    chosen = select(BASE, {"src/shop/prices.py": True}, suite=("tests",))
+    chosen = select(BASE, {"src/shop/prices.py": frozenset({4})}, suite=("tests",))
     assert not chosen.everything
     runs = {test for test in BASE.run.outcomes if chosen.runs(test)}
     assert runs == {
-        "tests/test_cart.py::test_total",  # ran prices.py
+        "tests/test_cart.py::test_total",  # ran unit_price
         "tests/test_names.py::test_broken",  # failed on the unfixed code
         "tests/test_names.py::test_untraced",  # the map does not know it
-    }
+    }  # test_empty ran prices.py too, but only discount
     assert set(chosen.targets) == {"tests/test_cart.py", "tests/test_names.py"}
     unstable = select(BASE, {}, suite=("tests",), always=["tests/test_other.py::test_other"])
     assert unstable.runs("tests/test_other.py::test_other")
+    nothing_ran_it = select(BASE, {"src/shop/prices.py": frozenset({30})}, suite=("tests",))
+    assert not nothing_ran_it.runs("tests/test_cart.py::test_total")
 
 
 @pytest.mark.parametrize(
     ("scope", "status", "why"),
     [
-        ({"src/shop/prices.py": False}, RunStatus.OK, "src/shop/prices.py changes outside"),
-        ({"src/shop/boot.py": True}, RunStatus.OK, "src/shop/boot.py runs outside any test"),
+        ({"src/shop/prices.py": None}, RunStatus.OK, "src/shop/prices.py changes outside"),
+        ({"src/shop/boot.py": frozenset({1})}, RunStatus.OK, "src/shop/boot.py runs outside"),
+        ({"src/shop/names.py": frozenset({1})}, RunStatus.OK, "src/shop/names.py was imported"),
         ({}, RunStatus.TIMEOUT, "the base run ended timeout"),
     ],
 )
 def test_what_no_map_can_vouch_for_runs_the_whole_suite(
-    scope: dict[str, bool], status: RunStatus, why: str
+    scope: dict[str, frozenset[int] | None], status: RunStatus, why: str
 ) -> None:
     base = BASE.model_copy(update={"run": BASE.run.model_copy(update={"status": status})})
     chosen = select(base, scope, suite=("tests",))
@@ -148,7 +168,7 @@ def test_selections_unite_for_the_unfixed_column() -> None:
     assert both.runs("tests/a.py::z") and not both.runs("tests/c.py::z")
 
 
-def test_a_change_counts_as_inside_functions_only_when_every_changed_line_is(
+def test_a_patch_changes_the_functions_its_lines_lie_in_or_else_the_module(
     tmp_path: Path,
 ) -> None:
     base = tmp_path / "base"
@@ -159,7 +179,7 @@ def test_a_change_counts_as_inside_functions_only_when_every_changed_line_is(
         (tree / "src/shop/prices.py").write_text(text)
         (tree / "src/shop/data.json").write_text("{}")
 
-    def scope(files: dict[str, str | None]) -> dict[str, bool]:
+    def scope(files: dict[str, str | None]) -> dict[str, frozenset[int] | None]:
         for path, content in files.items():
             if content is None:
                 (work / path).unlink()
@@ -174,18 +194,16 @@ def test_a_change_counts_as_inside_functions_only_when_every_changed_line_is(
                 (work / path).unlink()
         return found
 
-    body = text.replace("x * RATE", "x * RATE + 1")
-    helper = text + "\n\ndef helper():\n    return 1\n"
-    assert scope({"src/shop/prices.py": body}) == {"src/shop/prices.py": True}
-    assert scope({"src/shop/prices.py": helper}) == {"src/shop/prices.py": True}
-    constant = text.replace("RATE = 2", "RATE = 3")
-    assert scope({"src/shop/prices.py": constant}) == {"src/shop/prices.py": False}
-    decorated = text.replace("def price", "@staticmethod\ndef price")
-    assert scope({"src/shop/prices.py": decorated}) == {"src/shop/prices.py": False}
-    assert scope({"src/shop/data.json": '{"a": 1}'}) == {"src/shop/data.json": False}
-    assert scope({"src/shop/new.py": "def f():\n    return 1\n"}) == {}  # a plain new module
-    assert scope({"src/shop/sitecustomize.py": "X = 1\n"}) == {"src/shop/sitecustomize.py": False}
-    assert scope({"src/shop/prices.py": None}) == {"src/shop/prices.py": False}  # deleted
+    prices = "src/shop/prices.py"
+    assert scope({prices: text.replace("x * RATE", "x * RATE + 1")}) == {prices: frozenset({4})}
+    assert scope({prices: text + "\n\ndef helper():\n    return 1\n"}) == {prices: None}
+    assert scope({prices: text.replace("RATE = 2", "RATE = 3")}) == {prices: None}
+    assert scope({prices: text.replace("def price", "@staticmethod\ndef price")}) == {prices: None}
+    assert scope({prices: text.replace("RATE = 2\n", "RATE = 2\n# two\n")}) == {prices: frozenset()}
+    assert scope({"src/shop/data.json": '{"a": 1}'}) == {"src/shop/data.json": None}
+    assert scope({"src/shop/new.py": "def f():\n    return 1\n"}) == {"src/shop/new.py": None}
+    assert scope({"src/shop/sitecustomize.py": "X = 1\n"}) == {"src/shop/sitecustomize.py": None}
+    assert scope({prices: None}) == {prices: None}  # deleted
 
 
 def test_timeouts_are_said_in_one_sentence_with_what_to_do() -> None:
@@ -360,7 +378,13 @@ def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) 
     tree = shop.checkouts.working_copy(shop.task.parent, shop.work / "tracer")
     (tree / "tests/test_quiet.py").write_text(
         "import sys\nfrom shop.titles import title\n\n\n"
-        "def test_quiet():\n    sys.setprofile(None)\n    assert title('a') == 'A'\n"
+        "def test_quiet():\n"  # the tracer of every Python: its finder, its monitoring tool
+        "    sys.meta_path[:] = [f for f in sys.meta_path if 'bugbout' not in type(f).__module__]\n"
+        "    monitoring = getattr(sys, 'monitoring', None)\n"
+        "    for tool in range(6) if monitoring else ():\n"
+        "        if monitoring.get_tool(tool) == 'bugbout':\n"
+        "            monitoring.set_events(tool, 0)\n"
+        "    assert title('a') == 'A'\n"
     )
     from bugbout.core.plumbing.testrun import run_tests
 
@@ -372,13 +396,12 @@ def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) 
     coverage = read_coverage(chunks)
     assert run.outcomes["tests/test_quiet.py::test_quiet"] == Outcome.PASSED
     assert "tests/test_quiet.py::test_quiet" not in coverage.tests
-    files = coverage.files
-    basket = {files[i] for i in coverage.tests["tests/test_basket.py::test_basket"]}
+    basket = coverage.files_of("tests/test_basket.py::test_basket")
     assert {"src/shop/cart.py", "src/shop/prices.py"} <= basket  # through the session fixture
-    receipt = {files[i] for i in coverage.tests["tests/test_receipt.py::test_receipt"]}
+    receipt = coverage.files_of("tests/test_receipt.py::test_receipt")
     assert receipt == {"src/shop/receipt.py", "src/shop/cart.py", "src/shop/prices.py"}
     base = BaseRun(task_id=shop.task.id, run=run, coverage=coverage)
-    assert select(base, {"src/shop/prices.py": True}, suite=("tests",)).runs(
+    assert select(base, {"src/shop/prices.py": frozenset({4})}, suite=("tests",)).runs(
         "tests/test_quiet.py::test_quiet"
     )
 

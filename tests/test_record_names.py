@@ -148,7 +148,12 @@ def _records() -> dict[str, BaseModel]:
         "base.json": BaseRun(
             task_id="t",
             run=_run(),
-            coverage=CoverageMap(files=[BACKSLASH_FILE], tests={i: [0] for i in IDS}),
+            coverage=CoverageMap(
+                files=[BACKSLASH_FILE],
+                functions=[(0, 1)],
+                traces=[[0]],
+                tests=dict.fromkeys(IDS, 0),
+            ),
         ),
     }
 

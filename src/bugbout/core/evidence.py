@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.crossexam.affected import BaseRun
+from bugbout.core.crossexam.affected import MAP_VERSION, BaseRun
 from bugbout.core.crossexam.timeouts import killed
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.store.records import (
@@ -75,9 +75,10 @@ class EvidenceKeys:
     @property
     def base(self) -> str:
         """The base run: the task, its ground truth and environment, where its suite was,
-        and the ``verdicts:`` settings that change how it runs (which tests, the timeout)."""
+        the ``verdicts:`` settings that change how it runs (which tests, the timeout), and
+        the coverage map's format."""
         verdicts = self.settings.verdicts.key()
-        return digest("base", task_key(self.task, self.oracle), verdicts, *self.suite)
+        return digest("base", MAP_VERSION, task_key(self.task, self.oracle), verdicts, *self.suite)
 
     def matrix(self, attempts: Sequence[Attempt]) -> str:
         """The matrix: the base run's inputs (its selections come from it), whether the

@@ -1,18 +1,21 @@
 """Which of the repository's tests a patch can affect, from a coverage map of the unfixed code.
 
 Once per task the whole suite runs on the unfixed code (with the fix's test files, as the
-audit's baseline) under the ``bugbout_coverage`` pytest plugin, which records which files
-of the package each test runs (:class:`CoverageMap`, part of the task's :class:`BaseRun`).
-A patch's selection (:func:`select`) is then:
+audit's baseline) under the ``bugbout_coverage`` pytest plugin, which records which
+functions of the package each test runs (:class:`CoverageMap`, part of the task's
+:class:`BaseRun`). A patch's selection (:func:`select`) is then:
 
-- every test that ran a function of a file the patch changes inside functions only;
+- every test that ran a function the patch changes (:func:`changed_in_functions`: the
+  functions of the unfixed code its changed lines lie in);
 - every test that did not pass on the unfixed code, or is unstable, or that the map does
   not know (its record is missing or invalid);
-- the whole suite when the patch changes a file anywhere else (a module's or a class's
-  own statements, which run at import and which no test is charged with), deletes a
-  file, adds or changes a file that is not a plain module (``__init__.py``,
-  ``conftest.py``, data), or changes a file that ran outside any test (a plugin, start-up
-  code); and when the base run did not finish or left no map.
+- the whole suite when the patch changes a line a module's or a class's body runs (a
+  constant, an import, a decorator, a default, a function's name or docstring: code
+  that runs at import, which no test is charged with), adds or deletes a file, changes
+  a file that is not a plain module (``__init__.py``, ``conftest.py``, data), changes a
+  function that ran outside any test (start-up, a plugin, a module's import) or a file
+  whose import the tracer did not see; and when the base run did not finish or left no
+  map.
 
 The map is written by the code under test's process: it is read bounded and validated,
 and a record that does not check out makes its test run for every patch. It is computed
@@ -22,8 +25,6 @@ its tests are skipped.
 
 from __future__ import annotations
 
-import ast
-import difflib
 import json
 import shutil
 import tempfile
@@ -33,8 +34,9 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import Field
 
+from bugbout.core.crossexam.function_spans import changed_functions
 from bugbout.core.plumbing.patch import PatchError, apply_patch
-from bugbout.core.store.filenames import FileName
+from bugbout.core.store.filenames import FileName, TestId
 from bugbout.core.store.records import (
     ChangeKind,
     FileChange,
@@ -45,24 +47,37 @@ from bugbout.core.store.records import (
     Versioned,
 )
 
+MAP_VERSION = "2"
+"""The coverage map's format, in the base run's key: a map of another format is never read."""
 MAX_FILES = 200_000
 """The most files a map may name; more are not read."""
+MAX_FUNCTIONS = 2_000_000
 MAX_TESTS = 2_000_000
 MAX_NAME = 8_192
 """The longest node id or path read."""
 PLAIN = frozenset({"__init__.py", "conftest.py", "sitecustomize.py", "usercustomize.py"})
 """Module names whose mere presence changes what other code sees: never *plain*."""
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 class CoverageMap(Record):
-    """Which files of the package each test ran on the unfixed code."""
+    """Which functions of the package each test ran on the unfixed code."""
 
     files: list[FileName] = Field(default_factory=list)
-    """Paths relative to the tree; tests name them by index."""
-    tests: dict[FileName, list[int]] = Field(default_factory=dict)
+    """Paths relative to the tree; functions name them by index."""
+    functions: list[tuple[int, int]] = Field(default_factory=list)
+    """Each function's file and first line (``co_firstlineno``); the rest name them by index."""
+    traces: list[list[int]] = Field(default_factory=list)
+    """The distinct sets of functions tests ran."""
+    tests: dict[TestId, int] = Field(default_factory=dict)
+    """Each test's trace."""
     outside: list[int] = Field(default_factory=list)
-    """Files that ran outside any test (start-up, plugins)."""
+    """Functions that ran outside any test (start-up, plugins, a module's import)."""
+    untraced: list[int] = Field(default_factory=list)
+    """Files whose import the tracer did not see."""
+
+    def files_of(self, test: str) -> set[str]:
+        """The files of the functions ``test`` ran."""
+        return {self.files[self.functions[f][0]] for f in self.traces[self.tests[test]]}
 
 
 class BaseRun(Versioned):
@@ -75,37 +90,65 @@ class BaseRun(Versioned):
     coverage: CoverageMap = Field(default_factory=CoverageMap)
 
 
-def read_coverage(chunks: Sequence[bytes]) -> CoverageMap:
-    """The map from what each pytest process of the base run wrote (each numbers its
-    files its own way); lines that are not well-formed records are dropped."""
-    paths: dict[str, int] = {}
-    tests: dict[str, set[int]] = {}
-    outside: set[int] = set()
-    for chunk in chunks:
-        local: dict[int, int] = {}
+@dataclass
+class _Reading:
+    """The map so far, and the numbering of the process being read."""
+
+    paths: dict[str, int]
+    functions: dict[tuple[int, int], int]
+    tests: dict[str, set[int]]
+    outside: set[int]
+    untraced: set[int]
+
+    def read(self, chunk: bytes) -> None:
+        files: dict[int, int] = {}
+        functions: dict[int, int] = {}
         for line in chunk.splitlines():
             record = _record(line)
             if record is None:
                 continue
             if "path" in record:
                 number, path = record.get("file"), record["path"]
-                if isinstance(number, int) and _is_path(path) and len(paths) < MAX_FILES:
-                    local[number] = paths.setdefault(str(path), len(paths))
+                if isinstance(number, int) and _is_path(path) and len(self.paths) < MAX_FILES:
+                    files[number] = self.paths.setdefault(str(path), len(self.paths))
+            elif "function" in record:
+                number, file, first = record["function"], record.get("file"), record.get("line")
+                known = isinstance(file, int) and file in files and isinstance(first, int)
+                if isinstance(number, int) and known and len(self.functions) < MAX_FUNCTIONS:
+                    key = (files[file], first)  # type: ignore[index]
+                    functions[number] = self.functions.setdefault(key, len(self.functions))  # type: ignore[arg-type]
             elif "test" in record:
-                name, files = record["test"], _indices(record.get("files"), local)
-                if _is_name(name) and files is not None and len(tests) < MAX_TESTS:
-                    tests.setdefault(str(name), set()).update(files)
+                name, ran = record["test"], _indices(record.get("functions"), functions)
+                if _is_name(name) and ran is not None and len(self.tests) < MAX_TESTS:
+                    self.tests.setdefault(str(name), set()).update(ran)
             elif "outside" in record:
-                outside.update(_indices(record["outside"], local) or ())
+                self.outside.update(_indices(record["outside"], functions) or ())
+            elif "untraced" in record:
+                self.untraced.update(_indices(record["untraced"], files) or ())
+
+
+def read_coverage(chunks: Sequence[bytes]) -> CoverageMap:
+    """The map from what each pytest process of the base run wrote (each numbers its
+    files and functions its own way); lines that are not well-formed records are dropped."""
+    reading = _Reading({}, {}, {}, set(), set())
+    for chunk in chunks:
+        reading.read(chunk)
+    traces: dict[frozenset[int], int] = {}
+    tests = {
+        name: traces.setdefault(frozenset(ran), len(traces)) for name, ran in reading.tests.items()
+    }
     return CoverageMap(
-        files=list(paths),
-        tests={name: sorted(files) for name, files in tests.items()},
-        outside=sorted(outside),
+        files=list(reading.paths),
+        functions=list(reading.functions),
+        traces=[sorted(trace) for trace in traces],
+        tests=tests,
+        outside=sorted(reading.outside),
+        untraced=sorted(reading.untraced),
     )
 
 
 def _record(line: bytes) -> dict[str, object] | None:
-    if len(line) > 4 * MAX_NAME + 16 * MAX_FILES:
+    if len(line) > 4 * MAX_NAME + 16 * MAX_FUNCTIONS:
         return None
     try:
         found = json.loads(line)
@@ -126,7 +169,7 @@ def _is_path(value: object) -> bool:
 
 
 def _indices(value: object, local: dict[int, int]) -> list[int] | None:
-    """The shared indices of a record's files; ``None`` if it names one never announced."""
+    """The shared indices a record names; ``None`` if it names one never announced."""
     if not isinstance(value, list) or not all(isinstance(i, int) and i in local for i in value):
         return None
     return [local[i] for i in value]
@@ -135,13 +178,14 @@ def _indices(value: object, local: dict[int, int]) -> list[int] | None:
 # -- what a patch changes --------------------------------------------------------------------
 
 
-def changed_in_functions(base: Path, source: str, changes: Sequence[FileChange]) -> dict[str, bool]:
-    """For each file the ``source`` diff changes: whether every changed line lies inside a
-    function (before and after the change). ``False`` for anything else: a statement of a
-    module or class body, a deleted file, a file that is not a plain module, a file that
-    does not parse. Files added as plain modules are left out: they reach a test only
-    through changed code that imports them."""
-    scope: dict[str, bool] = {}
+def changed_in_functions(
+    base: Path, source: str, changes: Sequence[FileChange]
+) -> dict[str, frozenset[int] | None]:
+    """For each file the ``source`` diff changes: the first lines of the functions of the
+    unfixed file that its changed lines lie in (:mod:`.function_spans`); ``None`` when
+    some changed line is not inside a function, or the file is added, deleted, not a
+    plain module or does not parse."""
+    scope: dict[str, frozenset[int] | None] = {}
     with tempfile.TemporaryDirectory(prefix="bugbout-affected-") as scratch:
         after = Path(scratch)
         for change in changes:
@@ -152,46 +196,23 @@ def changed_in_functions(base: Path, source: str, changes: Sequence[FileChange])
         try:
             apply_patch(after, source)
         except PatchError:
-            return {change.path: False for change in changes}
+            return {change.path: None for change in changes}
         for change in changes:
             name = PurePosixPath(change.path).name
             plain = name.endswith(".py") and name not in PLAIN and not change.symlink
-            if change.kind == ChangeKind.ADDED and plain:
-                continue
-            if change.kind != ChangeKind.MODIFIED or not plain:
-                scope[change.path] = False
-                continue
-            scope[change.path] = _inside_functions(base / change.path, after / change.path)
+            scope[change.path] = None
+            if change.kind == ChangeKind.MODIFIED and plain:
+                scope[change.path] = _functions(base / change.path, after / change.path)
     return scope
 
 
-def _inside_functions(before: Path, after: Path) -> bool:
+def _functions(before: Path, after: Path) -> frozenset[int] | None:
     try:
         old_text = before.read_text(encoding="utf-8")
         new_text = after.read_text(encoding="utf-8")
-        old_spans, new_spans = _function_lines(old_text), _function_lines(new_text)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return False
-    old, new = old_text.splitlines(), new_text.splitlines()
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        if any(n + 1 not in old_spans and old[n].strip() for n in range(i1, i2)):
-            return False
-        if any(n + 1 not in new_spans and new[n].strip() for n in range(j1, j2)):
-            return False
-    return True
-
-
-def _function_lines(text: str) -> set[int]:
-    """The line numbers (from 1) inside a function, its ``def`` line included (not its
-    decorators, which run at import). A blank line changed elsewhere changes nothing."""
-    lines: set[int] = set()
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, _FUNCTIONS) and node.end_lineno is not None:
-            lines.update(range(node.lineno, node.end_lineno + 1))
-    return lines
+    except (OSError, UnicodeDecodeError):
+        return None
+    return changed_functions(old_text, new_text)
 
 
 # -- selecting -------------------------------------------------------------------------------
@@ -225,36 +246,52 @@ class Selection:
 
 def select(
     base: BaseRun,
-    scope: dict[str, bool],
+    scope: dict[str, frozenset[int] | None],
     *,
     suite: tuple[str, ...],
     always: Iterable[str] = (),
 ) -> Selection:
-    """The tests of ``suite`` (the repository's test paths) that a patch changing the files
-    in ``scope`` (:func:`changed_in_functions`) can affect, as the module says."""
-    whole = Selection(suite)
+    """The tests of ``suite`` (the repository's test paths) that a patch changing the
+    functions in ``scope`` (:func:`changed_in_functions`) can affect, as the module says."""
     coverage, run = base.coverage, base.run
-    if run.status != RunStatus.OK:
-        return Selection(suite, everything=f"the base run ended {run.status.value}")
-    if run.outcomes and not coverage.tests:
-        return Selection(whole.targets, everything="the base run left no coverage map")
-    outside = {coverage.files[i] for i in coverage.outside}
-    for path, in_functions in scope.items():
-        if not in_functions:
-            return Selection(whole.targets, everything=f"{path} changes outside functions")
-        if path in outside:
-            return Selection(whole.targets, everything=f"{path} runs outside any test")
-    touched = {i for i, path in enumerate(coverage.files) if path in scope}
+    why = _unknowable(base, scope)
+    if why:
+        return Selection(suite, everything=why)
+    changed = {
+        number
+        for number, (file, first) in enumerate(coverage.functions)
+        if first in (scope.get(coverage.files[file]) or ())
+    }
+    if changed.intersection(coverage.outside):
+        ran = sorted({coverage.files[coverage.functions[f][0]] for f in changed})
+        return Selection(suite, everything=f"{', '.join(ran)} runs outside any test")
+    reaching = {i for i, trace in enumerate(coverage.traces) if changed.intersection(trace)}
     chosen = set(always)
     for test, outcome in run.outcomes.items():
-        files = coverage.tests.get(test)
+        trace = coverage.tests.get(test)
         passed = outcome in (Outcome.PASSED, Outcome.SKIPPED)
-        if files is None or not passed or touched.intersection(files):
+        if trace is None or not passed or trace in reaching:
             chosen.add(test)
     targets = {_module(test) for test in chosen if test in run.outcomes}
     targets |= set(run.collection_errors)
     skip = frozenset(t for t in run.outcomes if t not in chosen and _module(t) in targets)
     return Selection(tuple(sorted(targets)), skip)
+
+
+def _unknowable(base: BaseRun, scope: dict[str, frozenset[int] | None]) -> str:
+    """Why no map can say which tests the change reaches; empty when it can."""
+    coverage, run = base.coverage, base.run
+    if run.status != RunStatus.OK:
+        return f"the base run ended {run.status.value}"
+    if run.outcomes and not coverage.tests:
+        return "the base run left no coverage map"
+    untraced = {coverage.files[i] for i in coverage.untraced}
+    for path, functions in scope.items():
+        if functions is None:
+            return f"{path} changes outside functions"
+        if path in untraced:
+            return f"{path} was imported where the tracer could not see"
+    return ""
 
 
 def restrict(run: TestRun, selection: Selection) -> TestRun:

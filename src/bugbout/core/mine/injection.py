@@ -136,10 +136,9 @@ class Evidence:
     def of(cls, run: TestRun, coverage: CoverageMap) -> Evidence:
         passed = {test for test, outcome in run.outcomes.items() if outcome == Outcome.PASSED}
         reach: dict[str, set[str]] = {}
-        for test, files in coverage.tests.items():
-            if test in passed:
-                for index in files:
-                    reach.setdefault(coverage.files[index], set()).add(test)
+        for test in coverage.tests.keys() & passed:
+            for path in coverage.files_of(test):
+                reach.setdefault(path, set()).add(test)
         return cls(run, {path: frozenset(tests) for path, tests in reach.items()})
 
 

@@ -1,34 +1,43 @@
-"""A pytest plugin that records which files of the package under test each test runs.
+"""A pytest plugin that records which functions of the package under test each test runs.
 
 bugbout loads it with ``-p bugbout_coverage`` beside ``bugbout_outcomes`` for one run per
 task, on the unfixed code: the map it writes says which tests a patch can affect. Like
 ``bugbout_outcomes`` it is stdlib-only and runs on every Python bugbout supports (3.6+).
 
-Only functions count (a module's or a class's body runs when it is imported, and bugbout
+A function is its file and its first line (``co_firstlineno``: its first decorator's);
+a module's or a class's body is no function (it runs when it is imported, and bugbout
 treats a change there as affecting every test). What a test runs is what runs while it
 is set up, called and torn down, plus what the fixtures it uses ran when they were set
 up (a session fixture runs once, for every test that uses it), plus what ran while its
-module, class and directories were collected (a parametrization computed by the package).
-Anything else that ran (a plugin, ``conftest.py`` at start-up) is reported as ``outside``.
+module, class and directories were collected (a parametrization computed by the
+package). Anything else that ran is reported as ``outside``: start-up, a plugin, and
+whatever runs while a module of the package is imported, even during a test (what it
+computes outlasts that test).
 
 It traces with ``sys.monitoring`` where Python has it (3.12+: each function is reported
-once per test, then switched off until the next), else with ``sys.setprofile``. A test
-during which the tracer was removed or replaced is not reported at all: bugbout then
-counts it as affected by every patch.
+once per test, then switched off until the next); before 3.12 the package's modules are
+loaded with their functions rewritten to mark themselves (``bugbout_imports``), which
+costs a small share of what a profile function would. A test during which the tracer was
+removed or replaced is not reported at all: bugbout then counts it as affected by every
+patch. A module of the package that was imported without the tracer seeing it (before
+the plugin started, or by another loader) is reported as ``untraced``.
 
 JSON lines go to the file descriptor ``BUGBOUT_COVERAGE_FD``:
 ``{"file": 3, "path": "src/pkg/core.py"}`` the first time a file is named,
-``{"test": nodeid, "files": [3, 5]}`` after each test, ``{"outside": [3]}`` as it grows.
-Paths are relative to the rootdir and lie under one of the directories listed in
-``BUGBOUT_SOURCE_DIRS`` (a JSON list, relative to the rootdir; the rootdir when empty).
+``{"function": 8, "file": 3, "line": 12}`` the first time a function is,
+``{"test": nodeid, "functions": [8, 9]}`` after each test, ``{"outside": [8]}`` and
+``{"untraced": [3]}`` as they grow. Paths are relative to the rootdir and lie under one
+of the directories listed in ``BUGBOUT_SOURCE_DIRS`` (a JSON list, relative to the
+rootdir; the rootdir when empty).
 """
 
+import builtins
 import json
 import os
 import sys
-import threading
 
-from bugbout_impostors import hookimpl, modern_nodeid
+from bugbout_imports import MARKS, Finder
+from bugbout_impostors import hookimpl, inside, modern_nodeid
 
 FD_VARIABLE = "BUGBOUT_COVERAGE_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
@@ -36,170 +45,243 @@ CO_NEWLOCALS = 0x0002
 """Set on the code of functions, lambdas and generators; not on module or class bodies."""
 
 
-class _Recorder(object):
-    """Files run, by context: the running test, a fixture's setup, a collector."""
+class _Package(object):
+    """The package's files (paths relative to the rootdir) and functions, numbered."""
 
-    def __init__(self, fd):
-        self.stream = os.fdopen(fd, "a", encoding="utf-8")
-        self.codes = {}
-        """code object -> index of its file, or -1 (not a function)"""
-        self.filenames = {}
-        """``co_filename`` -> index"""
-        self.names = []
-        """index -> ``co_filename``"""
+    def __init__(self, root):
+        self.root = root
+        relative = json.loads(os.environ.get(SOURCE_VARIABLE) or "[]") or ["."]
+        self.sources = [os.path.realpath(os.path.join(root, path)) for path in relative]
         self.paths = {}
-        """index -> path relative to the rootdir (``None``: not in the package)"""
-        self.current = set()
-        self.outside = set()
-        self.sent_outside = set()
-        self.stack = []
-        self.fixtures = {}
-        self.collectors = {}
-        self.root = None
-        self.sources = []
-        self.monitor = None
-        self.profile = None
+        """file name as Python has it -> path relative to the rootdir, or ``None``"""
+        self.numbers = {}
+        """(path, line) -> number"""
+        self.functions = []
+        """number -> (path, line)"""
 
-    def index(self, code):
-        """The index of a function's file (``-1`` for a module or class body)."""
-        if not code.co_flags & CO_NEWLOCALS:
-            self.codes[code] = -1
-            return -1
-        name = code.co_filename
-        found = self.filenames.get(name)
-        if found is None:
-            found = self.filenames[name] = len(self.names)
-            self.names.append(name)
-        self.codes[code] = found
+    def path(self, filename):
+        """``filename``'s path relative to the rootdir, ``None`` outside the package."""
+        found = self.paths.get(filename, 0)
+        if found == 0:
+            found = None
+            if filename and filename.endswith(".py"):
+                real = os.path.realpath(filename)
+                if any(inside(real, source) for source in self.sources):
+                    found = os.path.relpath(real, self.root).replace(os.sep, "/")
+            self.paths[filename] = found
         return found
 
-    def enter(self, context):
-        self.stack.append(self.current)
-        self.current = context
-        self.restart()
+    def number(self, path, line):
+        key = (path, line)
+        found = self.numbers.get(key)
+        if found is None:
+            found = self.numbers[key] = len(self.functions)
+            self.functions.append(key)
+        return found
 
-    def leave(self):
-        self.current = self.stack.pop() if self.stack else self.outside
-        self.restart()
 
-    def restart(self):
-        if self.monitor is not None:
-            sys.monitoring.restart_events()
+class _Monitor(object):
+    """``sys.monitoring`` (3.12+): each function's start and resumption, once per context."""
 
-    def intact(self):
-        """Whether the tracer is still the one installed."""
-        if self.monitor is not None:
-            tool, events = self.monitor
-            monitoring = sys.monitoring
-            return monitoring.get_tool(tool) == "bugbout" and monitoring.get_events(tool) == events
-        return sys.getprofile() is self.profile
-
-    def ensure(self):
-        """Put the tracer back if the code under test removed it (a test that ran with
-        it removed has not been reported)."""
-        if self.intact():
-            return
-        if self.monitor is not None:
-            tool, events = self.monitor
-            if sys.monitoring.get_tool(tool) == "bugbout":
-                sys.monitoring.set_events(tool, events)
-            return
-        threading.setprofile(self.profile)
-        sys.setprofile(self.profile)
-
-    def start(self):
-        self.current = self.outside
-        monitoring = getattr(sys, "monitoring", None)
-        if monitoring is not None:
-            tool = next((t for t in range(6) if monitoring.get_tool(t) is None), None)
-            if tool is not None:
-                self._monitor(monitoring, tool)
-                return
-        codes, index, recorder = self.codes, self.index, self
-
-        def profile(frame, event, arg):
-            if event == "call":
-                code = frame.f_code
-                found = codes.get(code)
-                if found is None:
-                    found = index(code)
-                if found >= 0:
-                    recorder.current.add(found)
-
-        self.profile = profile
-        threading.setprofile(profile)
-        sys.setprofile(profile)
-
-    def _monitor(self, monitoring, tool):
-        codes, index, recorder, disable = self.codes, self.index, self, monitoring.DISABLE
+    def __init__(self, recorder, tool):
+        self.recorder, self.tool = recorder, tool
+        self.sees_all = True
+        monitoring = sys.monitoring
+        self.events = monitoring.events.PY_START | monitoring.events.PY_RESUME
+        package, codes, disable = recorder.package, {}, monitoring.DISABLE
 
         def started(code, offset):
             found = codes.get(code)
             if found is None:
-                found = index(code)
+                path = package.path(code.co_filename) if code.co_flags & CO_NEWLOCALS else None
+                found = -1 if path is None else package.number(path, code.co_firstlineno)
+                codes[code] = found
             if found >= 0:
                 recorder.current.add(found)
             return disable
 
         monitoring.use_tool_id(tool, "bugbout")
         monitoring.register_callback(tool, monitoring.events.PY_START, started)
-        monitoring.set_events(tool, monitoring.events.PY_START)
-        self.monitor = (tool, monitoring.events.PY_START)
+        monitoring.register_callback(tool, monitoring.events.PY_RESUME, started)
+        monitoring.set_events(tool, self.events)
+
+    def flush(self, context):
+        pass
+
+    def switched(self):
+        sys.monitoring.restart_events()
+
+    def intact(self):
+        monitoring = sys.monitoring
+        return (
+            monitoring.get_tool(self.tool) == "bugbout"
+            and monitoring.get_events(self.tool) == self.events
+        )
+
+    def ensure(self):
+        if sys.monitoring.get_tool(self.tool) == "bugbout":
+            sys.monitoring.set_events(self.tool, self.events)
 
     def stop(self):
-        if self.monitor is not None:
-            sys.monitoring.set_events(self.monitor[0], 0)
-            sys.monitoring.free_tool_id(self.monitor[0])
-        elif sys.getprofile() is self.profile:
-            sys.setprofile(None)
-            threading.setprofile(None)
+        sys.monitoring.set_events(self.tool, 0)
+        sys.monitoring.free_tool_id(self.tool)
 
-    def configure(self, rootdir):
-        self.root = os.path.realpath(rootdir)
-        relative = json.loads(os.environ.get(SOURCE_VARIABLE) or "[]") or ["."]
-        self.sources = [os.path.realpath(os.path.join(self.root, path)) for path in relative]
 
-    def named(self, indices):
-        """The indices that are files of the package, each announced once."""
-        found = []
-        for number in sorted(indices):
-            if number not in self.paths:
-                self.paths[number] = self._relative(number)
-                if self.paths[number] is not None:
-                    self.emit({"file": number, "path": self.paths[number]})
-            if self.paths[number] is not None:
-                found.append(number)
+class _Marks(object):
+    """Before 3.12: the functions the rewritten modules marked, gathered at each switch."""
+
+    def __init__(self, finder):
+        self.marks = getattr(builtins, MARKS)
+        self.finder = finder
+        self.blank = bytes()
+        self.sees_all = False
+        """Whether it sees the functions of modules other loaders load (it does not)."""
+
+    def flush(self, context):
+        """Add what was marked to ``context``, and clear the marks."""
+        marks = self.marks
+        at = marks.find(1)
+        if at < 0:
+            return
+        while at >= 0:
+            context.add(at)
+            at = marks.find(1, at + 1)
+        if len(self.blank) != len(marks):
+            self.blank = bytes(len(marks))
+        marks[:] = self.blank
+
+    def switched(self):
+        pass
+
+    def intact(self):
+        return getattr(builtins, MARKS, None) is self.marks and self.finder in sys.meta_path
+
+    def ensure(self):
+        setattr(builtins, MARKS, self.marks)
+        if self.finder not in sys.meta_path:
+            sys.meta_path.insert(0, self.finder)
+
+    def stop(self):
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+
+
+class _Recorder(object):
+    """Functions run, by context: the running test, a fixture's setup, a collector."""
+
+    def __init__(self, fd, root):
+        self.stream = os.fdopen(fd, "a", encoding="utf-8")
+        self.package = _Package(root)
+        self.outside = set()
+        self.current = self.outside
+        self.stack = []
+        self.fixtures = {}
+        self.collectors = {}
+        self.files = {}
+        """path -> its number in the records"""
+        self.announced = 0
+        self.sent_outside = set()
+        self.untraced = set()
+        self.modules = 0
+        self.early = self._package_modules()
+        """Files of the package imported before tracing started."""
+        self.means = None
+        self.finder = None
+
+    def start(self):
+        monitoring = getattr(sys, "monitoring", None)
+        tool = None
+        if monitoring is not None:
+            tool = next((t for t in range(6) if monitoring.get_tool(t) is None), None)
+        package = self.package
+        number = None
+        if tool is None:
+
+            def number(filename, line):
+                found = package.number(package.path(filename), line)
+                marks = getattr(builtins, MARKS)
+                if found >= len(marks):
+                    marks.extend(bytes(found + 1024 - len(marks)))
+                return found
+
+        self.finder = Finder(
+            lambda filename: package.path(filename) is not None, self.importing, self.leave, number
+        )
+        self.finder.install()
+        self.means = _Monitor(self, tool) if tool is not None else _Marks(self.finder)
+
+    def importing(self):
+        self.enter(self.outside)
+
+    def enter(self, context):
+        self.means.flush(self.current)
+        self.stack.append(self.current)
+        self.current = context
+        self.means.switched()
+
+    def leave(self):
+        self.means.flush(self.current)
+        self.current = self.stack.pop() if self.stack else self.outside
+        self.means.switched()
+
+    def _package_modules(self):
+        found = set()
+        for module in list(sys.modules.values()):
+            filename = getattr(module, "__file__", None)
+            if isinstance(filename, str):
+                path = self.package.path(filename)
+                if path is not None:
+                    found.add((path, filename))
         return found
 
-    def _relative(self, number):
-        if self.root is None:
-            return None
-        path = os.path.realpath(self.names[number])
-        if not any(
-            path == source or path.startswith(source.rstrip(os.sep) + os.sep)
-            for source in self.sources
-        ):
-            return None
-        return os.path.relpath(path, self.root).replace(os.sep, "/")
+    def report_untraced(self):
+        """The package's files imported without the tracer seeing them, as they appear."""
+        if len(sys.modules) == self.modules:
+            return
+        self.modules = len(sys.modules)
+        new = {path for path, _ in self.early}
+        if not self.means.sees_all:
+            loaded = self.finder.loaded
+            new |= {path for path, name in self._package_modules() if name not in loaded}
+        new -= self.untraced
+        if new:
+            self.untraced |= new
+            self.emit({"untraced": [self._file(path) for path in sorted(new)]})
+
+    def _file(self, path):
+        found = self.files.get(path)
+        if found is None:
+            found = self.files[path] = len(self.files)
+            self.emit({"file": found, "path": path})
+        return found
+
+    def named(self, numbers):
+        """``numbers``, each function announced once."""
+        functions = self.package.functions
+        while self.announced < len(functions):
+            path, line = functions[self.announced]
+            self.emit({"function": self.announced, "file": self._file(path), "line": line})
+            self.announced += 1
+        return sorted(numbers)
 
     def emit(self, record):
         self.stream.write(json.dumps(record, sort_keys=True) + "\n")
         self.stream.flush()
 
     def report_outside(self):
+        self.means.flush(self.current)
+        self.report_untraced()
         new = self.outside - self.sent_outside
         if new:
             self.sent_outside |= new
-            files = self.named(new)
-            if files:
-                self.emit({"outside": files})
+            self.emit({"outside": self.named(new)})
 
 
 def _recorder_or_none():
     """The recorder, tracing; ``None`` when the descriptor cannot be written (a container
     it was not passed into): nothing is recorded, and bugbout runs every test."""
     try:
-        recorder = _Recorder(int(os.environ.get(FD_VARIABLE, "")))
+        recorder = _Recorder(int(os.environ.get(FD_VARIABLE, "")), os.getcwd())
     except (OSError, ValueError):
         return None
     recorder.start()
@@ -210,8 +292,11 @@ _recorder = _recorder_or_none()
 
 
 def pytest_configure(config):
-    if _recorder is not None:
-        _recorder.configure(str(getattr(config, "rootpath", None) or config.rootdir))
+    global _recorder
+    rootdir = os.path.realpath(str(getattr(config, "rootpath", None) or config.rootdir))
+    if _recorder is not None and rootdir != os.path.realpath(_recorder.package.root):
+        _recorder.means.stop()  # paths would not be the rootdir's: no map, every test runs
+        _recorder = None
 
 
 def _within(files):
@@ -248,35 +333,35 @@ def pytest_runtest_protocol(item, nextitem):
     if recorder is None:
         yield
         return
-    recorder.ensure()
+    recorder.means.ensure()
     recorder.report_outside()
     own = set()
     recorder.stack = []
     recorder.enter(own)
-    intact = recorder.intact()
+    intact = recorder.means.intact()
     try:
         yield
     finally:
-        intact = intact and recorder.intact()
+        intact = intact and recorder.means.intact()
         recorder.leave()
+    recorder.report_untraced()
     if intact:
-        recorder.emit(
-            {"test": modern_nodeid(item.nodeid), "files": recorder.named(_used(item, own))}
-        )
+        functions = recorder.named(_used(item, own))
+        recorder.emit({"test": modern_nodeid(item.nodeid), "functions": functions})
 
 
 def _used(item, own):
     """What ``item`` ran: its own phases, its fixtures' setups, its collectors."""
-    files = set(own)
+    found = set(own)
     info = getattr(item, "_fixtureinfo", None)
     for definitions in getattr(info, "name2fixturedefs", {}).values():
         for definition in definitions:
-            found = _recorder.fixtures.get(id(definition))
-            if found is not None and found[0] is definition:
-                files |= found[1]
+            fixture = _recorder.fixtures.get(id(definition))
+            if fixture is not None and fixture[0] is definition:
+                found |= fixture[1]
     for node in item.listchain():
-        files |= _recorder.collectors.get(node.nodeid, set())
-    return files
+        found |= _recorder.collectors.get(node.nodeid, set())
+    return found
 
 
 def pytest_sessionfinish(session):
@@ -286,4 +371,4 @@ def pytest_sessionfinish(session):
 
 def pytest_unconfigure(config):
     if _recorder is not None:
-        _recorder.stop()
+        _recorder.means.stop()
