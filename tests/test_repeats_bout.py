@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bugbout.config import compose_settings
+from bugbout.dry_run import plan, sweep_runs
 from bugbout.example import build_example
 
 pytestmark = pytest.mark.slow  # a whole demo bout, three times over
@@ -131,6 +133,8 @@ def test_repeats_are_reused_and_repeat_one_is_todays_attempt(bout: Path) -> None
         "dry run (nothing runs): 3 task(s) x (3 contestant(s) x 4 repeats + 1 examiner(s)) "
         "= 39 attempt(s); 30 in the store (reused, free), 9 to run"
     ), dry.stdout
+    plans = [plan(*compose_settings(bout, [f"run.repeats={k}"])) for k in (3, 4, 5)]
+    assert sweep_runs(plans).startswith("sweep: 3 job(s) will make 18 agent run(s)")
     one = bugbout("run", cwd=bout)  # run.repeats=1: the first repeat alone, as before
     assert one.returncode == 0, one.stderr
     assert _attempts(bout) == before
@@ -140,3 +144,30 @@ def test_repeats_are_reused_and_repeat_one_is_todays_attempt(bout: Path) -> None
     assert report["repeats"]["k"] == 1
     assert report["repeats"]["agents"] == []
     assert "Repeats" not in (bout / ".bugbout" / "report.md").read_text()
+
+
+def test_each_repeat_gets_its_own_retry_rounds(tmp_path: Path) -> None:
+    """Rounds stay feedback: a repeat not approved gets its own next round, and its
+    sample is its last round; the retry rounds section is the first repeat's."""
+    repo = build_example(tmp_path / "tally")
+    result = bugbout(
+        "run", "run.rounds=2", "run.repeats=2", "miner.limit=1", "verdicts.run-suite=false",
+        "contestant=[correct,wrong]", cwd=repo,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (task,) = (repo / ".bugbout" / "attempts").iterdir()
+    wrong = sorted(p.name for p in (task / "wrong").iterdir())
+    latest = [name for name in wrong if ".round" not in name]
+    assert len(latest) == 2  # two repeats, each its own key
+    assert sorted(wrong) == sorted([*latest, *(n.replace(".json", ".round1.json") for n in latest)])
+    records = [json.loads((task / "wrong" / name).read_text()) for name in latest]
+    assert sorted((r["repeat"], r["round"]) for r in records) == [(1, 2), (2, 2)]
+    assert len(list((task / "correct").iterdir())) == 2  # approved: one round each
+    report = json.loads((repo / ".bugbout" / "report.json").read_text())
+    rounds = {row["contestant"]: row["tasks"] for row in report["rounds"]["agents"]}
+    assert rounds == {"correct": 1, "wrong": 1}  # the first repeat's rounds
+    samples = {
+        agent["contestant"]: (agent["samples"], agent["resolved"])
+        for agent in report["repeats"]["agents"]
+    }
+    assert samples == {"correct": (2, 2), "wrong": (2, 0)}
