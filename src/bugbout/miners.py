@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from bugbout.core.contract.exports import lazy_exports
 
 __all__ = [
+    "HISTORY_TIERS",
     "Change",
     "Commit",
     "ConfigError",
@@ -49,6 +50,7 @@ __getattr__, __dir__ = lazy_exports(
         "Commit": "bugbout.core.plumbing.git",
         "ConfigError": "bugbout.core.contract.errors",
         "Git": "bugbout.core.plumbing.git",
+        "HISTORY_TIERS": "bugbout.core.store.records",
         "IssueRef": "bugbout.core.store.records",
         "Miner": "bugbout.core.mine.mining",
         "MinerPlugin": "bugbout.core.contract.types",
@@ -97,4 +99,4 @@ if TYPE_CHECKING:
         defined_tests_memo,
         is_test_module,
     )
-    from bugbout.core.store.records import IssueRef, Task, TaskIssue, TaskSet
+    from bugbout.core.store.records import HISTORY_TIERS, IssueRef, Task, TaskIssue, TaskSet
