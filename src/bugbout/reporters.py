@@ -14,6 +14,7 @@ from bugbout.core.contract.exports import lazy_exports
 __all__ = [
     "TASK_STYLE",
     "TRANSCRIPT_STYLE",
+    "AgentRow",
     "Bar",
     "NoOptions",
     "Options",
@@ -29,7 +30,9 @@ __all__ = [
     "create_plugin",
     "environment_line",
     "escape",
+    "fmt_count",
     "fmt_rate",
+    "fmt_seconds",
     "hookimpl",
     "markdown_table",
     "overview_pages",
@@ -43,6 +46,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "AgentRow": "bugbout.core.report.report",
         "Bar": "bugbout.render.html_page",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
@@ -60,7 +64,9 @@ __getattr__, __dir__ = lazy_exports(
         "create_plugin": "bugbout.core.contract.manager",
         "environment_line": "bugbout.core.report.report_tasks",
         "escape": "bugbout.render.markdown_text",
+        "fmt_count": "bugbout.render.report_sections",
         "fmt_rate": "bugbout.render.report_sections",
+        "fmt_seconds": "bugbout.render.report_sections",
         "hookimpl": "bugbout.core.contract.hookspecs",
         "markdown_table": "bugbout.render.markdown_text",
         "overview_pages": "bugbout.render.html_tasks",
@@ -76,7 +82,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import NoOptions, Options, ReporterPlugin
-    from bugbout.core.report.report import Report
+    from bugbout.core.report.report import AgentRow, Report
     from bugbout.core.report.report_store import Reporter
     from bugbout.core.report.report_tasks import environment_line
     from bugbout.core.report.transcripts import Transcript
@@ -86,5 +92,12 @@ if TYPE_CHECKING:
     from bugbout.render.html_transcript import STYLE as TRANSCRIPT_STYLE
     from bugbout.render.markdown_text import escape, markdown_table
     from bugbout.render.report_costs import cost_chart
-    from bugbout.render.report_sections import Section, Table, fmt_rate, sections
+    from bugbout.render.report_sections import (
+        Section,
+        Table,
+        fmt_count,
+        fmt_rate,
+        fmt_seconds,
+        sections,
+    )
     from bugbout.render.terminal_text import render_sections
