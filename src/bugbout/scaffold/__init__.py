@@ -10,7 +10,7 @@
     tests/test_plugin.py        the KIND's conformance suite, run on the installed plugin
 
 Each kind's plugin is a minimal one that works as it is, built on bugbout's own helpers,
-for its author to change: a judge policy on :mod:`bugbout.core.judge.judging`, a reporter of a
+for its author to change: a judge policy on :mod:`bugbout.judges`, a reporter of a
 few lines of text, an agent adapter that runs a configured command, and so on.
 
 The files are package data in ``templates/``, valid Python (and TOML, Markdown) with

@@ -2,7 +2,7 @@
 
 bugbout does everything around the agent (a fresh checkout, the sandbox, the timeout,
 the logs, the patch, the scores); the adapter only says how to start it:
-:meth:`~bugbout.core.race.agents.CodingAgent.invocation`. This one runs the configured
+:meth:`~bugbout.agents.CodingAgent.invocation`. This one runs the configured
 ``command`` in the checkout, the prompt on its standard input. Adapt ``invocation``
 (and ``parse``, for its summary and token usage) to your agent's CLI.
 """

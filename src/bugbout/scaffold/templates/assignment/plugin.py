@@ -4,7 +4,7 @@ An examiner is an agent that writes tests from the issue alone and fixes nothing
 assignment is the prompt it receives and what its tests must do on the unfixed code.
 Tests that must fail there are reproductions: they cross-examine every contestant's
 patch. This one asks for the reported case and its neighbouring edge cases, through
-bugbout's shared examiner prompt (:func:`bugbout.core.race.examining.examiner_prompt`).
+bugbout's shared examiner prompt (:func:`bugbout.assignments.examiner_prompt`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An auditor classifies one patch (RESOLVED, regressions, PARTIAL, ineffective, empty)
 from test runs bugbout has already made: the gate with the patch and the same gate on
 the unfixed code. It runs nothing and never changes a tree. This one delegates the
-classification to :func:`bugbout.core.audit.auditing.make_audit`, listing fewer tests.
+classification to :func:`bugbout.auditors.make_audit`, listing fewer tests.
 """
 
 from __future__ import annotations

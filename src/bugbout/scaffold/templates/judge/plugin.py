@@ -1,11 +1,11 @@
 """The ``__NAME__`` judge policy: picks a patch only when every independent author's
 reproductions pass with it and it changes no repository test at all.
 
-bugbout's judging machinery (:mod:`bugbout.core.judge.judging`, the policies' base in
-:mod:`bugbout.core.judge.judge_policy`) gathers the evidence from the
-cross-examination matrix: each author's reproductions (their tests that fail on the
-unfixed code), which of them a patch makes pass (a patch's own author never counts),
-and the repository tests a patch stops passing. A policy only says which patches it
+bugbout's judging machinery (:class:`bugbout.judges.EvidenceJudge`, the policies'
+base) gathers the evidence from the cross-examination matrix: each author's
+reproductions (their tests that fail on the unfixed code), which of them a patch makes
+pass (a patch's own author never counts), and the repository tests a patch stops
+passing. A policy only says which patches it
 approves; among the approved, the best supported is picked, and with none bugbout
 abstains.
 """

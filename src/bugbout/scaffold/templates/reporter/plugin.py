@@ -1,6 +1,6 @@
 """The ``__NAME__`` reporter: a few lines of plain text about a bout.
 
-A reporter turns bugbout's :class:`~bugbout.core.report.report.Report` (every figure of the
+A reporter turns bugbout's :class:`~bugbout.reporters.Report` (every figure of the
 bout, computed from the store) into text. With a ``filename`` the text is written to
 the store (``.bugbout/``); without one it is printed after the bout.
 """
