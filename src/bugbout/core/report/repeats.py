@@ -160,7 +160,7 @@ def _pairs(contestants: Sequence[str], rates: dict[str, dict[str, TaskRate]]) ->
     pairs = []
     for i, (first, second, differences) in enumerate(found):
         test, p_adjusted, level = plain[i], adjusted.get(i), 1 - LEVEL
-        if test.p_value and p_adjusted and len(testable) > 1:
+        if test.p_value and p_adjusted:  # one pair: p_adjusted is p, the level 95%
             level = 1 - LEVEL * test.p_value / p_adjusted
             test = paired_t(differences, level=level)
         pair = PairRepeats(
