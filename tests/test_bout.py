@@ -200,6 +200,20 @@ def test_python_api_returns_the_report(bout: Path) -> None:
     assert "## Agents" in render_markdown(result)
 
 
+def test_a_stored_report_renders_from_python_through_any_reporter(bout: Path) -> None:
+    from bugbout import BugboutError, read_report, render_report
+
+    report = read_report(bout / ".bugbout")
+    assert report.agents
+    html = render_report(report, "html", title="tally, November")
+    assert "<title>tally, November</title>" in html
+    narrow, wide = (render_report(report, "terminal", width=w) for w in (60, 160))
+    assert report.agents[0].contestant in narrow and narrow != wide
+    assert render_report(report, "json", indent=None).count("\n") <= 1
+    with pytest.raises(BugboutError, match="no-such"):
+        render_report(report, "no-such")
+
+
 def test_retry_rounds_use_visible_evidence_and_keep_every_round(tmp_path: Path) -> None:
     repo = build_example(tmp_path / "tally")
     result = bugbout("run", "run.rounds=3", "miner.limit=1", "verdicts.run-suite=false", cwd=repo)

@@ -23,6 +23,9 @@ _EXPORTS: dict[str, str] = {
     "BoutResult": "bugbout.bout",
     "Project": "bugbout.bout",
     "render_markdown": "bugbout.bout",
+    "render_report": "bugbout.bout",
+    "read_report": "bugbout.bout",
+    "schema": "bugbout.core.schemas:shipped_schema",
     "ProgressEvent": "bugbout.core.plumbing.progress",
     "AgentOptions": "bugbout.core.race.agents",
     "CodingAgent": "bugbout.core.race.agents",
@@ -95,14 +98,24 @@ __all__ = [
     "TaskSet",
     "__version__",
     "hookimpl",
+    "read_report",
     "render_markdown",
+    "render_report",
+    "schema",
 ]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _RENAMED)
 
 if TYPE_CHECKING:
-    from bugbout.bout import Bout, BoutResult, Project, render_markdown
+    from bugbout.bout import (
+        Bout,
+        BoutResult,
+        Project,
+        read_report,
+        render_markdown,
+        render_report,
+    )
     from bugbout.core.contract.errors import BugboutError, ConfigError, EnvironmentFailure
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.types import (
@@ -123,4 +136,5 @@ if TYPE_CHECKING:
     from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
     from bugbout.core.plumbing.progress import ProgressEvent
     from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
+    from bugbout.core.schemas import shipped_schema as schema
     from bugbout.core.store.records import Attempt, Issue, Oracle, Task, TaskSet

@@ -264,13 +264,27 @@ def _logged(path: Path, progress: LoggedProgress) -> Iterator[None]:
 def render_markdown(result: BoutResult | Report) -> str:
     """The bout's report as Markdown (what ``report.md`` holds), rendered by the
     ``markdown`` reporter."""
+    return render_report(result, "markdown")
+
+
+def render_report(result: BoutResult | Report, reporter: str, **options: object) -> str:
+    """The bout's report rendered by the reporter plugin named ``reporter`` (a built-in
+    or an installed one) with its ``options``, as a bout renders its files:
+    ``render_report(report, "html", title="tally, November")``."""
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import ReporterPlugin
 
     report = result.report if isinstance(result, BoutResult) else result
     if report is None:
         raise BugboutError("this result has no report: run the bout to the end first")
-    return create_plugin(ReporterPlugin, "markdown").render(report)
+    return create_plugin(ReporterPlugin, reporter, options).render(report)
+
+
+def read_report(store: str | Path = ".bugbout", job: str | Path | None = None) -> Report:
+    """The report of the last ``bugbout run`` on ``store``, rebuilt from its records as
+    ``bugbout report`` does; of a sweep job, given the job's directory."""
+    shared = Store(Path(store))
+    return load_report(shared, Store(Path(job)) if job is not None else None)
 
 
 def _earlier_reports(output: Store) -> list[str]:
