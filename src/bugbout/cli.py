@@ -21,6 +21,12 @@ from bugbout.layout import CONFIG_NAME, find_config
 if TYPE_CHECKING:
     from bugbout.ui import Console
 
+MINING_KINDS = ("miner", "issue-source")
+"""The plugin kinds ``bugbout tasks --mine-only`` uses (the others are imported only if
+asked for)."""
+TASK_KINDS = (*MINING_KINDS, "environment", "sandbox", "executor")
+"""The plugin kinds ``bugbout tasks`` uses."""
+
 USAGE = f"""\
 usage: bugbout [--quiet] COMMAND [ARGS...] [OVERRIDES...]
        bugbout -m OVERRIDES...     a sweep: `bugbout run -m` (one job per combination)
@@ -309,28 +315,33 @@ def _tasks(args: list[str], console: Console) -> int:
     args = [arg for arg in args if arg != "--mine-only"]
 
     def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
-        from contextlib import closing
+        from contextlib import ExitStack, closing
 
         from bugbout.core.plumbing.executor import make_executor
         from bugbout.core.plumbing.stopping import Stop
         from bugbout.core.store.store import ORACLES, TASKS, Store
         from bugbout.core.tasks import check_plugins, ground_truth
 
-        check_plugins(settings, plugins)
+        if not mine_only:  # mining needs no environment, sandbox nor executor plugin
+            check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with console.progress() as progress:
             stop = Stop(settings.run.grace, progress.warn)
-            with stop.installed(), closing(make_executor(settings, plugins)) as executor:
+            with stop.installed(), ExitStack() as stack:
+                executor = None
+                if not mine_only:
+                    made = stack.enter_context(closing(make_executor(settings, plugins)))
+                    executor = stop.executor(made, "task")
                 tasks, oracles = ground_truth(
                     settings, plugins, store, progress,
-                    executor=stop.executor(executor, "task"),
-                    sweep=hydra_job.sweep, mine_only=mine_only,
+                    executor=executor, sweep=hydra_job.sweep, mine_only=mine_only,
                 )  # fmt: skip
         console.task_table(tasks, oracles)
         written = [TASKS] if mine_only else [TASKS, ORACLES]
         console.info(f"wrote {' and '.join(str(store.path(name)) for name in written)}")
 
-    return run_with_hydra("tasks", args, console, job)
+    kinds = MINING_KINDS if mine_only else TASK_KINDS
+    return run_with_hydra("tasks", args, console, job, kinds=kinds)
 
 
 def _run(args: list[str], console: Console) -> int:

@@ -9,9 +9,11 @@ Errors a user can cause are :class:`~bugbout.core.contract.errors.ConfigError` (
 
 from __future__ import annotations
 
+import copy
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +34,12 @@ from bugbout.layout import CONFIG_NAME, find_config
 from bugbout.overrides import check_flags, check_keys, defined_option, split_hydra_args
 
 if TYPE_CHECKING:
+    from bugbout.core.contract.manager import Plugins
+    from bugbout.core.contract.settings import BoutSettings
     from bugbout.ui import Console
+
+    Job = Callable[[BoutSettings, Plugins, "HydraJob"], None]
+    """What a command runs with each job's settings."""
 
 RENAMED_CONFIG = "bugbout-renamed"
 """The name ``bugbout.yaml`` is composed under once its moved keys are renamed."""
@@ -41,9 +48,9 @@ RENAMED_CONFIG = "bugbout-renamed"
 def compose_settings(
     start: Path,
     overrides: Sequence[str] = (),
-    plugins: Any = None,
+    plugins: Plugins | None = None,
     warn: Callable[[str], None] | None = None,
-) -> Any:
+) -> tuple[BoutSettings, Plugins]:
     """The settings of the project whose ``bugbout.yaml`` is at or above ``start``, composed
     exactly as the command line does; ``(settings, plugins)``. Used by :class:`bugbout.Project`.
     A setting written the old way is a note to ``warn`` (default: a ``FutureWarning``).
@@ -58,9 +65,31 @@ def compose_settings(
     config = find_config(start.resolve())
     args = _moved(list(overrides), warn or note)
     plugins = plugins or make_plugins()
-    args, name = _prepare(config, args, plugins, warn or note)
-    cfg, _ = _compose(config.parent, args, plugins, name)
-    return job_settings(cfg, config.parent), plugins
+    with hydra_state():
+        args, name = _prepare(config, args, plugins, warn or note)
+        cfg, _ = _compose(config.parent, args, plugins, name)
+        return job_settings(cfg, config.parent), plugins
+
+
+@contextmanager
+def hydra_state() -> Iterator[None]:
+    """Hydra's process-wide state as it was before: what bugbout registered in its config
+    store meanwhile (a project's contestants, its renamed config, plugins as options) is
+    forgotten and GlobalHydra is cleared, so one project's composing never shows in the
+    next. Hydra's own entries, registered as its plugins are first imported, stay."""
+    from hydra.core.config_store import ConfigStore
+    from hydra.core.global_hydra import GlobalHydra
+
+    repo = ConfigStore.instance().repo
+    ours = [*GROUPS, f"{RENAMED_CONFIG}.yaml"]
+    saved = {key: copy.copy(repo[key]) for key in ours if key in repo}  # a group: a dict
+    try:
+        yield
+    finally:
+        for key in ours:
+            repo.pop(key, None)
+        repo.update(saved)
+        GlobalHydra.instance().clear()
 
 
 def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
@@ -89,10 +118,12 @@ def _prepare(
             raise ConfigError(f"{key}: a {group} is chosen by its group: `{group}={value}`")
     loaded = _load(config)
     name = _primary(config, loaded, warn)
-    register_plugin_options(plugins)
+    chosen = file_choices(loaded)
+    sweep = bool({"-m", "--multirun"} & set(args))
+    register_plugin_options(plugins, [*chosen, *args], every=sweep)
     defined = {role: register_defined(config, loaded, role, args) for role in ROLES}
     args = [defined_option(arg, defined) for arg in args]
-    check_group_choices(file_choices(loaded), plugins, defined, where=f"{config}: ")
+    check_group_choices(chosen, plugins, defined, where=f"{config}: ")
     check_group_choices(args, plugins, defined)
     return args, name
 
@@ -146,21 +177,34 @@ class HydraJob:
 
 
 def run_with_hydra(
-    command: str, args: list[str], console: Console, job: Callable[[Any, Any, HydraJob], None]
+    command: str,
+    args: list[str],
+    console: Console,
+    job: Job,
+    kinds: Sequence[str] | None = None,
 ) -> int:
     """Compose the settings with Hydra and call ``job(settings, plugins, hydra_job)`` once,
-    or once per combination in a sweep (``-m``)."""
+    or once per combination in a sweep (``-m``). ``kinds``: the plugin kinds the command
+    uses, imported up front (the others when first asked for); ``None``, every kind."""
     args = _moved(args, console.warn)
-    import hydra
-    from omegaconf import DictConfig
-
     from bugbout.core.contract.manager import make_plugins
 
     config = find_config(Path.cwd())
-    root = config.parent
-    plugins = make_plugins()
+    plugins = make_plugins(kinds=kinds)
     for problem in plugins.problems:
         console.warn(problem)
+    with hydra_state():
+        return _run(command, config, args, plugins=plugins, console=console, job=job)
+
+
+def _run(
+    command: str, config: Path, args: list[str], *, plugins: Plugins, console: Console, job: Job
+) -> int:
+    """:func:`run_with_hydra` once the plugins are made: the exit status."""
+    import hydra
+    from omegaconf import DictConfig
+
+    root = config.parent
     args, name = _prepare(config, args, plugins, console.warn)
     exit_code = 0
 
@@ -379,7 +423,7 @@ def _unknown_setting(
     return unknown_setting(key.lstrip("+~"), tree, options_of)
 
 
-def job_settings(cfg: Any, root: Path) -> Any:
+def job_settings(cfg: Any, root: Path) -> BoutSettings:
     """The core's settings from Hydra's composed config; errors name the key."""
     from omegaconf import OmegaConf
     from omegaconf.errors import MissingMandatoryValue

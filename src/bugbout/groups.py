@@ -73,16 +73,20 @@ def packaged_options(group: str) -> set[str]:
     return {item.name[:-5] for item in folder.iterdir() if item.name.endswith(".yaml")}
 
 
-def register_plugin_options(plugins: Any) -> None:
-    """Make every registered plugin selectable by name, without shipping YAML."""
+def register_plugin_options(plugins: Any, args: list[str], every: bool = False) -> None:
+    """Make each plugin that ``args`` choose (``every``: each plugin of every group, for a
+    sweep) selectable by name, without shipping YAML; only the kinds chosen are imported."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
-    for group, kind in GROUPS.items():
+    chosen = {group: set(plugins.of_kind(GROUPS[group])) for group in GROUPS} if every else {}
+    for group, values in [] if every else group_choices(args):
+        chosen.setdefault(group, set()).update(values)
+    for group, names in chosen.items():
         packaged = packaged_options(group)
-        for name in plugins.of_kind(kind):
-            if name in packaged:
-                continue
+        for name in sorted(names - packaged):
+            if name not in plugins.of_kind(GROUPS[group]):
+                continue  # not a plugin: check_group_choices says what is wrong
             if group in ROLES:
                 store.store(group=group, name=name, node={"agent": name}, package=f"{group}.{name}")
             else:
@@ -123,11 +127,9 @@ def register_defined(config: Path, loaded: Any, role: str, args: Sequence[str]) 
     return names
 
 
-def check_group_choices(
-    args: list[str], plugins: Any, defined: dict[str, list[str]], where: str = ""
-) -> None:
-    """An unknown option for a group is one line listing the valid ones (after ``where``,
-    the file that chose it)."""
+def group_choices(args: list[str]) -> list[tuple[str, list[str]]]:
+    """Each override of ``args`` that chooses a config group's options, with the options
+    it chooses (every value of a sweep, every item of a list)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
@@ -137,19 +139,31 @@ def check_group_choices(
     except HydraException as exc:
         first = str(exc).strip().splitlines()[0]
         raise ConfigError(f"cannot read the overrides: {first}") from None
+    found = []
     for override in parsed:
         group = override.key_or_group
         if group not in GROUPS or override.is_delete():
             continue
+        choices = (
+            list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+        )  # a sweep may choose lists: contestant=[a,b],[c]
+        found.append(
+            (group, [str(v) for c in choices for v in (c if isinstance(c, list) else [c])])
+        )
+    return found
+
+
+def check_group_choices(
+    args: list[str], plugins: Any, defined: dict[str, list[str]], where: str = ""
+) -> None:
+    """An unknown option for a group is one line listing the valid ones (after ``where``,
+    the file that chose it)."""
+    for group, values in group_choices(args):
         valid = (
             packaged_options(group)
             | set(plugins.of_kind(GROUPS[group]))
             | set(defined.get(group, ()))
         )
-        choices = (
-            list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
-        )  # a sweep may choose lists: contestant=[a,b],[c]
-        values = [str(v) for c in choices for v in (c if isinstance(c, list) else [c])]
         for value in values:
             if value in valid:
                 continue

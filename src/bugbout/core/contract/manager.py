@@ -60,12 +60,22 @@ class Plugins:
     distributions: dict[str, str] = field(default_factory=dict)
     """Registered plugin (module) name → the distribution that provided it."""
     problems: list[str] = field(default_factory=list)
-    _by_kind: dict[str, dict[str, RegisteredPlugin]] | None = None
+    deferred: dict[str, list[str]] = field(default_factory=dict)
+    """Built-in plugin modules not imported yet, by kind: imported when their kind is
+    first asked for (so a command imports only the kinds it uses)."""
+    _by_kind: dict[str, dict[str, RegisteredPlugin]] = field(default_factory=dict)
     _noted: set[str] = field(default_factory=set)
     """Problems found while collecting records: reported once, however often we collect."""
+    _order: dict[str, int] = field(default_factory=dict)
+    """Registered plugin name → its place: a deferred built-in keeps its place in
+    :data:`BUILTIN_PLUGINS`, ahead of the entry points, whenever it is imported."""
 
     @property
     def hook(self) -> Any:
+        """Pluggy's hook caller, every deferred module imported first (an agent module
+        implements ``bugbout_transcript`` too)."""
+        for kind in list(self.deferred):
+            self._import_deferred(kind)
         return self.pm.hook
 
     def register(
@@ -91,7 +101,8 @@ class Plugins:
             self.problems.append(f"{skipped}: {self._invalid_hookimpl(plugin, exc)}")
             return None
         self.distributions[name] = distribution
-        self._by_kind = None
+        self._order.setdefault(name, len(self._order))
+        self._by_kind = {}
         for attribute in _unmarked_hooks(plugin):
             self.problems.append(
                 f"plugin {name!r} from {distribution}: {attribute} is not marked @hookimpl, "
@@ -127,7 +138,7 @@ class Plugins:
     def unregister(self, name: str) -> None:
         self.pm.unregister(name=name)
         self.distributions.pop(name, None)
-        self._by_kind = None
+        self._by_kind = {}
 
     def check_pending(self) -> None:
         """Skip (and report) plugins that implement a hook bugbout does not define."""
@@ -160,20 +171,27 @@ class Plugins:
                 )
 
     def of_kind(self, kind: Kind) -> dict[str, RegisteredPlugin]:
-        """Every plugin of ``kind`` by name."""
-        if self._by_kind is None:
-            self._by_kind = {name: self._collect(spec) for name, spec in KINDS.items()}
+        """Every plugin of ``kind`` by name (its deferred built-ins imported first)."""
         word = kind if isinstance(kind, str) else kind.kind
-        try:
-            return self._by_kind[word]
-        except KeyError:
+        if word not in KINDS:
             if word in RENAMED_KINDS:
-                raise PluginError(
-                    f"the plugin kind {word!r} is now called {RENAMED_KINDS[word]!r}"
-                ) from None
-            raise PluginError(
-                f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}"
-            ) from None
+                raise PluginError(f"the plugin kind {word!r} is now called {RENAMED_KINDS[word]!r}")
+            raise PluginError(f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}")
+        self._import_deferred(word)
+        if word not in self._by_kind:
+            self._by_kind[word] = self._collect(KINDS[word])
+        return self._by_kind[word]
+
+    def defer(self, modules: Sequence[str]) -> None:
+        """Register the built-in plugin ``modules`` in this order, each imported when its
+        kind is first asked for."""
+        for module in modules:
+            self._order.setdefault(module, len(self._order))
+            self.deferred.setdefault(builtin_kind(module), []).append(module)
+
+    def _import_deferred(self, kind: str) -> None:
+        for module in _import_all(self.deferred.pop(kind, [])):
+            self.register(module, name=module.__name__, distribution=BUILTIN_DISTRIBUTION)
 
     def get(self, kind: Kind, name: str) -> RegisteredPlugin:
         """The plugin of ``kind`` called ``name``; an error lists the valid names."""
@@ -209,6 +227,11 @@ class Plugins:
         """Every plugin of every kind, in kind order then by name."""
         return [plugin for kind in KINDS for _, plugin in sorted(self.of_kind(kind).items())]
 
+    def _place(self, impl: pluggy.HookImpl) -> int:
+        """Where ``impl``'s plugin stands in registration order (deferred built-ins first);
+        the last registered is asked first, as pluggy calls them."""
+        return self._order.get(impl.plugin_name, len(self._order))
+
     def _note(self, problem: str) -> None:
         if problem not in self._noted:
             self._noted.add(problem)
@@ -222,7 +245,7 @@ class Plugins:
             caller = getattr(self.pm.hook, name, None)
             if caller is None:  # an old name that no plugin implements
                 continue
-            for impl in reversed(caller.get_hookimpls()):
+            for impl in sorted(caller.get_hookimpls(), key=self._place, reverse=True):
                 if name != hook:
                     distribution = self.distributions.get(impl.plugin_name, "<inline>")
                     self._note(
@@ -377,24 +400,35 @@ def make_plugins(
     builtins: bool = True,
     entry_points: bool = True,
     blocked: Iterable[str] = (),
+    kinds: Iterable[Kind] | None = None,
 ) -> Plugins:
     """Build a fresh plugin manager: the built-ins, then the entry-point plugins.
 
-    ``BUGBOUT_DISABLE_PLUGIN_AUTOLOAD=1`` turns off entry points, and
-    ``BUGBOUT_DISABLE_PLUGINS=a,b`` blocks plugins by entry-point name.
+    With ``kinds``, only the built-ins of those kinds are imported now; the others are
+    imported when their kind is first asked for. Entry points do not say their kind, so
+    every one is loaded. ``BUGBOUT_DISABLE_PLUGIN_AUTOLOAD=1`` turns off entry points,
+    and ``BUGBOUT_DISABLE_PLUGINS=a,b`` blocks plugins by entry-point name.
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     plugins = Plugins(pm)
+    words = list(KINDS) if kinds is None else [k if isinstance(k, str) else k.kind for k in kinds]
     blocked = {*blocked, *filter(None, os.environ.get(DISABLE_VARIABLE, "").split(","))}
     if builtins:
-        for module in _import_all(BUILTIN_PLUGINS):
-            plugins.register(module, name=module.__name__, distribution=BUILTIN_DISTRIBUTION)
+        plugins.defer(BUILTIN_PLUGINS)
     if entry_points and not os.environ.get(DISABLE_AUTOLOAD_VARIABLE):
         _load_entry_points(plugins, blocked)
     plugins.check_pending()
-    plugins.all()  # collect every kind now, so broken plugins are reported up front
+    for word in words:  # collect them now, so broken plugins are reported up front
+        plugins.of_kind(word)
     return plugins
+
+
+def builtin_kind(module: str) -> str:
+    """The kind of the built-in plugin module ``module``, from its folder
+    (``bugbout.plugins.issue_sources.github`` → ``issue-source``)."""
+    folder = module.split(".")[-2]
+    return next(word for word, spec in KINDS.items() if spec.hook == f"bugbout_{folder}")
 
 
 def create_plugin(
@@ -403,7 +437,7 @@ def create_plugin(
     """The plugin ``kind``/``name`` built with ``options``, found as a bout finds it (the
     built-ins, then the installed plugins): how one plugin uses another without importing
     its module."""
-    return make_plugins().create(kind, name, options)
+    return make_plugins(kinds=[kind]).create(kind, name, options)
 
 
 def _import_all(names: Sequence[str]) -> list[ModuleType]:

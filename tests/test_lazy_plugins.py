@@ -1,0 +1,110 @@
+"""A command imports only the plugin modules of the kinds it uses, and composing leaves
+Hydra's process-wide state as it found it."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra.core.config_store import ConfigStore
+from hydra.core.global_hydra import GlobalHydra
+
+from bugbout.config import compose_settings
+from bugbout.core.contract.manager import BUILTIN_PLUGINS, builtin_kind, make_plugins
+from bugbout.core.contract.types import KINDS
+
+PROBE = """
+import json, sys
+from bugbout.cli import main
+code = main(["-q", *sys.argv[1:]])
+loaded = sorted(name for name in sys.modules if name.count(".") == 3
+                and name.startswith("bugbout.plugins."))
+print(json.dumps({"code": code, "plugins": loaded}))
+"""
+
+
+def _repository(root: Path) -> Path:
+    """A one-commit repository with a ``bugbout.yaml`` that asks no issue tracker."""
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("ONE = 1\n")
+    (root / "bugbout.yaml").write_text(
+        "defaults: [base, _self_]\nproject: {source: src/calc}\n"
+        "issue-sources: {github: null}\n"
+    )
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "start"], check=True)
+    return root
+
+
+def _probe(root: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=root, capture_output=True, text=True, check=True
+    )
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_mine_only_imports_the_miners_and_issue_sources_only(tmp_path: Path) -> None:
+    found = _probe(_repository(tmp_path), "tasks", "--mine-only")
+    assert found["code"] == 0
+    loaded = found["plugins"]
+    assert isinstance(loaded, list)
+    assert "bugbout.plugins.miners.git_history" in loaded
+    assert {name.split(".")[2] for name in loaded} == {"miners", "issue_sources"}
+
+
+def test_a_deferred_kind_is_there_when_asked_for() -> None:
+    every = make_plugins(entry_points=False)
+    mining = make_plugins(entry_points=False, kinds=["miner"])
+    assert set(mining.deferred) == set(KINDS) - {"miner"}
+    assert sorted(mining.of_kind("reporter")) == sorted(every.of_kind("reporter"))
+    assert "reporter" not in mining.deferred
+    assert [(p.kind, p.name, p.source) for p in mining.all()] == [
+        (p.kind, p.name, p.source) for p in every.all()
+    ]
+    assert not mining.deferred
+
+
+def test_every_builtin_module_implements_the_hooks_of_its_folder_only() -> None:
+    """What deferring by folder relies on: a built-in module answers its kind's hook (an
+    agent's its transcripts too), so importing it when its kind is asked for misses
+    nothing."""
+    for name in BUILTIN_PLUGINS:
+        module = importlib.import_module(name)
+        hooks = {attribute for attribute in dir(module) if attribute.startswith("bugbout_")}
+        kind = builtin_kind(name)
+        assert hooks <= {KINDS[kind].hook, "bugbout_transcript"}, name
+        assert "bugbout_transcript" not in hooks or kind == "agent", name
+
+
+def test_composing_leaves_hydra_state_as_it_was(tmp_path: Path) -> None:
+    (tmp_path / "bugbout.yaml").write_text(
+        "defaults: [base, _self_]\nproject: {source: src/calc}\n"
+        "contestants: {mine: {agent: command, command: [true]}}\n"
+    )
+    settings, _ = compose_settings(tmp_path, ["contestant=mine"])
+    assert "mine" in settings.contestant
+    assert "mine.yaml" not in ConfigStore.instance().repo.get("contestant", {})
+    assert not GlobalHydra.instance().is_initialized()
+
+
+def test_a_contestant_of_one_project_is_unknown_to_the_next(tmp_path: Path) -> None:
+    from bugbout.core.contract.errors import ConfigError
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        root.mkdir()
+        (root / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject: {source: src}\n")
+    (first / "bugbout.yaml").write_text(
+        "defaults: [base, _self_]\nproject: {source: src}\n"
+        "contestants: {mine: {agent: command, command: [true]}}\n"
+    )
+    compose_settings(first, ["contestant=mine"])
+    with pytest.raises(ConfigError, match="no such contestant"):
+        compose_settings(second, ["contestant=mine"])
