@@ -9,12 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 
 from bugbout.config import compose_settings
-from bugbout.core.contract.manager import BUILTIN_PLUGINS, builtin_kind, make_plugins
+from bugbout.core.contract.manager import BUILTIN_PLUGINS, make_plugins
 from bugbout.core.contract.types import KINDS
 
 PROBE = """
@@ -32,8 +31,7 @@ def _repository(root: Path) -> Path:
     (root / "src" / "calc").mkdir(parents=True)
     (root / "src" / "calc" / "__init__.py").write_text("ONE = 1\n")
     (root / "bugbout.yaml").write_text(
-        "defaults: [base, _self_]\nproject: {source: src/calc}\n"
-        "issue-sources: {github: null}\n"
+        "defaults: [base, _self_]\nproject: {source: src/calc}\nissue-sources: {github: null}\n"
     )
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
@@ -75,6 +73,8 @@ def test_every_builtin_module_implements_the_hooks_of_its_folder_only() -> None:
     """What deferring by folder relies on: a built-in module answers its kind's hook (an
     agent's its transcripts too), so importing it when its kind is asked for misses
     nothing."""
+    from bugbout.core.contract.manager import builtin_kind
+
     for name in BUILTIN_PLUGINS:
         module = importlib.import_module(name)
         hooks = {attribute for attribute in dir(module) if attribute.startswith("bugbout_")}
@@ -92,19 +92,3 @@ def test_composing_leaves_hydra_state_as_it_was(tmp_path: Path) -> None:
     assert "mine" in settings.contestant
     assert "mine.yaml" not in ConfigStore.instance().repo.get("contestant", {})
     assert not GlobalHydra.instance().is_initialized()
-
-
-def test_a_contestant_of_one_project_is_unknown_to_the_next(tmp_path: Path) -> None:
-    from bugbout.core.contract.errors import ConfigError
-
-    first, second = tmp_path / "first", tmp_path / "second"
-    for root in (first, second):
-        root.mkdir()
-        (root / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject: {source: src}\n")
-    (first / "bugbout.yaml").write_text(
-        "defaults: [base, _self_]\nproject: {source: src}\n"
-        "contestants: {mine: {agent: command, command: [true]}}\n"
-    )
-    compose_settings(first, ["contestant=mine"])
-    with pytest.raises(ConfigError, match="no such contestant"):
-        compose_settings(second, ["contestant=mine"])
