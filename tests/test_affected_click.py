@@ -1,0 +1,95 @@
+"""Selection by function is sound on a real suite: click's, with one-function patches that
+break behaviour (a function that raises, one that returns ``None``), each run against the
+whole suite. Every test that fails with the patch and passed on the unfixed code is in
+the patch's selection, and the selection is a small share of the suite."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.crossexam.affected import (
+    BaseRun,
+    CoverageMap,
+    changed_in_functions,
+    read_coverage,
+    select,
+)
+from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.store.records import ChangeArea, Outcome, RunStatus, TestRun
+from bugbout.testing.breaks import broken
+
+MIRROR = Path("/work/.mirror/pallets+click/repo")
+COMMIT = "2c8cd3ac"
+PROJECT = ProjectSettings(source="src/click", tests="tests", pytest_args=("-m", "not stress"))
+BREAKS = {
+    # (file, function): how; from a function most tests run to one few tests reach
+    ("src/click/core.py", "Context.lookup_default"): "raise",
+    ("src/click/parser.py", "_OptionParser._match_long_opt"): "return",
+    ("src/click/types.py", "Choice.get_invalid_choice_message"): "return",
+    ("src/click/utils.py", "_make_default_short_help"): "raise",
+}
+
+
+def no_confinement(argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
+    return argv
+
+
+def passing(run: TestRun) -> set[str]:
+    return {test for test, outcome in run.outcomes.items() if outcome == Outcome.PASSED}
+
+
+@pytest.mark.slow
+def test_every_regression_the_whole_suite_finds_is_selected(tmp_path: Path) -> None:
+    if not MIRROR.is_dir():
+        pytest.fail(f"no click mirror at {MIRROR}: fetch github:pallets/click")
+    tree = tmp_path / "click"
+    subprocess.run(["git", "clone", "-q", str(MIRROR), str(tree)], check=True)
+    subprocess.run(["git", "-C", str(tree), "checkout", "-q", COMMIT], check=True)
+    environment: Environment = (
+        make_plugins()
+        .create("environment", "interpreter")
+        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=tmp_path / "home"))
+    )
+
+    def suite(where: Path, chunks: list[bytes] | None = None) -> TestRun:
+        run = run_tests(
+            environment, where, ["tests"], project=PROJECT, label="t", timeout=900,
+            confine=no_confinement, coverage=chunks,
+        )  # fmt: skip
+        assert run.status == RunStatus.OK, run.detail
+        return run
+
+    chunks: list[bytes] = []
+    base = BaseRun(task_id="click", run=suite(tree, chunks), coverage=read_coverage(chunks))
+    assert passing(base.run) == passing(suite(tree))  # the tracer changes no outcome
+    assert len(base.coverage.tests) > 1000
+    shares = []
+    for (path, name), how in BREAKS.items():
+        patched = tmp_path / "patched"
+        shutil.copytree(tree, patched, ignore=shutil.ignore_patterns(".git"))
+        (patched / path).write_text(broken((tree / path).read_text(), name, how))
+        patch = diff_trees(tree, patched, source=PROJECT.source, tests=PROJECT.tests)
+        scope = changed_in_functions(tree, patch.source, patch.area(ChangeArea.SOURCE))
+        selection = select(base, scope, suite=("tests",))
+        assert not selection.everything, (name, selection.everything)
+        regressions = passing(base.run) - passing(suite(patched))
+        assert regressions, f"breaking {name} fails no test"
+        missed = {test for test in regressions if not selection.runs(test)}
+        assert not missed, (name, sorted(missed)[:5])
+        shares.append(sum(map(selection.runs, base.run.outcomes)) / len(base.run.outcomes))
+        shutil.rmtree(patched)
+    assert sorted(shares)[len(shares) // 2] < 0.5, shares  # by file, most ran 80% or more
+    assert _file_share(base.coverage, "src/click/parser.py") > 0.5  # what selecting by file ran
+
+
+def _file_share(coverage: CoverageMap, path: str) -> float:
+    """The share of the suite a change to ``path`` would run, selecting by file."""
+    return sum(path in coverage.files_of(test) for test in coverage.tests) / len(coverage.tests)
