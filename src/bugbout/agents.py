@@ -17,6 +17,8 @@ __all__ = [
     "CodingAgent",
     "ConfigError",
     "Invocation",
+    "NativeAgentOptions",
+    "NativeSetup",
     "NoOptions",
     "Options",
     "PatchError",
@@ -47,6 +49,8 @@ __getattr__, __dir__ = lazy_exports(
         "CodingAgent": "bugbout.core.race.agents",
         "ConfigError": "bugbout.core.contract.errors",
         "Invocation": "bugbout.core.race.agents",
+        "NativeAgentOptions": "bugbout.core.race.agents",
+        "NativeSetup": "bugbout.core.race.native",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
         "PatchError": "bugbout.core.plumbing.patch",
@@ -82,6 +86,7 @@ if TYPE_CHECKING:
         AgentOptions,
         CodingAgent,
         Invocation,
+        NativeAgentOptions,
         Session,
         add_usage,
         as_int,
@@ -92,3 +97,4 @@ if TYPE_CHECKING:
         origin,
         usage_tokens,
     )
+    from bugbout.core.race.native import NativeSetup

@@ -25,10 +25,18 @@ from bugbout.core.plumbing.testmodules import is_test_module
 from bugbout.core.plumbing.testtree import fresh_test_tree
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.plumbing.treewalk import WorkTreeError
-from bugbout.core.race.agent_setup import named_files, run_tests_script, start_egress, state_dir
+from bugbout.core.race.agent_setup import (
+    agent_transcript,
+    named_files,
+    native_setup,
+    run_tests_script,
+    start_egress,
+    state_dir,
+)
 from bugbout.core.race.agents import CodingAgent, Session
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.examining import Assignment
+from bugbout.core.race.instructions import plan_arm
 from bugbout.core.race.logs import Captures, Ending, conclude
 from bugbout.core.store.records import (
     Attempt,
@@ -58,12 +66,17 @@ def run_agent(
     with how it ended and its patch (``feedback`` ends the prompt of a later round). What
     the agent's run starts is recorded in ``leftovers``, and ended with it. An
     infrastructure failure raises."""
-    space = Workspace.make(tools, task, checkouts, root)
+    agent = contestant.agent
+    arm = plan_arm(agent.options.instructions, checkouts.base(task.parent), agent.instruction_file)
+    space = Workspace.make(tools, task, checkouts, root, overlay=not arm.files)
+    arm.apply(space.copy.tree)
+    arm = native_setup(agent, space.home, arm)
     session = _session(tools, space, task, contestant, feedback)
     try:
-        ended, tampered = _run(tools, space, contestant.agent, session, leftovers)
+        ended, tampered = _run(tools, space, agent, session, leftovers)
     finally:  # the guard killed a container's runner for a limit: the container too
         leftovers.end()
+    arm.restore(space.copy.tree, space.base)
     patch, tampered = _patch(tools, space, tampered)
     ending = _ending(contestant.agent, space, ended, patch, tampered)
     shutil.rmtree(space.home, ignore_errors=True)
@@ -87,6 +100,7 @@ def run_agent(
             "exit_code": ended.exit_code,
             "logdir": str(space.logs),
             "error": ending.error,
+            "guidance_read": arm.read(agent_transcript(tools.plugins, agent, space.logs)),
         }
     )
 
@@ -106,12 +120,16 @@ class Workspace:
     tests: str
 
     @classmethod
-    def make(cls, tools: Tools, task: Task, checkouts: Checkouts, root: Path) -> Workspace:
+    def make(
+        cls, tools: Tools, task: Task, checkouts: Checkouts, root: Path, *, overlay: bool = True
+    ) -> Workspace:
+        """The workspace; a plain copy rather than an overlay unless ``overlay`` (files
+        bugbout removes from the checkout cannot be removed from an overlay's view)."""
         logs, home = root / "logs", root / "home"
         for directory in (logs, home):
             directory.mkdir(parents=True)
         base = checkouts.base(task.parent)
-        overlays = getattr(tools.sandbox, "overlays", True)
+        overlays = overlay and getattr(tools.sandbox, "overlays", True)
         copy = checkouts.attempt_copy(task.parent, root, overlay=overlays)
         bench = tools.bench(task, checkouts, tools.settings.tasks.timeout)
         tests = writing_folder(bench.suite, tools.settings.project.tests)
@@ -161,15 +179,18 @@ def _run(
     did to bugbout's own logs or limits, if anything."""
     settings = tools.settings
     invocation = agent.invocation(session)
-    named = named_files(invocation.argv, masked_paths(settings, tools.home))
+    native = agent.native()
+    programs = native.programs() if native else ()
+    named = named_files([*invocation.argv, *programs], masked_paths(settings, tools.home))
+    endpoints = (*invocation.endpoints, *(native.endpoints() if native else ()))
     confinement = session.confinement.model_copy(
         update={"readable": (*session.confinement.readable, *named)}
     )
     env = {**agent.environment(session), **invocation.env, VARIABLE: str(leftovers.path)}
     argv = invocation.argv
     with contextlib.ExitStack() as stack:
-        if invocation.confined and invocation.endpoints and tools.sandbox.name != "none":
-            argv, extra, folder = start_egress(invocation.endpoints, argv, stack)
+        if invocation.confined and endpoints and tools.sandbox.name != "none":
+            argv, extra, folder = start_egress(endpoints, argv, stack)
             env.update(extra)
             confinement = confinement.model_copy(
                 update={"readable": (*confinement.readable, folder)}

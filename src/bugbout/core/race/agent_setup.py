@@ -1,19 +1,26 @@
 """What an attempt's agent is given besides its checkout: a script that runs the tests as
-the oracle does, its declared state folders, the files its command line names, and its
-way out to its model's endpoints (and nowhere else)."""
+the oracle does, its declared state folders, the team's native setup in its HOME, the
+files its command line names, and its way out to its model's endpoints (and nowhere
+else); and its transcript afterwards, where the instruction probe is looked for."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shlex
 import shutil
 import tempfile
 from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.contract.transcript import Step
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.pytest_era import pytest_era
+from bugbout.core.plumbing.untrusted import UntrustedFileError
+from bugbout.core.race.agents import CodingAgent
+from bugbout.core.race.instructions import Arm, probe_line
 from bugbout.sandbox.egress import EgressProxy, plan
 
 
@@ -73,3 +80,30 @@ def start_egress(
     socket_path = folder / "proxy.sock"
     stack.enter_context(EgressProxy(endpoints, socket_path))
     return [*egress_plan.forwarder(socket_path), *argv], dict(egress_plan.env), folder
+
+
+def native_setup(agent: CodingAgent, home: Path, arm: Arm) -> Arm:
+    """Copy the agent's native setup, if it has one, into its private ``home``, the probe
+    seeded into the setup's instruction file; ``arm``, probed if that file exists."""
+    native = agent.native()
+    if native is None:
+        return arm
+    folder = native.copy(home)
+    instructions = folder / agent.instruction_file
+    if not instructions.is_file():
+        return arm
+    with instructions.open("a") as file:
+        file.write(probe_line(arm.token))
+    return dataclasses.replace(arm, probed=True)
+
+
+def agent_transcript(plugins: Plugins, agent: CodingAgent, logdir: Path) -> list[Step] | None:
+    """The agent's transcript, read by its plugin (``None``: it reads none, or the logs
+    the agent left cannot be read)."""
+    try:
+        steps: list[Step] | None = plugins.hook.bugbout_transcript(
+            agent=agent.harness, logdir=logdir
+        )
+    except UntrustedFileError:
+        return None
+    return steps

@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 from urllib.parse import urlsplit
 
 from pydantic import Field
@@ -22,7 +22,11 @@ from pydantic import Field
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.types import Options
 from bugbout.core.plumbing.untrusted import read_untrusted
+from bugbout.core.race.instructions import KEEP, arm_key
 from bugbout.sandbox.confinement import Confinement, Sandbox
+
+if TYPE_CHECKING:
+    from bugbout.core.race.native import NativeSetup
 
 LOCALE_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 VENDOR_KEYS: dict[str, tuple[str, ...]] = {
@@ -71,6 +75,17 @@ class AgentOptions(Options):
     """Extra environment variables for the agent."""
     state_dirs: tuple[str, ...] = ()
     """Directories outside the checkout the agent must write to (``~`` is the user's HOME)."""
+    instructions: str = KEEP
+    """The checkout's own instruction files (``AGENTS.md``, ``CLAUDE.md``...): ``keep``
+    them, ``remove`` them, or the path of a file that replaces them."""
+
+
+class NativeAgentOptions(AgentOptions):
+    """The options of an agent that can run with the team's own setup."""
+
+    native: str | None = None
+    """The team's setup for the CLI (a folder, or its instruction file), copied into the
+    agent's private HOME where the CLI reads its user configuration."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +144,8 @@ class CodingAgent:
     Options: ClassVar[type[AgentOptions]] = AgentOptions
     """The adapter's options model; an adapter also narrows ``options`` to it."""
     default_vendor: ClassVar[str | None] = None
+    instruction_file: ClassVar[str] = "AGENTS.md"
+    """The instruction file the CLI reads: a replacement arm is written under this name."""
     options: AgentOptions
 
     def __init__(self, model: str | None = None, **options: Any) -> None:
@@ -211,8 +228,29 @@ class CodingAgent:
         return env
 
     def settings_key(self) -> dict[str, Any]:
-        """What determines this agent's attempts (with the task and prompt version)."""
-        return {"harness": self.harness, **self.options.model_dump(mode="json", by_alias=True)}
+        """What determines this agent's attempts (with the task and prompt version): its
+        options, the files of a native setup and of an instruction arm by content. The
+        options added with those are in it only when set: older keys stay the same."""
+        options = self.options.model_dump(mode="json", by_alias=True)
+        if options.pop("instructions", KEEP) != KEEP:
+            options["instructions"] = arm_key(self.options.instructions)
+        native = self.native()
+        options.pop("native", None)
+        if native is not None:
+            options["native"] = native.digests()
+        return {"harness": self.harness, **options}
+
+    def native(self) -> NativeSetup | None:
+        """The team's setup this agent runs with (its ``native`` option), if any: bugbout
+        copies it into the agent's HOME, shows its MCP servers' programs read-only in the
+        sandbox, and opens the endpoints they reach."""
+        given = getattr(self.options, "native", None)
+        return None if given is None else self.native_setup()
+
+    def native_setup(self) -> NativeSetup:
+        """The setup the ``native`` option names; adapters of CLIs that read one override
+        this."""
+        raise ConfigError(f"agent {self.name!r} cannot run a native setup; remove `native`")
 
 
 # -- helpers for adapters -----------------------------------------------------------------

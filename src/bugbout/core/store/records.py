@@ -409,6 +409,10 @@ class Attempt(Versioned):
     review: Audit | None = None
     """With ``run.rounds`` > 1: the audit of this attempt on visible evidence only, which
     decided whether it got another round."""
+    guidance_read: bool | None = None
+    """Whether the agent said the code seeded into the instruction files it was given
+    (its arm's or its native setup's); ``None``: it was given none, or its transcript
+    cannot be read."""
 
     @property
     def revision(self) -> str:

@@ -6,6 +6,10 @@ could otherwise set the model or environment). The tools are the built-in file a
 shell tools; web tools are disallowed. The whole process runs in bugbout's sandbox, so
 permission prompts are bypassed (which Claude Code allows as root only with
 ``IS_SANDBOX=1``) and its telemetry, error reports and update checks are off.
+
+With ``native`` (the team's ``~/.claude`` folder, or its CLAUDE.md) safe mode is off: the
+setup is copied into the private config directory, and the MCP servers of its
+``mcp.json`` are the only ones loaded (a checkout's ``.mcp.json`` stays out).
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout.agents import (
-    AgentOptions,
     AgentPlugin,
     CodingAgent,
     Invocation,
+    NativeAgentOptions,
+    NativeSetup,
     Session,
     Step,
     add_usage,
@@ -55,7 +60,11 @@ USAGE_LIMIT = re.compile(
 )
 
 
-class ClaudeCodeOptions(AgentOptions):
+MCP_CONFIG = "mcp.json"
+"""The file of a native setup that declares its MCP servers (``--mcp-config``)."""
+
+
+class ClaudeCodeOptions(NativeAgentOptions):
     """Options of the ``claude-code`` agent."""
 
     effort: str | None = None
@@ -76,14 +85,25 @@ class ClaudeCodeAgent(CodingAgent):
     harness = "claude-code"
     executable = "claude"
     default_vendor = "anthropic"
+    instruction_file = "CLAUDE.md"
     Options = ClaudeCodeOptions
     options: ClaudeCodeOptions
 
+    def native_setup(self) -> NativeSetup:
+        native = self.options.native or ""
+        return NativeSetup.read(native, ".claude", self.instruction_file).declaring(
+            MCP_CONFIG, "mcpServers"
+        )
+
     def invocation(self, session: Session) -> Invocation:
         options = self.options
+        native = self.native()
+        mode = ["--safe-mode"] if native is None else []
+        if native is not None and MCP_CONFIG in native.files:
+            mode = ["--mcp-config", str(session.home / native.folder / MCP_CONFIG)]
         argv = [
             self.command(), "-p",
-            "--safe-mode", "--setting-sources", "user", "--strict-mcp-config",
+            *mode, "--setting-sources", "user", "--strict-mcp-config",
             "--tools", TOOLS, "--disallowedTools", DISALLOWED_TOOLS,
             "--permission-mode", "bypassPermissions",
             "--output-format", "stream-json", "--verbose",

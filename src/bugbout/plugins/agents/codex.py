@@ -6,6 +6,10 @@ Codex's own sandbox is switched off (``danger-full-access``): bubblewrap cannot 
 inside bubblewrap (``setting up uid map: Operation not permitted``), and every command
 Codex runs is already confined with it.
 
+With ``native`` (the team's ``~/.codex`` folder, or its AGENTS.md) the setup is copied
+into the private ``CODEX_HOME`` and its ``config.toml`` and rules are read (the MCP
+servers it declares start inside the sandbox); bugbout's own settings still override it.
+
 Credentials: against OpenAI the built-in provider authenticates with ``CODEX_API_KEY``,
 taken from ``OPENAI_API_KEY`` (Codex ignores that variable itself). With ``base-url``, a
 ``bugbout`` provider is configured that sends ``OPENAI_API_KEY``, if the agent gets one.
@@ -24,10 +28,11 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from bugbout.agents import (
-    AgentOptions,
     AgentPlugin,
     CodingAgent,
     Invocation,
+    NativeAgentOptions,
+    NativeSetup,
     Session,
     Step,
     add_usage,
@@ -51,7 +56,7 @@ LAST_MESSAGE = "last.txt"
 """The file in the log folder Codex writes its last message to (``-o``)."""
 
 
-class CodexOptions(AgentOptions):
+class CodexOptions(NativeAgentOptions):
     """Options of the ``codex`` agent."""
 
     reasoning_effort: str | None = None
@@ -77,14 +82,21 @@ class CodexAgent(CodingAgent):
     Options = CodexOptions
     options: CodexOptions
 
+    def native_setup(self) -> NativeSetup:
+        native = self.options.native or ""
+        return NativeSetup.read(native, ".codex", self.instruction_file).declaring(
+            "config.toml", "mcp_servers"
+        )
+
     def invocation(self, session: Session) -> Invocation:
         options = self.options
         _codex_home(session).mkdir(parents=True, exist_ok=True)
         _scratch(session).mkdir(parents=True, exist_ok=True)
+        user = [] if options.native else ["--ignore-user-config", "--ignore-rules"]
         argv = [
             self.command(), "exec", "--json",
             "-o", str(session.logdir / LAST_MESSAGE),
-            "--skip-git-repo-check", "--ephemeral", "--ignore-user-config", "--ignore-rules",
+            "--skip-git-repo-check", "--ephemeral", *user,
             "-s", "danger-full-access",
         ]  # fmt: skip
         if self.model:

@@ -5,6 +5,10 @@ Its user settings live in the agent's private ``GEMINI_CLI_HOME``: API-key auth 
 trust off (the checkout is trusted, so ``--yolo`` holds). Web tools are denied twice:
 excluded in the settings (a list a checkout's own ``.gemini/settings.json`` can only add
 to) and by a user-tier policy (which checkout policies cannot override).
+
+With ``native`` (the team's ``~/.gemini`` folder, or its GEMINI.md) the setup is copied
+into that HOME first; bugbout's settings are laid over the team's ``settings.json`` (its
+MCP servers start inside the sandbox, its excluded tools are kept).
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from typing import Any
 from pydantic import field_validator
 
 from bugbout.agents import (
-    AgentOptions,
     AgentPlugin,
     CodingAgent,
     Invocation,
+    NativeAgentOptions,
+    NativeSetup,
     Session,
     Step,
     add_usage,
@@ -30,6 +35,7 @@ from bugbout.agents import (
     check_url,
     hookimpl,
     json_events,
+    json_value,
     origin,
     read_untrusted,
     tool_step,
@@ -76,7 +82,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXIT_CODE = re.compile(r"exitCode: (\d+)|\"code\": (\d+)")
 
 
-class GeminiCliOptions(AgentOptions):
+class GeminiCliOptions(NativeAgentOptions):
     """Options of the ``gemini-cli`` agent."""
 
     base_url: str | None = None
@@ -95,13 +101,22 @@ class GeminiCliAgent(CodingAgent):
     harness = "gemini-cli"
     executable = "gemini"
     default_vendor = "google"
+    instruction_file = "GEMINI.md"
     Options = GeminiCliOptions
     options: GeminiCliOptions
+
+    def native_setup(self) -> NativeSetup:
+        native = self.options.native or ""
+        return NativeSetup.read(native, ".gemini", self.instruction_file).declaring(
+            "settings.json", "mcpServers"
+        )
 
     def invocation(self, session: Session) -> Invocation:
         config = session.home / ".gemini"
         (config / "policies").mkdir(parents=True, exist_ok=True)
-        (config / "settings.json").write_text(json.dumps(SETTINGS, indent=2) + "\n")
+        team = json_value(_read(config / "settings.json")) if self.options.native else None
+        settings = _laid_over(team if isinstance(team, dict) else {}, SETTINGS)
+        (config / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
         (config / "policies" / "bugbout.toml").write_text(POLICY)
         argv = [self.command(), "-p", "", "--yolo", "--output-format", "stream-json"]
         if self.model:
@@ -139,6 +154,20 @@ class GeminiCliAgent(CodingAgent):
             return False
         text = _read(logdir / "stderr.log")[-20000:] + _read(logdir / "stdout.log")[-5000:]
         return bool(USAGE_LIMIT.search(text))
+
+
+def _laid_over(team: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """bugbout's settings over the team's, table by table; excluded tools are both's."""
+    merged = dict(team)
+    for key, value in ours.items():
+        below = merged.get(key)
+        if isinstance(value, dict) and isinstance(below, dict):
+            merged[key] = _laid_over(below, value)
+        elif key == "exclude" and isinstance(below, list):
+            merged[key] = [*below, *(tool for tool in value if tool not in below)]
+        else:
+            merged[key] = value
+    return merged
 
 
 def _read(path: Path) -> str:

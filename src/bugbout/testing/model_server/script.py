@@ -4,6 +4,7 @@ the step a model turn gets, and the :class:`RecordedRequest` of each request it 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,9 +24,12 @@ class Shell:
 
 @dataclass(frozen=True)
 class Say:
-    """The model's final answer: the conversation ends."""
+    """The model's final answer: the conversation ends. With ``echo`` (a regular
+    expression), the answer goes on with each distinct match of it in the request: what
+    the agent showed the model (its instruction files, its tools) said back."""
 
     text: str
+    echo: str | None = None
 
 
 Step = Shell | Say
@@ -136,6 +140,9 @@ def _mswea_submit_command(text: str) -> str:
 def scripted_action(script: Script, step: int, body: Any) -> Step:
     """The script's step, with ``Say`` turned into mini-swe-agent's submit command for it."""
     action = script.step(step)
+    if isinstance(action, Say) and action.echo is not None:
+        found = dict.fromkeys(re.findall(action.echo, json.dumps(body)))
+        action = Say(" ".join([action.text, *found]))
     if isinstance(action, Say) and is_mswea(body):
         return Shell(_mswea_submit_command(action.text))
     return action

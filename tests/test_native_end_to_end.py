@@ -1,0 +1,152 @@
+"""Native contestants for real: Claude Code, Codex and Gemini CLI each run a bout in
+bugbout's sandbox with the team's setup (an instruction file and an MCP server), their
+model the scripted server. The records show that each CLI loaded both inside the sandbox
+(the model saw the MCP server's tool and said back the code seeded into the instruction
+file) and that the MCP server, a child of the CLI, could not see the real HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import components
+from bugbout.testing.model_server import ModelServer, Say, Script, Shell
+
+FIXED_FMT = 'def fmt(x):\n    """Format x."""\n    return "%g" % x\n'
+ECHO = r"bugbout-[0-9a-f]{16}|bugbout_probe_[a-z]+"
+"""What the scripted model says back: the probe's code and the MCP server's tool."""
+SCRIPT = Script(
+    [
+        Shell(f"cat > src/calc/fmt.py <<'EOF'\n{FIXED_FMT}EOF"),
+        Say("Fixed fmt().", echo=ECHO),
+    ]
+)
+SERVER = textwrap.dedent(
+    """\
+    import json, sys
+
+    try:
+        open(sys.argv[1]).close()
+        seen = "visible"
+    except OSError:
+        seen = "hidden"
+    open("mcp-started-" + seen, "w").close()  # in its working folder, the checkout
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        if message["method"] == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "probe", "version": "1"},
+            }
+        elif message["method"] == "tools/list":
+            schema = {"type": "object", "properties": {}}
+            tool = {"name": "bugbout_probe_" + seen, "description": "HOME", "inputSchema": schema}
+            result = {"tools": [tool]}
+        else:
+            result = {}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    """
+)
+
+
+def native_setups(root: Path, secret: Path) -> dict[str, Path]:
+    """Each CLI's setup folder: an instruction file and the MCP server, which is told to
+    read ``secret``, a file in the real HOME."""
+    server = root / "mcp" / "server.py"
+    server.parent.mkdir(parents=True)
+    server.write_text(SERVER)
+    command = {"command": shutil.which("python3") or sys.executable}
+    command["args"] = [str(server), str(secret)]
+    folders = {}
+    for agent, instructions, config in (
+        ("claude-code", "CLAUDE.md", "mcp.json"),
+        ("codex", "AGENTS.md", "config.toml"),
+        ("gemini-cli", "GEMINI.md", "settings.json"),
+    ):
+        folder = root / agent
+        folder.mkdir()
+        (folder / instructions).write_text("Keep functions short.\n")
+        if config == "config.toml":
+            args = ", ".join(json.dumps(arg) for arg in command["args"])
+            text = f"[mcp_servers.probe]\ncommand = {json.dumps(command['command'])}\n"
+            text += f"args = [{args}]\nstartup_timeout_sec = 30\n"
+        else:
+            text = json.dumps({"mcpServers": {"probe": command}})
+        (folder / config).write_text(text)
+        folders[agent] = folder
+    return folders
+
+
+@pytest.fixture
+def secret() -> Iterator[Path]:
+    """A file in the real HOME, for the test's length: what no agent may read."""
+    path = Path.home() / f".bugbout-secret-{os.getpid()}"
+    path.write_text("the real HOME\n")
+    yield path
+    path.unlink()
+
+
+def bugbout(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bugbout", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=1200, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_three_clis_load_the_teams_setup_inside_the_sandbox(
+    calc_repo: tuple[Path, dict[str, str]], tmp_path: Path, secret: Path
+) -> None:
+    for program in ("claude", "codex", "gemini"):
+        if shutil.which(program) is None:
+            components.missing("agent-clis", f"{program} is not on PATH")
+    repo = tmp_path / "calc"
+    shutil.copytree(calc_repo[0], repo)
+    setups = native_setups(tmp_path / "setups", secret)
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "sk-ant-scripted",
+        "OPENAI_API_KEY": "sk-scripted",
+        "GEMINI_API_KEY": "gemini-scripted",
+    }
+    assert bugbout("init", cwd=repo, env=env).returncode == 0
+    with ModelServer(SCRIPT) as server:
+        urls = {"claude-code": server.url, "codex": f"{server.url}/v1", "gemini-cli": server.url}
+        overrides = [
+            f"contestant.{agent}.{option}={value}"
+            for agent, setup in setups.items()
+            for option, value in (("base-url", urls[agent]), ("native", setup))
+        ]
+        run = bugbout(
+            "run", "contestant=[claude-code,codex,gemini-cli]", "contestant.codex.model=gpt-5.5",
+            "contestant.gemini-cli.model=gemini-2.5-flash", *overrides, "miner.limit=1",
+            "--quiet", cwd=repo, env=env,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stdout + run.stderr
+        bodies = json.dumps([request.body for request in server.scripted_requests])
+    attempts = {
+        record["contestant"]: record
+        for path in (repo / ".bugbout").glob("**/attempts/*/*/*.json")
+        if "contestant" in (record := json.loads(path.read_text()))
+    }
+    assert set(attempts) == {"claude-code", "codex", "gemini-cli"}
+    for name, attempt in attempts.items():
+        assert attempt["status"] == "finished", (name, attempt)
+        assert attempt["guidance_read"] is True, (name, attempt)
+        patch = json.dumps(attempt["patch"])  # its MCP server started, in the sandbox
+        assert "mcp-started-hidden" in patch, (name, patch)
+        assert "mcp-started-visible" not in patch
+    for name in ("claude-code", "gemini-cli"):  # Codex defers MCP tools to a search
+        assert "bugbout_probe_hidden" in attempts[name]["summary"], attempts[name]
+    assert "bugbout_probe_visible" not in bodies  # the real HOME: never seen
