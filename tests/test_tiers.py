@@ -26,6 +26,8 @@ def parse_number(text):
 """
 FIXED = """\
 def _apply_sign(text, value):
+    'Negative numbers keep their sign.'
+    # words in comments and strings are not names the fix introduced
     return -value if text.startswith("-") else value
 
 
@@ -173,6 +175,7 @@ def test_the_message_is_scrubbed_of_the_solution() -> None:
         told == "Fix negative numbers losing their sign\n\nNumbers below zero came back positive."
     )
     merge = "Merge pull request #8 from dev/x\n\nParser crashes on empty input (#7)\n\nUse `or ''`."
+    assert scrubbed("Fix ``x . y`` access\n\nIt broke ``a . b``.") == "Fix access\n\nIt broke."
     assert scrubbed(merge) == "Parser crashes on empty input"
     assert scrubbed("Fix crash in `load()`, which replaced the cache", {"load"}) == "Fix crash in"
 

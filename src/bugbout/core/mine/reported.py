@@ -8,10 +8,14 @@ was changed. Nothing in it shows a line the fix added, to the code or to the tes
 
 from __future__ import annotations
 
+import builtins
+import io
+import keyword
 import re
+import tokenize
 from collections.abc import Iterable
 
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.store.records import HISTORY_TIERS, Oracle, Task
 
 SHOWN = 8
@@ -26,7 +30,7 @@ _FIX_LEAD = (
     "Tests written for this bug fail on the code as it is:",
     "Find the bug and fix it.",
 )
-_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+_CODE = re.compile(r"```.*?```|``[^\n]*?``|`[^`\n]*`", re.DOTALL)
 _REFERENCE = re.compile(
     r"\(?(?:https?://\S+|[\w.-]+/[\w.-]+#\d+|#\d+|gh-\d+)\)?|"
     r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?)\b:?\s*(?=\(?#|\(?gh-)",
@@ -49,6 +53,8 @@ _TRAILER = re.compile(r"^[\w-]+(?:-by)?:\s|^merge\s+(?:pull\s+request|branch)\b"
 _CALL = re.compile(r"\b[\w.]+\([^)]*\)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_HUNK = re.compile(r"^@@ -\S+ \+(\d+)")
+_STRING_OR_COMMENT = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|#.*$")
 
 
 def statement(failing: dict[str, str], *, withheld: Iterable[str], lead: str, close: str) -> str:
@@ -152,26 +158,64 @@ def _scrub_sentence(sentence: str, hidden: set[str], *, keep_solution: bool = Fa
 
 
 def _fix_only(git: Git, task: Task) -> tuple[list[str], set[str]]:
-    """The lines the fix added (to its code and its tests), and the names its code
-    added that the changed source files did not hold before it."""
+    """The lines the fix added (to its code and its tests), and the names in the code it
+    added to its source files (not in their comments or strings) that neither Python's
+    builtins nor a Python file of the repository held before it."""
     paths = [*task.source_files, *task.changed_test_files]
     diff = git.run(
         "diff", "--no-color", "--no-ext-diff", "-U0", task.parent, task.sha, "--", *paths
     )
     added: list[str] = []
-    source_added: list[str] = []
-    current = ""
+    numbers: dict[str, set[int]] = {}
+    current, number = "", 0
     for line in diff.splitlines():
         if line.startswith("+++ "):
             current = line[6:] if line.startswith("+++ b/") else ""
+        elif hunk := _HUNK.match(line):
+            number = int(hunk[1])
         elif line.startswith("+"):
             added.append(line[1:])
             if current in task.source_files:
-                source_added.append(line[1:])
-    before: set[str] = set()
-    for path in task.source_files:
-        found = git.blob(task.parent, path)
+                numbers.setdefault(current, set()).add(number)
+            number += 1
+    names: set[str] = set()
+    for path, lines in numbers.items():
+        found = git.blob(task.sha, path)
         if found is not None:
-            before.update(_NAME.findall(found[1].decode("utf-8", "replace")))
-    names = {name for line in source_added for name in _NAME.findall(line)} - before
-    return source_lines(added), names
+            names |= _code_names(found[1].decode("utf-8", "replace"), lines)
+    names -= set(dir(builtins))
+    return source_lines(added), names - _held(git, task.parent, names)
+
+
+def _code_names(text: str, lines: set[int]) -> set[str]:
+    """The names on ``lines`` of the module ``text`` that are code: not in a comment or
+    a string (each line read alone, without its strings and comments, when the module
+    does not tokenize)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        rows = text.splitlines()
+        return {
+            name
+            for number in lines
+            if number <= len(rows)
+            for name in _NAME.findall(_STRING_OR_COMMENT.sub(" ", rows[number - 1]))
+        }
+    return {
+        token.string
+        for token in tokens
+        if token.type == tokenize.NAME and token.start[0] in lines
+        and not keyword.iskeyword(token.string)
+    }  # fmt: skip
+
+
+def _held(git: Git, commit: str, names: set[str]) -> set[str]:
+    """Which of ``names`` a Python file of ``commit`` holds, as a whole word."""
+    if not names:
+        return set()
+    patterns = [argument for name in sorted(names) for argument in ("-e", name)]
+    try:
+        found = git.run("grep", "-o", "-h", "-w", "-F", *patterns, commit, "--", "*.py")
+    except GitError:  # no file holds any of them
+        return set()
+    return set(found.split()) & names
