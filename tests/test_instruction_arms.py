@@ -71,12 +71,13 @@ def test_each_arm_is_undone_before_the_patch(tmp_path: Path) -> None:
 
 def test_the_probe_reads_what_the_agent_said(tmp_path: Path) -> None:
     arm = plan_arm("keep", checkout(tmp_path), "AGENTS.md")
-    assert arm.read([Step("command", "ls"), Step("final", f"Done. {arm.token}")]) is True
-    assert arm.read([Step("command", "cat AGENTS.md", output=arm.token)]) is False
-    assert arm.read(None) is None
+    assert arm.read([Step("command", "ls"), Step("final", f"Done. {arm.token}")], "") is True
+    assert arm.read([Step("command", "cat AGENTS.md", output=arm.token)], "") is False
+    assert arm.read(None, f"Done. {arm.token}") is True  # no transcript: its summary
+    assert arm.read(None, "Done.") is False
     bare = tmp_path / "bare"
     bare.mkdir()
-    assert plan_arm("keep", bare, "AGENTS.md").read([Step("final", "x")]) is None
+    assert plan_arm("keep", bare, "AGENTS.md").read([Step("final", "x")], "x") is None
     other = plan_arm("keep", checkout(tmp_path / "again"), "AGENTS.md")
     assert other.token != arm.token  # random: not derivable from the checkout
 

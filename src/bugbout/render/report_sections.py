@@ -111,6 +111,7 @@ def sections(report: Report) -> list[Section]:
 def _agents_section(report: Report) -> Section:
     tiers = sorted({tier for row in report.agents for tier in row.tiers})
     split = tiers if len(tiers) > 1 else []
+    probed = any(row.probed for row in report.agents)  # a guidance probe: its column
     rows = [
         (
             row.contestant,
@@ -125,13 +126,14 @@ def _agents_section(report: Report) -> Section:
             *(_tier_rate(row.tiers.get(tier)) for tier in split),
             fmt_statuses(row.failures),
             str(row.not_counted),
+            *([f"{row.guidance_read} of {row.probed}" if row.probed else "-"] if probed else []),
         )
         for row in report.agents
     ]
     table = Table(
         ("contestant", "agent", "attempted", "scored", "resolved", "fixed but broke",
          "wrong fix", "no fix", "resolve rate", *(f"on {tier}" for tier in split),
-         "did not finish", "left out"),
+         "did not finish", "left out", *(["read its guidance"] if probed else [])),
         rows,
         numeric=frozenset({2, 3, 4, 5, 6, 7, 8, *range(9, 9 + len(split)), 10 + len(split)}),
         empty="no contestant attempts",
@@ -142,7 +144,13 @@ def _agents_section(report: Report) -> Section:
         f"Each contestant's patches against the maintainers' hidden tests, over "
         f"{report.found.scored} scored tasks{_tiers_used(report)}. Attempts stopped by a "
         "quota or an infrastructure failure are left out of the resolve rate; every attempt "
-        "that did not finish is counted by how it ended.",
+        "that did not finish is counted by how it ended."
+        + (
+            " Read its guidance: attempts whose agent said the code seeded into the "
+            "instruction files it was given."
+            if probed
+            else ""
+        ),
         [table],
     )
 

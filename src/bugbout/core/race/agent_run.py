@@ -100,7 +100,9 @@ def run_agent(
             "exit_code": ended.exit_code,
             "logdir": str(space.logs),
             "error": ending.error,
-            "guidance_read": arm.read(agent_transcript(tools.plugins, agent, space.logs)),
+            "guidance_read": arm.read(
+                agent_transcript(tools.plugins, agent, space.logs), ending.summary
+            ),
         }
     )
 

@@ -85,11 +85,13 @@ class Arm:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(original, path, follow_symlinks=False)
 
-    def read(self, steps: Iterable[Step] | None) -> bool | None:
-        """Whether the agent said the probe's code (``None``: no probe, or no transcript)."""
-        if not self.probed or steps is None:
+    def read(self, steps: Iterable[Step] | None, summary: str) -> bool | None:
+        """Whether the agent said the probe's code: in its transcript's steps, or without
+        one in its closing ``summary`` (``None``: no probe)."""
+        if not self.probed:
             return None
-        return any(self.token in step.text for step in steps)
+        said = [step.text for step in steps] if steps is not None else [summary]
+        return any(self.token in text for text in said)
 
 
 def arm_key(given: str) -> str:

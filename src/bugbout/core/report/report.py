@@ -87,6 +87,10 @@ class AgentRow(Record):
     tiers: dict[str, TierRate] = Field(default_factory=dict)
     """Its patches on the tasks of each tier (``issue-fix``, ``injected``) apart, when the
     bout's tasks are of more than one."""
+    probed: int = 0
+    """Attempts given instruction files with the guidance probe (``guidance_read`` known)."""
+    guidance_read: int = 0
+    """Those whose agent said the probe's code: it read its instructions."""
 
 
 class PolicyPicks(Record):

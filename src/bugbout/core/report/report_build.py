@@ -266,6 +266,8 @@ def _agents(
                 not_counted=sum(1 for a in finals if a.status in RETRYABLE and a.task_id in scored),
                 tokens=sum(sum(a.usage.values()) for a in own),
                 wall_time=sum(a.wall_time for a in own),
+                probed=sum(1 for a in own if a.guidance_read is not None),
+                guidance_read=sum(1 for a in own if a.guidance_read),
             )
         )
     return rows

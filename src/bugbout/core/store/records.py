@@ -411,8 +411,8 @@ class Attempt(Versioned):
     decided whether it got another round."""
     guidance_read: bool | None = None
     """Whether the agent said the code seeded into the instruction files it was given
-    (its arm's or its native setup's); ``None``: it was given none, or its transcript
-    cannot be read."""
+    (its arm's or its native setup's), in its transcript or else its closing summary;
+    ``None``: it was given none."""
 
     @property
     def revision(self) -> str:
