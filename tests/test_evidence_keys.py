@@ -29,6 +29,10 @@ SLOW_FIX = GOOD.replace(
     "ordered = sorted(values)", "import time; time.sleep(2); ordered = sorted(values)"
 )
 """The good fix, two seconds slow on every call."""
+FAT_FIX = GOOD.replace(
+    "ordered = sorted(values)", "blob = bytes(range(256)) * 1_562_500; ordered = sorted(values)"
+)
+"""The good fix, holding 400 MB on every call."""
 
 
 def only(repo: Path, contestants: dict[str, list[str]], timeout: int = 60) -> None:
@@ -192,6 +196,24 @@ def test_a_score_killed_at_the_timeout_is_made_again_under_a_longer_one(
     longer = bugbout("run", "verdicts.timeout=120", cwd=bout_repo)
     assert longer.returncode == 0, longer.stderr
     assert scores(bout_repo) == {"slow": "resolved"}
+
+
+def test_evidence_made_under_other_test_limits_is_made_again(
+    bout_repo: Path, tmp_path: Path
+) -> None:
+    """A correct patch that holds 400 MB is resolved under the default test limits; with
+    ``limits.tests.memory`` below that, its score, the base run and the audit are made
+    again (the run breaks the limit: not resolved), never read from the first bout."""
+    script = write_agent(tmp_path / "agents", "fat", FAT_FIX)
+    only(bout_repo, {"fat": [sys.executable, str(script)]})
+    first = bugbout("run", cwd=bout_repo)
+    assert first.returncode == 0, first.stderr
+    assert scores(bout_repo) == {"fat": "resolved"}
+    bases = base_runs(bout_repo)
+    limited = bugbout("run", "limits.tests.memory=200000000", cwd=bout_repo)
+    assert limited.returncode == 0, limited.stderr
+    assert scores(bout_repo) == {"fat": "wrong-fix"}
+    assert set(base_runs(bout_repo)) > set(bases)  # a base run of its own, beside the first
 
 
 def test_through_the_python_api_retry_failed_after_a_quota_scores_the_new_patch(

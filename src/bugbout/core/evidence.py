@@ -41,6 +41,14 @@ def task_key(task: Task, oracle: Oracle) -> str:
     return digest(task.model_dump_json(include=_FIX), truth)
 
 
+def confinement(settings: BoutSettings) -> str:
+    """How every test run is confined: the sandbox chosen, with its options, and the
+    limits a test run is held to (``limits.tests``). A run under other ones may end
+    otherwise (a limit it now breaks), so its evidence is not reused."""
+    sandbox = settings.sandbox.model_dump_json()
+    return digest("confinement", sandbox, settings.limits.tests.model_dump_json())
+
+
 def score_key(task: Task, oracle: Oracle, attempt: Attempt) -> str:
     """A patch's score: the task, its ground truth and the attempt's revision (its patch,
     how it ended, who made it). The timeout is left out, so the report finds a retry
@@ -75,10 +83,11 @@ class EvidenceKeys:
     @property
     def base(self) -> str:
         """The base run: the task, its ground truth and environment, where its suite was,
-        the ``verdicts:`` settings that change how it runs (which tests, the timeout), and
-        the coverage map's format."""
+        the ``verdicts:`` settings that change how it runs (which tests, the timeout), how
+        test runs are confined (:func:`confinement`), and the coverage map's format."""
         verdicts = self.settings.verdicts.key()
-        return digest("base", MAP_VERSION, task_key(self.task, self.oracle), verdicts, *self.suite)
+        truth, confined = task_key(self.task, self.oracle), confinement(self.settings)
+        return digest("base", MAP_VERSION, truth, verdicts, confined, *self.suite)
 
     def matrix(self, attempts: Sequence[Attempt]) -> str:
         """The matrix: the base run's inputs (its selections come from it), whether the
@@ -89,6 +98,12 @@ class EvidenceKeys:
 
     def score(self, attempt: Attempt) -> str:
         return score_key(self.task, self.oracle, attempt)
+
+    @property
+    def confinement(self) -> str:
+        """What a stored score must have been computed under to be reused (its key leaves
+        it out, as it does the timeout, so the report finds it without the settings)."""
+        return confinement(self.settings)
 
     def audit(self, attempt: Attempt) -> str:
         """An audit: the base run's inputs (its baseline and selection), the auditor with

@@ -333,9 +333,11 @@ class _Runs:
     def _score(self, attempt: Attempt) -> tuple[Resolution, bool]:
         """The attempt's score, from the store or made now."""
 
+        confined = self.keys.confinement
+
         def make() -> Resolution:
             made = score(self.task, self.oracle, attempt, self.bench)
-            return made.model_copy(update={"key": attempt.revision})
+            return made.model_copy(update={"key": attempt.revision, "confinement": confined})
 
         key, timeout = self.keys.score(attempt), self.job.settings.verdicts.timeout
         found, made = self.shared.once(
@@ -344,7 +346,9 @@ class _Runs:
             key,
             make,
             holds=attempt.revision,
-            usable=lambda stored: ends_alike(stored.run, timeout),
+            usable=lambda stored: (
+                stored.confinement == confined and ends_alike(stored.run, timeout)
+            ),
         )
         assert found is not None  # scoring always makes one
         return found, made

@@ -98,6 +98,9 @@ class Resolution(Versioned):
     contestant: str
     key: str = ""
     """The scored attempt's key: a new attempt is scored again."""
+    confinement: str = ""
+    """How its test run was confined (the sandbox and ``limits.tests``): a score computed
+    under other ones is computed again."""
     score: Score
     fail_to_pass: dict[TestId, Outcome | None] = Field(default_factory=dict)
     pass_to_pass_failing: list[TestId] = Field(default_factory=list)
