@@ -9,12 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 
-from bugbout.config import compose_settings
-from bugbout.core.contract.manager import BUILTIN_PLUGINS, make_plugins
-from bugbout.core.contract.types import KINDS
+from bugbout import hookimpl
+from bugbout.config import HydraJob, compose_settings, run_with_hydra
+from bugbout.core.contract.manager import BUILTIN_PLUGINS, Plugins, make_plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import KINDS, JudgePlugin
+from bugbout.ui import Console
 
 PROBE = """
 import json, sys
@@ -92,3 +96,57 @@ def test_composing_leaves_hydra_state_as_it_was(tmp_path: Path) -> None:
     assert "mine" in settings.contestant
     assert "mine.yaml" not in ConfigStore.instance().repo.get("contestant", {})
     assert not GlobalHydra.instance().is_initialized()
+
+
+class _Never:
+    """An inline judge plugin, shipped with no YAML: selectable only once registered as
+    its group's option."""
+
+    @hookimpl
+    def bugbout_judges(self) -> list[JudgePlugin]:
+        return [JudgePlugin(name="never", factory=object, description="always abstains")]
+
+
+def _with_never() -> Plugins:
+    plugins = make_plugins(entry_points=False, kinds=["miner"])
+    plugins.register(_Never(), name="never")
+    return plugins
+
+
+def test_a_plugin_is_an_option_where_it_is_chosen(tmp_path: Path) -> None:
+    (tmp_path / "bugbout.yaml").write_text(
+        "defaults: [base, {override judge: never}, _self_]\nproject: {source: src}\n"
+    )
+    settings, _ = compose_settings(tmp_path, [], _with_never())
+    assert settings.judge.name == "never"
+    (tmp_path / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject: {source: src}\n")
+    settings, _ = compose_settings(tmp_path, ["judge=never"], _with_never())
+    assert settings.judge.name == "never"
+    assert "never.yaml" not in ConfigStore.instance().repo.get("judge", {})
+
+
+def test_a_sweep_sees_every_plugin_as_an_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject: {source: src}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("bugbout.core.contract.manager.make_plugins", lambda **_: _with_never())
+    judged: list[str] = []
+
+    def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
+        judged.append(settings.judge.name)
+
+    assert run_with_hydra("run", ["-m", "judge=never,majority"], Console(quiet=True), job) == 0
+    assert sorted(judged) == ["majority", "never"]
+
+
+def test_run_imports_every_kind_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject: {source: src}\n")
+    monkeypatch.chdir(tmp_path)
+    deferred: list[object] = []
+
+    def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
+        deferred.append(dict(plugins.deferred))
+
+    assert run_with_hydra("run", [], Console(quiet=True), job) == 0
+    assert deferred == [{}]
