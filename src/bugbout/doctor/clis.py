@@ -1,5 +1,6 @@
 """Each contestant's CLI: it builds as a bout builds it, is installed, answers ``--version``,
-and still accepts every ``--flag`` its adapter passes (looked up in its ``--help``)."""
+and still accepts every ``--flag`` its adapter passes (looked up in its ``--help``); and
+its native setup and instruction arm (:mod:`bugbout.doctor.native`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from bugbout.core.race.agents import Session
 from bugbout.core.race.contestants import Contestant, build_contestants
 from bugbout.doctor.check import Check
 from bugbout.doctor.known_agents import KNOWN_AGENTS, dry_entry
+from bugbout.doctor.native import native_checks
 from bugbout.doctor.probes import distribution_version, probe, probe_env, version_in
 from bugbout.sandbox.confinement import Confinement
 
@@ -45,6 +47,7 @@ def contestant_checks(settings: BoutSettings, plugins: Plugins) -> Iterator[Chec
             if contestant is None:
                 continue
         assert contestant is not None
+        yield from native_checks(contestant)
         with tempfile.TemporaryDirectory(prefix="bugbout-doctor-") as scratch:
             yield from cli_checks(contestant, Path(scratch))
 
