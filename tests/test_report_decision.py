@@ -192,3 +192,17 @@ def test_without_prices_the_leader_is_picked_among_those_not_told_apart(tmp_path
         ("alpha", "picked"),
         ("beta", "not distinguishable"),
     ]
+
+
+def test_leaders_that_tie_are_named_together_not_one_as_the_leader(tmp_path: Path) -> None:
+    """alpha, beta and gamma each resolve 2/3, with no price: the decision says the three
+    tie for the lead instead of calling the first by name the leader."""
+    split = {"t00": R, "t01": R, "t02": W}
+    store_bout(tmp_path, {name: dict(split) for name in ("alpha", "beta", "gamma")})
+    decision = _report(tmp_path).decision
+    assert not decision.distinguishable
+    assert decision.text.startswith(
+        "No contestant is distinguishably better on 3 scored tasks; alpha, beta and gamma tie "
+        "for the lead: pick any of them (alpha resolves 2/3 (21-94%))"
+    )
+    assert "the leader" not in decision.text

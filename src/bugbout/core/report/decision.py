@@ -97,8 +97,9 @@ def decide(report: Report) -> Decision:
         options[leader].p_adjusted = options[pick.name].p_adjusted
         pick.p_adjusted = None
     ordered = [pick] + [o for name, o in options.items() if name != pick.name]
+    tied = [] if cheapest else [name for name in sure.leader if name in options]
     return Decision(
-        text=_sentence(pick, ordered[1:], report.found.scored, cheapest=cheapest is not None),
+        text=_sentence(pick, ordered[1:], report.found.scored, tied=tied, cheapest=bool(cheapest)),
         pick=pick.name,
         distinguishable=len(level) == 1 and len(options) > 1,
         options=ordered,
@@ -123,8 +124,12 @@ def _cheapest(level: list[Option]) -> Option | None:
     return min(costed, key=lambda o: (o.cost_per_resolved or 0.0, -o.resolved))
 
 
-def _sentence(pick: Option, others: list[Option], tasks: int, *, cheapest: bool) -> str:
-    """``Pick X: resolves 12/20 (41-78%), $0.38 a resolved bug; Y is not ...``."""
+def _sentence(
+    pick: Option, others: list[Option], tasks: int, *, tied: list[str], cheapest: bool
+) -> str:
+    """``Pick X: resolves 12/20 (41-78%), $0.38 a resolved bug; Y is not ...``; when no
+    cost decides between leaders that ``tied``, it says they tie instead of naming one
+    the leader."""
     level = [o for o in others if o.standing == "not distinguishable"]
     behind = [o for o in others if o.standing == "fewer"]
     facts = f"resolves {_rate(pick)}" + (
@@ -133,7 +138,12 @@ def _sentence(pick: Option, others: list[Option], tasks: int, *, cheapest: bool)
     if not others:
         note = "" if pick.cost_per_resolved is not None else "; cost per resolved bug not known"
         return f"Pick {pick.name}, the only contestant: {facts}{note}."
-    if level:
+    if level and len(tied) > 1:
+        opening = (
+            f"No contestant is distinguishably better on {tasks} scored tasks; "
+            f"{_names(tied)} tie for the lead: pick any of them ({pick.name} {facts})"
+        )
+    elif level:
         why = "the cheapest per resolved bug" if cheapest else "the leader"
         opening = (
             f"No contestant is distinguishably better on {tasks} scored tasks; "
