@@ -52,6 +52,9 @@ class Canary:
     hosted: bool = False
     """A twin written into a test file of the run (:mod:`~bugbout.core.plumbing.canary_twins`):
     not expected when no other test of that file reported."""
+    optional: bool = False
+    """A body twin (:mod:`~bugbout.core.plumbing.body_twins`), a copy of a test that may
+    not be collected: judged only on the cases that report."""
 
 
 @dataclass
@@ -146,7 +149,7 @@ def plant(
     planted = Planted(tree, lower=lower)
     planted.hosts = plant_twins(tree, lower, list(targets), expose)
     planted.canaries += [
-        Canary(nodeid, must_pass=False, hosted=True)
+        Canary(nodeid, must_pass=False, hosted=True, optional=nodeid in hosted.bodies)
         for hosted in planted.hosts
         for nodeid in hosted.nodeids
     ]
@@ -270,21 +273,11 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
     twins = planted.nodeids()
     if finished:
         for canary in planted.canaries:
-            outcome = run.outcomes.get(canary.nodeid)
-            error = run.collection_errors.get(canary.nodeid.split("::", 1)[0])
-            if outcome is None and canary.hosted and not _neighbours_ran(run, canary, twins):
-                continue  # its file did not run (a collection error, a crash): nor did it
-            if outcome is None:
-                why = f"could not be collected ({error})" if error else "did not report"
-                reasons.append(f"canary {canary.nodeid} {why}")
-            elif canary.must_pass and outcome not in PASSING:
-                reasons.append(f"canary {canary.nodeid} must pass but {outcome.value}")
-            elif not canary.must_pass and outcome in (Outcome.PASSED, Outcome.XPASSED):
-                reasons.append(f"canary {canary.nodeid} must fail but {outcome.value}")
+            reasons += _judged(run, canary, twins)
     modules = planted.modules()
 
     def own(test: str) -> bool:
-        return test not in twins and test.split("::", 1)[0] not in modules
+        return _case_of(test) not in twins and test.split("::", 1)[0] not in modules
 
     update: dict[str, object] = {
         "outcomes": {test: outcome for test, outcome in run.outcomes.items() if own(test)},
@@ -298,7 +291,36 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
     return run.model_copy(update=update)
 
 
+def _judged(run: TestRun, canary: Canary, twins: set[str]) -> list[str]:
+    """What ``canary``'s outcomes in ``run`` (each case's, when it is parametrized) say."""
+    outcomes = [
+        (test, outcome) for test, outcome in run.outcomes.items() if _case_of(test) == canary.nodeid
+    ]
+    error = run.collection_errors.get(canary.nodeid.split("::", 1)[0])
+    if not outcomes:
+        if canary.optional or (canary.hosted and not _neighbours_ran(run, canary, twins)):
+            return []  # its file did not run (a collection error, a crash): nor did it
+        why = f"could not be collected ({error})" if error else "did not report"
+        return [f"canary {canary.nodeid} {why}"]
+    if canary.must_pass:
+        return [
+            f"canary {test} must pass but {outcome.value}"
+            for test, outcome in outcomes
+            if outcome not in PASSING
+        ]
+    return [
+        f"canary {test} must fail but {outcome.value}"
+        for test, outcome in outcomes
+        if outcome in (Outcome.PASSED, Outcome.XPASSED)
+    ]
+
+
+def _case_of(nodeid: str) -> str:
+    """The test a node id is a case of: itself, or its parametrized function's node id."""
+    return nodeid.split("[", 1)[0] if nodeid.endswith("]") else nodeid
+
+
 def _neighbours_ran(run: TestRun, canary: Canary, twins: set[str]) -> bool:
     """Whether a test of the twin's file, not a twin, has an outcome in ``run``."""
     prefix = canary.nodeid.split("::", 1)[0] + "::"
-    return any(test.startswith(prefix) and test not in twins for test in run.outcomes)
+    return any(test.startswith(prefix) and _case_of(test) not in twins for test in run.outcomes)

@@ -13,6 +13,8 @@ name, passes it too). Each is
 written on a blank line between two top-level statements, at random, so that no line of
 the file moves (or, when there is none, at its end). A cheat that fakes the hidden tests
 by file, by a word of their names or by position fakes a twin too, and gives itself away.
+After the file's end go up to ``BODIES`` body twins: copies of its tests, the ones the
+tree added first, that must fail (:mod:`~bugbout.core.plumbing.body_twins`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from bugbout.core.plumbing.body_twins import BODIES, body_twin, copyable, ordered
 from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted_bytes
 
 HOSTS = 2
@@ -44,11 +47,13 @@ SCAN_LIMIT = 2000
 
 @dataclass(frozen=True)
 class Hosted:
-    """Twins written into one test file: the file, its bytes before, the twins' node ids."""
+    """Twins written into one test file: the file, its bytes before, the twins' node ids
+    (its body twins' among them)."""
 
     module: str
     original: bytes
     nodeids: tuple[str, ...]
+    bodies: tuple[str, ...] = ()
 
 
 def _candidates(tree: Path, lower: Path | None, targets: list[str]) -> list[list[str]]:
@@ -150,7 +155,8 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.split(newline)
     names = _test_names(parsed)
-    models = _models(names, _old_names(before))
+    old = _old_names(before)
+    models = _models(names, old)
     words = _words(text, names)
     blank = _blank_boundaries(parsed, lines)
     taken = set(IDENTIFIER.findall(text))
@@ -172,9 +178,32 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
             if lines and lines[-1] == "":
                 lines.pop()
             lines += ["", "", line, ""]
-    twins = [nodeid for nodeid, _ in written]
+    bodies = _bodies(parsed, text.split(newline), old, words, taken)
+    if bodies:
+        if lines and lines[-1] == "":
+            lines.pop()
+        for _, body in bodies:
+            lines += ["", "", *body]
+        lines.append("")
+    twins = [nodeid for nodeid, _ in written] + [f"{module}::{end}" for end, _ in bodies]
     path.write_bytes(newline.join(lines).encode("utf-8"))
-    return Hosted(module, original, tuple(twins))
+    return Hosted(module, original, tuple(twins), tuple(twins[len(written) :]))
+
+
+def _bodies(
+    parsed: ast.Module, lines: list[str], old: set[str], words: list[str], taken: set[str]
+) -> list[tuple[str, list[str]]]:
+    """Up to ``BODIES`` body twins of the file's tests: their node ids' ends, their lines."""
+    found: list[tuple[str, list[str]]] = []
+    for test in ordered(copyable(parsed), old):
+        if len(found) == BODIES:
+            break
+        name = _twin_name(test.function.name, words, taken)
+        twin = body_twin(test, lines, name, _false)
+        if twin is not None:
+            taken.add(name)
+            found.append(twin)
+    return found
 
 
 def _test_names(parsed: ast.Module) -> list[str]:
