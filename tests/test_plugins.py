@@ -195,8 +195,8 @@ def test_lifecycle_hooks_receive_the_stored_records(
             seen.append(len(tasks.tasks))  # type: ignore[attr-defined]
 
     plugins.register(Listener(), name="listener")
-    mine_tasks(calc_settings(calc_repo[0]), plugins, Store(tmp_path / ".bugbout"))
-    assert seen == [7]
+    mined = mine_tasks(calc_settings(calc_repo[0]), plugins, Store(tmp_path / ".bugbout"))
+    assert seen == [len(mined.tasks)] and seen[0] > 0
 
 
 def test_a_kind_is_named_by_its_record_type_or_its_word(plugins: Plugins) -> None:
