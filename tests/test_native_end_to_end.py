@@ -21,6 +21,7 @@ import components
 from bugbout.testing.model_server import ModelServer, Say, Script, Shell
 
 FIXED_FMT = 'def fmt(x):\n    """Format x."""\n    return "%g" % x\n'
+SECRET = "SECRET-3b1f-of-the-real-home"
 ECHO = r"bugbout-[0-9a-f]{16}|bugbout_probe_[a-z]+"
 """What the scripted model says back: the probe's code and the MCP server's tool."""
 SCRIPT = Script(
@@ -76,7 +77,8 @@ def native_setups(root: Path, secret: Path) -> dict[str, Path]:
     ):
         folder = root / agent
         folder.mkdir()
-        (folder / instructions).write_text("Keep functions short.\n")
+        # an import of the real HOME's file (Claude Code and Gemini CLI expand `@path`)
+        (folder / instructions).write_text(f"Keep functions short.\n\n@{secret}\n")
         if config == "config.toml":
             args = ", ".join(json.dumps(arg) for arg in command["args"])
             text = f"[mcp_servers.probe]\ncommand = {json.dumps(command['command'])}\n"
@@ -92,7 +94,7 @@ def native_setups(root: Path, secret: Path) -> dict[str, Path]:
 def secret() -> Iterator[Path]:
     """A file in the real HOME, for the test's length: what no agent may read."""
     path = Path.home() / f".bugbout-secret-{os.getpid()}"
-    path.write_text("the real HOME\n")
+    path.write_text(f"{SECRET}\n")
     yield path
     path.unlink()
 
@@ -150,3 +152,4 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
     for name in ("claude-code", "gemini-cli"):  # Codex defers MCP tools to a search
         assert "bugbout_probe_hidden" in attempts[name]["summary"], attempts[name]
     assert "bugbout_probe_visible" not in bodies  # the real HOME: never seen
+    assert SECRET not in bodies
