@@ -108,7 +108,7 @@ def test_init_then_tasks_with_the_default_environment(initialised: Path) -> None
     tasks = json.loads((initialised / ".bugbout" / "tasks.json").read_text())
     oracles = json.loads((initialised / ".bugbout" / "oracles.json").read_text())
     assert tasks["examined"] == 13
-    assert tasks["excluded"]["over-limit"] == 4
+    assert tasks["excluded"]["over-limit"] == 6
     assert [task["issue"]["number"] for task in tasks["tasks"]] == [11, 10, 9]
     assert set(tasks["tasks"][0]) >= {
         "id", "sha", "parent", "date", "title", "issue", "problem_statement",
