@@ -96,16 +96,9 @@ def body_twin(
 ) -> tuple[str, list[str]] | None:
     """The twin of ``test`` named ``name`` (its node id's end, its lines to write after the
     file's end); ``lines`` are the file's, ``false()`` a must-fail comparison. ``None``
-    when its text cannot be cut out of the file."""
+    when its ``def`` and its name are not on one line."""
     function = test.function
     first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
-    start = function.col_offset
-    heads = [lines[d.lineno - 1].encode("utf-8") for d in function.decorator_list]
-    heads.append(lines[function.lineno - 1].encode("utf-8"))
-    if any(head[:start].strip() for head in heads) or any(
-        not head[start:].startswith(b"@") for head in heads[:-1]
-    ):
-        return None  # not the first thing on its line
     chunk = [line.encode("utf-8") for line in lines[first - 1 : function.end_lineno]]
     chunk[-1] = chunk[-1][: function.end_col_offset]
     perturbable = _perturbable(function)
@@ -117,7 +110,7 @@ def body_twin(
     named = _renamed(chunk, function.lineno - first, function.name, name)
     if named is None:
         return None
-    text = [_dedent(line, start).decode("utf-8") for line in named]
+    text = [_dedent(line, function.col_offset).decode("utf-8") for line in named]
     if test.holder is None:
         return name, text
     holder = test.holder.name
