@@ -14,22 +14,27 @@ from pathlib import PurePosixPath
 
 from pydantic import Field, field_validator
 
-from bugbout import MinerPlugin, hookimpl
-from bugbout.core.contract.types import Options
-from bugbout.core.mine.mining import (
+from bugbout.miners import (
+    HISTORY_TIERS,
+    Change,
+    Commit,
+    Git,
+    IssueRef,
+    MinerPlugin,
     MiningRequest,
+    Options,
+    Task,
+    TaskIssue,
+    TaskSet,
     TitleLookup,
-    fix_title_pattern,
-    issue_references,
-)
-from bugbout.core.plumbing.git import Change, Commit, Git
-from bugbout.core.plumbing.testmodules import (
     added_tests,
     changed_tests,
     defined_tests_memo,
+    fix_title_pattern,
+    hookimpl,
     is_test_module,
+    issue_references,
 )
-from bugbout.core.store.records import HISTORY_TIERS, IssueRef, Task, TaskIssue, TaskSet
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
