@@ -2,13 +2,15 @@
 bugbout's sandbox with the team's setup (an instruction file and an MCP server), their
 model the scripted server. The records show that each CLI loaded both inside the sandbox
 (the model saw the MCP server's tool and said back the code seeded into the instruction
-file) and that the MCP server, a child of the CLI, could not see the real HOME."""
+file) and that the MCP server, a child of the CLI, could neither read the real HOME nor
+reach a port the contestant does not declare."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -22,7 +24,7 @@ from bugbout.testing.model_server import ModelServer, Say, Script, Shell
 
 FIXED_FMT = 'def fmt(x):\n    """Format x."""\n    return "%g" % x\n'
 SECRET = "SECRET-3b1f-of-the-real-home"
-ECHO = r"bugbout-[0-9a-f]{16}|bugbout_probe_[a-z]+"
+ECHO = r"bugbout-[0-9a-f]{16}|bugbout_probe_[a-z_]+"
 """What the scripted model says back: the probe's code and the MCP server's tool."""
 SCRIPT = Script(
     [
@@ -32,13 +34,18 @@ SCRIPT = Script(
 )
 SERVER = textwrap.dedent(
     """\
-    import json, sys
+    import json, socket, sys
 
     try:
         open(sys.argv[1]).close()
         seen = "visible"
     except OSError:
         seen = "hidden"
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5).close()
+        seen += "_reached"
+    except OSError:
+        seen += "_closed"
     open("mcp-started-" + seen, "w").close()  # in its working folder, the checkout
     for line in sys.stdin:
         message = json.loads(line)
@@ -61,14 +68,15 @@ SERVER = textwrap.dedent(
 )
 
 
-def native_setups(root: Path, secret: Path) -> dict[str, Path]:
+def native_setups(root: Path, secret: Path, port: int) -> dict[str, Path]:
     """Each CLI's setup folder: an instruction file and the MCP server, which is told to
-    read ``secret``, a file in the real HOME."""
+    read ``secret``, a file in the real HOME, and to reach ``port``, which no contestant
+    declares."""
     server = root / "mcp" / "server.py"
     server.parent.mkdir(parents=True)
     server.write_text(SERVER)
     command = {"command": shutil.which("python3") or sys.executable}
-    command["args"] = [str(server), str(secret)]
+    command["args"] = [str(server), str(secret), str(port)]
     folders = {}
     for agent, instructions, config in (
         ("claude-code", "CLAUDE.md", "mcp.json"),
@@ -115,7 +123,8 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
             components.missing("agent-clis", f"{program} is not on PATH")
     repo = tmp_path / "calc"
     shutil.copytree(calc_repo[0], repo)
-    setups = native_setups(tmp_path / "setups", secret)
+    listener = socket.create_server(("127.0.0.1", 0))
+    setups = native_setups(tmp_path / "setups", secret, listener.getsockname()[1])
     env = {
         **os.environ,
         "ANTHROPIC_API_KEY": "sk-ant-scripted",
@@ -137,6 +146,7 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
         )  # fmt: skip
         assert run.returncode == 0, run.stdout + run.stderr
         bodies = json.dumps([request.body for request in server.scripted_requests])
+    listener.close()
     attempts = {
         record["contestant"]: record
         for path in (repo / ".bugbout").glob("**/attempts/*/*/*.json")
@@ -147,9 +157,9 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
         assert attempt["status"] == "finished", (name, attempt)
         assert attempt["guidance_read"] is True, (name, attempt)
         patch = json.dumps(attempt["patch"])  # its MCP server started, in the sandbox
-        assert "mcp-started-hidden" in patch, (name, patch)
-        assert "mcp-started-visible" not in patch
+        assert "mcp-started-hidden_closed" in patch, (name, patch)
     for name in ("claude-code", "gemini-cli"):  # Codex defers MCP tools to a search
-        assert "bugbout_probe_hidden" in attempts[name]["summary"], attempts[name]
+        assert "bugbout_probe_hidden_closed" in attempts[name]["summary"], attempts[name]
     assert "bugbout_probe_visible" not in bodies  # the real HOME: never seen
+    assert "_reached" not in bodies  # nor an undeclared port
     assert SECRET not in bodies
