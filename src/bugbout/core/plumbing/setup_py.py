@@ -53,6 +53,51 @@ def setup_py_extras(path: Path) -> dict[str, list[str]]:
     return extras
 
 
+def setup_py_setting(path: Path, keyword: str) -> bool | list[str] | str | None:
+    """The literal value ``setup.py`` gives ``keyword`` anywhere: a keyword argument of any
+    call (``setup(use_2to3=True)``, ``dict(...)``), a dict entry, or an item set
+    (``kwargs["use_2to3"] = True``, as code run only on Python 3 writes it); ``None`` when
+    it gives none or not a literal."""
+    parsed = _parse_setup_py(path)
+    if parsed is None:
+        return None
+    source, module = parsed
+    if module is None:
+        return _setting_by_text(source, keyword)
+    names = _module_assignments(module)
+    for node in ast.walk(module):
+        found: ast.expr | None = None
+        if isinstance(node, ast.Call):
+            found = next((k.value for k in node.keywords if k.arg == keyword), None)
+        elif isinstance(node, ast.Dict):
+            found = _literal_mapping(node, names).get(keyword)
+        elif isinstance(node, ast.Assign) and any(
+            (_entry(target) or ("", ""))[1] == keyword for target in node.targets
+        ):
+            found = node.value
+        if found is not None:
+            return _setting(found, names)
+    return None
+
+
+def _setting(node: ast.expr, names: Mapping[str, ast.expr]) -> bool | list[str] | str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return _literal(node, names)
+
+
+def _setting_by_text(source: str, keyword: str) -> bool | list[str] | str | None:
+    """For a ``setup.py`` Python 3 cannot parse: ``keyword`` set to a literal, by text."""
+    pattern = rf"\b{keyword}\b['\"]?\]?\s*[=:]\s*(True|False|\[[^\]]*\]|\([^)]*\))"
+    match = re.search(pattern, source)
+    if not match:
+        return None
+    try:
+        return _setting(ast.parse(match.group(1), mode="eval").body, {})
+    except (SyntaxError, ValueError):
+        return None
+
+
 def _parse_setup_py(path: Path) -> tuple[str, ast.Module | None] | None:
     """``setup.py``'s source and its syntax tree (``None`` if Python 3 cannot parse it)."""
     try:

@@ -38,6 +38,7 @@ from bugbout.core.plumbing.hung import HangWatch
 from bugbout.core.plumbing.leftovers import VARIABLE, Leftovers
 from bugbout.core.plumbing.limits import held_as, run_guard
 from bugbout.core.plumbing.process import kill_group, wait
+from bugbout.core.plumbing.py2_tree import converted
 from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.stopping import stopping, watch
 from bugbout.core.plumbing.testtree import TestTree
@@ -106,10 +107,33 @@ def run_tests(
 
     The options about the project's configuration suit the environment's pytest
     (:mod:`~bugbout.core.plumbing.pytest_era`); a pytest too old for them is an
-    :class:`~bugbout.core.contract.errors.EnvironmentFailure`."""
+    :class:`~bugbout.core.contract.errors.EnvironmentFailure`.
+
+    A tree whose ``setup.py`` declares ``use_2to3`` runs as a copy converted by ``2to3``,
+    as its era's build converted it (:mod:`~bugbout.core.plumbing.py2_tree`)."""
     era = pytest_era(environment)
     if not era.supported:
         raise EnvironmentFailure(era.unsupported())
+    with converted(tree, confine) as copy:
+        return _run_on(
+            environment, copy if copy is not None else tree, targets, project=project,
+            label=label, timeout=timeout, confine=confine, skip=skip, coverage=coverage,
+        )  # fmt: skip
+
+
+def _run_on(
+    environment: Environment,
+    tree: Path | TestTree,
+    targets: list[str],
+    *,
+    project: ProjectSettings,
+    label: str,
+    timeout: float,
+    confine: Confine,
+    skip: frozenset[str],
+    coverage: list[bytes] | None,
+) -> TestRun:
+    """:func:`run_tests` on the tree as it is."""
     layered = _layered(environment, tree, confine)
     where = layered.tree if layered is not None else tree
     assert isinstance(where, Path)
