@@ -3,10 +3,12 @@ bugbout's sandbox with the team's setup (an instruction file and an MCP server),
 model the scripted server. The records show that each CLI loaded both inside the sandbox
 (the model saw the MCP server's tool and said back the code seeded into the instruction
 file) and that the MCP server, a child of the CLI, could neither read the real HOME nor
-reach a port the contestant does not declare."""
+reach a port the contestant does not declare, while the URL of an MCP server the setup
+declares is open to it."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
@@ -14,8 +16,10 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -46,6 +50,11 @@ SERVER = textwrap.dedent(
         seen += "_reached"
     except OSError:
         seen += "_closed"
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[3])), timeout=5).close()
+        seen += "_open"
+    except OSError:
+        seen += "_shut"
     open("mcp-started-" + seen, "w").close()  # in its working folder, the checkout
     for line in sys.stdin:
         message = json.loads(line)
@@ -68,15 +77,15 @@ SERVER = textwrap.dedent(
 )
 
 
-def native_setups(root: Path, secret: Path, port: int) -> dict[str, Path]:
-    """Each CLI's setup folder: an instruction file and the MCP server, which is told to
-    read ``secret``, a file in the real HOME, and to reach ``port``, which no contestant
-    declares."""
+def native_setups(root: Path, secret: Path, port: int, declared: str) -> dict[str, Path]:
+    """Each CLI's setup folder: an instruction file, the MCP server, which is told to read
+    ``secret``, a file in the real HOME, to reach ``port``, which no contestant declares,
+    and the port of ``declared``, the URL of a second MCP server the setup declares."""
     server = root / "mcp" / "server.py"
     server.parent.mkdir(parents=True)
     server.write_text(SERVER)
     command = {"command": shutil.which("python3") or sys.executable}
-    command["args"] = [str(server), str(secret), str(port)]
+    command["args"] = [str(server), str(secret), str(port), str(urlsplit(declared).port)]
     folders = {}
     for agent, instructions, config in (
         ("claude-code", "CLAUDE.md", "mcp.json"),
@@ -91,8 +100,11 @@ def native_setups(root: Path, secret: Path, port: int) -> dict[str, Path]:
             args = ", ".join(json.dumps(arg) for arg in command["args"])
             text = f"[mcp_servers.probe]\ncommand = {json.dumps(command['command'])}\n"
             text += f"args = [{args}]\nstartup_timeout_sec = 30\n"
+            text += f"[mcp_servers.docs]\nurl = {json.dumps(declared)}\n"
         else:
-            text = json.dumps({"mcpServers": {"probe": command}})
+            remote = {"type": "http", "url": declared} if agent == "claude-code" else {}
+            remote = remote or {"httpUrl": declared}
+            text = json.dumps({"mcpServers": {"probe": command, "docs": remote}})
         (folder / config).write_text(text)
         folders[agent] = folder
     return folders
@@ -124,7 +136,10 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
     repo = tmp_path / "calc"
     shutil.copytree(calc_repo[0], repo)
     listener = socket.create_server(("127.0.0.1", 0))
-    setups = native_setups(tmp_path / "setups", secret, listener.getsockname()[1])
+    remote = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=remote.serve_forever, daemon=True).start()
+    declared = f"http://127.0.0.1:{remote.server_address[1]}/mcp"
+    setups = native_setups(tmp_path / "setups", secret, listener.getsockname()[1], declared)
     env = {
         **os.environ,
         "ANTHROPIC_API_KEY": "sk-ant-scripted",
@@ -147,6 +162,7 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
         assert run.returncode == 0, run.stdout + run.stderr
         bodies = json.dumps([request.body for request in server.scripted_requests])
     listener.close()
+    remote.shutdown()
     attempts = {
         record["contestant"]: record
         for path in (repo / ".bugbout").glob("**/attempts/*/*/*.json")
@@ -157,9 +173,9 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
         assert attempt["status"] == "finished", (name, attempt)
         assert attempt["guidance_read"] is True, (name, attempt)
         patch = json.dumps(attempt["patch"])  # its MCP server started, in the sandbox
-        assert "mcp-started-hidden_closed" in patch, (name, patch)
+        assert "mcp-started-hidden_closed_open" in patch, (name, patch)
     for name in ("claude-code", "gemini-cli"):  # Codex defers MCP tools to a search
-        assert "bugbout_probe_hidden_closed" in attempts[name]["summary"], attempts[name]
+        assert "bugbout_probe_hidden_closed_open" in attempts[name]["summary"], attempts[name]
     assert "bugbout_probe_visible" not in bodies  # the real HOME: never seen
     assert "_reached" not in bodies  # nor an undeclared port
     assert SECRET not in bodies
