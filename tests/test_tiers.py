@@ -279,3 +279,34 @@ def test_the_yield_is_split_by_tier_and_a_task_without_issue_shows_its_tier() ->
         "yield: 2 of 3 tasks have ground truth (67%)",
         "  by tier: feature 1 of 2 (50%), issue-fix 1 of 1 (100%)",
     ]
+
+
+def test_an_issue_no_source_knows_is_told_as_a_task_without_one(tmp_path: Path) -> None:
+    """Offline, the fix's own message is the only text of issue #3: it says how the bug
+    was fixed, so the task is told as one that names no issue (scrubbed message, then its
+    failures once ground truth ran), never the message as it is."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nrequires-python = ">=3.9"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/parse.py": PARSE,
+            "tests/test_parse.py": TEST_PARSE,
+        },
+    )
+    sha = repo.commit(
+        FIX_MESSAGE.replace("by calling `_apply_sign`", "(#3)"),
+        {"src/calc/parse.py": FIXED, "tests/test_parse.py": TEST_PARSE + NEGATIVE},
+    )
+    settings = calc_settings(repo.path, miner={"tiers": ["issue-fix"]})
+    store, plugins = Store(tmp_path / ".bugbout"), make_plugins(entry_points=False)
+    mined = mine_tasks(settings, plugins, store)
+    (task,) = mined.tasks
+    assert (task.sha, task.issue.number, task.issue.source) == (sha, 3, "commit")
+    assert "_apply_sign" not in task.problem_statement
+    compute_oracles(settings, plugins, store, mined)
+    told = mined.get(task.id).problem_statement
+    assert "- tests/test_parse.py::test_negative: AssertionError" in told
+    for leak in ("_apply_sign", "minus", "Signed-off-by", 'parse_number("-2.5")'):
+        assert leak not in told, leak

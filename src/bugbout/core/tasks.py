@@ -182,9 +182,10 @@ def _read_issues(
             progress.advance(task.id)
             continue
         message = git.message(task.sha)
-        issue, _ = resolver.resolve(_issue_request(request, task.issue.number, message))
+        issue, source = resolver.resolve(_issue_request(request, task.issue.number, message))
         task.issue.title = issue.title
         task.issue.url = issue.url or task.issue.url
+        task.issue.source = source
         if issue.number != task.issue.number:  # a pull request that closed this issue
             task.issue.number = issue.number
         if task.issue.number in claimed:  # a newer fix of the same issue is a task
@@ -192,7 +193,9 @@ def _read_issues(
             found.exclude("duplicate-issue")
             continue
         claimed.add(task.issue.number)
-        task.problem_statement = problem_statement(issue)
+        # no source knew it: the fix's own message, which may say how, is not told as is
+        known = not is_told_by_failures(task)
+        task.problem_statement = problem_statement(issue) if known else told(git, task)
         progress.advance(f"#{task.issue.number}")
     progress.finish()
     return found

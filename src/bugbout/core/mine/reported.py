@@ -88,9 +88,11 @@ def _leaks(message: str, withheld: list[str]) -> bool:
 
 
 def is_told_by_failures(task: Task) -> bool:
-    """Whether ``task`` is a history's that names no issue: its statement is its
-    scrubbed message and, once ground truth ran, its failures."""
-    return task.tier in HISTORY_TIERS and not task.issue.number
+    """Whether ``task`` is a history's that names no issue, or one no issue source knew
+    (its text would be the fix's own message): its statement is its scrubbed message
+    and, once ground truth ran, its failures."""
+    unknown = not task.issue.number or task.issue.source == "commit"
+    return task.tier in HISTORY_TIERS and unknown
 
 
 def told(git: Git, task: Task, oracle: Oracle | None = None) -> str:

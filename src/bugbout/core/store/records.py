@@ -99,6 +99,9 @@ class TaskIssue(Record):
     number: int
     title: str = ""
     url: str | None = None
+    source: str = ""
+    """The issue source that knew it; ``commit`` when none did, and the task is then told
+    as one that names no issue is (its message scrubbed, then its failures)."""
 
 
 HISTORY_TIERS = ("issue-fix", "fix", "modified-test", "feature")
