@@ -106,6 +106,13 @@ def test_use_2to3_is_read_from_setup_py_and_setup_cfg(tmp_path: Path) -> None:
     (tmp_path / "setup.py").unlink()
     (tmp_path / "setup.cfg").write_text("[options]\nuse_2to3 = True\nuse_2to3_fixers = myfixes\n")
     assert declared_conversion(tmp_path) == Conversion(fixers=("myfixes",))
+    (tmp_path / "setup.cfg").unlink()
+    (tmp_path / "setup.py").write_text(
+        "try:\n    from distutils.command.build_py import build_py_2to3 as build_py\n"
+        "except ImportError:\n    from distutils.command.build_py import build_py\n"
+        "setup(name='x', cmdclass={'build_py': build_py})\n"
+    )
+    assert declared_conversion(tmp_path) == Conversion()
 
 
 def test_a_tree_without_use_2to3_is_never_converted(

@@ -1,15 +1,16 @@
 """Python 2 trees that reached Python 3 through ``2to3``: the copy their tests run on.
 
 Before about 2016 a project could keep its code in Python 2 and declare ``use_2to3`` in
-``setup.py`` (or ``setup.cfg``): setuptools converted the package, and the tests, with
-lib2to3 when it built for Python 3. Run as they are under Python 3, such trees fail to
-import. So every test run of a tree that declares ``use_2to3`` runs on a copy converted as
-that build did: lib2to3's own fixers, plus the fixer packages of ``use_2to3_fixers``, less
-the fixers of ``use_2to3_exclude_fixers``, over every ``.py`` file of the tree. The
-conversion runs in the test confinement (a project's fixer package is its code), with
-bugbout's interpreter (lib2to3 ships with Python up to 3.12), and is cached by the tree's
-content in ``<BUGBOUT_HOME>/2to3``: reruns of one tree convert it once. Each run gets its
-own copy of the converted tree, beside the tree it was asked to run on.
+``setup.py`` (or ``setup.cfg``), or build with distutils' ``build_py_2to3``: the package,
+and the tests, were converted with lib2to3 when built for Python 3. Run as they are
+under Python 3, such trees fail to import. So every test run of a tree that declares
+either runs on a copy converted as that build did: lib2to3's own fixers, plus the fixer
+packages of ``use_2to3_fixers``, less the fixers of ``use_2to3_exclude_fixers``, over
+every ``.py`` file of the tree. The conversion runs in the test confinement (a project's
+fixer package is its code), with bugbout's interpreter (lib2to3 ships with Python up to
+3.12), and is cached by the tree's content in ``<BUGBOUT_HOME>/2to3``: reruns of one tree
+convert it once. Each run gets its own copy of the converted tree, beside the tree it
+was asked to run on.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.plumbing.checkout import copy_tree, remove_tree
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.process import run_logged
-from bugbout.core.plumbing.setup_py import setup_py_setting
+from bugbout.core.plumbing.setup_py import setup_py_setting, setup_py_uses
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.sandbox.locking import locked
 
@@ -71,14 +72,16 @@ class Conversion:
 
 
 def declared_conversion(tree: Path | TestTree) -> Conversion | None:
-    """How ``tree``'s ``setup.py`` or ``setup.cfg`` has it converted by ``2to3``;
-    ``None`` when it declares no ``use_2to3``."""
+    """How ``tree``'s ``setup.py`` or ``setup.cfg`` has it converted by ``2to3``
+    (``use_2to3``, or distutils' ``build_py_2to3`` command); ``None`` when it does not."""
     setup_py = _file(tree, "setup.py")
     if setup_py.is_file() and setup_py_setting(setup_py, "use_2to3") is True:
         return Conversion(
             _names(setup_py_setting(setup_py, "use_2to3_fixers")),
             _names(setup_py_setting(setup_py, "use_2to3_exclude_fixers")),
         )
+    if setup_py.is_file() and setup_py_uses(setup_py, "build_py_2to3"):
+        return Conversion()  # distutils' command: lib2to3's fixers, all of them
     options = _setup_cfg_options(_file(tree, "setup.cfg"))
     if options.get("use_2to3", "").strip().lower() in ("true", "1", "yes", "on"):
         return Conversion(

@@ -80,6 +80,25 @@ def setup_py_setting(path: Path, keyword: str) -> bool | list[str] | str | None:
     return None
 
 
+def setup_py_uses(path: Path, name: str) -> bool:
+    """Whether ``setup.py`` imports or refers to ``name`` (``build_py_2to3``), read by
+    its syntax tree, or by words where Python 3 cannot parse it."""
+    parsed = _parse_setup_py(path)
+    if parsed is None:
+        return False
+    source, module = parsed
+    if module is None:
+        return re.search(rf"\b{re.escape(name)}\b", source) is not None
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            return True
+        if (isinstance(node, ast.Name) and node.id == name) or (
+            isinstance(node, ast.Attribute) and node.attr == name
+        ):
+            return True
+    return False
+
+
 def _setting(node: ast.expr, names: Mapping[str, ast.expr]) -> bool | list[str] | str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, bool):
         return node.value
