@@ -79,6 +79,8 @@ def run_agent(
     arm.restore(space.copy.tree, space.base)
     patch, tampered = _patch(tools, space, tampered)
     ending = _ending(contestant.agent, space, ended, patch, tampered)
+    never_ran = ending.status == AttemptStatus.INFRA_ERROR
+    read = arm.read(agent_transcript(tools.plugins, agent, space.logs), ending.summary)
     shutil.rmtree(space.home, ignore_errors=True)
     if contestant.assignment is not None:
         record = _validate(
@@ -100,9 +102,7 @@ def run_agent(
             "exit_code": ended.exit_code,
             "logdir": str(space.logs),
             "error": ending.error,
-            "guidance_read": arm.read(
-                agent_transcript(tools.plugins, agent, space.logs), ending.summary
-            ),
+            "guidance_read": None if never_ran else read,
         }
     )
 

@@ -415,7 +415,7 @@ class Attempt(Versioned):
     guidance_read: bool | None = None
     """Whether the agent said the code seeded into the instruction files it was given
     (its arm's or its native setup's), in its transcript or else its closing summary;
-    ``None``: it was given none."""
+    ``None``: it was given none, or bugbout could not run it."""
 
     @property
     def revision(self) -> str:
