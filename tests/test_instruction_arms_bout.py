@@ -46,7 +46,10 @@ def test_two_arms_on_the_demo_are_reported_with_the_probe(tmp_path: Path) -> Non
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     [report] = (demo / ".bugbout").glob("**/report.json")
-    rows = {row["contestant"]: row for row in json.loads(report.read_text())["agents"]}
+    data = json.loads(report.read_text())
+    rows = {row["contestant"]: row for row in data["agents"]}
+    [pair] = data["confidence"]["pairs"]  # paired on the same tasks, as any two are
+    assert ({pair["a"], pair["b"]}, pair["tasks"]) == ({"guided", "unguided"}, 3)
     guided, unguided = rows["guided"], rows["unguided"]
     assert guided["scored"] == unguided["scored"] == 3
     assert guided["resolved"] == unguided["resolved"] == 3
