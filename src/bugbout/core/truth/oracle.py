@@ -290,6 +290,8 @@ def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:
 
 _IMPORT_FAILURE = re.compile(r"^(?:ModuleNotFoundError|ImportError): ")
 _NAME_ERROR = re.compile(r"^NameError: name '(?P<name>\w+)' is not defined")
+_GENERATOR_STOP = re.compile(r"^(?:StopIteration$|RuntimeError: generator raised StopIteration)")
+"""How a ``raise StopIteration`` inside a generator fails since Python 3.7 (PEP 479)."""
 PYTHON2_NAMES = frozenset(
     ("basestring", "unicode", "unichr", "long", "xrange", "raw_input", "execfile", "cmp")
 )
@@ -298,20 +300,30 @@ PYTHON2_NAMES = frozenset(
 
 def _stuck(before: TestRun, after: TestRun) -> str:
     """What a reason adds when tests failed before and after the fix with the same error,
-    and that error is the environment's: a module that cannot be imported, or a builtin
-    only Python 2 has (the interpreter cannot run the era's code)."""
+    and that error is the environment's: a module that cannot be imported, a builtin only
+    Python 2 has, or a generator ended by ``raise StopIteration`` (the interpreter cannot
+    run the era's code)."""
     causes: dict[str, int] = {}
     for name, message in after.failures.items():
         if before.failures.get(name) != message:
             continue
         found = _NAME_ERROR.match(message)
-        if _IMPORT_FAILURE.match(message) or (found and found["name"] in PYTHON2_NAMES):
+        if (
+            _IMPORT_FAILURE.match(message)
+            or _GENERATOR_STOP.match(message)
+            or (found and found["name"] in PYTHON2_NAMES)
+        ):
             causes[message] = causes.get(message, 0) + 1
     if not causes:
         return ""
     message, count = max(causes.items(), key=lambda item: item[1])
     if message.startswith("NameError"):
         why = "the code is Python 2's, and the interpreter Python 3"
+    elif _GENERATOR_STOP.match(message):
+        why = (
+            "the code ends generators with raise StopIteration, which Python 3.7 and later "
+            "turn into a RuntimeError (PEP 479): its era needs Python 3.6 or older"
+        )
     else:
         why = "the environment lacks that module, or has its package without its compiled parts"
     return (
