@@ -6,18 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import (
     BoutSettings,
     PluginChoice,
     ProjectSettings,
 )
+from bugbout.core.plumbing.checkout import Checkouts
+from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.py2_tree import (
     Conversion,
     converted,
     converted_trees,
     declared_conversion,
 )
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.testtree import fresh_test_tree
+from bugbout.core.store.records import Outcome
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
@@ -152,3 +158,28 @@ def test_excluded_fixers_are_left_out_and_the_conversion_is_cached(
         assert again is not None
         assert (again / "mod.py").read_text() == 'print("hi", unicode(1))\n'
     assert (cached / "mod.py").stat().st_mtime_ns == stamp  # reused, not converted again
+
+
+def test_a_test_tree_on_a_patch_runs_converted_as_scoring_does(
+    plugins: Plugins, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    repo = RepositoryBuilder(tmp_path / "repo")
+    files = {"setup.py": SETUP, "shout/__init__.py": BUGGY, "tests/test_shout.py": TEST}
+    rev = repo.commit("Python 2 code", files)
+    checkouts = Checkouts(Git(tmp_path / "repo"), tmp_path / "cache")
+    tree = fresh_test_tree(checkouts, rev, tmp_path / "attempt")
+    tree.expose(["shout/__init__.py"])  # an agent's patch, in Python 2 as the tree is
+    (tree.edits / "shout/__init__.py").write_text(BUGGY.replace(".lower()", ".upper()"))
+    project = ProjectSettings(source="shout", tests="tests")
+    environment = plugins.create("environment", "interpreter").build(
+        EnvironmentRequest(project=project, tree=checkouts.base(rev), home=tmp_path / "home")
+    )
+    run = run_tests(
+        environment, tree, ["tests/test_shout.py"], project=project, label="score", timeout=120
+    )
+    assert run.outcomes == {
+        "tests/test_shout.py::test_shouts": Outcome.PASSED,
+        "tests/test_shout.py::test_refuses_numbers": Outcome.PASSED,
+    }
+    assert "raise TypeError, " in (checkouts.base(rev) / "shout/__init__.py").read_text()
