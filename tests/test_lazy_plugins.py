@@ -17,7 +17,7 @@ from bugbout import hookimpl
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.manager import BUILTIN_PLUGINS, Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.contract.types import KINDS, JudgePlugin
+from bugbout.core.contract.types import KINDS, EnvironmentPlugin, JudgePlugin
 from bugbout.ui import Console
 
 PROBE = """
@@ -107,6 +107,14 @@ class _Never:
         return [JudgePlugin(name="never", factory=object, description="always abstains")]
 
 
+class _Bare:
+    """An inline environment plugin, shipped with no YAML."""
+
+    @hookimpl
+    def bugbout_environments(self) -> list[EnvironmentPlugin]:
+        return [EnvironmentPlugin(name="bare", factory=object, description="nothing")]
+
+
 def _with_never() -> Plugins:
     plugins = make_plugins(entry_points=False, kinds=["miner"])
     plugins.register(_Never(), name="never")
@@ -123,6 +131,18 @@ def test_a_plugin_is_an_option_where_it_is_chosen(tmp_path: Path) -> None:
     settings, _ = compose_settings(tmp_path, ["judge=never"], _with_never())
     assert settings.judge.name == "never"
     assert "never.yaml" not in ConfigStore.instance().repo.get("judge", {})
+
+
+def test_a_plugin_chosen_under_a_moved_group_name_is_an_option(tmp_path: Path) -> None:
+    (tmp_path / "bugbout.yaml").write_text(
+        "defaults: [base, {override env: bare}, _self_]\nproject: {source: src}\n"
+    )
+    plugins = make_plugins(entry_points=False, kinds=["miner"])
+    plugins.register(_Bare(), name="bare")
+    notes: list[str] = []
+    settings, _ = compose_settings(tmp_path, [], plugins, warn=notes.append)
+    assert settings.environment.name == "bare"
+    assert len(notes) == 1
 
 
 def test_a_sweep_sees_every_plugin_as_an_option(

@@ -75,21 +75,24 @@ def compose_settings(
 def hydra_state() -> Iterator[None]:
     """Hydra's process-wide state as it was before: what bugbout registered in its config
     store meanwhile (a project's contestants, its renamed config, plugins as options) is
-    forgotten and GlobalHydra is cleared, so one project's composing never shows in the
-    next. Hydra's own entries, registered as its plugins are first imported, stay."""
+    forgotten and GlobalHydra is cleared (unless a caller had initialized it), so one
+    project's composing never shows in the next. Hydra's own entries, registered as its
+    plugins are first imported, stay."""
     from hydra.core.config_store import ConfigStore
     from hydra.core.global_hydra import GlobalHydra
 
     repo = ConfigStore.instance().repo
     ours = [*GROUPS, f"{RENAMED_CONFIG}.yaml"]
     saved = {key: copy.copy(repo[key]) for key in ours if key in repo}  # a group: a dict
+    initialized = GlobalHydra.instance().is_initialized()
     try:
         yield
     finally:
         for key in ours:
             repo.pop(key, None)
         repo.update(saved)
-        GlobalHydra.instance().clear()
+        if not initialized:
+            GlobalHydra.instance().clear()
 
 
 def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
@@ -117,8 +120,8 @@ def _prepare(
         if key.lstrip("+~") == f"{group}.name" and group in GROUPS and group not in ROLES:
             raise ConfigError(f"{key}: a {group} is chosen by its group: `{group}={value}`")
     loaded = _load(config)
-    name = _primary(config, loaded, warn)
-    chosen = file_choices(loaded)
+    name, data = _primary(config, loaded, warn)
+    chosen = file_choices(data)
     sweep = bool({"-m", "--multirun"} & set(args))
     register_plugin_options(plugins, [*chosen, *args], every=sweep)
     defined = {role: register_defined(config, loaded, role, args) for role in ROLES}
@@ -456,10 +459,10 @@ def job_settings(cfg: Any, root: Path) -> BoutSettings:
         ) from None
 
 
-def _primary(config: Path, loaded: Any, warn: Callable[[str], None]) -> str:
-    """Check ``bugbout.yaml`` (``loaded``); the name to compose it under: its own, or, when
+def _primary(config: Path, loaded: Any, warn: Callable[[str], None]) -> tuple[str, dict[str, Any]]:
+    """Check ``bugbout.yaml`` (``loaded``); the name to compose it under (its own, or, when
     it spells a moved setting the old way (a note for each), that of its copy with the new
-    names."""
+    names) and the file as plain data, its moved keys renamed."""
     from hydra.core.config_store import ConfigStore
     from omegaconf import DictConfig, OmegaConf
 
@@ -477,6 +480,6 @@ def _primary(config: Path, loaded: Any, warn: Callable[[str], None]) -> str:
     for note in notes:
         warn(note)
     if not notes:
-        return CONFIG_NAME[:-5]
+        return CONFIG_NAME[:-5], data
     ConfigStore.instance().store(name=RENAMED_CONFIG, node=data)
-    return RENAMED_CONFIG
+    return RENAMED_CONFIG, data

@@ -49,13 +49,10 @@ def defaults_choices(defaults: Any) -> dict[str, Any]:
     return chosen
 
 
-def file_choices(loaded: Any) -> list[str]:
-    """The group options ``bugbout.yaml`` (``loaded`` by OmegaConf) chooses in its defaults
-    list (``- override judge: strict``), as overrides (``judge=strict``)."""
-    from omegaconf import DictConfig, OmegaConf
-
-    defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
-    chosen = defaults_choices(OmegaConf.to_container(defaults) if defaults is not None else None)
+def file_choices(data: dict[str, Any]) -> list[str]:
+    """The group options ``bugbout.yaml`` (``data``, plain, its moved keys renamed) chooses
+    in its defaults list (``- override judge: strict``), as overrides (``judge=strict``)."""
+    chosen = defaults_choices(data.get("defaults"))
     return [
         f"{group}={value}"
         for group, value in chosen.items()
@@ -78,10 +75,13 @@ def register_plugin_options(plugins: Any, args: list[str], every: bool = False) 
     sweep) selectable by name, without shipping YAML; only the kinds chosen are imported."""
     from hydra.core.config_store import ConfigStore
 
+    chosen: dict[str, set[str]] = {}
+    if every:
+        chosen = {group: set(plugins.of_kind(kind)) for group, kind in GROUPS.items()}
+    else:
+        for group, values in group_choices(args):
+            chosen.setdefault(group, set()).update(values)
     store = ConfigStore.instance()
-    chosen = {group: set(plugins.of_kind(GROUPS[group])) for group in GROUPS} if every else {}
-    for group, values in [] if every else group_choices(args):
-        chosen.setdefault(group, set()).update(values)
     for group, names in chosen.items():
         packaged = packaged_options(group)
         for name in sorted(names - packaged):
