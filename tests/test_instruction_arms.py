@@ -13,12 +13,14 @@ import pytest
 from agent_sessions import make_session
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.transcript import Step
+from bugbout.core.plumbing.checkout import WorkingCopy
 from bugbout.core.race.agent_setup import named_files, native_setup
 from bugbout.core.race.instructions import plan_arm
 from bugbout.plugins.agents.claude_code import ClaudeCodeAgent
 from bugbout.plugins.agents.codex import CodexAgent
 from bugbout.plugins.agents.gemini_cli import GeminiCliAgent
 from bugbout.plugins.agents.mini_swe_agent import MiniSweAgent
+from bugbout.sandbox.overlay import Overlay
 
 GUIDANCE = {
     "AGENTS.md": "Run tox.\n",
@@ -65,8 +67,31 @@ def test_each_arm_is_undone_before_the_patch(tmp_path: Path) -> None:
             assert set(seen) == {"CLAUDE.md", "pkg/code.py"}
             assert seen["CLAUDE.md"].startswith("Our rules.\n")
             assert arm.token in seen["CLAUDE.md"]
-        arm.restore(tree, base)
+        assert arm.removes == (given != "keep")
+        arm.restore(WorkingCopy(tree), base)
         assert contents(tree) == contents(base), given
+
+
+def test_the_keep_arm_is_written_into_an_overlays_upper_layer_and_taken_back(
+    tmp_path: Path,
+) -> None:
+    """``keep`` only writes (the probe): an attempt's overlay stays, the probed files land
+    in its upper layer over the commit's, and restoring takes them out of it, so the
+    commit's own files show through and the patch holds nothing of the arm."""
+    base = checkout(tmp_path / "base")
+    upper = tmp_path / "upper"
+    upper.mkdir()
+    (upper / "pkg").mkdir()
+    (upper / "pkg" / "code.py").write_text("x = 2\n")  # the agent's own change stays
+    layered = Overlay(lower=base, upper=upper, work=tmp_path / "work", target=tmp_path / "t")
+    arm = plan_arm("keep", base, "CLAUDE.md")
+    assert arm.probed and not arm.removes
+    arm.apply(upper)
+    assert arm.token in (upper / "AGENTS.md").read_text()
+    assert arm.token in (upper / "pkg" / "CLAUDE.md").read_text()
+    arm.restore(WorkingCopy(tmp_path / "t", layered), base)
+    assert contents(upper) == {"pkg/code.py": "x = 2\n"}
+    assert contents(base) == {**GUIDANCE, "pkg/code.py": "x = 1\n"}
 
 
 def test_the_probe_reads_what_the_agent_said(tmp_path: Path) -> None:

@@ -68,15 +68,15 @@ def run_agent(
     infrastructure failure raises."""
     agent = contestant.agent
     arm = plan_arm(agent.options.instructions, checkouts.base(task.parent), agent.instruction_file)
-    space = Workspace.make(tools, task, checkouts, root, overlay=not arm.files)
-    arm.apply(space.copy.tree)
+    space = Workspace.make(tools, task, checkouts, root, overlay=not arm.removes)
+    arm.apply(space.copy.changes)
     arm = native_setup(agent, space.home, arm)
     session = _session(tools, space, task, contestant, feedback)
     try:
         ended, tampered = _run(tools, space, agent, session, leftovers)
     finally:  # the guard killed a container's runner for a limit: the container too
         leftovers.end()
-    arm.restore(space.copy.tree, space.base)
+    arm.restore(space.copy, space.base)
     patch, tampered = _patch(tools, space, tampered)
     ending = _ending(contestant.agent, space, ended, patch, tampered)
     never_ran = ending.status == AttemptStatus.INFRA_ERROR
@@ -125,8 +125,9 @@ class Workspace:
     def make(
         cls, tools: Tools, task: Task, checkouts: Checkouts, root: Path, *, overlay: bool = True
     ) -> Workspace:
-        """The workspace; a plain copy rather than an overlay unless ``overlay`` (files
-        bugbout removes from the checkout cannot be removed from an overlay's view)."""
+        """The workspace; a plain copy rather than an overlay unless ``overlay`` (a file
+        bugbout removes from the checkout cannot be removed from an overlay's view; one it
+        writes lands in the overlay's upper directory)."""
         logs, home = root / "logs", root / "home"
         for directory in (logs, home):
             directory.mkdir(parents=True)

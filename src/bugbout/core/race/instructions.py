@@ -8,6 +8,7 @@ them before the attempt's patch is taken."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import secrets
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.transcript import Step
+from bugbout.core.plumbing.checkout import WorkingCopy
 
 KEEP, REMOVE = "keep", "remove"
 FILES = frozenset(
@@ -56,29 +58,33 @@ class Arm:
     token: str = field(default_factory=lambda: f"bugbout-{secrets.token_hex(8)}")
     probed: bool = False
 
+    @property
+    def removes(self) -> bool:
+        """Whether the arm removes a file (which an overlay's upper layer cannot do
+        without privileges: the working copy must then be a plain copy)."""
+        return any(content is None for content in self.files.values())
+
     def apply(self, tree: Path) -> None:
-        """Write the arm into the working copy ``tree``."""
+        """Write the arm into ``tree``: the working copy, or its overlay's upper layer."""
         for name, content in self.files.items():
             path = tree / name
             if content is None:
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink(missing_ok=True)
+                _remove(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.unlink(missing_ok=True)
                 path.write_bytes(content)
 
-    def restore(self, tree: Path, base: Path) -> None:
-        """Put the instruction files of ``tree`` back as they are in ``base``, the commit:
-        the arm leaves nothing in the attempt's patch."""
+    def restore(self, copy: WorkingCopy, base: Path) -> None:
+        """Put the instruction files of ``copy`` back as they are in ``base``, the commit:
+        the arm leaves nothing in the attempt's patch. In an overlay, what its upper layer
+        holds of them goes, and the commit's files show through again."""
         for name in self.files:
-            path, original = tree / name, base / name
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
+            path, original = copy.changes / name, base / name
+            if copy.overlay is not None:
+                _remove(path)
+                continue
+            _remove(path)
             if original.is_dir() and not original.is_symlink():
                 shutil.copytree(original, path, symlinks=True)
             elif original.exists() or original.is_symlink():
@@ -120,8 +126,18 @@ def plan_arm(given: str, base: Path, name: str) -> Arm:
     return Arm(replaced, arm.token, probed=True)
 
 
-def instruction_files(tree: Path) -> list[str]:
-    """The instruction files and folders of ``tree``, relative to it."""
+def _remove(path: Path) -> None:
+    """Remove a file, a link or a folder, if there is one."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@functools.lru_cache(maxsize=64)
+def instruction_files(tree: Path) -> tuple[str, ...]:
+    """The instruction files and folders of ``tree``, a cached commit's tree (never
+    changed: walked once per process), relative to it."""
     found: list[str] = []
     for folder in FOLDERS:
         if (tree / folder).is_dir():
@@ -131,7 +147,7 @@ def instruction_files(tree: Path) -> list[str]:
         subdirs[:] = [d for d in subdirs if d not in SKIPPED]
         found += [(relative / n).as_posix() for n in names if n in FILES]
     inside = [f for f in found if any(f != d and f.startswith(f"{d}/") for d in FOLDERS)]
-    return sorted(set(found) - set(inside))
+    return tuple(sorted(set(found) - set(inside)))
 
 
 def _replacement(given: str) -> bytes:
