@@ -69,7 +69,8 @@ def candidates(tree: Path, coverage: CoverageMap) -> list[tuple[str, str]]:
     ran = {number for trace in coverage.traces for number in trace} - set(coverage.outside)
     keys = {(coverage.files[file], line) for file, line in (coverage.functions[n] for n in ran)}
     found = []
-    for path in sorted((tree / PROJECT.source).rglob("*.py")):
+    paths = {path for source in PROJECT.source for path in (tree / source).rglob("*.py")}
+    for path in sorted(paths):
         relative = path.relative_to(tree).as_posix()
         functions = breakable(path.read_text())
         found += [(relative, name) for name, line in functions.items() if (relative, line) in keys]
