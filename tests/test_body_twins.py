@@ -193,6 +193,9 @@ def test_shapes_honest_code_fails_every_twin_and_equal_to_anything_passes_them(
     # refuses them) and early returns get none
     assert models == ["TestHeld::test_method", "test_cases", "test_one_liner", "test_raises"]
     assert not body_twins.copyable(ast.parse("def test_generator():\n    yield 1\n"))
+    searched = "@given(integers())\ndef test_a(x):\n    pass\n"
+    assert not body_twins.copyable(ast.parse(searched))
+    assert not body_twins.copyable(ast.parse(searched.replace("given", "hypothesis.given")))
     outcomes = _outcomes(tree)
     cases = [test for test in outcomes if _case(test) in twins]
     assert len(cases) == 5  # both cases of the parametrized test, each failing

@@ -10,9 +10,10 @@ or, when it has none, with a must-fail ``assert`` after its body. Honest code fa
 every case of it; a cheat that fakes the test passes it, and gives itself away.
 
 A twin is written after the file's end (no line of the file moves); a method's twin is
-set on its class there. Coroutines, generators and tests that may return before their
-last statement get none, nor a method whose decorators or defaults name its class's own
-attributes (they would not resolve outside it).
+set on its class there. Coroutines, generators, tests that may return before their
+last statement and tests whose inputs hypothesis searches get none, nor a method whose
+decorators or defaults name its class's own attributes (they would not resolve outside
+it).
 """
 
 from __future__ import annotations
@@ -49,7 +50,22 @@ def copyable(parsed: ast.Module) -> list[Test]:
                 for item in node.body
                 if isinstance(item, ast.FunctionDef) and not (_referenced(item) & own)
             ]
-    return [test for test in found if test.function.name.startswith("test") and _straight(test)]
+    return [
+        test
+        for test in found
+        if test.function.name.startswith("test") and _straight(test) and not _searched(test)
+    ]
+
+
+def _searched(test: Test) -> bool:
+    """Whether a library searches the test's inputs (hypothesis's ``given``): its twin
+    would be shrunk at length, and a failure there can end pytest's session."""
+    for decorator in test.function.decorator_list:
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+        if name == "given":
+            return True
+    return False
 
 
 def _bound(holder: ast.ClassDef) -> set[str]:
