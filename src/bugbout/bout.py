@@ -287,6 +287,19 @@ def read_report(store: str | Path = ".bugbout", job: str | Path | None = None) -
     return load_report(shared, Store(Path(job)) if job is not None else None)
 
 
+def pool_reports(repositories: Sequence[str | Path]) -> Report:
+    """One report over the last bouts of several ``repositories`` (each a repository
+    with its ``.bugbout`` store, or a store), their tasks pooled, split by repository
+    (named by its folder)."""
+    from bugbout.core.report.pooling import pooled_report
+
+    stores = []
+    for given in map(Path, repositories):
+        store = given / ".bugbout" if (given / ".bugbout").is_dir() else given
+        stores.append((store.resolve().parent.name, Store(store)))
+    return pooled_report(stores)
+
+
 def _earlier_reports(output: Store) -> list[str]:
     """The report files the last job in ``output`` wrote (none when its record is
     unreadable: a file bugbout did not record writing is never removed)."""

@@ -49,6 +49,14 @@ def report_command(args: list[str], console: Console) -> int:
     where.add_argument(
         "--sweep", type=Path, help="a sweep's directory: its summary, written again from its jobs"
     )
+    where.add_argument(
+        "--pool",
+        type=Path,
+        nargs="+",
+        metavar="REPO",
+        help="other repositories: their last bouts pooled with this one's into one report, "
+        "split by repository",
+    )
     options = parser.parse_args(args)
     if options.sweep:
         from bugbout.sweep import FORMATS, render_summary, write_sweep_summary
@@ -75,9 +83,20 @@ def report_command(args: list[str], console: Console) -> int:
     plugins = make_plugins()
     settings, _ = compose_settings(root, options.overrides, plugins, console.warn)
     reporter = _reporter(settings, plugins, options.format)
-    report = load_report(store, output, price_table(settings.prices), repository=root)
+    if options.pool:
+        from bugbout.core.report.pooling import pooled_report
+
+        bouts = [(repo.name, Store(repo / ".bugbout")) for repo in _pooled(root, options.pool)]
+        report = pooled_report(bouts, price_table(settings.prices))
+    else:
+        report = load_report(store, output, price_table(settings.prices), repository=root)
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0
+
+
+def _pooled(root: Path, others: list[Path]) -> list[Path]:
+    """This repository and each of ``others`` (a repository, or a folder in one)."""
+    return [root, *(find_config(other.resolve()).parent for other in others)]
 
 
 def _reporter(settings: Any, plugins: Any, name: str) -> Any:

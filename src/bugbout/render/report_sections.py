@@ -86,6 +86,7 @@ def sections(report: Report) -> list[Section]:
     from bugbout.render.report_contamination import contamination_section  # they build on
     from bugbout.render.report_costs import costs_section  # this module
     from bugbout.render.report_decision import decision_section
+    from bugbout.render.report_pooled import repositories_section
     from bugbout.render.report_repeats import repeats_section
 
     return [
@@ -93,6 +94,7 @@ def sections(report: Report) -> list[Section]:
         confidence_section(report),
         costs_section(report),
         _agents_section(report),
+        *([repositories_section(report)] if len(report.pooled) > 1 else []),
         rounds_section(report),
         *([repeats_section(report)] if report.repeats.k > 1 else []),
         _picking_section(report),

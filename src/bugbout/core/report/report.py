@@ -87,6 +87,8 @@ class AgentRow(Record):
     tiers: dict[str, TierRate] = Field(default_factory=dict)
     """Its patches on the tasks of each tier (``issue-fix``, ``injected``) apart, when the
     bout's tasks are of more than one."""
+    repositories: dict[str, TierRate] = Field(default_factory=dict)
+    """Its patches on each repository's tasks apart, in a report that pools several."""
     probed: int = 0
     """Attempts given instruction files with the guidance probe (``guidance_read`` known)."""
     guidance_read: int = 0
@@ -229,6 +231,8 @@ class TaskRow(Record):
     id: str
     tier: str = "issue-fix"
     """Where the task comes from (``bugbout.core.store.records.TIERS``)."""
+    repository: str = ""
+    """Its repository, in a report that pools several."""
     issue: int
     url: str | None = None
     title: str = ""
@@ -283,6 +287,8 @@ class Report(Record):
     contestants: list[str] = Field(default_factory=list)
     examiners: list[str] = Field(default_factory=list)
     policies: list[str] = Field(default_factory=list)
+    pooled: list[str] = Field(default_factory=list)
+    """The repositories whose bouts it pools (none: one repository's bout)."""
     agents: list[AgentRow] = Field(default_factory=list)
     picking: Picking = Field(default_factory=Picking)
     merge_gate: MergeGate = Field(default_factory=MergeGate)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from bugbout.core.crossexam.timeouts import report_timeouts
 from bugbout.core.report.confidence import confidence
@@ -101,6 +101,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     cutoffs: Mapping[str, str] | None = None,
     repeats: Sequence[Attempt] = (),
     repeat_scores: Sequence[Resolution] = (),
+    repositories: Mapping[str, str] | None = None,
 ) -> Report:
     """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
     its costs at ``prices`` (default: the packaged table). ``round_scores``: the scores
@@ -109,7 +110,8 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     ``cutoffs``: the contestants' declared knowledge cutoffs. ``repeats``: the attempts
     of the contestants' repeats after the first (every round), with ``repeat_scores``
     their last rounds' scores; the totals count them, the rest of the report is the
-    first repeat's."""
+    first repeat's. ``repositories``: each task's repository, in a report that pools the
+    bouts of several (:mod:`bugbout.core.report.pooling`)."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -138,8 +140,12 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
         verdict_of[(verdict.task_id, verdict.policy)] = verdict
     policies = sorted({policy for _, policy in verdict_of})
     agents = _agents(contestants, attempts, last, score, scored_set)
-    _split_by_tier(agents, score, {task.id: task.tier for task in tasks.tasks})
+    for row, split in _split(agents, score, {task.id: task.tier for task in tasks.tasks}):
+        row.tiers = split
+    for row, split in _split(agents, score, repositories or {}):
+        row.repositories = split
     report = Report(
+        pooled=sorted(set((repositories or {}).values())),
         contestants=contestants,
         examiners=examiners,
         policies=policies,
@@ -159,7 +165,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
                 score=score,
                 verdict_of=verdict_of,
                 policies=policies,
-            )
+            ).model_copy(update={"repository": (repositories or {}).get(task.id, "")})
             for task in tasks.tasks
         ],
         totals=_totals([*attempts, *repeats]),
@@ -273,21 +279,23 @@ def _agents(
     return rows
 
 
-def _split_by_tier(
-    agents: list[AgentRow], score: dict[tuple[str, str], Score], tiers: dict[str, str]
-) -> None:
-    """Give each row its counted patches and resolve rate on each tier's tasks, when the
-    tasks are of more than one tier."""
-    if len(set(tiers.values())) < 2:
+def _split(
+    agents: list[AgentRow], score: dict[tuple[str, str], Score], groups: Mapping[str, str]
+) -> Iterator[tuple[AgentRow, dict[str, TierRate]]]:
+    """Each row with its counted patches and resolve rate on each group's tasks (a tier,
+    a repository), when the tasks fall in more than one group."""
+    if len(set(groups.values())) < 2:
         return
-    rows = {row.contestant: row for row in agents}
+    split: dict[str, dict[str, TierRate]] = {row.contestant: {} for row in agents}
     for (task_id, name), value in sorted(score.items()):
-        if name in rows:
-            tier = rows[name].tiers.setdefault(tiers.get(task_id, "issue-fix"), TierRate())
-            tier.scored += 1
-            tier.resolved += value == Score.RESOLVED
-    for tier in (tier for row in agents for tier in row.tiers.values()):
-        tier.resolve_rate = rate(tier.resolved, tier.scored)
+        if name in split and task_id in groups:
+            group = split[name].setdefault(groups[task_id], TierRate())
+            group.scored += 1
+            group.resolved += value == Score.RESOLVED
+    for row in agents:
+        for group in split[row.contestant].values():
+            group.resolve_rate = rate(group.resolved, group.scored)
+        yield row, split[row.contestant]
 
 
 def _picking(

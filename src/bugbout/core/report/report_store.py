@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -10,9 +12,9 @@ from bugbout.core.evidence import round_scores, stored_scores, with_earlier_roun
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
-from bugbout.core.report.report_tasks import attempt_links, fix_diffs
+from bugbout.core.report.report_tasks import AttemptLinks, attempt_links, fix_diffs
 from bugbout.core.store.locks import held_by
-from bugbout.core.store.records import Attempt, OracleSet, TaskSet
+from bugbout.core.store.records import Attempt, Audit, OracleSet, TaskSet
 from bugbout.core.store.store import (
     AUDITS,
     JOB,
@@ -23,7 +25,15 @@ from bugbout.core.store.store import (
     VERDICTS,
     Store,
 )
-from bugbout.core.store.verdict_records import AuditSet, Job, Matrix, ResolutionSet, VerdictSet
+from bugbout.core.store.verdict_records import (
+    AuditSet,
+    Job,
+    Matrix,
+    Resolution,
+    ResolutionSet,
+    Verdict,
+    VerdictSet,
+)
 
 
 class Reporter(Protocol):
@@ -37,19 +47,58 @@ class Reporter(Protocol):
         ...
 
 
-def load_report(
-    store: Store,
-    output: Store | None = None,
-    prices: PriceTable | None = None,
-    *,
-    repository: Path | None = None,
-) -> Report:
-    """The report of the bout whose records are in ``output`` (default: the store's own,
-    those of the last ``bugbout run``), rebuilt from the records: the tasks its
-    ``job.json`` holds, the shared ground truth, the attempts ``job.json`` names, its
-    verdicts; its costs at ``prices`` (default: the packaged table). Its task pages link
-    each attempt's record and logs relative to ``output`` (where the reports are written)
-    and, given the project's ``repository``, show each fix's diff."""
+@dataclass(frozen=True)
+class BoutRecords:
+    """What a bout's report is built from, as its store holds it."""
+
+    tasks: TaskSet
+    oracles: OracleSet
+    attempts: list[Attempt]
+    """The first repeat's attempts, every round."""
+    repeats: list[Attempt]
+    resolutions: list[Resolution]
+    verdicts: list[Verdict]
+    audits: list[Audit]
+    matrices: list[Matrix]
+    round_scores: list[Resolution]
+    repeat_scores: list[Resolution]
+    links: dict[str, AttemptLinks]
+    cutoffs: dict[str, str]
+
+    def build(
+        self,
+        prices: PriceTable | None = None,
+        *,
+        repository: Path | None = None,
+        repositories: Mapping[str, str] | None = None,
+    ) -> Report:
+        """The report on these records (:func:`build_report`)."""
+        return build_report(
+            self.tasks,
+            self.oracles,
+            self.attempts,
+            self.resolutions,
+            self.verdicts,
+            self.audits,
+            self.matrices,
+            prices=prices,
+            round_scores=self.round_scores,
+            fixes=fix_diffs(repository, self.tasks) if repository else None,
+            links=self.links,
+            cutoffs=self.cutoffs,
+            repeats=self.repeats,
+            repeat_scores=self.repeat_scores,
+            repositories=repositories,
+        )
+
+
+def read_bout(
+    store: Store, output: Store | None = None, links_to: Path | None = None
+) -> BoutRecords:
+    """The records of the bout in ``output`` (default: the store's own, those of the last
+    ``bugbout run``): the tasks its ``job.json`` holds, the shared ground truth, the
+    attempts ``job.json`` names, its verdicts; its attempts' files linked relative to
+    ``links_to`` (default: ``output``, where its reports are written)."""
     output = output or store
     job = output.read(JOB, Job)
     # the bout's own tasks, whatever a later bout mined
@@ -67,27 +116,39 @@ def load_report(
     resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
     verdicts = output.read(VERDICTS, VerdictSet) or VerdictSet()
     audits = output.read(AUDITS, AuditSet) or AuditSet()
-    matrices = [
-        matrix
-        for path in sorted(output.path(MATRICES).glob("*.json"))
-        if (matrix := output.read(f"{MATRICES}/{path.name}", Matrix)) is not None
-    ]
-    report = build_report(
-        tasks,
-        oracles,
-        attempts,
-        [r for scores in resolutions.root.values() for r in scores.patches.values()],
-        [v for by_policy in verdicts.root.values() for v in by_policy.values()],
-        [a for by_name in audits.root.values() for a in by_name.values()],
-        matrices,
-        prices=prices,
-        round_scores=round_scores(store, tasks, oracles, attempts),
-        fixes=fix_diffs(repository, tasks) if repository else None,
-        links=attempt_links(stored, store.root, output.root),
-        cutoffs=job.cutoffs if job is not None else {},
+    return BoutRecords(
+        tasks=tasks,
+        oracles=oracles,
+        attempts=attempts,
         repeats=repeats,
+        resolutions=[r for scores in resolutions.root.values() for r in scores.patches.values()],
+        verdicts=[v for by_policy in verdicts.root.values() for v in by_policy.values()],
+        audits=[a for by_name in audits.root.values() for a in by_name.values()],
+        matrices=[
+            matrix
+            for path in sorted(output.path(MATRICES).glob("*.json"))
+            if (matrix := output.read(f"{MATRICES}/{path.name}", Matrix)) is not None
+        ],
+        round_scores=round_scores(store, tasks, oracles, attempts),
         repeat_scores=stored_scores(store, tasks, oracles, list(last.values())),
+        links=attempt_links(stored, store.root, links_to or output.root),
+        cutoffs=job.cutoffs if job is not None else {},
     )
+
+
+def load_report(
+    store: Store,
+    output: Store | None = None,
+    prices: PriceTable | None = None,
+    *,
+    repository: Path | None = None,
+) -> Report:
+    """The report of the bout whose records are in ``output`` (:func:`read_bout`); its
+    costs at ``prices`` (default: the packaged table). Its task pages link each attempt's
+    record and logs relative to ``output`` (where the reports are written) and, given the
+    project's ``repository``, show each fix's diff."""
+    output = output or store
+    report = read_bout(store, output).build(prices, repository=repository)
     busy = running(output)
     partial = (
         f"{busy[0].upper()}{busy[1:]}: this report holds only what it has finished so far; "
