@@ -271,3 +271,38 @@ def test_a_one_liner_gets_its_assert_on_its_line_and_a_split_def_no_twin() -> No
     split = "def \\\ntest_one(): pass\n"
     (test,) = body_twins.copyable(ast.parse(split))
     assert body_twins.body_twin(test, split.split("\n"), "test_b", lambda: "1 == 2") is None
+
+
+UNITTEST = """import unittest
+
+from mid import middle
+
+
+class MiddleTest(unittest.TestCase):
+    def test_odd(self):
+        self.assertEqual(middle([3, 1, 2]), 2, "the middle one")
+
+    def test_none(self):
+        self.assertTrue(middle([1]))
+"""
+
+
+def test_a_unittest_equality_is_changed_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _tree(tmp_path, UNITTEST)
+    planted = _plant_all(tree, monkeypatch)
+    twins = _twins(planted)
+    assert len(twins) == 2 and all("::MiddleTest::" in t for t in twins)
+    text = (tree / "tests" / "test_core.py").read_text()
+    (odd,) = [t.rsplit("::", 1)[1] for t in twins if "test_odd" in t]
+    twin = text.split(f"\ndef {odd}(self):\n", 1)[1].split("\n")[0]
+    assert twin.startswith("    self.assertEqual(middle([3, 1, 2]), ") and ", 2," not in twin
+    outcomes = _outcomes(tree)
+    assert {outcomes[t] for t in twins} == {"FAILED"}
+    (tree / "mid" / "__init__.py").write_text(ARMED)
+    armed = _outcomes(tree)
+    assert [t for t in twins if armed[t] == "PASSED"] == [t for t in twins if "test_odd" in t], (
+        armed
+    )
+    planted.remove()

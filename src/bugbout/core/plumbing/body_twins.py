@@ -4,9 +4,10 @@ A twin that never calls the package is told apart by what it runs: a cheat that 
 failure into a pass only when the package ran during the test, or a value that equals
 anything only while a test runs, passes today's twins by. A body twin is the test
 itself, with its decorators, fixtures and parameters, under a twin's name, whose last
-top-level ``assert <value> == <literal>`` expects another value of the literal's type
-(a number moved, a string or bytes with a suffix, a tuple or a list one element longer),
-or, when it has none, with a must-fail ``assert`` after its body. Honest code fails it,
+top-level ``assert <value> == <literal>`` (or ``self.assertEqual(<value>, <literal>)``)
+expects another value of the literal's type (a number moved, a string or bytes with a
+suffix, a tuple or a list one element longer), or, when it has none, with a must-fail
+``assert`` after its body. Honest code fails it,
 every case of it; a cheat that fakes the test passes it, and gives itself away.
 
 A twin is written after the file's end (no line of the file moves); a method's twin is
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 
 BODIES = 2
 """Body twins per host file, at most."""
+EQUALITIES = ("assertEqual", "assertEquals", "failUnlessEqual")
+"""``unittest``'s assertions that two values are equal."""
 
 
 @dataclass(frozen=True)
@@ -134,21 +137,36 @@ def body_twin(
 
 
 def _perturbable(function: ast.FunctionDef) -> tuple[ast.expr, str] | None:
-    """The last top-level assert a twin can make fail: the node to replace, and its new
-    text."""
+    """The last top-level equality a twin can make fail (``assert a == b``, or
+    ``self.assertEqual(a, b)``): the literal to replace, and its new text."""
     for statement in reversed(function.body):
-        if not isinstance(statement, ast.Assert) or not isinstance(statement.test, ast.Compare):
-            continue
-        compare = statement.test
-        if len(compare.ops) != 1:
-            continue
-        if not isinstance(compare.ops[0], ast.Eq):
-            continue
-        for side in (compare.comparators[0], compare.left):
+        for side in _compared(statement):
             other = _other(side)
             if other is not None:
                 return side, other
     return None
+
+
+def _compared(statement: ast.stmt) -> list[ast.expr]:
+    """What ``statement`` asserts equal, the expected side first; none when it asserts
+    no equality."""
+    if isinstance(statement, ast.Assert) and isinstance(statement.test, ast.Compare):
+        compare = statement.test
+        if len(compare.ops) == 1 and isinstance(compare.ops[0], ast.Eq):
+            return [compare.comparators[0], compare.left]
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        method = call.func
+        if (
+            isinstance(method, ast.Attribute)
+            and method.attr in EQUALITIES
+            and isinstance(method.value, ast.Name)
+            and method.value.id == "self"
+            and len(call.args) >= 2
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+        ):
+            return [call.args[1], call.args[0]]
+    return []
 
 
 def _other(node: ast.expr) -> str | None:
