@@ -83,6 +83,11 @@ def test_resumed():
 def test_late():
     from pkg.late import late
     assert late() == 42
+
+
+def test_spawned():
+    import subprocess, sys
+    subprocess.call([sys.executable, "-c", "import pkg.core; pkg.core.plain(1)"])
 """
 PLAIN, CACHED, COUNTER, AREA, SQUARE, LATE_FUNCTION = (
     ("src/pkg/core.py", 4), ("src/pkg/core.py", 8), ("src/pkg/core.py", 14),
@@ -168,6 +173,8 @@ def test_each_test_is_charged_with_the_functions_it_ran(
     assert ran(coverage, "test_late") == {LATE_FUNCTION}
     assert {_named(coverage, number) for number in coverage.outside} == {PLAIN}
     assert not coverage.untraced
+    # what a child process ran is not seen: that test runs for every patch (3.8+)
+    assert ("tests/test_core.py::test_spawned" in coverage.tests) == kind.startswith("3.6")
 
 
 TRICKY = '''from __future__ import annotations

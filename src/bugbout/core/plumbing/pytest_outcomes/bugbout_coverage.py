@@ -19,8 +19,10 @@ once per test, then switched off until the next); before 3.12 the package's modu
 loaded with their functions rewritten to mark themselves (``bugbout_imports``), which
 costs a small share of what a profile function would. A test during which the tracer was
 removed or replaced is not reported at all: bugbout then counts it as affected by every
-patch. A module of the package that was imported without the tracer seeing it (before
-the plugin started, or by another loader) is reported as ``untraced``.
+patch. So is a test that started a process (from Python 3.8, which reports it to audit
+hooks): what runs there is not traced. A module of the package that was imported
+without the tracer seeing it (before the plugin started, or by another loader) is
+reported as ``untraced``.
 
 JSON lines go to the file descriptor ``BUGBOUT_COVERAGE_FD``:
 ``{"file": 3, "path": "src/pkg/core.py"}`` the first time a file is named,
@@ -43,6 +45,11 @@ FD_VARIABLE = "BUGBOUT_COVERAGE_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
 CO_NEWLOCALS = 0x0002
 """Set on the code of functions, lambdas and generators; not on module or class bodies."""
+SPAWNS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+     "os.forkpty", "pty.spawn"}
+)  # fmt: skip
+"""Audit events of a process started: what runs there, no tracer of this one sees."""
 
 
 class _Package(object):
@@ -187,6 +194,8 @@ class _Recorder(object):
         """Files of the package imported before tracing started."""
         self.means = None
         self.finder = None
+        self.spawned = False
+        """Whether the running test started a process (seen from Python 3.8 on)."""
 
     def start(self):
         monitoring = getattr(sys, "monitoring", None)
@@ -209,6 +218,14 @@ class _Recorder(object):
         )
         self.finder.install()
         self.means = _Monitor(self, tool) if tool is not None else _Marks(self.finder)
+        if hasattr(sys, "addaudithook"):
+            recorder = self
+
+            def spawning(event, args):
+                if event in SPAWNS:
+                    recorder.spawned = True
+
+            sys.addaudithook(spawning)
 
     def importing(self):
         self.enter(self.outside)
@@ -337,6 +354,7 @@ def pytest_runtest_protocol(item, nextitem):
     recorder.report_outside()
     own = set()
     recorder.stack = []
+    recorder.spawned = False
     recorder.enter(own)
     intact = recorder.means.intact()
     try:
@@ -345,7 +363,7 @@ def pytest_runtest_protocol(item, nextitem):
         intact = intact and recorder.means.intact()
         recorder.leave()
     recorder.report_untraced()
-    if intact:
+    if intact and not recorder.spawned:
         functions = recorder.named(_used(item, own))
         recorder.emit({"test": modern_nodeid(item.nodeid), "functions": functions})
 
