@@ -99,7 +99,7 @@ def test_a_name_that_mimics_cat_file_output_changes_no_task(tmp_path: Path) -> N
         (sha["hostile"], [f"{hostile}::test_three"]),
         (sha["victim"], ["tests/test_one.py::test_one"]),
     ]
-    assert tasks.excluded == {"no-test-added": 1, "not-a-fix": 1}
+    assert tasks.excluded == {"no-test-added": 1, "root-commit": 1}
     oracles = compute_oracles(settings, plugins, store, tasks)
     assert {task_id: oracle.fail_to_pass for task_id, oracle in oracles.root.items()} == {
         sha["hostile"][:12]: [f"{hostile}::test_three"],
