@@ -110,7 +110,7 @@ class SuiteRunner:
             project = project.model_copy(update={"test_timeout": test_timeout})
         return run_tests(
             environment, tree, targets, project=project, label=label, timeout=self.timeout,
-            confine=self.confine, skip=skip, coverage=coverage,
+            confine=self.confine, skip=skip, coverage=coverage, hostile=False,
         )  # fmt: skip
 
 

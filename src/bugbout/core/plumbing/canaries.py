@@ -141,13 +141,14 @@ def plant(
     *,
     lower: Path | None = None,
     expose: Callable[[str], None] = lambda module: None,
+    bodies: bool = True,
 ) -> Planted:
     """Write this run's canary modules beside the first target, and twins into the test
     files it targets (:func:`~bugbout.core.plumbing.canary_twins.plant_twins`, with
-    ``lower`` and ``expose``); nothing when no target exists (the run then has no
+    ``lower``, ``expose`` and ``bodies``); nothing when no target exists (the run then has no
     canaries, and says nothing of them)."""
     planted = Planted(tree, lower=lower)
-    planted.hosts = plant_twins(tree, lower, list(targets), expose)
+    planted.hosts = plant_twins(tree, lower, list(targets), expose, bodies=bodies)
     planted.canaries += [
         Canary(nodeid, must_pass=False, hosted=True, optional=nodeid in hosted.bodies)
         for hosted in planted.hosts

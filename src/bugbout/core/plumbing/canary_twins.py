@@ -109,11 +109,17 @@ def _regular(tree: Path, module: str) -> bool:
 
 
 def plant_twins(
-    tree: Path, lower: Path | None, targets: list[str], expose: Callable[[str], None]
+    tree: Path,
+    lower: Path | None,
+    targets: list[str],
+    expose: Callable[[str], None],
+    *,
+    bodies: bool = True,
 ) -> list[Hosted]:
     """Write must-fail twins into up to ``HOSTS`` of the targets' test files in ``tree``
-    (``expose(module)`` makes one editable there first); ``lower`` is the tree before
-    bugbout's edits, whose tests are not the hidden ones."""
+    (``expose(module)`` makes one editable there first), body twins too unless not
+    ``bodies``; ``lower`` is the tree before bugbout's edits, whose tests are not the
+    hidden ones."""
     tiers = _candidates(tree, lower, targets)
     planted: list[Hosted] = []
     while any(tiers) and len(planted) < HOSTS:
@@ -122,7 +128,8 @@ def plant_twins(
         expose(module)
         if not _regular(tree, module):
             continue
-        hosted = _plant(tree / module, lower / module if lower is not None else None, module)
+        before = lower / module if lower is not None else None
+        hosted = _plant(tree / module, before, module, bodies=bodies)
         if hosted is not None:
             planted.append(hosted)
     return planted
@@ -143,7 +150,7 @@ def read_regular(path: Path) -> bytes | None:
         return None
 
 
-def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
+def _plant(path: Path, before: Path | None, module: str, *, bodies: bool) -> Hosted | None:
     original = read_regular(path)
     if original is None:
         return None
@@ -178,14 +185,14 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
             if lines and lines[-1] == "":
                 lines.pop()
             lines += ["", "", line, ""]
-    bodies = _bodies(parsed, text.split(newline), old, words, taken)
-    if bodies:
+    copies = _bodies(parsed, text.split(newline), old, words, taken) if bodies else []
+    if copies:
         if lines and lines[-1] == "":
             lines.pop()
-        for _, body in bodies:
+        for _, body in copies:
             lines += ["", "", *body]
         lines.append("")
-    twins = [nodeid for nodeid, _ in written] + [f"{module}::{end}" for end, _ in bodies]
+    twins = [nodeid for nodeid, _ in written] + [f"{module}::{end}" for end, _ in copies]
     path.write_bytes(newline.join(lines).encode("utf-8"))
     return Hosted(module, original, tuple(twins), tuple(twins[len(written) :]))
 

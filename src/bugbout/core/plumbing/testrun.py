@@ -77,6 +77,7 @@ def run_tests(
     confine: Confine = (lambda argv, tree, writable: offline(argv)),
     skip: frozenset[str] = frozenset(),
     coverage: list[bytes] | None = None,
+    hostile: bool = True,
 ) -> TestRun:
     """Run ``targets`` (paths relative to ``tree``) with pytest and return the outcomes.
 
@@ -95,7 +96,10 @@ def run_tests(
     ``CRASH_LIMIT`` tests; each pytest process has ``timeout`` seconds.
 
     The run's canary modules are written beside the first target and removed afterwards;
-    a run they (or the outcome stream) show meddled with is ``tampered``.
+    a run they (or the outcome stream) show meddled with is ``tampered``. Only a
+    ``hostile`` tree (one an agent's patch or tests may have touched) gets body twins,
+    copies of its tests that run their code again: the maintainers' own code (ground
+    truth, injected bugs) has nothing to fake, and a copy's side effects could move it.
 
     Node ids and messages never hold the tree's own path (a test parametrized by a data
     file's absolute path): it is made relative, so runs of one test in different trees
@@ -118,6 +122,7 @@ def run_tests(
         return _run_on(
             environment, copy if copy is not None else tree, targets, project=project,
             label=label, timeout=timeout, confine=confine, skip=skip, coverage=coverage,
+            hostile=hostile,
         )  # fmt: skip
 
 
@@ -132,6 +137,7 @@ def _run_on(
     confine: Confine,
     skip: frozenset[str],
     coverage: list[bytes] | None,
+    hostile: bool,
 ) -> TestRun:
     """:func:`run_tests` on the tree as it is."""
     layered = _layered(environment, tree, confine)
@@ -144,6 +150,7 @@ def _run_on(
         targets,
         lower=layered.lower if layered is not None else None,
         expose=(lambda module: layered.expose([module])) if layered is not None else _no_op,
+        bodies=hostile,
     )
     try:
         run = _isolating_crashes(

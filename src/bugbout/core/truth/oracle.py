@@ -206,6 +206,7 @@ def _run(
         label=label,
         timeout=settings.tasks.timeout,
         confine=confine,
+        hostile=False,  # the maintainers' code, before and after their fix
     )
 
 
