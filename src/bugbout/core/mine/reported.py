@@ -104,10 +104,20 @@ def told(git: Git, task: Task, oracle: Oracle | None = None) -> str:
     report = scrubbed(git.message(task.sha), names)
     failing = failures_before(oracle) if oracle is not None else {}
     if not failing:
-        return report
+        return _text(report)
     lead, close = _LEADS.get(task.tier, _FIX_LEAD)
     told_failures = statement(failing, withheld=added, lead=lead, close=close)
-    return f"{report}\n\n{told_failures}" if report else told_failures
+    return _text(f"{report}\n\n{told_failures}" if report else told_failures)
+
+
+def _text(told: str) -> str:
+    """``told`` as text: a byte a file name or a message held that is not UTF-8 (kept
+    as a lone surrogate, which no record can hold) is written as ``\\xff``."""
+    try:
+        raw = told.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no undecodable byte makes
+        raw = told.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def failures_before(oracle: Oracle) -> dict[str, str]:
