@@ -133,8 +133,7 @@ def test_a_tree_from_before_the_move_imports_and_is_traced(
     )
     assert run.outcomes == {"tests/test_core.py::test_one": Outcome.PASSED}
     coverage = read_coverage(traced)
-    ran = coverage.tests["tests/test_core.py::test_one"]
-    assert {coverage.files[index] for index in ran} == {"src/pkg/core.py"}
+    assert coverage.files_of("tests/test_core.py::test_one") == {"src/pkg/core.py"}
 
 
 def test_doctor_asks_for_one_of_the_directories_today(moved: tuple[Path, dict[str, str]]) -> None:
