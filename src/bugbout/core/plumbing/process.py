@@ -9,6 +9,7 @@ import os
 import select
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -131,3 +132,34 @@ def _copy(stream: IO[bytes], target: Path, limit: int) -> None:
                 if written >= limit:
                     output.write(b"\n[bugbout: output truncated]\n")
     stream.close()
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """How a script of bugbout's own ended, and what it wrote (each read bounded)."""
+
+    finished: Finished
+    stdout: str
+    stderr: str
+
+
+def run_script(argv: list[str], tree: Path, *, timeout: float, limit: int) -> ScriptRun:
+    """Run ``argv`` (our interpreter on a script of ours, already confined by the caller)
+    in ``tree``, with a scratch HOME and nothing of our environment but ``PATH``."""
+    with tempfile.TemporaryDirectory(prefix="bugbout-script-") as scratch:
+        out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
+        finished = run_logged(
+            argv,
+            cwd=tree,
+            env={"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "HOME": scratch},
+            stdin=None,
+            timeout=timeout,
+            stdout=out,
+            stderr=err,
+            limit=limit,
+        )
+        return ScriptRun(
+            finished,
+            out.read_bytes().decode("utf-8", "replace"),
+            err.read_bytes().decode("utf-8", "replace"),
+        )

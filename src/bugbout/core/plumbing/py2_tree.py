@@ -30,7 +30,7 @@ from pathlib import Path
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.plumbing.checkout import copy_tree, remove_tree
 from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.process import run_logged
+from bugbout.core.plumbing.process import run_script
 from bugbout.core.plumbing.setup_py import setup_py_setting, setup_py_uses
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.sandbox.locking import locked
@@ -150,18 +150,8 @@ def _convert(tree: Path, conversion: Conversion, confine: Confine) -> None:
     """Run lib2to3's fixers over ``tree``'s ``.py`` files in place, confined."""
     spec = json.dumps({"fixers": conversion.fixers, "excluded": conversion.excluded})
     argv = confine([sys.executable, "-I", "-W", "ignore", "-c", _CONVERT, spec], tree, ())
-    with tempfile.TemporaryDirectory(prefix="bugbout-2to3-") as scratch:
-        finished = run_logged(
-            argv,
-            cwd=tree,
-            env={"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "HOME": scratch},
-            stdin=None,
-            timeout=TIMEOUT,
-            stdout=Path(scratch) / "stdout",
-            stderr=Path(scratch) / "stderr",
-            limit=OUTPUT_LIMIT,
-        )
-        errors = Path(scratch, "stderr").read_text(encoding="utf-8", errors="replace")
+    ran = run_script(argv, tree, timeout=TIMEOUT, limit=OUTPUT_LIMIT)
+    finished, errors = ran.finished, ran.stderr
     if finished.exit_code != 0:
         why = "timed out" if finished.timed_out else _last_line(errors)
         raise EnvironmentFailure(

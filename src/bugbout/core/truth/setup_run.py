@@ -12,13 +12,11 @@ values are kept only when they are strings, lists of strings or dicts of those.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.process import run_logged
+from bugbout.core.plumbing.process import run_script
 
 TIMEOUT = 60.0
 """Seconds a ``setup.py`` may take to call ``setup()``."""
@@ -71,19 +69,8 @@ def executed_setup_py(tree: Path, confine: Confine) -> dict[str, object] | None:
     if not (tree / "setup.py").is_file():
         return None
     argv = confine([sys.executable, "-I", "-c", _STUB], tree, ())
-    with tempfile.TemporaryDirectory(prefix="bugbout-setup-") as scratch:
-        output = Path(scratch) / "stdout"
-        finished = run_logged(
-            argv,
-            cwd=tree,
-            env={"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "HOME": scratch},
-            stdin=None,
-            timeout=TIMEOUT,
-            stdout=output,
-            stderr=Path(scratch) / "stderr",
-            limit=OUTPUT_LIMIT,
-        )
-        text = output.read_bytes().decode("utf-8", "replace")
+    ran = run_script(argv, tree, timeout=TIMEOUT, limit=OUTPUT_LIMIT)
+    finished, text = ran.finished, ran.stdout
     if finished.exit_code != 0:
         return None
     line = next((part for part in reversed(text.split("\n")) if part.startswith(MARK)), None)
