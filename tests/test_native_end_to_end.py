@@ -169,9 +169,15 @@ def test_three_clis_load_the_teams_setup_inside_the_sandbox(
         if "contestant" in (record := json.loads(path.read_text()))
     }
     assert set(attempts) == {"claude-code", "codex", "gemini-cli"}
+    opened = f"http://127.0.0.1:{remote.server_address[1]}"  # the declared MCP server's
+    report = json.loads((repo / ".bugbout" / "report.json").read_text())
+    assert {row["contestant"]: row["opened"] for row in report["agents"]} == {
+        name: [opened] for name in attempts
+    }
     for name, attempt in attempts.items():
         assert attempt["status"] == "finished", (name, attempt)
         assert attempt["guidance_read"] is True, (name, attempt)
+        assert attempt["opened"] == [opened], (name, attempt)
         patch = json.dumps(attempt["patch"])  # its MCP server started, in the sandbox
         assert "mcp-started-hidden_closed_open" in patch, (name, patch)
     for name in ("claude-code", "gemini-cli"):  # Codex defers MCP tools to a search

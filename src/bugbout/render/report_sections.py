@@ -154,6 +154,11 @@ def _agents_section(report: Report) -> Section:
             else ""
         ),
         [table],
+        notes=tuple(
+            f"{row.contestant}'s native setup opened {', '.join(row.opened)} beside its model."
+            for row in report.agents
+            if row.opened
+        ),
     )
 
 

@@ -103,6 +103,7 @@ def run_agent(
             "logdir": str(space.logs),
             "error": ending.error,
             "guidance_read": None if never_ran else read,
+            "opened": list(native.endpoints()) if (native := agent.native()) else [],
         }
     )
 

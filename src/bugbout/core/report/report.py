@@ -93,6 +93,8 @@ class AgentRow(Record):
     """Attempts given instruction files with the guidance probe (``guidance_read`` known)."""
     guidance_read: int = 0
     """Those whose agent said the probe's code: it read its instructions."""
+    opened: list[str] = Field(default_factory=list)
+    """The endpoints its native setup opened beside its model's, for any attempt."""
 
 
 class PolicyPicks(Record):

@@ -274,6 +274,7 @@ def _agents(
                 wall_time=sum(a.wall_time for a in own),
                 probed=sum(1 for a in own if a.guidance_read is not None),
                 guidance_read=sum(1 for a in own if a.guidance_read),
+                opened=sorted({endpoint for a in own for endpoint in a.opened}),
             )
         )
     return rows

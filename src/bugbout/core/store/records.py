@@ -416,6 +416,9 @@ class Attempt(Versioned):
     """Whether the agent said the code seeded into the instruction files it was given
     (its arm's or its native setup's), in its transcript or else its closing summary;
     ``None``: it was given none, or bugbout could not run it."""
+    opened: list[str] = Field(default_factory=list)
+    """The endpoints its native setup's MCP servers reach, opened for it in the egress
+    allow-list beside its model's."""
 
     @property
     def revision(self) -> str:
