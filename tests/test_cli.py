@@ -54,7 +54,9 @@ def test_offline_github_fails_over_with_one_warning(initialised: Path) -> None:
     assert len(warnings) == 1
     assert "github" in warnings[0]
     tasks = json.loads((initialised / ".bugbout" / "tasks.json").read_text())
-    assert tasks["tasks"][0]["problem_statement"].startswith("Fix a regression in fmt (#11)")
+    task = tasks["tasks"][0]  # no source knew #11: told as a fix without an issue
+    assert task["issue"]["source"] == "commit"
+    assert task["problem_statement"].startswith("Fix a regression in fmt\n\nTests written")
 
 
 @pytest.mark.parametrize(
