@@ -90,6 +90,10 @@ class Planted:
         """The twins' node ids."""
         return {nodeid for hosted in self.hosts for nodeid in hosted.nodeids}
 
+    def holds(self, test: str) -> bool:
+        """Whether ``test`` is one of the run's twins (or a case of one)."""
+        return _case_of(test) in self.nodeids()
+
     def remove(self) -> None:
         """Delete the canary modules and put the host files back (the tree is left as it
         was)."""

@@ -237,17 +237,22 @@ def _isolating_crashes(
     """pytest on ``targets``, again without each test that killed it, as :func:`run_tests`
     says."""
     crashes: dict[str, str] = {}
+    twins: list[str] = []  # a twin that killed pytest failed, as it must: not the run's
     spent = 0.0
     while True:
         run, running, killed = _started(label, functools.partial(
             _pytest_process, environment, tree, targets, planted, project=project,
-            label=label, timeout=timeout, confine=confine, deselect=list(crashes), skip=skip,
-            coverage=coverage,
+            label=label, timeout=timeout, confine=confine, deselect=[*crashes, *twins],
+            skip=skip, coverage=coverage,
         ))  # fmt: skip
         spent += run.duration
-        if running is None or running in crashes or run.status in _NOT_A_CRASH or stopping():
+        seen = running in crashes or running in twins
+        if running is None or seen or run.status in _NOT_A_CRASH or stopping():
             running = None
             break
+        if planted.holds(running):
+            twins.append(running)
+            continue
         crashes[running] = killed or f"crashed ({ending(run.exit_code)})"
         if len(crashes) > CRASH_LIMIT:
             break
