@@ -245,7 +245,13 @@ class CodingAgent:
         copies it into the agent's HOME, shows its MCP servers' programs read-only in the
         sandbox, and opens the endpoints they reach."""
         given = getattr(self.options, "native", None)
-        return None if given is None else self.native_setup()
+        if given is None:
+            return None
+        read = self.__dict__.get("_native")  # read once: a bout asks for it at every step
+        if read is None or read[0] != given:
+            read = self.__dict__["_native"] = (given, self.native_setup())
+        setup: NativeSetup = read[1]
+        return setup
 
     def native_setup(self) -> NativeSetup:
         """The setup the ``native`` option names; adapters of CLIs that read one override
