@@ -15,7 +15,12 @@ truth. Then, paired in rotated order, each round times:
 - **raw pytest**: for every task whose environment was built, the same before and after
   trees (prepared beforehand, untimed) run ``tasks.reruns`` times each with
   ``python -m pytest <the fix's test files>``, confined by the same sandbox, each in a
-  session of its own, as bugbout's are.
+  session of its own, as bugbout's are. Each run takes the options the environment's
+  pytest needs for the project (``pytest_era``: the project's ``addopts`` ignored, as
+  bugbout ignores them), ``-q`` and the variables bugbout's runs have
+  (``PYTHONDONTWRITEBYTECODE``: no bytecode kept between runs); a raw run that runs no
+  test (pytest's exit status other than 0 or 1) stops the benchmark, since its time
+  would not be a floor.
 
 Wall time and CPU time (from a cgroup, which counts what runs in a sandbox's pid
 namespace) are both reported as ground truth over raw, per pair, then min / median /
@@ -40,6 +45,7 @@ from bugbout.config import compose_settings
 from bugbout.core.plumbing import repair
 from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
@@ -103,29 +109,52 @@ def prepared_runs(repo: Path, overrides: list[str], scratch: Path) -> list[Raw]:
             environment = tools.environments.builder.build(
                 EnvironmentRequest(project=project, tree=after, date=task.date, home=tools.home)
             )
-            args = ["-p", "no:cacheprovider", *project.pytest_args, "--", *task.test_files]
+            era = pytest_era(environment)
             for tree in (before, after):
+                args = [
+                    "-p", "no:cacheprovider", *era.options(tree), "-q", *project.pytest_args,
+                    "--", *task.test_files,
+                ]  # fmt: skip
                 command = environment.command(args, tree, [])
                 home = tree.parent / f"home-{tree.name}"
                 home.mkdir()
                 argv = tools.confine(command.argv, tree, (home,))
-                env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home)}
-                runs += [Raw(argv, tree, env | command.env)] * settings.tasks.reruns
+                env = {
+                    "PATH": os.environ.get("PATH", os.defpath),
+                    "LANG": "C.UTF-8",
+                    "LC_ALL": "C.UTF-8",
+                    "HOME": str(home),
+                    "TMPDIR": str(home),
+                    "PYTHONDONTWRITEBYTECODE": "1",
+                    "PYTHONUNBUFFERED": "1",
+                    **project.env,
+                    **command.env,
+                    **era.variables(),
+                }
+                runs += [Raw(argv, tree, env)] * settings.tasks.reruns
     return runs
 
 
 def run_raw(runs: list[Raw]) -> None:
-    """Each raw run in turn, in a session of its own (its outcome is not what is timed)."""
+    """Each raw run in turn, in a session of its own; a run that ran no test stops the
+    benchmark (pytest's exit status 0: all passed, 1: some failed, 2: some module did not
+    collect)."""
     for run in runs:
-        subprocess.run(
+        done = subprocess.run(
             run.argv,
             cwd=run.tree,
             env=run.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             check=False,
             start_new_session=True,
         )
+        if done.returncode not in (0, 1, 2):
+            tail = done.stdout.decode(errors="replace").strip().splitlines()[-3:]
+            sys.exit(
+                f"a raw run in {run.tree} ran no test (exit status {done.returncode}: "
+                f"{' | '.join(tail)}): fix the repository's options, then run this again"
+            )
 
 
 def main() -> None:
