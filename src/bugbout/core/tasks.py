@@ -18,10 +18,12 @@ from bugbout.core.contract.types import (
     MinerPlugin,
     SandboxPlugin,
 )
+from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.injection import SuiteRunner, TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
 from bugbout.core.mine.reported import is_told_by_failures, told
+from bugbout.core.mine.statements import tell_statements
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
@@ -56,6 +58,8 @@ def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     plugins.get(SandboxPlugin, settings.sandbox.name).spec.parse_options(settings.sandbox.options)
     for source in issue_sources(settings):
         source.check(plugins, IssueSourcePlugin)
+    if settings.tasks.statement == "drafted":
+        Drafter.of(settings, plugins)
 
 
 def issue_sources(settings: BoutSettings) -> list[Instance]:
@@ -266,21 +270,11 @@ def compute_oracles(
         _score(task, oracle)
         if oracle.status == "environment-error":
             progress.warn(f"task {task.id}: environment error: {oracle.reason}")
-    _tell_failures(settings, tasks, oracles)
+    # the statements are not part of the oracle's key: they are made from the oracle
+    tell_statements(settings, plugins, store, tasks, oracles, warn=progress.warn)
     progress.finish()
     store.write(TASKS, tasks)
     return oracles
-
-
-def _tell_failures(settings: BoutSettings, tasks: TaskSet, oracles: OracleSet) -> None:
-    """Give each task that names no issue its statement with the failures its ground
-    truth saw before the fix (not part of the oracle's key: it is made from the oracle)."""
-    told_tasks = [task for task in tasks.tasks if is_told_by_failures(task)]
-    if not told_tasks:
-        return
-    with Git(settings.repository) as git:
-        for task in told_tasks:
-            task.problem_statement = told(git, task, oracles.root[task.id])
 
 
 def _try_again(oracle: Oracle, sweep: str) -> bool:

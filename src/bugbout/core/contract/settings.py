@@ -107,6 +107,11 @@ class TasksSettings(Settings):
     repair_imports: bool = True
     """When the tests import a module nothing installed provides, add its distribution to
     the environment and run them again, once; the oracle records what was added."""
+    statement: Literal["scrubbed", "drafted"] = "scrubbed"
+    """The problem statement of a task that names no issue: its ``scrubbed`` commit
+    message and failures, or one ``drafted`` from them by ``drafter``'s model."""
+    drafter: str | None = None
+    """The contestant whose model drafts statements (its endpoint, model and key)."""
 
 
 class BudgetSettings(Settings):

@@ -100,7 +100,7 @@ def told(git: Git, task: Task, oracle: Oracle | None = None) -> str:
     """The statement of a task that names no issue: its commit message scrubbed, then,
     when ``oracle`` found fail-to-pass tests, those tests with what they said before the
     fix."""
-    added, names = _fix_only(git, task)
+    added, names = fix_only(git, task)
     report = scrubbed(git.message(task.sha), names)
     failing = failures_before(oracle) if oracle is not None else {}
     if not failing:
@@ -170,7 +170,7 @@ def _scrub_sentence(sentence: str, hidden: set[str], *, keep_solution: bool = Fa
     return text if _NAME.search(text) else ""
 
 
-def _fix_only(git: Git, task: Task) -> tuple[list[str], set[str]]:
+def fix_only(git: Git, task: Task) -> tuple[list[str], set[str]]:
     """The lines the fix added (to its code and its tests), and the names in the code it
     added to its source files (not in their comments or strings) that neither Python's
     builtins nor a Python file of the repository held before it."""

@@ -127,6 +127,9 @@ class Task(Record):
     title: str
     issue: TaskIssue
     problem_statement: str = ""
+    statement_origin: str = ""
+    """Where the statement of a task that names no issue comes from: ``scrubbed``, or
+    ``drafted by <contestant> (<model>)``; a draft not used says why."""
     source_files: list[FileName]
     test_files: list[FileName]
     """Test modules the fix added or modified: the ones the oracle runs."""

@@ -1,0 +1,124 @@
+"""The statements of tasks that name no issue, once their ground truth ran.
+
+Each is first its scrubbed statement (:mod:`bugbout.core.mine.reported`). With
+``tasks.statement: drafted``, the drafter's model writes one from it; a draft that leaks
+the fix (:mod:`bugbout.core.mine.leaks`) is refused, and one the model could not give is
+not waited for: the task keeps its scrubbed statement, its origin saying why. Drafts are
+kept in ``drafts.json`` under the key of the model and its input, so a resumed bout
+never drafts one again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import Field
+
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.mine.drafting import Drafter, DraftingFailed
+from bugbout.core.mine.injection import TIER as INJECTED
+from bugbout.core.mine.leaks import Secrets, leak
+from bugbout.core.mine.reported import is_told_by_failures, told
+from bugbout.core.plumbing.git import Git
+from bugbout.core.store.records import OracleSet, Record, RecordRoot, Task, TaskSet
+from bugbout.core.store.store import Store
+
+DRAFTS = "drafts.json"
+SCRUBBED = "scrubbed"
+DRAFTED = "drafted by"
+
+
+class Draft(Record):
+    """A model's draft of a task's statement, kept whether it was used or refused."""
+
+    key: str
+    drafter: str
+    """The contestant and model that drafted it: ``codex (gpt-5)``."""
+    reported: str
+    """What the model was given: the task's scrubbed statement."""
+    text: str
+    refused: str = ""
+    """Why it is not used (how it leaks the fix); empty when it is."""
+    usage: dict[str, int] = Field(default_factory=dict)
+    """The tokens drafting it took, by kind."""
+
+
+class Drafts(RecordRoot[dict[str, Draft]]):
+    """Every task's draft, by task id, as stored in ``drafts.json``."""
+
+    root: dict[str, Draft] = Field(default_factory=dict)
+
+
+def tell_statements(
+    settings: BoutSettings,
+    plugins: Plugins,
+    store: Store,
+    tasks: TaskSet,
+    oracles: OracleSet,
+    *,
+    warn: Callable[[str], None],
+) -> None:
+    """Give each task that names no issue its statement and its origin: scrubbed, with
+    the failures its ground truth saw before the fix, or drafted from that."""
+    told_tasks = [task for task in tasks.tasks if is_told_by_failures(task) or _injected(task)]
+    if not told_tasks:
+        return
+    drafter = Drafter.of(settings, plugins) if settings.tasks.statement == "drafted" else None
+    store.set_aside_if_corrupt(DRAFTS, Drafts, warn)
+    drafts = store.read(DRAFTS, Drafts) or Drafts()
+    with Git(settings.repository) as git:
+        for task in told_tasks:
+            oracle = oracles.root.get(task.id)
+            if _injected(task):  # told when it was mined: its draft keeps what it was
+                kept = drafts.root.get(task.id)
+                if task.statement_origin.startswith(DRAFTED) and kept is not None:
+                    task.problem_statement = kept.reported
+            elif oracle is not None:
+                task.problem_statement = told(git, task, oracle)
+            task.statement_origin = SCRUBBED
+            if drafter is not None and task.scored:
+                _draft(task, drafter, git, store=store, drafts=drafts, warn=warn)
+
+
+def _draft(
+    task: Task,
+    drafter: Drafter,
+    git: Git,
+    *,
+    store: Store,
+    drafts: Drafts,
+    warn: Callable[[str], None],
+) -> None:
+    """Give ``task`` the statement ``drafter`` drafts from its scrubbed one, unless it
+    leaks the fix or drafting failed: then its origin says why."""
+    reported = task.problem_statement
+    key = drafter.key_of(reported)
+    found = drafts.root.get(task.id)
+    if found is None or found.key != key:
+        try:
+            text, usage = drafter.draft(reported)
+        except DraftingFailed as exc:
+            task.statement_origin = f"{SCRUBBED}: drafting failed: {exc}"
+            warn(f"task {task.id}: its scrubbed statement is used, drafting failed: {exc}")
+            return
+        refused = leak(text, reported, Secrets.of(git, task))
+        found = Draft(
+            key=key, drafter=drafter.label, reported=reported, text=text, refused=refused,
+            usage=usage,
+        )  # fmt: skip
+        drafts.root[task.id] = found
+        store.write(DRAFTS, drafts)
+        if refused:
+            warn(f"task {task.id}: the draft by {drafter.label} is refused: {refused}")
+    if found.refused:
+        task.statement_origin = (
+            f"{SCRUBBED}: the draft by {found.drafter} is refused: {found.refused}"
+        )
+    else:
+        task.problem_statement = found.text
+        task.statement_origin = f"{DRAFTED} {found.drafter}"
+
+
+def _injected(task: Task) -> bool:
+    return task.tier == INJECTED

@@ -1,0 +1,221 @@
+"""Statements drafted by a contestant's model (``tasks.statement: drafted``) on a real
+history with real pytest runs, the model a scripted server: a clean draft is used and
+kept, one that leaks the fix is refused, an unreachable model falls back."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.contract.errors import ConfigError
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import BoutSettings, TasksSettings
+from bugbout.core.mine.drafting import Drafter
+from bugbout.core.mine.leaks import Secrets, leak
+from bugbout.core.mine.statements import DRAFTS, Drafts
+from bugbout.core.plumbing.git import Git
+from bugbout.core.store.records import TaskSet
+from bugbout.core.store.store import TASKS, Store
+from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.testing import RepositoryBuilder
+from bugbout.testing.model_server import INPUT_TOKENS, OUTPUT_TOKENS, ModelServer, Say
+from bugbout.testing.model_server.replies import AUXILIARY_TEXT
+from history import calc_settings
+
+PARSE = "def parse_number(text):\n    return float(text.replace(',', '').lstrip('-'))\n"
+FIXED = """\
+def _keep_sign(text, value):
+    return -value if text.startswith("-") else value
+
+
+def parse_number(text):
+    return _keep_sign(text, float(text.replace(",", "").lstrip("-")))
+"""
+TESTS = "from calc.parse import parse_number\n\n\ndef test_thousands():\n" + (
+    "    assert parse_number('1,000') == 1000.0\n"
+)
+NEGATIVE = (
+    "\n\ndef test_negative_numbers_keep_their_sign():\n    assert parse_number('-2.5') == -2.5\n"
+)
+CLEAN = (
+    "Parsing a negative number such as -2.5 gives a positive result: the minus sign is "
+    "lost. test_negative_numbers_keep_their_sign expects -2.5."
+)
+LEAKY = 'The sign is dropped; keep it with return -value if text.startswith("-") else value'
+NAMING = "Negative numbers lose their sign; a helper like _keep_sign would keep it."
+
+
+def _history(root: Path) -> tuple[Path, str]:
+    repo = RepositoryBuilder(root)
+    repo.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nrequires-python = ">=3.9"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/parse.py": PARSE,
+            "tests/test_parse.py": TESTS,
+        },
+    )
+    fix = repo.commit(
+        "Fix negative numbers losing their sign\n\nNumbers below zero came back positive.",
+        {"src/calc/parse.py": FIXED, "tests/test_parse.py": TESTS + NEGATIVE},
+    )
+    return repo.path, fix
+
+
+def _settings(
+    repo: Path, statement: str = "drafted", **contestants: dict[str, object]
+) -> BoutSettings:
+    settings = calc_settings(repo, miner={"tiers": ["fix"]})
+    return settings.model_copy(
+        update={
+            "tasks": TasksSettings(statement=statement, drafter="writer"),  # type: ignore[arg-type]
+            "contestants": contestants,
+        }
+    )
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_a_draft_is_used_kept_and_refused_when_it_leaks(tmp_path: Path) -> None:
+    repo, fix = _history(tmp_path / "repo")
+    store, plugins = Store(tmp_path / ".bugbout"), make_plugins(entry_points=False)
+    with ModelServer([Say(CLEAN)]) as clean, ModelServer([Say(LEAKY)]) as leaky:
+        writer = {"agent": "codex", "model": "gpt-w", "base-url": f"{clean.url}/v1"}
+        settings = _settings(repo, writer=writer)
+        tasks = mine_tasks(settings, plugins, store)
+        compute_oracles(settings, plugins, store, tasks)
+        task = tasks.get(fix[:12])
+        assert task.tier == "fix" and task.scored
+        assert task.problem_statement == CLEAN
+        assert task.statement_origin == "drafted by writer (gpt-w)"
+        [asked] = clean.requests
+        assert asked.path == "/v1/chat/completions" and asked.body["model"] == "gpt-w"
+        given = asked.body["messages"][1]["content"]
+        assert "test_negative_numbers_keep_their_sign: AssertionError" in given
+        for secret in ("_keep_sign", "startswith", "parse_number('-2.5')", "-value"):
+            assert secret not in json.dumps(asked.body), secret
+        stored = store.read(TASKS, TaskSet)
+        assert stored is not None and stored.get(task.id).statement_origin == task.statement_origin
+        drafts = store.read(DRAFTS, Drafts)
+        assert drafts is not None
+        assert drafts.root[task.id].usage == {
+            "input_tokens": INPUT_TOKENS,
+            "output_tokens": OUTPUT_TOKENS,
+        }
+
+        again = mine_tasks(settings, plugins, store)  # resumed: the stored draft, not drafted again
+        compute_oracles(settings, plugins, store, again)
+        assert again.get(task.id).problem_statement == CLEAN
+        assert len(clean.requests) == 1
+
+        codex = {"agent": "codex", "model": "gpt-x", "base-url": f"{leaky.url}/v1"}
+        leaking = mine_tasks(settings, plugins, store)  # another model: drafted again
+        compute_oracles(_settings(repo, writer=codex), plugins, store, leaking)
+        refused = leaking.get(task.id)
+        assert [r.path for r in leaky.requests] == ["/v1/chat/completions"]
+        assert refused.problem_statement.startswith("Fix negative numbers losing their sign")
+        assert "startswith" not in refused.problem_statement
+        assert refused.statement_origin == (
+            "scrubbed: the draft by writer (gpt-x) is refused: it shows a line the fix added: "
+            'return -value if text.startswith("-") else value'
+        )
+
+        scrubbed = mine_tasks(settings, plugins, store)
+        compute_oracles(_settings(repo, "scrubbed", writer=codex), plugins, store, scrubbed)
+        assert scrubbed.get(task.id).statement_origin == "scrubbed"
+        assert scrubbed.get(task.id).problem_statement == refused.problem_statement
+        assert len(leaky.requests) == 1
+
+    offline = {"agent": "mini-swe-agent", "model": "openai/gpt-x"}
+    offline["base-url"] = f"http://127.0.0.1:{_closed_port()}/v1"
+    unreached = mine_tasks(settings, plugins, store)
+    compute_oracles(_settings(repo, writer=offline), plugins, store, unreached)
+    fallen = unreached.get(task.id)
+    assert fallen.scored and fallen.problem_statement == refused.problem_statement
+    assert fallen.statement_origin.startswith(
+        "scrubbed: drafting failed: writer (gpt-x) cannot be reached at http://127.0.0.1:"
+    )
+
+
+def test_a_draft_naming_what_only_the_fix_introduces_is_refused(tmp_path: Path) -> None:
+    repo, fix = _history(tmp_path / "repo")
+    with Git(repo) as git:
+        tasks = mine_tasks(_settings(repo, "scrubbed"), make_plugins(entry_points=False),
+                           Store(tmp_path / ".bugbout"))  # fmt: skip
+        secrets = Secrets.of(git, tasks.get(fix[:12]))
+    reported = "Numbers below zero came back positive.\n\n- tests/test_parse.py::test_x"
+    assert secrets.names == {"_keep_sign", "startswith", "value"}
+    assert leak(CLEAN, reported, secrets) == ""
+    assert leak("The value loses its sign.", reported, secrets) == ""  # a word, not a name
+    assert leak(NAMING, reported, secrets) == "it names _keep_sign, which only the fix introduces"
+    added = "a check: assert parse_number('-2.5') == -2.5 fails"
+    assert leak(added, reported, secrets) == (
+        "it shows a line the fix added: assert parse_number('-2.5') == -2.5"
+    )
+    test_line = "as in assert parse_number('1,000') == 1000.0"
+    assert leak(test_line, reported, secrets) == (
+        "it shows a line of the hidden tests: assert parse_number('1,000') == 1000.0"
+    )
+    run = "it calls float ( text . replace ( ',' then"
+    assert leak(run, reported, secrets) == (
+        "it repeats 8 tokens of the fix: float ( text . replace ( ' ,"
+    )
+    removed = "it does return float(text.replace(',', '').lstrip('-')) and forgets"
+    assert leak(removed, reported, secrets).startswith("it shows a line the fix removed:")
+    echoed = f"{reported}\n\nreturn float(text)"  # what the reporter saw may be repeated
+    assert leak(echoed, reported + "\nreturn float(text)", secrets) == ""
+
+
+@pytest.mark.parametrize(
+    ("agent", "model", "suffix", "path", "said"),
+    [  # the scripted Messages and Gemini APIs answer a request that offers no tool "OK"
+        ("claude-code", "claude-x", "", "/v1/messages", AUXILIARY_TEXT),
+        ("codex", "gpt-x", "/v1", "/v1/chat/completions", CLEAN),
+        ("gemini-cli", "gemini-x", "", "/v1beta/models/gemini-x:generateContent", AUXILIARY_TEXT),
+        ("mini-swe-agent", "anthropic/claude-x", "", "/v1/messages", AUXILIARY_TEXT),
+        ("mini-swe-agent", "hosted_vllm/local-x", "/v1", "/v1/chat/completions", CLEAN),
+    ],
+)
+def test_each_agents_model_is_reached_over_its_own_api(
+    tmp_path: Path, agent: str, model: str, suffix: str, *, path: str, said: str
+) -> None:
+    with ModelServer([Say(CLEAN)]) as server:
+        entry = {"agent": agent, "model": model, "base-url": f"{server.url}{suffix}"}
+        entry["env"] = {
+            "ANTHROPIC_API_KEY": "k-a",
+            "OPENAI_API_KEY": "k-o",
+            "GEMINI_API_KEY": "k-g",
+        }
+        drafter = Drafter.of(_settings(tmp_path, writer=entry), make_plugins(entry_points=False))
+        text, usage = drafter.draft("Numbers below zero came back positive.")
+        [asked] = server.requests
+    assert (text, asked.path) == (said, path)
+    assert asked.body.get("model", model.partition("/")[2] or model) in model
+    assert usage == {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS}
+    assert "Numbers below zero came back positive." in json.dumps(asked.body)
+    headers = {name.lower(): value for name, value in asked.headers.items()}
+    assert {"k-a", "k-o", "k-g"} & {
+        headers.get("x-api-key"),
+        headers.get("authorization", "").removeprefix("Bearer "),
+        headers.get("x-goog-api-key"),
+    }
+
+
+def test_a_drafter_that_names_no_usable_contestant_fails_in_one_line(tmp_path: Path) -> None:
+    plugins = make_plugins(entry_points=False)
+    with pytest.raises(ConfigError, match=r"^tasks.drafter: no contestant 'writer'; define"):
+        Drafter.of(_settings(tmp_path), plugins)
+    with pytest.raises(ConfigError, match=r"set contestants.writer.model to draft with it$"):
+        Drafter.of(_settings(tmp_path, writer={"agent": "claude-code"}), plugins)
+    unnamed = _settings(tmp_path).model_copy(update={"tasks": TasksSettings(statement="drafted")})
+    with pytest.raises(ConfigError, match=r"names no contestant; set tasks.drafter"):
+        Drafter.of(unnamed, plugins)
