@@ -30,6 +30,7 @@ from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from bugbout.plugins.sandboxes.seatbelt import Seatbelt
+from bugbout.sandbox.identity import closed_folders, confined_owner
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import ModelServer
 from cli_runs import bugbout
@@ -116,9 +117,17 @@ HIDDEN_ANYWAY = ("/tmp", "/var/tmp", "/run", "/dev", "/proc", "/private/tmp", "/
 
 
 def _visible_base() -> Path:
-    for candidate in (Path.home() / ".cache" / "bugbout-tests", Path.cwd() / ".bugbout-tests"):
+    """Where the world is built: outside the places a sandbox hides, and in folders the
+    user a confined process runs as may enter (as root: not in root's HOME)."""
+    owner = confined_owner()
+    candidates = (Path.home() / ".cache" / "bugbout-tests", Path.cwd() / ".bugbout-tests")
+    if owner is not None:
+        candidates = (*candidates, Path("/var/cache/bugbout-tests"))
+    for candidate in candidates:
         real = Path(os.path.realpath(candidate))
         if any(real.is_relative_to(hidden) for hidden in HIDDEN_ANYWAY):
+            continue
+        if owner is not None and closed_folders([real / "world"], owner):
             continue
         try:
             real.mkdir(parents=True, exist_ok=True)
@@ -134,6 +143,7 @@ def world() -> Iterator[World]:
         base = _visible_base()
         with contextlib.suppress(FileNotFoundError):
             root = Path(tempfile.mkdtemp(prefix="sandbox-", dir=base))
+            root.chmod(0o755)  # a machine's folders: what hides a secret is the masks
             break
     else:
         pytest.fail(f"{base} kept disappearing")

@@ -16,6 +16,7 @@ from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.doctor.protections import protections_check
 from bugbout.sandbox.confinement import Confinement
+from bugbout.sandbox.identity import confined_owner
 
 
 class PlainBwrap:
@@ -61,7 +62,7 @@ def test_bubblewrap_holds_the_kernels_settings_and_filters_calls(
     ok, line = _line("bubblewrap", tmp_path, monkeypatch)
     assert ok, line
     assert "/proc's kernel settings read-only; a seccomp filter; uid" in line
-    who = "root on the host" if os.geteuid() == 0 else f"uid {os.geteuid()} on the host"
+    who = f"uid {(confined_owner() or (os.geteuid(),))[0]} on the host"  # never root
     assert line.endswith(who), line
 
 

@@ -90,6 +90,7 @@ def test_a_hidden_run_keeps_the_resolver_configuration(
 def _unix_server(path: Path) -> Iterator[None]:
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
+    path.chmod(0o777)  # a daemon's socket that anyone may use, as docker's group may
     server.listen()
     stop = threading.Event()
 

@@ -30,8 +30,11 @@ __all__ = [
     "Sandbox",
     "SandboxPlugin",
     "bugbout_home",
+    "closed_folders",
+    "confined_owner",
     "create_plugin",
     "explain",
+    "hand_over",
     "hookimpl",
     "host_spec",
     "inside",
@@ -58,8 +61,11 @@ __getattr__, __dir__ = lazy_exports(
         "Sandbox": "bugbout.sandbox.confinement",
         "SandboxPlugin": "bugbout.core.contract.types",
         "bugbout_home": "bugbout.core.plumbing.tools",
+        "closed_folders": "bugbout.sandbox.identity",
+        "confined_owner": "bugbout.sandbox.identity",
         "create_plugin": "bugbout.core.contract.manager",
         "explain": "bugbout.sandbox.podman",
+        "hand_over": "bugbout.sandbox.identity",
         "hookimpl": "bugbout.core.contract.hookspecs",
         "host_spec": "bugbout.sandbox.podman.hostroot",
         "inside": "bugbout.sandbox.layering",
@@ -77,6 +83,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.types import NoOptions, Options, SandboxPlugin
     from bugbout.core.plumbing.tools import bugbout_home
     from bugbout.sandbox.confinement import Confinement, Sandbox
+    from bugbout.sandbox.identity import closed_folders, confined_owner, hand_over
     from bugbout.sandbox.layering import Access, Layer, inside, layers, resolve
     from bugbout.sandbox.podman import INSTALL, Podman, explain
     from bugbout.sandbox.podman.hostroot import host_spec

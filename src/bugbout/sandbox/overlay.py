@@ -5,7 +5,9 @@ An overlay mount needs ``CAP_SYS_ADMIN``. An unprivileged process has it in a us
 namespace of its own (Linux 5.11 and later mount overlays there, with ``userxattr``), so
 :func:`enter` prefixes a command with ``unshare --user --map-root-user --mount``, mounts
 the overlay at its target, then runs the command in a nested user namespace that maps
-the caller's own uid and gid back (a program sees the user it runs as, not root). The
+the caller's own uid and gid back (a program sees the user it runs as, not root). Root
+needs no user namespace: it mounts in a private mount namespace, and hands the upper
+directory to the user confined processes run as (:mod:`bugbout.sandbox.identity`). The
 mount lives as long as that namespace: only the command and what it starts see it, and
 outside the upper directory holds exactly what they wrote, read as a plain directory.
 """
@@ -21,6 +23,8 @@ import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
+
+from bugbout.sandbox.identity import hand_over
 
 PROBE_TIMEOUT = 10.0
 UNMOUNTABLE = (",", ":", "\\", "\n")
@@ -67,13 +71,22 @@ def enter(overlay: Overlay, argv: list[str]) -> list[str]:
     if tools is None:
         raise OSError("unshare, mount or sh is not on PATH")
     unshare, mount_shell = tools
-    nested = [
-        unshare, "--user", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}", "--",
-    ]  # fmt: skip
+    if os.geteuid() == 0:
+        # Root mounts in a mount namespace alone: a user namespace would map only uid 0,
+        # and the confined user the sandbox becomes must exist where it runs.
+        hand_over(overlay.upper)
+        private = [unshare, "--mount", "--propagation", "private", "--"]
+        nested: list[str] = []
+    else:
+        private = [
+            unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
+        ]  # fmt: skip
+        nested = [
+            unshare, "--user", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}", "--",
+        ]  # fmt: skip
     return [
-        unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--",
-        mount_shell, "-c", _MOUNT_THEN_RUN, "sh", overlay.options(), str(overlay.target),
-        *nested, *argv,
+        *private, mount_shell, "-c", _MOUNT_THEN_RUN, "sh", overlay.options(),
+        str(overlay.target), *nested, *argv,
     ]  # fmt: skip
 
 

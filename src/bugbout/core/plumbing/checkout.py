@@ -40,6 +40,7 @@ from typing import Literal
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.plumbing.git import Git
+from bugbout.sandbox.identity import hand_over, handed_over
 from bugbout.sandbox.locking import locked
 from bugbout.sandbox.overlay import Overlay, overlay_problem
 
@@ -96,12 +97,13 @@ class Checkouts:
         """The cached tree of ``rev``, extracted on first use. Never give it to an agent."""
         sha = rev if _FULL_SHA.fullmatch(rev) else self.git.resolve(rev)
         tree = self.trees / sha
-        if tree.is_dir():
+        if tree.is_dir() and handed_over(tree):
             return tree
         self.trees.mkdir(parents=True, exist_ok=True)
         self._locks.mkdir(parents=True, exist_ok=True)
         with locked(self._locks / f"{sha}.lock"):
-            if tree.is_dir():  # another caller extracted it while this one waited
+            if tree.is_dir():  # extracted by another caller, or before trees were handed over
+                hand_over(tree)
                 return tree
             for stale in self.trees.glob(f".{sha}.*"):  # left by a crashed extraction
                 remove_tree(stale)
@@ -109,6 +111,7 @@ class Checkouts:
             try:
                 scratch.chmod(0o755)
                 export(self.git, sha, scratch)
+                hand_over(scratch)  # what confined processes write under its overlays
                 scratch.rename(tree)
             except BaseException:
                 remove_tree(scratch)

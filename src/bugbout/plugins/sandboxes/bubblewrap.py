@@ -34,6 +34,9 @@ from bugbout.sandboxes import (
     Options,
     PluginError,
     SandboxPlugin,
+    closed_folders,
+    confined_owner,
+    hand_over,
     hookimpl,
     layers,
     resolve,
@@ -53,6 +56,8 @@ machine's daemons (docker, dbus, the user's session), which a read-only mount do
 stop a process from connecting to."""
 RESOLV_CONF = Path("/etc/resolv.conf")
 NO_SANDBOX = "or set sandbox=none to run agents unconfined"
+BECOME = ("CAP_SETUID", "CAP_SETGID", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH")
+"""The capabilities kept, as root, until setpriv becomes the confined user."""
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 """The kernel's global knobs in ``/proc``, made read-only: permissions, not capabilities,
 guard most of them, so a uid 0 without capabilities could write them."""
@@ -86,6 +91,10 @@ class BubblewrapOptions(Options):
     hide_run: bool = True
     """Replace ``/run`` with an empty directory (keeping ``/etc/resolv.conf`` if it points
     there), so that the daemons' sockets are out of reach."""
+    drop_root: bool = True
+    """When bugbout runs as root, run every confined process as the unprivileged host
+    user ``nobody`` rather than as a uid 0 without capabilities (which still owns every
+    root-owned file); bugbout hands it the paths it may write."""
 
 
 class Bubblewrap:
@@ -106,6 +115,14 @@ class Bubblewrap:
         self._filter: Path | None = None
         """The seccomp filter's file, written on the first :meth:`wrap`; ``None`` where
         bugbout has no filter for this processor."""
+        setpriv = shutil.which("setpriv") if self.options.drop_root else None
+        self.owner = confined_owner() if setpriv else None
+        """The host uid and gid confined processes run as, when not bugbout's own."""
+        self._become = (
+            [setpriv, f"--reuid={self.owner[0]}", f"--regid={self.owner[1]}",
+             "--clear-groups", "--inh-caps=-all", "--"]
+            if setpriv and self.owner else []
+        )  # fmt: skip
 
     def problem(self) -> str | None:
         """``None`` if bwrap can build a sandbox here (tried once), else why not and the fix."""
@@ -121,23 +138,55 @@ class Bubblewrap:
         if not workdir.is_dir():
             raise PluginError(f"cannot confine a process to {workdir}: it is not a directory")
         self.problem()
+        if self.owner is not None:
+            exposed = [workdir, *confinement.writable, *confinement.readable]
+            closed = closed_folders([resolve(path) for path in exposed], self.owner)
+            confinement = confinement.model_copy(update={"masked": (*confinement.masked, *closed)})
         command = self._base(confinement.network, confinement.tmp_size)
         read_only: list[str] = []
+        empty = self._private_dirs()  # folders made empty, where bwrap makes mount points
+        bound: set[Path] = set()
         for layer in layers(confinement):
             path = str(layer.path)
             if layer.access is Access.MASKED:
                 if layer.path.is_dir():
                     command += ["--tmpfs", path]
                     read_only += ["--remount-ro", path]
+                    empty.append(layer.path)
                 elif os.path.lexists(path):
                     command += ["--ro-bind", "/dev/null", path]
-            elif layer.access is Access.READABLE:
+                continue
+            command += self._enterable(layer.path, empty, bound)
+            bound.add(layer.path)
+            if layer.access is Access.READABLE:
                 command += ["--ro-bind-try", path, path]
             else:
                 command += ["--bind-try", path, path]
+                hand_over(layer.path)
+        hand_over(workdir)
         # Last, once every mount point inside them exists; not recursive, so what is
         # bound inside a masked directory keeps its own access.
-        return self._filtered([*command, *read_only, "--chdir", str(workdir), "--", *argv])
+        return self._filtered(
+            [*command, *read_only, "--chdir", str(workdir), "--", *self._become, *argv]
+        )
+
+    def _enterable(self, path: Path, empty: list[Path], made: set[Path]) -> list[str]:
+        """For a confined user, the folders bwrap would make (owner-only) on the way to
+        ``path`` in one of the ``empty`` ones, made beforehand so that anyone may enter
+        them; each is added to ``made``."""
+        if self.owner is None:
+            return []
+        options: list[str] = []
+        for folder in reversed(path.parents):
+            if folder not in made and any(folder.is_relative_to(e) and folder != e for e in empty):
+                options += ["--perms", "0755", "--dir", str(folder)]
+                made.add(folder)
+        return options
+
+    def _private_dirs(self) -> list[Path]:
+        """The temporary and runtime folders every sandbox replaces with empty ones."""
+        hidden = RUNTIME_DIRS if self.options.hide_run else ()
+        return [resolve(Path(entry)) for entry in (*PRIVATE_DIRS, *hidden)]
 
     def _filtered(self, command: list[str]) -> list[str]:
         """``command`` (bwrap's) with the seccomp filter loaded before it runs anything."""
@@ -164,10 +213,12 @@ class Bubblewrap:
         temporary and runtime directories (of ``tmp_size`` bytes each), its own
         namespaces, no capabilities."""
         size = ["--size", str(tmp_size)] if tmp_size is not None and self._sized else []
+        # Temporary directories anyone may write, as on a host, for a confined user.
+        shared = [*size, "--perms", "01777"] if self.owner is not None else size
         command = [self.executable or self.options.executable]
         command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # /dev is a tmpfs of bwrap's own size: read-only, with a sized /dev/shm in it.
-        command += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+        command += [*shared, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         command += [arg for path in PROC_READ_ONLY for arg in ("--ro-bind-try", path, path)]
         for path in PROC_HIDDEN:
             if Path(path).is_dir():
@@ -179,10 +230,11 @@ class Bubblewrap:
         done: list[Path] = []
         for directory in (*private, *hidden):
             if directory.is_dir() and directory not in done:
-                command += [*size, "--tmpfs", str(directory)]
+                command += [*(shared if directory in private else size), "--tmpfs", str(directory)]
                 done.append(directory)
         resolver = resolve(RESOLV_CONF)
         if any(resolver.is_relative_to(d) for d in hidden if d in done) and resolver.is_file():
+            command += self._enterable(resolver, done, set())
             command += ["--ro-bind", str(resolver), str(resolver)]
         command += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not network:
@@ -194,8 +246,12 @@ class Bubblewrap:
         command += ["--die-with-parent", "--new-session"]
         if os.geteuid() == 0:
             # As root bwrap keeps every capability by default: the process could unmount
-            # the tmpfs that masks a path, or remount the machine read-write.
+            # the tmpfs that masks a path, or remount the machine read-write. The few
+            # that let setpriv enter the confined user's folders and become that user stay
+            # only until it has (which clears them all): a uid other than 0 has none.
             command += ["--cap-drop", "ALL"]
+            if self.owner is not None:
+                command += [arg for cap in BECOME for arg in ("--cap-add", cap)]
         return command
 
     def _try(self) -> subprocess.CompletedProcess[str]:
