@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from harness import SANDBOXES, run_bout
 
+from bugbout.plugins.sandboxes import bubblewrap as bubblewrap_module
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from sandbox_world import PYTHON, World
 
@@ -129,3 +130,22 @@ def test_neither_an_agent_nor_its_patch_changes_a_host_setting(
     assert "src/box/__init__.py" in bout.attempts()["root"]["patch"]["source"]
     scored = bout.resolutions()["root"]["run"]
     assert scored["outcomes"], scored  # the patch's code ran, under the same confinement
+
+
+@as_root
+def test_a_confined_process_is_not_root_on_the_host(
+    world: World, knob: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even with ``/proc/sys`` left writable (a sandbox that forgot it), the kernel's
+    settings refuse a confined process: it is not uid 0 on the host. What it writes is
+    not root's."""
+    monkeypatch.setattr(bubblewrap_module, "PROC_READ_ONLY", ())
+    attack = f"echo {int(knob) + 7} > {KNOB} || echo refused; touch written; id -u"
+    result = subprocess.run(
+        Bubblewrap().wrap(["sh", "-c", attack], world.confinement()),
+        capture_output=True, text=True, timeout=60, check=False, cwd=world.workdir,
+    )  # fmt: skip
+    assert KNOB.read_text().strip() == knob, result
+    assert "refused" in result.stdout
+    assert result.stdout.split()[-1] != "0"
+    assert (world.workdir / "written").stat().st_uid != 0
