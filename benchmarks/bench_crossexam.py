@@ -10,8 +10,9 @@ repeated, it times:
 - ``cross_examine`` on the task (suite on, tests confined by the chosen sandbox);
 - the raw pytest runs it needs: the same trees (parent, source changes, installed author
   modules) prepared beforehand and untimed, and ``python -m pytest`` started directly on
-  each, with the same targets, one after the other - plainly, and wrapped by the same
-  sandbox (so the sandbox's own cost is apart from bugbout's).
+  each, with the same targets and the options and variables bugbout's runs must have
+  (``raw_pytest.py``), one after the other - plainly, and wrapped by the same sandbox (so
+  the sandbox's own cost is apart from bugbout's).
 
 Every raw run starts in a session of its own, as bugbout's test runs do (the kernel's
 autogroups would favour one side else). It reports the pytest processes per task
@@ -29,13 +30,13 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import timing
+from raw_pytest import Raw, raw_run, run_raw
 from timing import Sample
 
 from bugbout.core.contract.manager import Plugins, make_plugins
@@ -213,33 +214,22 @@ def written_source(
     return (tree / path).read_bytes()
 
 
-def run_raw(
+def raw_runs(
     environment: Environment,
     prepared: list[tuple[str, Path, list[str]]],
     confine: Confine | None,
-) -> None:
-    """``python -m pytest`` on each prepared tree, one after the other (``confine``: wrapped
-    by the sandbox), with the interpreter and ``PYTHONPATH`` the environment gives."""
-    for _, tree, targets in prepared:
-        args = ["-p", "no:cacheprovider", "-o", "addopts=", "-q", "--", *targets]
-        command = environment.command(args, tree, [])
-        with tempfile.TemporaryDirectory(prefix="bench-home-") as temporary:
-            argv = confine(command.argv, tree, (Path(temporary),)) if confine else command.argv
-            env = {
-                "PATH": os.environ.get("PATH", os.defpath),
-                "HOME": temporary,
-                "TMPDIR": temporary,
-                "PYTHONDONTWRITEBYTECODE": "1",
-                **command.env,
-            }
-            subprocess.run(
-                argv,
-                cwd=tree,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                check=False,
-                start_new_session=True,
-            )
+    folder: Path,
+) -> list[Raw]:
+    """``python -m pytest`` on each prepared tree (``confine``: wrapped by the sandbox),
+    as ``raw_pytest`` makes a floor run; each its own HOME in ``folder``."""
+    runs = []
+    for number, (_, tree, targets) in enumerate(prepared):
+        home = folder / f"home-{number}"
+        home.mkdir(parents=True)
+        runs.append(
+            raw_run(environment, tree, targets, project=PROJECT, home=home, confine=confine)
+        )
+    return runs
 
 
 def measure(
@@ -281,10 +271,12 @@ def measure(
             benches.run_tests = real
         processes = len(calls)
         prepared = prepare_raw(task, found, checkouts, root / "raw")
+        plain = raw_runs(environment, prepared, None, root / "homes-raw")
+        confined = raw_runs(environment, prepared, confine, root / "homes-confined")
         actions = {
             "crossexam": examine,
-            "raw": lambda: run_raw(environment, prepared, None),
-            "raw_confined": lambda: run_raw(environment, prepared, confine),
+            "raw": lambda: run_raw(plain),
+            "raw_confined": lambda: run_raw(confined),
         }
         rounds = [
             {name: timing.measure(actions[name])[0] for name in order}

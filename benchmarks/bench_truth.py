@@ -15,12 +15,8 @@ truth. Then, paired in rotated order, each round times:
 - **raw pytest**: for every task whose environment was built, the same before and after
   trees (prepared beforehand, untimed) run ``tasks.reruns`` times each with
   ``python -m pytest <the fix's test files>``, confined by the same sandbox, each in a
-  session of its own, as bugbout's are. Each run takes the options the environment's
-  pytest needs for the project (``pytest_era``: the project's ``addopts`` ignored, as
-  bugbout ignores them), ``-q`` and the variables bugbout's runs have
-  (``PYTHONDONTWRITEBYTECODE``: no bytecode kept between runs); a raw run that runs no
-  test (pytest's exit status other than 0 or 1) stops the benchmark, since its time
-  would not be a floor.
+  session of its own, as bugbout's are, with the options and variables bugbout's runs
+  must have (``raw_pytest.py``).
 
 Wall time and CPU time (from a cgroup, which counts what runs in a sandbox's pid
 namespace) are both reported as ground truth over raw, per pair, then min / median /
@@ -32,20 +28,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from raw_pytest import Raw, raw_run, run_raw
 from timing import kind_tables, measure, rotations, run_process, write_result
 
 from bugbout.config import compose_settings
 from bugbout.core.plumbing import repair
 from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
@@ -79,15 +73,6 @@ def bugbout_tasks(repo: Path, overrides: list[str]) -> Any:
     return run_process(argv, cwd=repo)
 
 
-@dataclass(frozen=True)
-class Raw:
-    """One raw pytest run, confined as bugbout confines it."""
-
-    argv: list[str]
-    tree: Path
-    env: dict[str, str]
-
-
 def prepared_runs(repo: Path, overrides: list[str], scratch: Path) -> list[Raw]:
     """Every raw run ground truth makes: for each task with an environment, each side,
     each rerun."""
@@ -109,52 +94,15 @@ def prepared_runs(repo: Path, overrides: list[str], scratch: Path) -> list[Raw]:
             environment = tools.environments.builder.build(
                 EnvironmentRequest(project=project, tree=after, date=task.date, home=tools.home)
             )
-            era = pytest_era(environment)
             for tree in (before, after):
-                args = [
-                    "-p", "no:cacheprovider", *era.options(tree), "-q", *project.pytest_args,
-                    "--", *task.test_files,
-                ]  # fmt: skip
-                command = environment.command(args, tree, [])
                 home = tree.parent / f"home-{tree.name}"
                 home.mkdir()
-                argv = tools.confine(command.argv, tree, (home,))
-                env = {
-                    "PATH": os.environ.get("PATH", os.defpath),
-                    "LANG": "C.UTF-8",
-                    "LC_ALL": "C.UTF-8",
-                    "HOME": str(home),
-                    "TMPDIR": str(home),
-                    "PYTHONDONTWRITEBYTECODE": "1",
-                    "PYTHONUNBUFFERED": "1",
-                    **project.env,
-                    **command.env,
-                    **era.variables(),
-                }
-                runs += [Raw(argv, tree, env)] * settings.tasks.reruns
+                run = raw_run(
+                    environment, tree, task.test_files, project=project, home=home,
+                    confine=tools.confine,
+                )  # fmt: skip
+                runs += [run] * settings.tasks.reruns
     return runs
-
-
-def run_raw(runs: list[Raw]) -> None:
-    """Each raw run in turn, in a session of its own; a run that ran no test stops the
-    benchmark (pytest's exit status 0: all passed, 1: some failed, 2: some module did not
-    collect)."""
-    for run in runs:
-        done = subprocess.run(
-            run.argv,
-            cwd=run.tree,
-            env=run.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            check=False,
-            start_new_session=True,
-        )
-        if done.returncode not in (0, 1, 2):
-            tail = done.stdout.decode(errors="replace").strip().splitlines()[-3:]
-            sys.exit(
-                f"a raw run in {run.tree} ran no test (exit status {done.returncode}: "
-                f"{' | '.join(tail)}): fix the repository's options, then run this again"
-            )
 
 
 def main() -> None:

@@ -1,0 +1,91 @@
+"""The floor a benchmark compares bugbout's test runs with: ``python -m pytest`` started
+directly on a prepared tree, with what bugbout's own runs must have and nothing more.
+
+A raw run takes the options the environment's pytest needs for the project
+(:mod:`bugbout.core.plumbing.pytest_era`: the project's ``addopts`` ignored, as bugbout
+ignores them, the plugins bugbout turns off turned off), ``-q``, and the variables
+bugbout's runs have (a private ``HOME``, ``PYTHONDONTWRITEBYTECODE``: no bytecode kept
+between runs). It runs in a session of its own, confined as bugbout confines its runs
+when a confinement is given. A raw run that ran no test stops the benchmark: its time
+would be no floor.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.confine import Confine
+from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.pytest_era import pytest_era
+
+RAN = (0, 1, 2)
+"""pytest's exit statuses once it ran tests: all passed, some failed, a module did not
+collect (the others ran)."""
+
+
+@dataclass(frozen=True)
+class Raw:
+    """One raw pytest run, ready to start."""
+
+    argv: list[str]
+    tree: Path
+    env: dict[str, str]
+
+
+def raw_run(
+    environment: Environment,
+    tree: Path,
+    targets: list[str],
+    *,
+    project: ProjectSettings,
+    home: Path,
+    confine: Confine | None,
+) -> Raw:
+    """``targets`` run by the environment's pytest in ``tree`` (``home`` its private
+    HOME and TMPDIR, which must exist), wrapped by ``confine`` when given."""
+    era = pytest_era(environment)
+    args = [
+        "-p", "no:cacheprovider", *era.options(tree), "-q", *project.pytest_args,
+        "--", *targets,
+    ]  # fmt: skip
+    command = environment.command(args, tree, [])
+    argv = confine(command.argv, tree, (home,)) if confine else command.argv
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        **project.env,
+        **command.env,
+        **era.variables(),
+    }
+    return Raw(argv, tree, env)
+
+
+def run_raw(runs: list[Raw]) -> None:
+    """Each run in turn, in a session of its own; one that ran no test stops the
+    benchmark with what pytest said."""
+    for run in runs:
+        done = subprocess.run(
+            run.argv,
+            cwd=run.tree,
+            env=run.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
+            start_new_session=True,
+        )
+        if done.returncode not in RAN:
+            tail = done.stdout.decode(errors="replace").strip().splitlines()[-3:]
+            sys.exit(
+                f"a raw run in {run.tree} ran no test (exit status {done.returncode}: "
+                f"{' | '.join(tail)}): fix the repository's options, then run this again"
+            )
