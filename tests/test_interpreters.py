@@ -92,14 +92,14 @@ def test_available_interpreters_from_pyenv_and_path(
     assert found["3.9"] == newest
     assert found["3.10"] == on_path.resolve()
     assert running in found
-    assert set(found) == {"3.9", "3.10", running}
+    assert set(found) == {"3.6", "3.9", "3.10", running}
 
 
 def test_available_interpreters_here() -> None:
     found = available_interpreters()
     assert f"{sys.version_info[0]}.{sys.version_info[1]}" in found
     for version, path in found.items():
-        assert tuple(map(int, version.split("."))) >= (3, 7)
+        assert tuple(map(int, version.split("."))) >= (3, 6)
         assert "shims" not in path.parts
         assert interpreter_version(path).startswith(version + ".")
 

@@ -42,7 +42,8 @@ ALL = ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
         (">=3.7", "2023-11-15", ["3.7", "3.13"], "3.12"),  # 3.7 had ended, 3.13 was to come
         (">=3.7", "2026-12-01", ["3.13"], "3.13"),
         ("<3.11", "2023-11-15", ["3.11", "3.12"], "3.10"),  # what the project allows
-        (None, "2017-03-01", ["3.9"], "3.7"),  # older than every known version: the oldest
+        (None, "2017-03-01", ["3.9"], "3.6"),  # released before the fix, not here
+        (None, "2016-03-01", ["3.9"], "3.6"),  # older than every known version: the oldest
         (">=3.7", None, ["3.9", "3.11"], "3.11"),  # no date: the newest here
         ("<3.9", None, ["3.11"], "3.8"),  # no date, none allowed here: the newest allowed
     ],

@@ -74,14 +74,17 @@ def resolved(environment: Environment) -> tuple[dict[str, str], list[Exemption]]
 
 
 def lacking(environment: Environment) -> str:
-    """What a reason adds when ``environment`` went without declared test dependencies (for
-    builders that say, in an optional ``left_out``): an environment failure may explain
-    the outcome."""
+    """What a reason adds when ``environment`` is short of what the fix's era had (for
+    builders that say): its Python stood in for the era's (an optional ``python_lacks``),
+    or it went without declared test dependencies (an optional ``left_out``). An
+    environment failure may explain the outcome."""
+    python = getattr(environment, "python_lacks", "")
     left_out = getattr(environment, "left_out", None)
-    if not isinstance(left_out, dict) or not left_out:
-        return ""
-    lacks = ", ".join(f"{name} ({why})" for name, why in left_out.items())
-    return f"; an environment failure may explain it: the environment lacks {lacks}"
+    parts = [python] if isinstance(python, str) and python else []
+    if isinstance(left_out, dict) and left_out:
+        lacks = ", ".join(f"{name} ({why})" for name, why in left_out.items())
+        parts.append(f"the environment lacks {lacks}")
+    return f"; an environment failure may explain it: {'; '.join(parts)}" if parts else ""
 
 
 class EnvironmentBuilder(Protocol):

@@ -16,6 +16,7 @@ from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.plumbing.project_metadata import release_numbers
 
 PYTHON_RELEASES: dict[str, str] = {
+    "3.6": "2016-12-23",
     "3.7": "2018-06-27",
     "3.8": "2019-10-14",
     "3.9": "2020-10-05",
@@ -28,6 +29,7 @@ PYTHON_RELEASES: dict[str, str] = {
 """The date each Python 3 minor version was first released."""
 
 PYTHON_END_OF_LIFE: dict[str, str] = {
+    "3.6": "2021-12-23",
     "3.7": "2023-06-27",
     "3.8": "2024-10-07",
     "3.9": "2025-10-31",
@@ -39,7 +41,10 @@ PYTHON_END_OF_LIFE: dict[str, str] = {
 }
 """The day each Python 3 minor version stopped getting fixes (future ones: their month)."""
 
-MIN_PYTHON = (3, 7)
+MIN_PYTHON = (3, 6)
+STAND_IN_BEFORE = (3, 7)
+"""An era older than this that the machine lacks is tested on the oldest Python here
+instead (uv provides none of them), and says so: see :func:`stand_in`."""
 _PYENV_VERSION = re.compile(r"^(3)\.(\d+)\.(\d+)$")
 _PATH_PYTHON = re.compile(r"^python(3)\.(\d+)$")
 
@@ -48,7 +53,7 @@ _PATH_PYTHON = re.compile(r"^python(3)\.(\d+)$")
 
 
 def available_interpreters() -> dict[str, Path]:
-    """Python 3.7+ interpreters on this machine, by minor version (``"3.9"``).
+    """Python 3.6+ interpreters on this machine, by minor version (``"3.9"``).
 
     Looks in pyenv's versions (the newest patch release of each minor version wins), then
     ``python3.X`` on ``PATH`` (skipping pyenv's shims), then the running interpreter.
@@ -195,9 +200,28 @@ def era_python(
 
 
 def eras(local: Iterable[str]) -> list[str]:
-    """The Python versions (``"3.8"``) from 3.7 on that bugbout knows or ``local`` holds."""
+    """The Python versions (``"3.8"``) from 3.6 on that bugbout knows or ``local`` holds."""
     known = {*PYTHON_RELEASES, *local}
     return sorted((v for v in known if _version_tuple(v) >= MIN_PYTHON), key=_version_tuple)
+
+
+def stand_in(declared: str | None, era: str, local: Iterable[str]) -> tuple[str, str] | None:
+    """For an ``era`` older than :data:`STAND_IN_BEFORE` that is not in ``local``: the
+    oldest version here the ``declared`` specifier allows from then on, and what its
+    tests lack (one line, for the reasons they give); ``None`` for any other era."""
+    if _version_tuple(era) >= STAND_IN_BEFORE:
+        return None
+    floor = ".".join(map(str, STAND_IN_BEFORE))
+    here = sorted((v for v in local if _version_tuple(v) >= STAND_IN_BEFORE), key=_version_tuple)
+    allowed = [v for v in here if _allows(declared, v)]
+    if not allowed:
+        return None
+    lacks = (
+        f"needs Python <= {era} (the fix predates Python {floor}, released "
+        f"{PYTHON_RELEASES[floor]}), tested on {allowed[0]}; install one, e.g. "
+        f"`pyenv install {era}`"
+    )
+    return allowed[0], lacks
 
 
 def pinned_minor(pinned: str) -> str:

@@ -33,6 +33,16 @@ def pythons_directory(home: Path) -> Path:
     return home / DIRECTORY
 
 
+@dataclass(frozen=True)
+class EraInterpreter:
+    """The interpreter that tests a fix; when it stands in for the fix's era, that era's
+    version and what the tests lack (one line)."""
+
+    path: Path
+    era: str = ""
+    lacks: str = ""
+
+
 @dataclass
 class ManagedPythons:
     """The Pythons uv installs into ``directory``, and the one an era needs.
@@ -46,9 +56,13 @@ class ManagedPythons:
     downloads: PythonDownloads = "automatic"
     _failed: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
-    def interpreter(self, declared: str | None, fix_date: str | None, pinned: str | None) -> Path:
+    def interpreter(
+        self, declared: str | None, fix_date: str | None, pinned: str | None
+    ) -> EraInterpreter:
         """The interpreter of a fix's era: on this machine (pyenv, ``PATH``), else one
-        installed here before, else one uv downloads now when downloads are allowed.
+        installed here before, else one uv downloads now when downloads are allowed; for
+        an era uv provides no Python of (before 3.7), the oldest one here stands in
+        (:func:`~bugbout.core.plumbing.interpreters.stand_in`), saying what it lacks.
 
         Raises an :class:`EnvironmentFailure` naming the version when there is none.
         """
@@ -56,9 +70,16 @@ class ManagedPythons:
 
         local = interpreters.available_interpreters()
         version = interpreters.era_python(declared, fix_date, local, pinned)
-        if version in local:
-            return Path(local[version])
-        return self.provide(version)
+        if version in local:  # resolved: the sandbox may not show the links on the way
+            return EraInterpreter(Path(local[version]).resolve())
+        standing = None if pinned else interpreters.stand_in(declared, version, local)
+        if standing is None:
+            return EraInterpreter(self.provide(version))
+        found = self.find(version)  # installed here for bugbout before
+        if found is not None:
+            return EraInterpreter(found)
+        minor, lacks = standing
+        return EraInterpreter(Path(local[minor]).resolve(), version, lacks)
 
     def provide(self, version: str) -> Path:
         """Python ``version`` (``"3.8"``) installed here, downloaded first if allowed."""

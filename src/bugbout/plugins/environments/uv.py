@@ -59,6 +59,9 @@ MARKER = "bugbout-env.json"
 VENV_TIMEOUT = 120.0
 LAYOUT = "4"
 """What every environment carries besides its requirements; a new value rebuilds them."""
+COMPILED_FROM = (3, 7)
+"""uv compiles bytecode with a script of its own that needs Python 3.7 or later: older
+environments compile as their modules are imported."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ class UvEnvironment:
     """The resolved versions that matter, and what the era check exempted."""
     note: str = ""
     """What the description says of the runner and of the era check."""
+    stands_in: str = ""
+    """The era's Python version its interpreter stands in for (``""``: it is the era's)."""
+    python_lacks: str = ""
+    """What its tests lack then (see :func:`~bugbout.core.plumbing.interpreters.stand_in`)."""
 
     @property
     def python(self) -> Path:
@@ -91,8 +98,9 @@ class UvEnvironment:
 
     @property
     def description(self) -> str:
+        instead = f" (for {self.stands_in}, not installed)" if self.stands_in else ""
         return describe(
-            f"uv: Python {self.python_version}",
+            f"uv: Python {self.python_version}{instead}",
             self.exclude_newer,
             self.left_out,
             self.note,
@@ -135,9 +143,10 @@ class UvBuilder:
         )
 
         dependencies = [d for d in declared_dependencies(request.tree) if not d.startswith("-")]
-        interpreter = self.pythons(request.home).interpreter(
+        chosen = self.pythons(request.home).interpreter(
             declared_python(request.tree), request.date, request.project.python
         )
+        interpreter = chosen.path
         version = interpreter_version(interpreter)
         exclude_newer = (
             exclude_newer_date(request.date)
@@ -189,6 +198,8 @@ class UvBuilder:
             exclude_newer=exclude_newer,
             key=key,
             import_roots=request.project.import_roots,
+            stands_in=chosen.era,
+            python_lacks=chosen.lacks,
         )
         if not _complete(environment.path):
             _Build(self.options, environment, interpreter, resolution, tools).run()
@@ -321,7 +332,7 @@ class _Build:
                 "install",
                 "--python",
                 str(venv / "bin" / "python"),
-                "--compile-bytecode",
+                *(["--compile-bytecode"] if self._compiled() else []),
                 "--no-deps",
                 *call.options(era_build_tools=era_build_tools),
                 *build_helpers(pins, self.resolution.pinned, venv.parent),
@@ -329,6 +340,10 @@ class _Build:
             ],
             what="installing the test and runtime dependencies",
         )
+
+    def _compiled(self) -> bool:
+        version = self.environment.python_version.split(".")[:2]
+        return tuple(int(part) for part in version) >= COMPILED_FROM
 
     def _runner_error(self, venv: Path) -> str | None:
         """Why the environment's pytest does not start, if it does not (it has one)."""

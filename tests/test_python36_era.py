@@ -1,0 +1,144 @@
+"""Fixes older than Python 3.7 are tested on Python 3.6 when the machine has it, chosen by
+the era rule; without it, the oldest Python here stands in and a failed task says what it
+lacks. Real git, real uv environments (PyPI as of the fix), real pytest of the era."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.plumbing.interpreters import available_interpreters, era_python, stand_in
+from bugbout.core.store.records import Oracle
+from bugbout.core.store.store import Store
+from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.testing import RepositoryBuilder
+from python_mirror import hide
+
+LACKS = (
+    "needs Python <= 3.6 (the fix predates Python 3.7, released 2018-06-27), tested on 3.7; "
+    "install one, e.g. `pyenv install 3.6`"
+)
+TOKENS = """\
+def tokens(items):
+    for item in items:
+        if item is None:
+            raise StopIteration
+        yield item{fixed}
+"""
+TEST = """\
+from calc import tokens
+
+
+def test_empty():
+    assert list(tokens([])) == []
+
+
+def test_doubles_until_none():
+    assert list(tokens([1, None, 2])) == [2]
+"""
+
+
+@pytest.mark.parametrize(
+    ("declared", "date", "local", "era"),
+    [
+        (None, "2015-03-01", ["3.6", "3.7", "3.9"], "3.6"),  # older than 3.6: the oldest
+        (None, "2017-09-01", ["3.6", "3.7", "3.9"], "3.6"),  # 3.6 was the newest then
+        (None, "2018-09-01", ["3.6", "3.7", "3.9"], "3.7"),  # 3.7 was out
+        (">=3.7", "2015-03-01", ["3.6", "3.7"], "3.7"),  # the project's declaration wins
+        (">=2.6, !=3.0.*, !=3.1.*", "2016-05-01", ["3.6", "3.7"], "3.6"),
+    ],
+)
+def test_the_era_rule_reaches_python_36(
+    declared: str | None, date: str, local: list[str], era: str
+) -> None:
+    assert era_python(declared, date, local, None) == era
+
+
+def test_a_missing_36_has_the_oldest_python_here_stand_in() -> None:
+    assert stand_in(None, "3.6", ["3.9", "3.7"]) == ("3.7", LACKS)
+    assert stand_in(">=3.8", "3.6", ["3.9", "3.7"]) == (
+        "3.9",
+        LACKS.replace("tested on 3.7", "tested on 3.9"),
+    )
+    assert stand_in(None, "3.8", ["3.9"]) is None  # uv provides 3.8: no stand-in
+    assert stand_in(None, "3.6", []) is None
+
+
+def test_python_36_is_found_here() -> None:
+    if "3.6" not in available_interpreters():
+        pytest.fail("no Python 3.6 on this machine: `pyenv install 3.6`")
+
+
+def _oracle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Oracle, str]:
+    """Ground truth of a 2015 fix whose code ends a generator with ``raise StopIteration``:
+    its test fails after the fix too on Python 3.7 and later (PEP 479)."""
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    repo = RepositoryBuilder(tmp_path / "repo")
+    _commit(
+        repo,
+        "Initial",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
+            "calc/__init__.py": TOKENS.format(fixed=""),
+        },
+    )
+    fix = _commit(
+        repo,
+        "Fix tokens not doubling (#1)",
+        {"calc/__init__.py": TOKENS.format(fixed=" * 2"), "tests/test_calc.py": TEST},
+    )
+    settings = BoutSettings(
+        project=ProjectSettings(source="calc", tests="tests"),
+        issue_sources={"commit": {"issue-source": "commit"}},
+        environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
+        root=repo.path,
+    )
+    plugins = make_plugins(entry_points=False)
+    store = Store(repo.path / ".bugbout")
+    oracles = compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
+    return oracles.root[fix[:12]], fix
+
+
+def _commit(repo: RepositoryBuilder, message: str, files: dict[str, str]) -> str:
+    """A commit of ``files`` dated March 2015."""
+    repo.write(files)
+    repo.git("add", "--all")
+    day = "2015-03-01T12:00:00+00:00"
+    identity = {"GIT_AUTHOR_DATE": day, "GIT_COMMITTER_DATE": day}
+    for role in ("AUTHOR", "COMMITTER"):
+        identity |= {f"GIT_{role}_NAME": "Maintainer", f"GIT_{role}_EMAIL": "m@example.invalid"}
+    subprocess.run(
+        ["git", "-C", str(repo.path), "commit", "--quiet", "-m", message],
+        env={**os.environ, **identity},
+        check=True,
+    )
+    return repo.head()
+
+
+@pytest.mark.slow
+def test_a_2015_fix_gets_ground_truth_on_python_36(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    oracle, _ = _oracle(tmp_path, monkeypatch)
+    assert oracle.environment.startswith("uv: Python 3.6."), oracle.environment
+    assert oracle.status == "ok", oracle.reason
+    assert oracle.fail_to_pass == ["tests/test_calc.py::test_doubles_until_none"]
+
+
+@pytest.mark.slow
+def test_without_python_36_the_reason_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hide(monkeypatch, tmp_path / "pyenv", "3.6")
+    oracle, _ = _oracle(tmp_path, monkeypatch)
+    assert oracle.environment.startswith("uv: Python 3.7."), oracle.environment
+    assert "(for 3.6, not installed)" in oracle.environment
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.reason is not None
+    assert oracle.reason.endswith(f"; an environment failure may explain it: {LACKS}")
+    assert "\n" not in oracle.reason
