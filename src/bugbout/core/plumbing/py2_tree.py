@@ -11,6 +11,10 @@ fixer package is its code), with bugbout's interpreter (lib2to3 ships with Pytho
 3.12), and is cached by the tree's content in ``<BUGBOUT_HOME>/2to3``: reruns of one tree
 convert it once. Each run gets its own copy of the converted tree, beside the tree it
 was asked to run on.
+
+An agent's ``run-tests`` script does the same on each call (:func:`conversion_lines`): its
+working tree is copied, the copy converted and tested, then removed; the working tree is
+never converted.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -115,6 +120,29 @@ def converted(tree: Path | TestTree, confine: Confine) -> Iterator[Path | None]:
         yield copy
     finally:
         remove_tree(copy)
+
+
+def conversion_lines(tree: Path, copy: Path) -> list[str]:
+    """Shell lines that make ``copy`` a fresh copy of ``tree`` converted by ``2to3`` as
+    its build declares (an agent's ``run-tests``, before pytest runs in ``copy``); none
+    when ``tree`` declares no conversion. The conversion's summary goes to stderr."""
+    conversion = declared_conversion(tree)
+    if conversion is None:
+        return []
+    if importlib.util.find_spec("lib2to3") is None:
+        raise EnvironmentFailure(
+            "this fix's code reaches Python 3 through 2to3 (use_2to3 in setup.py), which "
+            "needs lib2to3: run bugbout on Python 3.12 or older for this era"
+        )
+    spec = json.dumps({"fixers": conversion.fixers, "excluded": conversion.excluded})
+    quoted = shlex.quote(str(copy))
+    convert = shlex.join([sys.executable, "-I", "-W", "ignore", "-c", _CONVERT, spec])
+    return [
+        f"rm -rf {quoted} && mkdir -p {shlex.quote(str(copy.parent))} || exit 1\n",
+        f"cp -R -P {shlex.quote(str(tree))} {quoted} || exit 1\n",
+        f"trap 'rm -rf {quoted}' EXIT\n",
+        f"(cd {quoted} && {convert}) >&2 || {{ echo '2to3 could not convert' >&2; exit 1; }}\n",
+    ]
 
 
 def converted_trees() -> Path:

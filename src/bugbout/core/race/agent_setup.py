@@ -17,6 +17,7 @@ from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.contract.transcript import Step
 from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.py2_tree import conversion_lines
 from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import CodingAgent
@@ -28,10 +29,16 @@ def run_tests_script(
     project: ProjectSettings, environment: Environment, workdir: Path, logdir: Path
 ) -> str:
     """A script that runs the project's tests exactly as the oracle does (its ``addopts``
-    set aside as the environment's pytest allows: :mod:`~bugbout.core.plumbing.pytest_era`)."""
+    set aside as the environment's pytest allows: :mod:`~bugbout.core.plumbing.pytest_era`).
+
+    A tree its build converts with ``2to3`` is tested as ground truth tests it: on a copy
+    converted on each call, in ``logdir`` (:mod:`~bugbout.core.plumbing.py2_tree`)."""
+    copy = logdir / "2to3" / workdir.name
+    conversion = conversion_lines(workdir, copy)
+    tree = copy if conversion else workdir
     command = environment.command(
         ["-p", "no:cacheprovider", *pytest_era(environment).neutral(), *project.pytest_args],
-        workdir,
+        tree,
         [],
     )
     variables = {**project.env, **command.env}
@@ -40,8 +47,10 @@ def run_tests_script(
     script.write_text(
         "#!/bin/sh\n"
         + "".join(f"export {key}={shlex.quote(value)}\n" for key, value in variables.items())
-        + f"cd {shlex.quote(str(workdir))}\n"
-        + f'exec {shlex.join(command.argv)} "$@"\n'
+        + "".join(conversion)
+        + f"cd {shlex.quote(str(tree))}\n"
+        + ("" if conversion else "exec ")  # a converted copy is removed when pytest ends
+        + f'{shlex.join(command.argv)} "$@"\n'
     )
     script.chmod(0o755)
     return str(script)
