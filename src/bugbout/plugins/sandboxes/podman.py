@@ -40,7 +40,10 @@ from bugbout.sandboxes import (
     PluginError,
     Podman,
     SandboxPlugin,
+    closed_folders,
+    confined_owner,
     explain,
+    hand_over,
     hookimpl,
     host_spec,
     layers,
@@ -68,6 +71,10 @@ class PodmanSandboxOptions(Options):
     """Where bugbout's podman keeps its containers (default ``BUGBOUT_HOME/podman``)."""
     init: bool = True
     """Run podman's init (catatonit) as the container's pid 1 when it is installed."""
+    drop_root: bool = True
+    """When bugbout runs as root, run every confined process as the unprivileged host
+    user ``nobody`` rather than as root without capabilities; bugbout hands it the paths
+    it may write."""
 
 
 class PodmanSandbox:
@@ -107,6 +114,13 @@ class PodmanSandbox:
             raise PluginError(f"cannot confine a process to {workdir}: it is not a directory")
         if self.executable is None:
             raise PluginError(self._not_installed())
+        owner = confined_owner() if self.options.drop_root else None
+        if owner is not None:
+            exposed = [workdir, *confinement.writable, *confinement.readable]
+            closed = closed_folders([resolve(path) for path in exposed], owner)
+            confinement = confinement.model_copy(update={"masked": (*confinement.masked, *closed)})
+            for path in (*confinement.writable, workdir):
+                hand_over(resolve(path))
         access = {layer.path: _ACCESS[layer.access] for layer in layers(confinement)}
         for path in access:
             if any(character in str(path) for character in UNMOUNTABLE):
@@ -124,6 +138,7 @@ class PodmanSandbox:
             network=confinement.network,
             init=self.options.init,
             tmp_size=confinement.tmp_size,
+            user=owner,
         )
         return runner_argv(spec)
 

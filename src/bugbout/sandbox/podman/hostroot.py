@@ -41,11 +41,13 @@ def host_spec(
     network: bool = False,
     init: bool = True,
     tmp_size: int | None = None,
+    user: tuple[int, int] | None = None,
 ) -> RunSpec:
     """What runs ``argv`` with ``program`` (podman) in a container of this machine's
     root: every top-level entry readable, then ``access`` (path: masked, readable or
     writable), ancestors first; podman's init as pid 1 with ``init``, if installed; each
-    private tmpfs and ``/dev/shm`` ``tmp_size`` bytes, when given."""
+    private tmpfs and ``/dev/shm`` ``tmp_size`` bytes, when given; as ``user`` (uid,
+    gid), when given."""
     rootfs, top_level = host_root(podman.config_dir)
     layered = {path: READABLE for path in top_level} | access
     ordered = sorted(layered, key=lambda path: (len(path.parts), str(path)))
@@ -61,6 +63,7 @@ def host_spec(
         network=network,
         init=found if init else None,
         tmp_size=tmp_size,
+        user=f"{user[0]}:{user[1]}" if user else None,
     )
 
 

@@ -116,6 +116,8 @@ class RunSpec:
     """The init program (catatonit) to run as the container's pid 1, if there is one."""
     tmp_size: int | None = None
     """With ``rootfs``: the size in bytes of each private tmpfs and of ``/dev/shm``."""
+    user: str | None = None
+    """``uid:gid`` the process runs as (as root: the confined user); ``None``: podman's."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -150,6 +152,7 @@ def podman_argv(
     command += ["--network", "host" if spec.network else "none"]
     command += ["--cap-drop", "all", "--security-opt", "no-new-privileges"]
     command += ["--log-driver", "none", "--hostname", "bugbout", "--workdir", spec.workdir]
+    command += ["--user", spec.user] if spec.user else []
     if spec.rootfs:
         command += ["--read-only", "--read-only-tmpfs=false"]
         command += ["--shm-size", str(spec.tmp_size)] if spec.tmp_size else []
@@ -280,6 +283,10 @@ def run(spec: RunSpec) -> int:
             scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="bugbout-run-"))
             first = _first_line(forwarded)
             Path(scratch, "forwarded").write_bytes(first)
+            if spec.user:  # the confined user opens it inside
+                uid, gid = (int(part) for part in spec.user.split(":"))
+                for path in (Path(scratch), Path(scratch, "forwarded")):
+                    os.chown(path, uid, gid)
         argv = podman_argv(spec, name, variables, descriptors, mountinfo, scratch=scratch)
         watcher = _watch(spec, name, environ)
         try:

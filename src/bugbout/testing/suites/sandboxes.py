@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import pytest
 
 from bugbout.sandbox.confinement import Confinement
+from bugbout.sandbox.identity import closed_folders, confined_owner
 from bugbout.testing.suites.base import PluginSuite
 
 TIMEOUT = 60.0
@@ -65,11 +66,18 @@ class World:
 
 
 def _visible_base(fallback: Path) -> tuple[Path, bool]:
-    """A directory outside the temporary ones (which a sandbox may replace wholesale), and
-    whether it was made here; ``fallback`` when there is none."""
-    for candidate in (Path.home() / ".cache" / "bugbout-tests", Path.cwd() / ".bugbout-tests"):
+    """A directory outside the temporary ones (which a sandbox may replace wholesale), in
+    folders the user a confined process runs as may enter (as root: not root's HOME),
+    and whether it was made here; ``fallback`` when there is none."""
+    owner = confined_owner()
+    candidates = [Path.home() / ".cache" / "bugbout-tests", Path.cwd() / ".bugbout-tests"]
+    if owner is not None:
+        candidates.append(Path("/var/cache/bugbout-tests"))
+    for candidate in candidates:
         real = Path(os.path.realpath(candidate))
         if any(real.is_relative_to(place) for place in TEMPORARY):
+            continue
+        if owner is not None and closed_folders([real / "world"], owner):
             continue
         made = not real.exists()
         try:
@@ -116,6 +124,7 @@ class SandboxSuite(PluginSuite):
     def world(self, tmp_path: Path) -> Iterator[World]:
         base, made = _visible_base(tmp_path)
         root = Path(tempfile.mkdtemp(prefix="sandbox-", dir=base))
+        root.chmod(0o755)  # a machine's folders: what hides a secret is the masks
         secret = f"secret-{uuid.uuid4().hex}"
         world = World(
             root=root,
