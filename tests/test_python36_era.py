@@ -12,11 +12,15 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.interpreters import available_interpreters, era_python, stand_in
-from bugbout.core.store.records import Oracle
+from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.store.records import Oracle, Outcome, RunStatus
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.testing import RepositoryBuilder
+from old_pytests import old_pytest
 from python_mirror import hide
 
 LACKS = (
@@ -72,6 +76,31 @@ def test_a_missing_36_has_the_oldest_python_here_stand_in() -> None:
 def test_python_36_is_found_here() -> None:
     if "3.6" not in available_interpreters():
         pytest.fail("no Python 3.6 on this machine: `pyenv install 3.6`")
+
+
+@pytest.mark.parametrize("version", ["3.0.7", "3.8.2"])
+def test_every_plugin_bugbout_injects_runs_on_python_36(version: str, tmp_path: Path) -> None:
+    """A hostile run (an agent's tree: impostor checks, body twins) with coverage, on
+    Python 3.6 with a pytest of its era."""
+    project = ProjectSettings(source="calc", tests="tests")
+    tree = tmp_path / "tree"
+    (tree / "calc").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "calc" / "__init__.py").write_text(TOKENS.format(fixed=" * 2"))
+    (tree / "tests" / "test_calc.py").write_text(TEST.replace("[2]", "[3]"))
+    builder = InterpreterBuilder(InterpreterOptions(path=str(old_pytest(version))))
+    environment = builder.build(EnvironmentRequest(project=project, tree=tree, home=tmp_path))
+    coverage: list[bytes] = []
+    run = run_tests(
+        environment, tree, ["tests"], project=project, label="t", timeout=120, hostile=True,
+        coverage=coverage,
+    )  # fmt: skip
+    assert run.status == RunStatus.OK, (run.tampering, run.detail)
+    assert run.outcomes == {
+        "tests/test_calc.py::test_empty": Outcome.PASSED,
+        "tests/test_calc.py::test_doubles_until_none": Outcome.FAILED,
+    }
+    assert b"calc/__init__.py" in coverage[0]
 
 
 def _oracle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Oracle, str]:
