@@ -17,13 +17,17 @@ from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.statements import DRAFTS, Drafts
 from bugbout.core.plumbing.git import Git
-from bugbout.core.store.records import TaskSet
+from bugbout.core.race.contestants import build_contestants
+from bugbout.core.report.report_build import build_report
+from bugbout.core.store.records import Oracle, OracleSet, TaskSet
 from bugbout.core.store.store import TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.render.html_tasks import task_pages_html
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import INPUT_TOKENS, OUTPUT_TOKENS, ModelServer, Say
 from bugbout.testing.model_server.replies import AUXILIARY_TEXT
 from history import calc_settings
+from report_records import task
 
 PARSE = "def parse_number(text):\n    return float(text.replace(',', '').lstrip('-'))\n"
 FIXED = """\
@@ -219,3 +223,33 @@ def test_a_drafter_that_names_no_usable_contestant_fails_in_one_line(tmp_path: P
     unnamed = _settings(tmp_path).model_copy(update={"tasks": TasksSettings(statement="drafted")})
     with pytest.raises(ConfigError, match=r"names no contestant; set tasks.drafter"):
         Drafter.of(unnamed, plugins)
+
+
+def test_a_drafted_statement_keys_the_attempts_and_is_shown_in_the_report(tmp_path: Path) -> None:
+    settings = BoutSettings.model_validate(
+        {
+            "project": {"source": "src"},
+            "contestants": {"c": {"agent": "command", "command": ["true"]}},
+        }
+    )
+    [racer] = build_contestants(settings, make_plugins(entry_points=False))
+    scrubbed = task("a1b2c3d4e5f6", 0, "2 tests failing", "Failing: test_x")
+    scrubbed.statement_origin = "scrubbed"
+    drafted = scrubbed.model_copy(
+        update={"problem_statement": CLEAN, "statement_origin": "drafted by w (gpt-w)"}
+    )
+    reworded = drafted.model_copy(update={"problem_statement": CLEAN + " Again."})
+    assert racer.key(scrubbed) == racer.key(scrubbed.model_copy(update={"statement_origin": ""}))
+    assert len({racer.key(scrubbed), racer.key(drafted), racer.key(reworded)}) == 3
+    for shown in (scrubbed, drafted):
+        shown.tier = "fix"
+    oracles = OracleSet({scrubbed.id: Oracle(task_id=scrubbed.id, status="ok")})
+    report = build_report(TaskSet(tasks=[drafted]), oracles, [], [], [], [], [])
+    [row] = report.tasks
+    assert (row.statement_origin, row.origin()) == ("drafted by w (gpt-w)", "fix, drafted")
+    refused = "scrubbed: the draft by w (gpt-w) is refused: it names _keep_sign"
+    scrubbed.statement_origin = refused
+    [row] = build_report(TaskSet(tasks=[scrubbed]), oracles, [], [], [], [], []).tasks
+    assert row.origin() == "fix"
+    html = "\n".join(task_pages_html(report.model_copy(update={"tasks": [row]})))
+    assert f"problem statement ({refused})" in html

@@ -162,7 +162,8 @@ def _task_page(page: TaskPage, anchor: str, row: TaskRow | None) -> str:
         out.append(f'<p class="intro">environment: {escape(environment_line(page))}</p>')
     if row is not None:
         out.append("<h3>The problem</h3>")
-        out.append(f"<details open><summary>problem statement</summary>"
+        origin = f" ({row.statement_origin})" if row.statement_origin else ""
+        out.append(f"<details open><summary>problem statement{escape(origin)}</summary>"
                    f"<pre>{escape(row.problem_statement or '(none)')}</pre></details>")  # fmt: skip
     out.append("<h3>The judges' picks</h3>")
     if page.picks:

@@ -72,7 +72,7 @@ def tell_statements(
             oracle = oracles.root.get(task.id)
             if _injected(task):  # told when it was mined: its draft keeps what it was
                 kept = drafts.root.get(task.id)
-                if task.statement_origin.startswith(DRAFTED) and kept is not None:
+                if task.drafted and kept is not None:
                     task.problem_statement = kept.reported
             elif oracle is not None:
                 task.problem_statement = told(git, task, oracle)

@@ -52,13 +52,15 @@ class Contestant:
     def key(self, task: Task) -> str:
         """What determines this agent's attempt on ``task``. The assignment's options are
         in it only when some differ from the defaults, and the repeat only after the
-        first: the keys of attempts made before either existed stay the same."""
+        first, and a drafted statement's text only when it has one: the keys of attempts
+        made before these existed stay the same."""
         settings = json.dumps(self.agent.settings_key(), sort_keys=True, default=str)
         assignment = self.assignment.name if self.assignment else ""
         options = self.assignment_options
         changed = [json.dumps(options, sort_keys=True, default=str)] if options else []
         again = [f"repeat {self.repeat}"] if self.repeat > 1 else []
-        return digest(task.sha, settings, PROMPT_VERSION, assignment, *changed, *again)
+        drafted = [task.problem_statement] if task.drafted else []
+        return digest(task.sha, settings, PROMPT_VERSION, assignment, *changed, *again, *drafted)
 
     def path(self, task: Task) -> str:
         """Where this agent's attempt on ``task`` is stored."""

@@ -239,6 +239,9 @@ class TaskRow(Record):
     url: str | None = None
     title: str = ""
     problem_statement: str = ""
+    statement_origin: str = ""
+    """Where its statement comes from, when it names no issue: ``scrubbed`` (and why a
+    draft was not used), or ``drafted by <contestant> (<model>)``."""
     scored: bool = False
     reason: str | None = None
     """Why it is not scored, when it is not."""
@@ -250,8 +253,11 @@ class TaskRow(Record):
     """Each policy's pick (``None``: it abstained)."""
 
     def origin(self) -> str:
-        """Where it comes from, in a word: its issue (``#12``), or its tier."""
-        return f"#{self.issue}" if self.tier == "issue-fix" else self.tier
+        """Where it comes from, in a word: its issue (``#12``), or its tier (``fix,
+        drafted`` when a model drafted its statement)."""
+        if self.tier == "issue-fix":
+            return f"#{self.issue}"
+        return f"{self.tier}, drafted" if self.statement_origin.startswith("drafted") else self.tier
 
 
 class UsageRow(Record):

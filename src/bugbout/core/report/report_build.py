@@ -478,6 +478,7 @@ def _task_row(
         url=task.issue.url,
         title=task.title,
         problem_statement=task.problem_statement,
+        statement_origin=task.statement_origin,
         scored=reasons[task.id] is None,
         reason=reasons[task.id],
         scores={name: s for (task_id, name), s in sorted(score.items()) if task_id == task.id},

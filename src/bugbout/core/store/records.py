@@ -145,6 +145,11 @@ class Task(Record):
     reason: str | None = None
     """Why the task is not scored, when it is not."""
 
+    @property
+    def drafted(self) -> bool:
+        """Whether a model drafted its statement: attempts on it are keyed by that text."""
+        return self.statement_origin.startswith("drafted by ")
+
     @staticmethod
     def id_for(sha: str) -> str:
         """A task's id: stable, derived from the fix commit."""
