@@ -34,6 +34,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -287,6 +288,23 @@ def _clone_file(source: str, destination: str) -> str:
 
 def _empty_dir(path: Path) -> bool:
     return path.is_dir() and next(path.iterdir(), None) is None
+
+
+def remove_later(path: Path, beside: Path | None = None) -> threading.Thread | None:
+    """Take ``path`` (a tree) out of the way at once, renamed into a hidden folder of
+    ``beside`` (by default its own folder; on the same filesystem, never inside another
+    tree being removed), and remove it with :func:`remove_tree` in a thread of its own
+    (not a daemon: the process waits for it before it exits). The thread, or ``None``
+    when there was nothing."""
+    if not (path.exists() or path.is_symlink()):
+        return None
+    folder = path.parent if beside is None else beside
+    aside = Path(tempfile.mkdtemp(prefix=f".removing-{path.name}-", dir=folder))
+    moved = aside / path.name
+    path.rename(moved)
+    remover = threading.Thread(target=remove_tree, args=(aside,), name=f"remove {path.name}")
+    remover.start()
+    return remover
 
 
 def remove_tree(path: Path) -> None:

@@ -16,7 +16,6 @@ A test that kills pytest (a segfault) is failed in that run, the others run with
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.crossexam.crossexam import install_file
 from bugbout.core.plumbing import repair
+from bugbout.core.plumbing.checkout import remove_later
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import (
     Environment,
@@ -89,8 +89,9 @@ def compute_oracle(
     dependencies that only running ``setup.py`` reveals are added from the start."""
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f"{task.id}-", dir=work) as scratch:
-        tree = Path(scratch) / "tree"
+    scratch = Path(tempfile.mkdtemp(prefix=f"{task.id}-", dir=work))
+    try:
+        tree = scratch / "tree"
         git.export(task.sha, tree.with_name("after"))
         declared = computed_test_dependencies(tree.with_name("after"), confine)
         project, repaired = repair.with_added(settings.project, declared), list[AddedDependency]()
@@ -123,7 +124,8 @@ def compute_oracle(
             rounds += 1
             repaired += more
             project = repair.with_added(project, repaired)
-        shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        remove_later(scratch)
     oracle = judge_runs(task, runs, key=key, environment=environment.description)
     oracle.added = declared + repaired
     oracle.suite = list(suite) if suite != (project.tests,) else []
@@ -173,13 +175,14 @@ def _run_all(
         )
     except EnvironmentFailure as exc:
         return [], str(exc)
-    shutil.rmtree(tree, ignore_errors=True)
+    work = home / "work"  # trees removed later go there, out of the scratch folder
+    remove_later(tree, work)
     export_before(git, task, tree)
     runs = []
     for side in ("before", "after"):
-        if side == "after":
-            shutil.rmtree(tree)
-            shutil.copytree(after, tree, symlinks=True)
+        if side == "after":  # the after tree takes the before tree's place: no copy
+            remove_later(tree, work)
+            after.rename(tree)
         for number in range(1, settings.tasks.reruns + 1):
             label = f"{side}-{number}"
             try:
