@@ -88,7 +88,7 @@ def test_old_lists_of_reporters_and_issue_sources_still_work(initialised: Path) 
         (
             ["tasks.rerunss=5"],
             "error: tasks.rerunss: no such setting; did you mean tasks.reruns? (valid keys under "
-            "tasks: jobs, repair-imports, reruns, timeout)",
+            "tasks: drafter, jobs, repair-imports, reruns, statement, timeout)",
         ),
         (["judg=strict"], "error: judg: no such setting; did you mean judge? (valid keys at"),
         (
