@@ -28,6 +28,8 @@ from bugbout.testing.model_server import INPUT_TOKENS, OUTPUT_TOKENS, ModelServe
 from bugbout.testing.model_server.replies import AUXILIARY_TEXT
 from history import calc_settings
 from report_records import task
+from test_mutant_tasks import build
+from test_mutant_tasks import settings as mutant_settings
 
 PARSE = "def parse_number(text):\n    return float(text.replace(',', '').lstrip('-'))\n"
 FIXED = """\
@@ -253,3 +255,40 @@ def test_a_drafted_statement_keys_the_attempts_and_is_shown_in_the_report(tmp_pa
     assert row.origin() == "fix"
     html = "\n".join(task_pages_html(report.model_copy(update={"tasks": [row]})))
     assert f"problem statement ({refused})" in html
+
+
+@pytest.mark.slow
+def test_an_injected_bug_is_drafted_from_its_failures_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    repo = build(tmp_path / "repo")
+    store, plugins = Store(tmp_path / ".bugbout"), make_plugins(entry_points=False)
+    with ModelServer([Say("The area of a square comes out wrong.")]) as server:
+        writer = {"agent": "codex", "model": "gpt-w", "base-url": f"{server.url}/v1"}
+        chosen = mutant_settings(repo.path, limit=2, **{"per-function": 1}).model_copy(
+            update={
+                "tasks": TasksSettings(reruns=1, statement="drafted", drafter="writer"),
+                "contestants": {"writer": writer},
+            }
+        )
+        tasks = mine_tasks(chosen, plugins, store)
+        mined = {task.id: task.problem_statement for task in tasks.tasks}
+        compute_oracles(chosen, plugins, store, tasks)
+        assert len(server.requests) == len(tasks.tasks) == 2
+        drafts = store.read(DRAFTS, Drafts)
+        assert drafts is not None
+        with Git(repo.path) as git:
+            for task, asked in zip(tasks.tasks, server.requests, strict=True):
+                assert task.tier == "injected" and task.drafted
+                assert task.problem_statement == "The area of a square comes out wrong."
+                given = asked.body["messages"][1]["content"]
+                assert given == mined[task.id] == drafts.root[task.id].reported
+                secrets = Secrets.of(git, task)
+                for line in (*secrets.added, *secrets.removed, *secrets.tests):
+                    assert line not in given, line
+        compute_oracles(chosen, plugins, store, tasks)  # its drafted tasks again: kept
+        assert len(server.requests) == 2
+        assert {task.problem_statement for task in tasks.tasks} == {
+            "The area of a square comes out wrong."
+        }
