@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import string
 from collections.abc import Callable, Sequence
@@ -242,7 +243,35 @@ def read_outcomes(data: bytes, key: str) -> Stream:
     return stream
 
 
+_MAC = re.compile(rb'"mac": "([0-9a-f]{64})"')
+"""The signature in a line as the plugin writes it (``json.dumps`` with sorted keys)."""
+
+
 def _verified(line: bytes, secret: bytes) -> dict[str, object] | None:
+    """The record a line carries when its signature verifies, else ``None``. The signed
+    body is the line without its ``mac`` member, as the plugin wrote it: it is verified
+    and parsed as it is, and only a line not laid out so is parsed and written again."""
+    found = _MAC.search(line)
+    if found is not None:
+        start, end = found.span()
+        if line[end : end + 2] == b", ":
+            body = line[:start] + line[end + 2 :]
+        elif line[start - 2 : start] == b", ":
+            body = line[: start - 2] + line[end:]
+        else:
+            body = line[:start] + line[end:]
+        expected = hmac.new(secret, body, hashlib.sha256).hexdigest().encode()
+        if hmac.compare_digest(found[1], expected):
+            try:
+                record = json.loads(body)
+            except ValueError:
+                return None
+            return record if isinstance(record, dict) else None
+    return _verified_anew(line, secret)
+
+
+def _verified_anew(line: bytes, secret: bytes) -> dict[str, object] | None:
+    """:func:`_verified` for a line laid out otherwise: parsed, its body written again."""
     try:
         record = json.loads(line)
     except ValueError:

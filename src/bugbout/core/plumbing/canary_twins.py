@@ -20,6 +20,7 @@ tree added first, that must fail (:mod:`~bugbout.core.plumbing.body_twins`).
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import os
 import re
@@ -43,6 +44,8 @@ CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test[A-Za-z0-9_]*)", re.MULTILINE)
 SCAN_LIMIT = 2000
 """Test files looked at, at most, under one directory the run targets."""
+PARSED = 4
+"""Test files kept parsed (a run plants into at most ``HOSTS``)."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def _plant(path: Path, before: Path | None, module: str, *, bodies: bool) -> Hos
         return None
     try:
         text = original.decode("utf-8")
-        parsed = ast.parse(text)
+        parsed = _parsed(text)
     except (UnicodeDecodeError, SyntaxError, ValueError):
         return None  # it cannot be collected: no test of it runs
     newline = "\r\n" if "\r\n" in text else "\n"
@@ -195,6 +198,13 @@ def _plant(path: Path, before: Path | None, module: str, *, bodies: bool) -> Hos
     twins = [nodeid for nodeid, _ in written] + [f"{module}::{end}" for end, _ in copies]
     path.write_bytes(newline.join(lines).encode("utf-8"))
     return Hosted(module, original, tuple(twins), tuple(twins[len(written) :]))
+
+
+@functools.lru_cache(maxsize=PARSED)
+def _parsed(text: str) -> ast.Module:
+    """``text`` parsed, once for the last few files: a task's runs plant twins into the
+    same test files again and again (the tree is only read)."""
+    return ast.parse(text)
 
 
 def _bodies(

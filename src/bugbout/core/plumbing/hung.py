@@ -16,6 +16,9 @@ import time
 
 READ_LIMIT = 1 << 20
 """The most bytes read per poll: a run's stream is read in steps, never all at once."""
+PHASES = (b'"when": "start"', b'"when": "teardown"')
+"""What the lines the watch follows hold, as the plugin writes them (the others, most
+of a run's, are not parsed)."""
 
 
 class HangWatch:
@@ -46,6 +49,8 @@ class HangWatch:
                 return
 
     def _see(self, line: bytes) -> None:
+        if not any(phase in line for phase in PHASES):  # a report's: nothing to follow
+            return
         try:
             record = json.loads(line)
         except ValueError:
