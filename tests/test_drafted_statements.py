@@ -34,6 +34,7 @@ from test_mutant_tasks import settings as mutant_settings
 PARSE = "def parse_number(text):\n    return float(text.replace(',', '').lstrip('-'))\n"
 FIXED = """\
 def _keep_sign(text, value):
+    # numbers below zero keep the minus sign they were written with
     return -value if text.startswith("-") else value
 
 
@@ -162,6 +163,8 @@ def test_a_draft_naming_what_only_the_fix_introduces_is_refused(tmp_path: Path) 
     assert secrets.names == {"_keep_sign", "startswith", "value"}
     assert leak(CLEAN, reported, secrets) == ""
     assert leak("The value loses its sign.", reported, secrets) == ""  # a word, not a name
+    prose = "Numbers below zero should keep the minus sign they were written with."
+    assert leak(prose, reported, secrets) == ""  # words of a comment the fix added are not code
     assert leak(NAMING, reported, secrets) == "it names _keep_sign, which only the fix introduces"
     added = "a check: assert parse_number('-2.5') == -2.5 fails"
     assert leak(added, reported, secrets) == (

@@ -2,7 +2,7 @@
 
 A draft leaks when it shows what the reporter's input did not: a line the fix added or
 removed, a name only the fix introduces (one no English word is), a line of the hidden
-tests, or a run of :data:`RUN` tokens of either.
+tests, or a run of :data:`RUN` tokens of either that reads as code.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ SHORTEST = 6
 """The fewest characters of a line that counts as shown."""
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _CODE = re.compile(r"[()\[\]{}=+\-*/<>%.:,'\"]")
+_CODE_TOKENS = frozenset("()[]{}=+-*/<>%'\"")
 _IDENTIFIER = re.compile(r"_|\d|[a-z][A-Z]")
 """A name no English word is: one with an underscore, a digit or a camel hump."""
 _QUOTED = 60
@@ -77,7 +78,7 @@ def leak(draft: str, reported: str, secrets: Secrets) -> str:
     if named := sorted(name for name in words & secrets.names if _IDENTIFIER.search(name)):
         return f"it names {', '.join(named)}, which only the fix introduces"
     known_runs = set(_runs(_TOKEN.findall(reported)))
-    runs = [run for run in _runs(_TOKEN.findall(draft)) if run not in known_runs]
+    runs = [run for run in _runs(_TOKEN.findall(draft)) if run not in known_runs and _is_code(run)]
     for what, lines in (
         ("the fix", (*secrets.added, *secrets.removed)),
         ("the hidden tests", secrets.tests),
@@ -94,6 +95,12 @@ def _flat(text: str) -> str:
 
 def _tokens(lines: Iterable[str]) -> list[str]:
     return [token for line in lines for token in _TOKEN.findall(line)]
+
+
+def _is_code(run: tuple[str, ...]) -> bool:
+    """Whether ``run`` reads as code, not prose: two of its tokens are brackets, operators
+    or quotes (a comment's words, or an ellipsis, are not)."""
+    return sum(1 for token in run if token in _CODE_TOKENS) >= 2
 
 
 def _runs(tokens: list[str]) -> list[tuple[str, ...]]:
