@@ -73,10 +73,10 @@ def test_every_line_of_a_real_run_verifies_as_written(
 
 
 def _signed(record: dict[str, object], secret: bytes) -> bytes:
-    """A line as the plugin writes it: the sorted record, its signature among its keys."""
-    body = json.dumps(record, sort_keys=True).encode()
-    mac = hmac.new(secret, body, hashlib.sha256).hexdigest()
-    return json.dumps({**record, "mac": mac}, sort_keys=True).encode()
+    """A line as the plugin writes it: the sorted record, its signature put last."""
+    body = json.dumps(record, sort_keys=True)
+    mac = hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()
+    return (body[:-1] + f', "mac": "{mac}"}}').encode()
 
 
 def test_a_forged_or_moved_line_is_still_refused_and_an_odd_layout_still_read() -> None:
@@ -101,12 +101,15 @@ def test_a_forged_or_moved_line_is_still_refused_and_an_odd_layout_still_read() 
     sneaky = b'{"message": "\\"mac\\": \\"' + b"0" * 64 + b'\\"", ' + good[0][1:]
     assert "bad signature" in read_outcomes(sneaky, KEY).tampering[0]
 
-    # a line the key's holder wrote with other spacing: parsed and written again
-    record = dict(first)
-    mac = hmac.new(secret, json.dumps(record, sort_keys=True).encode(), hashlib.sha256)
-    odd = json.dumps({"mac": mac.hexdigest(), **record}, separators=(",", ":")).encode()
-    stream = read_outcomes(odd, KEY)
-    assert stream.tampering == [] and stream.reports[0]["nodeid"] == "t.py::a"
+    # lines the key's holder laid out otherwise: the signature among the sorted keys, as
+    # the plugin wrote it once, or other spacing (parsed and written again)
+    mac = hmac.new(secret, json.dumps(first, sort_keys=True).encode(), hashlib.sha256)
+    for odd in (
+        json.dumps({"mac": mac.hexdigest(), **first}, sort_keys=True),
+        json.dumps({"mac": mac.hexdigest(), **first}, separators=(",", ":")),
+    ):
+        stream = read_outcomes(odd.encode(), KEY)
+        assert stream.tampering == [] and stream.reports[0]["nodeid"] == "t.py::a"
 
 
 def test_the_hang_watch_parses_only_the_lines_it_follows(

@@ -244,7 +244,8 @@ def read_outcomes(data: bytes, key: str) -> Stream:
 
 
 _MAC = re.compile(rb'"mac": "([0-9a-f]{64})"')
-"""The signature in a line as the plugin writes it (``json.dumps`` with sorted keys)."""
+"""The signature in a line as the plugin writes it: put last, after the record it signs
+(``json.dumps`` with sorted keys)."""
 
 
 def _verified(line: bytes, secret: bytes) -> dict[str, object] | None:

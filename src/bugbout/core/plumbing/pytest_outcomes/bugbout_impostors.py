@@ -6,6 +6,7 @@ probed there with values they have never seen (see ``bugbout.core.plumbing.impos
 It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3.6+).
 """
 
+import functools
 import os
 import sys
 import types
@@ -42,8 +43,15 @@ def modern_nodeid(nodeid):
 
 
 def inside(path, directory):
-    path = os.path.realpath(path)
+    path = _real(path)
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+@functools.lru_cache(maxsize=None)
+def _real(path):
+    """``path`` with its links resolved, once a path: a session asks of the same few
+    files hundreds of times (a run's hooks, its classes' modules)."""
+    return os.path.realpath(path)
 
 
 PROBED = ("__eq__", "__ne__", "__contains__")

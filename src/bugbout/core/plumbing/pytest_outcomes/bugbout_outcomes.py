@@ -235,10 +235,11 @@ class _Watch(object):
             self.stream = os.fdopen(self.fd, "a", encoding="utf-8")
         record = dict(record, seq=self.sequence)
         self.sequence += 1
-        if self.key is not None:
-            body = json.dumps(record, sort_keys=True).encode("utf-8")
-            record["mac"] = hmac.new(self.key, body, hashlib.sha256).hexdigest()
-        self.stream.write(json.dumps(record, sort_keys=True) + "\n")
+        line = json.dumps(record, sort_keys=True)
+        if self.key is not None:  # the signature last: the body is the line without it
+            mac = hmac.new(self.key, line.encode("utf-8"), hashlib.sha256).hexdigest()
+            line = line[:-1] + ', "mac": "' + mac + '"}'
+        self.stream.write(line + "\n")
         self.stream.flush()
 
     def changes(self, config):
