@@ -33,6 +33,9 @@ from test_mutant_tasks import settings as mutant_settings
 
 PARSE = "def parse_number(text):\n    return float(text.replace(',', '').lstrip('-'))\n"
 FIXED = """\
+_SIGNS = {"-": -1.0, "+": 1.0}
+
+
 def _keep_sign(text, value):
     # numbers below zero keep the minus sign they were written with
     return -value if text.startswith("-") else value
@@ -67,7 +70,8 @@ def _history(root: Path) -> tuple[Path, str]:
         },
     )
     fix = repo.commit(
-        "Fix negative numbers losing their sign\n\nNumbers below zero came back positive.",
+        "Fix negative numbers losing their sign\n\nNumbers below zero came back positive. "
+        'A table like {"-": -1.0, "+": 1.0} was missing.',  # code the fix added: not told
         {"src/calc/parse.py": FIXED, "tests/test_parse.py": TESTS + NEGATIVE},
     )
     return repo.path, fix
@@ -107,8 +111,11 @@ def test_a_draft_is_used_kept_and_refused_when_it_leaks(tmp_path: Path) -> None:
         [asked] = clean.requests
         assert asked.path == "/v1/chat/completions" and asked.body["model"] == "gpt-w"
         given = asked.body["messages"][1]["content"]
+        assert given.startswith(
+            "Fix negative numbers losing their sign\n\nNumbers below zero came back positive.\n\n"
+        )
         assert "test_negative_numbers_keep_their_sign: AssertionError" in given
-        for secret in ("_keep_sign", "startswith", "parse_number('-2.5')", "-value"):
+        for secret in ("_keep_sign", "startswith", "parse_number('-2.5')", "-value", "1.0"):
             assert secret not in json.dumps(asked.body), secret
         stored = store.read(TASKS, TaskSet)
         assert stored is not None and stored.get(task.id).statement_origin == task.statement_origin
@@ -160,7 +167,7 @@ def test_a_draft_naming_what_only_the_fix_introduces_is_refused(tmp_path: Path) 
                            Store(tmp_path / ".bugbout"))  # fmt: skip
         secrets = Secrets.of(git, tasks.get(fix[:12]))
     reported = "Numbers below zero came back positive.\n\n- tests/test_parse.py::test_x"
-    assert secrets.names == {"_keep_sign", "startswith", "value"}
+    assert secrets.names == {"_SIGNS", "_keep_sign", "startswith", "value"}
     assert leak(CLEAN, reported, secrets) == ""
     assert leak("The value loses its sign.", reported, secrets) == ""  # a word, not a name
     prose = "Numbers below zero should keep the minus sign they were written with."

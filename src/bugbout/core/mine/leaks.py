@@ -60,6 +60,10 @@ class Secrets:
             tests=tuple(source_lines(tests)),
         )
 
+    def shown_in(self, text: str) -> bool:
+        """Whether ``text``, written with nothing given, shows any of these."""
+        return bool(leak(text, "", self))
+
 
 def leak(draft: str, reported: str, secrets: Secrets) -> str:
     """Why ``draft`` leaks the fix beyond what ``reported`` (the model's input) showed,

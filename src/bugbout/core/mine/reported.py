@@ -14,7 +14,7 @@ import io
 import keyword
 import re
 import tokenize
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.store.records import HISTORY_TIERS, Oracle, Task
@@ -96,18 +96,33 @@ def is_told_by_failures(task: Task) -> bool:
     return task.tier in HISTORY_TIERS and unknown
 
 
-def told(git: Git, task: Task, oracle: Oracle | None = None) -> str:
-    """The statement of a task that names no issue: its commit message scrubbed, then,
-    when ``oracle`` found fail-to-pass tests, those tests with what they said before the
-    fix."""
+def told(
+    git: Git,
+    task: Task,
+    oracle: Oracle | None = None,
+    *,
+    leaks: Callable[[str], bool] = lambda sentence: False,
+) -> str:
+    """The statement of a task that names no issue: its commit message scrubbed (without
+    a sentence that ``leaks`` the fix), then, when ``oracle`` found fail-to-pass tests,
+    those tests with what they said before the fix."""
     added, names = fix_only(git, task)
-    report = scrubbed(git.message(task.sha), names)
+    report = _without(scrubbed(git.message(task.sha), names), leaks)
     failing = failures_before(oracle) if oracle is not None else {}
     if not failing:
         return _text(report)
     lead, close = _LEADS.get(task.tier, _FIX_LEAD)
     told_failures = statement(failing, withheld=added, lead=lead, close=close)
     return _text(f"{report}\n\n{told_failures}" if report else told_failures)
+
+
+def _without(report: str, leaks: Callable[[str], bool]) -> str:
+    """``report`` without the sentences that ``leaks``."""
+    parts = [
+        " ".join(sentence for sentence in _SENTENCE.split(part) if not leaks(sentence))
+        for part in report.split("\n\n")
+    ]
+    return "\n\n".join(part for part in parts if part)
 
 
 def _text(told: str) -> str:

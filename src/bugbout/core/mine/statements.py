@@ -74,8 +74,9 @@ def tell_statements(
                 kept = drafts.root.get(task.id)
                 if task.drafted and kept is not None:
                     task.problem_statement = kept.reported
-            elif oracle is not None:
-                task.problem_statement = told(git, task, oracle)
+            elif oracle is not None:  # its message without what the fix's code shows
+                leaks = Secrets.of(git, task).shown_in
+                task.problem_statement = told(git, task, oracle, leaks=leaks)
             task.statement_origin = SCRUBBED
             if drafter is not None and task.scored:
                 _draft(task, drafter, git, store=store, drafts=drafts, warn=warn)
