@@ -4,8 +4,13 @@ kept, one that leaks the fix is refused, an unreachable model falls back."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import socket
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +18,7 @@ import pytest
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, TasksSettings
-from bugbout.core.mine.drafting import Drafter
+from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.statements import DRAFTS, Drafts
 from bugbout.core.plumbing.git import Git
@@ -232,6 +237,9 @@ def test_a_drafter_that_names_no_usable_contestant_fails_in_one_line(tmp_path: P
         Drafter.of(_settings(tmp_path), plugins)
     with pytest.raises(ConfigError, match=r"set contestants.writer.model to draft with it$"):
         Drafter.of(_settings(tmp_path, writer={"agent": "claude-code"}), plugins)
+    chosen = _settings(tmp_path).model_copy(update={"contestant": {"writer": {"agent": "codex"}}})
+    with pytest.raises(ConfigError, match=r"set contestant.writer.model to draft with it$"):
+        Drafter.of(chosen, plugins)
     unnamed = _settings(tmp_path).model_copy(update={"tasks": TasksSettings(statement="drafted")})
     with pytest.raises(ConfigError, match=r"names no contestant; set tasks.drafter"):
         Drafter.of(unnamed, plugins)
@@ -302,3 +310,54 @@ def test_an_injected_bug_is_drafted_from_its_failures_alone(
         assert {task.problem_statement for task in tasks.tasks} == {
             "The area of a square comes out wrong."
         }
+
+
+class _Answering(http.server.BaseHTTPRequestHandler):
+    """A model API that answers every request with the server's ``status`` after
+    ``delay`` seconds."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        time.sleep(self.server.delay)  # type: ignore[attr-defined]
+        status, body = self.server.answer  # type: ignore[attr-defined]
+        with contextlib.suppress(ConnectionError):  # the client gave up waiting
+            self.send_response(status)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("answer", "delay", "said"),
+    [
+        ((429, b"{}"), 0, "writer (gpt-x) answered HTTP 429 Too Many Requests"),
+        ((200, b"<html>"), 0, "writer (gpt-x) answered something that is not JSON"),
+        ((200, b'{"error": "no"}'), 0, "writer (gpt-x) answered without a statement"),
+        (
+            (200, b'{"choices": [{"message": {"content": " "}}]}'),
+            0,
+            "writer (gpt-x) answered no text",
+        ),
+        ((200, b"{}"), 2, "writer (gpt-x) did not answer in 0.5 s"),
+    ],
+)
+def test_a_model_that_gives_no_statement_fails_in_one_line(
+    tmp_path: Path, answer: tuple[int, bytes], delay: float, said: str
+) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answering)
+    server.answer, server.delay = answer, delay  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        entry = {"agent": "codex", "model": "gpt-x", "base-url": url}
+        drafter = Drafter.of(_settings(tmp_path, writer=entry), make_plugins(entry_points=False))
+        with pytest.raises(DraftingFailed) as failed:
+            replace(drafter, timeout=0.5).draft("Numbers below zero came back positive.")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(failed.value) == said

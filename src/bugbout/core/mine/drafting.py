@@ -65,6 +65,7 @@ class Drafter:
     base_url: str
     model: str
     key: str | None = field(default=None, repr=False)
+    timeout: float = TIMEOUT
 
     @classmethod
     def of(cls, settings: BoutSettings, plugins: Plugins) -> Drafter:
@@ -85,7 +86,8 @@ class Drafter:
                 f"tasks.drafter: no contestant {name!r}; define it under contestants in "
                 "bugbout.yaml or choose it with contestant=<name>"
             )
-        given = instance("contestants", AgentPlugin.kind, name, entry, example="codex")
+        role = "contestants" if name in settings.contestants else "contestant"
+        given = instance(role, AgentPlugin.kind, name, entry, example="codex")
         options = given.check(plugins, AgentPlugin)
         model = str(getattr(options, "model", None) or "")
         base_url = getattr(options, "base_url", None)
@@ -100,11 +102,9 @@ class Drafter:
                 "cannot reach; name a claude-code, codex, gemini-cli or mini-swe-agent contestant"
             )
         if not model:
-            raise ConfigError(f"tasks.drafter: set contestants.{name}.model to draft with it")
+            raise ConfigError(f"tasks.drafter: set {given.where}.model to draft with it")
         if not base_url and provider and provider not in ("openai", *_PROVIDER_WIRES):
-            raise ConfigError(
-                f"tasks.drafter: set contestants.{name}.base-url to its {provider} API"
-            )
+            raise ConfigError(f"tasks.drafter: set {given.where}.base-url to its {provider} API")
         env: dict[str, str] = {**os.environ, **dict(getattr(options, "env", None) or {})}
         names = (f"{provider.upper()}_API_KEY",) if provider else ()
         key = next((env[n] for n in (*names, *_KEYS[wire]) if env.get(n)), None)
@@ -130,12 +130,14 @@ class Drafter:
             method="POST",
         )
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 answer = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise DraftingFailed(f"{self.label} answered HTTP {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError) as exc:
+        except OSError as exc:  # URLError is one
             reason = getattr(exc, "reason", exc)
+            if isinstance(reason, TimeoutError):
+                raise DraftingFailed(f"{self.label} did not answer in {self.timeout:g} s") from None
             raise DraftingFailed(f"{self.label} cannot be reached at {url}: {reason}") from None
         except ValueError:
             raise DraftingFailed(f"{self.label} answered something that is not JSON") from None
