@@ -10,6 +10,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, TasksSettings
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.leaks import Secrets, leak
-from bugbout.core.mine.statements import DRAFTS, Drafts
+from bugbout.core.mine.statements import DRAFTS, Draft, Drafts, tell_statements
 from bugbout.core.plumbing.git import Git
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.report.report_build import build_report
@@ -318,6 +319,7 @@ class _Answering(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["content-length"]))
+        self.server.asked += 1  # type: ignore[attr-defined]
         time.sleep(self.server.delay)  # type: ignore[attr-defined]
         status, body = self.server.answer  # type: ignore[attr-defined]
         with contextlib.suppress(ConnectionError):  # the client gave up waiting
@@ -347,17 +349,52 @@ class _Answering(http.server.BaseHTTPRequestHandler):
 def test_a_model_that_gives_no_statement_fails_in_one_line(
     tmp_path: Path, answer: tuple[int, bytes], delay: float, said: str
 ) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answering)
-    server.answer, server.delay = answer, delay  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _answering(answer, delay) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         entry = {"agent": "codex", "model": "gpt-x", "base-url": url}
         drafter = Drafter.of(_settings(tmp_path, writer=entry), make_plugins(entry_points=False))
         with pytest.raises(DraftingFailed) as failed:
             replace(drafter, timeout=0.5).draft("Numbers below zero came back positive.")
+    assert str(failed.value) == said
+
+
+@contextlib.contextmanager
+def _answering(answer: tuple[int, bytes], delay: float = 0) -> Iterator[http.server.HTTPServer]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answering)
+    server.answer, server.delay, server.asked = answer, delay, 0  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
     finally:
         server.shutdown()
         server.server_close()
-    assert str(failed.value) == said
+
+
+def test_a_failing_model_is_asked_no_more_after_three_failures_in_a_row(tmp_path: Path) -> None:
+    repo, fix = _history(tmp_path / "repo")
+    store, plugins = Store(tmp_path / ".bugbout"), make_plugins(entry_points=False)
+    mined = mine_tasks(_settings(repo, "scrubbed"), plugins, store).get(fix[:12])
+    tasks = TaskSet(tasks=[mined.model_copy(update={"id": f"t{n}"}) for n in range(5)])
+    test = "tests/test_parse.py::test_negative_numbers_keep_their_sign"
+    oracles = OracleSet(
+        {task.id: Oracle(task_id=task.id, status="ok", fail_to_pass=[test]) for task in tasks.tasks}
+    )
+    warned: list[str] = []
+    with _answering((503, b"{}")) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        settings = _settings(repo, writer={"agent": "codex", "model": "gpt-x", "base-url": url})
+        tell_statements(settings, plugins, store, tasks, oracles, warn=warned.append)
+        assert server.asked == 3
+        scrubbed = tasks.tasks[0].problem_statement
+        assert scrubbed.endswith(f"- {test}\n\nFind the bug and fix it.")
+        key = Drafter.of(settings, plugins).key_of(scrubbed)
+        kept = Draft(key=key, drafter="writer (gpt-x)", reported=scrubbed, text=CLEAN)
+        store.write(DRAFTS, Drafts({"t4": kept}))
+        tell_statements(settings, plugins, store, tasks, oracles, warn=warned.append)
+        assert server.asked == 6
+    failed = "scrubbed: drafting failed: writer (gpt-x) answered HTTP 503 Service Unavailable"
+    assert [task.statement_origin for task in tasks.tasks] == [failed] * 4 + [
+        "drafted by writer (gpt-x)"
+    ]
+    assert tasks.tasks[4].problem_statement == CLEAN
+    assert warned[3] == "writer (gpt-x) failed 3 times in a row: no more statements drafted"

@@ -3,14 +3,15 @@
 Each is first its scrubbed statement (:mod:`bugbout.core.mine.reported`). With
 ``tasks.statement: drafted``, the drafter's model writes one from it; a draft that leaks
 the fix (:mod:`bugbout.core.mine.leaks`) is refused, and one the model could not give is
-not waited for: the task keeps its scrubbed statement, its origin saying why. Drafts are
-kept in ``drafts.json`` under the key of the model and its input, so a resumed bout
-never drafts one again.
+not waited for (after three failures in a row, it is asked no more): the task keeps its
+scrubbed statement, its origin saying why. Drafts are kept in ``drafts.json`` under the
+key of the model and its input, so a resumed bout never drafts one again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from pydantic import Field
 
@@ -27,6 +28,8 @@ from bugbout.core.store.store import Store
 DRAFTS = "drafts.json"
 SCRUBBED = "scrubbed"
 DRAFTED = "drafted by"
+GIVE_UP = 3
+"""Failures in a row after which a bout asks its drafter no more."""
 
 
 class Draft(Record):
@@ -68,6 +71,7 @@ def tell_statements(
     store.set_aside_if_corrupt(DRAFTS, Drafts, warn)
     drafts = store.read(DRAFTS, Drafts) or Drafts()
     with Git(settings.repository) as git:
+        drafting = _Drafting(drafter, git, store, drafts, warn) if drafter else None
         for task in told_tasks:
             oracle = oracles.root.get(task.id)
             if _injected(task):  # told when it was mined: its draft keeps what it was
@@ -78,47 +82,67 @@ def tell_statements(
                 leaks = Secrets.of(git, task).shown_in
                 task.problem_statement = told(git, task, oracle, leaks=leaks)
             task.statement_origin = SCRUBBED
-            if drafter is not None and task.scored:
-                _draft(task, drafter, git, store=store, drafts=drafts, warn=warn)
+            if drafting is not None and task.scored:
+                drafting.give(task)
 
 
-def _draft(
-    task: Task,
-    drafter: Drafter,
-    git: Git,
-    *,
-    store: Store,
-    drafts: Drafts,
-    warn: Callable[[str], None],
-) -> None:
-    """Give ``task`` the statement ``drafter`` drafts from its scrubbed one, unless it
-    leaks the fix or drafting failed: then its origin says why."""
-    reported = task.problem_statement
-    key = drafter.key_of(reported)
-    found = drafts.root.get(task.id)
-    if found is None or found.key != key:
+@dataclass
+class _Drafting:
+    """Drafting the statements of one bout's tasks, one at a time, kept in ``drafts``.
+    After :data:`GIVE_UP` failures in a row the model is asked no more: the tasks left
+    keep their scrubbed statements (or their kept drafts)."""
+
+    drafter: Drafter
+    git: Git
+    store: Store
+    drafts: Drafts
+    warn: Callable[[str], None]
+    failed: list[str] = field(default_factory=list)
+    """Why each drafting in a row failed (empty after one that did not)."""
+
+    def give(self, task: Task) -> None:
+        """Give ``task`` the statement the drafter drafts from its scrubbed one, unless
+        it leaks the fix or drafting failed: then its origin says why."""
+        reported = task.problem_statement
+        key = self.drafter.key_of(reported)
+        found = self.drafts.root.get(task.id)
+        if found is None or found.key != key:
+            found = self._drafted(task, key)
+            if found is None:
+                return
+        if found.refused:
+            why = f"the draft by {found.drafter} is refused: {found.refused}"
+            task.statement_origin = f"{SCRUBBED}: {why}"
+        else:
+            task.problem_statement = found.text
+            task.statement_origin = f"{DRAFTED} {found.drafter}"
+
+    def _drafted(self, task: Task, key: str) -> Draft | None:
+        """A new draft of ``task``'s statement, kept; ``None`` when drafting failed."""
+        label = self.drafter.label
+        if len(self.failed) >= GIVE_UP:
+            task.statement_origin = f"{SCRUBBED}: drafting failed: {self.failed[-1]}"
+            return None
+        reported = task.problem_statement
         try:
-            text, usage = drafter.draft(reported)
+            text, usage = self.drafter.draft(reported)
         except DraftingFailed as exc:
+            self.failed.append(str(exc))
             task.statement_origin = f"{SCRUBBED}: drafting failed: {exc}"
-            warn(f"task {task.id}: its scrubbed statement is used, drafting failed: {exc}")
-            return
-        refused = leak(text, reported, Secrets.of(git, task))
+            self.warn(f"task {task.id}: its scrubbed statement is used, drafting failed: {exc}")
+            if len(self.failed) == GIVE_UP:
+                self.warn(f"{label} failed {GIVE_UP} times in a row: no more statements drafted")
+            return None
+        self.failed.clear()
+        refused = leak(text, reported, Secrets.of(self.git, task))
         found = Draft(
-            key=key, drafter=drafter.label, reported=reported, text=text, refused=refused,
-            usage=usage,
-        )  # fmt: skip
-        drafts.root[task.id] = found
-        store.write(DRAFTS, drafts)
-        if refused:
-            warn(f"task {task.id}: the draft by {drafter.label} is refused: {refused}")
-    if found.refused:
-        task.statement_origin = (
-            f"{SCRUBBED}: the draft by {found.drafter} is refused: {found.refused}"
+            key=key, drafter=label, reported=reported, text=text, refused=refused, usage=usage
         )
-    else:
-        task.problem_statement = found.text
-        task.statement_origin = f"{DRAFTED} {found.drafter}"
+        self.drafts.root[task.id] = found
+        self.store.write(DRAFTS, self.drafts)
+        if refused:
+            self.warn(f"task {task.id}: the draft by {label} is refused: {refused}")
+        return found
 
 
 def _injected(task: Task) -> bool:
