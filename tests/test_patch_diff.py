@@ -147,7 +147,7 @@ def test_binary_patches_apply_with_git_in_a_repository(
     patch = diff(base, work)
     clone = tmp_path / "clone"
     repo = RepositoryBuilder(clone)
-    subprocess.run(["cp", "-a", f"{base}/.", str(clone)], check=True)
+    subprocess.run(["cp", "-a", "--no-preserve=ownership", f"{base}/.", str(clone)], check=True)
     repo.commit("base")
     for text in (patch.source, patch.other):
         (tmp_path / "p.diff").write_text(text)

@@ -23,6 +23,7 @@ from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.instructions import Arm, probe_line
 from bugbout.sandbox.egress import EgressProxy, plan
+from bugbout.sandbox.identity import hand_over
 
 
 def run_tests_script(
@@ -88,6 +89,7 @@ def start_egress(
     stack.callback(shutil.rmtree, folder, ignore_errors=True)
     socket_path = folder / "proxy.sock"
     stack.enter_context(EgressProxy(endpoints, socket_path))
+    hand_over(folder)  # the confined user connects to the socket
     return [*egress_plan.forwarder(socket_path), *argv], dict(egress_plan.env), folder
 
 

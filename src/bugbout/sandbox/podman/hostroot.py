@@ -20,6 +20,8 @@ from bugbout.sandbox.podman.runner import READABLE, RunSpec
 
 OWN_TOP_LEVEL = ("proc", "sys", "dev", "tmp", "run")
 """Top-level directories the container has its own of (not bound from the host)."""
+STICKY = ("tmp",)
+"""Stand-ins anyone may write in (sticky), as the host's are."""
 SKIPPED_TOP_LEVEL = ("lost+found",)
 INIT_PATHS = (
     "/usr/libexec/podman/catatonit",
@@ -83,7 +85,9 @@ def host_root(folder: Path) -> tuple[Path, list[Path]]:
     for name in OWN_TOP_LEVEL:
         if (name, "dir", "") not in entries:
             entries.append((name, "dir", ""))
-    key = hashlib.sha256(repr(sorted(entries)).encode()).hexdigest()[:16]
+    # The stand-ins' modes are part of the layout: podman gives a tmpfs the mode of the
+    # folder it covers, and /tmp must be anyone's, as on a host (a confined user's too).
+    key = hashlib.sha256(repr([*sorted(entries), STICKY]).encode()).hexdigest()[:16]
     rootfs = folder / f"sandbox-root-{key}"
     if not rootfs.is_dir():
         folder.mkdir(parents=True, exist_ok=True)
@@ -93,6 +97,8 @@ def host_root(folder: Path) -> tuple[Path, list[Path]]:
                 (partial / name).symlink_to(target)
             elif kind == "dir":
                 (partial / name).mkdir()
+                if name in STICKY:
+                    (partial / name).chmod(0o1777)
             else:
                 (partial / name).touch()
         partial.chmod(0o755)
