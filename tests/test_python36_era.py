@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.plumbing.environment import EnvironmentRequest
@@ -19,7 +20,9 @@ from bugbout.core.store.records import Oracle, Outcome, RunStatus
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
+from bugbout.plugins.environments.uv import UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder
+from local_index import serve
 from old_pytests import old_pytest
 from python_mirror import hide
 
@@ -171,3 +174,25 @@ def test_without_python_36_the_reason_says_what_to_install(
     assert oracle.reason is not None
     assert oracle.reason.endswith(f"; an environment failure may explain it: {LACKS}")
     assert "\n" not in oracle.reason
+
+
+def test_without_python_36_a_build_failure_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index without pytest: the stand-in's environment cannot be built, and the
+    failure names the Python the era needed."""
+    hide(monkeypatch, tmp_path / "pyenv", "3.6")
+    tree = tmp_path / "tree"
+    (tree / "calc").mkdir(parents=True)
+    (tree / "calc" / "__init__.py").write_text("")
+    with serve([]) as index:
+        builder = UvBuilder(UvOptions(index_url=index.url, python_downloads="never"))
+        request = EnvironmentRequest(
+            project=ProjectSettings(source="calc"), tree=tree, date="2015-03-01", home=tmp_path
+        )
+        with pytest.raises(EnvironmentFailure) as failure:
+            builder.build(request)
+    reason = str(failure.value)
+    assert "pytest" in reason
+    assert reason.endswith(f"; {LACKS}")
+    assert "\n" not in reason

@@ -52,6 +52,7 @@ from bugbout.environments import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from bugbout.core.plumbing.managed_pythons import EraInterpreter
     from bugbout.environments import Command, EnvironmentRequest, EraCheck, Exemption
 
 MARKER = "bugbout-env.json"
@@ -132,20 +133,29 @@ class UvBuilder:
 
     def build(self, request: EnvironmentRequest) -> UvEnvironment:
         """The environment for ``request``'s era, resolved once per era and built once per
-        resolution."""
+        resolution. Its failure on a Python that stands in for the era's says so."""
+        from bugbout.environments import declared_python
+
+        chosen = self.pythons(request.home).interpreter(
+            declared_python(request.tree), request.date, request.project.python
+        )
+        try:
+            return self._build(request, chosen)
+        except EnvironmentFailure as failure:
+            if not chosen.lacks:
+                raise
+            raise EnvironmentFailure(f"{failure}; {chosen.lacks}") from None
+
+    def _build(self, request: EnvironmentRequest, chosen: EraInterpreter) -> UvEnvironment:
         from bugbout.environments import (
             EraCheck,
             declared_dependencies,
-            declared_python,
             declared_test_dependencies,
             digest,
             interpreter_version,
         )
 
         dependencies = [d for d in declared_dependencies(request.tree) if not d.startswith("-")]
-        chosen = self.pythons(request.home).interpreter(
-            declared_python(request.tree), request.date, request.project.python
-        )
         interpreter = chosen.path
         version = interpreter_version(interpreter)
         exclude_newer = (
