@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from bugbout.core.mine.reported import fix_only, source_lines
 from bugbout.core.plumbing.git import Git
@@ -39,9 +40,10 @@ class Secrets:
     tests: tuple[str, ...]
 
     @classmethod
-    def of(cls, git: Git, task: Task) -> Secrets:
-        """The secrets of ``task``: its diff (code and tests) and its tests at the fix."""
-        added, names = fix_only(git, task)
+    def of(cls, git: Git, task: Task, fix: tuple[list[str], set[str]] | None = None) -> Secrets:
+        """The secrets of ``task``: its diff (code and tests) and its tests at the fix
+        (``fix``: :func:`~bugbout.core.mine.reported.fix_only`'s answer, when known)."""
+        added, names = fix or fix_only(git, task)
         paths = [*task.source_files, *task.changed_test_files]
         diff = git.run(
             "diff", "--no-color", "--no-ext-diff", "-U0", task.parent, task.sha, "--", *paths
@@ -60,6 +62,29 @@ class Secrets:
             tests=tuple(source_lines(tests)),
         )
 
+    @cached_property
+    def lines(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """What each kind of line is called, with those of its lines that count as
+        shown: :data:`SHORTEST` characters or more, with code in them, flattened."""
+        return tuple(
+            (what, tuple(flat for flat in map(_flat, lines) if _counts(flat)))
+            for what, lines in (
+                ("a line the fix added", self.added),
+                ("a line the fix removed", self.removed),
+                ("a line of the hidden tests", self.tests),
+            )
+        )
+
+    @cached_property
+    def fix_runs(self) -> frozenset[tuple[str, ...]]:
+        """The runs of :data:`RUN` tokens of the lines the fix added and removed."""
+        return frozenset(_runs(_tokens((*self.added, *self.removed))))
+
+    @cached_property
+    def test_runs(self) -> frozenset[tuple[str, ...]]:
+        """The runs of :data:`RUN` tokens of the hidden tests."""
+        return frozenset(_runs(_tokens(self.tests)))
+
     def shown_in(self, text: str) -> bool:
         """Whether ``text``, written with nothing given, shows any of these."""
         return bool(leak(text, "", self))
@@ -69,28 +94,24 @@ def leak(draft: str, reported: str, secrets: Secrets) -> str:
     """Why ``draft`` leaks the fix beyond what ``reported`` (the model's input) showed,
     in one line; empty when it does not."""
     shown, known = _flat(draft), _flat(reported)
-    for what, lines in (
-        ("a line the fix added", secrets.added),
-        ("a line the fix removed", secrets.removed),
-        ("a line of the hidden tests", secrets.tests),
-    ):
-        for line in lines:
-            flat = _flat(line)
-            if len(flat) >= SHORTEST and _CODE.search(flat) and flat in shown and flat not in known:
+    for what, lines in secrets.lines:
+        for flat in lines:
+            if flat in shown and flat not in known:
                 return f"it shows {what}: {flat[:_QUOTED]}"
     words = set(re.findall(r"\w+", draft)) - set(re.findall(r"\w+", reported))
     if named := sorted(name for name in words & secrets.names if _IDENTIFIER.search(name)):
         return f"it names {', '.join(named)}, which only the fix introduces"
     known_runs = set(_runs(_TOKEN.findall(reported)))
     runs = [run for run in _runs(_TOKEN.findall(draft)) if run not in known_runs and _is_code(run)]
-    for what, lines in (
-        ("the fix", (*secrets.added, *secrets.removed)),
-        ("the hidden tests", secrets.tests),
-    ):
-        secret = set(_runs(_tokens(lines)))
+    for what, secret in (("the fix", secrets.fix_runs), ("the hidden tests", secrets.test_runs)):
         if shared := next((run for run in runs if run in secret), None):
             return f"it repeats {RUN} tokens of {what}: {' '.join(shared)[:_QUOTED]}"
     return ""
+
+
+def _counts(flat: str) -> bool:
+    """Whether a line, flattened, is long enough and code enough to count as shown."""
+    return len(flat) >= SHORTEST and _CODE.search(flat) is not None
 
 
 def _flat(text: str) -> str:

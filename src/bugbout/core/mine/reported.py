@@ -102,11 +102,13 @@ def told(
     oracle: Oracle | None = None,
     *,
     leaks: Callable[[str], bool] = lambda sentence: False,
+    fix: tuple[list[str], set[str]] | None = None,
 ) -> str:
     """The statement of a task that names no issue: its commit message scrubbed (without
     a sentence that ``leaks`` the fix), then, when ``oracle`` found fail-to-pass tests,
-    those tests with what they said before the fix."""
-    added, names = fix_only(git, task)
+    those tests with what they said before the fix. ``fix``: :func:`fix_only`'s answer,
+    when known."""
+    added, names = fix or fix_only(git, task)
     report = _without(scrubbed(git.message(task.sha), names), leaks)
     failing = failures_before(oracle) if oracle is not None else {}
     if not failing:

@@ -20,7 +20,7 @@ from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.injection import TIER as INJECTED
 from bugbout.core.mine.leaks import Secrets, leak
-from bugbout.core.mine.reported import is_told_by_failures, told
+from bugbout.core.mine.reported import fix_only, is_told_by_failures, told
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import OracleSet, Record, RecordRoot, Task, TaskSet
 from bugbout.core.store.store import Store
@@ -79,8 +79,9 @@ def tell_statements(
                 if task.drafted and kept is not None:
                     task.problem_statement = kept.reported
             elif oracle is not None:  # its message without what the fix's code shows
-                leaks = Secrets.of(git, task).shown_in
-                task.problem_statement = told(git, task, oracle, leaks=leaks)
+                fix = fix_only(git, task)
+                leaks = Secrets.of(git, task, fix).shown_in
+                task.problem_statement = told(git, task, oracle, leaks=leaks, fix=fix)
             task.statement_origin = SCRUBBED
             if drafting is not None and task.scored:
                 drafting.give(task)
