@@ -1,6 +1,7 @@
 """What a test run costs bugbout beyond pytest, with every check kept: the outcome
 stream is verified without writing each line again, the hang watch parses only the
-lines it follows, and a test file is parsed once for the twins of a task's runs."""
+lines it follows, a test file is parsed once for the twins of a task's runs, and the
+pytest a builder resolved is not started to ask its version."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import hashlib
 import hmac
 import json
 import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing import canaries, canary_twins, hung
 from bugbout.core.plumbing.canaries import key_line, read_outcomes
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
+from bugbout.core.plumbing.pytest_era import pytest_era
 from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
 
@@ -154,3 +157,21 @@ def test_a_test_file_is_parsed_once_for_the_twins_of_many_runs(
         canary_twins.restore(tree, planted)
         assert host.read_bytes() == original
     assert len([text for text in parses if "def test_adds" in text]) == 1
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """An environment whose builder resolved pytest 3.4.2, and that never runs."""
+
+    key: str = "resolved-pytest-3.4.2"
+    description: str = "pytest 3.4.2, resolved"
+    versions: dict[str, str] = field(default_factory=lambda: {"pytest": "3.4.2"})
+
+    def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
+        raise AssertionError(f"pytest was started to ask its version: {args}")
+
+
+def test_the_pytest_a_builder_resolved_is_not_asked_its_version() -> None:
+    era = pytest_era(Resolved())
+    assert era.version == (3, 4)
+    assert "--rootdir" not in era.options(Path("tree"))  # 3.5 brought it

@@ -16,8 +16,9 @@ older pytest rejects the whole command line ("unrecognized arguments"):
 pytest 2.7 is the oldest bugbout's plugins run on (hook wrappers came with it); an older
 one is refused with that reason.
 
-Each environment's pytest is asked its version once per process (``pytest --version`` in
-an empty directory, no network), cached by the environment's key.
+Each environment's pytest version is what its builder resolved (the ``pytest`` of its
+``versions``), else asked once per process (``pytest --version`` in an empty directory,
+no network), cached by the environment's key.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.environment import Environment, resolved
 from bugbout.sandbox.network import offline
 
 OLDEST = (2, 7)
@@ -104,11 +105,17 @@ def pytest_era(environment: Environment) -> PytestEra:
     with _probed.lock:
         found = _probed.eras.get(environment.key)
     if found is None:
-        found = PytestEra(_version(environment))
+        found = PytestEra(_resolved(environment) or _version(environment))
         if found.version is not None:
             with _probed.lock:
                 _probed.eras[environment.key] = found
     return found
+
+
+def _resolved(environment: Environment) -> tuple[int, int] | None:
+    """The pytest version the environment's builder resolved, when it says."""
+    found = re.match(r"(\d+)\.(\d+)", resolved(environment)[0].get("pytest", ""))
+    return (int(found[1]), int(found[2])) if found else None
 
 
 def _version(environment: Environment) -> tuple[int, int] | None:
