@@ -135,7 +135,10 @@ def test_a_draft_is_used_kept_and_refused_when_it_leaks(tmp_path: Path) -> None:
         again = mine_tasks(settings, plugins, store)  # resumed: the stored draft, not drafted again
         compute_oracles(settings, plugins, store, again)
         assert again.get(task.id).problem_statement == CLEAN
-        assert len(clean.requests) == 1
+        moved = {**writer, "base-url": f"{leaky.url}/v1"}  # the same model served elsewhere
+        compute_oracles(_settings(repo, writer=moved), plugins, store, again)
+        assert again.get(task.id).problem_statement == CLEAN
+        assert (len(clean.requests), len(leaky.requests)) == (1, 0)
 
         codex = {"agent": "codex", "model": "gpt-x", "base-url": f"{leaky.url}/v1"}
         leaking = mine_tasks(settings, plugins, store)  # another model: drafted again
@@ -155,14 +158,14 @@ def test_a_draft_is_used_kept_and_refused_when_it_leaks(tmp_path: Path) -> None:
         assert scrubbed.get(task.id).problem_statement == refused.problem_statement
         assert len(leaky.requests) == 1
 
-    offline = {"agent": "mini-swe-agent", "model": "openai/gpt-x"}
+    offline = {"agent": "mini-swe-agent", "model": "openai/gpt-z"}
     offline["base-url"] = f"http://127.0.0.1:{_closed_port()}/v1"
     unreached = mine_tasks(settings, plugins, store)
     compute_oracles(_settings(repo, writer=offline), plugins, store, unreached)
     fallen = unreached.get(task.id)
     assert fallen.scored and fallen.problem_statement == refused.problem_statement
     assert fallen.statement_origin.startswith(
-        "scrubbed: drafting failed: writer (gpt-x) cannot be reached at http://127.0.0.1:"
+        "scrubbed: drafting failed: writer (gpt-z) cannot be reached at http://127.0.0.1:"
     )
 
 

@@ -117,8 +117,9 @@ class Drafter:
         return f"{self.name} ({self.model})"
 
     def key_of(self, reported: str) -> str:
-        """What a draft depends on: the model, where it is reached, and its input."""
-        return digest(self.wire, self.base_url, self.model, DRAFT_VERSION, reported)
+        """What a draft depends on: the model (its API and name) and its input; not where
+        it is served (a local server's port may change from one bout to the next)."""
+        return digest(self.wire, self.model, DRAFT_VERSION, reported)
 
     def draft(self, reported: str) -> tuple[str, dict[str, int]]:
         """The model's statement drafted from ``reported``, and the tokens it took."""
