@@ -307,8 +307,9 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
         )
     twins = planted.nodeids()
     if finished:
+        cases, ran = _cases(run, {canary.nodeid for canary in planted.canaries}, twins)
         for canary in planted.canaries:
-            reasons += _judged(run, canary, twins)
+            reasons += _judged(run, canary, cases.get(canary.nodeid, []), ran)
     modules = planted.modules()
 
     def own(test: str) -> bool:
@@ -326,14 +327,30 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
     return run.model_copy(update=update)
 
 
-def _judged(run: TestRun, canary: Canary, twins: set[str]) -> list[str]:
-    """What ``canary``'s outcomes in ``run`` (each case's, when it is parametrized) say."""
-    outcomes = [
-        (test, outcome) for test, outcome in run.outcomes.items() if _case_of(test) == canary.nodeid
-    ]
+def _cases(
+    run: TestRun, canaries: set[str], twins: set[str]
+) -> tuple[dict[str, list[tuple[str, Outcome]]], set[str]]:
+    """In one pass over ``run``'s outcomes: each canary's (each case's, when it is
+    parametrized), and the modules where a test that is no twin has one."""
+    cases: dict[str, list[tuple[str, Outcome]]] = {}
+    ran: set[str] = set()
+    for test, outcome in run.outcomes.items():
+        case = _case_of(test)
+        if case in canaries:
+            cases.setdefault(case, []).append((test, outcome))
+        if case not in twins:
+            ran.add(test.split("::", 1)[0])
+    return cases, ran
+
+
+def _judged(
+    run: TestRun, canary: Canary, outcomes: list[tuple[str, Outcome]], ran: set[str]
+) -> list[str]:
+    """What ``canary``'s ``outcomes`` in ``run`` say; ``ran``: the modules where a test
+    that is no twin reported (a hosted twin whose file did not run is not expected)."""
     error = run.collection_errors.get(canary.nodeid.split("::", 1)[0])
     if not outcomes:
-        if canary.optional or (canary.hosted and not _neighbours_ran(run, canary, twins)):
+        if canary.optional or (canary.hosted and canary.nodeid.split("::", 1)[0] not in ran):
             return []  # its file did not run (a collection error, a crash): nor did it
         why = f"could not be collected ({error})" if error else "did not report"
         return [f"canary {canary.nodeid} {why}"]
@@ -353,9 +370,3 @@ def _judged(run: TestRun, canary: Canary, twins: set[str]) -> list[str]:
 def _case_of(nodeid: str) -> str:
     """The test a node id is a case of: itself, or its parametrized function's node id."""
     return nodeid.split("[", 1)[0] if nodeid.endswith("]") else nodeid
-
-
-def _neighbours_ran(run: TestRun, canary: Canary, twins: set[str]) -> bool:
-    """Whether a test of the twin's file, not a twin, has an outcome in ``run``."""
-    prefix = canary.nodeid.split("::", 1)[0] + "::"
-    return any(test.startswith(prefix) and _case_of(test) not in twins for test in run.outcomes)
