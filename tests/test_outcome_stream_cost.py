@@ -115,7 +115,7 @@ def test_a_forged_or_moved_line_is_still_refused_and_an_odd_layout_still_read() 
         assert stream.tampering == [] and stream.reports[0]["nodeid"] == "t.py::a"
 
 
-def test_the_hang_watch_parses_only_the_lines_it_follows(
+def test_the_hang_watch_parses_only_the_last_test_that_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lines = [
@@ -135,7 +135,22 @@ def test_the_hang_watch_parses_only_the_lines_it_follows(
     with path.open("rb") as handle:
         watch = hung.HangWatch(handle.fileno(), limit=0)
         assert watch.hung() == "t.py::b"
-    assert len(parsed) == 3  # two starts and a teardown, not the setup and call reports
+        assert len(parsed) == 1  # the last start: nothing before it matters, nor setup or call
+        more = [
+            {"nodeid": "t.py::b", "when": "teardown", "outcome": "passed", "seq": 5},
+            {"nodeid": "t.py::c", "when": "start", "seq": 6},
+            {"nodeid": "t.py::c", "when": "teardown", "outcome": "passed", "seq": 7},
+        ]
+        with path.open("ab") as writer:
+            writer.write(b"".join(_signed(line, b"k") + b"\n" for line in more[:1]))
+        assert watch.hung() is None  # b ended
+        with path.open("ab") as writer:
+            writer.write(b"".join(_signed(line, b"k") + b"\n" for line in more[1:]))
+            writer.write(b'{"nodeid": "t.py::d", "when": "start"')  # not a whole line yet
+        assert watch.hung() is None  # c started and ended; d's line is not complete
+        with path.open("ab") as writer:
+            writer.write(b"}\n")
+        assert watch.hung() == "t.py::d"
 
 
 def test_a_test_file_is_parsed_once_for_the_twins_of_many_runs(

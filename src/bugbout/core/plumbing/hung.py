@@ -43,22 +43,48 @@ class HangWatch:
         while chunk := os.pread(self._fd, READ_LIMIT, self._offset):
             self._offset += len(chunk)
             *lines, self._partial = (self._partial + chunk).split(b"\n")
-            for line in lines:
-                self._see(line)
+            self._follow(lines)
             if len(chunk) < READ_LIMIT:
                 return
 
+    def _follow(self, lines: list[bytes]) -> None:
+        """See ``lines`` from the last test that started among them: what came before it
+        cannot change which test runs now (a start says it whatever ran before)."""
+        for first in range(len(lines) - 1, -1, -1):
+            found = _event(lines[first]) if PHASES[0] in lines[first] else None
+            if found is not None and found[1] == "start":
+                self._running, self._since = found[0], time.monotonic()
+                break
+        else:
+            first = -1
+        for line in lines[first + 1 :]:
+            self._see(line)
+
     def _see(self, line: bytes) -> None:
-        if not any(phase in line for phase in PHASES):  # a report's: nothing to follow
+        found = _event(line)
+        if found is None:
             return
-        try:
-            record = json.loads(line)
-        except ValueError:
-            return
-        if not isinstance(record, dict):
-            return
-        nodeid, when = record.get("nodeid"), record.get("when")
-        if when == "start" and isinstance(nodeid, str):
+        nodeid, when = found
+        if when == "start":
             self._running, self._since = nodeid, time.monotonic()
         elif when == "teardown" and nodeid == self._running:
             self._running, self._since = None, time.monotonic()
+
+
+def _event(line: bytes) -> tuple[str, str] | None:
+    """The node id and phase of a start or teardown line, else ``None`` (the others, most
+    of a run's, are not parsed)."""
+    if not any(phase in line for phase in PHASES):
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    nodeid, when = record.get("nodeid"), record.get("when")
+    if when == "start" and isinstance(nodeid, str):
+        return nodeid, when
+    if when == "teardown":
+        return (nodeid if isinstance(nodeid, str) else "", when)
+    return None
