@@ -38,6 +38,7 @@ __all__ = [
     "build_failure",
     "build_helpers",
     "choose_python",
+    "confined_owner",
     "create_plugin",
     "declared_dependencies",
     "declared_names",
@@ -89,6 +90,7 @@ __getattr__, __dir__ = lazy_exports(
         "build_failure": "bugbout.core.plumbing.uv_resolution",
         "build_helpers": "bugbout.core.plumbing.uv_resolution",
         "choose_python": "bugbout.core.plumbing.interpreters",
+        "confined_owner": "bugbout.sandbox.identity",
         "create_plugin": "bugbout.core.contract.manager",
         "declared_dependencies": "bugbout.core.plumbing.project_metadata",
         "declared_names": "bugbout.core.plumbing.project_metadata",
@@ -152,5 +154,6 @@ if TYPE_CHECKING:
         timed_out,
     )
     from bugbout.core.store.records import Exemption, digest
+    from bugbout.sandbox.identity import confined_owner
     from bugbout.sandbox.locking import locked
     from bugbout.sandbox.podman import BaseImage, Mount, Podman, PodmanError, RunSpec, runner_argv

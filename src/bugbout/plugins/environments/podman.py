@@ -105,7 +105,14 @@ class PodmanEnvironment:
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
         """A runner that runs ``python -m pytest <args>`` in a container of the image."""
-        from bugbout.environments import Command, Mount, RunSpec, python_path, runner_argv
+        from bugbout.environments import (
+            Command,
+            Mount,
+            RunSpec,
+            confined_owner,
+            python_path,
+            runner_argv,
+        )
 
         where = tree.absolute()
         mounts = [Mount(str(where.resolve()), str(where))]
@@ -128,6 +135,7 @@ class PodmanEnvironment:
             },
             forward_fd="BUGBOUT_OUTCOMES_FD",
             url=self.url,
+            user=":".join(map(str, owner)) if (owner := confined_owner()) else None,
         )
         return Command(argv=runner_argv(spec), cwd=where, contained=True)
 

@@ -177,6 +177,23 @@ def podman_argv(
     return [*command, *root, *argv]
 
 
+def _hand_over(spec: RunSpec, scratch: str | None) -> None:
+    """As ``spec.user``, when given: what the process writes is that user's (the
+    ``mount_env`` folders, the writable ``mounts``, the forwarded descriptor's folder)."""
+    if not spec.user:
+        return
+    uid, gid = (int(part) for part in spec.user.split(":"))
+    places = [os.environ.get(variable) for variable in spec.mount_env]
+    places += [mount.source for mount in spec.mounts if not mount.read_only]
+    for place in [*places, scratch]:
+        if not place or not Path(place).exists():
+            continue
+        for folder, directories, files in os.walk(place):
+            os.lchown(folder, uid, gid)
+            for name in directories + files:
+                os.lchown(Path(folder, name), uid, gid)
+
+
 def _binds(spec: RunSpec) -> list[str]:
     """The ``mount_env`` folders (read-write at their own path) and ``mounts``, each
     destination once, skipping sources that do not exist."""
@@ -283,10 +300,7 @@ def run(spec: RunSpec) -> int:
             scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="bugbout-run-"))
             first = _first_line(forwarded)
             Path(scratch, "forwarded").write_bytes(first)
-            if spec.user:  # the confined user opens it inside
-                uid, gid = (int(part) for part in spec.user.split(":"))
-                for path in (Path(scratch), Path(scratch, "forwarded")):
-                    os.chown(path, uid, gid)
+        _hand_over(spec, scratch)
         argv = podman_argv(spec, name, variables, descriptors, mountinfo, scratch=scratch)
         watcher = _watch(spec, name, environ)
         try:
