@@ -401,3 +401,29 @@ def test_a_failing_model_is_asked_no_more_after_three_failures_in_a_row(tmp_path
     ]
     assert tasks.tasks[4].problem_statement == CLEAN
     assert warned[3] == "writer (gpt-x) failed 3 times in a row: no more statements drafted"
+
+
+def test_statements_are_drafted_tasks_jobs_at_once(tmp_path: Path) -> None:
+    repo, fix = _history(tmp_path / "repo")
+    store, plugins = Store(tmp_path / ".bugbout"), make_plugins(entry_points=False)
+    mined = mine_tasks(_settings(repo, "scrubbed"), plugins, store).get(fix[:12])
+    tasks = TaskSet(tasks=[mined.model_copy(update={"id": f"t{n}"}) for n in range(5)])
+    oracles = OracleSet({task.id: Oracle(task_id=task.id, status="ok") for task in tasks.tasks})
+    with _answering((200, json.dumps(_chat(CLEAN)).encode()), delay=0.5) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        settings = _settings(repo, writer={"agent": "codex", "model": "gpt-x", "base-url": url})
+        settings = settings.model_copy(
+            update={"tasks": settings.tasks.model_copy(update={"jobs": 5})}
+        )
+        started = time.monotonic()
+        tell_statements(settings, plugins, store, tasks, oracles, warn=pytest.fail)
+        took = time.monotonic() - started
+        assert server.asked == 5
+    assert {task.problem_statement for task in tasks.tasks} == {CLEAN}
+    assert took < 2.0  # five answers of half a second each, at once
+    drafts = store.read(DRAFTS, Drafts)
+    assert drafts is not None and sorted(drafts.root) == [f"t{n}" for n in range(5)]
+
+
+def _chat(text: str) -> dict[str, object]:
+    return {"choices": [{"message": {"content": text}}], "usage": {"prompt_tokens": 1}}

@@ -11,6 +11,7 @@ key of the model and its input, so a resumed bout never drafts one again.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from pydantic import Field
@@ -71,7 +72,6 @@ def tell_statements(
     store.set_aside_if_corrupt(DRAFTS, Drafts, warn)
     drafts = store.read(DRAFTS, Drafts) or Drafts()
     with Git(settings.repository) as git:
-        drafting = _Drafting(drafter, git, store, drafts, warn) if drafter else None
         for task in told_tasks:
             oracle = oracles.root.get(task.id)
             if _injected(task):  # told when it was mined: its draft keeps what it was
@@ -83,15 +83,16 @@ def tell_statements(
                 leaks = Secrets.of(git, task, fix).shown_in
                 task.problem_statement = told(git, task, oracle, leaks=leaks, fix=fix)
             task.statement_origin = SCRUBBED
-            if drafting is not None and task.scored:
-                drafting.give(task)
+        if drafter is not None:
+            drafting = _Drafting(drafter, git, store, drafts, warn)
+            drafting.give([task for task in told_tasks if task.scored], settings.tasks.jobs)
 
 
 @dataclass
 class _Drafting:
-    """Drafting the statements of one bout's tasks, one at a time, kept in ``drafts``.
-    After :data:`GIVE_UP` failures in a row the model is asked no more: the tasks left
-    keep their scrubbed statements (or their kept drafts)."""
+    """Drafting the statements of one bout's tasks, kept in ``drafts``. After
+    :data:`GIVE_UP` failures in a row the model is asked no more: the tasks left keep
+    their scrubbed statements (or their kept drafts)."""
 
     drafter: Drafter
     git: Git
@@ -101,40 +102,47 @@ class _Drafting:
     failed: list[str] = field(default_factory=list)
     """Why each drafting in a row failed (empty after one that did not)."""
 
-    def give(self, task: Task) -> None:
-        """Give ``task`` the statement the drafter drafts from its scrubbed one, unless
-        it leaks the fix or drafting failed: then its origin says why."""
-        reported = task.problem_statement
-        key = self.drafter.key_of(reported)
-        found = self.drafts.root.get(task.id)
-        if found is None or found.key != key:
-            found = self._drafted(task, key)
-            if found is None:
-                return
-        if found.refused:
-            why = f"the draft by {found.drafter} is refused: {found.refused}"
-            task.statement_origin = f"{SCRUBBED}: {why}"
-        else:
-            task.problem_statement = found.text
-            task.statement_origin = f"{DRAFTED} {found.drafter}"
+    def give(self, tasks: list[Task], at_once: int) -> None:
+        """Give each of ``tasks`` the statement the drafter drafts from its scrubbed one
+        (``at_once`` asked at a time), unless it leaks the fix or drafting failed: then
+        its origin says why."""
+        waiting: list[tuple[Task, str]] = []
+        for task in tasks:
+            key = self.drafter.key_of(task.problem_statement)
+            found = self.drafts.root.get(task.id)
+            if found is not None and found.key == key:
+                _use(task, found)
+            else:
+                waiting.append((task, key))
+        waiting.reverse()  # popped from the end: in the tasks' order
+        with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="drafting") as pool:
+            asked: dict[Future[tuple[str, dict[str, int]]], tuple[Task, str]] = {}
+            while waiting or asked:
+                while waiting and len(asked) < at_once and len(self.failed) < GIVE_UP:
+                    task, key = waiting.pop()
+                    asked[pool.submit(self.drafter.draft, task.problem_statement)] = task, key
+                if not asked:  # given up: the tasks left are not asked
+                    for task, _ in waiting:
+                        task.statement_origin = f"{SCRUBBED}: drafting failed: {self.failed[-1]}"
+                    return
+                done, _ = wait(asked, return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._answered(*asked.pop(future), future)
 
-    def _drafted(self, task: Task, key: str) -> Draft | None:
-        """A new draft of ``task``'s statement, kept; ``None`` when drafting failed."""
+    def _answered(self, task: Task, key: str, future: Future[tuple[str, dict[str, int]]]) -> None:
+        """Use the draft ``future`` holds for ``task``, checked and kept; or say why not."""
         label = self.drafter.label
-        if len(self.failed) >= GIVE_UP:
-            task.statement_origin = f"{SCRUBBED}: drafting failed: {self.failed[-1]}"
-            return None
-        reported = task.problem_statement
         try:
-            text, usage = self.drafter.draft(reported)
+            text, usage = future.result()
         except DraftingFailed as exc:
             self.failed.append(str(exc))
             task.statement_origin = f"{SCRUBBED}: drafting failed: {exc}"
             self.warn(f"task {task.id}: its scrubbed statement is used, drafting failed: {exc}")
             if len(self.failed) == GIVE_UP:
                 self.warn(f"{label} failed {GIVE_UP} times in a row: no more statements drafted")
-            return None
+            return
         self.failed.clear()
+        reported = task.problem_statement
         refused = leak(text, reported, Secrets.of(self.git, task))
         found = Draft(
             key=key, drafter=label, reported=reported, text=text, refused=refused, usage=usage
@@ -143,7 +151,17 @@ class _Drafting:
         self.store.write(DRAFTS, self.drafts)
         if refused:
             self.warn(f"task {task.id}: the draft by {label} is refused: {refused}")
-        return found
+        _use(task, found)
+
+
+def _use(task: Task, draft: Draft) -> None:
+    """Give ``task`` ``draft`` as its statement, or say why it is refused."""
+    if draft.refused:
+        why = f"the draft by {draft.drafter} is refused: {draft.refused}"
+        task.statement_origin = f"{SCRUBBED}: {why}"
+    else:
+        task.problem_statement = draft.text
+        task.statement_origin = f"{DRAFTED} {draft.drafter}"
 
 
 def _injected(task: Task) -> bool:
