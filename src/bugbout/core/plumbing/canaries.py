@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.core.plumbing.canary_twins import Hosted, plant_twins, restore
 from bugbout.core.plumbing.impostors import impostors
+from bugbout.core.plumbing.tallies import tally_mismatch
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 KEY_PREFIX = b"bugbout-key "
@@ -288,9 +289,10 @@ def _verified_anew(line: bytes, secret: bytes) -> dict[str, object] | None:
 # -- the verdict on a run --------------------------------------------------------------------
 
 
-def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
-    """``run`` without its canaries, ``tampered`` (with every reason) when the canaries or
-    the stream say the code under test meddled with the outcomes.
+def check_canaries(run: TestRun, planted: Planted, stream: Stream, output: str = "") -> TestRun:
+    """``run`` without its canaries, ``tampered`` (with every reason) when the canaries,
+    the stream or pytest's own tally in its ``output`` say the code under test meddled
+    with the outcomes.
 
     A run that timed out, or whose pytest died before its session ended (killed, crashed),
     is not judged on its canaries: they may simply not have run. A pytest that exited as
@@ -306,6 +308,9 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream) -> TestRun:
             "(the code under test ended it, or removed bugbout's plugin)"
         )
     twins = planted.nodeids()
+    mismatch = tally_mismatch(output, stream.reports) if finished else None
+    if mismatch is not None:
+        reasons.append(mismatch)
     if finished:
         cases, ran = _cases(run, {canary.nodeid for canary in planted.canaries}, twins)
         for canary in planted.canaries:

@@ -401,7 +401,7 @@ def _pytest_process(
     run = _summarise(stream.reports, label=label, exit_code=exit_code, duration=duration)
     if timed_out:
         run.status = RunStatus.TIMEOUT
-    run = check_canaries(run, planted, stream)
+    run = check_canaries(run, planted, stream, detail)
     if run.status == RunStatus.OK and not run.outcomes:
         run.status = RunStatus.COLLECTION_FAILED if run.collection_errors else RunStatus.NO_TESTS
     if breach is not None:  # the code under test's doing: killed, whatever pytest said
