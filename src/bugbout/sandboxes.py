@@ -60,7 +60,7 @@ __getattr__, __dir__ = lazy_exports(
         "Podman": "bugbout.sandbox.podman",
         "Sandbox": "bugbout.sandbox.confinement",
         "SandboxPlugin": "bugbout.core.contract.types",
-        "bugbout_home": "bugbout.core.plumbing.tools",
+        "bugbout_home": "bugbout.core.plumbing.home",
         "closed_folders": "bugbout.sandbox.identity",
         "confined_owner": "bugbout.sandbox.identity",
         "create_plugin": "bugbout.core.contract.manager",
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import NoOptions, Options, SandboxPlugin
-    from bugbout.core.plumbing.tools import bugbout_home
+    from bugbout.core.plumbing.home import bugbout_home
     from bugbout.sandbox.confinement import Confinement, Sandbox
     from bugbout.sandbox.identity import closed_folders, confined_owner, hand_over
     from bugbout.sandbox.layering import Access, Layer, inside, layers, resolve

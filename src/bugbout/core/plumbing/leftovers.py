@@ -14,11 +14,13 @@ wrote (a Ray worker's) names nothing here: only its containers are removed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
 import socket
 import subprocess
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,7 @@ REMOVE_TIMEOUT = 60.0
 """Seconds ``podman rm`` may take."""
 READ_LIMIT = 1_000_000
 """The most bytes read of a record."""
+SUFFIX = ".leftovers"
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -80,6 +83,15 @@ class Leftovers:
                     _remove(str(entry["container"]), entry["podman"], entry["config"])
         self.path.unlink(missing_ok=True)
 
+    @classmethod
+    def of_this_process(cls, folder: Path) -> Leftovers:
+        """A new record in ``folder`` (a place that outlives a crash), named by this
+        process; first, once per process, end the records of processes that are gone
+        (a bugbout killed with ``kill -9`` leaves its test runs' containers running)."""
+        _end_orphans_once(folder)
+        me = os.getpid()
+        return cls(folder / f"{me}-{started(me)}-{uuid.uuid4().hex}{SUFFIX}")
+
     def _add(self, entry: dict[str, object]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(self.path, _FLAGS, 0o600)
@@ -117,3 +129,17 @@ def _remove(name: str, podman: list[str], config: dict[str, str]) -> None:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             timeout=REMOVE_TIMEOUT, check=False,
         )  # fmt: skip
+
+
+def end_orphans(folder: Path) -> None:
+    """End every record in ``folder`` whose process (named in the record's name) is gone."""
+    for path in folder.glob(f"*{SUFFIX}"):
+        owner, _, rest = path.name.partition("-")
+        start = rest.partition("-")[0]
+        if owner.isdigit() and start.isdigit() and started(int(owner)) != int(start):
+            Leftovers(path).end()
+
+
+@functools.cache
+def _end_orphans_once(folder: Path) -> None:
+    end_orphans(folder)

@@ -147,7 +147,7 @@ def conversion_lines(tree: Path, copy: Path) -> list[str]:
 
 def converted_trees() -> Path:
     """Where converted trees are cached: ``<BUGBOUT_HOME>/2to3``."""
-    from bugbout.core.plumbing.tools import bugbout_home  # tools runs tests: imported late
+    from bugbout.core.plumbing.home import bugbout_home
 
     return bugbout_home() / "2to3"
 

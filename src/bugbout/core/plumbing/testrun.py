@@ -34,6 +34,7 @@ from bugbout.core.plumbing.canaries import (
 )
 from bugbout.core.plumbing.confine import Confine, runs_in_overlays
 from bugbout.core.plumbing.environment import Environment
+from bugbout.core.plumbing.home import bugbout_home
 from bugbout.core.plumbing.hung import HangWatch
 from bugbout.core.plumbing.leftovers import VARIABLE, Leftovers
 from bugbout.core.plumbing.limits import held_as, run_guard
@@ -340,7 +341,9 @@ def _pytest_process(
         tempfile.TemporaryFile() as traced,
         tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
     ):
-        leftovers = Leftovers(Path(private, "leftovers"))  # a container the guard's kill left
+        # A container the guard's kill left, or a bugbout killed with kill -9 (the next
+        # one ends it): kept where a crash does not remove it.
+        leftovers = Leftovers.of_this_process(bugbout_home() / "leftovers")
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "LANG": "C.UTF-8",

@@ -4,12 +4,10 @@ in a remote worker (:meth:`Tools.in_worker`), and where they keep their caches."
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from bugbout.core.contract.hookspecs import PROJECT_NAME
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin
@@ -18,18 +16,12 @@ from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.confine import Confine, test_confinement
 from bugbout.core.plumbing.environments import Environments
 from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.home import bugbout_home
 from bugbout.core.plumbing.limits import guard_program
 from bugbout.core.plumbing.suite import suite_paths
 from bugbout.core.store.records import Task
 from bugbout.core.store.store import Store
 from bugbout.sandbox.confinement import Sandbox
-
-
-def bugbout_home() -> Path:
-    """Where environments and scratch trees are cached: ``BUGBOUT_HOME`` or
-    ``~/.cache/bugbout``."""
-    configured = os.environ.get("BUGBOUT_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / PROJECT_NAME
 
 
 @dataclass(frozen=True)
