@@ -99,7 +99,7 @@ def test_old_lists_of_reporters_and_issue_sources_still_work(initialised: Path) 
         (
             ["sandbox=bubblewrap", "sandbox.hide-rum=false"],
             "error: sandbox.hide-rum: no such setting; did you mean sandbox.hide-run? "
-            "(valid keys under sandbox: drop-root, executable, hide-run, name)",
+            "(valid keys under sandbox: executable, hide-run, name)",
         ),
         (["project.python=3.10"], "project.python: write the version as a string: '3.10'"),
         (["project.source=/abs/pkg"], "project.source: must be a path inside the repository"),

@@ -42,6 +42,7 @@ __all__ = [
     "resolve",
     "runner_argv",
     "seccomp_program",
+    "setpriv",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -73,6 +74,7 @@ __getattr__, __dir__ = lazy_exports(
         "resolve": "bugbout.sandbox.layering",
         "runner_argv": "bugbout.sandbox.podman.runner",
         "seccomp_program": "bugbout.sandbox.seccomp",
+        "setpriv": "bugbout.sandbox.identity",
     },
 )
 
@@ -83,7 +85,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.types import NoOptions, Options, SandboxPlugin
     from bugbout.core.plumbing.home import bugbout_home
     from bugbout.sandbox.confinement import Confinement, Sandbox
-    from bugbout.sandbox.identity import closed_folders, confined_owner, hand_over
+    from bugbout.sandbox.identity import closed_folders, confined_owner, hand_over, setpriv
     from bugbout.sandbox.layering import Access, Layer, inside, layers, resolve
     from bugbout.sandbox.podman import INSTALL, Podman, explain
     from bugbout.sandbox.podman.hostroot import host_spec

@@ -58,8 +58,8 @@ class Eras:
 
 def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     """The eras this machine can test with the chosen environment builder."""
-    from bugbout.core.plumbing.interpreters import available_interpreters, eras
     from bugbout.core.plumbing.home import bugbout_home
+    from bugbout.core.plumbing.interpreters import available_interpreters, eras
 
     local = available_interpreters()
     others = [v for v in eras(local) if v not in local]

@@ -87,8 +87,8 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
 def guard_check() -> Check:
     """Which guard holds agents to their limits: guard.c compiled (here, now, if it was
     not yet), or guard.py where it cannot be; both work, the compiled one starts sooner."""
-    from bugbout.core.plumbing.limits import compile_guard
     from bugbout.core.plumbing.home import bugbout_home
+    from bugbout.core.plumbing.limits import compile_guard
     from bugbout.sandbox.guard_build import CompileFailed
 
     try:

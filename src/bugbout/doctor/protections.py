@@ -33,6 +33,10 @@ echo "uid $(id -u)"
 head -n 1 /proc/self/uid_map | sed 's/^/map /'
 """
 FIX = "run bugbout as an ordinary user, or use sandbox=bubblewrap or sandbox=podman"
+ROOT_FIX = (
+    "install setpriv (util-linux), with which confined processes run as nobody; or run "
+    "bugbout as an ordinary user"
+)
 
 
 def protections_check(settings: BoutSettings, plugins: Plugins) -> Check:
@@ -66,6 +70,8 @@ def protections_check(settings: BoutSettings, plugins: Plugins) -> Check:
         _who(facts),
     ]
     detail = f"{name}: {'; '.join(parts)}"
+    if not writable and _host_uid(facts) == 0:
+        return Check("protections", False, detail, ROOT_FIX)
     return Check("protections", not writable, detail, FIX)
 
 
@@ -77,15 +83,20 @@ def _facts(output: str) -> dict[str, list[str]]:
     return facts
 
 
-def _who(facts: dict[str, list[str]]) -> str:
-    """Which host user a confined process is, from its uid and its user namespace's map."""
+def _host_uid(facts: dict[str, list[str]]) -> int:
+    """Which host uid a confined process is, from its uid and its user namespace's map."""
     uid = int(facts["uid"][0])
     mapping = (facts.get("map") or [""])[0].split()
-    host = uid
     if len(mapping) == 3 and all(field.isdigit() for field in mapping):
         inside, outside, count = (int(field) for field in mapping)
         if inside <= uid < inside + count:
-            host = outside + uid - inside
+            return outside + uid - inside
+    return uid
+
+
+def _who(facts: dict[str, list[str]]) -> str:
+    """Which host user a confined process is, in words."""
+    uid, host = int(facts["uid"][0]), _host_uid(facts)
     if host == 0:
         return f"uid {uid} inside is root on the host"
     return f"uid {uid} inside is uid {host} on the host"

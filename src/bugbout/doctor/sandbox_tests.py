@@ -59,9 +59,9 @@ def pytest_problem(settings: BoutSettings, sandbox: Sandbox) -> str | None:
     from bugbout.core.plumbing.checkout import Checkouts, remove_tree
     from bugbout.core.plumbing.confine import test_confinement
     from bugbout.core.plumbing.git import Git
+    from bugbout.core.plumbing.home import bugbout_home
     from bugbout.core.plumbing.testrun import run_tests
     from bugbout.core.plumbing.testtree import fresh_test_tree
-    from bugbout.core.plumbing.home import bugbout_home
     from bugbout.core.store.records import Outcome, RunStatus
     from bugbout.testing.repository import RepositoryBuilder
 

@@ -13,7 +13,9 @@ already that user.
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -24,8 +26,15 @@ CONFINED_USER = (65534, 65534)
 
 def confined_owner() -> tuple[int, int] | None:
     """The host uid and gid confined processes run as, when they are not bugbout's own
-    (bugbout runs as root); ``None`` when bugbout is an ordinary user."""
-    return CONFINED_USER if os.geteuid() == 0 else None
+    (bugbout runs as root, and ``setpriv`` is here to become them); ``None`` when bugbout
+    is an ordinary user."""
+    return CONFINED_USER if os.geteuid() == 0 and setpriv() is not None else None
+
+
+@functools.cache
+def setpriv() -> str | None:
+    """util-linux's ``setpriv``, which becomes the confined user inside a sandbox."""
+    return shutil.which("setpriv")
 
 
 def hand_over(path: Path) -> None:

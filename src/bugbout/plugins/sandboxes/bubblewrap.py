@@ -41,6 +41,7 @@ from bugbout.sandboxes import (
     layers,
     resolve,
     seccomp_program,
+    setpriv,
 )
 
 PROBE_TIMEOUT = 30.0
@@ -91,10 +92,6 @@ class BubblewrapOptions(Options):
     hide_run: bool = True
     """Replace ``/run`` with an empty directory (keeping ``/etc/resolv.conf`` if it points
     there), so that the daemons' sockets are out of reach."""
-    drop_root: bool = True
-    """When bugbout runs as root, run every confined process as the unprivileged host
-    user ``nobody`` rather than as a uid 0 without capabilities (which still owns every
-    root-owned file); bugbout hands it the paths it may write."""
 
 
 class Bubblewrap:
@@ -115,13 +112,12 @@ class Bubblewrap:
         self._filter: Path | None = None
         """The seccomp filter's file, written on the first :meth:`wrap`; ``None`` where
         bugbout has no filter for this processor."""
-        setpriv = shutil.which("setpriv") if self.options.drop_root else None
-        self.owner = confined_owner() if setpriv else None
+        self.owner = confined_owner()
         """The host uid and gid confined processes run as, when not bugbout's own."""
         self._become = (
-            [setpriv, f"--reuid={self.owner[0]}", f"--regid={self.owner[1]}",
+            [setpriv() or "setpriv", f"--reuid={self.owner[0]}", f"--regid={self.owner[1]}",
              "--clear-groups", "--inh-caps=-all", "--"]
-            if setpriv and self.owner else []
+            if self.owner else []
         )  # fmt: skip
 
     def problem(self) -> str | None:

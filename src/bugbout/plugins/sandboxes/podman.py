@@ -71,10 +71,6 @@ class PodmanSandboxOptions(Options):
     """Where bugbout's podman keeps its containers (default ``BUGBOUT_HOME/podman``)."""
     init: bool = True
     """Run podman's init (catatonit) as the container's pid 1 when it is installed."""
-    drop_root: bool = True
-    """When bugbout runs as root, run every confined process as the unprivileged host
-    user ``nobody`` rather than as root without capabilities; bugbout hands it the paths
-    it may write."""
 
 
 class PodmanSandbox:
@@ -114,7 +110,7 @@ class PodmanSandbox:
             raise PluginError(f"cannot confine a process to {workdir}: it is not a directory")
         if self.executable is None:
             raise PluginError(self._not_installed())
-        owner = confined_owner() if self.options.drop_root else None
+        owner = confined_owner()
         if owner is not None:
             exposed = [workdir, *confinement.writable, *confinement.readable]
             closed = closed_folders([resolve(path) for path in exposed], owner)
