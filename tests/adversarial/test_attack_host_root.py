@@ -21,6 +21,7 @@ from harness import SANDBOXES, run_bout
 
 from bugbout.plugins.sandboxes import bubblewrap as bubblewrap_module
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
+from bugbout.sandbox.network import offline
 from sandbox_world import PYTHON, World
 
 KNOB = Path("/proc/sys/fs/lease-break-time")
@@ -149,3 +150,14 @@ def test_a_confined_process_is_not_root_on_the_host(
     assert "refused" in result.stdout
     assert result.stdout.split()[-1] != "0"
     assert (world.workdir / "written").stat().st_uid != 0
+
+
+@as_root
+def test_an_unconfined_test_run_cannot_make_the_kernels_settings_writable(knob: str) -> None:
+    """With ``sandbox=none`` only the network is switched off: its read-only /proc/sys
+    must hold, so the run has no capability to remount it."""
+    attack = f"mount -o remount,rw /proc/sys; echo {int(knob) + 7} > {KNOB}; true"
+    result = subprocess.run(
+        offline(["sh", "-c", attack]), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert KNOB.read_text().strip() == knob, result

@@ -26,9 +26,12 @@ def _offline_prefix() -> tuple[str, ...]:
     candidates: list[tuple[str, ...]] = []
     bwrap = shutil.which("bwrap")
     if bwrap:
+        # As root bwrap keeps every capability unless told: the read-only /proc/sys could
+        # be remounted read-write.
+        drop = ("--cap-drop", "ALL") if os.geteuid() == 0 else ()
         candidates.append(
             (bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--ro-bind-try", "/proc/sys",
-             "/proc/sys", "--unshare-net",
+             "/proc/sys", "--unshare-net", *drop,
              "--unshare-pid", "--die-with-parent", "--")
         )  # fmt: skip
     unshare = shutil.which("unshare")
