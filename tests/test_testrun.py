@@ -13,7 +13,8 @@ import pytest
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testrun import FAILURE_LINE, run_tests
+from bugbout.core.plumbing.run_reports import FAILURE_LINE
+from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")

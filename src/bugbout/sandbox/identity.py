@@ -40,7 +40,9 @@ def setpriv() -> str | None:
 def hand_over(path: Path) -> None:
     """Give ``path`` and everything below it (not following symlinks, not crossing into
     another filesystem) to the confined user, when there is one; what is already its own
-    is left alone, so a second call on an unchanged tree only reads it."""
+    is left alone, so a second call on an unchanged tree only reads it. The walk holds
+    each folder open and changes entries through it (:func:`os.fwalk`): a folder the
+    confined user swaps for a symlink meanwhile leads nowhere outside the tree."""
     owner = confined_owner()
     if owner is None:
         return
@@ -48,16 +50,19 @@ def hand_over(path: Path) -> None:
         top = os.lstat(path)
     except FileNotFoundError:
         return
-    pending = [str(path)] if stat.S_ISDIR(top.st_mode) else []
-    while pending:
-        folder = pending.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                info = entry.stat(follow_symlinks=False)
-                _own(entry.path, info, owner)
-                if stat.S_ISDIR(info.st_mode) and info.st_dev == top.st_dev:
-                    pending.append(entry.path)
-    _own(str(path), top, owner)  # last: a tree whose top is handed over is whole
+    if stat.S_ISDIR(top.st_mode):
+        for _, folders, files, fd in os.fwalk(path, follow_symlinks=False):
+            for name in (*folders, *files):
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if (info.st_uid, info.st_gid) != owner:
+                    os.chown(name, *owner, dir_fd=fd, follow_symlinks=False)
+            folders[:] = [
+                name
+                for name in folders
+                if os.stat(name, dir_fd=fd, follow_symlinks=False).st_dev == top.st_dev
+            ]
+    if (top.st_uid, top.st_gid) != owner:  # last: a tree whose top is handed over is whole
+        os.chown(path, *owner, follow_symlinks=False)
 
 
 def handed_over(path: Path) -> bool:
@@ -68,11 +73,6 @@ def handed_over(path: Path) -> bool:
         return True
     info = os.lstat(path)
     return (info.st_uid, info.st_gid) == owner
-
-
-def _own(path: str, info: os.stat_result, owner: tuple[int, int]) -> None:
-    if (info.st_uid, info.st_gid) != owner:
-        os.lchown(path, *owner)
 
 
 def closed_folders(paths: list[Path], owner: tuple[int, int]) -> tuple[Path, ...]:

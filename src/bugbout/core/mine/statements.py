@@ -82,7 +82,7 @@ def tell_statements(
                 fix = fix_only(git, task)
                 leaks = Secrets.of(git, task, fix).shown_in
                 task.problem_statement = told(git, task, oracle, leaks=leaks, fix=fix)
-            task.statement_origin = SCRUBBED
+                task.statement_origin = SCRUBBED
         if drafter is not None:
             drafting = _Drafting(drafter, git, store, drafts, warn)
             drafting.give([task for task in told_tasks if task.scored], settings.tasks.jobs)

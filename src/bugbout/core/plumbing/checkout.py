@@ -299,12 +299,38 @@ def remove_later(path: Path, beside: Path | None = None) -> threading.Thread | N
     if not (path.exists() or path.is_symlink()):
         return None
     folder = path.parent if beside is None else beside
-    aside = Path(tempfile.mkdtemp(prefix=f".removing-{path.name}-", dir=folder))
-    moved = aside / path.name
-    path.rename(moved)
-    remover = threading.Thread(target=remove_tree, args=(aside,), name=f"remove {path.name}")
+    folder.mkdir(parents=True, exist_ok=True)
+    stale = [entry for entry in folder.glob(".removing-*") if not _remover_alive(entry.name)]
+    aside = Path(tempfile.mkdtemp(prefix=f".removing-{os.getpid()}-{path.name}-", dir=folder))
+    path.rename(aside / path.name)
+    remover = threading.Thread(
+        target=_remove_quietly, args=(aside, *stale), name=f"remove {path.name}"
+    )
     remover.start()
     return remover
+
+
+def _remover_alive(name: str) -> bool:
+    """Whether the process that set aside ``.removing-<pid>-...`` is still running (a
+    bugbout that died left its trees there for the next one to remove)."""
+    pid = name.split("-")[1]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_quietly(*paths: Path) -> None:
+    """Remove ``paths`` in the background: one that cannot be removed is left for later,
+    never a traceback in a thread."""
+    for path in paths:
+        with contextlib.suppress(OSError, CheckoutError):
+            remove_tree(path)
 
 
 def remove_tree(path: Path) -> None:

@@ -45,13 +45,11 @@ def tally_mismatch(output: str, reports: list[dict[str, str]]) -> str | None:
     tally = pytest_tally(output)
     if tally is None:
         return None
-    failed = sum(1 for r in reports if r["when"] == "call" and r["outcome"] == "failed")
+    phases = [(report.get("when"), report.get("outcome")) for report in reports]
+    failed = phases.count(("call", "failed"))
     errors = sum(
-        1
-        for r in reports
-        if (r["when"] in ("setup", "teardown") and r["outcome"] == "failed")
-        or (r["when"] == "collect" and r["outcome"] == "error")
-    )
+        phases.count(phase) for phase in (("setup", "failed"), ("teardown", "failed"))
+    ) + phases.count(("collect", "error"))
     for word, recorded in (("failed", failed), ("error", errors)):
         if tally.get(word, 0) > recorded:
             return (

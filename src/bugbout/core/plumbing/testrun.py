@@ -41,16 +41,16 @@ from bugbout.core.plumbing.limits import held_as, run_guard
 from bugbout.core.plumbing.process import kill_group, wait
 from bugbout.core.plumbing.py2_tree import converted
 from bugbout.core.plumbing.pytest_era import pytest_era
+from bugbout.core.plumbing.run_reports import running_test, summarise
 from bugbout.core.plumbing.stopping import stopping, watch
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.plumbing.unstarted import PAUSE, TRIES, TestRunNotStarted, never_started
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
+from bugbout.sandbox.identity import hand_over
 from bugbout.sandbox.network import offline
 from bugbout.sandbox.overlay import enter
 
 DETAIL_LIMIT = 4000
-FAILURE_LINE = 300
-"""The most characters kept of a failed test's first error line (untrusted text)."""
 CRASH_LIMIT = 5
 """How many tests that kill pytest one run sets aside; one more and the run is crashed."""
 POLL = 1.0
@@ -369,6 +369,9 @@ def _pytest_process(
         skipped.write(json.dumps(sorted(skip)).encode())
         skipped.flush()
         started = time.monotonic()
+        if command.contained:  # a container of its own: what it writes is handed over here
+            for writable in (tree, Path(home)):
+                hand_over(writable)
         argv = command.argv if command.contained else confine(command.argv, tree, (Path(home),))
         guard = run_guard(confine, (planted.tree, Path(home)), Path(private, "limits.json"))
         process = subprocess.Popen(
@@ -401,7 +404,7 @@ def _pytest_process(
         if coverage is not None:
             traced.seek(0)
             coverage.append(traced.read(COVERAGE_LIMIT))
-    run = _summarise(stream.reports, label=label, exit_code=exit_code, duration=duration)
+    run = summarise(stream.reports, label=label, exit_code=exit_code, duration=duration)
     if timed_out:
         run.status = RunStatus.TIMEOUT
     run = check_canaries(run, planted, stream, detail)
@@ -414,7 +417,7 @@ def _pytest_process(
     elif run.status != RunStatus.OK:
         run.detail = detail
     hang = f"hung (still running after {project.test_timeout:g} s)" if hung else None
-    return run, _running(stream.reports), breach or hang, why
+    return run, running_test(stream.reports), breach or hang, why
 
 
 def _wait(
@@ -436,80 +439,3 @@ def _wait(
             if hangs.hung() is not None:
                 kill_group(process)
                 return process.wait(), False, True
-
-
-def _running(reports: list[dict[str, str]]) -> str | None:
-    """The test that started and never reached its teardown: the one running at the end."""
-    running = None
-    for report in reports:
-        if report["when"] == "start":
-            running = report["nodeid"]
-        elif report["when"] == "teardown" and report["nodeid"] == running:
-            running = None
-    return running
-
-
-def _summarise(
-    reports: list[dict[str, str]], *, label: str, exit_code: int | None, duration: float
-) -> TestRun:
-    """One outcome per node id from the phase reports, and the run's status. A test that
-    passed with a failed subtest failed."""
-    phases: dict[str, dict[str, str]] = {}
-    failed_subtests: set[str] = set()
-    collection_errors: dict[str, str] = {}
-    failures: dict[str, str] = {}
-    for report in reports:
-        if report["when"] == "collect":
-            collection_errors[report["nodeid"]] = report.get("message", "")
-        elif report["when"] != "start":
-            if report.get("subtest") == "True":
-                if report["outcome"] == "failed":
-                    failed_subtests.add(report["nodeid"])
-            else:
-                phases.setdefault(report["nodeid"], {})[report["when"]] = report["outcome"]
-            if report["outcome"] == "failed" and report["nodeid"] not in failures:
-                failures[report["nodeid"]] = first_line(report.get("message", ""))
-    outcomes = {nodeid: _outcome(by_phase) for nodeid, by_phase in phases.items()}
-    for nodeid in failed_subtests & set(outcomes):
-        if outcomes[nodeid] == Outcome.PASSED:
-            outcomes[nodeid] = Outcome.FAILED
-    if exit_code in (0, 1) or (exit_code == 2 and outcomes):
-        status = RunStatus.OK
-    elif exit_code == 5:
-        status = RunStatus.NO_TESTS
-    elif exit_code == 2 and collection_errors:
-        status = RunStatus.COLLECTION_FAILED
-    else:
-        status = RunStatus.CRASHED
-    if status == RunStatus.OK and collection_errors and not outcomes:
-        status = RunStatus.COLLECTION_FAILED
-    return TestRun(
-        label=label,
-        status=status,
-        exit_code=exit_code,
-        duration=round(duration, 3),
-        outcomes=outcomes,
-        collection_errors=collection_errors,
-        failures={nodeid: line for nodeid, line in failures.items() if nodeid in outcomes},
-    )
-
-
-def first_line(text: str) -> str:
-    """``text``'s first non-blank line, stripped, at most ``FAILURE_LINE`` characters."""
-    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return line if len(line) <= FAILURE_LINE else line[: FAILURE_LINE - 1] + "…"
-
-
-def _outcome(by_phase: dict[str, str]) -> Outcome:
-    setup = by_phase.get("setup")
-    call = by_phase.get("call")
-    teardown = by_phase.get("teardown")
-    if setup == "failed":
-        return Outcome.ERROR
-    if call is None:
-        return Outcome.XFAILED if setup == "xfailed" else Outcome.SKIPPED
-    if call in ("xfailed", "xpassed"):
-        return Outcome(call)
-    if teardown == "failed":
-        return Outcome.ERROR
-    return Outcome.PASSED if call == "passed" else Outcome.FAILED

@@ -114,10 +114,11 @@ class Bubblewrap:
         bugbout has no filter for this processor."""
         self.owner = confined_owner()
         """The host uid and gid confined processes run as, when not bugbout's own."""
+        program = setpriv()
         self._become = (
-            [setpriv() or "setpriv", f"--reuid={self.owner[0]}", f"--regid={self.owner[1]}",
+            [program, f"--reuid={self.owner[0]}", f"--regid={self.owner[1]}",
              "--clear-groups", "--inh-caps=-all", "--"]
-            if self.owner else []
+            if self.owner and program else []
         )  # fmt: skip
 
     def problem(self) -> str | None:
@@ -251,9 +252,12 @@ class Bubblewrap:
         return command
 
     def _try(self) -> subprocess.CompletedProcess[str]:
-        """An empty sandbox, as every sandbox is built."""
+        """An empty sandbox, as every sandbox is built (as root: becoming the confined
+        user too)."""
         return subprocess.run(
-            self._filtered([*self._base(network=False, tmp_size=PROBE_SIZE), "--", "true"]),
+            self._filtered(
+                [*self._base(network=False, tmp_size=PROBE_SIZE), "--", *self._become, "true"]
+            ),
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT,

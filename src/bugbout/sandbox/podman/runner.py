@@ -178,20 +178,13 @@ def podman_argv(
 
 
 def _hand_over(spec: RunSpec, scratch: str | None) -> None:
-    """As ``spec.user``, when given: what the process writes is that user's (the
-    ``mount_env`` folders, the writable ``mounts``, the forwarded descriptor's folder)."""
-    if not spec.user:
+    """As ``spec.user``, when given: the forwarded descriptor's folder (this runner's own)
+    is that user's, who opens the file inside. The caller hands over what else it writes."""
+    if not spec.user or scratch is None:
         return
     uid, gid = (int(part) for part in spec.user.split(":"))
-    places = [os.environ.get(variable) for variable in spec.mount_env]
-    places += [mount.source for mount in spec.mounts if not mount.read_only]
-    for place in [*places, scratch]:
-        if not place or not Path(place).exists():
-            continue
-        for folder, directories, files in os.walk(place):
-            os.lchown(folder, uid, gid)
-            for name in directories + files:
-                os.lchown(Path(folder, name), uid, gid)
+    for path in (Path(scratch), Path(scratch, "forwarded")):
+        os.chown(path, uid, gid, follow_symlinks=False)
 
 
 def _binds(spec: RunSpec) -> list[str]:
