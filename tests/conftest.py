@@ -85,6 +85,25 @@ def pytest_configure(config: pytest.Config) -> None:
         # of processes that import bugbout (its command line, Ray workers), and where
         # PYTHONDONTWRITEBYTECODE is set each would compile its sources again
         compileall.compile_dir(importlib.import_module("bugbout").__path__[0], quiet=1)
+    if confined_owner() is not None:
+        _enterable_temporary_folders()
+
+
+def _enterable_temporary_folders() -> None:
+    """As root, confined processes run as nobody, who may enter a user's folders (mode
+    755, 711) but not pytest's temporary ones, made owner-only: the tests' folders, and
+    the folders above them, are made enterable (not listable), as a user's would be."""
+    made = pytest.TempPathFactory.mktemp
+
+    def mktemp(self: pytest.TempPathFactory, basename: str, numbered: bool = True) -> Path:
+        path = made(self, basename, numbered)
+        for folder in (path, *path.parents):
+            if folder in (Path(tempfile.gettempdir()), Path("/")):
+                break
+            folder.chmod(folder.stat().st_mode | 0o111)
+        return path
+
+    pytest.TempPathFactory.mktemp = mktemp  # type: ignore[method-assign]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -30,7 +30,9 @@ def test_flags_and_help_are_bugbouts_own(initialised: Path) -> None:
     assert helped.returncode == 0, helped.stderr
     assert "  --retry-failed " in helped.stdout
     assert "  judge        majority | cross-vendor | strict | unanimous\n" in helped.stdout
-    assert "  tasks.       reruns, timeout, jobs, repair-imports\n" in helped.stdout
+    assert "  tasks.       reruns, timeout, jobs, repair-imports, statement, drafter\n" in (
+        helped.stdout
+    )
     assert "  judge.       quorum, threshold\n" in helped.stdout
     assert "  reporters.html. title\n" in helped.stdout
     hydra_help = bugbout("run", "--hydra-help", cwd=initialised)

@@ -21,6 +21,7 @@ __all__ = [
     "EnvironmentPlugin",
     "EnvironmentRequest",
     "EraCheck",
+    "EraInterpreter",
     "EraResolution",
     "Exemption",
     "ManagedPythons",
@@ -72,6 +73,7 @@ __getattr__, __dir__ = lazy_exports(
         "EnvironmentFailure": "bugbout.core.contract.errors",
         "EnvironmentPlugin": "bugbout.core.contract.types",
         "EnvironmentRequest": "bugbout.core.plumbing.environment",
+        "EraInterpreter": "bugbout.core.plumbing.managed_pythons",
         "EraCheck": "bugbout.core.plumbing.backtrack",
         "EraResolution": "bugbout.core.plumbing.uv_resolution",
         "Exemption": "bugbout.core.store.records",
@@ -129,6 +131,7 @@ if TYPE_CHECKING:
     )
     from bugbout.core.plumbing.interpreters import choose_python, interpreter_version, python_path
     from bugbout.core.plumbing.managed_pythons import (
+        EraInterpreter,
         ManagedPythons,
         PythonDownloads,
         pythons_directory,

@@ -32,6 +32,7 @@ __all__ = [
     "bugbout_home",
     "closed_folders",
     "confined_owner",
+    "confined_view",
     "create_plugin",
     "explain",
     "hand_over",
@@ -64,6 +65,7 @@ __getattr__, __dir__ = lazy_exports(
         "bugbout_home": "bugbout.core.plumbing.home",
         "closed_folders": "bugbout.sandbox.identity",
         "confined_owner": "bugbout.sandbox.identity",
+        "confined_view": "bugbout.sandbox.identity",
         "create_plugin": "bugbout.core.contract.manager",
         "explain": "bugbout.sandbox.podman",
         "hand_over": "bugbout.sandbox.identity",
@@ -85,7 +87,13 @@ if TYPE_CHECKING:
     from bugbout.core.contract.types import NoOptions, Options, SandboxPlugin
     from bugbout.core.plumbing.home import bugbout_home
     from bugbout.sandbox.confinement import Confinement, Sandbox
-    from bugbout.sandbox.identity import closed_folders, confined_owner, hand_over, setpriv
+    from bugbout.sandbox.identity import (
+        closed_folders,
+        confined_owner,
+        confined_view,
+        hand_over,
+        setpriv,
+    )
     from bugbout.sandbox.layering import Access, Layer, inside, layers, resolve
     from bugbout.sandbox.podman import INSTALL, Podman, explain
     from bugbout.sandbox.podman.hostroot import host_spec

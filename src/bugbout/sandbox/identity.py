@@ -19,6 +19,9 @@ import shutil
 import stat
 from pathlib import Path
 
+from bugbout.sandbox.confinement import Confinement
+from bugbout.sandbox.layering import resolve
+
 CONFINED_USER = (65534, 65534)
 """The host uid and gid a confined process runs as when bugbout is root: ``nobody`` and
 ``nogroup`` on Debian and Ubuntu (``nobody`` on Fedora), which own no file of the system."""
@@ -76,22 +79,21 @@ def handed_over(path: Path) -> bool:
 
 
 def closed_folders(paths: list[Path], owner: tuple[int, int]) -> tuple[Path, ...]:
-    """The highest folder above each of ``paths`` that ``owner`` may not enter (root's
-    HOME, a private temporary folder). A sandbox puts an empty folder in its place,
-    holding only the paths it exposes below: what the user could not enter stays out of
-    reach, and the paths it is given are reachable."""
+    """Every folder above one of ``paths`` that ``owner`` may not enter (root's HOME, a
+    private temporary folder, one inside another). A sandbox puts an empty folder in its
+    place, holding only the paths it exposes below: what the user could not enter stays
+    out of reach, and the paths it is given are reachable."""
     closed: set[Path] = set()
     for path in paths:
         for folder in reversed(path.parents):
             if folder in closed:
-                break
+                continue
             try:
                 info = folder.stat()
             except OSError:
                 break
             if not _enters(info, owner):
                 closed.add(folder)
-                break
     return tuple(sorted(closed))
 
 
@@ -102,3 +104,20 @@ def _enters(info: os.stat_result, owner: tuple[int, int]) -> bool:
     if info.st_gid == owner[1]:
         return bool(info.st_mode & stat.S_IXGRP)
     return bool(info.st_mode & stat.S_IXOTH)
+
+
+def confined_view(confinement: Confinement, owner: tuple[int, int]) -> Confinement:
+    """``confinement`` as a sandbox applies it for ``owner``: its working directory and
+    writable paths handed over; every folder ``owner`` may not enter on the way to an
+    exposed path (a readable one included: a tool's folder in a private temporary one)
+    masked, so that the paths exposed below it are reachable and nothing else is."""
+    for path in (confinement.workdir, *confinement.writable):
+        hand_over(resolve(path))
+    exposed = [confinement.workdir, *confinement.writable, *confinement.readable]
+    closed = closed_folders([resolve(path) for path in exposed], owner)
+    return confinement.model_copy(
+        update={
+            "masked": (*confinement.masked, *closed),
+            "readable": tuple(p for p in confinement.readable if resolve(p) not in closed),
+        }
+    )

@@ -38,8 +38,8 @@ def masked_paths(settings: BoutSettings, home: Path) -> tuple[Path, ...]:
 
 
 def readable_paths(executables: Iterable[str]) -> tuple[Path, ...]:
-    """Re-exposed read-only inside masked places: the installation prefix of each
-    executable (and of the Python bugbout runs on), bugbout's own package (its pytest
+    """Re-exposed read-only inside masked places: the folder and installation prefix of
+    each executable (and of the Python bugbout runs on), bugbout's own package (its pytest
     plugin and egress forwarder run inside), and the toolchains on PATH that live in the
     user's HOME (``~/.pyenv``, ``~/.cargo``): tools, not credentials. Worked out once
     per process for the same executables, ``PATH`` and ``HOME`` (every attempt and test
@@ -52,9 +52,9 @@ def _readable(executables: tuple[str, ...], search: str | None, user_home: str) 
     paths: set[Path] = {Path(bugbout.__file__).resolve().parent}
     for executable in (*executables, sys.executable):
         found = shutil.which(executable, path=search) if executable else None
-        if found:
-            paths.add(Path(found).parent.parent)
-            paths.add(Path(os.path.realpath(found)).parent.parent)
+        if found:  # its folder too: the way in when the prefix is closed to the process
+            for place in (Path(found), Path(os.path.realpath(found))):
+                paths.update((place.parent, place.parent.parent))
     home = Path(user_home).resolve()
     for entry in (search or "").split(os.pathsep):
         if entry and Path(entry).is_absolute():

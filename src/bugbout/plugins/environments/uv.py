@@ -52,8 +52,13 @@ from bugbout.environments import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from bugbout.core.plumbing.managed_pythons import EraInterpreter
-    from bugbout.environments import Command, EnvironmentRequest, EraCheck, Exemption
+    from bugbout.environments import (
+        Command,
+        EnvironmentRequest,
+        EraCheck,
+        EraInterpreter,
+        Exemption,
+    )
 
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""

@@ -34,9 +34,8 @@ from bugbout.sandboxes import (
     Options,
     PluginError,
     SandboxPlugin,
-    closed_folders,
     confined_owner,
-    hand_over,
+    confined_view,
     hookimpl,
     layers,
     resolve,
@@ -136,9 +135,7 @@ class Bubblewrap:
             raise PluginError(f"cannot confine a process to {workdir}: it is not a directory")
         self.problem()
         if self.owner is not None:
-            exposed = [workdir, *confinement.writable, *confinement.readable]
-            closed = closed_folders([resolve(path) for path in exposed], self.owner)
-            confinement = confinement.model_copy(update={"masked": (*confinement.masked, *closed)})
+            confinement = confined_view(confinement, self.owner)
         command = self._base(confinement.network, confinement.tmp_size)
         read_only: list[str] = []
         empty = self._private_dirs()  # folders made empty, where bwrap makes mount points
@@ -159,8 +156,6 @@ class Bubblewrap:
                 command += ["--ro-bind-try", path, path]
             else:
                 command += ["--bind-try", path, path]
-                hand_over(layer.path)
-        hand_over(workdir)
         # Last, once every mount point inside them exists; not recursive, so what is
         # bound inside a masked directory keeps its own access.
         return self._filtered(

@@ -40,10 +40,9 @@ from bugbout.sandboxes import (
     PluginError,
     Podman,
     SandboxPlugin,
-    closed_folders,
     confined_owner,
+    confined_view,
     explain,
-    hand_over,
     hookimpl,
     host_spec,
     layers,
@@ -112,11 +111,7 @@ class PodmanSandbox:
             raise PluginError(self._not_installed())
         owner = confined_owner()
         if owner is not None:
-            exposed = [workdir, *confinement.writable, *confinement.readable]
-            closed = closed_folders([resolve(path) for path in exposed], owner)
-            confinement = confinement.model_copy(update={"masked": (*confinement.masked, *closed)})
-            for path in (*confinement.writable, workdir):
-                hand_over(resolve(path))
+            confinement = confined_view(confinement, owner)
         access = {layer.path: _ACCESS[layer.access] for layer in layers(confinement)}
         for path in access:
             if any(character in str(path) for character in UNMOUNTABLE):
