@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import (
     BoutSettings,
     PluginChoice,
     ProjectSettings,
     TasksSettings,
 )
+from bugbout.core.store.records import OracleSet
+from bugbout.core.store.store import Store
+from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
 
 OPS = """\
@@ -221,3 +225,17 @@ def calc_settings(
         environment=PluginChoice(name="interpreter"),
         root=root,
     )
+
+
+def offline_ground_truth(root: Path, source: str) -> OracleSet:
+    """The repository at ``root`` mined (issues named in its commit messages) and its
+    ground truth computed in uv environments that download no Python."""
+    settings = BoutSettings(
+        project=ProjectSettings(source=source, tests="tests"),
+        issue_sources={"commit": {"issue-source": "commit"}},
+        environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
+        root=root,
+    )
+    plugins = make_plugins(entry_points=False)
+    store = Store(root / ".bugbout")
+    return compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))

@@ -15,11 +15,12 @@ SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
 
 def _owner_that_died() -> tuple[int, int]:
     """The pid and start of a process that has ended (as a bugbout killed with kill -9)."""
-    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process = subprocess.Popen(SLEEPER)
     start = started(process.pid)
-    assert start is not None or process.poll() is not None
+    process.kill()
     process.wait()
-    return process.pid, start or 1
+    assert start is not None
+    return process.pid, start
 
 
 def test_a_dead_bugbouts_test_run_is_ended_and_a_live_ones_is_not(tmp_path: Path) -> None:

@@ -22,11 +22,10 @@ from bugbout.core.contract.settings import (
 )
 from bugbout.core.plumbing.interpreters import era_python
 from bugbout.core.plumbing.managed_pythons import pythons_directory
-from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.doctor.eras import machine_eras
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder
+from history import offline_ground_truth
 from python_mirror import downloads_json, hide, mirror, pyenv_python, serving
 from test_environments import make_tree, request_for, run
 
@@ -103,15 +102,7 @@ def test_a_fix_of_a_missing_era_gets_an_oracle_that_says_why(
             "    assert sub(2, 1) == 1\n",
         },
     )
-    settings = BoutSettings(
-        project=ProjectSettings(source="src/calc", tests="tests"),
-        issue_sources={"commit": {"issue-source": "commit"}},
-        environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
-        root=repo.path,
-    )
-    plugins = make_plugins(entry_points=False)
-    store = Store(repo.path / ".bugbout")
-    oracles = compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
+    oracles = offline_ground_truth(repo.path, "src/calc")
     oracle = oracles.root[fix[:12]]
     assert oracle.status == "environment-error"
     assert oracle.reason is not None

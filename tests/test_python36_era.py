@@ -11,17 +11,15 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.core.contract.manager import make_plugins
-from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.interpreters import available_interpreters, era_python, stand_in
 from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.store.records import Oracle, Outcome, RunStatus
-from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder
+from history import offline_ground_truth
 from local_index import serve
 from old_pytests import old_pytest
 from python_mirror import hide
@@ -124,15 +122,7 @@ def _oracle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Oracle, st
         "Fix tokens not doubling (#1)",
         {"calc/__init__.py": TOKENS.format(fixed=" * 2"), "tests/test_calc.py": TEST},
     )
-    settings = BoutSettings(
-        project=ProjectSettings(source="calc", tests="tests"),
-        issue_sources={"commit": {"issue-source": "commit"}},
-        environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
-        root=repo.path,
-    )
-    plugins = make_plugins(entry_points=False)
-    store = Store(repo.path / ".bugbout")
-    oracles = compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
+    oracles = offline_ground_truth(repo.path, "calc")
     return oracles.root[fix[:12]], fix
 
 

@@ -136,9 +136,9 @@ class Bubblewrap:
         self.problem()
         if self.owner is not None:
             confinement = confined_view(confinement, self.owner)
-        command = self._base(confinement.network, confinement.tmp_size)
+        # empty: the folders made empty, where bwrap makes the mount points it needs
+        command, empty = self._base(confinement.network, confinement.tmp_size)
         read_only: list[str] = []
-        empty = self._private_dirs()  # folders made empty, where bwrap makes mount points
         bound: set[Path] = set()
         for layer in layers(confinement):
             path = str(layer.path)
@@ -175,11 +175,6 @@ class Bubblewrap:
                 made.add(folder)
         return options
 
-    def _private_dirs(self) -> list[Path]:
-        """The temporary and runtime folders every sandbox replaces with empty ones."""
-        hidden = RUNTIME_DIRS if self.options.hide_run else ()
-        return [resolve(Path(entry)) for entry in (*PRIVATE_DIRS, *hidden)]
-
     def _filtered(self, command: list[str]) -> list[str]:
         """``command`` (bwrap's) with the seccomp filter loaded before it runs anything."""
         path = self.filter_path()
@@ -200,10 +195,10 @@ class Bubblewrap:
                 self._filter = _written(bugbout_home() / "seccomp", program)
             return self._filter
 
-    def _base(self, network: bool, tmp_size: int | None = None) -> list[str]:
+    def _base(self, network: bool, tmp_size: int | None = None) -> tuple[list[str], list[Path]]:
         """bwrap and the options every sandbox has: the machine read-only, private
         temporary and runtime directories (of ``tmp_size`` bytes each), its own
-        namespaces, no capabilities."""
+        namespaces, no capabilities; and the directories it made empty."""
         size = ["--size", str(tmp_size)] if tmp_size is not None and self._sized else []
         # Temporary directories anyone may write, as on a host, for a confined user.
         shared = [*size, "--perms", "01777"] if self.owner is not None else size
@@ -244,14 +239,14 @@ class Bubblewrap:
             command += ["--cap-drop", "ALL"]
             if self.owner is not None:
                 command += [arg for cap in BECOME for arg in ("--cap-add", cap)]
-        return command
+        return command, done
 
     def _try(self) -> subprocess.CompletedProcess[str]:
         """An empty sandbox, as every sandbox is built (as root: becoming the confined
         user too)."""
         return subprocess.run(
             self._filtered(
-                [*self._base(network=False, tmp_size=PROBE_SIZE), "--", *self._become, "true"]
+                [*self._base(network=False, tmp_size=PROBE_SIZE)[0], "--", *self._become, "true"]
             ),
             capture_output=True,
             text=True,
