@@ -21,10 +21,11 @@ from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, TasksSettings
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.leaks import Secrets, leak
-from bugbout.core.mine.statements import DRAFTS, Draft, Drafts, tell_statements
+from bugbout.core.mine.statements import tell_statements
 from bugbout.core.plumbing.git import Git
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.report.report_build import build_report
+from bugbout.core.store.drafts import DRAFTS, Draft, Drafts
 from bugbout.core.store.records import Oracle, OracleSet, TaskSet
 from bugbout.core.store.store import TASKS, Store
 from bugbout.core.tasks import compute_oracles, mine_tasks

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from pydantic import Field
-
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
@@ -23,35 +21,12 @@ from bugbout.core.mine.injection import TIER as INJECTED
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.reported import fix_only, is_told_by_failures, told
 from bugbout.core.plumbing.git import Git
-from bugbout.core.store.records import OracleSet, Record, RecordRoot, Task, TaskSet
+from bugbout.core.store.drafts import DRAFTS, SCRUBBED, Draft, Drafts
+from bugbout.core.store.records import OracleSet, Task, TaskSet
 from bugbout.core.store.store import Store
 
-DRAFTS = "drafts.json"
-SCRUBBED = "scrubbed"
-DRAFTED = "drafted by"
 GIVE_UP = 3
 """Failures in a row after which a bout asks its drafter no more."""
-
-
-class Draft(Record):
-    """A model's draft of a task's statement, kept whether it was used or refused."""
-
-    key: str
-    drafter: str
-    """The contestant and model that drafted it: ``codex (gpt-5)``."""
-    reported: str
-    """What the model was given: the task's scrubbed statement."""
-    text: str
-    refused: str = ""
-    """Why it is not used (how it leaks the fix); empty when it is."""
-    usage: dict[str, int] = Field(default_factory=dict)
-    """The tokens drafting it took, by kind."""
-
-
-class Drafts(RecordRoot[dict[str, Draft]]):
-    """Every task's draft, by task id, as stored in ``drafts.json``."""
-
-    root: dict[str, Draft] = Field(default_factory=dict)
 
 
 def tell_statements(
@@ -145,7 +120,14 @@ class _Drafting:
         reported = task.problem_statement
         refused = leak(text, reported, Secrets.of(self.git, task))
         found = Draft(
-            key=key, drafter=label, reported=reported, text=text, refused=refused, usage=usage
+            key=key,
+            drafter=label,
+            contestant=self.drafter.name,
+            model=self.drafter.model,
+            reported=reported,
+            text=text,
+            refused=refused,
+            usage=usage,
         )
         self.drafts.root[task.id] = found
         self.store.write(DRAFTS, self.drafts)
@@ -156,12 +138,9 @@ class _Drafting:
 
 def _use(task: Task, draft: Draft) -> None:
     """Give ``task`` ``draft`` as its statement, or say why it is refused."""
-    if draft.refused:
-        why = f"the draft by {draft.drafter} is refused: {draft.refused}"
-        task.statement_origin = f"{SCRUBBED}: {why}"
-    else:
+    if not draft.refused:
         task.problem_statement = draft.text
-        task.statement_origin = f"{DRAFTED} {draft.drafter}"
+    task.statement_origin = draft.origin
 
 
 def _injected(task: Task) -> bool:

@@ -1,6 +1,7 @@
 """What a bout cost: each attempt's cost at the price table's prices
 (:mod:`bugbout.core.plumbing.prices`), each agent's cost per resolved bug, and the agents
-no other is both cheaper and better than.
+no other is both cheaper and better than; apart from the agents', what drafting its tasks'
+statements cost (``tasks.statement: drafted``).
 
 An attempt without token usage costs ``None`` ("not reported"), never 0; so does one
 whose model has no price ("no price").
@@ -8,12 +9,14 @@ whose model has no price ("no price").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from bugbout.core.plumbing.budget import not_run_reason
 from bugbout.core.plumbing.prices import PriceTable, attempt_cost, packaged_prices, price_table
+from bugbout.core.store.drafts import Draft
 from bugbout.core.store.records import RETRYABLE, Attempt, Record
 
 if TYPE_CHECKING:
@@ -36,10 +39,12 @@ __all__ = [
 
 
 class CostRow(Record):
-    """What one agent's attempts cost, every round included."""
+    """What one agent's attempts cost, every round included; or, for the role
+    ``drafter``, what one contestant's model cost drafting statements (its attempts are
+    its drafts)."""
 
     name: str
-    role: Literal["contestant", "examiner"]
+    role: Literal["contestant", "examiner", "drafter"]
     model: str | None = None
     price: str | None = None
     """The price entry of its model (``None``: no price)."""
@@ -86,8 +91,14 @@ class Costs(Record):
     """Why they were not run: the limit reached and what was spent then."""
 
 
-def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) -> Costs:
-    """Each agent's cost and, for contestants, cost and wall time per resolved bug."""
+def costs(
+    attempts: list[Attempt],
+    agents: list[AgentRow],
+    table: PriceTable,
+    drafts: Sequence[Draft] = (),
+) -> Costs:
+    """Each agent's cost and, for contestants, cost and wall time per resolved bug; and
+    a row per drafter of ``drafts`` (the drafts the bout's statements came from)."""
     rows: dict[tuple[str, str], CostRow] = {}
     unpriced: set[str] = set()
     budget = [reason for a in attempts if (reason := not_run_reason(a)) is not None]
@@ -97,19 +108,13 @@ def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) ->
         row = rows.setdefault(
             (attempt.role, attempt.contestant), CostRow(name=attempt.contestant, role=attempt.role)
         )
-        found = table.find(attempt.model)
-        row.model, row.price = attempt.model, found[0] if found else None
-        row.attempts += 1
         row.wall_time += attempt.wall_time
-        row.charged += bool(attempt.usage) or attempt.status not in RETRYABLE
-        if not attempt.usage:
-            continue
-        row.reported += 1
-        if found is None:
-            unpriced.add(attempt.model or "(model not named)")
-            continue
-        row.priced += 1
-        row.cost = (row.cost or 0.0) + attempt_cost(attempt.usage, found[1])
+        spent = bool(attempt.usage) or attempt.status not in RETRYABLE
+        _charge(row, attempt.model, attempt.usage, spent, table, unpriced)
+    for draft in drafts:
+        name = draft.contestant or draft.drafter
+        row = rows.setdefault(("drafter", name), CostRow(name=name, role="drafter"))
+        _charge(row, draft.model or None, draft.usage, True, table, unpriced)
     scored = {agent.contestant: agent for agent in agents}
     for row in rows.values():
         if row.cost is not None:
@@ -134,6 +139,31 @@ def costs(attempts: list[Attempt], agents: list[AgentRow], table: PriceTable) ->
         not_run=len(budget),
         budget=budget[0] if budget else None,
     )
+
+
+def _charge(  # noqa: PLR0917 - one attempt's or draft's share of its row
+    row: CostRow,
+    model: str | None,
+    usage: dict[str, int],
+    spent: bool,
+    table: PriceTable,
+    unpriced: set[str],
+) -> None:
+    """Count one attempt (or draft) of ``model`` that took ``usage`` in ``row``, its cost
+    at ``table``'s price; a model that reported usage without a price goes to
+    ``unpriced``."""
+    found = table.find(model)
+    row.model, row.price = model, found[0] if found else None
+    row.attempts += 1
+    row.charged += spent
+    if not usage:
+        return
+    row.reported += 1
+    if found is None:
+        unpriced.add(model or "(model not named)")
+        return
+    row.priced += 1
+    row.cost = (row.cost or 0.0) + attempt_cost(usage, found[1])
 
 
 def pareto_front(rows: list[CostRow]) -> list[CostRow]:

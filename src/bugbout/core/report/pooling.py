@@ -51,7 +51,7 @@ def pooled_report(bouts: Sequence[tuple[str, Store]], prices: PriceTable | None 
 
 def _joined(bouts: list[BoutRecords]) -> BoutRecords:
     """The records of ``bouts`` as one bout's."""
-    lists = ("attempts", "repeats", "resolutions", "verdicts", "audits", "matrices")
+    lists = ("attempts", "repeats", "resolutions", "verdicts", "audits", "matrices", "drafts")
     return BoutRecords(
         tasks=TaskSet(tasks=[task for b in bouts for task in b.tasks.tasks]),
         oracles=OracleSet({key: oracle for b in bouts for key, oracle in b.oracles.root.items()}),

@@ -35,6 +35,7 @@ from bugbout.core.report.report_tampering import tampered_rows
 from bugbout.core.report.report_tasks import AttemptLinks, task_pages
 from bugbout.core.report.rounds_report import rounds_report
 from bugbout.core.report.unscored import unscored
+from bugbout.core.store.drafts import Draft
 from bugbout.core.store.records import (
     FAILING,
     RETRYABLE,
@@ -102,6 +103,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     repeats: Sequence[Attempt] = (),
     repeat_scores: Sequence[Resolution] = (),
     repositories: Mapping[str, str] | None = None,
+    drafts: Sequence[Draft] = (),
 ) -> Report:
     """The report on a bout, from its records alone (pure: reads nothing, runs nothing);
     its costs at ``prices`` (default: the packaged table). ``round_scores``: the scores
@@ -111,7 +113,8 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     of the contestants' repeats after the first (every round), with ``repeat_scores``
     their last rounds' scores; the totals count them, the rest of the report is the
     first repeat's. ``repositories``: each task's repository, in a report that pools the
-    bouts of several (:mod:`bugbout.core.report.pooling`)."""
+    bouts of several (:mod:`bugbout.core.report.pooling`). ``drafts``: the drafts its
+    tasks' statements came from, whose tokens its costs count apart."""
     reasons = _scored_tasks(tasks, oracles)
     scored_ids = [task_id for task_id, reason in reasons.items() if reason is None]
     scored_set = set(scored_ids)
@@ -169,7 +172,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
             for task in tasks.tasks
         ],
         totals=_totals([*attempts, *repeats]),
-        costs=costs(attempts, agents, prices or price_table()),
+        costs=costs(attempts, agents, prices or price_table(), drafts),
         tampered=tampered_rows(
             resolutions, audits, verdicts, matrices, attempts, round_scores=round_scores
         ),

@@ -13,6 +13,7 @@ from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_tasks import AttemptLinks, attempt_links, fix_diffs
+from bugbout.core.store.drafts import DRAFTS, Draft, Drafts
 from bugbout.core.store.locks import held_by
 from bugbout.core.store.records import Attempt, Audit, OracleSet, TaskSet
 from bugbout.core.store.store import (
@@ -64,6 +65,8 @@ class BoutRecords:
     repeat_scores: list[Resolution]
     links: dict[str, AttemptLinks]
     cutoffs: dict[str, str]
+    drafts: list[Draft]
+    """The drafts its tasks' statements came from (drafted, or refused and scrubbed)."""
 
     def build(
         self,
@@ -89,6 +92,7 @@ class BoutRecords:
             repeats=self.repeats,
             repeat_scores=self.repeat_scores,
             repositories=repositories,
+            drafts=self.drafts,
         )
 
 
@@ -116,6 +120,7 @@ def read_bout(
     resolutions = output.read(RESOLUTIONS, ResolutionSet) or ResolutionSet()
     verdicts = output.read(VERDICTS, VerdictSet) or VerdictSet()
     audits = output.read(AUDITS, AuditSet) or AuditSet()
+    drafts = store.read(DRAFTS, Drafts) or Drafts()
     return BoutRecords(
         tasks=tasks,
         oracles=oracles,
@@ -133,6 +138,12 @@ def read_bout(
         repeat_scores=stored_scores(store, tasks, oracles, list(last.values())),
         links=attempt_links(stored, store.root, links_to or output.root),
         cutoffs=job.cutoffs if job is not None else {},
+        drafts=[
+            draft
+            for task in tasks.tasks
+            if (draft := drafts.root.get(task.id)) is not None
+            and task.statement_origin == draft.origin
+        ],
     )
 
 
