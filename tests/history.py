@@ -6,6 +6,8 @@ what mining must find.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 from bugbout.core.contract.manager import make_plugins
@@ -239,3 +241,18 @@ def offline_ground_truth(root: Path, source: str) -> OracleSet:
     plugins = make_plugins(entry_points=False)
     store = Store(root / ".bugbout")
     return compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
+
+
+def dated_commit(repo: RepositoryBuilder, message: str, files: dict[str, str], day: str) -> str:
+    """A commit of ``files`` made on ``day`` (ISO 8601) by a maintainer; its sha."""
+    repo.write(files)
+    repo.git("add", "--all")
+    identity = {"GIT_AUTHOR_DATE": day, "GIT_COMMITTER_DATE": day}
+    for role in ("AUTHOR", "COMMITTER"):
+        identity |= {f"GIT_{role}_NAME": "Maintainer", f"GIT_{role}_EMAIL": "m@example.invalid"}
+    subprocess.run(
+        ["git", "-C", str(repo.path), "commit", "--quiet", "-m", message],
+        env={**os.environ, **identity},
+        check=True,
+    )
+    return repo.head()

@@ -4,8 +4,6 @@ lacks. Real git, real uv environments (PyPI as of the fix), real pytest of the e
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,11 +17,12 @@ from bugbout.core.store.records import Oracle, Outcome, RunStatus
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder
-from history import offline_ground_truth
+from history import dated_commit, offline_ground_truth
 from local_index import serve
 from old_pytests import old_pytest
 from python_mirror import hide
 
+DAY = "2015-03-01T12:00:00+00:00"
 LACKS = (
     "needs Python <= 3.6 (the fix predates Python 3.7, released 2018-06-27), tested on 3.7; "
     "install one, e.g. `pyenv install 3.6`"
@@ -109,37 +108,23 @@ def _oracle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Oracle, st
     its test fails after the fix too on Python 3.7 and later (PEP 479)."""
     monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
     repo = RepositoryBuilder(tmp_path / "repo")
-    _commit(
+    dated_commit(
         repo,
         "Initial",
         {
             "setup.py": "from setuptools import setup\nsetup(name='calc', packages=['calc'])\n",
             "calc/__init__.py": TOKENS.format(fixed=""),
         },
+        DAY,
     )
-    fix = _commit(
+    fix = dated_commit(
         repo,
         "Fix tokens not doubling (#1)",
         {"calc/__init__.py": TOKENS.format(fixed=" * 2"), "tests/test_calc.py": TEST},
+        DAY,
     )
     oracles = offline_ground_truth(repo.path, "calc")
     return oracles.root[fix[:12]], fix
-
-
-def _commit(repo: RepositoryBuilder, message: str, files: dict[str, str]) -> str:
-    """A commit of ``files`` dated March 2015."""
-    repo.write(files)
-    repo.git("add", "--all")
-    day = "2015-03-01T12:00:00+00:00"
-    identity = {"GIT_AUTHOR_DATE": day, "GIT_COMMITTER_DATE": day}
-    for role in ("AUTHOR", "COMMITTER"):
-        identity |= {f"GIT_{role}_NAME": "Maintainer", f"GIT_{role}_EMAIL": "m@example.invalid"}
-    subprocess.run(
-        ["git", "-C", str(repo.path), "commit", "--quiet", "-m", message],
-        env={**os.environ, **identity},
-        check=True,
-    )
-    return repo.head()
 
 
 @pytest.mark.slow

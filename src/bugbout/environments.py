@@ -53,6 +53,7 @@ __all__ = [
     "hookimpl",
     "interpreter_version",
     "locked",
+    "metadata_folder",
     "python_path",
     "pythons_directory",
     "raised",
@@ -106,6 +107,7 @@ __getattr__, __dir__ = lazy_exports(
         "hookimpl": "bugbout.core.contract.hookspecs",
         "interpreter_version": "bugbout.core.plumbing.interpreters",
         "locked": "bugbout.sandbox.locking",
+        "metadata_folder": "bugbout.core.plumbing.dist_info",
         "python_path": "bugbout.core.plumbing.interpreters",
         "pythons_directory": "bugbout.core.plumbing.managed_pythons",
         "raised": "bugbout.core.plumbing.uv_resolution",
@@ -123,6 +125,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import EnvironmentPlugin, NoOptions, Options
     from bugbout.core.plumbing.backtrack import EraCheck
+    from bugbout.core.plumbing.dist_info import metadata_folder
     from bugbout.core.plumbing.environment import (
         Command,
         Environment,

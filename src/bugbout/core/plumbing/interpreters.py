@@ -253,14 +253,21 @@ def _allows(declared: str | None, minor: str) -> bool:
 # -- the tree on PYTHONPATH -----------------------------------------------------------------
 
 
-def python_path(tree: Path, import_roots: Iterable[str], extra_paths: Iterable[Path]) -> str:
+def python_path(
+    tree: Path,
+    import_roots: Iterable[str],
+    extra_paths: Iterable[Path],
+    metadata: Path | None = None,
+) -> str:
     """``PYTHONPATH`` for running a tree's tests: ``extra_paths``, the import roots (those
-    of every location the package had: a tree holds one of them), the tree.
+    of every location the package had: a tree holds one of them), the tree, and last the
+    folder of the project's ``metadata`` (:mod:`~bugbout.core.plumbing.dist_info`).
 
     Entries are absolute (the tests run with the tree as working directory) and unique.
     """
     roots = [tree / root for root in import_roots]
-    entries = [str(Path(p).absolute()) for p in (*extra_paths, *roots, tree)]
+    last = [metadata] if metadata is not None else []
+    entries = [str(Path(p).absolute()) for p in (*extra_paths, *roots, tree, *last)]
     return os.pathsep.join(dict.fromkeys(entries))
 
 

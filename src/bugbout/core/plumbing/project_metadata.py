@@ -249,7 +249,7 @@ def declared_test_dependencies(tree: Path, executed: Mapping[str, Any] | None = 
     then stand for the literal ones.
     """
     pyproject = _read_toml(tree / "pyproject.toml")
-    project = _normalise(_project_name(tree, pyproject) or "")
+    project = _normalise(project_name(tree) or "")
     extras = _declared_extras(tree, pyproject, executed)
     found: list[str] = []
     for group in _test_groups(extras):
@@ -316,7 +316,9 @@ def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name.strip()).lower()
 
 
-def _project_name(tree: Path, pyproject: Mapping[str, Any]) -> str | None:
+def project_name(tree: Path) -> str | None:
+    """The distribution name the project declares in ``tree``, as it writes it."""
+    pyproject = _read_toml(tree / "pyproject.toml")
     for name in (
         _table(pyproject, "project").get("name"),
         _table(pyproject, "tool", "poetry").get("name"),
@@ -330,6 +332,29 @@ def _project_name(tree: Path, pyproject: Mapping[str, Any]) -> str | None:
             return str(name)
     name = setup_py_value(tree / "setup.py", "name")
     return name if isinstance(name, str) and name.strip() else None
+
+
+def project_version(tree: Path) -> str | None:
+    """The version the project declares in ``tree`` as a literal, if it does (one computed
+    at build time, by setuptools-scm say, is not)."""
+    from packaging.version import InvalidVersion, Version
+
+    pyproject = _read_toml(tree / "pyproject.toml")
+    found: list[object] = [
+        _table(pyproject, "project").get("version"),
+        _table(pyproject, "tool", "poetry").get("version"),
+    ]
+    cfg = _read_setup_cfg(tree / "setup.cfg")
+    if cfg is not None and cfg.has_option("metadata", "version"):
+        found.append(cfg.get("metadata", "version").strip())
+    found.append(setup_py_value(tree / "setup.py", "version"))
+    for version in found:
+        if isinstance(version, str):
+            try:
+                return str(Version(version))
+            except InvalidVersion:
+                continue
+    return None
 
 
 def _declared_extras(

@@ -5,7 +5,8 @@ resolves them with ``--exclude-newer`` set to the first day of the month after t
 (:mod:`bugbout.core.plumbing.uv_resolution`). An environment is keyed by what they
 resolve to (the interpreter's version and the pinned set), so eras that resolve alike
 share one; environments are cached in ``BUGBOUT_HOME/envs/<key>``, resolutions in
-``BUGBOUT_HOME/resolutions``. The project itself is never installed.
+``BUGBOUT_HOME/resolutions``. The project itself is never installed; its runs find the
+dist-info that installing it would have written (:mod:`bugbout.core.plumbing.dist_info`).
 
 Besides ``project.test-dependencies`` and the runtime dependencies, the test dependencies
 the project declared at the fix are installed (``test-extras``): those that do not resolve
@@ -41,6 +42,7 @@ from bugbout.environments import (
     helpers_of,
     hookimpl,
     locked,
+    metadata_folder,
     pythons_directory,
     raised,
     run_uv,
@@ -60,6 +62,8 @@ if TYPE_CHECKING:
         Exemption,
     )
 
+DISTS = "dists"
+"""The folder of an environment that holds the projects' dist-infos."""
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
 VENV_TIMEOUT = 120.0
@@ -89,6 +93,9 @@ class UvEnvironment:
     """The era's Python version its interpreter stands in for (``""``: it is the era's)."""
     python_lacks: str = ""
     """What its tests lack then (see :func:`~bugbout.core.plumbing.interpreters.stand_in`)."""
+    metadata: Path | None = field(default=None, hash=False)
+    """The folder of the project's dist-info for the tree it was built for
+    (:mod:`~bugbout.core.plumbing.dist_info`): on ``PYTHONPATH`` after the tree."""
 
     @property
     def python(self) -> Path:
@@ -120,7 +127,7 @@ class UvEnvironment:
             argv=[str(self.python), "-m", "pytest", *args],
             cwd=tree,
             env={
-                "PYTHONPATH": python_path(tree, self.import_roots, extra_paths),
+                "PYTHONPATH": python_path(tree, self.import_roots, extra_paths, self.metadata),
                 "VIRTUAL_ENV": str(self.path),
                 "PATH": f"{self.path / 'bin'}{os.pathsep}{os.defpath}",
             },
@@ -138,18 +145,22 @@ class UvBuilder:
 
     def build(self, request: EnvironmentRequest) -> UvEnvironment:
         """The environment for ``request``'s era, resolved once per era and built once per
-        resolution. Its failure on a Python that stands in for the era's says so."""
+        resolution, its runs finding the dist-info of the project in ``request.tree``. Its
+        failure on a Python that stands in for the era's says so."""
         from bugbout.environments import declared_python
 
         chosen = self.pythons(request.home).interpreter(
             declared_python(request.tree), request.date, request.project.python
         )
         try:
-            return self._build(request, chosen)
+            environment = self._build(request, chosen)
         except EnvironmentFailure as failure:
             if not chosen.lacks:
                 raise
             raise EnvironmentFailure(f"{failure}; {chosen.lacks}") from None
+        return replace(
+            environment, metadata=metadata_folder(request.tree, environment.path / DISTS)
+        )
 
     def _build(self, request: EnvironmentRequest, chosen: EraInterpreter) -> UvEnvironment:
         from bugbout.environments import (

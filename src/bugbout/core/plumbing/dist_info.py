@@ -1,0 +1,51 @@
+"""The project's distribution metadata, as installing it would have written it.
+
+bugbout never installs the project under test: its tree goes on ``PYTHONPATH``. Yet code
+of many eras asks for its own installed distribution when it is imported
+(``__version__ = pkg_resources.get_distribution(__name__).version``,
+``importlib.metadata.version("mypkg")``), and its era's checkouts were installed
+(``setup.py develop``, ``pip install -e .``). So a tree's run finds a
+``NAME-VERSION.dist-info`` that says the name and the version the tree declares (``0``
+when it declares none as a literal), in a folder put on ``PYTHONPATH`` after the tree.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from bugbout.core.plumbing.project_metadata import project_name, project_version
+
+UNKNOWN_VERSION = "0"
+"""The version of a tree that declares none as a literal (setuptools-scm computes it)."""
+
+
+def metadata_folder(tree: Path, under: Path) -> Path | None:
+    """A folder under ``under`` holding the dist-info of the project in ``tree``, written
+    once per name and version; ``None`` when the tree declares no name."""
+    name = project_name(tree)
+    if name is None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name.strip()):
+        return None
+    version = project_version(tree) or UNKNOWN_VERSION
+    stem = f"{re.sub(r'[-_.]+', '_', name.strip())}-{version}"
+    folder = under / stem
+    if (folder / f"{stem}.dist-info" / "METADATA").is_file():
+        return folder
+    under.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{stem}-", dir=under))
+    info = scratch / f"{stem}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name.strip()}\nVersion: {version}\n", encoding="utf-8"
+    )
+    (info / "INSTALLER").write_text("bugbout\n", encoding="utf-8")
+    scratch.chmod(0o755)  # mkdtemp's 0700 would hide it from a confined user
+    try:
+        scratch.rename(folder)
+    except OSError:  # another process wrote it first
+        if not folder.is_dir():
+            raise
+        shutil.rmtree(scratch, ignore_errors=True)
+    return folder
