@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bugbout.core.race.agents import CodingAgent, Session
-from bugbout.doctor import dummy_session
+from bugbout.onboarding.doctor import dummy_session
 
 DATA = Path(__file__).parent / "data" / "agents"
 NO_USAGE = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}

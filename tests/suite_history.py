@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from bugbout.layout import render_config
+from bugbout.config.layout import render_config
 from bugbout.testing import RepositoryBuilder
 
 OPS = "def add(a, b):\n    return a + abs(b)\n\n\ndef double(x):\n    return 2 * x\n"

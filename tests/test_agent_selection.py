@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from bugbout.cli.console import Console
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.store.records import Task, TaskIssue
-from bugbout.ui import Console
 from probe_plugins import project
 
 TASK = Task(

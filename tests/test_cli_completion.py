@@ -67,8 +67,8 @@ def test_completion_offers_the_chosen_plugins_options(tmp_path: Path) -> None:
     """A plugin's options complete under the key that sets them: the default miner's and
     judge's, a default reporter's; a plugin chosen on the line or in ``bugbout.yaml``
     offers its own, as do the entries ``bugbout.yaml`` adds to a map."""
+    from bugbout.cli.usage import complete, project_choices
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import complete, project_choices
 
     plugins = make_plugins()
     assert complete(["run", "miner.l"], plugins) == ["miner.limit="]
@@ -105,8 +105,8 @@ def test_completion_follows_the_instances_chosen_on_the_line(tmp_path: Path) -> 
     """An entry the line adds to a map offers its plugin's options, one it removes none; the
     contestants chosen on the line offer their agents' options under ``contestant.NAME.``,
     and those defined in ``bugbout.yaml`` or on the line complete as the group's options."""
+    from bugbout.cli.usage import complete, project_choices
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import complete, project_choices
 
     plugins = make_plugins()
     added = ["run", "reporters.mine.reporter=html", "reporters.mine.t"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bugbout.config import compose_settings
-from bugbout.layout import detect_tests, find_packages
+from bugbout.config.layout import detect_tests, find_packages
 from cli_runs import bugbout
 
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
+from bugbout.cli.console import Console
 from bugbout.config import HydraJob, run_with_hydra
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.ui import Console
 
 
 @pytest.fixture

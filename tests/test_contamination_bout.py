@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.layout import render_config
+from bugbout.config.layout import render_config
 from bugbout.testing import build_fixed_bug_repository
 
 BUGGY = "    return shape / reference\\n"

@@ -17,9 +17,9 @@ from bugbout import doctor
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.race.agents import VENDOR_KEYS
-from bugbout.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
-from bugbout.doctor.clis import build_contestant, listed
-from bugbout.doctor.known_agents import dry_entry
+from bugbout.onboarding.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
+from bugbout.onboarding.doctor.clis import build_contestant, listed
+from bugbout.onboarding.doctor.known_agents import dry_entry
 from bugbout.testing import model_server as model_server_module
 from doctor_runs import SECRETS, bugbout, executable, lines
 

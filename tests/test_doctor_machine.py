@@ -45,7 +45,7 @@ def test_the_python_line_says_which_eras_the_machine_can_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.doctor.eras import python_check
+    from bugbout.onboarding.doctor.eras import python_check
 
     hide(monkeypatch, tmp_path / "pyenv", "3.7", "3.8")
     listing = tmp_path / "downloads.json"  # uv offers 3.8 only (never fetched here)
@@ -79,7 +79,7 @@ def test_the_python_line_says_which_eras_the_machine_can_run(
 def test_the_guard_line_says_which_guard_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bugbout.doctor.machine import guard_check
+    from bugbout.onboarding.doctor.machine import guard_check
 
     monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "without"))
     monkeypatch.setenv("CC", str(tmp_path / "no-cc"))

@@ -14,7 +14,7 @@ import components
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.doctor.protections import protections_check
+from bugbout.onboarding.doctor.protections import protections_check
 from bugbout.sandbox import identity
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.identity import confined_owner

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bugbout.bout import Project
-from bugbout.doctor.race_ready import race_checks
+from bugbout.onboarding.doctor.race_ready import race_checks
 from doctor_runs import bugbout, configured_repo, executable, lines
 
 NO_KEYS = {"OPENAI_API_KEY": "", "CODEX_API_KEY": ""}

@@ -14,7 +14,7 @@ import pytest
 from bugbout import SandboxPlugin, hookimpl
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.doctor.machine import sandbox_check
+from bugbout.onboarding.doctor.machine import sandbox_check
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement

@@ -14,11 +14,11 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 
 from bugbout import hookimpl
+from bugbout.cli.console import Console
 from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.manager import BUILTIN_PLUGINS, Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import KINDS, EnvironmentPlugin, JudgePlugin
-from bugbout.ui import Console
 
 PROBE = """
 import json, sys

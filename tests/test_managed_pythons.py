@@ -22,7 +22,7 @@ from bugbout.core.contract.settings import (
 )
 from bugbout.core.plumbing.interpreters import era_python
 from bugbout.core.plumbing.managed_pythons import pythons_directory
-from bugbout.doctor.eras import machine_eras
+from bugbout.onboarding.doctor.eras import machine_eras
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder
 from history import offline_ground_truth

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import moved_history
+from bugbout.config.layout import find_packages
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.crossexam.affected import read_coverage
@@ -22,8 +23,7 @@ from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import ChangeArea, classify
 from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.store.records import Outcome
-from bugbout.layout import find_packages
-from bugbout.onboarding import find_source
+from bugbout.onboarding.init import find_source
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 
 
@@ -137,7 +137,7 @@ def test_a_tree_from_before_the_move_imports_and_is_traced(
 
 
 def test_doctor_asks_for_one_of_the_directories_today(moved: tuple[Path, dict[str, str]]) -> None:
-    from bugbout.doctor.machine import repository_checks
+    from bugbout.onboarding.doctor.machine import repository_checks
 
     def check(source: list[str]) -> str:
         project = ProjectSettings.model_validate({"source": source})

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bugbout.cli.dry_run import plan, sweep_runs
 from bugbout.config import compose_settings
-from bugbout.dry_run import plan, sweep_runs
 from bugbout.example import build_example
 
 pytestmark = pytest.mark.slow  # a whole demo bout, three times over

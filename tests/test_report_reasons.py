@@ -299,7 +299,7 @@ def test_verdicts_and_scores_are_shown_in_words(full: Report) -> None:
 
 
 def test_the_attempts_table_says_why(capsys: pytest.CaptureFixture[str]) -> None:
-    from bugbout.ui import Console
+    from bugbout.cli.console import Console
 
     codex = attempt("t1", "codex", status=AttemptStatus.INFRA_ERROR)
     codex = codex.model_copy(update={"error": "[bold]" + NOT_ON_PATH})
@@ -317,7 +317,7 @@ def test_the_attempts_run_take_one_line_before_the_report(
 ) -> None:
     """The report that follows opens with the decision: the attempts run now are one line
     of counts by status, not a table that fills the first screen."""
-    from bugbout.ui import Console
+    from bugbout.cli.console import Console
 
     timeout = attempt("t2", "beta", status=AttemptStatus.TIMEOUT)
     Console().attempt_table([attempt("t1", "alpha"), attempt("t2", "alpha"), timeout])

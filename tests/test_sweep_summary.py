@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from bugbout.config.callbacks import SweepSummaryCallback
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.report.report import (
     AgentRow,
@@ -37,7 +38,6 @@ from bugbout.core.report.report import (
     UsageRow,
 )
 from bugbout.core.store.verdict_records import Job, JobAttempt
-from bugbout.hydra_callbacks import SweepSummaryCallback
 from bugbout.sweep import (
     SUMMARY_FILES,
     SWEEP_SCHEMA_VERSION,
@@ -48,7 +48,7 @@ from bugbout.sweep import (
     render_sweep,
     write_sweep_summary,
 )
-from bugbout.sweep_render import job_labels
+from bugbout.sweep.render import job_labels
 
 TASKS = ("t1", "t2", "t3")
 RESOLVED = {"a": 2, "b": 1}
@@ -440,7 +440,7 @@ def test_a_real_multirun_ends_with_the_summary(
     )
     (conf / "base.yaml").write_text(
         "hydra:\n  callbacks:\n    sweep_summary:\n"
-        "      _target_: bugbout.hydra_callbacks.SweepSummaryCallback\n",
+        "      _target_: bugbout.config.callbacks.SweepSummaryCallback\n",
         encoding="utf-8",
     )
     ran: set[str] = set()

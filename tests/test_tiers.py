@@ -256,8 +256,8 @@ def test_the_report_says_which_tiers_the_bout_used() -> None:
 
 
 def test_the_yield_is_split_by_tier_and_a_task_without_issue_shows_its_tier() -> None:
+    from bugbout.cli.console import ground_truth_yield
     from bugbout.core.store.records import Oracle, OracleSet, TaskIssue
-    from bugbout.ui import ground_truth_yield
 
     def task(sha: str, tier: str, number: int) -> Task:
         return Task(

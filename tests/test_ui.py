@@ -8,7 +8,7 @@ import time
 
 from rich.console import Console as RichConsole
 
-from bugbout.ui import Console, PlainProgress
+from bugbout.cli.console import Console, PlainProgress
 
 
 def _console() -> tuple[Console, io.StringIO]:
@@ -57,8 +57,8 @@ def test_a_quiet_console_prints_no_progress() -> None:
 
 
 def test_the_yield_counts_tasks_with_ground_truth_and_why_the_rest_have_none() -> None:
+    from bugbout.cli.console import ground_truth_yield
     from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
-    from bugbout.ui import ground_truth_yield
 
     def task(sha: str) -> Task:
         return Task(

@@ -54,7 +54,7 @@ class Project:
     def load(cls, path: str | Path = ".", overrides: Sequence[str] = ()) -> Project:
         """The project whose ``bugbout.yaml`` is at or above ``path``; ``overrides`` are
         the command line's (``["miner.limit=5", "environment=interpreter"]``)."""
-        from bugbout.config import compose_settings  # Hydra stays out of the core
+        from bugbout.config.adapter import compose_settings  # Hydra stays out of the core
 
         settings, plugins = compose_settings(Path(path), overrides)
         return cls(settings, plugins)
@@ -214,7 +214,7 @@ class Bout:
     def _check_contestants(self) -> None:
         """Stop before any work when a contestant cannot race here; with
         ``run.keep-going``, warn and race the others."""
-        from bugbout.readiness import unready
+        from bugbout.onboarding.readiness import unready
 
         problems = unready(self.contestants)
         if not problems:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from bugbout.layout import render_config
+from bugbout.config.layout import render_config
 from bugbout.testing.repository import RepositoryBuilder
 
 PYPROJECT = """\

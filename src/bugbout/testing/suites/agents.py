@@ -14,7 +14,7 @@ import pytest
 
 from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
-from bugbout.doctor import dummy_session
+from bugbout.onboarding.doctor import dummy_session
 from bugbout.testing.suites.base import PluginSuite
 
 PROMPT = "Fix the crash in ratio() when the reference is zero (conformance 7f3a)."

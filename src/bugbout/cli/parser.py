@@ -17,7 +17,7 @@ def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
-            from bugbout.suggest import closest
+            from bugbout.config.suggest import closest
 
             hint = ""
             if message.startswith(UNRECOGNIZED):

@@ -15,7 +15,7 @@ from bugbout.core.race.contestants import Contestant
 
 def problem(contestant: Contestant) -> str | None:
     """Why ``contestant`` cannot race on this machine, with the fix; ``None`` if it can."""
-    from bugbout.doctor.clis import install_hint
+    from bugbout.onboarding.doctor.clis import install_hint
 
     agent, role, name = contestant.agent, contestant.role, contestant.name
     program = agent.executable

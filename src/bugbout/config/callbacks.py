@@ -6,7 +6,7 @@ Registered in the Hydra config::
     hydra:
       callbacks:
         sweep_summary:
-          _target_: bugbout.hydra_callbacks.SweepSummaryCallback
+          _target_: bugbout.config.callbacks.SweepSummaryCallback
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.sweep import SUMMARY_FILES, render_summary, write_sweep_summary
-from bugbout.sweep_render import headline
+from bugbout.sweep.render import headline
+from bugbout.sweep.summary import SUMMARY_FILES, render_summary, write_sweep_summary
 
 
 class SweepSummaryCallback(Callback):
@@ -29,14 +29,14 @@ class SweepSummaryCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """One line before the first job: the agent runs the sweep's jobs will make and
-        their estimated cost (:mod:`bugbout.dry_run`), each job's settings composed as
+        their estimated cost (:mod:`bugbout.cli.dry_run`), each job's settings composed as
         Hydra composes them."""
         from hydra import compose
 
-        from bugbout.config import job_settings, sweep_jobs
+        from bugbout.cli.dry_run import plan, sweep_runs
+        from bugbout.config.adapter import job_settings, sweep_jobs
+        from bugbout.config.layout import find_config
         from bugbout.core.contract.manager import make_plugins
-        from bugbout.dry_run import plan, sweep_runs
-        from bugbout.layout import find_config
 
         name = str(config.hydra.job.config_name)
         search = [f"hydra.searchpath=[{', '.join(config.hydra.searchpath)}]"]

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bugbout.config.layout import CONFIG_NAME
+from bugbout.config.overrides import split_hydra_args
 from bugbout.core.contract.errors import ConfigError
-from bugbout.layout import CONFIG_NAME
-from bugbout.overrides import split_hydra_args
 
 GROUPS = {
     "miner": "miner",

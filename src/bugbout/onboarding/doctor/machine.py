@@ -11,11 +11,11 @@ from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import SandboxPlugin
-from bugbout.doctor.check import Check
-from bugbout.doctor.eras import python_check
-from bugbout.doctor.probes import probe, quiet_env, version_in
-from bugbout.doctor.protections import protections_check
-from bugbout.doctor.sandbox_tests import PASSED, pytest_problem
+from bugbout.onboarding.doctor.check import Check
+from bugbout.onboarding.doctor.eras import python_check
+from bugbout.onboarding.doctor.probes import probe, quiet_env, version_in
+from bugbout.onboarding.doctor.protections import protections_check
+from bugbout.onboarding.doctor.sandbox_tests import PASSED, pytest_problem
 
 
 def machine_checks(

@@ -1,5 +1,5 @@
 """The ``bugbout`` command line: parses each subcommand's flags, composes its settings
-through the Hydra adapter (:mod:`bugbout.config`) and calls the core. Errors a user can
+through the Hydra adapter (:mod:`bugbout.config.adapter`) and calls the core. Errors a user can
 cause print as one line and exit with status 2.
 """
 
@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bugbout import __version__
-from bugbout.cli_parser import command_parser as _parser
-from bugbout.cli_results import compare_command, export_command, report_command
-from bugbout.config import HydraJob, compose_settings, run_with_hydra
+from bugbout.cli.parser import command_parser as _parser
+from bugbout.cli.results import compare_command, export_command, report_command
+from bugbout.config.adapter import HydraJob, compose_settings, run_with_hydra
+from bugbout.config.layout import CONFIG_NAME, find_config
 from bugbout.core.contract.errors import BugboutError, ConfigError
-from bugbout.layout import CONFIG_NAME, find_config
 
 if TYPE_CHECKING:
-    from bugbout.ui import Console
+    from bugbout.cli.console import Console
 
 MINING_KINDS = ("miner", "issue-source")
 """The plugin kinds ``bugbout tasks --mine-only`` uses (the others are imported only if
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] == "--version":
         print(f"bugbout {__version__}")
         return 0
-    from bugbout.ui import Console  # rich and the records: not for --help
+    from bugbout.cli.console import Console  # rich and the records: not for --help
 
     console = Console(quiet=quiet)
     command, rest = args[0], args[1:]
@@ -102,8 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _settings_help(args: list[str]) -> str:
     """The settings part of ``--help``, for the plugins ``bugbout.yaml`` and ``args`` choose."""
+    from bugbout.cli.usage import project_choices, settings_help
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import project_choices, settings_help
 
     return settings_help(make_plugins(), project_choices(Path.cwd()), args)
 
@@ -115,7 +115,7 @@ def _asks_help(args: list[str]) -> bool:
 
 def _completion(args: list[str], console: Console) -> int:
     """``bugbout completion bash|zsh|fish``: the shell's completion script."""
-    from bugbout.usage import completion_script
+    from bugbout.cli.usage import completion_script
 
     shells = ("bash", "zsh", "fish")
     if len(args) != 1 or args[0] not in shells:
@@ -134,8 +134,8 @@ def _completion(args: list[str], console: Console) -> int:
 def _complete(args: list[str], console: Console) -> int:
     """``bugbout __complete WORD...``: candidates for the last word, one per line (what
     the completion scripts call)."""
+    from bugbout.cli.usage import complete, project_choices
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.usage import complete, project_choices
 
     for candidate in complete(args, make_plugins(), project_choices(Path.cwd())):
         print(candidate)
@@ -148,7 +148,7 @@ def _complete(args: list[str], console: Console) -> int:
 def _init(args: list[str], console: Console) -> int:
     """``bugbout init [--force] [--source DIR] [--tests DIR]``"""
     from bugbout.core.contract.manager import make_plugins
-    from bugbout.onboarding import write_config
+    from bugbout.onboarding.init import write_config
 
     parser = _parser("bugbout init", f"Write a commented {CONFIG_NAME} here.")
     parser.add_argument("--force", action="store_true", help=f"overwrite an existing {CONFIG_NAME}")
@@ -174,7 +174,7 @@ def _doctor(args: list[str], console: Console) -> int:
 
     from rich.text import Text
 
-    from bugbout.doctor import Check, diagnose
+    from bugbout.onboarding.doctor import Check, diagnose
 
     if args and args[0] in ("-h", "--help"):
         print(
@@ -363,7 +363,7 @@ def _run(args: list[str], console: Console) -> int:
         )
         print(_settings_help(args))
         return 0
-    from bugbout.overrides import COMMAND_FLAGS
+    from bugbout.config.overrides import COMMAND_FLAGS
 
     for flag in COMMAND_FLAGS["run"]:
         if flag in args:
@@ -375,7 +375,7 @@ def _run(args: list[str], console: Console) -> int:
         from bugbout.bout import Bout, Project, UnscoredBout
 
         if dry:
-            from bugbout.dry_run import plan
+            from bugbout.cli.dry_run import plan
 
             for line in plan(settings, plugins).lines():
                 console.out.print(line, markup=False, highlight=False)

@@ -322,7 +322,7 @@ def _check_format(format: str) -> None:
 def render_summary(summary: SweepSummary, format: str, *, width: int | None = None) -> str:
     """``summary`` as ``terminal`` text (``width`` columns), ``markdown``, ``json`` or
     ``html``."""
-    from bugbout.sweep_render import headline, render_html, render_markdown, summary_sections
+    from bugbout.sweep.render import headline, render_html, render_markdown, summary_sections
 
     _check_format(format)
     if format == "json":

@@ -22,9 +22,9 @@ from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
-from bugbout.doctor.check import Check
-from bugbout.doctor.clis import build_contestant, install_hint
-from bugbout.doctor.known_agents import KNOWN_AGENTS, SECRET_VARIABLE, dry_entry
+from bugbout.onboarding.doctor.check import Check
+from bugbout.onboarding.doctor.clis import build_contestant, install_hint
+from bugbout.onboarding.doctor.known_agents import KNOWN_AGENTS, SECRET_VARIABLE, dry_entry
 
 DRY_RUN_TIMEOUT = 300.0
 """Seconds one contestant may take on the dry run's task."""

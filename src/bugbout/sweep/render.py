@@ -8,7 +8,7 @@ from html import escape
 from bugbout.core.report.report import rate
 from bugbout.render.html_page import Bar, Segment, bar_chart, page_html, section_html
 from bugbout.render.report_sections import Section, Table, fmt_count, fmt_rate, fmt_seconds
-from bugbout.sweep import TITLE, JobContestant, SweepJob, SweepSummary
+from bugbout.sweep.summary import TITLE, JobContestant, SweepJob, SweepSummary
 
 
 def headline(summary: SweepSummary) -> str:

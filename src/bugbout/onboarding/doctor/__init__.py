@@ -31,12 +31,17 @@ from itertools import chain
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.doctor.check import Check, Report
-from bugbout.doctor.clis import contestant_checks, dummy_session
-from bugbout.doctor.dry_run import dry_run_checks
-from bugbout.doctor.known_agents import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, KnownAgent
-from bugbout.doctor.machine import machine_checks, podman_check
-from bugbout.doctor.race_ready import race_checks
+from bugbout.onboarding.doctor.check import Check, Report
+from bugbout.onboarding.doctor.clis import contestant_checks, dummy_session
+from bugbout.onboarding.doctor.dry_run import dry_run_checks
+from bugbout.onboarding.doctor.known_agents import (
+    DUMMY_KEY,
+    KNOWN_AGENTS,
+    SECRET_VARIABLE,
+    KnownAgent,
+)
+from bugbout.onboarding.doctor.machine import machine_checks, podman_check
+from bugbout.onboarding.doctor.race_ready import race_checks
 
 __all__ = [
     "DUMMY_KEY",

@@ -1,6 +1,6 @@
 """Each contestant's CLI: it builds as a bout builds it, is installed, answers ``--version``,
 and still accepts every ``--flag`` its adapter passes (looked up in its ``--help``); and
-its native setup and instruction arm (:mod:`bugbout.doctor.native`)."""
+its native setup and instruction arm (:mod:`bugbout.onboarding.doctor.native`)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import SandboxPlugin
 from bugbout.core.race.agents import Session
 from bugbout.core.race.contestants import Contestant, build_contestants
-from bugbout.doctor.check import Check
-from bugbout.doctor.known_agents import KNOWN_AGENTS, dry_entry
-from bugbout.doctor.native import native_checks
-from bugbout.doctor.probes import distribution_version, probe, probe_env, version_in
+from bugbout.onboarding.doctor.check import Check
+from bugbout.onboarding.doctor.known_agents import KNOWN_AGENTS, dry_entry
+from bugbout.onboarding.doctor.native import native_checks
+from bugbout.onboarding.doctor.probes import distribution_version, probe, probe_env, version_in
 from bugbout.sandbox.confinement import Confinement
 
 _FLAG = re.compile(r"--[A-Za-z0-9][\w-]*")

@@ -18,7 +18,7 @@ from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import SandboxPlugin
-from bugbout.doctor.check import Check
+from bugbout.onboarding.doctor.check import Check
 from bugbout.sandbox.confinement import Confinement
 
 PROBE_TIMEOUT = 30.0

@@ -11,18 +11,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.instances import instances
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings, PluginChoice
-from bugbout.groups import (
+from bugbout.config.groups import (
     GROUPS,
     ROLES,
     defaults_choices,
     maps,
     packaged_options,
 )
-from bugbout.layout import find_config
+from bugbout.config.layout import find_config
+from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.instances import instances
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice
 
 COMMANDS = {
     "init": ("--force", "--source", "--tests"),

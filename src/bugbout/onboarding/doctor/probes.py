@@ -12,7 +12,7 @@ from pathlib import Path
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.plumbing.process import run_logged
 from bugbout.core.race.agents import CodingAgent, Session
-from bugbout.doctor.known_agents import SECRET_VARIABLE
+from bugbout.onboarding.doctor.known_agents import SECRET_VARIABLE
 
 PROBE_TIMEOUT = 60.0
 """Seconds ``<cli> --version`` and ``<cli> --help`` may take: generous, since a Node CLI

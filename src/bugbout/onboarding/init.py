@@ -10,6 +10,14 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+from bugbout.config.layout import (
+    CONFIG_NAME,
+    FoundAgent,
+    detect_tests,
+    find_packages,
+    project_name,
+    render_config,
+)
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import AgentPlugin
@@ -19,14 +27,6 @@ from bugbout.core.plumbing.pytest_options import selecting_options
 from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
 from bugbout.core.race.agents import VENDOR_KEYS
 from bugbout.core.store.store import write_atomic
-from bugbout.layout import (
-    CONFIG_NAME,
-    FoundAgent,
-    detect_tests,
-    find_packages,
-    project_name,
-    render_config,
-)
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""

@@ -1,18 +1,18 @@
 """The commands that read a bout's results: ``bugbout report``, ``compare`` and
-``export`` (the command line's entry is :mod:`bugbout.cli`)."""
+``export`` (the command line's entry is :mod:`bugbout.cli.commands`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bugbout.cli_parser import command_parser as _parser
-from bugbout.config import compose_settings
+from bugbout.cli.parser import command_parser as _parser
+from bugbout.config.adapter import compose_settings
+from bugbout.config.layout import find_config
 from bugbout.core.contract.errors import ConfigError
-from bugbout.layout import find_config
 
 if TYPE_CHECKING:
-    from bugbout.ui import Console
+    from bugbout.cli.console import Console
 
 
 # -- report -------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ def report_command(args: list[str], console: Console) -> int:
     )
     options = parser.parse_args(args)
     if options.sweep:
-        from bugbout.sweep import FORMATS, render_summary, write_sweep_summary
+        from bugbout.sweep.summary import FORMATS, render_summary, write_sweep_summary
 
         if options.format not in FORMATS:
             raise ConfigError(f"--format {options.format}: choose one of {', '.join(FORMATS)}")

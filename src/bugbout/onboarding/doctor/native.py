@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.instructions import KEEP, REMOVE, arm_key
-from bugbout.doctor.check import Check
+from bugbout.onboarding.doctor.check import Check
 
 
 def native_checks(contestant: Contestant) -> Iterator[Check]:

@@ -23,7 +23,7 @@ def check_flags(command: str, options: list[str]) -> None:
             continue
         if index and options[index - 1] in HYDRA_OPTIONS_WITH_VALUE:
             continue  # the value of --cfg, --info or --package
-        from bugbout.suggest import closest  # pydantic: only for the error
+        from bugbout.config.suggest import closest  # pydantic: only for the error
 
         known = ", ".join(sorted(HYDRA_FLAGS))
         near = closest(option, [*COMMAND_FLAGS.get(command, ()), "--help", *HYDRA_FLAGS])
@@ -87,8 +87,8 @@ def split_hydra_args(args: list[str]) -> tuple[list[str], list[str]]:
 def check_keys(args: Sequence[str]) -> None:
     """A misspelt setting on the command line, in one line and in well under a second:
     checked against the settings' models before any plugin or Hydra is imported."""
+    from bugbout.config.suggest import misnamed_override
     from bugbout.core.contract.settings import BoutSettings
-    from bugbout.suggest import misnamed_override
 
     for arg in args:
         key = arg.split("=", 1)[0]

@@ -12,7 +12,7 @@ from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.plumbing.managed_pythons import ManagedPythons
-from bugbout.doctor.check import Check
+from bugbout.onboarding.doctor.check import Check
 
 
 @runtime_checkable

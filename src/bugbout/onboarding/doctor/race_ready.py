@@ -1,6 +1,6 @@
 """Doctor's checks that each contestant can race as ``bugbout run`` will start it: what
 the bout itself checks before it spends (its program, its vendor's key:
-:mod:`bugbout.readiness`), and the files its command line names that the sandbox would
+:mod:`bugbout.onboarding.readiness`), and the files its command line names that the sandbox would
 hide from it (a script in your HOME, in the repository or in the store), so that doctor
 never passes a contestant that ``run`` refuses or that cannot start inside the sandbox."""
 
@@ -15,9 +15,9 @@ from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.plumbing.confine import masked_paths, readable_paths
 from bugbout.core.plumbing.home import bugbout_home
 from bugbout.core.race.contestants import Contestant
-from bugbout.doctor.check import Check
-from bugbout.doctor.clis import build_contestant, dummy_session, selected_agents
-from bugbout.readiness import problem
+from bugbout.onboarding.doctor.check import Check
+from bugbout.onboarding.doctor.clis import build_contestant, dummy_session, selected_agents
+from bugbout.onboarding.readiness import problem
 
 
 def race_checks(settings: BoutSettings, plugins: Plugins) -> Iterator[Check]:

@@ -1,4 +1,4 @@
-"""The Hydra adapter: with :mod:`bugbout.groups` (what each config group may choose), the
+"""The Hydra adapter: with :mod:`bugbout.config.groups` (what each config group may choose), the
 only module that imports Hydra.
 
 It composes a project's settings the way the command line and the Python API both need
@@ -19,8 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bugbout.core.contract.errors import BugboutError, ConfigError
-from bugbout.groups import (
+from bugbout.config.groups import (
     GROUPS,
     INSTANCE_MAPS,
     ROLES,
@@ -30,13 +29,14 @@ from bugbout.groups import (
     register_defined,
     register_plugin_options,
 )
-from bugbout.layout import CONFIG_NAME, find_config
-from bugbout.overrides import check_flags, check_keys, defined_option, split_hydra_args
+from bugbout.config.layout import CONFIG_NAME, find_config
+from bugbout.config.overrides import check_flags, check_keys, defined_option, split_hydra_args
+from bugbout.core.contract.errors import BugboutError, ConfigError
 
 if TYPE_CHECKING:
+    from bugbout.cli.console import Console
     from bugbout.core.contract.manager import Plugins
     from bugbout.core.contract.settings import BoutSettings
-    from bugbout.ui import Console
 
     Job = Callable[[BoutSettings, Plugins, "HydraJob"], None]
     """What a command runs with each job's settings."""
@@ -97,7 +97,7 @@ def hydra_state() -> Iterator[None]:
 
 def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
     """The overrides with moved settings renamed (a note for each), then checked."""
-    from bugbout.moved import moved_override
+    from bugbout.config.moved import moved_override
 
     renamed = []
     for arg in args:
@@ -135,7 +135,7 @@ def _load(config: Path) -> Any:
     """``bugbout.yaml`` as written, read once; a file YAML cannot read is one line."""
     from omegaconf import OmegaConf
 
-    from bugbout.suggest import yaml_problem
+    from bugbout.config.suggest import yaml_problem
 
     try:
         return OmegaConf.load(config)
@@ -173,7 +173,7 @@ class HydraJob:
         summary (launchers may run jobs in other processes)."""
         if self.multirun:
             from bugbout.core.store.store import write_atomic
-            from bugbout.sweep import ERROR_FILE
+            from bugbout.sweep.summary import ERROR_FILE
 
             self.output.mkdir(parents=True, exist_ok=True)
             write_atomic(self.output / ERROR_FILE, message + "\n")
@@ -253,7 +253,7 @@ def _run(
         hydra_job()
     finally:
         sys.argv = saved
-    from bugbout.sweep import ERROR_FILE
+    from bugbout.sweep.summary import ERROR_FILE
 
     if not exit_code and any(sweep.glob(f"*/{ERROR_FILE}")):
         exit_code = 1  # a job failed in another process (joblib, Ray, SLURM)
@@ -375,10 +375,10 @@ def _unknown_setting(
     when it is an option of the chosen plugin."""
     from omegaconf import OmegaConf
 
+    from bugbout.config.suggest import unknown_setting
     from bugbout.core.contract.instances import ORDER
     from bugbout.core.race.contestants import ASSIGNMENT, assignment_of
     from bugbout.core.report.cutoffs import KEY as CUTOFF_KEY
-    from bugbout.suggest import unknown_setting
 
     others = [arg for arg in overrides if arg.split("=", 1)[0] != key]
     choices = [arg for arg in others if "." not in arg.split("=", 1)[0]]
@@ -432,8 +432,8 @@ def job_settings(cfg: Any, root: Path) -> BoutSettings:
     from omegaconf.errors import MissingMandatoryValue
     from pydantic import ValidationError
 
+    from bugbout.config.suggest import extra_key
     from bugbout.core.contract.settings import BoutSettings
-    from bugbout.suggest import extra_key
 
     try:
         data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -466,7 +466,7 @@ def _primary(config: Path, loaded: Any, warn: Callable[[str], None]) -> tuple[st
     from hydra.core.config_store import ConfigStore
     from omegaconf import DictConfig, OmegaConf
 
-    from bugbout.moved import moved_config
+    from bugbout.config.moved import moved_config
 
     defaults = loaded.get("defaults") if isinstance(loaded, DictConfig) else None
     if not defaults or "base" not in [str(item) for item in defaults]:
