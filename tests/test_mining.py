@@ -75,6 +75,27 @@ def test_limit_keeps_the_newest_and_counts_the_rest(calc_repo: tuple[Path, dict[
     assert found.excluded["over-limit"] == 7
 
 
+def test_a_limit_of_null_keeps_the_whole_history(
+    calc_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """``miner.limit=null`` (``limit: null`` in bugbout.yaml) keeps every task."""
+    from bugbout.config import compose_settings
+    from bugbout.core.store.store import Store
+    from bugbout.core.tasks import mine_tasks
+
+    repo, sha = calc_repo
+    found = mine(repo, limit=None)
+    assert [task.sha for task in found.tasks] == [sha[name] for name in history.EXPECTED_ORDER]
+    assert "over-limit" not in found.excluded
+    (tmp_path / "bugbout.yaml").write_text(
+        f"defaults: [base, _self_]\nproject: {{source: src/calc, repository: '{repo}'}}\n"
+        "issue-sources: {github: null, file: null}\nminer: {limit: 1}\n"
+    )
+    settings, plugins = compose_settings(tmp_path, ["miner.limit=null"])
+    whole = mine_tasks(settings, plugins, Store(tmp_path / ".bugbout"))
+    assert [task.sha for task in whole.tasks] == [task.sha for task in found.tasks]
+
+
 def test_max_source_files_admits_broader_fixes(calc_repo: tuple[Path, dict[str, str]]) -> None:
     repo, sha = calc_repo
     found = mine(repo, max_source_files=3)

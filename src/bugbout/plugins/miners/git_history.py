@@ -61,8 +61,8 @@ class GitHistoryOptions(Options):
     """The branch or ref to walk; the default branch when unset."""
     since: str | None = None
     """Only fixes committed after this date (ISO 8601, e.g. ``2023-01-01``)."""
-    limit: int = Field(default=20, ge=1)
-    """The most tasks kept, newest first."""
+    limit: int | None = Field(default=20, ge=1)
+    """The most tasks kept, newest first; ``None``: every task of the whole history."""
     max_source_files: int = Field(default=2, ge=1)
     """Fixes that change more source files than this are left out."""
     fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
@@ -163,7 +163,7 @@ class GitHistoryMiner:
                 else:
                     if task.issue.number:
                         claimed.add(task.issue.number)
-                    if len(result.tasks) >= settings.limit:
+                    if settings.limit is not None and len(result.tasks) >= settings.limit:
                         result.exclude(OVER_LIMIT)
                     else:
                         result.tasks.append(task)
