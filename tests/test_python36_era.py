@@ -73,6 +73,28 @@ def test_a_missing_36_has_the_oldest_python_here_stand_in() -> None:
     assert stand_in(None, "3.6", []) is None
 
 
+def test_a_missing_37_has_a_stand_in_too() -> None:
+    """uv downloads no Python older than 3.8: a 2019 fix on a machine without 3.7 is
+    tested on the oldest Python here, never left to a download that cannot happen."""
+    assert stand_in(None, "3.7", ["3.9", "3.11"]) == (
+        "3.9",
+        "needs Python <= 3.7 (the fix predates Python 3.8, released 2019-10-14), tested on "
+        "3.9; install one, e.g. `pyenv install 3.7`",
+    )
+
+
+def test_without_python_36_or_37_a_2019_fix_is_tested_on_the_oldest_python_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hide(monkeypatch, tmp_path / "pyenv", "3.6", "3.7")
+    pythons = UvBuilder(UvOptions(python_downloads="never")).pythons(tmp_path)
+    chosen = pythons.interpreter(None, "2019-03-01", None)
+    assert chosen.era == "3.7"
+    oldest = min(available_interpreters(), key=lambda v: tuple(map(int, v.split("."))))
+    assert chosen.path == available_interpreters()[oldest].resolve()
+    assert "needs Python <= 3.7" in chosen.lacks
+
+
 def test_python_36_is_found_here() -> None:
     if "3.6" not in available_interpreters():
         pytest.fail("no Python 3.6 on this machine: `pyenv install 3.6`")

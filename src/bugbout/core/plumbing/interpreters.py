@@ -42,9 +42,9 @@ PYTHON_END_OF_LIFE: dict[str, str] = {
 """The day each Python 3 minor version stopped getting fixes (future ones: their month)."""
 
 MIN_PYTHON = (3, 6)
-STAND_IN_BEFORE = (3, 7)
-"""An era older than this that the machine lacks is tested on the oldest Python here
-instead (uv provides none of them), and says so: see :func:`stand_in`."""
+STAND_IN_BEFORE = (3, 8)
+"""The oldest Python uv downloads: an era older than this that the machine lacks is
+tested on the oldest Python here instead, and says so (see :func:`stand_in`)."""
 _PYENV_VERSION = re.compile(r"^(3)\.(\d+)\.(\d+)$")
 _PATH_PYTHON = re.compile(r"^python(3)\.(\d+)$")
 
@@ -211,14 +211,14 @@ def stand_in(declared: str | None, era: str, local: Iterable[str]) -> tuple[str,
     tests lack (one line, for the reasons they give); ``None`` for any other era."""
     if _version_tuple(era) >= STAND_IN_BEFORE:
         return None
-    floor = ".".join(map(str, STAND_IN_BEFORE))
-    here = sorted((v for v in local if _version_tuple(v) >= STAND_IN_BEFORE), key=_version_tuple)
+    after = [v for v in eras(local) if _version_tuple(v) > _version_tuple(era)]
+    here = sorted((v for v in local if _version_tuple(v) > _version_tuple(era)), key=_version_tuple)
     allowed = [v for v in here if _allows(declared, v)]
-    if not allowed:
+    if not allowed or not after:
         return None
     lacks = (
-        f"needs Python <= {era} (the fix predates Python {floor}, released "
-        f"{PYTHON_RELEASES[floor]}), tested on {allowed[0]}; install one, e.g. "
+        f"needs Python <= {era} (the fix predates Python {after[0]}, released "
+        f"{PYTHON_RELEASES[after[0]]}), tested on {allowed[0]}; install one, e.g. "
         f"`pyenv install {era}`"
     )
     return allowed[0], lacks
