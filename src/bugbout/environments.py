@@ -41,6 +41,7 @@ __all__ = [
     "choose_python",
     "confined_owner",
     "create_plugin",
+    "declared_classifiers",
     "declared_dependencies",
     "declared_names",
     "declared_python",
@@ -95,6 +96,7 @@ __getattr__, __dir__ = lazy_exports(
         "choose_python": "bugbout.core.plumbing.interpreters",
         "confined_owner": "bugbout.sandbox.identity",
         "create_plugin": "bugbout.core.contract.manager",
+        "declared_classifiers": "bugbout.core.plumbing.project_metadata",
         "declared_dependencies": "bugbout.core.plumbing.project_metadata",
         "declared_names": "bugbout.core.plumbing.project_metadata",
         "declared_python": "bugbout.core.plumbing.project_metadata",
@@ -140,6 +142,7 @@ if TYPE_CHECKING:
         pythons_directory,
     )
     from bugbout.core.plumbing.project_metadata import (
+        declared_classifiers,
         declared_dependencies,
         declared_names,
         declared_python,

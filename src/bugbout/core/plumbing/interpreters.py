@@ -29,6 +29,11 @@ PYTHON_RELEASES: dict[str, str] = {
 """The date each Python 3 minor version was first released."""
 
 PYTHON_END_OF_LIFE: dict[str, str] = {
+    "2.7": "2020-01-01",
+    "3.2": "2016-02-20",
+    "3.3": "2017-09-29",
+    "3.4": "2019-03-18",
+    "3.5": "2020-09-13",
     "3.6": "2021-12-23",
     "3.7": "2023-06-27",
     "3.8": "2024-10-07",
@@ -173,14 +178,20 @@ def choose_python(
 
 
 def era_python(
-    declared: str | None, fix_date: str | None, local: Iterable[str], pinned: str | None
+    declared: str | None,
+    fix_date: str | None,
+    local: Iterable[str],
+    pinned: str | None,
+    classified: Iterable[str] = (),
 ) -> str:
     """The Python version (``"3.8"``) of a fix's era, whether this machine has it or not.
 
-    ``pinned`` wins. Otherwise, among the versions the ``declared`` specifier allows: the
-    newest ``local`` one that was maintained at ``fix_date`` (released before it, not yet
-    at its end of life); else the newest released before it; else the oldest. Without a
-    date: the newest local one, else the newest.
+    ``pinned`` wins. Otherwise, among the versions the ``declared`` specifier allows, and
+    of those no newer than the newest its ``classified`` versions name (when that one
+    was still maintained at ``fix_date``: see :func:`classified_newest`): the newest
+    ``local`` one that was maintained at ``fix_date`` (released before it, not yet at its
+    end of life); else the newest released before it; else the oldest. Without a date:
+    the newest local one, else the newest.
     """
     if pinned:
         return pinned_minor(pinned)
@@ -191,12 +202,50 @@ def era_python(
             f"the project declares Python {declared!r} at this fix but no Python from "
             f"{'.'.join(map(str, MIN_PYTHON))} on satisfies it; set project.python"
         )
+    newest = classified_newest(classified, fix_date)
+    if newest is not None:
+        below = [v for v in candidates if _version_tuple(v) <= _version_tuple(newest)]
+        candidates = below or candidates[:1]
     if not fix_date:
         return ([v for v in candidates if v in here] or candidates)[-1]
     day = fix_date.strip()[:10]
     released = _released(candidates, fix_date)
     maintained = [v for v in released if v in here and PYTHON_END_OF_LIFE.get(v, "9999") > day]
     return (maintained or released or candidates[:1])[-1]
+
+
+def classified_newest(classified: Iterable[str], fix_date: str | None) -> str | None:
+    """The newest Python the trove classifiers name (``"3.4"``; ``"2.7"`` when they name
+    Python 2 alone), when it binds: it was still maintained at ``fix_date`` (classifiers
+    a project forgot to update since do not); ``None`` when they name no minor version
+    of Python 3."""
+    names = set(classified)
+    threes = sorted((v for v in names if v.startswith("3.")), key=_version_tuple)
+    if threes:
+        newest = threes[-1]
+    elif names and all(v.startswith("2") for v in names):
+        newest = "2.7"
+    else:
+        return None
+    day = (fix_date or "").strip()[:10]
+    return newest if not day or PYTHON_END_OF_LIFE.get(newest, "9999") > day else None
+
+
+def classified_lacks(classified: Iterable[str], fix_date: str | None, version: str) -> str:
+    """What the tests lack on Python ``version`` when it is newer than the newest the
+    classifiers name (one line; empty when it is not)."""
+    newest = classified_newest(classified, fix_date)
+    if newest is None or _version_tuple(version) <= _version_tuple(newest):
+        return ""
+    if newest.startswith("2"):
+        return (
+            f"the project declared Python 2 alone at this fix (its classifiers), tested on "
+            f"{version}: bugbout runs tests on Python 3.6 and later"
+        )
+    return (
+        f"the project declared Python up to {newest} at this fix (its classifiers), tested "
+        f"on {version}: bugbout runs tests on Python 3.6 and later"
+    )
 
 
 def eras(local: Iterable[str]) -> list[str]:

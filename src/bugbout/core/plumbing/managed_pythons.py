@@ -57,21 +57,28 @@ class ManagedPythons:
     _failed: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def interpreter(
-        self, declared: str | None, fix_date: str | None, pinned: str | None
+        self,
+        declared: str | None,
+        fix_date: str | None,
+        pinned: str | None,
+        classified: tuple[str, ...] = (),
     ) -> EraInterpreter:
-        """The interpreter of a fix's era: on this machine (pyenv, ``PATH``), else one
-        installed here before, else one uv downloads now when downloads are allowed; for
-        an era uv provides no Python of (before 3.7), the oldest one here stands in
-        (:func:`~bugbout.core.plumbing.interpreters.stand_in`), saying what it lacks.
+        """The interpreter of a fix's era (its ``classified`` versions: those its trove
+        classifiers name): on this machine (pyenv, ``PATH``), else one installed here
+        before, else one uv downloads now when downloads are allowed; for an era uv
+        provides no Python of (before 3.8), the oldest one here stands in
+        (:func:`~bugbout.core.plumbing.interpreters.stand_in`), saying what it lacks, as
+        one newer than every version the classifiers name says too.
 
         Raises an :class:`EnvironmentFailure` naming the version when there is none.
         """
         from bugbout.core.plumbing import interpreters
 
         local = interpreters.available_interpreters()
-        version = interpreters.era_python(declared, fix_date, local, pinned)
+        version = interpreters.era_python(declared, fix_date, local, pinned, classified)
         if version in local:  # resolved: the sandbox may not show the links on the way
-            return EraInterpreter(Path(local[version]).resolve())
+            lacks = "" if pinned else interpreters.classified_lacks(classified, fix_date, version)
+            return EraInterpreter(Path(local[version]).resolve(), lacks=lacks)
         standing = None if pinned else interpreters.stand_in(declared, version, local)
         if standing is None:
             return EraInterpreter(self.provide(version))

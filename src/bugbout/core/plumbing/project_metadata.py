@@ -56,6 +56,25 @@ def declared_python(tree: Path) -> str | None:
     return (value.strip() or None) if isinstance(value, str) else None
 
 
+def declared_classifiers(tree: Path) -> list[str]:
+    """The Python versions the project's trove classifiers name in ``tree`` (``"2.7"``,
+    ``"3.4"``, ``"3"``), from ``pyproject.toml``, ``setup.cfg`` or a literal in
+    ``setup.py``, the first that has classifiers."""
+    pyproject = _read_toml(tree / "pyproject.toml")
+    found: object = _table(pyproject, "project").get("classifiers")
+    if not isinstance(found, list):
+        cfg = _read_setup_cfg(tree / "setup.cfg")
+        if cfg is not None and cfg.has_option("metadata", "classifiers"):
+            found = cfg.get("metadata", "classifiers").splitlines()
+    if not isinstance(found, list):
+        found = setup_py_value(tree / "setup.py", "classifiers")
+    versions = (
+        re.fullmatch(r"\s*Programming Language :: Python :: (\d+(?:\.\d+)?)\s*", str(each))
+        for each in (found if isinstance(found, list) else [])
+    )
+    return _unique(match.group(1) for match in versions if match)
+
+
 def _pep621_dependencies(tree: Path, pyproject: Mapping[str, Any]) -> list[str] | None:
     project = _table(pyproject, "project")
     dependencies = project.get("dependencies")

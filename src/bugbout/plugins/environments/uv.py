@@ -147,10 +147,13 @@ class UvBuilder:
         """The environment for ``request``'s era, resolved once per era and built once per
         resolution, its runs finding the dist-info of the project in ``request.tree``. Its
         failure on a Python that stands in for the era's says so."""
-        from bugbout.environments import declared_python
+        from bugbout.environments import declared_classifiers, declared_python
 
         chosen = self.pythons(request.home).interpreter(
-            declared_python(request.tree), request.date, request.project.python
+            declared_python(request.tree),
+            request.date,
+            request.project.python,
+            tuple(declared_classifiers(request.tree)),
         )
         try:
             environment = self._build(request, chosen)
