@@ -31,6 +31,9 @@ class Wheel:
     yanked: bool = False
     contents: tuple[tuple[str, bytes], ...] = ()
     """Its files, when it repackages an installed distribution (else a module is made)."""
+    archive: str = ""
+    """A source archive's suffix (``.tar.bz2``): served under that name instead of a
+    wheel's (only its name is read)."""
 
     @classmethod
     def installed(cls, name: str, uploaded: str) -> Wheel:
@@ -47,6 +50,8 @@ class Wheel:
 
     @property
     def filename(self) -> str:
+        if self.archive:
+            return f"{self.name}-{self.version}{self.archive}"
         return f"{self.name.replace('-', '_')}-{self.version}-py3-none-any.whl"
 
     @property

@@ -77,16 +77,21 @@ class Resolution(Record):
     runner: list[Exemption] = Field(default_factory=list)
     """pytest and what it needs, resolved as of the interpreter's time (the fix's predates it)."""
     era: EraCheck | None = None
+    installable: list[Exemption] = Field(default_factory=list)
+    """Distributions whose era had no file uv installs, resolved as of their first release
+    that has one (:mod:`bugbout.core.plumbing.installable`)."""
 
     @property
     def exempt(self) -> list[Exemption]:
         """Every distribution resolved without the era's date cap."""
-        return [*self.runner, *(self.era.exempt if self.era else [])]
+        return [*self.runner, *self.installable, *(self.era.exempt if self.era else [])]
 
     @property
     def note(self) -> str:
-        """What the environment line says of the runner and of the era check."""
-        notes = [self.era.note if self.era else ""]
+        """What the environment line says of the runner, of the distributions no file of
+        their era installs, and of the era check."""
+        notes = [f"{e.name} as of {e.until} ({e.reason})" for e in self.installable]
+        notes.append(self.era.note if self.era else "")
         if self.runner:
             until = self.runner[0].until
             notes.insert(0, f"pytest and what it needs as of {until} ({self.runner[0].reason})")
@@ -151,6 +156,8 @@ class UvCall:
     :func:`runner_of`)."""
     oldest_build_tools: str = OLDEST_BUILD_TOOLS
     """The era's build tools are never capped before this date."""
+    installable: list[Exemption] = field(default_factory=list)
+    """Distributions whose era had no file uv installs (see :class:`Resolution`)."""
 
     def options(self, *, era_build_tools: bool = False) -> list[str]:
         """The options of ``uv pip compile`` and ``uv pip install``: the date cap (with the
@@ -167,7 +174,7 @@ class UvCall:
                 )
                 for tool in BUILD_TOOLS:
                     options += ["--exclude-newer-package", f"{tool}={until}"]
-                for exemption in [*self.runner, *self.exempt]:
+                for exemption in [*self.runner, *self.installable, *self.exempt]:
                     options += ["--exclude-newer-package", f"{exemption.name}={exemption.until}"]
         if self.index_url:
             options += ["--index-url", self.index_url]
@@ -185,10 +192,24 @@ class Resolver:
     interpreter: Path
     scratch: Path
     era_build_tools: bool = False
+    python: str = ""
+    """The interpreter's version: when set, a distribution whose era had no file uv
+    installs is resolved as of its first release that has one."""
 
     def compile(self, requirements: list[str]) -> list[str]:
         """The pinned set of ``requirements``; with the era's build tools when today's cannot
-        build a source distribution it needs."""
+        build a source distribution it needs, and exempting from the date each
+        distribution no file of its era installs."""
+        while True:
+            try:
+                return self._built(requirements)
+            except UvFailure as failure:
+                exemption = self._installable(failure)
+                if exemption is None:
+                    raise
+                self.call.installable.append(exemption)
+
+    def _built(self, requirements: list[str]) -> list[str]:
         try:
             return self._compile(requirements)
         except UvFailure as failure:
@@ -196,6 +217,20 @@ class Resolver:
                 raise
             self.era_build_tools = True
             return self._compile(requirements)
+
+    def _installable(self, failure: UvFailure) -> Exemption | None:
+        """The exemption a failure for a refused file name asks for (once per name)."""
+        from bugbout.core.plumbing.installable import first_installable, refused
+        from bugbout.core.plumbing.package_index import PackageIndex
+
+        name = refused(failure.reason)
+        known = {e.name for e in self.call.installable}
+        if name is None or name in known or not self.python or not self.call.exclude_newer:
+            return None
+        index = PackageIndex(self.call.index_url)
+        return first_installable(
+            index, name, self.python, self.call.exclude_newer, "the requirements"
+        )
 
     def _compile(self, requirements: list[str]) -> list[str]:
         if not requirements:
@@ -254,6 +289,7 @@ class Resolver:
             left_out=left_out,
             short=short,
             era_build_tools=self.era_build_tools,
+            installable=list(self.call.installable),
         )
 
 
@@ -315,7 +351,12 @@ def checked(
         date=call.exclude_newer,
     )
     return resolution.model_copy(
-        update={"pinned": latest[-1], "era": era, "era_build_tools": resolver.era_build_tools}
+        update={
+            "pinned": latest[-1],
+            "era": era,
+            "era_build_tools": resolver.era_build_tools,
+            "installable": list(call.installable),
+        }
     )
 
 
@@ -375,7 +416,7 @@ class EraResolution:
 
     def _resolve(self, scratch: Path) -> tuple[Resolution, list[str]]:
         call = UvCall(self.exclude_newer, self.index_url, self.timeout, scratch)
-        resolver = Resolver(call, self.interpreter, scratch)
+        resolver = Resolver(call, self.interpreter, scratch, python=self.version)
         tools_date = era_tools_date(self.exclude_newer, self.version)
         if tools_date is not None:
             try:

@@ -1,0 +1,77 @@
+"""A distribution whose era offered no file uv installs: its first release that does.
+
+uv refuses a source distribution whose file name PEP 625 does not allow
+(``Twisted-18.9.0.tar.bz2``), and some projects offered nothing else for years (Twisted
+until 2019 on Linux). An era that needs one then does not resolve at all. Instead, the
+distribution is resolved as of its first release after the era's date that has a file uv
+installs on the era's Python (a fitting wheel, or a ``.tar.gz`` or ``.zip`` source): an
+:class:`~bugbout.core.store.records.Exemption` from the date that says why.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from packaging.tags import Tag, compatible_tags, cpython_tags, platform_tags
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from bugbout.core.plumbing.package_index import File, PackageIndex
+from bugbout.core.store.records import Exemption
+
+_REFUSED = re.compile(
+    r"(?:versions of |\b)(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)(?:==\S+)? (?:has|have) a "
+    r"non-PEP 625-compliant source distribution filename"
+)
+SOURCES = (".tar.gz", ".zip")
+"""The source archives uv builds."""
+
+
+def refused(reason: str) -> str | None:
+    """The distribution a failed resolution refused for its files' names, if that is why."""
+    found = _REFUSED.search(reason)
+    return found["name"] if found else None
+
+
+def first_installable(
+    index: PackageIndex, name: str, python: str, date: str, needed_by: str
+) -> Exemption | None:
+    """The exemption that lets ``name`` resolve as of its first release after ``date``
+    (ISO 8601 day) with a file uv installs on Python ``python``; ``None`` when none has."""
+    cutoff = datetime.fromisoformat(date).replace(tzinfo=UTC)
+    tags = _tags(python)
+    for version, files in sorted(index.releases(name).items()):
+        if version.is_prerelease:
+            continue
+        dates = [f.uploaded for f in files if f.uploaded and _installable(f, python, tags)]
+        if dates and min(dates) >= cutoff:
+            until = (min(dates) + timedelta(days=1)).date().isoformat()
+            return Exemption(
+                name=name,
+                until=until,
+                reason=f"no release before {version} has a file uv installs on Python {python}",
+                needed_by=needed_by,
+            )
+    return None
+
+
+def _installable(file: File, python: str, tags: set[Tag]) -> bool:
+    if file.yanked or not file.admits(python):
+        return False
+    if file.filename.endswith(SOURCES):
+        return True
+    try:
+        _, _, _, file_tags = parse_wheel_filename(file.filename)
+    except InvalidWheelFilename:
+        return False
+    return bool(file_tags & tags)
+
+
+def _tags(python: str) -> set[Tag]:
+    """The wheel tags CPython ``python`` installs on this machine."""
+    version = tuple(int(part) for part in python.split(".")[:2])
+    platforms = list(platform_tags())
+    return {
+        *cpython_tags(version, platforms=platforms),
+        *compatible_tags(version, platforms=platforms),
+    }

@@ -1,0 +1,35 @@
+"""A distribution whose era offered only source archives uv refuses (PEP 625: Twisted's
+``.tar.bz2`` until 2019) is resolved as of its first release uv installs, and the
+environment line says so. Real uv, a local index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bugbout.core.plumbing.interpreters import available_interpreters, interpreter_version
+from bugbout.core.plumbing.uv_resolution import EraResolution
+from local_index import Wheel, serve
+
+WHEELS = [
+    Wheel("oldlib", "1.0", "2018-06-01T12:00:00Z", archive=".tar.bz2"),
+    Wheel("oldlib", "1.1", "2018-10-01T12:00:00Z", archive=".tar.bz2"),
+    Wheel("oldlib", "2.0", "2019-08-01T12:00:00Z"),
+    Wheel("oldlib", "2.1", "2020-02-01T12:00:00Z"),
+]
+
+
+def test_a_distribution_of_refused_archives_resolves_as_of_its_first_installable_release(
+    tmp_path: Path,
+) -> None:
+    interpreter = available_interpreters()["3.12"]  # it carries no era setuptools
+    version = interpreter_version(interpreter)
+    with serve(WHEELS) as index:
+        resolution, _ = EraResolution(
+            tmp_path, "era", interpreter, version, "2019-01-01", ["oldlib"], [], index.url, 120
+        ).resolved()
+    assert resolution.pinned == ["oldlib==2.0"]
+    reason = f"no release before 2.0 has a file uv installs on Python {version}"
+    assert [(e.name, e.until, e.reason) for e in resolution.exempt] == [
+        ("oldlib", "2019-08-02", reason)
+    ]
+    assert resolution.note == f"oldlib as of 2019-08-02 ({reason})"
