@@ -69,6 +69,10 @@ MARKER = "bugbout-env.json"
 VENV_TIMEOUT = 120.0
 LAYOUT = "4"
 """What every environment carries besides its requirements; a new value rebuilds them."""
+RESOLVER = "2"
+"""How an era is resolved (2: distributions no file of their era installs are exempt); a
+new value resolves every era again, and keeps the environments whose pinned set is the
+same."""
 COMPILED_FROM = (3, 7)
 """uv compiles bytecode with a script of its own that needs Python 3.7 or later: older
 environments compile as their modules are imported."""
@@ -195,6 +199,7 @@ class UvBuilder:
             exclude_newer or "",
             self.options.index_url or "",
             LAYOUT,
+            RESOLVER,
         )
         if era in self._built:
             return self._built[era]
