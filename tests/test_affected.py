@@ -45,6 +45,7 @@ from bugbout.core.store.records import (
 )
 from bugbout.core.store.verdict_records import SUITE, UNFIXED
 from bugbout.testing import RepositoryBuilder
+from runners import pytest_runner
 
 
 def lines(*records: object) -> bytes:
@@ -186,7 +187,9 @@ def test_a_patch_changes_the_functions_its_lines_lie_in_or_else_the_module(
             else:
                 (work / path).write_text(content)
         patch = diff_trees(base, work, source="src/shop", tests="tests")
-        found = changed_in_functions(base, patch.source, patch.area(ChangeArea.SOURCE))
+        found = changed_in_functions(
+            base, patch.source, patch.area(ChangeArea.SOURCE), pytest_runner()
+        )
         for path in files:  # back to the base for the next case
             if (base / path).exists():
                 (work / path).write_text((base / path).read_text())
@@ -321,7 +324,10 @@ class Shop:
 
     @property
     def bench(self) -> Bench:
-        return Bench(self.checkouts, self.environment, self.project, 120, self.confine, ("tests",))
+        return Bench(
+            self.checkouts, self.environment, self.project, 120, self.confine, ("tests",),
+            pytest_runner(),
+        )  # fmt: skip
 
 
 @pytest.fixture
@@ -346,7 +352,9 @@ def test_affected_finds_every_regression_all_finds(shop: Shop) -> None:
             "src/shop/prices.py": PRICES.replace("PRICES[item]", "PRICES[item] * 100"),
         },
     )
-    chosen = selections(base, shop.oracle, [breaking], base_tree=shop.base, suite=("tests",))
+    chosen = selections(
+        base, shop.oracle, [breaking], base_tree=shop.base, suite=("tests",), runner=pytest_runner()
+    )
     found = {}
     for mode, selection in (("all", None), ("affected", chosen["breaking"])):
         gate, baseline = run_gate(

@@ -25,6 +25,7 @@ from bugbout.core.plumbing.patch import diff_trees
 from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.store.records import ChangeArea, Outcome, RunStatus, TestRun
 from bugbout.testing.breaks import broken
+from runners import pytest_runner
 
 MIRROR = Path("/work/.mirror/pallets+click/repo")
 COMMIT = "2c8cd3ac"
@@ -77,7 +78,9 @@ def test_every_regression_the_whole_suite_finds_is_selected(tmp_path: Path) -> N
         shutil.copytree(tree, patched, ignore=shutil.ignore_patterns(".git"))
         (patched / path).write_text(broken((tree / path).read_text(), name, how))
         patch = diff_trees(tree, patched, source=PROJECT.source, tests=PROJECT.tests)
-        scope = changed_in_functions(tree, patch.source, patch.area(ChangeArea.SOURCE))
+        scope = changed_in_functions(
+            tree, patch.source, patch.area(ChangeArea.SOURCE), pytest_runner()
+        )
         selection = select(base, scope, suite=("tests",))
         assert not selection.everything, (name, selection.everything)
         regressions = passing(base.run) - passing(suite(patched))

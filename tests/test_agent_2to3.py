@@ -15,6 +15,7 @@ from bugbout.core.race.agent_setup import run_tests_script
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap
 from bugbout.sandbox.confinement import Confinement
+from runners import pytest_runner
 from test_py2_tree import BUGGY, SETUP, TEST
 
 PROJECT = ProjectSettings(source="shout", tests="tests")
@@ -34,7 +35,7 @@ def _script(tree: Path, logs: Path) -> str:
     environment = InterpreterBuilder(InterpreterOptions(path=sys.executable)).build(
         EnvironmentRequest(project=PROJECT, tree=tree, home=tree.parent / "home")
     )
-    return run_tests_script(PROJECT, environment, tree, logs)
+    return run_tests_script(pytest_runner(), PROJECT, environment, tree, logs)
 
 
 def _snapshot(tree: Path) -> dict[str, str]:

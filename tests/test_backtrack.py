@@ -32,6 +32,7 @@ from bugbout.core.truth.oracle import compute_oracle
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder
 from local_index import Wheel, serve
+from runners import pytest_runner
 
 DATE = "2019-10-01"
 OLD = Wheel("depa", "1.0", "2019-03-01T10:00:00Z")
@@ -259,8 +260,9 @@ def test_ground_truth_records_the_repaired_era(tmp_path: Path) -> None:
     runner = [Wheel.installed(name, "2019-05-01T10:00:00Z") for name in RUNNER]
     with serve([*runner, OLD, NEW, LATE]) as index, Git(repo.path) as git:
         oracle = compute_oracle(
-            task, git=git, builder=UvBuilder(UvOptions(index_url=index.url)), settings=settings,
-            home=tmp_path / "home", key="k", confine=lambda argv, tree, writable: argv,
+            task, git=git, builder=UvBuilder(UvOptions(index_url=index.url)),
+            runner=pytest_runner(), settings=settings, home=tmp_path / "home", key="k",
+            confine=lambda argv, tree, writable: argv,
         )  # fmt: skip
     assert oracle.status == "ok", oracle.reason
     assert oracle.fail_to_pass == ["tests/test_core.py::test_level"]  # depa 1.0 would fail it

@@ -36,6 +36,7 @@ from bugbout.testing.suites import (
     MinerSuite,
     ReporterSuite,
     SandboxSuite,
+    TestRunnerSuite,
 )
 
 if TYPE_CHECKING:
@@ -117,6 +118,13 @@ class TestPodman(BuiltinsOnly, EnvironmentSuite):
     # Outside pytest's temporary folders: podman's storage holds mounts, and its images
     # are worth keeping between sessions.
     options = {"storage": "/var/tmp/bugbout-podman-tests"}
+
+
+# -- test runners -----------------------------------------------------------------------------
+
+
+class TestPytest(BuiltinsOnly, TestRunnerSuite):
+    plugin = "pytest"
 
 
 # -- agents -----------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from bugbout.core.crossexam.crossexam import (
     install_file,
     plan_installation,
 )
-from bugbout.core.plumbing import bench as benches
 from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.checkout import Checkouts
@@ -31,6 +30,7 @@ from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import PatchError, diff_trees
+from bugbout.core.plumbing.test_runner import TestRunRequest
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
@@ -46,6 +46,7 @@ from bugbout.core.store.records import (
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from bugbout.core.truth.oracle import compute_oracle
 from bugbout.testing import RepositoryBuilder
+from runners import pytest_runner
 
 PASSED, FAILED, ERROR = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
 
@@ -147,8 +148,13 @@ class World:
         self.checkouts.remove(tree)
         return record(self.task, name, patch, **fields)
 
-    def examine(self, attempts: list[Attempt], *, run_suite: bool = True) -> Matrix:
-        bench = Bench(self.checkouts, self.environment, PROJECT, 120, self.confine, ("tests",))
+    def examine(
+        self, attempts: list[Attempt], *, run_suite: bool = True, runner: Any = None
+    ) -> Matrix:
+        runner = runner or pytest_runner()
+        bench = Bench(
+            self.checkouts, self.environment, PROJECT, 120, self.confine, ("tests",), runner
+        )
         return cross_examine(self.task, attempts, bench, run_suite=run_suite)
 
 
@@ -230,8 +236,9 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             EnvironmentRequest(project=PROJECT, tree=checkouts.base(sha), home=home)
         )
         oracle = compute_oracle(
-            task, git=git, builder=builder, settings=settings, home=home, key="k", confine=confine
-        )
+            task, git=git, builder=builder, runner=pytest_runner(), settings=settings, home=home,
+            key="k", confine=confine,
+        )  # fmt: skip
         made = World(task, oracle, checkouts, environment, confine, git, {})
         good = made.attempt(
             "good",
@@ -277,15 +284,19 @@ Counted = list[tuple[str, list[str]]]
 def examined(world: World) -> tuple[Matrix, Counted]:
     """The full cross-examination, with every pytest process it starts counted."""
     calls: Counted = []
-    real = benches.run_tests
+    real = pytest_runner()
 
-    def counting(environment: Environment, tree: Path, targets: list[str], **kw: Any) -> TestRun:
-        calls.append((kw["label"], list(targets)))
-        return real(environment, tree, targets, **kw)
+    class Counting:
+        """The pytest runner, counting its runs."""
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(benches, "run_tests", counting)
-        matrix = world.examine(list(world.attempts.values()))
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def run(self, request: TestRunRequest) -> TestRun:
+            calls.append((request.label, list(request.targets)))
+            return real.run(request)
+
+    matrix = world.examine(list(world.attempts.values()), runner=Counting())
     return matrix, calls
 
 
@@ -483,6 +494,7 @@ def test_installed_names(tmp_path: Path) -> None:
             "Good!": {"tests/unit/test_x.py": b"4", "tests/test_x.py": b"5"},
         },
         tmp_path,
+        pytest_runner(),
     )
     assert [(m.author, m.original, m.path, m.content) for m in plan] == [
         ("good", "test_top.py", "test_bb_good__top.py", b"3"),

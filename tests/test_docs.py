@@ -41,6 +41,7 @@ KIND_PAGES = {
     "miner": "miners",
     "issue-source": "issue-sources",
     "environment": "environments",
+    "test-runner": "test-runners",
     "agent": "agents",
     "sandbox": "sandboxes",
     "executor": "executors",

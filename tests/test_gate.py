@@ -41,6 +41,7 @@ from bugbout.plugins.auditors import gate as gate_module
 from bugbout.plugins.auditors.gate import Gate, GateOptions
 from bugbout.testing import RepositoryBuilder
 from one_bug import BUGGY, FIX_TEST, FIXED, TESTS
+from runners import pytest_runner
 
 
 def test_the_gate_plugin_records_the_audit(plugins: Plugins) -> None:
@@ -166,6 +167,7 @@ class Bench:
                 120,
                 self.confine,
                 ("tests",),
+                pytest_runner(),
             ),
             tests=[self.settings.project.tests],
             hidden=hidden,

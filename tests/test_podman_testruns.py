@@ -27,6 +27,7 @@ from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.core.store.verdict_records import Score
 from bugbout.plugins.environments.podman import PodmanBuilder, PodmanOptions
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
+from runners import pytest_runner
 from test_crossexam import PROJECT, World, build_world
 
 pytestmark = pytest.mark.requires("podman")
@@ -57,7 +58,9 @@ def podman(world: World) -> Confine:
 
 
 def bench(world: World, confine: Confine) -> Bench:
-    return Bench(world.checkouts, world.environment, PROJECT, 120, confine, ("tests",))
+    return Bench(
+        world.checkouts, world.environment, PROJECT, 120, confine, ("tests",), pytest_runner()
+    )
 
 
 def test_patches_are_scored_in_the_podman_sandbox(world: World, podman: Confine) -> None:

@@ -23,6 +23,7 @@ PUBLIC = {
     "miner": "bugbout.miners",
     "issue-source": "bugbout.issue_sources",
     "environment": "bugbout.environments",
+    "test-runner": "bugbout.test_runners",
     "agent": "bugbout.agents",
     "sandbox": "bugbout.sandboxes",
     "executor": "bugbout.executors",

@@ -24,6 +24,7 @@ from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.core.truth.oracle import first_error
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from old_pytests import old_pytest
+from runners import pytest_runner
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
 OLD = ["2.7.3", "2.9.2", "3.0.7", "3.4.2", "3.8.2"]
@@ -279,7 +280,11 @@ def test_an_agent_s_test_script_runs_on_an_old_pytest(
         },
     )
     script = run_tests_script(
-        PROJECT, environment(str(old_pytest(version)), tree), tree, tmp_path / "log"
+        pytest_runner(),
+        PROJECT,
+        environment(str(old_pytest(version)), tree),
+        tree,
+        tmp_path / "log",
     )
     done = subprocess.run([script, "tests"], capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stdout + done.stderr  # test_fixed fails

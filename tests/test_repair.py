@@ -18,6 +18,7 @@ from bugbout.core.store.records import Oracle, Task, TaskIssue
 from bugbout.core.truth.oracle import compute_oracle
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterEnvironment
 from bugbout.testing import RepositoryBuilder
+from runners import pytest_runner
 
 CORE = "def half(x):\n    return x / 2\n"
 FIXED = "def half(x):\n    return x // 2\n"
@@ -106,7 +107,8 @@ def _oracle(repo: Path, task: Task, builder: LocalPackages, home: Path, **tasks:
     )
     with Git(repo) as git:
         return compute_oracle(
-            task, git=git, builder=builder, settings=settings, home=home, key="k",
+            task, git=git, builder=builder, runner=pytest_runner(), settings=settings, home=home,
+            key="k",
             confine=lambda argv, tree, writable: argv,
         )  # fmt: skip
 

@@ -12,6 +12,7 @@ from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Attempt, Outcome, RunStatus
 from bugbout.core.store.verdict_records import Resolution, Score
 from bugbout.core.truth.oracle import install_fix_tests
+from runners import pytest_runner
 from test_crossexam import FIX_TESTS, FIXED, PROJECT, WRONG, World, build_world
 
 PASSED, FAILED = Outcome.PASSED, Outcome.FAILED
@@ -32,7 +33,9 @@ def scored(world: World, attempt: Attempt | None, **options: str) -> Resolution:
 
 
 def bench(world: World) -> Bench:
-    return Bench(world.checkouts, world.environment, PROJECT, 120, world.confine, ("tests",))
+    return Bench(
+        world.checkouts, world.environment, PROJECT, 120, world.confine, ("tests",), pytest_runner()
+    )
 
 
 def test_a_correct_patch_resolves(world: World) -> None:

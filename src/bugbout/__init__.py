@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "Options": "bugbout.core.contract.types",
     "ReporterPlugin": "bugbout.core.contract.types",
     "SandboxPlugin": "bugbout.core.contract.types",
+    "TestRunnerPlugin": "bugbout.core.contract.types",
 }
 """Each public name and the module that defines it."""
 _RENAMED = {"ExaminerPlugin": "AssignmentPlugin"}
@@ -97,6 +98,7 @@ __all__ = [
     "Session",
     "Task",
     "TaskSet",
+    "TestRunnerPlugin",
     "__version__",
     "hookimpl",
     "pool_reports",
@@ -133,6 +135,7 @@ if TYPE_CHECKING:
         Options,
         ReporterPlugin,
         SandboxPlugin,
+        TestRunnerPlugin,
     )
     from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
     from bugbout.core.mine.mining import MiningRequest

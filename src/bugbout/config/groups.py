@@ -16,6 +16,7 @@ from bugbout.core.contract.errors import ConfigError
 GROUPS = {
     "miner": "miner",
     "environment": "environment",
+    "test-runner": "test-runner",
     "sandbox": "sandbox",
     "executor": "executor",
     "judge": "judge",

@@ -334,6 +334,7 @@ class OracleJob:
                 self.task,
                 git=git,
                 builder=tools.environments.builder,
+                runner=tools.runner,
                 settings=self.settings,
                 home=tools.home,
                 key=self.key,

@@ -372,7 +372,12 @@ class _Runs:
                 if self.affected:
                     tree = self.bench.checkouts.base(self.task.parent)
                     chosen = selections(
-                        base, self.oracle, self.contestants, base_tree=tree, suite=self.bench.suite
+                        base,
+                        self.oracle,
+                        self.contestants,
+                        base_tree=tree,
+                        suite=self.bench.suite,
+                        runner=self.bench.runner,
                     )
                 self._base = (base, chosen)
             return self._base

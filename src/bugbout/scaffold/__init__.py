@@ -196,6 +196,7 @@ TEMPLATES: dict[str, Template] = {
     "environment": Template(
         "EnvironmentSuite", "An existing Python interpreter, with variables for the tests"
     ),
+    "test-runner": Template("TestRunnerSuite", "pytest, with variables for every test run"),
     "agent": Template("AgentSuite", "An adapter for a coding agent's command line"),
     "sandbox": Template("SandboxSuite", "The platform's sandbox, at a lower CPU priority"),
     "executor": Template("ExecutorSuite", "A pool of processes on this machine"),

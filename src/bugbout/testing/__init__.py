@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         PluginSuite,
         ReporterSuite,
         SandboxSuite,
+        TestRunnerSuite,
     )
 
 _LAZY = {
@@ -50,6 +51,7 @@ _LAZY = {
     "PluginSuite": "bugbout.testing.suites",
     "ReporterSuite": "bugbout.testing.suites",
     "SandboxSuite": "bugbout.testing.suites",
+    "TestRunnerSuite": "bugbout.testing.suites",
 }
 """Names imported on first use: their modules import pytest."""
 
@@ -78,5 +80,6 @@ __all__ = [
     "Say",
     "Script",
     "Shell",
+    "TestRunnerSuite",
     "build_fixed_bug_repository",
 ]

@@ -14,7 +14,7 @@ from bugbout.core.audit.tamper import flag, inspect_patch
 from bugbout.core.crossexam.affected import Selection, restrict
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import apply_patch
-from bugbout.core.plumbing.testmodules import is_test_module
+from bugbout.core.plumbing.test_runner import TestRunner, file_of
 from bugbout.core.plumbing.testtree import fresh_test_tree
 from bugbout.core.store.records import Attempt, ChangeArea, ChangeKind, FileChange, Task, TestRun
 from bugbout.core.truth.oracle import install_fix_tests
@@ -49,10 +49,11 @@ def run_gate(
     place of ``tests``, the fix's and the examiners' test modules whole; the baseline
     returned holds the outcomes of the same tests.
     """
-    targets = gate_targets(task, tests, hidden=hidden, examiners=examiners)
+    runner = bench.runner
+    targets = gate_targets(task, tests, hidden=hidden, examiners=examiners, runner=runner)
     if selection is not None and not selection.everything:
-        whole = gate_targets(task, [], hidden=hidden, examiners=examiners)  # their modules
-        skip = frozenset(t for t in selection.skip if t.split("::", 1)[0] not in whole)
+        whole = gate_targets(task, [], hidden=hidden, examiners=examiners, runner=runner)
+        skip = frozenset(t for t in selection.skip if file_of(t) not in whole)
         selection = Selection(tuple(dict.fromkeys([*selection.targets, *whole])), skip)
         targets = list(selection.targets)
     if baseline is not None and selection is not None:
@@ -114,16 +115,22 @@ class _GateRunner:
 
 
 def gate_targets(
-    task: Task, tests: Sequence[str], *, hidden: bool, examiners: Sequence[Attempt]
+    task: Task,
+    tests: Sequence[str],
+    *,
+    hidden: bool,
+    examiners: Sequence[Attempt],
+    runner: TestRunner,
 ) -> list[str]:
-    """``tests``, and any test module the gate adds that none of them already covers."""
+    """``tests``, and any test file (as ``runner`` knows them) the gate adds that none of
+    them already covers."""
     targets = list(dict.fromkeys(tests))
     modules = list(task.test_files) if hidden else []
     for examiner in examiners:
         modules += [
             change.path
             for change in examiner.patch.area(ChangeArea.TEST)
-            if change.kind != ChangeKind.DELETED and is_test_module(change.path)
+            if change.kind != ChangeKind.DELETED and runner.is_test_file(change.path)
         ]
     for module in dict.fromkeys(modules):
         if not any(module == target or _inside(module, target) for target in targets):

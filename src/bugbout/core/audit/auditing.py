@@ -58,6 +58,7 @@ from typing import Protocol, Self
 
 from pydantic import model_validator
 
+from bugbout.core.plumbing.test_runner import file_of
 from bugbout.core.store.records import (
     Attempt,
     Audit,
@@ -302,7 +303,7 @@ def _collection_error(run: TestRun, test: str) -> str | None:
 def _under(test: str, collector: str) -> bool:
     """Whether ``test`` (a node id) belongs to the collector ``collector`` (a module, a
     directory, or the root: ``""``)."""
-    path = test.split("::", 1)[0]
+    path = file_of(test)
     return (
         not collector
         or test == collector

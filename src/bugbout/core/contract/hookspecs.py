@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         MinerPlugin,
         ReporterPlugin,
         SandboxPlugin,
+        TestRunnerPlugin,
     )
     from bugbout.core.store.records import Oracle, TaskSet
 
@@ -99,6 +100,27 @@ def bugbout_environments() -> Iterable[EnvironmentPlugin]:
         @hookimpl
         def bugbout_environments():
             yield EnvironmentPlugin(name="conda", factory=CondaBuilder, options=CondaOptions)
+    """
+
+
+@hookspec
+def bugbout_test_runners() -> Iterable[TestRunnerPlugin]:
+    """Register test runners, which run a project's tests and report each one's outcome
+    by id (pytest; a JavaScript runner such as Vitest or Jest).
+
+    A test runner's implementation follows
+    :class:`bugbout.core.plumbing.test_runner.TestRunner`: what a test file is, the tests
+    a file defines, where the suite is and where agents write tests, a run of chosen
+    files with outcomes by id, and the map of which functions each test runs (or
+    ``None``: it cannot tell, and every patch runs the whole suite).
+
+    :return: test runner records (selected with ``test-runner=<name>``).
+
+    Example::
+
+        @hookimpl
+        def bugbout_test_runners():
+            yield TestRunnerPlugin(name="vitest", factory=Vitest, options=VitestOptions)
     """
 
 

@@ -365,6 +365,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "bugbout.plugins.environments.uv",
     "bugbout.plugins.environments.interpreter",
     "bugbout.plugins.environments.podman",
+    "bugbout.plugins.test_runners.pytest",
     "bugbout.plugins.sandboxes.auto",
     "bugbout.plugins.sandboxes.bubblewrap",
     "bugbout.plugins.sandboxes.seatbelt",

@@ -264,6 +264,8 @@ class BoutSettings(Settings):
     miner: PluginChoice = PluginChoice(name="git-history")
     environment: PluginChoice = PluginChoice(name="uv")
     """How each task's test environment is built: ``uv``, ``interpreter`` or ``podman``."""
+    test_runner: PluginChoice = PluginChoice(name="pytest")
+    """What runs the project's tests and reports their outcomes: ``pytest``."""
     sandbox: PluginChoice = PluginChoice(name="auto")
     executor: PluginChoice = PluginChoice(name="local")
     """How the bout dispatches its jobs: ``local`` threads, or ``ray`` workers."""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the kinds' protocols, named as strings in the records' base
     from bugbout.core.mine.mining import Miner  # noqa: F401
     from bugbout.core.plumbing.environment import EnvironmentBuilder  # noqa: F401
     from bugbout.core.plumbing.executor import Executor  # noqa: F401
+    from bugbout.core.plumbing.test_runner import TestRunner  # noqa: F401
     from bugbout.core.race.agents import CodingAgent  # noqa: F401
     from bugbout.core.race.examining import Assignment  # noqa: F401
     from bugbout.core.report.report_store import Reporter  # noqa: F401
@@ -151,6 +152,16 @@ class EnvironmentPlugin(PluginSpec["EnvironmentBuilder"]):
     hook = "bugbout_environments"
 
 
+class TestRunnerPlugin(PluginSpec["TestRunner"]):
+    """Runs a project's tests and reports each one's outcome by id:
+    ``factory(options) -> TestRunner``."""
+
+    __test__ = False  # not a pytest class
+
+    kind = "test-runner"
+    hook = "bugbout_test_runners"
+
+
 class AgentPlugin(PluginSpec["CodingAgent"]):
     """A coding agent that plays contestant or examiner: ``factory(options) -> agent``."""
 
@@ -207,6 +218,7 @@ KINDS: dict[str, type[PluginSpec[Any]]] = {
         MinerPlugin,
         IssueSourcePlugin,
         EnvironmentPlugin,
+        TestRunnerPlugin,
         AgentPlugin,
         SandboxPlugin,
         ExecutorPlugin,

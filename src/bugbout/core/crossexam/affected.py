@@ -1,12 +1,13 @@
 """Which of the repository's tests a patch can affect, from a coverage map of the unfixed code.
 
 Once per task the whole suite runs on the unfixed code (with the fix's test files, as the
-audit's baseline) under the ``bugbout_coverage`` pytest plugin, which records which
-functions of the package each test runs (:class:`CoverageMap`, part of the task's
-:class:`BaseRun`). A patch's selection (:func:`select`) is then:
+audit's baseline) with the test runner's map of which functions of the package each test
+runs (pytest's ``bugbout_coverage`` plugin: :class:`CoverageMap`, part of the task's
+:class:`BaseRun`; a runner that cannot tell leaves none). A patch's selection
+(:func:`select`) is then:
 
 - every test that ran a function the patch changes (:func:`changed_in_functions`: the
-  functions of the unfixed code its changed lines lie in);
+  functions of the unfixed code its changed lines lie in, as the runner parses them);
 - every test that did not pass on the unfixed code, or is unstable, or that the map does
   not know (its record is missing or invalid);
 - the whole suite when the patch changes a line a module's or a class's body runs (a
@@ -34,8 +35,8 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import Field
 
-from bugbout.core.crossexam.function_spans import changed_functions
 from bugbout.core.plumbing.patch import PatchError, apply_patch
+from bugbout.core.plumbing.test_runner import TestRunner, file_of
 from bugbout.core.store.filenames import FileName, TestId
 from bugbout.core.store.records import (
     ChangeKind,
@@ -55,8 +56,6 @@ MAX_FUNCTIONS = 2_000_000
 MAX_TESTS = 2_000_000
 MAX_NAME = 8_192
 """The longest node id or path read."""
-PLAIN = frozenset({"__init__.py", "conftest.py", "sitecustomize.py", "usercustomize.py"})
-"""Module names whose mere presence changes what other code sees: never *plain*."""
 
 
 class CoverageMap(Record):
@@ -128,7 +127,7 @@ class _Reading:
 
 
 def read_coverage(chunks: Sequence[bytes]) -> CoverageMap:
-    """The map from what each pytest process of the base run wrote (each numbers its
+    """The map from what each test process of the base run wrote (each numbers its
     files and functions its own way); lines that are not well-formed records are dropped."""
     reading = _Reading({}, {}, {}, set(), set())
     for chunk in chunks:
@@ -179,12 +178,12 @@ def _indices(value: object, local: dict[int, int]) -> list[int] | None:
 
 
 def changed_in_functions(
-    base: Path, source: str, changes: Sequence[FileChange]
+    base: Path, source: str, changes: Sequence[FileChange], runner: TestRunner
 ) -> dict[str, frozenset[int] | None]:
     """For each file the ``source`` diff changes: the first lines of the functions of the
-    unfixed file that its changed lines lie in (:mod:`.function_spans`); ``None`` when
-    some changed line is not inside a function, or the file is added, deleted, not a
-    plain module or does not parse."""
+    unfixed file that its changed lines lie in (the ``runner`` says which:
+    :meth:`~bugbout.core.plumbing.test_runner.TestRunner.changed_functions`); ``None``
+    when the runner cannot tell, or the file is added, deleted, a symlink or not text."""
     scope: dict[str, frozenset[int] | None] = {}
     with tempfile.TemporaryDirectory(prefix="bugbout-affected-") as scratch:
         after = Path(scratch)
@@ -198,21 +197,21 @@ def changed_in_functions(
         except PatchError:
             return {change.path: None for change in changes}
         for change in changes:
-            name = PurePosixPath(change.path).name
-            plain = name.endswith(".py") and name not in PLAIN and not change.symlink
             scope[change.path] = None
-            if change.kind == ChangeKind.MODIFIED and plain:
-                scope[change.path] = _functions(base / change.path, after / change.path)
+            if change.kind == ChangeKind.MODIFIED and not change.symlink:
+                scope[change.path] = _functions(
+                    change.path, base / change.path, after / change.path, runner
+                )
     return scope
 
 
-def _functions(before: Path, after: Path) -> frozenset[int] | None:
+def _functions(path: str, before: Path, after: Path, runner: TestRunner) -> frozenset[int] | None:
     try:
         old_text = before.read_text(encoding="utf-8")
         new_text = after.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return changed_functions(old_text, new_text)
+    return runner.changed_functions(path, old_text, new_text)
 
 
 # -- selecting -------------------------------------------------------------------------------
@@ -220,7 +219,7 @@ def _functions(before: Path, after: Path) -> frozenset[int] | None:
 
 @dataclass(frozen=True)
 class Selection:
-    """The repository's tests to run for a patch: ``targets`` (paths for pytest) without
+    """The repository's tests to run for a patch: ``targets`` (paths for the runner) without
     the tests ``skip`` names. ``everything``: the whole suite, and why."""
 
     targets: tuple[str, ...]
@@ -233,15 +232,15 @@ class Selection:
             return self if self.everything else other
         targets = tuple(dict.fromkeys((*self.targets, *other.targets)))
         mine, theirs = set(self.targets), set(other.targets)
-        skip = {t for t in self.skip if _module(t) not in theirs or t in other.skip}
-        skip |= {t for t in other.skip if _module(t) not in mine}
+        skip = {t for t in self.skip if file_of(t) not in theirs or t in other.skip}
+        skip |= {t for t in other.skip if file_of(t) not in mine}
         return Selection(targets, frozenset(skip))
 
     def runs(self, test: str) -> bool:
         """Whether ``test`` (a node id) is among the selected."""
         if test in self.skip:
             return False
-        return any(_module(test) == t or _inside(test, t) for t in self.targets)
+        return any(file_of(test) == t or _inside(test, t) for t in self.targets)
 
 
 def select(
@@ -272,9 +271,9 @@ def select(
         passed = outcome in (Outcome.PASSED, Outcome.SKIPPED)
         if trace is None or not passed or trace in reaching:
             chosen.add(test)
-    targets = {_module(test) for test in chosen if test in run.outcomes}
+    targets = {file_of(test) for test in chosen if test in run.outcomes}
     targets |= set(run.collection_errors)
-    skip = frozenset(t for t in run.outcomes if t not in chosen and _module(t) in targets)
+    skip = frozenset(t for t in run.outcomes if t not in chosen and file_of(t) in targets)
     return Selection(tuple(sorted(targets)), skip)
 
 
@@ -303,10 +302,6 @@ def restrict(run: TestRun, selection: Selection) -> TestRun:
     return run.model_copy(update={"outcomes": outcomes})
 
 
-def _module(test: str) -> str:
-    return test.split("::", 1)[0]
-
-
 def _inside(test: str, target: str) -> bool:
     target = target.rstrip("/")
-    return target in ("", ".") or PurePosixPath(target) in PurePosixPath(_module(test)).parents
+    return target in ("", ".") or PurePosixPath(target) in PurePosixPath(file_of(test)).parents

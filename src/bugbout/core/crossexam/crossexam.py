@@ -7,15 +7,16 @@ changes) and one row per test. Its rows come from the *authors*:
 - ``SUITE``, the repository's own tests as they were in the parent commit (so none of the
   fix's tests), when the suite is run.
 
-An author's modules are installed next to where the author wrote them, under a new name,
-``<dir>/test_bb_<author>__<name>.py``: two authors' modules never collide, with each other
-or with the suite's, and the directory's ``conftest.py`` still applies. An author who edited
+An author's modules are installed next to where the author wrote them, under a new name the
+test runner gives them (pytest: ``<dir>/test_bb_<author>__<name>.py``): two authors'
+modules never collide, with each other or with the suite's, and the directory's
+``conftest.py`` still applies. An author who edited
 an existing test module gets the edited copy installed under its new name; the suite's file
 is never touched. Only test modules are installed: an author's other test files (a ``conftest.py``,
 helpers, data) are not, since they would change every other author's tests.
 
 Each column is a fresh copy of the parent commit, with only that contestant's *source*
-changes applied and every author's modules installed, and runs in one pytest process: the
+changes applied and every author's modules installed, and runs in one test run: the
 cost of a task is one process per column, whatever the number of authors and tests.
 
 A tampered column's tests are tried author by author: the authors whose tests alone taint
@@ -40,7 +41,7 @@ from bugbout.core.crossexam.affected import Selection
 from bugbout.core.crossexam.tainting import isolate
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import PatchError, apply_patch
-from bugbout.core.plumbing.testmodules import is_test_module
+from bugbout.core.plumbing.test_runner import TestRunner, file_of
 from bugbout.core.plumbing.testtree import TestTree, fresh_test_tree
 from bugbout.core.store.records import (
     Attempt,
@@ -54,8 +55,6 @@ from bugbout.core.store.records import (
 )
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 
-INSTALLED_PREFIX = "test_bb_"
-"""Installed author modules are named ``test_bb_<author>__<name>.py``."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
 
 
@@ -84,7 +83,7 @@ def cross_examine(
 
     ``attempts`` are the task's contestants and examiners; when a name appears more than
     once, its latest round is used. Returns the matrix of executed outcomes; every column's
-    pytest process is in ``Matrix.runs`` (a patch that does not apply gets a ``crashed`` run
+    test run is in ``Matrix.runs`` (a patch that does not apply gets a ``crashed`` run
     that says why, and no outcomes).
 
     ``suite`` holds, by contestant, the suite's tests its patch can affect
@@ -110,10 +109,12 @@ def cross_examine(
         authors: list[str] = []
         written: dict[str, dict[str, bytes]] = {}
         for number, attempt in enumerate(chosen):
-            if written_modules(attempt):
+            if written_modules(attempt, bench.runner):
                 authors.append(attempt.contestant)
-                written[attempt.contestant] = _read_modules(attempt, base, scratch / f"a{number}")
-        installed = plan_installation(written, base)
+                written[attempt.contestant] = _read_modules(
+                    attempt, base, scratch / f"a{number}", bench.runner
+                )
+        installed = plan_installation(written, base, bench.runner)
         names = [name for name, _ in columns]
         suites = _suite_targets(names, suite, base, bench.suite if run_suite else None)
 
@@ -189,15 +190,16 @@ def is_column(attempt: Attempt) -> bool:
     )
 
 
-def written_modules(attempt: Attempt) -> list[str]:
-    """The test modules an attempt added or modified (regular files only), sorted."""
+def written_modules(attempt: Attempt, runner: TestRunner) -> list[str]:
+    """The test files (as ``runner`` knows them) an attempt added or modified (regular
+    files only), sorted."""
     return sorted(
         change.path
         for change in attempt.patch.area(ChangeArea.TEST)
         if change.kind != ChangeKind.DELETED
         and not change.symlink
         and not change.binary
-        and is_test_module(change.path)
+        and runner.is_test_file(change.path)
     )
 
 
@@ -207,10 +209,13 @@ def author_slug(author: str) -> str:
     return _slug(author).lower() or "author"
 
 
-def plan_installation(written: dict[str, dict[str, bytes]], base: Path) -> list[InstalledModule]:
-    """Where each author's modules go: ``<dir>/test_bb_<author>__<name>.py``, made unique
-    against each other and against every file of ``base`` (authors whose names read the same
-    once made safe get ``_2``, ``_3``...)."""
+def plan_installation(
+    written: dict[str, dict[str, bytes]], base: Path, runner: TestRunner
+) -> list[InstalledModule]:
+    """Where each author's modules go (``runner.install_as``: pytest's are
+    ``<dir>/test_bb_<author>__<name>.py``), made unique against each other and against
+    every file of ``base`` (authors whose names read the same once made safe get ``_2``,
+    ``_3``..., and so do their modules)."""
     slugs: dict[str, str] = {}
     used_slugs: set[str] = set()
     for author in written:
@@ -225,11 +230,11 @@ def plan_installation(written: dict[str, dict[str, bytes]], base: Path) -> list[
     installed = []
     for author, modules in written.items():
         for original, content in sorted(modules.items()):
-            path = _renamed(original, slugs[author])
-            stem, number = path.removesuffix(".py"), 1
+            number = 1
+            path = runner.install_as(original, slugs[author], number)
             while path in taken or os.path.lexists(base / path):
                 number += 1
-                path = f"{stem}_{number}.py"
+                path = runner.install_as(original, slugs[author], number)
             taken.add(path)
             installed.append(InstalledModule(author, path, original, content))
     return installed
@@ -272,17 +277,12 @@ def _slug(name: str) -> str:
     return _UNSAFE.sub("_", name).strip("_")
 
 
-def _renamed(original: str, slug: str) -> str:
-    location = PurePosixPath(original)
-    stem = location.stem.removeprefix("test_")
-    name = _slug(stem) or "tests"
-    return str(location.with_name(f"{INSTALLED_PREFIX}{slug}__{name}.py"))
-
-
-def _read_modules(attempt: Attempt, base: Path, scratch: Path) -> dict[str, bytes]:
+def _read_modules(
+    attempt: Attempt, base: Path, scratch: Path, runner: TestRunner
+) -> dict[str, bytes]:
     """The content of each test module the attempt wrote: its test changes applied to a
     scratch tree holding only the base files they touch. Empty when they do not apply."""
-    modules = written_modules(attempt)
+    modules = written_modules(attempt, runner)
     scratch.mkdir(parents=True)
     for change in attempt.patch.area(ChangeArea.TEST):
         if change.kind == ChangeKind.ADDED:
@@ -413,10 +413,10 @@ def _rows(
         rows[SUITE] = set()
     for run in runs.values():
         for test in run.outcomes:
-            author = by_module.get(_module(test), SUITE if run_suite else None)
+            author = by_module.get(file_of(test), SUITE if run_suite else None)
             if author is not None:
                 rows[author].add(test)
-    collected = {_module(test) for tests in rows.values() for test in tests}
+    collected = {file_of(test) for tests in rows.values() for test in tests}
     for run in runs.values():
         for error in run.collection_errors:
             author = by_module.get(error)
@@ -443,9 +443,5 @@ def _covers(error: str, test: str) -> bool:
     return (
         test == error
         or test.startswith(error + "::")
-        or _module(test).startswith(error.rstrip("/") + "/")
+        or file_of(test).startswith(error.rstrip("/") + "/")
     )
-
-
-def _module(test: str) -> str:
-    return test.split("::", 1)[0]

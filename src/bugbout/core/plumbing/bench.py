@@ -1,6 +1,6 @@
 """The test bench: what every test run of a task after the race shares (its trees, its
-environment, the project's test settings, where its suite is, the timeout, the
-confinement), said once.
+environment, the test runner, the project's test settings, where its suite is, the
+timeout, the confinement), said once.
 
 The base run, the cross-examination, the scores and the audits' gates each take a
 :class:`Bench` and make their own working copies on it."""
@@ -15,14 +15,14 @@ from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import TestRun
 
 
 @dataclass(frozen=True)
 class Bench:
-    """One task's test runs: where its trees come from and how pytest runs in them."""
+    """One task's test runs: where its trees come from and how its runner runs in them."""
 
     checkouts: Checkouts
     environment: Environment
@@ -31,7 +31,10 @@ class Bench:
     confine: Confine
     suite: tuple[str, ...]
     """The repository's tests at the task's commit
-    (:func:`bugbout.core.plumbing.suite.suite_paths`): what "the suite" runs."""
+    (:meth:`~bugbout.core.plumbing.test_runner.TestRunner.suite_paths`): what "the
+    suite" runs."""
+    runner: TestRunner
+    """What runs the tests (the bout's ``test-runner``)."""
 
     @property
     def git(self) -> Git:
@@ -45,17 +48,27 @@ class Bench:
         *,
         label: str,
         skip: frozenset[str] = frozenset(),
-        coverage: list[bytes] | None = None,
     ) -> TestRun:
-        """Run ``targets`` in ``tree`` (see :func:`bugbout.core.plumbing.testrun.run_tests`)."""
-        return run_tests(
-            self.environment,
-            tree,
-            targets,
+        """Run ``targets`` in ``tree`` with the task's runner (see
+        :meth:`bugbout.core.plumbing.test_runner.TestRunner.run`)."""
+        return self.runner.run(self.request(tree, targets, label=label, skip=skip))
+
+    def request(
+        self,
+        tree: Path | TestTree,
+        targets: list[str],
+        *,
+        label: str,
+        skip: frozenset[str] = frozenset(),
+    ) -> TestRunRequest:
+        """The runner's request for ``targets`` in ``tree``."""
+        return TestRunRequest(
+            environment=self.environment,
+            tree=tree,
+            targets=tuple(targets),
             project=self.project,
             label=label,
             timeout=self.timeout,
             confine=self.confine,
             skip=skip,
-            coverage=coverage,
         )

@@ -1,6 +1,7 @@
 """The bout's tools: what its attempts and test runs take from its plugins (the sandbox,
-the test environments, how tests are confined), made once in the driver, or once per job
-in a remote worker (:meth:`Tools.in_worker`), and where they keep their caches."""
+the test environments, the test runner, how tests are confined), made once in the
+driver, or once per job in a remote worker (:meth:`Tools.in_worker`), and where they
+keep their caches."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin
+from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin, TestRunnerPlugin
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.confine import Confine, test_confinement
@@ -18,7 +19,7 @@ from bugbout.core.plumbing.environments import Environments
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.home import bugbout_home
 from bugbout.core.plumbing.limits import guard_program
-from bugbout.core.plumbing.suite import suite_paths
+from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.store.records import Task
 from bugbout.core.store.store import Store
 from bugbout.sandbox.confinement import Sandbox
@@ -26,8 +27,8 @@ from bugbout.sandbox.confinement import Sandbox
 
 @dataclass(frozen=True)
 class Tools:
-    """The bout's settings, plugins and store, its sandbox, its test environments and
-    how its tests are confined."""
+    """The bout's settings, plugins and store, its sandbox, its test environments, its
+    test runner and how its tests are confined."""
 
     settings: BoutSettings
     plugins: Plugins
@@ -35,6 +36,7 @@ class Tools:
     home: Path
     sandbox: Sandbox
     environments: Environments
+    runner: TestRunner
     confine: Confine
 
     @classmethod
@@ -46,8 +48,11 @@ class Tools:
             EnvironmentPlugin, settings.environment.name, settings.environment.options
         )
         environments = Environments(builder, settings.project, store, home)
+        runner = plugins.create(
+            TestRunnerPlugin, settings.test_runner.name, settings.test_runner.options
+        )
         confine = test_confinement(settings, sandbox, home)
-        return cls(settings, plugins, store, home, sandbox, environments, confine)
+        return cls(settings, plugins, store, home, sandbox, environments, runner, confine)
 
     @classmethod
     def in_worker(cls, settings: BoutSettings) -> Tools:
@@ -72,6 +77,7 @@ class Tools:
         return Bench(
             checkouts=checkouts,
             environment=self.environments.of(task, checkouts),
+            runner=self.runner,
             project=project,
             timeout=timeout,
             confine=self.confine,
@@ -79,6 +85,6 @@ class Tools:
         )
 
     def suite(self, task: Task, checkouts: Checkouts) -> tuple[str, ...]:
-        """Where ``task``'s suite is at its commit (:func:`suite_paths`)."""
+        """Where ``task``'s suite is at its commit, as its runner finds it."""
         tests = self.settings.project.tests
-        return suite_paths(checkouts.base(task.parent), tests, task.test_files)
+        return self.runner.suite_paths(checkouts.base(task.parent), tests, task.test_files)

@@ -20,8 +20,6 @@ from bugbout.core.plumbing.lifeline import lifeline
 from bugbout.core.plumbing.limits import Guard, LimitExceeded
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
 from bugbout.core.plumbing.process import Finished, run_logged
-from bugbout.core.plumbing.suite import writing_folder
-from bugbout.core.plumbing.testmodules import is_test_module
 from bugbout.core.plumbing.testtree import fresh_test_tree
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.plumbing.treewalk import WorkTreeError
@@ -136,7 +134,7 @@ class Workspace:
         overlays = overlay and getattr(tools.sandbox, "overlays", True)
         copy = checkouts.attempt_copy(task.parent, root, overlay=overlays)
         bench = tools.bench(task, checkouts, tools.settings.tasks.timeout)
-        tests = writing_folder(bench.suite, tools.settings.project.tests)
+        tests = tools.runner.writing_folder(bench.suite, tools.settings.project.tests)
         return cls(root, logs, home, base, copy, bench.environment, tests)
 
 
@@ -146,7 +144,7 @@ def _session(
     """What the agent is given: its prompt (saved in the logs), a script that runs the
     tests, its folders and what it may read and write."""
     project, workdir, agent = tools.settings.project, space.copy.tree, contestant.agent
-    test_command = run_tests_script(project, space.environment, workdir, space.logs)
+    test_command = run_tests_script(tools.runner, project, space.environment, workdir, space.logs)
     prompt = contestant.prompt(task, tests=space.tests, test_command=test_command)
     prompt += f"\n{feedback}" if feedback else ""
     prompt_file = space.logs / "prompt.md"
@@ -278,7 +276,7 @@ def _validate(
     modules = [
         change.path
         for change in patch.area(ChangeArea.TEST)
-        if change.kind != ChangeKind.DELETED and is_test_module(change.path)
+        if change.kind != ChangeKind.DELETED and tools.runner.is_test_file(change.path)
     ]
     update: dict[str, object] = {"assignment": assignment.name}
     if modules:

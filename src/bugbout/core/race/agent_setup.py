@@ -18,7 +18,7 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.contract.transcript import Step
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.py2_tree import conversion_lines
-from bugbout.core.plumbing.pytest_era import pytest_era
+from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.instructions import Arm, probe_line
@@ -27,21 +27,22 @@ from bugbout.sandbox.identity import hand_over
 
 
 def run_tests_script(
-    project: ProjectSettings, environment: Environment, workdir: Path, logdir: Path
+    runner: TestRunner,
+    project: ProjectSettings,
+    environment: Environment,
+    workdir: Path,
+    logdir: Path,
 ) -> str:
-    """A script that runs the project's tests exactly as the oracle does (its ``addopts``
-    set aside as the environment's pytest allows: :mod:`~bugbout.core.plumbing.pytest_era`).
+    """A script that runs the project's tests exactly as the oracle does, with
+    ``runner``'s arguments (:meth:`~bugbout.core.plumbing.test_runner.TestRunner.script_args`:
+    pytest's set the project's ``addopts`` aside as the environment's pytest allows).
 
     A tree its build converts with ``2to3`` is tested as ground truth tests it: on a copy
     converted on each call, in ``logdir`` (:mod:`~bugbout.core.plumbing.py2_tree`)."""
     copy = logdir / "2to3" / workdir.name
     conversion = conversion_lines(workdir, copy)
     tree = copy if conversion else workdir
-    command = environment.command(
-        ["-p", "no:cacheprovider", *pytest_era(environment).neutral(), *project.pytest_args],
-        tree,
-        [],
-    )
+    command = environment.command(runner.script_args(environment, project), tree, [])
     variables = {**project.env, **command.env}
     script = logdir / "bin" / "run-tests"
     script.parent.mkdir(parents=True)

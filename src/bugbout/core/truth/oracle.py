@@ -34,8 +34,8 @@ from bugbout.core.plumbing.environment import (
 )
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.project_metadata import declared_test_dependencies
-from bugbout.core.plumbing.suite import suite_paths
-from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by, run_tests
+from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
+from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.truth.setup_run import executed_setup_py
@@ -74,15 +74,17 @@ def compute_oracle(
     *,
     git: Git,
     builder: EnvironmentBuilder,
+    runner: TestRunner,
     settings: BoutSettings,
     home: Path,
     key: str,
     confine: Confine,
 ) -> Oracle:
-    """Run the fix's test modules before and after the fix and classify every test.
+    """Run the fix's test modules before and after the fix with ``runner`` and classify
+    every test.
 
     Both runs happen in one directory (and name it relatively: see
-    :func:`bugbout.core.plumbing.testrun.run_tests`), so their node ids agree. When a run
+    :meth:`bugbout.core.plumbing.test_runner.TestRunner.run`), so their test ids agree. When a run
     misses a module the tests import (and ``tasks.repair-imports`` is on), its
     distribution is added to the environment and the runs are made again (a few rounds:
     an added module may import another). Test
@@ -101,6 +103,7 @@ def compute_oracle(
                 task,
                 git=git,
                 builder=builder,
+                runner=runner,
                 settings=settings,
                 project=project,
                 home=home,
@@ -116,7 +119,7 @@ def compute_oracle(
                 return Oracle(
                     task_id=task.id, key=key, status="environment-error", reason=environment
                 )
-            suite = suite_paths(tree, project.tests, task.test_files)
+            suite = runner.suite_paths(tree, project.tests, task.test_files)
             missing = repair.missing_imports(runs, tree, project, suite)
             more = repair.next_round(missing, repaired, rounds)
             if not more or not settings.tasks.repair_imports:
@@ -158,6 +161,7 @@ def _run_all(
     *,
     git: Git,
     builder: EnvironmentBuilder,
+    runner: TestRunner,
     settings: BoutSettings,
     project: ProjectSettings,
     home: Path,
@@ -186,31 +190,20 @@ def _run_all(
         for number in range(1, settings.tasks.reruns + 1):
             label = f"{side}-{number}"
             try:
-                runs.append(_run(environment, tree, task, settings, label=label, confine=confine))
-            except EnvironmentFailure as exc:  # its pytest is too old to run
+                request = TestRunRequest(
+                    environment=environment,
+                    tree=tree,
+                    targets=tuple(task.test_files),
+                    project=settings.project,
+                    label=label,
+                    timeout=settings.tasks.timeout,
+                    confine=confine,
+                    hostile=False,  # the maintainers' code, before and after their fix
+                )
+                runs.append(runner.run(request))
+            except EnvironmentFailure as exc:  # its test runner is too old to run
                 return [], str(exc)
     return runs, environment
-
-
-def _run(
-    environment: Environment,
-    tree: Path,
-    task: Task,
-    settings: BoutSettings,
-    *,
-    label: str,
-    confine: Confine,
-) -> TestRun:
-    return run_tests(
-        environment,
-        tree,
-        task.test_files,
-        project=settings.project,
-        label=label,
-        timeout=settings.tasks.timeout,
-        confine=confine,
-        hostile=False,  # the maintainers' code, before and after their fix
-    )
 
 
 def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: str = "") -> Oracle:

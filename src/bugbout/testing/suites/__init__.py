@@ -20,6 +20,7 @@ suite                       kind          class attributes besides ``plugin``, `
 :class:`MinerSuite`         miner         ``finds_fix``
 :class:`IssueSourceSuite`   issue-source  ``known_issue``
 :class:`EnvironmentSuite`   environment   ``date``
+:class:`TestRunnerSuite`    test-runner   ``files``, ``passing``, ``failing``...
 :class:`AgentSuite`         agent         ``credentials``
 :class:`SandboxSuite`       sandbox       ``confines``
 :class:`ExecutorSuite`      executor
@@ -47,6 +48,7 @@ from bugbout.testing.suites.judges import JudgeSuite
 from bugbout.testing.suites.miners import MinerSuite
 from bugbout.testing.suites.reporters import ReporterSuite
 from bugbout.testing.suites.sandboxes import SandboxSuite
+from bugbout.testing.suites.test_runners import TestRunnerSuite
 
 SUITES: dict[str, type[PluginSuite]] = {
     suite.kind: suite
@@ -54,6 +56,7 @@ SUITES: dict[str, type[PluginSuite]] = {
         MinerSuite,
         IssueSourceSuite,
         EnvironmentSuite,
+        TestRunnerSuite,
         AgentSuite,
         SandboxSuite,
         ExecutorSuite,
@@ -78,6 +81,7 @@ __all__ = [
     "PluginSuite",
     "ReporterSuite",
     "SandboxSuite",
+    "TestRunnerSuite",
 ]
 
 

@@ -1,0 +1,1 @@
+"""Built-in test runner plugins."""

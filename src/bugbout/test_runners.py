@@ -1,0 +1,97 @@
+"""The stable API for test-runner plugins: their record, ``hookimpl``, ``Options``, the
+runners' contract (:class:`TestRunner`, :class:`TestRunRequest`, :class:`TestStyle`),
+the run records they return, and the helpers the built-in ``pytest`` runner is made of
+(its runs, with their canaries and tally checks, the tests a module defines, where a
+suite is, the pytest of an environment's era, which functions a change lies in).
+
+A test-runner plugin imports these names from here; ``bugbout.core`` is private and may
+change in any release. Each name is imported the first time it is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bugbout.core.contract.exports import lazy_exports
+
+__all__ = [
+    "SEPARATOR",
+    "Confine",
+    "Environment",
+    "EnvironmentFailure",
+    "NoOptions",
+    "Options",
+    "Outcome",
+    "ProjectSettings",
+    "RunStatus",
+    "TestRun",
+    "TestRunNotStarted",
+    "TestRunRequest",
+    "TestRunner",
+    "TestRunnerPlugin",
+    "TestStyle",
+    "changed_functions",
+    "create_plugin",
+    "defined_tests",
+    "file_of",
+    "hookimpl",
+    "is_test_module",
+    "pytest_era",
+    "run_pytest",
+    "suite_paths",
+    "writing_folder",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SEPARATOR": "bugbout.core.plumbing.test_runner",
+        "Confine": "bugbout.core.plumbing.confine",
+        "Environment": "bugbout.core.plumbing.environment",
+        "EnvironmentFailure": "bugbout.core.contract.errors",
+        "NoOptions": "bugbout.core.contract.types",
+        "Options": "bugbout.core.contract.types",
+        "Outcome": "bugbout.core.store.records",
+        "ProjectSettings": "bugbout.core.contract.settings",
+        "RunStatus": "bugbout.core.store.records",
+        "TestRun": "bugbout.core.store.records",
+        "TestRunNotStarted": "bugbout.core.plumbing.unstarted",
+        "TestRunRequest": "bugbout.core.plumbing.test_runner",
+        "TestRunner": "bugbout.core.plumbing.test_runner",
+        "TestRunnerPlugin": "bugbout.core.contract.types",
+        "TestStyle": "bugbout.core.plumbing.test_runner",
+        "changed_functions": "bugbout.core.crossexam.function_spans",
+        "create_plugin": "bugbout.core.contract.manager",
+        "defined_tests": "bugbout.core.plumbing.testmodules",
+        "file_of": "bugbout.core.plumbing.test_runner",
+        "hookimpl": "bugbout.core.contract.hookspecs",
+        "is_test_module": "bugbout.core.plumbing.testmodules",
+        "pytest_era": "bugbout.core.plumbing.pytest_era",
+        "run_pytest": "bugbout.core.plumbing.testrun:run_tests",
+        "suite_paths": "bugbout.core.plumbing.suite",
+        "writing_folder": "bugbout.core.plumbing.suite",
+    },
+)
+
+if TYPE_CHECKING:
+    from bugbout.core.contract.errors import EnvironmentFailure
+    from bugbout.core.contract.hookspecs import hookimpl
+    from bugbout.core.contract.manager import create_plugin
+    from bugbout.core.contract.settings import ProjectSettings
+    from bugbout.core.contract.types import NoOptions, Options, TestRunnerPlugin
+    from bugbout.core.crossexam.function_spans import changed_functions
+    from bugbout.core.plumbing.confine import Confine
+    from bugbout.core.plumbing.environment import Environment
+    from bugbout.core.plumbing.pytest_era import pytest_era
+    from bugbout.core.plumbing.suite import suite_paths, writing_folder
+    from bugbout.core.plumbing.test_runner import (
+        SEPARATOR,
+        TestRunner,
+        TestRunRequest,
+        TestStyle,
+        file_of,
+    )
+    from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
+    from bugbout.core.plumbing.testrun import run_tests as run_pytest
+    from bugbout.core.plumbing.unstarted import TestRunNotStarted
+    from bugbout.core.store.records import Outcome, RunStatus, TestRun
