@@ -25,6 +25,7 @@ from bugbout import (
     ReporterPlugin,
     SandboxPlugin,
     Session,
+    TestRunnerPlugin,
     hookimpl,
 )
 from bugbout.core.audit.auditing import AuditRequest
@@ -79,6 +80,10 @@ class Seen:
     mined: list[MiningRequest] = field(default_factory=list)
     asked: list[IssueRequest] = field(default_factory=list)
     built: list[EnvironmentRequest] = field(default_factory=list)
+    ran: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)
+    """Each test run's label, targets and whether it mapped coverage."""
+    installed: list[str] = field(default_factory=list)
+    scripted: int = 0
     sessions: list[Session] = field(default_factory=list)
     wrapped: list[tuple[list[str], Confinement]] = field(default_factory=list)
     probed: int = 0
@@ -134,6 +139,37 @@ class SpyBuilder:
     def build(self, request: EnvironmentRequest) -> SpyEnvironment:
         SEEN.built.append(request)
         return SpyEnvironment(self.inner.build(request))
+
+
+class SpyRunner:
+    """The pytest runner, recording what bugbout asks of it."""
+
+    def __init__(self, options: Any) -> None:
+        from bugbout.test_runners import create_plugin
+
+        self.inner = create_plugin(TestRunnerPlugin, "pytest")
+        self.style = self.inner.style
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def install_as(self, original: str, author: str, number: int) -> str:
+        path: str = self.inner.install_as(original, author, number)
+        SEEN.installed.append(path)
+        return path
+
+    def script_args(self, environment: Any, project: Any) -> list[str]:
+        SEEN.scripted += 1
+        args: list[str] = self.inner.script_args(environment, project)
+        return args
+
+    def run(self, request: Any) -> Any:
+        SEEN.ran.append((request.label, request.targets, False))
+        return self.inner.run(request)
+
+    def run_with_coverage(self, request: Any) -> Any:
+        SEEN.ran.append((request.label, request.targets, True))
+        return self.inner.run_with_coverage(request)
 
 
 class SpyAgentOptions(AgentOptions):
@@ -251,6 +287,10 @@ class Spies:
     @hookimpl
     def bugbout_environments(self) -> Iterator[EnvironmentPlugin]:
         yield EnvironmentPlugin(name="spy-env", factory=SpyBuilder)
+
+    @hookimpl
+    def bugbout_test_runners(self) -> Iterator[TestRunnerPlugin]:
+        yield TestRunnerPlugin(name="spy-runner", factory=SpyRunner)
 
     @hookimpl
     def bugbout_agents(self) -> Iterator[AgentPlugin]:

@@ -41,6 +41,7 @@ from hook_spies import (
     SpyJudge,
     SpyMiner,
     SpyReporter,
+    SpyRunner,
     SpySandbox,
 )
 from one_bug import one_bug_repository
@@ -72,6 +73,7 @@ def bout(tmp_path_factory: pytest.TempPathFactory) -> Bouted:
         tasks=TasksSettings(reruns=1, timeout=120),
         miner=PluginChoice(name="spy-miner"),
         environment=PluginChoice(name="spy-env"),
+        test_runner=PluginChoice(name="spy-runner"),
         sandbox=PluginChoice(name="spy-sandbox"),
         executor=PluginChoice(name="spy-executor"),
         judge=PluginChoice(name="spy-judge"),
@@ -144,6 +146,24 @@ def test_hook_environments(bout: Bouted, task_id: str) -> None:
     oracle = bout.stored("oracles.json")[task_id]
     assert oracle["status"] == "ok"
     assert oracle["environment"].startswith("spy over interpreter: Python")
+    assert oracle["fail_to_pass"] == ["tests/test_core.py::test_even"]
+
+
+@pytest.mark.slow
+def test_hook_test_runners(bout: Bouted, task_id: str) -> None:
+    # ground truth, the examiner's validation, the base run (with its coverage map), the
+    # cross-examination's columns and the audit's gate all ran through the chosen runner
+    assert isinstance(bout.plugins.create("test-runner", "spy-runner"), SpyRunner)
+    labels = [label for label, _, _ in SEEN.ran]
+    assert labels[:2] == ["before-1", "after-1"]
+    assert ("before-1", ("tests/test_core.py",), False) in SEEN.ran
+    assert "unfixed" in labels
+    assert [label for label, _, mapped in SEEN.ran if mapped] == ["baseline"]
+    assert UNFIXED in labels and "fixer" in labels
+    assert "gate" in labels
+    assert SEEN.installed[0] == "tests/test_bb_prober__probe.py"
+    assert SEEN.scripted == 2  # the contestant's and the examiner's test command
+    oracle = bout.stored("oracles.json")[task_id]
     assert oracle["fail_to_pass"] == ["tests/test_core.py::test_even"]
 
 
