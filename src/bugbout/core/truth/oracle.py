@@ -38,6 +38,7 @@ from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
+from bugbout.core.truth.python2 import python2_note
 from bugbout.core.truth.setup_run import executed_setup_py
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
@@ -135,6 +136,8 @@ def compute_oracle(
     oracle.versions, oracle.exempt = resolved(environment)
     if oracle.reason is not None and missing:
         oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
+    if oracle.status == "no-fail-to-pass" and oracle.reason is not None:
+        oracle.reason += python2_note(git, task)
     if oracle.reason is not None:
         oracle.reason += lacking(environment)
     return oracle

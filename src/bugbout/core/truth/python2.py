@@ -1,0 +1,47 @@
+"""Fixes of bugs that only Python 2 had: what a reason says when their tests pass on
+Python 3 before the fix too.
+
+Until about 2020 many projects ran on Python 2 and 3 from one tree, switching on the
+interpreter (``if PY2:``, ``sys.version_info[0] < 3``, ``six.PY2``). A fix of a bug only
+Python 2 had changes lines behind such a switch, or tests that take it; on the Python 3
+that bugbout runs, its tests pass before the fix as after it. The reason of such a task
+names the switch and the file it is in, instead of only "no fail-to-pass".
+"""
+
+from __future__ import annotations
+
+import re
+
+from bugbout.core.plumbing.git import Git
+from bugbout.core.store.records import Task
+
+SWITCH = re.compile(
+    r"\b(?:six\.)?(?:IS_)?PY(?:THON)?_?[23]\b"
+    r"|\bsys\.version_info\s*(?:\[\s*0\s*\]|\.major)\s*[<>=!]=?\s*[23]\b"
+    r"|\bsys\.version_info\s*[<>=!]=?\s*\(\s*(?:2\s*,|3\s*,\s*(?:0\s*)?\))"
+)
+"""A test of whether the interpreter is Python 2 or 3 (``PY2``, ``six.PY3``,
+``sys.version_info[0] < 3``, ``sys.version_info >= (3,)``, ...)."""
+
+
+CONTEXT = 3
+"""The lines around each change that are read too: the switch a changed line is behind."""
+
+
+def python2_note(git: Git, task: Task) -> str:
+    """What a no-fail-to-pass reason adds when a line the fix added or removed, or one of
+    the :data:`CONTEXT` lines around it, tests whether the interpreter is Python 2 (empty
+    when none does)."""
+    for path in [*task.source_files, *task.test_files]:
+        diff = git.run("diff", "--no-ext-diff", f"-U{CONTEXT}", task.parent, task.sha, "--", path)
+        for line in diff.splitlines():
+            if not line.startswith(("+", "-", " ")) or line.startswith(("+++", "---")):
+                continue
+            found = SWITCH.search(line)
+            if found:
+                return (
+                    f"; the fix's lines test for Python 2 (`{found.group(0)}` in {path}): it "
+                    "may fix a bug of Python 2 alone, which no Python bugbout runs tests on "
+                    "(3.6 and later) has"
+                )
+    return ""

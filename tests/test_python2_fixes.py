@@ -1,0 +1,63 @@
+"""A fix of a bug only Python 2 had passes its tests before the fix on Python 3: its
+reason says that its lines test for Python 2, not only that no test went from failing to
+passing. Real git, real pytest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.store.store import Store
+from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.testing import RepositoryBuilder
+from history import calc_settings
+
+TEXT = """\
+import sys
+
+PY2 = sys.version_info[0] == 2
+
+
+def text(value):
+    if PY2:
+        return value.decode({encoding!r})
+    return value
+"""
+TEST = """\
+from calc.text import text
+
+
+def test_text():
+    assert text("abc") == "abc"
+"""
+
+
+@pytest.mark.slow
+def test_a_python_2_fix_says_so(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/text.py": TEXT.format(encoding="ascii"),
+        },
+    )
+    fix = repo.commit(
+        "Fix text of utf-8 bytes (#1)",
+        {"src/calc/text.py": TEXT.format(encoding="utf-8"), "tests/test_text.py": TEST},
+    )
+    settings = calc_settings(repo.path)
+    plugins = make_plugins(entry_points=False)
+    store = Store(repo.path / ".bugbout")
+    oracle = compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store)).root[
+        fix[:12]
+    ]
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.reason == (
+        "no test failed before the fix and passed after it; the fix's lines test for Python 2 "
+        "(`PY2` in src/calc/text.py): it may fix a bug of Python 2 alone, which no Python "
+        "bugbout runs tests on (3.6 and later) has"
+    )
