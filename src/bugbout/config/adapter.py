@@ -19,11 +19,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bugbout.config.composed import (
+    Composition,
+    composition_key,
+    job_settings,
+    keep,
+    kept,
+    kept_settings,
+)
 from bugbout.config.groups import (
     GROUPS,
     INSTANCE_MAPS,
     ROLES,
     check_group_choices,
+    defaults_choices,
     file_choices,
     maps,
     register_defined,
@@ -66,8 +75,8 @@ def compose_settings(
     args = _moved(list(overrides), warn or note)
     plugins = plugins or make_plugins()
     with hydra_state():
-        args, name = _prepare(config, args, plugins, warn or note)
-        cfg, _ = _compose(config.parent, args, plugins, name)
+        prepared = _prepare(config, args, plugins, warn or note)
+        cfg, _ = _compose(config.parent, prepared.args, plugins, prepared.name)
         return job_settings(cfg, config.parent), plugins
 
 
@@ -109,11 +118,20 @@ def _moved(args: list[str], warn: Callable[[str], None]) -> list[str]:
     return renamed
 
 
-def _prepare(
-    config: Path, args: list[str], plugins: Any, warn: Callable[[str], None]
-) -> tuple[list[str], str]:
+@dataclass(frozen=True)
+class _Prepared:
+    """The overrides checked, the name of the config to compose, the plugins chosen by
+    name, and whether the file's defaults list names only bugbout's groups."""
+
+    args: list[str]
+    name: str
+    plugins: list[tuple[str, str]]
+    plain: bool
+
+
+def _prepare(config: Path, args: list[str], plugins: Any, warn: Callable[[str], None]) -> _Prepared:
     """Check the file and the overrides, make every plugin and defined contestant
-    selectable; ``(overrides, name of the config to compose)``."""
+    selectable."""
     for arg in args:
         key, _, value = arg.partition("=")
         group = key.lstrip("+~").removesuffix(".name")
@@ -123,12 +141,17 @@ def _prepare(
     name, data = _primary(config, loaded, warn)
     chosen = file_choices(data)
     sweep = bool({"-m", "--multirun"} & set(args))
-    register_plugin_options(plugins, [*chosen, *args], every=sweep)
+    chosen_plugins = register_plugin_options(plugins, [*chosen, *args], every=sweep)
     defined = {role: register_defined(config, loaded, role, args) for role in ROLES}
     args = [defined_option(arg, defined) for arg in args]
     check_group_choices(chosen, plugins, defined, where=f"{config}: ")
     check_group_choices(args, plugins, defined)
-    return args, name
+    defaults = data.get("defaults")
+    plain = isinstance(defaults, list) and all(
+        item in ("base", "_self_") or isinstance(item, dict) for item in defaults
+    )
+    plain = plain and set(defaults_choices(defaults)) <= set(GROUPS)
+    return _Prepared(args, name, chosen_plugins, plain)
 
 
 def _load(config: Path) -> Any:
@@ -188,7 +211,9 @@ def run_with_hydra(
 ) -> int:
     """Compose the settings with Hydra and call ``job(settings, plugins, hydra_job)`` once,
     or once per combination in a sweep (``-m``). ``kinds``: the plugin kinds the command
-    uses, imported up front (the others when first asked for); ``None``, every kind."""
+    uses, imported up front (the others when first asked for); ``None``, every kind. A
+    single job composed before from the same things reuses that composition, without
+    Hydra (:mod:`bugbout.config.composed`)."""
     args = _moved(args, console.warn)
     from bugbout.core.contract.manager import make_plugins
 
@@ -196,51 +221,71 @@ def run_with_hydra(
     plugins = make_plugins(kinds=kinds)
     for problem in plugins.problems:
         console.warn(problem)
+    store = config.parent / ".bugbout"
+    options, overrides = split_hydra_args(args)
+    key = "" if options or _touches_hydra(config, overrides) else composition_key(config, args)
+    found = kept(store, key, plugins) if key else None
+    if found is not None:
+        for note in found.notes:
+            console.warn(note)
+        context = HydraJob(output=store.resolve(), overrides=found.overrides, multirun=False)
+        return _call(job, lambda: kept_settings(found, config.parent), plugins, context, console)
     with hydra_state():
-        return _run(command, config, args, plugins=plugins, console=console, job=job)
+        return _run(command, config, args, key, plugins=plugins, console=console, job=job)
 
 
 def _run(
-    command: str, config: Path, args: list[str], *, plugins: Plugins, console: Console, job: Job
+    command: str,
+    config: Path,
+    args: list[str],
+    key: str,
+    *,
+    plugins: Plugins,
+    console: Console,
+    job: Job,
 ) -> int:
-    """:func:`run_with_hydra` once the plugins are made: the exit status."""
+    """:func:`run_with_hydra` once the plugins are made: the exit status. A single job's
+    composition is kept under ``key`` (none when empty)."""
     import hydra
-    from omegaconf import DictConfig
+    from omegaconf import DictConfig, OmegaConf
 
     root = config.parent
-    args, name = _prepare(config, args, plugins, console.warn)
+    notes: list[str] = []
+
+    def warn(line: str) -> None:
+        notes.append(line)
+        console.warn(line)
+
+    prepared = _prepare(config, args, plugins, warn)
     exit_code = 0
 
-    def call(cfg: Any, context: HydraJob) -> None:
-        nonlocal exit_code
-        try:
-            job(job_settings(cfg, root), plugins, context)
-        except BugboutError as exc:
-            console.error(str(exc))
-            exit_code = 2
-            context.failed(str(exc))
-        except Exception as exc:
-            if not context.multirun:
-                raise
-            # one broken job must not stop the sweep, nor its summary
-            message = f"{type(exc).__name__}: {exc}"
-            console.error(f"sweep job {context.output.name} failed: {message}")
-            exit_code = 1
-            context.failed(message)
-
-    @hydra.main(version_base="1.3", config_path=None, config_name=name)
+    @hydra.main(version_base="1.3", config_path=None, config_name=prepared.name)
     def hydra_job(cfg: DictConfig) -> None:
-        call(cfg, HydraJob.running())
+        nonlocal exit_code
+        context = HydraJob.running()
+        exit_code = (
+            _call(job, lambda: job_settings(cfg, root), plugins, context, console) or exit_code
+        )
 
     store = root / ".bugbout"
     sweep = store / "sweeps" / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    options, overrides, cfg = _checked(command, args, root, plugins, name)
+    options, overrides, cfg = _checked(command, prepared.args, root, plugins, prepared.name)
     if cfg is not None and not options and not _touches_hydra(config, overrides):
         # one job: the settings composed to check the overrides are its settings (Hydra's
         # main would compose them twice more, 0.6 s each, to run it the same way)
         store.mkdir(parents=True, exist_ok=True)
-        call(cfg, HydraJob(output=store.resolve(), overrides=overrides, multirun=False))
-        return exit_code
+
+        def settings() -> BoutSettings:
+            made = job_settings(cfg, root)
+            if key and prepared.plain:
+                plain = OmegaConf.to_container(cfg, resolve=False)
+                assert isinstance(plain, dict)
+                data = {str(name): value for name, value in plain.items()}
+                keep(store, key, Composition(data, overrides, notes, prepared.plugins))
+            return made
+
+        context = HydraJob(output=store.resolve(), overrides=overrides, multirun=False)
+        return _call(job, settings, plugins, context, console)
     argv = [
         f"bugbout {command}", "--config-dir", str(root), *options, *overrides,
         "hydra.searchpath=[pkg://bugbout.conf]", "hydra.output_subdir=null",
@@ -258,6 +303,31 @@ def _run(
     if not exit_code and any(sweep.glob(f"*/{ERROR_FILE}")):
         exit_code = 1  # a job failed in another process (joblib, Ray, SLURM)
     return exit_code
+
+
+def _call(
+    job: Job,
+    settings: Callable[[], BoutSettings],
+    plugins: Plugins,
+    context: HydraJob,
+    console: Console,
+) -> int:
+    """Run ``job`` with the settings ``settings`` makes: its exit status. A sweep's job
+    that fails is recorded beside its outputs and does not stop the sweep."""
+    try:
+        job(settings(), plugins, context)
+    except BugboutError as exc:
+        console.error(str(exc))
+        context.failed(str(exc))
+        return 2
+    except Exception as exc:
+        if not context.multirun:
+            raise
+        message = f"{type(exc).__name__}: {exc}"
+        console.error(f"sweep job {context.output.name} failed: {message}")
+        context.failed(message)
+        return 1
+    return 0
 
 
 def _checked(
@@ -424,39 +494,6 @@ def _unknown_setting(
     if len(parts) == 3 and maps().get(parts[0]) == parts[2]:
         return None  # a new entry, named by its plugin: `reporters.short.reporter=html`
     return unknown_setting(key.lstrip("+~"), tree, options_of)
-
-
-def job_settings(cfg: Any, root: Path) -> BoutSettings:
-    """The core's settings from Hydra's composed config; errors name the key."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import MissingMandatoryValue
-    from pydantic import ValidationError
-
-    from bugbout.config.suggest import extra_key
-    from bugbout.core.contract.settings import BoutSettings
-
-    try:
-        data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except MissingMandatoryValue as exc:
-        key = exc.full_key or "a key"
-        raise ConfigError(f"{key} is not set; add it to {root / CONFIG_NAME}") from None
-    assert isinstance(data, dict)
-    if "root" in data:
-        raise ConfigError(
-            f"root: not a setting: the project's root is the folder of {CONFIG_NAME} "
-            f"({root}); remove `root` from it"
-        )
-    try:
-        return BoutSettings.model_validate({**data, "root": root})
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            where, _, message = extra_key(BoutSettings, error["loc"]).partition(": ")
-        raise ConfigError(
-            f"{where}: {message} (set in {root / CONFIG_NAME} or on the command line)"
-        ) from None
 
 
 def _primary(config: Path, loaded: Any, warn: Callable[[str], None]) -> tuple[str, dict[str, Any]]:

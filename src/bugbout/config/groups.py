@@ -71,9 +71,12 @@ def packaged_options(group: str) -> set[str]:
     return {item.name[:-5] for item in folder.iterdir() if item.name.endswith(".yaml")}
 
 
-def register_plugin_options(plugins: Any, args: list[str], every: bool = False) -> None:
+def register_plugin_options(
+    plugins: Any, args: list[str], every: bool = False
+) -> list[tuple[str, str]]:
     """Make each plugin that ``args`` choose (``every``: each plugin of every group, for a
-    sweep) selectable by name, without shipping YAML; only the kinds chosen are imported."""
+    sweep) selectable by name, without shipping YAML; only the kinds chosen are imported.
+    The plugins made selectable, ``(kind, name)``."""
     from hydra.core.config_store import ConfigStore
 
     chosen: dict[str, set[str]] = {}
@@ -83,6 +86,7 @@ def register_plugin_options(plugins: Any, args: list[str], every: bool = False) 
         for group, values in group_choices(args):
             chosen.setdefault(group, set()).update(values)
     store = ConfigStore.instance()
+    registered = []
     for group, names in chosen.items():
         packaged = packaged_options(group)
         for name in sorted(names - packaged):
@@ -92,6 +96,8 @@ def register_plugin_options(plugins: Any, args: list[str], every: bool = False) 
                 store.store(group=group, name=name, node={"agent": name}, package=f"{group}.{name}")
             else:
                 store.store(group=group, name=name, node={"name": name})
+            registered.append((GROUPS[group], name))
+    return registered
 
 
 def register_defined(config: Path, loaded: Any, role: str, args: Sequence[str]) -> list[str]:
