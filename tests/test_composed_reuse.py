@@ -14,7 +14,7 @@ from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
 from bugbout.cli.console import Console
 from bugbout.config import HydraJob, run_with_hydra
-from bugbout.config.composed import FILE
+from bugbout.config.kept import FILE
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings

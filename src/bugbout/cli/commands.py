@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bugbout import __version__
 from bugbout.cli.parser import command_parser as _parser
@@ -20,6 +20,8 @@ from bugbout.core.contract.errors import BugboutError, ConfigError
 
 if TYPE_CHECKING:
     from bugbout.cli.console import Console
+    from bugbout.core.contract.manager import Plugins
+    from bugbout.core.contract.settings import BoutSettings
 
 MINING_KINDS = ("miner", "issue-source")
 """The plugin kinds ``bugbout tasks --mine-only`` uses (the others are imported only if
@@ -196,7 +198,12 @@ def _doctor(args: list[str], console: Console) -> int:
         line.stylize("green" if check.ok else "bold red", 0, 4)
         console.out.print(line)
 
-    def job(settings: Any, plugins: Any, _job: Any = None, configured: bool = True) -> None:
+    def job(
+        settings: BoutSettings,
+        plugins: Plugins,
+        _job: HydraJob | None = None,
+        configured: bool = True,
+    ) -> None:
         nonlocal passed
         passed = diagnose(
             settings,
@@ -314,7 +321,7 @@ def _tasks(args: list[str], console: Console) -> int:
     mine_only = "--mine-only" in args
     args = [arg for arg in args if arg != "--mine-only"]
 
-    def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
+    def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
         from contextlib import ExitStack, closing
 
         from bugbout.core.plumbing.executor import make_executor
@@ -371,7 +378,7 @@ def _run(args: list[str], console: Console) -> int:
     dry = "--dry-run" in args
     args = [arg for arg in args if arg != "--dry-run"]
 
-    def job(settings: Any, plugins: Any, hydra_job: HydraJob) -> None:
+    def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
         from bugbout.bout import Bout, Project, UnscoredBout
 
         if dry:

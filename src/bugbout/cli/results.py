@@ -13,6 +13,8 @@ from bugbout.core.contract.errors import ConfigError
 
 if TYPE_CHECKING:
     from bugbout.cli.console import Console
+    from bugbout.core.contract.manager import Plugins
+    from bugbout.core.contract.settings import BoutSettings
 
 
 # -- report -------------------------------------------------------------------------------
@@ -99,7 +101,7 @@ def _pooled(root: Path, others: list[Path]) -> list[Path]:
     return [root, *(find_config(other.resolve()).parent for other in others)]
 
 
-def _reporter(settings: Any, plugins: Any, name: str) -> Any:
+def _reporter(settings: BoutSettings, plugins: Plugins, name: str) -> Any:
     """The instance ``name`` of ``reporters:`` with its options, else plugin ``name``."""
     from bugbout.core.contract.instances import Instance, instances
     from bugbout.core.contract.types import ReporterPlugin

@@ -10,7 +10,6 @@ Errors a user can cause are :class:`~bugbout.core.contract.errors.ConfigError` (
 from __future__ import annotations
 
 import copy
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -19,30 +18,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bugbout.config.composed import (
-    Composition,
-    composition_key,
-    job_settings,
-    keep,
-    kept,
-    kept_settings,
-)
+from bugbout.config.compose import compose_checked, compose_sweep, job_settings
 from bugbout.config.groups import (
     GROUPS,
-    INSTANCE_MAPS,
     ROLES,
     check_group_choices,
     defaults_choices,
     file_choices,
-    maps,
     register_defined,
     register_plugin_options,
 )
+from bugbout.config.kept import Composition, composition_key, keep, kept, kept_settings
 from bugbout.config.layout import CONFIG_NAME, find_config
 from bugbout.config.overrides import check_flags, check_keys, defined_option, split_hydra_args
 from bugbout.core.contract.errors import BugboutError, ConfigError
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig, ListConfig
+
     from bugbout.cli.console import Console
     from bugbout.core.contract.manager import Plugins
     from bugbout.core.contract.settings import BoutSettings
@@ -76,7 +69,7 @@ def compose_settings(
     plugins = plugins or make_plugins()
     with hydra_state():
         prepared = _prepare(config, args, plugins, warn or note)
-        cfg, _ = _compose(config.parent, prepared.args, plugins, prepared.name)
+        cfg, _ = compose_checked(config.parent, prepared.args, plugins, prepared.name)
         return job_settings(cfg, config.parent), plugins
 
 
@@ -129,7 +122,9 @@ class _Prepared:
     plain: bool
 
 
-def _prepare(config: Path, args: list[str], plugins: Any, warn: Callable[[str], None]) -> _Prepared:
+def _prepare(
+    config: Path, args: list[str], plugins: Plugins, warn: Callable[[str], None]
+) -> _Prepared:
     """Check the file and the overrides, make every plugin and defined contestant
     selectable."""
     for arg in args:
@@ -154,7 +149,7 @@ def _prepare(config: Path, args: list[str], plugins: Any, warn: Callable[[str], 
     return _Prepared(args, name, chosen_plugins, plain)
 
 
-def _load(config: Path) -> Any:
+def _load(config: Path) -> DictConfig | ListConfig:
     """``bugbout.yaml`` as written, read once; a file YAML cannot read is one line."""
     from omegaconf import OmegaConf
 
@@ -213,7 +208,7 @@ def run_with_hydra(
     or once per combination in a sweep (``-m``). ``kinds``: the plugin kinds the command
     uses, imported up front (the others when first asked for); ``None``, every kind. A
     single job composed before from the same things reuses that composition, without
-    Hydra (:mod:`bugbout.config.composed`)."""
+    Hydra (:mod:`bugbout.config.kept`)."""
     args = _moved(args, console.warn)
     from bugbout.core.contract.manager import make_plugins
 
@@ -247,7 +242,7 @@ def _run(
     """:func:`run_with_hydra` once the plugins are made: the exit status. A single job's
     composition is kept under ``key`` (none when empty)."""
     import hydra
-    from omegaconf import DictConfig, OmegaConf
+    from omegaconf import OmegaConf
 
     root = config.parent
     notes: list[str] = []
@@ -331,8 +326,8 @@ def _call(
 
 
 def _checked(
-    command: str, args: list[str], root: Path, plugins: Any, name: str
-) -> tuple[list[str], list[str], Any]:
+    command: str, args: list[str], root: Path, plugins: Plugins, name: str
+) -> tuple[list[str], list[str], DictConfig | None]:
     """Hydra's flags and the overrides, each checked, and composed once (every
     combination of a sweep), before Hydra runs a job: ``(flags, overrides, config)``, the
     config ``None`` for a sweep."""
@@ -341,8 +336,8 @@ def _checked(
     if "--info" in options and (options[-1] == "--info"):
         options.append("all")
     if {"-m", "--multirun"} & set(options):
-        return options, _compose_sweep(root, overrides, plugins, name), None
-    cfg, overrides = _compose(root, overrides, plugins, name)
+        return options, compose_sweep(root, overrides, plugins, name), None
+    cfg, overrides = compose_checked(root, overrides, plugins, name)
     return options, overrides, cfg
 
 
@@ -354,149 +349,9 @@ def _touches_hydra(config: Path, overrides: list[str]) -> bool:
     )
 
 
-def _compose(
-    root: Path, overrides: list[str], plugins: Any = None, name: str = CONFIG_NAME[:-5]
-) -> tuple[Any, list[str]]:
-    """Compose the config (before Hydra's main, so a bad override is a one-line error);
-    ``(config, overrides)``. An option of the chosen plugin that no packaged default sets
-    needs no ``+``: the overrides returned carry it."""
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    for _ in range(len(overrides) + 1):
-        try:
-            return _compose_once(root, overrides, name), overrides
-        except (HydraException, OmegaConfBaseException) as exc:
-            unknown = _UNKNOWN_OVERRIDE.search(str(exc))
-            if unknown is None:
-                lines = [line.strip().rstrip(".") for line in str(exc).splitlines() if line.strip()]
-                raise ConfigError("; ".join(lines) or type(exc).__name__) from None
-            key = unknown.group(1)
-            problem = _unknown_setting(root, overrides, key, plugins, name)
-            if problem:
-                raise ConfigError(problem) from None
-            overrides = [f"+{arg}" if arg.split("=", 1)[0] == key else arg for arg in overrides]
-    raise ConfigError(f"cannot compose the settings with {' '.join(overrides)}")
-
-
-SWEEP_CHECKED = 64
-"""How many of a sweep's combinations are composed before it starts."""
-
-
-def sweep_jobs(overrides: list[str]) -> list[list[str]]:
-    """The overrides of each job of a sweep: one per combination of the swept values."""
-    import itertools
-
-    return [list(job) for job in itertools.product(*_sweep_values(overrides))]
-
-
-def _sweep_values(overrides: list[str]) -> list[list[str]]:
-    """Each override's values as Hydra's grammar reads them: a swept one's, each as its
-    own ``key=value``; any other as given."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parsed = OverridesParser.create().parse_overrides(overrides)
-    return [
-        [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
-        if o.is_sweep_override()
-        else [arg]
-        for arg, o in zip(overrides, parsed, strict=True)
-    ]
-
-
-def _compose_sweep(root: Path, overrides: list[str], plugins: Any, name: str) -> list[str]:
-    """Compose a sweep's combinations (the first :data:`SWEEP_CHECKED`) before any job
-    starts, so a bad override is a one-line error; the overrides, a plugin option that
-    some combination's defaults lack given as ``++`` (added, or set where it exists)."""
-    import itertools
-
-    try:
-        values = _sweep_values(overrides)
-    except Exception:  # a sweep only Hydra can expand (glob): its jobs say what is wrong
-        return overrides
-    added: set[str] = set()
-    for combination in itertools.islice(itertools.product(*values), SWEEP_CHECKED):
-        try:
-            _, composed = _compose(root, list(combination), plugins, name)
-        except ConfigError as exc:
-            swept = [arg for arg, given in zip(combination, values, strict=True) if len(given) > 1]
-            raise ConfigError(f"{exc} (in the sweep's job {' '.join(swept)})") from None
-        added |= {a.split("=", 1)[0] for a, b in zip(composed, combination, strict=True) if a != b}
-    return [f"++{arg}" if f"+{arg.split('=', 1)[0]}" in added else arg for arg in overrides]
-
-
-_UNKNOWN_OVERRIDE = re.compile(r"Could not override '([^']+)'")
-
-
-def _compose_once(root: Path, overrides: list[str], name: str = CONFIG_NAME[:-5]) -> Any:
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(root), version_base="1.3"):
-        return compose(
-            config_name=name,
-            overrides=[*overrides, "hydra.searchpath=[pkg://bugbout.conf]"],
-        )
-
-
-def _unknown_setting(
-    root: Path, overrides: list[str], key: str, plugins: Any, name: str
-) -> str | None:
-    """What is wrong with override ``key``, from the config composed without it; ``None``
-    when it is an option of the chosen plugin."""
-    from omegaconf import OmegaConf
-
-    from bugbout.config.suggest import unknown_setting
-    from bugbout.core.contract.instances import ORDER
-    from bugbout.core.race.contestants import ASSIGNMENT, assignment_of
-    from bugbout.core.report.cutoffs import KEY as CUTOFF_KEY
-
-    others = [arg for arg in overrides if arg.split("=", 1)[0] != key]
-    choices = [arg for arg in others if "." not in arg.split("=", 1)[0]]
-    tree: Any = {}
-    for attempt in (others, choices, []):
-        try:
-            tree = OmegaConf.to_container(_compose_once(root, attempt, name), resolve=False)
-            break
-        except Exception:  # another override is wrong too: its turn comes next
-            continue
-
-    def options_of(prefix: Sequence[str]) -> set[str]:
-        if plugins is None:
-            return set()
-        extra: set[str] = set()
-        try:
-            if len(prefix) == 1 and prefix[0] in GROUPS and prefix[0] not in ROLES:
-                spec = plugins.get(GROUPS[prefix[0]], tree[prefix[0]]["name"]).spec
-            elif len(prefix) == 2 and prefix[0].removesuffix("s") in ROLES:
-                defined = tree.get(f"{prefix[0].removesuffix('s')}s") or {}
-                entry = {**defined.get(prefix[1], {}), **tree[prefix[0]][prefix[1]]}
-                spec = plugins.get("agent", entry["agent"]).spec
-                extra = {CUTOFF_KEY} | ({ASSIGNMENT} if prefix[0].startswith("examiner") else set())
-            elif prefix[0] in ("examiner", "examiners") and prefix[2:] == [ASSIGNMENT]:
-                given = (tree.get(prefix[0]) or {}).get(prefix[1], {}).get(ASSIGNMENT)
-                spec = plugins.get(ASSIGNMENT, assignment_of("", given).plugin).spec
-                extra = {ASSIGNMENT}
-            elif len(prefix) == 1 and prefix[0] in INSTANCE_MAPS:
-                return set(plugins.of_kind(INSTANCE_MAPS[prefix[0]]))
-            elif len(prefix) == 2 and prefix[0] in INSTANCE_MAPS:
-                kind = INSTANCE_MAPS[prefix[0]]
-                entry = (tree.get(prefix[0]) or {}).get(prefix[1]) or {}
-                spec = plugins.get(kind, entry.get(kind, prefix[1])).spec
-                extra = {kind, ORDER}
-            else:
-                return set()
-        except (BugboutError, KeyError, TypeError):
-            return set()
-        known = {field.alias or name for name, field in spec.options.model_fields.items()}
-        return known | extra
-
-    parts = key.lstrip("+~").split(".")
-    if len(parts) == 3 and maps().get(parts[0]) == parts[2]:
-        return None  # a new entry, named by its plugin: `reporters.short.reporter=html`
-    return unknown_setting(key.lstrip("+~"), tree, options_of)
-
-
-def _primary(config: Path, loaded: Any, warn: Callable[[str], None]) -> tuple[str, dict[str, Any]]:
+def _primary(
+    config: Path, loaded: DictConfig | ListConfig, warn: Callable[[str], None]
+) -> tuple[str, dict[str, Any]]:
     """Check ``bugbout.yaml`` (``loaded``); the name to compose it under (its own, or, when
     it spells a moved setting the old way (a note for each), that of its copy with the new
     names) and the file as plain data, its moved keys renamed."""

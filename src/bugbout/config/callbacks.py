@@ -34,8 +34,7 @@ class SweepSummaryCallback(Callback):
         from hydra import compose
 
         from bugbout.cli.dry_run import plan, sweep_runs
-        from bugbout.config.adapter import sweep_jobs
-        from bugbout.config.composed import job_settings
+        from bugbout.config.compose import job_settings, sweep_jobs
         from bugbout.config.layout import find_config
         from bugbout.core.contract.manager import make_plugins
 

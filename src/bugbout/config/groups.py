@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bugbout.config.layout import CONFIG_NAME
 from bugbout.config.overrides import split_hydra_args
 from bugbout.core.contract.errors import ConfigError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig, ListConfig
+
+    from bugbout.core.contract.manager import Plugins
 
 GROUPS = {
     "miner": "miner",
@@ -72,7 +77,7 @@ def packaged_options(group: str) -> set[str]:
 
 
 def register_plugin_options(
-    plugins: Any, args: list[str], every: bool = False
+    plugins: Plugins, args: list[str], every: bool = False
 ) -> list[tuple[str, str]]:
     """Make each plugin that ``args`` choose (``every``: each plugin of every group, for a
     sweep) selectable by name, without shipping YAML; only the kinds chosen are imported.
@@ -100,7 +105,9 @@ def register_plugin_options(
     return registered
 
 
-def register_defined(config: Path, loaded: Any, role: str, args: Sequence[str]) -> list[str]:
+def register_defined(
+    config: Path, loaded: DictConfig | ListConfig, role: str, args: Sequence[str]
+) -> list[str]:
     """Contestants (or examiners) defined in ``bugbout.yaml``, or added whole on the
     command line (``+contestants.mine={agent: codex}``), become selectable by name
     (``contestant=mine``); the core reads their settings from ``contestants:``."""
@@ -161,7 +168,7 @@ def group_choices(args: list[str]) -> list[tuple[str, list[str]]]:
 
 
 def check_group_choices(
-    args: list[str], plugins: Any, defined: dict[str, list[str]], where: str = ""
+    args: list[str], plugins: Plugins, defined: dict[str, list[str]], where: str = ""
 ) -> None:
     """An unknown option for a group is one line listing the valid ones (after ``where``,
     the file that chose it)."""

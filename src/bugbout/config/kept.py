@@ -1,5 +1,5 @@
-"""A composed config made the core's settings, and kept beside the store so that the next
-command composed from the same things reuses it without importing Hydra.
+"""Compositions kept beside the store, so that the next command composed from the same
+things reuses one without importing Hydra.
 
 What a composition is made from is its key: ``bugbout.yaml``, the overrides, the
 packaged config groups, the project's folders that could shadow them, and the installs of
@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bugbout import __version__
+from bugbout.config.compose import job_settings, settings_of
 from bugbout.config.groups import GROUPS
-from bugbout.config.layout import CONFIG_NAME
-from bugbout.core.contract.errors import ConfigError
 
 if TYPE_CHECKING:
     from bugbout.core.contract.manager import Plugins
@@ -50,45 +49,6 @@ class Composition:
     """The notes on settings written the old way, said again on each reuse."""
     plugins: list[tuple[str, str]]
     """The plugins chosen by name, ``(kind, name)``: each must still be installed."""
-
-
-def job_settings(cfg: Any, root: Path) -> BoutSettings:
-    """The core's settings from Hydra's composed config; errors name the key."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import MissingMandatoryValue
-
-    try:
-        data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except MissingMandatoryValue as exc:
-        key = exc.full_key or "a key"
-        raise ConfigError(f"{key} is not set; add it to {root / CONFIG_NAME}") from None
-    assert isinstance(data, dict)
-    return settings_of({str(key): value for key, value in data.items()}, root)
-
-
-def settings_of(data: dict[str, Any], root: Path) -> BoutSettings:
-    """The core's settings from a composed config as plain, resolved data."""
-    from pydantic import ValidationError
-
-    from bugbout.config.suggest import extra_key
-    from bugbout.core.contract.settings import BoutSettings
-
-    if "root" in data:
-        raise ConfigError(
-            f"root: not a setting: the project's root is the folder of {CONFIG_NAME} "
-            f"({root}); remove `root` from it"
-        )
-    try:
-        return BoutSettings.model_validate({**data, "root": root})
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            where, _, message = extra_key(BoutSettings, error["loc"]).partition(": ")
-        raise ConfigError(
-            f"{where}: {message} (set in {root / CONFIG_NAME} or on the command line)"
-        ) from None
 
 
 def kept_settings(composition: Composition, root: Path) -> BoutSettings:
