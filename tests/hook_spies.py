@@ -226,10 +226,10 @@ class SpyAssignment:
     def __init__(self, options: Any) -> None:
         pass
 
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+    def prompt(self, task: Task, *, tests: str, test_command: str, style: Any) -> str:
         SEEN.prompted.append((task, tests, test_command))
         return examiner_prompt(
-            task, tests=tests, test_command=test_command, scope="Reproduce the bug."
+            task, tests=tests, test_command=test_command, style=style, scope="Reproduce the bug."
         )
 
     def must_fail_on_base(self) -> bool:

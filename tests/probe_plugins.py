@@ -49,7 +49,9 @@ class Probe:
     def render(self, report: Report) -> str:
         return self.options.model_dump_json()
 
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:  # an assignment's
+    def prompt(
+        self, task: Task, *, tests: str, test_command: str, style: Any
+    ) -> str:  # an assignment's
         return self.options.model_dump_json()
 
 

@@ -19,6 +19,7 @@ from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.race.contestants import build_contestants
 from bugbout.core.store.records import Task, TaskIssue
 from probe_plugins import project
+from runners import pytest_runner
 
 TASK = Task(
     id="t", sha="0123abcd", parent="p", date="2024-01-01T00:00:00+00:00", title="Fix",
@@ -29,7 +30,9 @@ TASK = Task(
 def assigned(settings: BoutSettings, plugins: Plugins) -> dict[str, dict[str, str]]:
     """The options each examiner's assignment was built with, read from its prompt."""
     return {
-        racer.name: json.loads(racer.prompt(TASK, tests="tests", test_command="pytest"))
+        racer.name: json.loads(
+            racer.prompt(TASK, tests="tests", test_command="pytest", style=pytest_runner().style)
+        )
         for racer in build_contestants(settings, plugins)
     }
 

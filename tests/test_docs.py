@@ -34,6 +34,7 @@ from bugbout.core.store.records import (
     TestRun,
 )
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Verdict
+from runners import pytest_runner
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 OVERVIEW = DOCS / "plugins.md"
@@ -340,7 +341,8 @@ def test_assignment_example_writes_a_prompt(plugins: Plugins) -> None:
         source_files=["src/p/m.py"], test_files=["tests/test_core.py"],
     )  # fmt: skip
     for name, assignment in registered(plugins, source, "docs_assignment", "assignment"):
-        prompt = assignment.prompt(task, tests="tests", test_command="run-tests")
+        style = pytest_runner().style
+        prompt = assignment.prompt(task, tests="tests", test_command="run-tests", style=style)
         assert "It crashes." in prompt and "hypothesis" in prompt
         assert assignment.name == name
         assert assignment.must_fail_on_base() is False

@@ -94,6 +94,8 @@ class TestStyle:
     """An example test file's name: ``test_something.py``."""
     options: str
     """What the test command takes besides paths: ``pytest options``."""
+    first_failure: str
+    """The option that stops at the first failure: ``-x``."""
 
 
 class TestRunner(Protocol):

@@ -145,7 +145,9 @@ def _session(
     tests, its folders and what it may read and write."""
     project, workdir, agent = tools.settings.project, space.copy.tree, contestant.agent
     test_command = run_tests_script(tools.runner, project, space.environment, workdir, space.logs)
-    prompt = contestant.prompt(task, tests=space.tests, test_command=test_command)
+    prompt = contestant.prompt(
+        task, tests=space.tests, test_command=test_command, style=tools.runner.style
+    )
     prompt += f"\n{feedback}" if feedback else ""
     prompt_file = space.logs / "prompt.md"
     prompt_file.write_text(prompt)

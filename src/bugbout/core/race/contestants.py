@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.instances import Instance, instance
@@ -19,6 +19,9 @@ from bugbout.core.race.prompt import PROMPT_VERSION, contestant_prompt
 from bugbout.core.report.cutoffs import KEY, parse_cutoff
 from bugbout.core.store.records import Task, digest
 from bugbout.core.store.store import attempt_path
+
+if TYPE_CHECKING:
+    from bugbout.core.plumbing.test_runner import TestStyle
 
 
 @dataclass(frozen=True)
@@ -66,10 +69,12 @@ class Contestant:
         """Where this agent's attempt on ``task`` is stored."""
         return attempt_path(task.id, self.name, self.key(task))
 
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+    def prompt(self, task: Task, *, tests: str, test_command: str, style: TestStyle) -> str:
+        """The prompt for ``task``: the assignment's for an examiner, the contestants'
+        otherwise; tests written in the test runner's ``style``."""
         if self.assignment is not None:
-            return self.assignment.prompt(task, tests=tests, test_command=test_command)
-        return contestant_prompt(task, tests=tests, test_command=test_command)
+            return self.assignment.prompt(task, tests=tests, test_command=test_command, style=style)
+        return contestant_prompt(task, tests=tests, test_command=test_command, style=style)
 
 
 def with_repeats(racers: list[Contestant], repeats: int) -> list[Contestant]:

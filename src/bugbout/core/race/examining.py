@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from bugbout.core.plumbing.test_runner import TestStyle
     from bugbout.core.store.records import Task
 
 
@@ -19,8 +20,9 @@ class Assignment(Protocol):
 
     name: str
 
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
-        """The examiner's prompt for ``task``."""
+    def prompt(self, task: Task, *, tests: str, test_command: str, style: TestStyle) -> str:
+        """The examiner's prompt for ``task``: its tests go under ``tests``, named as
+        the test runner's ``style`` says, and run with ``test_command``."""
         ...
 
     def must_fail_on_base(self) -> bool:
@@ -28,24 +30,26 @@ class Assignment(Protocol):
         ...
 
 
-def examiner_prompt(task: Task, *, tests: str, test_command: str, scope: str) -> str:
+def examiner_prompt(
+    task: Task, *, tests: str, test_command: str, style: TestStyle, scope: str
+) -> str:
     """The prompt both built-in assignments share; ``scope`` says what to test."""
     return f"""\
-You are working in a checkout of a Python project. A user reported this issue:
+You are working in a checkout of a {style.language} project. A user reported this issue:
 
 <issue>
 {task.problem_statement.strip() or task.title}
 </issue>
 
 Do NOT fix the issue and do not change the project's source code. Your job is to write
-tests, under `{tests}/` in new test modules named `test_*.py`, that a correct fix must
+tests, under `{tests}/` in new test modules named `{style.new_files}`, that a correct fix must
 pass. {scope}
 
 Run the project's tests with:
 
     {test_command}
 
-(append test paths or pytest options). There is no network and no version-control
+(append test paths or {style.options}). There is no network and no version-control
 history here. When you are done, stop and summarise the tests you wrote.
 """
 
@@ -59,8 +63,10 @@ class PromptAssignment:
     scope: str
     reproductions_only: bool
 
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
-        return examiner_prompt(task, tests=tests, test_command=test_command, scope=self.scope)
+    def prompt(self, task: Task, *, tests: str, test_command: str, style: TestStyle) -> str:
+        return examiner_prompt(
+            task, tests=tests, test_command=test_command, style=style, scope=self.scope
+        )
 
     def must_fail_on_base(self) -> bool:
         return self.reproductions_only

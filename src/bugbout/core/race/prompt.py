@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bugbout.core.store.records import Task
+
+if TYPE_CHECKING:
+    from bugbout.core.plumbing.test_runner import TestStyle
 
 PROMPT_VERSION = "1"
 """Changing the prompt's wording changes this, so attempts keyed by it are re-run."""
 
 
-def contestant_prompt(task: Task, *, tests: str, test_command: str) -> str:
-    """The prompt for a contestant on ``task``."""
+def contestant_prompt(task: Task, *, tests: str, test_command: str, style: TestStyle) -> str:
+    """The prompt for a contestant on ``task``, its tests written in the runner's ``style``."""
+    example = f"{test_command} {tests}/{style.example} {style.first_failure}".rstrip()
     return f"""\
-You are working in a checkout of a Python project. A user reported this issue:
+You are working in a checkout of a {style.language} project. A user reported this issue:
 
 <issue>
 {task.problem_statement.strip() or task.title}
@@ -25,7 +31,7 @@ Run the project's tests with:
 
     {test_command}
 
-(append test paths or pytest options, e.g. `{test_command} {tests}/test_something.py -x`).
+(append test paths or {style.options}, e.g. `{example}`).
 There is no network and no version-control history here. When you are done, stop and
 summarise what you changed.
 """

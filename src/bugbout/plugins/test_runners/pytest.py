@@ -48,6 +48,7 @@ class Pytest:
         new_files="test_*.py",
         example="test_something.py",
         options="pytest options",
+        first_failure="-x",
     )
 
     def is_test_file(self, path: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from bugbout.core.plumbing.test_runner import TestStyle
 from bugbout.core.store.records import Task, TaskIssue
 from bugbout.testing.suites.base import PluginSuite
 
@@ -12,6 +13,15 @@ EXAMINER_TESTS_DIR = "checks/unit"
 """The tests directory the examiner is told about (not ``tests``, so that the prompt
 must really name it)."""
 EXAMINER_TEST_COMMAND = "/opt/conformance/bin/run-tests"
+EXAMINER_STYLE = TestStyle(
+    language="TypeScript",
+    new_files="*.check.ts",
+    example="ratio.check.ts",
+    options="conformance-runner options",
+    first_failure="--bail",
+)
+"""The test runner's style the examiner is told to follow (not pytest's, so that the
+prompt must really follow it)."""
 _NOT_FIXING = re.compile(
     r"\b(?:do\s+not|don't|must\s+not|never|not\s+to|without)\b[\w\s,'`*]{0,60}?\bfix",
     re.IGNORECASE,
@@ -40,8 +50,9 @@ def examiner_task() -> Task:
 class AssignmentSuite(PluginSuite):
     """Contract tests for an assignment (``bugbout_assignments``).
 
-    ``prompt(task, tests=..., test_command=...)`` tells the examiner the issue, where to
-    write its tests and how to run them, and not to fix anything; it never reveals the
+    ``prompt(task, tests=..., test_command=..., style=...)`` tells the examiner the
+    issue, where to write its tests, how to name them (the test runner's ``style``) and
+    how to run them, and not to fix anything; it never reveals the
     fix (its commit or its tests). ``must_fail_on_base()`` is a bool.
     """
 
@@ -49,7 +60,10 @@ class AssignmentSuite(PluginSuite):
 
     def prompt(self, plugin: Any) -> str:
         text = plugin.prompt(
-            examiner_task(), tests=EXAMINER_TESTS_DIR, test_command=EXAMINER_TEST_COMMAND
+            examiner_task(),
+            tests=EXAMINER_TESTS_DIR,
+            test_command=EXAMINER_TEST_COMMAND,
+            style=EXAMINER_STYLE,
         )
         assert isinstance(text, str), f"prompt() returned {type(text).__name__}"
         return text
@@ -64,6 +78,11 @@ class AssignmentSuite(PluginSuite):
         text = self.prompt(plugin_under_test)
         assert EXAMINER_TESTS_DIR in text
         assert EXAMINER_TEST_COMMAND in text
+
+    def test_prompt_names_test_files_as_the_runner_does(self, plugin_under_test: Any) -> None:
+        text = self.prompt(plugin_under_test)
+        assert EXAMINER_STYLE.new_files in text
+        assert "test_*.py" not in text and "pytest" not in text
 
     def test_prompt_tells_the_issue(self, plugin_under_test: Any) -> None:
         assert "ZeroDivisionError" in self.prompt(plugin_under_test)

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bugbout.assignments import AssignmentPlugin, Options, Task, examiner_prompt, hookimpl
+from bugbout.assignments import (
+    AssignmentPlugin,
+    Options,
+    Task,
+    TestStyle,
+    examiner_prompt,
+    hookimpl,
+)
 
 SCOPE = (
     "Write tests for the behaviour the issue reports and for its edge cases (empty, "
@@ -35,9 +42,9 @@ class __TITLE__Assignment:
     def __init__(self, options: __TITLE__Options | None = None) -> None:
         self.options = options or __TITLE__Options()
 
-    def prompt(self, task: Task, *, tests: str, test_command: str) -> str:
+    def prompt(self, task: Task, *, tests: str, test_command: str, style: TestStyle) -> str:
         return examiner_prompt(
-            task, tests=tests, test_command=test_command, scope=self.options.scope
+            task, tests=tests, test_command=test_command, style=style, scope=self.options.scope
         )
 
     def must_fail_on_base(self) -> bool:
