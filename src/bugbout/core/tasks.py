@@ -206,7 +206,11 @@ def _read_issues(
 
 
 def oracle_key(settings: BoutSettings, task_sha: str) -> str:
-    """What determines a task's oracle: the fix, the environment, how the tests run."""
+    """What determines a task's oracle: the fix, the environment, how the tests run (the
+    test runner too, when it is not the default: the keys of oracles computed before
+    runners were plugins stay the same)."""
+    runner = settings.test_runner
+    default = runner == BoutSettings.model_fields["test_runner"].default
     return digest(
         task_sha,
         settings.environment.model_dump_json(),
@@ -214,6 +218,7 @@ def oracle_key(settings: BoutSettings, task_sha: str) -> str:
         str(settings.tasks.reruns),
         f"repair-imports={settings.tasks.repair_imports}",
         f"method={METHOD}",
+        *([] if default else [f"test-runner={runner.model_dump_json()}"]),
     )
 
 
