@@ -131,3 +131,28 @@ def test_the_task_table_shows_the_versions_each_oracle_ran_with() -> None:
         .endswith("ok, tests in test  py3.7.16 pytest 5.2.0 +2; atomicwrites exempt")
     )
     assert rows["b"].split()[-3:] == ["not", "computed", "-"]
+
+
+def test_a_task_table_without_ground_truth_imports_nothing_of_it() -> None:
+    """``bugbout tasks --mine-only``'s table: each task "not computed", and the modules that
+    write an oracle's cells are left unimported."""
+    import subprocess
+    import sys
+
+    script = (
+        "import io, sys\n"
+        "from rich.console import Console as RichConsole\n"
+        "from bugbout.cli.console import Console\n"
+        "from bugbout.core.store.records import OracleSet, Task, TaskIssue, TaskSet\n"
+        "task = Task(id='a', sha='a', parent='p', date='2024-01-01T00:00:00+00:00',\n"
+        "            title='Fix', issue=TaskIssue(number=7), source_files=[], test_files=[])\n"
+        "console = Console()\n"
+        "console.out = RichConsole(file=io.StringIO(), width=200)\n"
+        "console.task_table(TaskSet(examined=3, tasks=[task]), OracleSet())\n"
+        "print('not computed' in console.out.file.getvalue())\n"
+        "print(sorted(m for m in sys.modules if m.endswith(('.backtrack', '.report_tasks'))))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert shown == ["True", "[]"]

@@ -324,7 +324,6 @@ def _tasks(args: list[str], console: Console) -> int:
     def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
         from contextlib import ExitStack, closing
 
-        from bugbout.core.plumbing.executor import make_executor
         from bugbout.core.plumbing.stopping import Stop
         from bugbout.core.store.store import ORACLES, TASKS, Store
         from bugbout.core.tasks import check_plugins, ground_truth
@@ -337,6 +336,8 @@ def _tasks(args: list[str], console: Console) -> int:
             with stop.installed(), ExitStack() as stack:
                 executor = None
                 if not mine_only:
+                    from bugbout.core.plumbing.executor import make_executor
+
                     made = stack.enter_context(closing(make_executor(settings, plugins)))
                     executor = stop.executor(made, "task")
                 tasks, oracles = ground_truth(

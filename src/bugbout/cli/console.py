@@ -27,7 +27,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from bugbout.core.contract.manager import RegisteredPlugin
-    from bugbout.core.store.records import Attempt, OracleSet, TaskSet
+    from bugbout.core.store.records import Attempt, Oracle, OracleSet, TaskSet
 
 
 class Console:
@@ -81,9 +81,6 @@ class Console:
         self.out.print(table)
 
     def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
-        from bugbout.core.plumbing.backtrack import compact
-        from bugbout.core.report.report_tasks import suite_note
-
         excluded = ", ".join(
             f"{reason} {count}" for reason, count in sorted(tasks.excluded.items())
         )
@@ -99,11 +96,7 @@ class Console:
                 task.id,
                 f"#{task.issue.number}" if task.issue.number else task.tier,
                 task.title[:60],
-                str(len(oracle.fail_to_pass)) if oracle else "-",
-                str(len(oracle.pass_to_pass)) if oracle else "-",
-                str(len(oracle.unstable)) if oracle else "-",
-                suite_note(oracle.status, oracle.suite) if oracle else "not computed",
-                compact(oracle.versions, oracle.exempt) if oracle else "-",
+                *(_oracle_cells(oracle) if oracle else ("-", "-", "-", "not computed", "-")),
             )
         self.out.print(table)
         summary = ground_truth_yield(tasks, oracles)
@@ -252,6 +245,21 @@ def _yield_by_tier(tasks: TaskSet, oracles: OracleSet) -> list[str]:
         for tier, (good, total) in sorted(tiers.items())
     )
     return [f"  by tier: {shown}"]
+
+
+def _oracle_cells(oracle: Oracle) -> tuple[str, ...]:
+    """A task table's cells of what ground truth found: its tests, its status, its versions
+    (the modules that write them are imported only when a task has an oracle)."""
+    from bugbout.core.plumbing.backtrack import compact
+    from bugbout.core.report.report_tasks import suite_note
+
+    return (
+        str(len(oracle.fail_to_pass)),
+        str(len(oracle.pass_to_pass)),
+        str(len(oracle.unstable)),
+        suite_note(oracle.status, oracle.suite),
+        compact(oracle.versions, oracle.exempt),
+    )
 
 
 def ground_truth_yield(tasks: TaskSet, oracles: OracleSet) -> str:
