@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import components
-from bugbout import doctor
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.race.agents import VENDOR_KEYS
+from bugbout.onboarding import doctor
 from bugbout.onboarding.doctor import DUMMY_KEY, KNOWN_AGENTS, SECRET_VARIABLE, Check
 from bugbout.onboarding.doctor.clis import build_contestant, listed
 from bugbout.onboarding.doctor.known_agents import dry_entry

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import components
-from bugbout import doctor
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.onboarding import doctor
 from doctor_runs import bugbout, configured_repo, lines
 from python_mirror import downloads_json, hide
 
