@@ -214,6 +214,7 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
     least one) and the after runs (the rest)."""
     split = next((n for n, run in enumerate(runs) if not run.label.startswith("before")), len(runs))
     befores, afters = runs[: max(split, 1)], runs[max(split, 1) :]
+    befores = [_helpers_need_the_fix(run, task, afters) for run in befores]
     oracle = Oracle(task_id=task.id, key=key, status="ok", environment=environment, runs=runs)
     broken = [run for run in befores if run.status in BROKEN_BEFORE]
     broken += [run for run in afters if run.status in BROKEN_RUN]
@@ -251,6 +252,24 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
             + _stuck(befores[0], last)
         )
     return oracle
+
+
+def _helpers_need_the_fix(run: TestRun, task: Task, afters: list[TestRun]) -> TestRun:
+    """A before run that stopped before any test because a test file the fix changed (a
+    ``conftest.py``, a helper one imports) cannot load without the fix, while the after
+    runs ran: as a run in which no test module could be collected, as none can start."""
+    if run.status != RunStatus.CRASHED or run.crashes or killed_by(run.exit_code):
+        return run
+    if not afters or any(after.status != RunStatus.OK for after in afters):
+        return run
+    named = [path for path in task.changed_test_files if path in run.detail]
+    if not named:
+        return run
+    why = f"{named[0]}, changed by the fix, needs it: {first_error(run.detail)}"
+    modules = {_module(name) for after in afters for name in after.outcomes}
+    return run.model_copy(
+        update={"status": RunStatus.OK, "collection_errors": dict.fromkeys(sorted(modules), why)}
+    )
 
 
 def _before(run: TestRun, name: str) -> Outcome | None:
