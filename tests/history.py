@@ -98,8 +98,8 @@ def build(path: Path) -> dict[str, str]:
     )
     sha["already_passing"] = repo.commit(
         "Fix the docstring of fmt (#2)",
-        {
-            "src/calc/fmt.py": 'def fmt(x):\n    """Format x."""\n    return str(x)\n',
+        {  # a change to the code, as a docstring alone would not be mined
+            "src/calc/fmt.py": 'def fmt(x):\n    """Format x."""\n    return "%s" % (x,)\n',
             "tests/test_fmt.py": "from calc.fmt import fmt\n\n\ndef test_fmt():\n"
             "    assert fmt(1) == '1'\n",
         },
@@ -117,7 +117,7 @@ def build(path: Path) -> dict[str, str]:
         "Fix fmt of None",
         {
             "src/calc/fmt.py": 'def fmt(x):\n    """Format x."""\n    return str(round(x, 6))\n'
-            "# none\n",
+            "NONE = None\n",
             "tests/test_fmt_none.py": "def test_none():\n    assert True\n",
         },
     )
@@ -156,7 +156,9 @@ def build(path: Path) -> dict[str, str]:
     sha["duplicate_new"] = repo.commit(
         "Fix overflow in add for real\n\nFixes #7",
         {
-            "src/calc/ops.py": OPS.replace("def add", "# rounding\n# overflow2\ndef add").replace(
+            "src/calc/ops.py": OPS.replace(
+                "def add", "# rounding\nOVERFLOW = 2\n\n\ndef add"
+            ).replace(
                 "    return a / b",
                 "    if b == 0:\n        raise ValueError('division by zero')\n    return a / b",
             ),
@@ -164,7 +166,7 @@ def build(path: Path) -> dict[str, str]:
             "def test_overflow_again():\n    assert 2**65 > 0\n",
         },
     )
-    ops_fixed = OPS.replace("def add", "# rounding\n# overflow2\ndef add").replace(
+    ops_fixed = OPS.replace("def add", "# rounding\nOVERFLOW = 2\n\n\ndef add").replace(
         "    return a / b",
         "    if b == 0:\n        raise ValueError('division by zero')\n    return a / b",
     )

@@ -34,6 +34,7 @@ __all__ = [
     "TitleLookup",
     "added_tests",
     "changed_tests",
+    "code_changed",
     "create_plugin",
     "defined_tests_memo",
     "fix_title_pattern",
@@ -67,6 +68,7 @@ __getattr__, __dir__ = lazy_exports(
         "TitleLookup": "bugbout.core.mine.mining",
         "added_tests": "bugbout.core.plumbing.testmodules",
         "changed_tests": "bugbout.core.plumbing.testmodules",
+        "code_changed": "bugbout.core.mine.mining",
         "create_plugin": "bugbout.core.contract.manager",
         "defined_tests_memo": "bugbout.core.plumbing.testmodules",
         "fix_title_pattern": "bugbout.core.mine.mining",
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
         Miner,
         MiningRequest,
         TitleLookup,
+        code_changed,
         fix_title_pattern,
         issue_references,
     )

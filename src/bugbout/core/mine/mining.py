@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
@@ -66,6 +68,37 @@ class Mining(Record):
 
 INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")
 """Endings a fix word may take and still match: errors, crashes, incorrectly."""
+
+
+def code_changed(before: bytes | None, after: bytes | None) -> bool:
+    """Whether a Python module's code differs from ``before`` to ``after`` (``None``: the
+    module is absent), its docstrings, comments and layout aside: a change to those alone
+    cannot make a test fail. A module that does not parse counts as changed."""
+    if before is None or after is None:
+        return before != after
+    try:
+        with warnings.catch_warnings():  # an old module's invalid escapes
+            warnings.simplefilter("ignore")
+            trees = [ast.parse(source) for source in (before, after)]
+    except (SyntaxError, ValueError):  # Python 2, or a NUL byte
+        return True
+    old, new = (ast.dump(_without_docstrings(tree)) for tree in trees)
+    return old != new
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    """``tree`` with the docstring of its module, classes and functions taken out."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        first = node.body[0] if node.body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            node.body = node.body[1:] or [ast.Pass()]
+    return tree
 
 
 def fix_title_pattern(words: Iterable[str]) -> re.Pattern[str]:

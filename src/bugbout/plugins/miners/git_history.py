@@ -29,6 +29,7 @@ from bugbout.miners import (
     TitleLookup,
     added_tests,
     changed_tests,
+    code_changed,
     defined_tests_memo,
     fix_title_pattern,
     hookimpl,
@@ -42,6 +43,7 @@ NO_ISSUE_REFERENCE = "no-issue-reference"
 ROOT_COMMIT = "root-commit"
 NO_SOURCE_CHANGE = "no-source-change"
 TOO_MANY_SOURCE_FILES = "too-many-source-files"
+NO_CODE_CHANGE = "no-code-change"
 NO_TEST_ADDED = "no-test-added"
 DUPLICATE_ISSUE = "duplicate-issue"
 OVER_LIMIT = "over-limit"
@@ -108,8 +110,13 @@ class _Candidate:
     title: str
     issue: IssueRef | None
     source_files: list[str]
+    changes: list[Change]
+    """Its changes to source files."""
     fix: bool
     """Whether its title reads like a fix (else it may be a ``feature``)."""
+    code_changed: bool = True
+    """Whether a change to a source file changes its code, not only its docstrings,
+    comments or layout (read with its test modules, :func:`_released`)."""
 
 
 class GitHistoryMiner:
@@ -202,13 +209,14 @@ class GitHistoryMiner:
             return None, NO_ISSUE_REFERENCE
         if not commit.parents:
             return None, ROOT_COMMIT
-        source_files = sorted({c.path for c in commit.changes if layout.is_source(c)})
+        changes = [c for c in commit.changes if layout.is_source(c)]
+        source_files = sorted({c.path for c in changes})
         if not source_files:
             return None, NO_SOURCE_CHANGE
         if len(source_files) > settings.max_source_files:
             return None, TOO_MANY_SOURCE_FILES
         issue = refs[0] if refs else None
-        return _Candidate(commit, title, issue, source_files, fix=matched), ""
+        return _Candidate(commit, title, issue, source_files, changes, fix=matched), ""
 
 
 class _Layout:
@@ -252,6 +260,8 @@ def _task_if_tested(
     it is left out."""
     commit = candidate.commit
     parent = commit.parents[0]
+    if not candidate.code_changed:
+        return None, NO_CODE_CHANGE
     changed: list[str] = []
     deleted: list[str] = []
     added: list[str] = []
@@ -348,18 +358,43 @@ def _released(
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
 ) -> list[tuple[_Candidate | None, str]]:
-    """``held``, once the test modules of its candidates are in ``cache`` (the commits
-    left out hold only their reason, so a long gap between fixes costs little)."""
-    blobs = [
+    """``held``, once the test modules of its candidates are in ``cache`` and whether
+    each changed code is known: their test modules and source files are read in one
+    batch (the commits left out hold only their reason, so a long gap between fixes costs
+    little)."""
+    candidates = [candidate for candidate, _ in held if candidate is not None]
+    tests = [
         blob
-        for candidate, _ in held
-        if candidate is not None
+        for candidate in candidates
         for change in candidate.commit.changes
         if _is_parsed(change)
         for blob in (change.old_blob, change.blob)
+        if blob is not None and blob not in cache
     ]
-    _read_tests(git, blobs, cache, statements)
+    sources = [
+        blob
+        for candidate in candidates
+        for change in candidate.changes
+        if _is_edited(change)
+        for blob in (change.old_blob, change.blob)
+    ]
+    found = git.contents([*tests, *(blob for blob in sources if blob is not None)])
+    for blob in tests:
+        content = found[blob]
+        cache[blob] = defined_tests_memo(content, statements) if content is not None else {}
+    for candidate in candidates:
+        candidate.code_changed = any(
+            not _is_edited(change)
+            or code_changed(found[change.old_blob or ""], found[change.blob or ""])
+            for change in candidate.changes
+        )
     return held
+
+
+def _is_edited(change: Change) -> bool:
+    """A source file edited in place, whose code may not have changed: one added,
+    deleted, renamed or of another type always did."""
+    return change.status == "M" and change.blob is not None and change.old_blob is not None
 
 
 def _is_parsed(change: Change) -> bool:
