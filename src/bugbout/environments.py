@@ -61,6 +61,7 @@ __all__ = [
     "run_uv",
     "runner_argv",
     "timed_out",
+    "unconverted",
     "uv_binary",
     "uv_error",
 ]
@@ -116,6 +117,7 @@ __getattr__, __dir__ = lazy_exports(
         "run_uv": "bugbout.core.plumbing.uv_program",
         "runner_argv": "bugbout.sandbox.podman",
         "timed_out": "bugbout.core.plumbing.uv_resolution",
+        "unconverted": "bugbout.core.plumbing.unconverted",
         "uv_binary": "bugbout.core.plumbing.uv_program",
         "uv_error": "bugbout.core.plumbing.uv_program",
     },
@@ -148,6 +150,7 @@ if TYPE_CHECKING:
         declared_python,
         declared_test_dependencies,
     )
+    from bugbout.core.plumbing.unconverted import unconverted
     from bugbout.core.plumbing.uv_environment import UvOptions, describe
     from bugbout.core.plumbing.uv_program import UvFailure, run_uv, uv_binary, uv_error
     from bugbout.core.plumbing.uv_resolution import (

@@ -47,6 +47,7 @@ from bugbout.environments import (
     raised,
     run_uv,
     timed_out,
+    unconverted,
     uv_binary,
     uv_error,
 )
@@ -67,12 +68,16 @@ DISTS = "dists"
 MARKER = "bugbout-env.json"
 """Written last into a built environment: its presence means the build completed."""
 VENV_TIMEOUT = 120.0
-LAYOUT = "4"
-"""What every environment carries besides its requirements; a new value rebuilds them."""
+LAYOUT = "5"
+"""What every environment carries besides its requirements; a new value rebuilds them
+(5: no distribution left as the Python 2 code today's build tools make of a ``use_2to3``
+source)."""
 RESOLVER = "2"
 """How an era is resolved (2: distributions no file of their era installs are exempt); a
 new value resolves every era again, and keeps the environments whose pinned set is the
 same."""
+AGAIN = ("reinstall", "refresh")
+"""uv's options that build a distribution anew (not from its cache) and replace it."""
 COMPILED_FROM = (3, 7)
 """uv compiles bytecode with a script of its own that needs Python 3.7 or later: older
 environments compile as their modules are imported."""
@@ -319,8 +324,10 @@ class _Build:
             self._install(venv, self.tools, era_build_tools=True, exclude_newer=era)
 
     def _install_pinned(self, venv: Path) -> None:
-        """Install the pinned set; a distribution today's build tools cannot build is
-        installed apart, built with its era's, and left out when even those cannot."""
+        """Install the pinned set; a distribution today's build tools cannot build, or
+        build into Python 2 code (they skip ``use_2to3``:
+        :mod:`~bugbout.core.plumbing.unconverted`), is installed apart, built with its
+        era's, and left out when even those cannot build it."""
         remaining = list(self.resolution.pinned)
         apart: list[str] = []
         while True:
@@ -333,9 +340,11 @@ class _Build:
                     raise raised(failure) from None
                 remaining.remove(pin)
                 apart.append(pin)
+        if not self.resolution.era_build_tools:  # today's tools skip use_2to3
+            apart += unconverted(venv / "bin" / "python", remaining)
         for pin in apart:
             try:
-                self._install(venv, [pin], era_build_tools=True)
+                self._install(venv, [pin], era_build_tools=True, again=pin in remaining)
             except UvFailure as failure:
                 if timed_out(failure):
                     raise raised(failure) from None
@@ -348,9 +357,11 @@ class _Build:
         *,
         era_build_tools: bool,
         exclude_newer: str | None = None,
+        again: bool = False,
     ) -> None:
         """Install ``pins`` as they are (their dependencies are among the pins), capped at
-        ``exclude_newer`` (default: the environment's era)."""
+        ``exclude_newer`` (default: the environment's era); ``again``: built anew and
+        installed in place of what is there."""
         if not pins:
             return
         call = UvCall(
@@ -369,6 +380,7 @@ class _Build:
                 *(["--compile-bytecode"] if self._compiled() else []),
                 "--no-deps",
                 *call.options(era_build_tools=era_build_tools),
+                *[f"--{o}-package={p.split('==')[0]}" for p in pins if again for o in AGAIN],
                 *build_helpers(pins, self.resolution.pinned, venv.parent),
                 *pins,
             ],
