@@ -159,3 +159,22 @@ def test_a_plugin_chosen_by_name_that_is_gone_is_not_reused(
     with pytest.raises(ConfigError, match="miner=toy: no such miner"):
         run_with_hydra("tasks", ["miner=toy"], Console(quiet=True), job)
     assert composed == ["bugbout"]
+
+
+def test_a_kept_composition_leaves_git_status_clean_when_the_job_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store folder the composition is kept in ignores itself, as every store does."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(_project(tmp_path))
+    subprocess.run(["git", "add", "bugbout.yaml"], cwd=tmp_path, check=True)
+
+    def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
+        raise ConfigError("no contestants")
+
+    assert run_with_hydra("run", [], Console(quiet=True), job) == 2
+    assert (tmp_path / ".bugbout" / FILE).is_file()
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == "A  bugbout.yaml\n"

@@ -105,7 +105,8 @@ def keep(store_dir: Path, key: str, composition: Composition) -> None:
     text = json.dumps(composition.config)
     if _RESOLVER.search(text) or json.loads(text) != composition.config:
         return  # Hydra's resolvers, or keys and values JSON does not give back
-    from bugbout.core.store.store import write_atomic
+    from bugbout.core.contract.errors import StoreError
+    from bugbout.core.store.store import Store, write_atomic
 
     path = store_dir / FILE
     try:
@@ -116,9 +117,9 @@ def keep(store_dir: Path, key: str, composition: Composition) -> None:
     entries.pop(key, None)
     newest = [*list(entries.items())[-(KEPT - 1) :], (key, asdict(composition))]
     try:
-        store_dir.mkdir(parents=True, exist_ok=True)
+        Store(store_dir).ensure()  # a store made here ignores itself in git
         write_atomic(path, json.dumps(dict(newest)))
-    except OSError:
+    except (OSError, StoreError):
         return
 
 
