@@ -178,3 +178,20 @@ def test_a_kept_composition_leaves_git_status_clean_when_the_job_fails(
         ["git", "status", "--porcelain"], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert status.stdout == "A  bugbout.yaml\n"
+
+
+def test_the_python_api_and_the_result_commands_reuse_a_composition_too(
+    tmp_path: Path, composed: list[str]
+) -> None:
+    """``compose_settings`` (``Project.load``, ``bugbout report``) keeps and reuses as a
+    command does, notes on old spellings warned again."""
+    from bugbout.config import compose_settings
+
+    _project(tmp_path, "env: {name: uv}\n")
+    with pytest.warns(FutureWarning, match="environment"):
+        first, _ = compose_settings(tmp_path, ["judge=strict"])
+    with pytest.warns(FutureWarning, match="environment"):
+        again, _ = compose_settings(tmp_path, ["judge=strict"])
+    assert composed == ["bugbout-renamed"]
+    assert again == first
+    assert again.judge.name == "strict"

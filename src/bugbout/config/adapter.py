@@ -28,7 +28,7 @@ from bugbout.config.groups import (
     register_defined,
     register_plugin_options,
 )
-from bugbout.config.kept import Composition, composition_key, keep, kept, kept_settings
+from bugbout.config.kept import composition_key, keep, kept, kept_settings
 from bugbout.config.layout import CONFIG_NAME, find_config
 from bugbout.config.overrides import check_flags, check_keys, defined_option, split_hydra_args
 from bugbout.core.contract.errors import BugboutError, ConfigError
@@ -65,12 +65,36 @@ def compose_settings(
         warnings.warn(line, FutureWarning, stacklevel=3)
 
     config = find_config(start.resolve())
-    args = _moved(list(overrides), warn or note)
+    say = warn or note
+    args = _moved(list(overrides), say)
     plugins = plugins or make_plugins()
+    store, key = config.parent / ".bugbout", reuse_key(config, args)
+    found = kept(store, key, plugins) if key else None
+    if found is not None:
+        for line in found.notes:
+            say(line)
+        return kept_settings(found, config.parent), plugins
+    notes: list[str] = []
+
+    def noted(line: str) -> None:
+        notes.append(line)
+        say(line)
+
     with hydra_state():
-        prepared = _prepare(config, args, plugins, warn or note)
-        cfg, _ = compose_checked(config.parent, prepared.args, plugins, prepared.name)
-        return job_settings(cfg, config.parent), plugins
+        prepared = _prepare(config, args, plugins, noted)
+        cfg, composed = compose_checked(config.parent, prepared.args, plugins, prepared.name)
+        settings = job_settings(cfg, config.parent)
+        if key and prepared.plain:
+            keep(store, key, cfg, overrides=composed, notes=notes, plugins=prepared.plugins)
+        return settings, plugins
+
+
+def reuse_key(config: Path, args: list[str]) -> str:
+    """The key a composition of ``config`` with ``args`` is kept under
+    (:mod:`bugbout.config.kept`); empty when it is not kept: Hydra's flags or its own
+    settings are Hydra's to apply."""
+    options, overrides = split_hydra_args(args)
+    return "" if options or _touches_hydra(config, overrides) else composition_key(config, args)
 
 
 @contextmanager
@@ -216,9 +240,7 @@ def run_with_hydra(
     plugins = make_plugins(kinds=kinds)
     for problem in plugins.problems:
         console.warn(problem)
-    store = config.parent / ".bugbout"
-    options, overrides = split_hydra_args(args)
-    key = "" if options or _touches_hydra(config, overrides) else composition_key(config, args)
+    store, key = config.parent / ".bugbout", reuse_key(config, args)
     found = kept(store, key, plugins) if key else None
     if found is not None:
         for note in found.notes:
@@ -242,7 +264,6 @@ def _run(
     """:func:`run_with_hydra` once the plugins are made: the exit status. A single job's
     composition is kept under ``key`` (none when empty)."""
     import hydra
-    from omegaconf import OmegaConf
 
     root = config.parent
     notes: list[str] = []
@@ -273,10 +294,7 @@ def _run(
         def settings() -> BoutSettings:
             made = job_settings(cfg, root)
             if key and prepared.plain:
-                plain = OmegaConf.to_container(cfg, resolve=False)
-                assert isinstance(plain, dict)
-                data = {str(name): value for name, value in plain.items()}
-                keep(store, key, Composition(data, overrides, notes, prepared.plugins))
+                keep(store, key, cfg, overrides=overrides, notes=notes, plugins=prepared.plugins)
             return made
 
         context = HydraJob(output=store.resolve(), overrides=overrides, multirun=False)

@@ -25,6 +25,8 @@ from bugbout.config.compose import job_settings, settings_of
 from bugbout.config.groups import GROUPS
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
     from bugbout.core.contract.manager import Plugins
     from bugbout.core.contract.settings import BoutSettings
 
@@ -72,7 +74,8 @@ def composition_key(config: Path, overrides: list[str]) -> str:
         "text": hashlib.sha256(config.read_bytes()).hexdigest(),
         "overrides": overrides,
         "packaged": _files(packaged),
-        "project": [_stat(root / "base.yaml"), *(_files(root / group) for group in groups)],
+        "project": [_files(root / group) for group in groups],
+        "base": _stat(root / "base.yaml"),
         "installs": [_stat(Path(_origin(name))) for name in ("hydra", "omegaconf")],
         "hydra-plugins": [_files(Path(place)) for place in _locations("hydra_plugins")],
     }
@@ -99,9 +102,22 @@ def kept(store_dir: Path, key: str, plugins: Plugins) -> Composition | None:
     )
 
 
-def keep(store_dir: Path, key: str, composition: Composition) -> None:
-    """Keep ``composition`` under ``key`` (with the newest others), when it can be reused
-    without Hydra; a store folder that cannot be written keeps nothing."""
+def keep(
+    store_dir: Path,
+    key: str,
+    cfg: DictConfig,
+    *,
+    overrides: list[str],
+    notes: list[str],
+    plugins: list[tuple[str, str]],
+) -> None:
+    """Keep the composed ``cfg`` under ``key`` (with the newest others), when it can be
+    reused without Hydra; a store folder that cannot be written keeps nothing."""
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(plain, dict)
+    composition = Composition({str(k): v for k, v in plain.items()}, overrides, notes, plugins)
     text = json.dumps(composition.config)
     if _RESOLVER.search(text) or json.loads(text) != composition.config:
         return  # Hydra's resolvers, or keys and values JSON does not give back
@@ -123,13 +139,17 @@ def keep(store_dir: Path, key: str, composition: Composition) -> None:
         return
 
 
-def _files(folder: Path) -> list[tuple[str, int, int]]:
-    """Every file under ``folder``, with its size and modification time."""
+def _files(folder: Path) -> list[tuple[str, str]]:
+    """Every file under ``folder`` (config groups: a few small files), with its digest."""
     found = []
     for where, _, names in os.walk(folder):
         for name in names:
             path = Path(where, name)
-            found.append((str(path.relative_to(folder)), *_stat(path)[1:]))
+            try:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                digest = ""
+            found.append((str(path.relative_to(folder)), digest))
     return sorted(found)
 
 
