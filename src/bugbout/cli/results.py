@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bugbout.cli.parser import command_parser as _parser
 from bugbout.config.adapter import compose_settings
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from bugbout.cli.console import Console
     from bugbout.core.contract.manager import Plugins
     from bugbout.core.contract.settings import BoutSettings
+    from bugbout.core.report.report_store import Reporter
 
 
 # -- report -------------------------------------------------------------------------------
@@ -101,7 +102,7 @@ def _pooled(root: Path, others: list[Path]) -> list[Path]:
     return [root, *(find_config(other.resolve()).parent for other in others)]
 
 
-def _reporter(settings: BoutSettings, plugins: Plugins, name: str) -> Any:
+def _reporter(settings: BoutSettings, plugins: Plugins, name: str) -> Reporter:
     """The instance ``name`` of ``reporters:`` with its options, else plugin ``name``."""
     from bugbout.core.contract.instances import Instance, instances
     from bugbout.core.contract.types import ReporterPlugin
