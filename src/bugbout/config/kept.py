@@ -15,7 +15,6 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass
-from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,17 +64,17 @@ def kept_settings(composition: Composition, root: Path) -> BoutSettings:
 def composition_key(config: Path, overrides: list[str]) -> str:
     """What a composition of ``config`` with ``overrides`` is made from, as a digest."""
     root = config.parent
-    packaged = Path(str(resources.files("bugbout.conf")))
+    [packaged] = [Path(place) for place in _locations("bugbout.conf")]
     groups = sorted({*GROUPS, "hydra", *(p.name for p in packaged.iterdir() if p.is_dir())})
     made_of = {
         "format": FORMAT,
         "bugbout": __version__,
         "config": str(config),
-        "text": hashlib.sha256(config.read_bytes()).hexdigest(),
+        "text": _digest(config),
         "overrides": overrides,
         "packaged": _files(packaged),
         "project": [_files(root / group) for group in groups],
-        "base": _stat(root / "base.yaml"),
+        "base": _digest(root / "base.yaml"),
         "installs": [_stat(Path(_origin(name))) for name in ("hydra", "omegaconf")],
         "hydra-plugins": [_files(Path(place)) for place in _locations("hydra_plugins")],
     }
@@ -140,17 +139,23 @@ def keep(
 
 
 def _files(folder: Path) -> list[tuple[str, str]]:
-    """Every file under ``folder`` (config groups: a few small files), with its digest."""
+    """Every file under ``folder`` (config groups, Hydra's plugins: a few small files)
+    but bytecode, with its digest."""
     found = []
-    for where, _, names in os.walk(folder):
+    for where, folders, names in os.walk(folder):
+        folders[:] = [name for name in folders if name != "__pycache__"]
         for name in names:
             path = Path(where, name)
-            try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                digest = ""
-            found.append((str(path.relative_to(folder)), digest))
+            found.append((str(path.relative_to(folder)), _digest(path)))
     return sorted(found)
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of the file at ``path``; empty when there is none."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def _stat(path: Path) -> tuple[str, int, int]:
