@@ -361,12 +361,14 @@ def _describe_failure(run: TestRun) -> str:
             "timed out: the whole run took longer than tasks.timeout, with no one test "
             "past project.test-timeout (raise tasks.timeout if the suite is just slow)"
         )
+    if run.status == RunStatus.TAMPERED and (error := _unimportable(run)):
+        return f"could not import the code under test: {error}{_unbuilt_module(error)}"
     if run.status == RunStatus.TAMPERED:
         reason = run.tampering[0] if run.tampering else "its outcomes cannot be trusted"
         return f"was tampered with ({reason}): the project's own test setup defeats the canaries"
     if run.status == RunStatus.COLLECTION_FAILED:
         module, message = next(iter(run.collection_errors.items()), ("", ""))
-        return f"could not collect any test ({module}: {message})"
+        return f"could not collect any test ({module}: {message}){_unbuilt_module(message)}"
     if run.status == RunStatus.NO_TESTS:
         return f"ran no test: {first_error(run.detail) or 'pytest collected none'}"
     if len(run.crashes) > CRASH_LIMIT:
@@ -375,6 +377,30 @@ def _describe_failure(run: TestRun) -> str:
     if killed_by(run.exit_code):  # the end of its output is a stack dump: not a reason
         return f"crashed ({ending(run.exit_code)}) while no test was running (see its detail)"
     return f"crashed ({ending(run.exit_code)}): {first_error(run.detail) or 'no output'}"
+
+
+_UNCOLLECTED_CANARY = re.compile(
+    r"^canary \S+ could not be collected \((?P<error>[\w.]*(?:Error|DistributionNotFound)\b.*)\)$"
+)
+_OWN_MODULE = re.compile(r"No module named '(?P<top>\w+)\.[\w.]+' \((?:[\w.-]+/)*(?P=top)/")
+"""A module of a package, missing when a file of that package imports it."""
+
+
+def _unimportable(run: TestRun) -> str:
+    """The error a tampered run's canaries could not be collected with, when that is all
+    it says: the code under test cannot be imported, no canary can run (empty otherwise)."""
+    errors = [found["error"] for found in map(_UNCOLLECTED_CANARY.match, run.tampering) if found]
+    return errors[0] if errors and len(errors) == len(run.tampering) else ""
+
+
+def _unbuilt_module(error: str) -> str:
+    """What a reason adds when the module the package cannot import is one of its own."""
+    if not _OWN_MODULE.search(error):
+        return ""
+    return (
+        ", a module of the project that git does not hold: its build writes it (as "
+        "vcversioner and setuptools-scm's write_to do), and bugbout never builds the project"
+    )
 
 
 _ERROR_LINE = re.compile(r"^(?:E\s+)?(?P<error>(?:[\w.]*(?:Error|Exception)\b|ERROR:|error:).*)")
