@@ -74,3 +74,25 @@ def test_tox_testenv_deps_and_extras(tmp_path: Path) -> None:
 def test_a_broken_tox_ini_declares_nothing(tmp_path: Path) -> None:
     write(tmp_path, "tox.ini", "deps = pytest\n[testenv\n")
     assert declared_test_dependencies(tmp_path) == []
+
+
+def test_deps_of_tox_environments_that_run_tools_are_not_test_dependencies(
+    tmp_path: Path,
+) -> None:
+    """jsonschema's 2018 ``[testenv]``: benchmarks and a vulnerability scan ran in tox
+    environments of their own, and ``perf`` did not resolve for the tests' era."""
+    write(
+        tmp_path,
+        "tox.ini",
+        """
+        [testenv]
+        deps =
+            tests,coverage: twisted
+            tests: lxml
+            coverage: coverage
+            perf: perf
+            safety: safety
+            {docs,style}: sphinx
+        """,
+    )
+    assert declared_test_dependencies(tmp_path) == ["twisted", "lxml", "coverage"]

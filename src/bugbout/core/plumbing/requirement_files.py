@@ -37,6 +37,14 @@ DEV_REQUIREMENT_FILES = (
 test tool."""
 _FACTORS = re.compile(r"^(?P<factors>[\w.!,{}-]+)\s*:\s*(?P<value>[^:].*)$")
 _PYTHON_FACTOR = re.compile(r"^!?(py|pypy|python)\d*$")
+TOOL_FACTORS = frozenset(
+    (
+        "bandit", "bench", "benchmark", "benchmarks", "black", "build", "doc", "docs",
+        "flake8", "format", "isort", "linkcheck", "lint", "manifest", "mypy", "pep8", "perf",
+        "pylint", "readme", "release", "safety", "spelling", "style", "typing",
+    )
+)  # fmt: skip
+"""tox factors of environments that run tools, not the tests: their deps are left out."""
 
 
 def read_requirements(path: Path) -> list[str]:
@@ -67,9 +75,10 @@ def dev_requirements(tree: Path) -> list[str]:
 def tox_requirements(tree: Path) -> tuple[list[str], list[str]]:
     """``tox.ini``'s ``[testenv]`` ``deps`` (with the files they include) and ``extras``.
 
-    A line conditional on a factor counts unless a factor names a Python (``py27:``): the
-    others (``crypto: cryptography``) select optional test dependencies. Lines that need
-    tox's substitutions (``{env:X}``) are left out."""
+    A line conditional on a factor counts unless a factor names a Python (``py27:``), or
+    every factor names a tool's environment (``docs: sphinx``, ``perf: perf``:
+    :data:`TOOL_FACTORS`): the others (``crypto: cryptography``) select optional test
+    dependencies. Lines that need tox's substitutions (``{env:X}``) are left out."""
     parser = configparser.RawConfigParser()
     try:
         parser.read(tree / "tox.ini", encoding="utf-8")
@@ -98,8 +107,8 @@ def _lines(parser: configparser.RawConfigParser, option: str) -> list[str]:
             continue
         conditional = _FACTORS.match(line)
         if conditional:
-            factors = re.split(r"[,-]", conditional["factors"].strip("{}"))
-            if any(_PYTHON_FACTOR.match(factor.strip()) for factor in factors):
+            factors = [f.strip() for f in re.split(r"[,-]", conditional["factors"].strip("{}"))]
+            if any(map(_PYTHON_FACTOR.match, factors)) or set(factors) <= TOOL_FACTORS:
                 continue
             line = conditional["value"].strip()
         if line:
