@@ -46,6 +46,12 @@ def test_the_dist_info_names_the_declared_project(tmp_path: Path) -> None:
     unversioned = metadata_folder(tree, tmp_path / "dists")
     assert unversioned is not None
     assert (unversioned / "my_calc-0.dist-info" / "METADATA").is_file()
+    (tree / "src" / "my_calc").mkdir(parents=True)
+    (tree / "src" / "my_calc" / "__init__.py").write_text('__version__ = "2.0.1"\n')
+    packaged = metadata_folder(tree, tmp_path / "dists", sources=["src/my_calc"])
+    assert packaged is not None
+    assert (packaged / "my_calc-2.0.1.dist-info" / "METADATA").is_file()
+    assert metadata_folder(tree, tmp_path / "dists", installed=["My_Calc==1.0"]) is None
     (tree / "setup.cfg").unlink()
     assert metadata_folder(tree, tmp_path / "dists") is None
 

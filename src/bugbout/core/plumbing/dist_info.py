@@ -5,16 +5,23 @@ of many eras asks for its own installed distribution when it is imported
 (``__version__ = pkg_resources.get_distribution(__name__).version``,
 ``importlib.metadata.version("mypkg")``), and its era's checkouts were installed
 (``setup.py develop``, ``pip install -e .``). So a tree's run finds a
-``NAME-VERSION.dist-info`` that says the name and the version the tree declares (``0``
-when it declares none as a literal), in a folder put on ``PYTHONPATH`` after the tree.
+``NAME-VERSION.dist-info`` that says the name and the version the tree declares (else its
+package's ``__version__``, else ``0``), in a folder put on ``PYTHONPATH`` after the tree;
+unless the environment holds a release of the project already (another distribution needs
+it: hypothesis needs attrs), whose metadata is its era's.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from bugbout.core.plumbing.project_metadata import project_name, project_version
 
@@ -22,13 +29,22 @@ UNKNOWN_VERSION = "0"
 """The version of a tree that declares none as a literal (setuptools-scm computes it)."""
 
 
-def metadata_folder(tree: Path, under: Path) -> Path | None:
+def metadata_folder(
+    tree: Path, under: Path, sources: Iterable[str] = (), installed: Iterable[str] = ()
+) -> Path | None:
     """A folder under ``under`` holding the dist-info of the project in ``tree``, written
-    once per name and version; ``None`` when the tree declares no name."""
+    once per name and version; ``None`` when the tree declares no name, or when the
+    environment has a release of the project ``installed`` (``name==version``: another
+    distribution needs it), whose metadata is its era's.
+
+    The version is the one the tree declares, else the ``__version__`` literal of its
+    package (in one of the ``sources`` folders), else :data:`UNKNOWN_VERSION`."""
     name = project_name(tree)
     if name is None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name.strip()):
         return None
-    version = project_version(tree) or UNKNOWN_VERSION
+    if canonicalize_name(name) in {canonicalize_name(pin.split("==")[0]) for pin in installed}:
+        return None
+    version = project_version(tree) or _package_version(tree, sources) or UNKNOWN_VERSION
     stem = f"{re.sub(r'[-_.]+', '_', name.strip())}-{version}"
     folder = under / stem
     if (folder / f"{stem}.dist-info" / "METADATA").is_file():
@@ -49,3 +65,24 @@ def metadata_folder(tree: Path, under: Path) -> Path | None:
             raise
         shutil.rmtree(scratch, ignore_errors=True)
     return folder
+
+
+def _package_version(tree: Path, sources: Iterable[str]) -> str | None:
+    """The literal ``__version__`` of the package in ``tree`` (``attr/__init__.py``)."""
+    for source in sources:
+        try:
+            module = ast.parse((tree / source / "__init__.py").read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in module.body:
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                try:
+                    return str(Version(node.value.value))
+                except InvalidVersion:
+                    return None
+    return None

@@ -170,9 +170,14 @@ class UvBuilder:
             if not chosen.lacks:
                 raise
             raise EnvironmentFailure(f"{failure}; {chosen.lacks}") from None
-        return replace(
-            environment, metadata=metadata_folder(request.tree, environment.path / DISTS)
+        installed = _recorded(environment.path).get("installed")
+        metadata = metadata_folder(
+            request.tree,
+            environment.path / DISTS,
+            request.project.source,
+            installed if isinstance(installed, list) else [],
         )
+        return replace(environment, metadata=metadata)
 
     def _build(self, request: EnvironmentRequest, chosen: EraInterpreter) -> UvEnvironment:
         from bugbout.environments import (
