@@ -353,7 +353,10 @@ class _Build:
             except UvFailure as failure:
                 if timed_out(failure):
                     raise raised(failure) from None
-                self.unbuilt[pin] = f"cannot be built: {failure.reason}"
+                if pin in remaining:  # installed, as today's tools built it
+                    self.unbuilt[pin] = f"holds Python 2 code: {failure.reason}"
+                else:
+                    self.unbuilt[pin] = f"cannot be built: {failure.reason}"
 
     def _install(
         self,
