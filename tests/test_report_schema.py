@@ -21,6 +21,7 @@ from bugbout.core.report.report import (
     Report,
     SeparationRow,
     TaskRow,
+    TierFound,
     TierRate,
     Totals,
     UsageRow,
@@ -90,6 +91,7 @@ def test_the_schema_describes_every_field() -> None:
     for model, key in (
         (AgentRow, "agent"),
         (TierRate, "tier_rate"),
+        (TierFound, "tier_found"),
         (PolicyPicks, "policy_picks"),
         (Baseline, "baseline"),
         (Picking, "picking"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bugbout.core.report.report import Report, TierRate
+from bugbout.core.report.report import Report, TierFound, TierRate
 from bugbout.core.report.report_build import build_report
 from bugbout.plugins.reporters.json import render_json
 from bugbout.render.report_sections import sections
@@ -48,3 +48,25 @@ def test_the_tables_show_the_tier_and_split_only_when_there_are_two(report: Repo
     assert rows[0][9:11] == ("0.0% of 1", "100.0% of 1")
     _, tasks = _table(split, "tasks")
     assert [row[:2] for row in tasks[:2]] == [(T1, "#11"), (T2, "injected")]
+
+
+def test_how_the_tasks_were_found_gives_each_tiers_share_scored(report: Report) -> None:
+    assert report.found.tiers == {"issue-fix": TierFound(tasks=3, scored=2)}
+    assert len(next(s for s in sections(report) if s.key == "found").tables) == 1  # one tier
+    found = records()
+    found["tasks"].tasks[2].tier = "feature"  # type: ignore[attr-defined]  # T3: not scored
+    split = build_report(**found)  # type: ignore[arg-type]
+    assert split.found.tiers == {
+        "feature": TierFound(tasks=1, scored=0),
+        "issue-fix": TierFound(tasks=2, scored=2),
+    }
+    (section,) = [s for s in sections(split) if s.key == "found"]
+    tiers = section.tables[1]
+    assert tiers.columns == ("tier", "tasks", "scored", "share scored")
+    assert [tuple(row) for row in tiers.rows] == [
+        ("feature", "1", "0", "0.0%"),
+        ("issue-fix", "2", "2", "100.0%"),
+    ]
+    document = json.loads(render_json(split))
+    _validate(document)
+    assert document["found"]["tiers"]["feature"] == {"tasks": 1, "scored": 0}

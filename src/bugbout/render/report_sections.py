@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bugbout.core.report.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
-from bugbout.core.report.report import Report, TierRate
+from bugbout.core.report.report import Report, TierRate, rate
 from bugbout.core.report.report_tampering import REASONS_SHOWN
 from bugbout.core.store.records import AttemptStatus, AuditVerdict
 
@@ -305,12 +305,21 @@ def _found_section(report: Report) -> Section:
     rows += [(f"left out: {reason}", str(count)) for reason, count in found.excluded.items()]
     rows += [("tasks", str(found.tasks)), ("scored", str(found.scored))]
     rows += [(f"not scored: {reason}", str(count)) for reason, count in found.not_scored.items()]
+    tables = [Table(("", "count"), rows, numeric=frozenset({1}))]
+    if len(found.tiers) > 1:  # each tier's yield: the share of its tasks ground truth kept
+        tiers = [
+            (tier, str(row.tasks), str(row.scored), fmt_rate(rate(row.scored, row.tasks)))
+            for tier, row in found.tiers.items()
+        ]
+        tables.append(
+            Table(("tier", "tasks", "scored", "share scored"), tiers, numeric=frozenset({1, 2, 3}))
+        )
     return Section(
         "found",
         "How the tasks were found",
         "How much history was examined, why fixes were left out, and which tasks could not "
-        "be scored.",
-        [Table(("", "count"), rows, numeric=frozenset({1}))],
+        "be scored; with tasks of several tiers, how many of each tier's were scored.",
+        tables,
     )
 
 

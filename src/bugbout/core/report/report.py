@@ -214,6 +214,13 @@ class SeparationRow(Record):
     """``(true_positive + true_negative) / patches``."""
 
 
+class TierFound(Record):
+    """The tasks of one tier, and how many of them ground truth kept."""
+
+    tasks: int = 0
+    scored: int = 0
+
+
 class Found(Record):
     """How the tasks were found."""
 
@@ -225,6 +232,8 @@ class Found(Record):
     scored: int = 0
     not_scored: dict[str, int] = Field(default_factory=dict)
     """Tasks not scored, by reason."""
+    tiers: dict[str, TierFound] = Field(default_factory=dict)
+    """The tasks and the scored tasks of each tier."""
 
 
 class TaskRow(Record):

@@ -26,6 +26,7 @@ from bugbout.core.report.report import (
     Role,
     SeparationRow,
     TaskRow,
+    TierFound,
     TierRate,
     Totals,
     UsageRow,
@@ -451,12 +452,18 @@ def _separation(
 
 def _found(tasks: TaskSet, reasons: dict[str, str | None]) -> Found:
     not_scored = Counter(reason for reason in reasons.values() if reason is not None)
+    tiers: dict[str, TierFound] = {}
+    for task in sorted(tasks.tasks, key=lambda task: task.tier):
+        tier = tiers.setdefault(task.tier, TierFound())
+        tier.tasks += 1
+        tier.scored += reasons.get(task.id, "") is None
     return Found(
         examined=tasks.examined,
         excluded=dict(sorted(tasks.excluded.items())),
         tasks=len(tasks.tasks),
         scored=sum(reason is None for reason in reasons.values()),
         not_scored=dict(sorted(not_scored.items())),
+        tiers=tiers,
     )
 
 
