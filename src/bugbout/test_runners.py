@@ -19,6 +19,7 @@ __all__ = [
     "Confine",
     "Environment",
     "EnvironmentFailure",
+    "FileChange",
     "NoOptions",
     "Options",
     "Outcome",
@@ -35,6 +36,7 @@ __all__ = [
     "defined_tests",
     "file_of",
     "hookimpl",
+    "inspect_patch",
     "is_test_module",
     "pytest_era",
     "run_pytest",
@@ -48,6 +50,7 @@ __getattr__, __dir__ = lazy_exports(
         "SEPARATOR": "bugbout.core.plumbing.test_runner",
         "Confine": "bugbout.core.plumbing.confine",
         "Environment": "bugbout.core.plumbing.environment",
+        "FileChange": "bugbout.core.store.records",
         "EnvironmentFailure": "bugbout.core.contract.errors",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
@@ -65,6 +68,7 @@ __getattr__, __dir__ = lazy_exports(
         "defined_tests": "bugbout.core.plumbing.testmodules",
         "file_of": "bugbout.core.plumbing.test_runner",
         "hookimpl": "bugbout.core.contract.hookspecs",
+        "inspect_patch": "bugbout.core.audit.tamper",
         "is_test_module": "bugbout.core.plumbing.testmodules",
         "pytest_era": "bugbout.core.plumbing.pytest_era",
         "run_pytest": "bugbout.core.plumbing.testrun:run_tests",
@@ -74,6 +78,7 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 if TYPE_CHECKING:
+    from bugbout.core.audit.tamper import inspect_patch
     from bugbout.core.contract.errors import EnvironmentFailure
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
@@ -94,4 +99,4 @@ if TYPE_CHECKING:
     from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
     from bugbout.core.plumbing.testrun import run_tests as run_pytest
     from bugbout.core.plumbing.unstarted import TestRunNotStarted
-    from bugbout.core.store.records import Outcome, RunStatus, TestRun
+    from bugbout.core.store.records import FileChange, Outcome, RunStatus, TestRun

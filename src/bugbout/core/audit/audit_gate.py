@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bugbout.core.audit.auditing import BASELINE_LABEL, GATE_LABEL, is_empty
-from bugbout.core.audit.tamper import flag, inspect_patch
+from bugbout.core.audit.tamper import flag
 from bugbout.core.crossexam.affected import Selection, restrict
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import apply_patch
@@ -107,7 +107,7 @@ class _GateRunner:
             for examiner in self.examiners:
                 apply_patch(tree, examiner.patch.tests)
             apply_patch(tree, source)
-            findings = inspect_patch(tree.edits, tree.lower, changes)
+            findings = self.bench.runner.suspicious(tree.edits, tree.lower, changes)
             run = self.bench.run(tree, self.targets, label=label, skip=self.skip)
             return flag(run, findings)
         finally:

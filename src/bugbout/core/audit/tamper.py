@@ -1,4 +1,5 @@
-"""A static look at a patch's source changes: code a fix has no reason to contain.
+"""A static look at a patch's source changes: code a fix has no reason to contain (the
+``pytest`` test runner's ``suspicious``; another runner inspects its own language).
 
 :func:`inspect_patch` parses (``ast``) every Python file the patch added or modified in
 the package, as it is in the patched tree, and flags what reaches into the test run

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from bugbout.core.audit.tamper import flag, inspect_patch
+from bugbout.core.audit.tamper import flag
 from bugbout.core.crossexam.affected import Selection
 from bugbout.core.crossexam.tainting import isolate
 from bugbout.core.plumbing.bench import Bench
@@ -397,7 +397,7 @@ def _run_column(
         findings = []
         if attempt is not None:
             changes = attempt.patch.area(ChangeArea.SOURCE)
-            findings = inspect_patch(layered.edits, layered.lower, changes)
+            findings = bench.runner.suspicious(layered.edits, layered.lower, changes)
         return flag(bench.run(layered, targets, label=name, skip=skip), findings)
     finally:
         checkouts.remove(tree)

@@ -35,7 +35,7 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.testtree import TestTree
-from bugbout.core.store.records import TestRun
+from bugbout.core.store.records import FileChange, TestRun
 from bugbout.sandbox.network import offline
 
 SEPARATOR = "::"
@@ -168,6 +168,15 @@ class TestRunner(Protocol):
         for files it could not see), one chunk per process, numbered its own way
         (:func:`bugbout.core.crossexam.affected.read_coverage`). ``None``: this runner
         cannot tell, and every patch runs the whole suite."""
+        ...
+
+    def suspicious(self, tree: Path, base: Path | None, changes: Sequence[FileChange]) -> list[str]:
+        """What a patch's source ``changes`` add that a fix has no reason to contain, one
+        line each (``path:line: what``): code that reaches into the runner or the
+        language's runtime rather than fixing anything (pytest's: importing pytest,
+        ``sys.modules``, ``os._exit``, a ``sitecustomize.py``). ``tree`` is patched,
+        ``base`` the tree before the patch (what it already held is the project's own).
+        A run with any is ``tampered``: a tripwire beside the run's own evidence."""
         ...
 
     def changed_functions(self, path: str, before: str, after: str) -> frozenset[int] | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from bugbout.core.audit.tamper import flag, inspect_patch
+from bugbout.core.audit.tamper import flag
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import PatchError, apply_patch
 from bugbout.core.plumbing.testtree import fresh_test_tree
@@ -73,7 +73,8 @@ def score(
         except PatchError as exc:
             run = TestRun(label=name, status=RunStatus.CRASHED, detail=str(exc))
         else:
-            findings = inspect_patch(tree.edits, tree.lower, attempt.patch.area(ChangeArea.SOURCE))
+            changes = attempt.patch.area(ChangeArea.SOURCE)
+            findings = bench.runner.suspicious(tree.edits, tree.lower, changes)
             run = flag(bench.run(tree, task.test_files, label=name), findings)
     finally:
         checkouts.remove(scratch)

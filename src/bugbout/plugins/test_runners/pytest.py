@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.test_runners import (
     Environment,
+    FileChange,
     NoOptions,
     ProjectSettings,
     TestRun,
@@ -25,6 +26,7 @@ from bugbout.test_runners import (
     changed_functions,
     defined_tests,
     hookimpl,
+    inspect_patch,
     is_test_module,
     pytest_era,
     run_pytest,
@@ -79,6 +81,9 @@ class Pytest:
     def run_with_coverage(self, request: TestRunRequest) -> tuple[TestRun, list[bytes] | None]:
         chunks: list[bytes] = []
         return self._run(request, chunks), chunks
+
+    def suspicious(self, tree: Path, base: Path | None, changes: Sequence[FileChange]) -> list[str]:
+        return inspect_patch(tree, base, changes)
 
     def changed_functions(self, path: str, before: str, after: str) -> frozenset[int] | None:
         name = PurePosixPath(path).name

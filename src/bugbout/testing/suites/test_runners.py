@@ -13,7 +13,14 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.crossexam.affected import read_coverage
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.test_runner import SEPARATOR, TestRunRequest, file_of
-from bugbout.core.store.records import Outcome, RunStatus, TestRun
+from bugbout.core.store.records import (
+    ChangeArea,
+    ChangeKind,
+    FileChange,
+    Outcome,
+    RunStatus,
+    TestRun,
+)
 from bugbout.testing.suites.base import PluginSuite
 
 TIMEOUT = 600.0
@@ -98,6 +105,11 @@ class TestRunnerSuite(PluginSuite):
     )
     """A change to a source file: its path, text before and after, and the first lines
     of the functions it lies in (``None``: the runner cannot tell)."""
+    meddling: ClassVar[str] = (
+        "import os\n\n\ndef double(x):\n    os._exit(0)\n\n\ndef half(x):\n    return x // 2\n"
+    )
+    """The text :attr:`changed`'s file would have if a patch reached into the test run
+    (here: ending the process) rather than fixing anything."""
 
     # -- fixtures ---------------------------------------------------------------------------
 
@@ -248,6 +260,16 @@ class TestRunnerSuite(PluginSuite):
             return
         coverage = read_coverage(chunks)
         assert self.changed[0] in coverage.files_of(self.passing)
+
+    def test_a_patch_reaching_into_the_test_run_is_suspicious(
+        self, plugin_under_test: Any, tree: Path, tmp_path: Path
+    ) -> None:
+        path = self.changed[0]
+        change = FileChange(path=path, kind=ChangeKind.MODIFIED, area=ChangeArea.SOURCE)
+        assert plugin_under_test.suspicious(tree, tree, [change]) == []
+        patched = _written(tmp_path / "patched", {**self.files, path: self.meddling})
+        found = plugin_under_test.suspicious(patched, tree, [change])
+        assert found and all(line.startswith(f"{path}:") for line in found), found
 
     def test_it_says_which_functions_a_change_lies_in(self, plugin_under_test: Any) -> None:
         path, before, after, functions = self.changed

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bugbout.test_runners import (
     Environment,
+    FileChange,
     Options,
     ProjectSettings,
     TestRun,
@@ -63,6 +64,9 @@ class __TITLE__Runner:
 
     def run_with_coverage(self, request: TestRunRequest) -> tuple[TestRun, list[bytes] | None]:
         return self.inner.run_with_coverage(self._request(request))
+
+    def suspicious(self, tree: Path, base: Path | None, changes: Sequence[FileChange]) -> list[str]:
+        return self.inner.suspicious(tree, base, changes)
 
     def changed_functions(self, path: str, before: str, after: str) -> frozenset[int] | None:
         return self.inner.changed_functions(path, before, after)
