@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 MINING_KINDS = ("miner", "issue-source")
 """The plugin kinds ``bugbout tasks --mine-only`` uses (the others are imported only if
 asked for)."""
-TASK_KINDS = (*MINING_KINDS, "environment", "sandbox", "executor")
+TASK_KINDS = (*MINING_KINDS, "environment", "test-runner", "sandbox", "executor")
 """The plugin kinds ``bugbout tasks`` uses."""
 
 USAGE = f"""\
