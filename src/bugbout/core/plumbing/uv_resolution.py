@@ -124,7 +124,12 @@ def _name_of(pin: str) -> str:
 
 def timed_out(failure: UvFailure) -> bool:
     """Whether a uv call failed because it ran out of time."""
-    return failure.reason.startswith("timed out after ")
+    return timed_out_reason(failure.reason)
+
+
+def timed_out_reason(reason: str) -> bool:
+    """Whether a uv call's ``reason`` is that it ran out of time."""
+    return reason.startswith("timed out after ")
 
 
 def build_failure(failure: UvFailure) -> str | None:
@@ -277,7 +282,7 @@ class Resolver:
                 )
                 continue
             kept.append(requirement)
-        short = any(reason.startswith("timed out") for reason in left_out.values())
+        short = any(map(timed_out_reason, left_out.values()))
         return self._resolution(pinned, [*kept, *required], left_out, short=short)
 
     def _resolution(
@@ -328,7 +333,9 @@ def checked(
     python: str,
 ) -> Resolution:
     """``resolution`` checked against the index's dates (when capped at one), resolved
-    again with the blocking dependencies exempt (see :mod:`bugbout.core.plumbing.backtrack`)."""
+    again with the blocking dependencies exempt (see :mod:`bugbout.core.plumbing.backtrack`),
+    and the declared test dependencies it left out tried again with them: the same
+    blocker may be why they did not resolve (``pytest==3.8.2`` needs atomicwrites)."""
     from bugbout.core.plumbing.backtrack import check_era
     from bugbout.core.plumbing.package_index import PackageIndex
 
@@ -336,10 +343,20 @@ def checked(
     if not call.exclude_newer:
         return resolution
     latest = [resolution.pinned]
+    requirements, left_out = list(resolution.requirements), dict(resolution.left_out)
 
     def rebuild(exempt: list[Exemption]) -> list[str]:
         call.exempt = list(exempt)
-        latest.append(resolver.compile(resolution.requirements))
+        for requirement, why in list(left_out.items()):  # the exemptions may let it resolve
+            if timed_out_reason(why):
+                continue
+            try:
+                resolver.compile([requirement, *requirements])
+            except UvFailure:
+                continue
+            requirements.insert(0, requirement)
+            del left_out[requirement]
+        latest.append(resolver.compile(requirements))
         return latest[-1]
 
     era = check_era(
@@ -353,6 +370,8 @@ def checked(
     return resolution.model_copy(
         update={
             "pinned": latest[-1],
+            "requirements": requirements,
+            "left_out": left_out,
             "era": era,
             "era_build_tools": resolver.era_build_tools,
             "installable": list(call.installable),

@@ -72,10 +72,10 @@ LAYOUT = "5"
 """What every environment carries besides its requirements; a new value rebuilds them
 (5: no distribution left as the Python 2 code today's build tools make of a ``use_2to3``
 source)."""
-RESOLVER = "2"
-"""How an era is resolved (2: distributions no file of their era installs are exempt); a
-new value resolves every era again, and keeps the environments whose pinned set is the
-same."""
+RESOLVER = "3"
+"""How an era is resolved (2: distributions no file of their era installs are exempt; 3:
+test dependencies left out are tried again with the era check's exemptions); a new value
+resolves every era again, and keeps the environments whose pinned set is the same."""
 AGAIN = ("reinstall", "refresh")
 """uv's options that build a distribution anew (not from its cache) and replace it."""
 COMPILED_FROM = (3, 7)
