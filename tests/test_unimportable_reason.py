@@ -52,6 +52,7 @@ def test_a_module_the_build_writes_is_named_as_the_cause(
     error = "ModuleNotFoundError: No module named 'calc._version' (src/calc/__init__.py:1)"
     assert oracle.reason == (
         f"the {run.replace('tests/', f'{tests}/')}{error}{')' if 'collect' in run else ''}, a "
-        "module of the project that git does not hold: its build writes it (as vcversioner "
-        "and setuptools-scm's write_to do), and bugbout never builds the project"
+        "module of the project that git does not hold: its build writes it, and its setup.py, "
+        "setup.cfg or pyproject.toml does not name it as vcversioner's or setuptools-scm's "
+        "version module, which bugbout writes"
     )

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Literal
 
 from bugbout.core.contract.errors import BugboutError
+from bugbout.core.plumbing.built_files import export_built
 from bugbout.core.plumbing.git import Git
 from bugbout.sandbox.identity import hand_over, handed_over
 from bugbout.sandbox.locking import locked
@@ -171,7 +172,7 @@ class Checkouts:
 
 def export(git: Git, rev: str, destination: Path) -> None:
     """Write the tree of ``rev`` into the existing directory ``destination``."""
-    git.export(rev, destination)
+    export_built(git, rev, destination)
 
 
 def choose_method(trees: Path, requested: str = "auto") -> tuple[Method, str | None]:

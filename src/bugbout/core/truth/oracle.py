@@ -23,6 +23,7 @@ from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.crossexam.crossexam import install_file
 from bugbout.core.plumbing import repair
+from bugbout.core.plumbing.built_files import export_built
 from bugbout.core.plumbing.checkout import remove_later
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import (
@@ -54,7 +55,7 @@ BROKEN_RUN = (*BROKEN_BEFORE, RunStatus.COLLECTION_FAILED)
 
 def export_before(git: Git, task: Task, destination: Path) -> None:
     """The code just before the fix, with the fix's versions of its test files."""
-    git.export(task.parent, destination)
+    export_built(git, task.parent, destination)
     install_fix_tests(task, git, destination)
 
 
@@ -95,7 +96,7 @@ def compute_oracle(
     scratch = Path(tempfile.mkdtemp(prefix=f"{task.id}-", dir=work))
     try:
         tree = scratch / "tree"
-        git.export(task.sha, tree.with_name("after"))
+        export_built(git, task.sha, tree.with_name("after"))
         declared = computed_test_dependencies(tree.with_name("after"), confine)
         project, repaired = repair.with_added(settings.project, declared), list[AddedDependency]()
         rounds = 0
@@ -175,7 +176,7 @@ def _run_all(
     in; or why the environment could not be built."""
     after = tree.with_name("after")
     if not after.exists():
-        git.export(task.sha, after)
+        export_built(git, task.sha, after)
     try:
         environment = builder.build(
             EnvironmentRequest(project=project, tree=after, date=task.date, home=home)
@@ -398,8 +399,9 @@ def _unbuilt_module(error: str) -> str:
     if not _OWN_MODULE.search(error):
         return ""
     return (
-        ", a module of the project that git does not hold: its build writes it (as "
-        "vcversioner and setuptools-scm's write_to do), and bugbout never builds the project"
+        ", a module of the project that git does not hold: its build writes it, and its "
+        "setup.py, setup.cfg or pyproject.toml does not name it as vcversioner's or "
+        "setuptools-scm's version module, which bugbout writes"
     )
 
 
