@@ -30,10 +30,21 @@ ERAS = {
         "pytest==3.8.2", "py==1.5.4", "six==1.11.0", "attrs==17.4.0", "pluggy==0.7.1",
         "more-itertools==4.3.0", "atomicwrites==1.1.5", "setuptools==39.0.1",
     ),
+    "4.6.11": (
+        "pytest==4.6.11", "py==1.8.1", "six==1.15.0", "packaging==20.4", "pyparsing==2.4.7",
+        "attrs==19.3.0", "atomicwrites==1.4.0", "pluggy==0.13.1", "importlib-metadata==1.6.1",
+        "zipp==3.1.0", "wcwidth==0.2.4", "more-itertools==8.4.0", "setuptools==39.0.1",
+    ),
+    "5.4.3": (
+        "pytest==5.4.3", "py==1.8.1", "six==1.15.0", "packaging==20.4", "pyparsing==2.4.7",
+        "attrs==19.3.0", "pluggy==0.13.1", "importlib-metadata==1.6.1", "zipp==3.1.0",
+        "wcwidth==0.2.4", "more-itertools==8.4.0", "setuptools==39.0.1",
+    ),
 }  # fmt: skip
 """Each old pytest with the versions of its dependencies of its time: 2.7 has no pluggy
 and no ``pytest.hookimpl``, 2.9 no ``-o``, 3.0 vendors pluggy 0.4, 3.4 takes pluggy 0.6
-and no ``--rootdir``, 3.8 takes pluggy 0.7 (no ``get_hookimpls``)."""
+and no ``--rootdir``, 3.8 takes pluggy 0.7 (no ``get_hookimpls``), 4.6 and 5.4 the
+last of their lines."""
 PYTHON = "3.6"
 
 

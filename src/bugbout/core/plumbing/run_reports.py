@@ -84,4 +84,6 @@ def _outcome(by_phase: dict[str, str]) -> Outcome:
         return Outcome(call)
     if teardown == "failed":
         return Outcome.ERROR
+    if call == "skipped":  # pytest.skip, unittest's skip decorators and skipTest
+        return Outcome.SKIPPED
     return Outcome.PASSED if call == "passed" else Outcome.FAILED
