@@ -155,7 +155,7 @@ class GitHistoryMiner:
                 )
                 for commit in git.first_parent_log(ref, since=since)
             )
-            for candidate, reason in _read_ahead(git, checked, tests_cache, statements):
+            for candidate, reason in _read_ahead(git, layout, checked, tests_cache, statements):
                 result.examined += 1
                 if candidate is None:
                     result.exclude(reason)
@@ -219,22 +219,42 @@ class GitHistoryMiner:
         return _Candidate(commit, title, issue, source_files, changes, fix=matched), ""
 
 
+ROOT_TEST_MODULES = ("test.py", "tests.py")
+"""Single test modules at the root of a repository that pytest runs when named."""
+
+
 class _Layout:
-    """Which paths are the package's source (under any of its directories) and which are
-    tests."""
+    """Which paths are the package's source (under any of its directories, or the module
+    of the same name: a package that began as one module) and which are tests."""
 
     def __init__(self, source: tuple[str, ...], tests: str) -> None:
         self.source = tuple(path.rstrip("/") + "/" for path in source)
+        self.modules = frozenset(path.rstrip("/") + ".py" for path in source)
         self.tests = tests.rstrip("/") + "/"
 
     def is_test(self, path: str) -> bool:
         name = PurePosixPath(path).name
-        return path.startswith(self.tests) or name == "conftest.py" or is_test_module(path)
+        return path.startswith(self.tests) or name == "conftest.py" or self.is_test_module(path)
+
+    def is_test_module(self, path: str) -> bool:
+        """A module of tests: one pytest collects, or a single one at the root."""
+        return is_test_module(path) or path in ROOT_TEST_MODULES
+
+    def is_parsed(self, change: Change) -> bool:
+        """A test module the commit left in place: its tests are read before and after."""
+        return (
+            change.status != "D"
+            and self.is_test_module(change.path)
+            and change.path.endswith(".py")
+        )
 
     def is_source(self, change: Change) -> bool:
         paths = [change.path] if change.old_path is None else [change.path, change.old_path]
         return any(
-            p.startswith(self.source) and p.endswith(".py") and not self.is_test(p) for p in paths
+            (p.startswith(self.source) or p in self.modules)
+            and p.endswith(".py")
+            and not self.is_test(p)
+            for p in paths
         )
 
 
@@ -275,7 +295,7 @@ def _task_if_tested(
             deleted.append(change.path)
             continue
         changed.append(change.path)
-        if _is_parsed(change):
+        if layout.is_parsed(change):
             modules.append((change.path, change.old_blob, change.blob))
     _read_tests(git, [blob for _, *blobs in modules for blob in blobs], cache, statements)
     for path, old_blob, blob in modules:
@@ -299,7 +319,7 @@ def _task_if_tested(
         title=candidate.title,
         issue=TaskIssue(number=issue.number, url=issue.url) if issue else TaskIssue(number=0),
         source_files=candidate.source_files,
-        test_files=sorted(p for p in changed if is_test_module(p) and p.endswith(".py")),
+        test_files=sorted(p for p in changed if layout.is_test_module(p) and p.endswith(".py")),
         changed_test_files=sorted(changed),
         deleted_test_files=sorted(deleted),
         added_tests=added,
@@ -334,6 +354,7 @@ READ_AHEAD = 64
 
 def _read_ahead(
     git: Git,
+    layout: _Layout,
     checked: Iterator[tuple[_Candidate | None, str]],
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
@@ -347,13 +368,14 @@ def _read_ahead(
         held.append(item)
         waiting += item[0] is not None
         if waiting == READ_AHEAD:
-            yield from _released(git, held, cache, statements)
+            yield from _released(git, layout, held, cache, statements)
             held, waiting = [], 0
-    yield from _released(git, held, cache, statements)
+    yield from _released(git, layout, held, cache, statements)
 
 
 def _released(
     git: Git,
+    layout: _Layout,
     held: list[tuple[_Candidate | None, str]],
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
@@ -367,7 +389,7 @@ def _released(
         blob
         for candidate in candidates
         for change in candidate.commit.changes
-        if _is_parsed(change)
+        if layout.is_parsed(change)
         for blob in (change.old_blob, change.blob)
         if blob is not None and blob not in cache
     ]
@@ -395,11 +417,6 @@ def _is_edited(change: Change) -> bool:
     """A source file edited in place, whose code may not have changed: one added,
     deleted, renamed or of another type always did."""
     return change.status == "M" and change.blob is not None and change.old_blob is not None
-
-
-def _is_parsed(change: Change) -> bool:
-    """A test module the commit left in place: its tests are read before and after."""
-    return change.status != "D" and is_test_module(change.path) and change.path.endswith(".py")
 
 
 def _read_tests(

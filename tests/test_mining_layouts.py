@@ -1,0 +1,64 @@
+"""The git-history miner on layouts other than a package and a tests folder, on real
+histories: a package that began as one module at the root (its fixes then are fixes of
+the same source), and tests kept in a single module at the root (``test.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.mine.mining import MiningRequest
+from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+from bugbout.testing import RepositoryBuilder
+
+SCALE = "def double(x):\n    return x + 1\n"
+FIXED = "def double(x):\n    return x + x\n"
+
+
+HEADER = "from scale import double\n"
+
+
+def _test(name: str) -> str:
+    return f"\n\ndef test_{name}():\n    assert double(3) == 6\n"
+
+
+def _mine(repo: Path, tests: str = "tests") -> tuple[list[str], dict[str, int]]:
+    request = MiningRequest(repository=repo, project=ProjectSettings(source="scale", tests=tests))
+    found = GitHistoryMiner(GitHistoryOptions(limit=None)).mine(request)
+    assert found.examined == len(found.tasks) + sum(found.excluded.values())
+    return [task.sha for task in found.tasks], found.excluded
+
+
+def test_a_package_that_began_as_a_module_at_the_root(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    tests = HEADER + _test("one")
+    repo.commit("Initial commit", {"scale.py": SCALE, "test_scale.py": tests})
+    tests += _test("two")
+    module_fix = repo.commit("Fix doubling (#1)", {"scale.py": FIXED, "test_scale.py": tests})
+    repo.commit("Make scale a package", {"scale/__init__.py": FIXED}, remove=["scale.py"])
+    tests += _test("three")
+    package_fix = repo.commit(
+        "Fix doubling of strings (#2)",
+        {"scale/__init__.py": FIXED.replace("x + x", "2 * x"), "test_scale.py": tests},
+    )
+    tasks, excluded = _mine(repo.path)
+    assert tasks == [package_fix, module_fix]
+    assert excluded == {"no-test-added": 1, "root-commit": 1}
+
+
+def test_tests_in_a_single_module_at_the_root(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    tests = "import unittest\n\nfrom scale import double\n\n\nclass TestScale(unittest.TestCase):\n"
+    one = "    def test_one(self):\n        self.assertEqual(double(3), 6)\n"
+    two = "\n    def test_two(self):\n        self.assertEqual(double(0), 0)\n"
+    repo.commit("Initial commit", {"scale/__init__.py": SCALE, "test.py": tests + one})
+    fix = repo.commit(
+        "Fix doubling (#3)", {"scale/__init__.py": FIXED, "test.py": tests + one + two}
+    )
+    tasks, excluded = _mine(repo.path)
+    assert tasks == [fix]
+    assert excluded == {"root-commit": 1}
+    request = MiningRequest(repository=repo.path, project=ProjectSettings(source="scale"))
+    (task,) = GitHistoryMiner(GitHistoryOptions(limit=None)).mine(request).tasks
+    assert task.test_files == ["test.py"]
+    assert task.added_tests == ["test.py::TestScale::test_two"]
