@@ -6,8 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bugbout.config import compose_settings
+from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
+from bugbout.core.store.store import Store
+from bugbout.core.tasks import mine_tasks
+from bugbout.onboarding.doctor.machine import repository_checks
+from bugbout.onboarding.init import write_config
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder
 
@@ -62,3 +68,24 @@ def test_tests_in_a_single_module_at_the_root(tmp_path: Path) -> None:
     (task,) = GitHistoryMiner(GitHistoryOptions(limit=None)).mine(request).tasks
     assert task.test_files == ["test.py"]
     assert task.added_tests == ["test.py::TestScale::test_two"]
+
+
+def test_init_then_mining_on_a_module_and_its_test_module_at_the_root(tmp_path: Path) -> None:
+    """``bugbout init`` on a project of one module and one ``test.py``, both at the root:
+    the module is the source, ``test.py`` the tests, and the fix is mined from them."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    files = {"setup.py": "", "scale.py": SCALE, "test.py": HEADER + _test("one")}
+    repo.commit("Initial commit", files)
+    fix = repo.commit(
+        "Fix doubling (#4)", {"scale.py": FIXED, "test.py": HEADER + _test("one") + _test("two")}
+    )
+    write_config(repo.path, make_plugins(entry_points=False), None, None, force=False)
+    settings, plugins = compose_settings(repo.path)
+    assert settings.project.source == ("scale",) and settings.project.tests == "test.py"
+    assert {check.name: check.ok for check in repository_checks(settings)} == {
+        "repository": True, "project.source": True, "project.tests": True,
+    }  # fmt: skip
+    found = mine_tasks(settings, plugins, Store(repo.path / ".bugbout"))
+    assert [(task.sha, task.source_files, task.test_files) for task in found.tasks] == [
+        (fix, ["scale.py"], ["test.py"])
+    ]

@@ -27,6 +27,7 @@ from bugbout.core.plumbing.pytest_options import selecting_options
 from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
 from bugbout.core.race.agents import VENDOR_KEYS
 from bugbout.core.store.store import write_atomic
+from bugbout.plugins.miners.git_history import ROOT_TEST_MODULES
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""
@@ -50,7 +51,10 @@ def write_config(
         raise ConfigError(f"{target} already exists; pass --force to overwrite it")
     with Git(root) as history:
         packages, past = find_source(history, root, source)
-    tests = tests or detect_tests(root, packages[0])
+    if not tests:
+        tests = detect_tests(root, packages[0])
+        if not (root / tests).exists():  # no tests folder: the test module at the root
+            tests = next((name for name in ROOT_TEST_MODULES if (root / name).is_file()), tests)
     agents = find_agents(plugins)
     advice = suite_advice(count_tests(root / tests))
     selection = selecting_options(root)
@@ -71,7 +75,11 @@ def find_source(git: Git, root: Path, given: str | None = None) -> tuple[list[st
     if given:
         packages = [given.strip().rstrip("/")]
     else:
-        packages = find_packages(git.run("ls-files", "-z").split("\0"))
+        files = git.run("ls-files", "-z").split("\0")
+        packages = find_packages(files)
+        modules = root_modules(files, project_name(root))
+        if not packages and modules:  # the miner takes ``name.py`` as ``name``'s source
+            return modules[:1], []
     if not packages:
         raise ConfigError(
             f"found no Python package in {root}; "
@@ -84,6 +92,24 @@ def find_source(git: Git, root: Path, given: str | None = None) -> tuple[list[st
         return packages[:1], []
     chosen = choose(trace_packages(git, ref, packages), preferred=project_name(root))
     return [p.path for p in chosen], [past for p in chosen for past in p.past]
+
+
+NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"}
+
+
+def root_modules(files: list[str], preferred: str | None) -> list[str]:
+    """The Python modules at the root of a repository that may be its code, without
+    ``.py`` (packaging and test modules left out), the one named like the project first."""
+    names = sorted(
+        name[: -len(".py")]
+        for name in files
+        if name.endswith(".py")
+        and "/" not in name
+        and name not in NOT_MODULES
+        and name not in ROOT_TEST_MODULES
+        and not is_test_module(name)
+    )
+    return sorted(names, key=lambda name: name != preferred)
 
 
 def find_agents(plugins: Plugins) -> list[FoundAgent]:

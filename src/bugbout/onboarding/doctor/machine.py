@@ -200,10 +200,14 @@ def repository_checks(settings: BoutSettings) -> Iterator[Check]:
             return
     yield Check("repository", True, f"{repository} is a git repository")
     project = settings.project
-    tests = (project.tests,) if (repository / project.tests).is_dir() else ()
+    tests = (project.tests,) if (repository / project.tests).exists() else ()  # or test.py
+    source = [
+        p for p in project.source if (repository / p).is_dir() or (repository / f"{p}.py").is_file()
+    ]
     for key, paths, present in (
-        # a package's past locations are not in today's tree: one of its directories must be
-        ("source", project.source, [p for p in project.source if (repository / p).is_dir()]),
+        # a package's past locations are not in today's tree: one of them must be (its
+        # directory, or the module of its name at the root)
+        ("source", project.source, source),
         ("tests", (project.tests,), tests),
     ):
         if present:
