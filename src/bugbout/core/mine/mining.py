@@ -7,6 +7,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import CodeType
 from typing import Protocol
 
 from bugbout.core.contract.settings import ProjectSettings
@@ -73,32 +74,69 @@ INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")
 def code_changed(before: bytes | None, after: bytes | None) -> bool:
     """Whether a Python module's code differs from ``before`` to ``after`` (``None``: the
     module is absent), its docstrings, comments and layout aside: a change to those alone
-    cannot make a test fail. A module that does not parse counts as changed."""
+    cannot make a test fail. Compared as the bytecode each compiles to, line numbers
+    aside; a module that does not parse counts as changed."""
     if before is None or after is None:
         return before != after
+    if before == after:
+        return False
     try:
         with warnings.catch_warnings():  # an old module's invalid escapes
             warnings.simplefilter("ignore")
-            trees = [ast.parse(source) for source in (before, after)]
+            old, new = (
+                compile(
+                    _without_docstrings(ast.parse(source)), "<module>", "exec", dont_inherit=True
+                )
+                for source in (before, after)
+            )
     except (SyntaxError, ValueError):  # Python 2, or a NUL byte
         return True
-    old, new = (ast.dump(_without_docstrings(tree)) for tree in trees)
-    return old != new
+    return not _same_code(old, new)
 
 
 def _without_docstrings(tree: ast.Module) -> ast.Module:
-    """``tree`` with the docstring of its module, classes and functions taken out."""
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        first = node.body[0] if node.body else None
-        if (
-            isinstance(first, ast.Expr)
-            and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)
-        ):
-            node.body = node.body[1:] or [ast.Pass()]
+    """``tree`` with the docstring of its module, classes and functions taken out (only
+    statements are visited: a docstring is never inside an expression)."""
+    nodes: list[ast.AST] = [tree]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:] or [ast.copy_location(ast.Pass(), first)]
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            nodes.extend(getattr(node, field, None) or ())
     return tree
+
+
+def _same_code(old: CodeType, new: CodeType) -> bool:
+    """Whether two code objects do the same: their instructions, names and constants
+    (nested code alike), their line numbers aside."""
+    if (
+        old.co_code != new.co_code
+        or old.co_names != new.co_names
+        or old.co_varnames != new.co_varnames
+        or old.co_freevars != new.co_freevars
+        or old.co_cellvars != new.co_cellvars
+        or old.co_flags != new.co_flags
+        or old.co_argcount != new.co_argcount
+        or old.co_posonlyargcount != new.co_posonlyargcount
+        or old.co_kwonlyargcount != new.co_kwonlyargcount
+        or old.co_name != new.co_name
+        or old.co_exceptiontable != new.co_exceptiontable
+        or len(old.co_consts) != len(new.co_consts)
+    ):
+        return False
+    return all(
+        _same_code(a, b)
+        if isinstance(a, CodeType) and isinstance(b, CodeType)
+        else type(a) is type(b) and repr(a) == repr(b)
+        for a, b in zip(old.co_consts, new.co_consts, strict=True)
+    )
 
 
 def fix_title_pattern(words: Iterable[str]) -> re.Pattern[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 
@@ -114,9 +114,8 @@ class _Candidate:
     """Its changes to source files."""
     fix: bool
     """Whether its title reads like a fix (else it may be a ``feature``)."""
-    code_changed: bool = True
-    """Whether a change to a source file changes its code, not only its docstrings,
-    comments or layout (read with its test modules, :func:`_released`)."""
+    sources: dict[str, bytes | None] = field(default_factory=dict)
+    """The contents of its edited source files, by blob (read with its test modules)."""
 
 
 class GitHistoryMiner:
@@ -165,15 +164,20 @@ class GitHistoryMiner:
                 )
                 if task is None:
                     result.exclude(reason)
-                elif task.issue.number in claimed:
+                    continue
+                if task.issue.number in claimed:
                     result.exclude(DUPLICATE_ISSUE)
+                    continue
+                over = settings.limit is not None and len(result.tasks) >= settings.limit
+                if not over and not _code_changed(candidate):
+                    result.exclude(NO_CODE_CHANGE)  # its issue stays free for an older fix
+                    continue
+                if task.issue.number:
+                    claimed.add(task.issue.number)
+                if over:
+                    result.exclude(OVER_LIMIT)
                 else:
-                    if task.issue.number:
-                        claimed.add(task.issue.number)
-                    if settings.limit is not None and len(result.tasks) >= settings.limit:
-                        result.exclude(OVER_LIMIT)
-                    else:
-                        result.tasks.append(task)
+                    result.tasks.append(task)
         return result
 
     def _check(
@@ -280,8 +284,6 @@ def _task_if_tested(
     it is left out."""
     commit = candidate.commit
     parent = commit.parents[0]
-    if not candidate.code_changed:
-        return None, NO_CODE_CHANGE
     changed: list[str] = []
     deleted: list[str] = []
     added: list[str] = []
@@ -380,10 +382,9 @@ def _released(
     cache: dict[str, dict[str, int | None]],
     statements: dict[str, dict[str, int | None]],
 ) -> list[tuple[_Candidate | None, str]]:
-    """``held``, once the test modules of its candidates are in ``cache`` and whether
-    each changed code is known: their test modules and source files are read in one
-    batch (the commits left out hold only their reason, so a long gap between fixes costs
-    little)."""
+    """``held``, once the test modules of its candidates are in ``cache`` and the source
+    files edited by those that change tests are read: one batch (the commits left out
+    hold only their reason, so a long gap between fixes costs little)."""
     candidates = [candidate for candidate, _ in held if candidate is not None]
     tests = [
         blob
@@ -393,24 +394,45 @@ def _released(
         for blob in (change.old_blob, change.blob)
         if blob is not None and blob not in cache
     ]
+    tested = [
+        candidate
+        for candidate in candidates
+        if any(layout.is_parsed(change) for change in candidate.commit.changes)
+    ]
     sources = [
         blob
-        for candidate in candidates
+        for candidate in tested
         for change in candidate.changes
         if _is_edited(change)
         for blob in (change.old_blob, change.blob)
+        if blob is not None
     ]
-    found = git.contents([*tests, *(blob for blob in sources if blob is not None)])
+    found = git.contents([*tests, *sources])
     for blob in tests:
         content = found[blob]
         cache[blob] = defined_tests_memo(content, statements) if content is not None else {}
-    for candidate in candidates:
-        candidate.code_changed = any(
-            not _is_edited(change)
-            or code_changed(found[change.old_blob or ""], found[change.blob or ""])
+    for candidate in tested:  # one that leaves its tests alone is no task either way
+        candidate.sources = {
+            blob: found[blob]
             for change in candidate.changes
-        )
+            if _is_edited(change)
+            for blob in (change.old_blob, change.blob)
+            if blob is not None
+        }
     return held
+
+
+def _code_changed(candidate: _Candidate) -> bool:
+    """Whether a change to one of ``candidate``'s source files changes its code, not
+    only its docstrings, comments or layout: asked only of a task about to be kept, as
+    compiling its modules costs more than every other rule."""
+    return any(
+        not _is_edited(change)
+        or code_changed(
+            candidate.sources.get(change.old_blob or ""), candidate.sources.get(change.blob or "")
+        )
+        for change in candidate.changes
+    )
 
 
 def _is_edited(change: Change) -> bool:
