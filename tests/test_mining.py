@@ -245,7 +245,8 @@ def test_a_fix_that_only_changes_a_test_is_a_task_of_its_tier(tmp_path: Path) ->
         {"src/calc/ops.py": fixed, "tests/test_ops.py": test.replace("== 3", "== 1")},
     )
     assert mine(repo.path, tiers=["issue-fix", "fix"]).tasks == []  # without the tier
-    [task] = mine(repo.path).tasks
+    assert mine(repo.path).tasks == []  # nor by default
+    [task] = mine(repo.path, tiers=["issue-fix", "fix", "modified-test"]).tasks
     assert (task.sha, task.tier, task.added_tests) == (sha, "modified-test", [])
     assert task.modified_tests == ["tests/test_ops.py::test_sub"]
 

@@ -44,6 +44,9 @@ ROOT_COMMIT = "root-commit"
 NO_SOURCE_CHANGE = "no-source-change"
 TOO_MANY_SOURCE_FILES = "too-many-source-files"
 NO_CODE_CHANGE = "no-code-change"
+DEFAULT_TIERS = ("issue-fix", "fix", "feature")
+"""The tiers kept unless chosen: ``modified-test`` is left out, as most fixes that only
+edit tests turn out to have no test that fails before them (docs/mining.md#tiers)."""
 NO_TEST_ADDED = "no-test-added"
 DUPLICATE_ISSUE = "duplicate-issue"
 OVER_LIMIT = "over-limit"
@@ -69,8 +72,8 @@ class GitHistoryOptions(Options):
     """Fixes that change more source files than this are left out."""
     fix_words: tuple[str, ...] = DEFAULT_FIX_WORDS
     """Words (or their inflections) a fix's title must contain."""
-    tiers: tuple[str, ...] = HISTORY_TIERS
-    """The kinds of task kept: ``issue-fix``, ``fix``, ``modified-test``, ``feature``."""
+    tiers: tuple[str, ...] = DEFAULT_TIERS
+    """The kinds of task kept, of ``issue-fix``, ``fix``, ``modified-test``, ``feature``."""
 
     @field_validator("tiers")
     @classmethod
