@@ -411,3 +411,19 @@ def probes() -> Plugins:
     plugins = make_plugins(entry_points=False)
     plugins.register(ProbePlugins(), name="probes", distribution="bugbout-probes")
     return plugins
+
+
+@pytest.fixture
+def composed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every composition of the settings Hydra makes, by config name."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    seen: list[str] = []
+    real = ConfigLoaderImpl.load_configuration
+
+    def spy(self: ConfigLoaderImpl, config_name: str | None, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(config_name))
+        return real(self, config_name, *args, **kwargs)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", spy)
+    return seen

@@ -4,42 +4,20 @@ Hydra's main."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
 from bugbout.cli.console import Console
 from bugbout.config import HydraJob, run_with_hydra
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-
-
-@pytest.fixture
-def composed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every composition of the settings, by config name."""
-    seen: list[str] = []
-    real = ConfigLoaderImpl.load_configuration
-
-    def spy(self: ConfigLoaderImpl, config_name: str | None, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(config_name))
-        return real(self, config_name, *args, **kwargs)
-
-    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", spy)
-    return seen
-
-
-def _project(root: Path, extra: str = "") -> Path:
-    (root / "bugbout.yaml").write_text(
-        f"defaults: [base, _self_]\nproject: {{source: src/calc}}\n{extra}"
-    )
-    return root
+from compositions import project
 
 
 def test_one_job_is_composed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, composed: list[str]
 ) -> None:
-    monkeypatch.chdir(_project(tmp_path))
+    monkeypatch.chdir(project(tmp_path))
     jobs: list[tuple[BoutSettings, HydraJob]] = []
 
     def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
@@ -64,7 +42,7 @@ def test_a_config_that_names_hydra_runs_through_hydras_main(
     """Its own Hydra settings (callbacks, ``${hydra:...}``) are Hydra's main's to apply."""
     from hydra.core.hydra_config import HydraConfig
 
-    monkeypatch.chdir(_project(tmp_path, "hydra: {job: {name: mine}}\n"))
+    monkeypatch.chdir(project(tmp_path, "hydra: {job: {name: mine}}\n"))
     labels: list[str] = []
 
     def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:

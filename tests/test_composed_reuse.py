@@ -7,10 +7,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
 from bugbout.cli.console import Console
 from bugbout.config import HydraJob, run_with_hydra
@@ -18,28 +16,8 @@ from bugbout.config.kept import FILE
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
+from compositions import project
 from plugin_sites import TOY_PLUGIN, install_distribution
-
-
-@pytest.fixture
-def composed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every composition of the settings, by config name."""
-    seen: list[str] = []
-    real = ConfigLoaderImpl.load_configuration
-
-    def spy(self: ConfigLoaderImpl, config_name: str | None, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(config_name))
-        return real(self, config_name, *args, **kwargs)
-
-    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", spy)
-    return seen
-
-
-def _project(root: Path, extra: str = "") -> Path:
-    (root / "bugbout.yaml").write_text(
-        f"defaults: [base, _self_]\nproject: {{source: src/calc}}\n{extra}"
-    )
-    return root
 
 
 def _run(args: list[str], warnings: list[str] | None = None) -> tuple[BoutSettings, HydraJob]:
@@ -60,7 +38,7 @@ def _run(args: list[str], warnings: list[str] | None = None) -> tuple[BoutSettin
 def test_the_same_command_again_composes_nothing_and_gets_the_same_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, composed: list[str]
 ) -> None:
-    monkeypatch.chdir(_project(tmp_path))
+    monkeypatch.chdir(project(tmp_path))
     args = ["judge=strict", "judge.quorum=0.6", "miner.limit=3"]
     first = _run(args)
     assert composed == ["bugbout"]
@@ -72,7 +50,7 @@ def test_the_same_command_again_composes_nothing_and_gets_the_same_settings(
 
 
 def test_a_reused_composition_imports_no_hydra(tmp_path: Path) -> None:
-    _project(tmp_path)
+    project(tmp_path)
     script = (
         "import sys\n"
         "from bugbout.cli.console import Console\n"
@@ -98,11 +76,11 @@ def test_a_reused_composition_imports_no_hydra(tmp_path: Path) -> None:
 def test_what_a_composition_is_made_of_composes_it_again(
     change: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, composed: list[str]
 ) -> None:
-    monkeypatch.chdir(_project(tmp_path))
+    monkeypatch.chdir(project(tmp_path))
     args = ["judge=strict"]
     assert _run(args)[0].judge.options["quorum"] == 0.5
     if change == "the file":
-        _project(tmp_path, "judge: {quorum: 0.7}\n")
+        project(tmp_path, "judge: {quorum: 0.7}\n")
     elif change == "an override":
         args = ["judge=strict", "judge.quorum=0.7"]
     else:
@@ -115,7 +93,7 @@ def test_what_a_composition_is_made_of_composes_it_again(
 def test_interpolations_are_resolved_on_each_reuse_and_hydras_own_are_not_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, composed: list[str]
 ) -> None:
-    monkeypatch.chdir(_project(tmp_path, "miner: {since: '${oc.env:SINCE}'}\n"))
+    monkeypatch.chdir(project(tmp_path, "miner: {since: '${oc.env:SINCE}'}\n"))
     monkeypatch.setenv("SINCE", "2020-01-01")
     assert str(_run([])[0].miner.options["since"]) == "2020-01-01"
     monkeypatch.setenv("SINCE", "2021-02-02")
@@ -131,7 +109,7 @@ def test_interpolations_are_resolved_on_each_reuse_and_hydras_own_are_not_kept(
 def test_notes_on_old_spellings_are_said_again_when_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, composed: list[str]
 ) -> None:
-    monkeypatch.chdir(_project(tmp_path, "env: {name: uv}\n"))
+    monkeypatch.chdir(project(tmp_path, "env: {name: uv}\n"))
     first: list[str] = []
     again: list[str] = []
     _run([], first)
@@ -146,7 +124,7 @@ def test_a_plugin_chosen_by_name_that_is_gone_is_not_reused(
 ) -> None:
     install_distribution(site, "bugbout-toy", "1.0", {"toy": "bugbout_toy"},
                          {"bugbout_toy": TOY_PLUGIN})  # fmt: skip
-    monkeypatch.chdir(_project(tmp_path))
+    monkeypatch.chdir(project(tmp_path))
     assert _run(["miner=toy"])[0].miner.name == "toy"
     kept = json.loads((tmp_path / ".bugbout" / FILE).read_text())
     assert [entry["plugins"] for entry in kept.values()] == [[["miner", "toy"]]]
@@ -166,7 +144,7 @@ def test_a_kept_composition_leaves_git_status_clean_when_the_job_fails(
 ) -> None:
     """The store folder the composition is kept in ignores itself, as every store does."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    monkeypatch.chdir(_project(tmp_path))
+    monkeypatch.chdir(project(tmp_path))
     subprocess.run(["git", "add", "bugbout.yaml"], cwd=tmp_path, check=True)
 
     def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
@@ -187,7 +165,7 @@ def test_the_python_api_and_the_result_commands_reuse_a_composition_too(
     command does, notes on old spellings warned again."""
     from bugbout.config import compose_settings
 
-    _project(tmp_path, "env: {name: uv}\n")
+    project(tmp_path, "env: {name: uv}\n")
     with pytest.warns(FutureWarning, match="environment"):
         first, _ = compose_settings(tmp_path, ["judge=strict"])
     with pytest.warns(FutureWarning, match="environment"):
