@@ -75,6 +75,10 @@ class ProbePlugins:
         return _records("environment")
 
     @hookimpl
+    def bugbout_test_runners(self) -> list[PluginSpec]:
+        return _records("test-runner")
+
+    @hookimpl
     def bugbout_agents(self) -> list[PluginSpec]:
         return _records("agent")
 

@@ -26,7 +26,7 @@ from bugbout.core.tasks import issue_resolver, mine_tasks
 from bugbout.core.verdicts import Verdicts, make_auditor
 from probe_plugins import Probe, ProbeOptions, project
 
-GROUPS = ["miner", "environment", "sandbox", "executor", "judge", "auditor"]
+GROUPS = ["miner", "environment", "test-runner", "sandbox", "executor", "judge", "auditor"]
 """The kinds of which a bout uses one plugin: a config group and settings key of the
 kind's own word."""
 
@@ -46,6 +46,8 @@ def built(kind: str, settings: BoutSettings, plugins: Plugins) -> Any:
         return tools.sandbox
     if kind == "environment":
         return tools.environments.builder
+    if kind == "test-runner":
+        return tools.runner
     if kind == "judge":
         return Verdicts(tools).judge
     return make_auditor(tools)
@@ -182,7 +184,7 @@ def test_every_kind_is_covered() -> None:
     multiple = {"agent", "assignment", "reporter", "issue-source"}
     assert {"reporters", "issue_sources"} <= set(BoutSettings.model_fields)
     assert set(KINDS) == set(GROUPS) | multiple
-    assert set(GROUPS) <= set(BoutSettings.model_fields)
+    assert {kind.replace("-", "_") for kind in GROUPS} <= set(BoutSettings.model_fields)
 
 
 # -- the old spellings ------------------------------------------------------------------------
