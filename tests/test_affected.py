@@ -422,7 +422,12 @@ def test_the_matrix_answers_for_the_suite_tests_a_patch_cannot_affect(shop: Shop
         "fixing", {"src/shop/names.py": NAMES.replace("name\n", "name.upper()\n")}
     )
     chosen = selections(
-        base, shop.oracle, [breaking, fixing], base_tree=shop.base, suite=("tests",)
+        base,
+        shop.oracle,
+        [breaking, fixing],
+        base_tree=shop.base,
+        suite=("tests",),
+        runner=pytest_runner(),
     )
     matrix = cross_examine(
         shop.task, [breaking, fixing], shop.bench, run_suite=True, suite=chosen, jobs=2

@@ -19,6 +19,7 @@ from bugbout.core.report.report import (
     Report,
     SeparationRow,
     TaskRow,
+    TierFound,
     Totals,
     UsageRow,
 )
@@ -158,6 +159,7 @@ def test_how_the_tasks_were_found(report: Report) -> None:
         tasks=3,
         scored=2,
         not_scored={"no-fail-to-pass": 1},
+        tiers={"issue-fix": TierFound(tasks=3, scored=2)},
     )
     rows = {row.id: row for row in report.tasks}
     assert rows[T1] == TaskRow(

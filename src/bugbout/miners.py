@@ -14,6 +14,7 @@ from bugbout.core.contract.exports import lazy_exports
 
 __all__ = [
     "HISTORY_TIERS",
+    "ROOT_TEST_MODULES",
     "Change",
     "Commit",
     "ConfigError",
@@ -52,6 +53,7 @@ __getattr__, __dir__ = lazy_exports(
         "ConfigError": "bugbout.core.contract.errors",
         "Git": "bugbout.core.plumbing.git",
         "HISTORY_TIERS": "bugbout.core.store.records",
+        "ROOT_TEST_MODULES": "bugbout.core.plumbing.testmodules",
         "IssueRef": "bugbout.core.store.records",
         "Miner": "bugbout.core.mine.mining",
         "MinerPlugin": "bugbout.core.contract.types",
@@ -97,6 +99,7 @@ if TYPE_CHECKING:
     from bugbout.core.plumbing.git import Change, Commit, Git
     from bugbout.core.plumbing.progress import Progress
     from bugbout.core.plumbing.testmodules import (
+        ROOT_TEST_MODULES,
         added_tests,
         changed_tests,
         defined_tests_memo,

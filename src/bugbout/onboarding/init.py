@@ -24,10 +24,9 @@ from bugbout.core.contract.types import AgentPlugin
 from bugbout.core.mine.package_history import choose, trace_packages
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.pytest_options import selecting_options
-from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
+from bugbout.core.plumbing.testmodules import ROOT_TEST_MODULES, defined_tests, is_test_module
 from bugbout.core.race.agents import VENDOR_KEYS
 from bugbout.core.store.store import write_atomic
-from bugbout.plugins.miners.git_history import ROOT_TEST_MODULES
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""

@@ -21,6 +21,10 @@ _BODY_START = re.compile(r"^( +)[^\s#]", re.MULTILINE)
 """The first indented line of code: where a class's body starts, and its indentation."""
 
 
+ROOT_TEST_MODULES = ("test.py", "tests.py")
+"""Single test modules at the root of a repository that pytest runs when named."""
+
+
 def is_test_module(path: str) -> bool:
     """A module pytest collects by default: ``test_*.py`` or ``*_test.py``."""
     name = PurePosixPath(path).name

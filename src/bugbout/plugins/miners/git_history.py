@@ -16,6 +16,7 @@ from pydantic import Field, field_validator
 
 from bugbout.miners import (
     HISTORY_TIERS,
+    ROOT_TEST_MODULES,
     Change,
     Commit,
     Git,
@@ -224,10 +225,6 @@ class GitHistoryMiner:
             return None, TOO_MANY_SOURCE_FILES
         issue = refs[0] if refs else None
         return _Candidate(commit, title, issue, source_files, changes, fix=matched), ""
-
-
-ROOT_TEST_MODULES = ("test.py", "tests.py")
-"""Single test modules at the root of a repository that pytest runs when named."""
 
 
 class _Layout:
