@@ -198,7 +198,10 @@ def test_uv_build_resolves_as_of_the_fix_and_caches(tmp_path: Path) -> None:
     command = env.command(["--version"], tree, [])
     assert command.argv[1:] == ["-m", "pytest", "--version"]
     assert command.cwd == tree
-    assert command.env["PYTHONPATH"] == os.pathsep.join([str(tree / "src"), str(tree)])
+    project = env.path / "dists" / "demo-1.0"  # the project's own dist-info, not installed
+    assert command.env["PYTHONPATH"] == os.pathsep.join(
+        [str(tree / "src"), str(tree), str(project)]
+    )
     assert command.env["VIRTUAL_ENV"] == str(env.path)
     assert command.env["PATH"].startswith(str(env.path / "bin") + os.pathsep)
     result = run(command)

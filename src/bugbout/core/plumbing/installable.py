@@ -19,9 +19,9 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from bugbout.core.plumbing.package_index import File, PackageIndex
 from bugbout.core.store.records import Exemption
 
-_REFUSED = re.compile(
-    r"(?:versions of |\b)(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)(?:==\S+)? (?:has|have) a "
-    r"non-PEP 625-compliant source distribution filename"
+_REFUSED = re.compile(  # uv may wrap its message anywhere, or be cut after "source"
+    r"(?:versions\s+of\s+|\b)(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)(?:==\S+)?\s+(?:has|have)\s+a\s+"
+    r"non-PEP\s+625-compliant\s+source"
 )
 SOURCES = (".tar.gz", ".zip")
 """The source archives uv builds."""
