@@ -80,15 +80,18 @@ def costs_section(report: Report) -> Section:
         "round included; an attempt without token usage is not reported, never free. Cost "
         "per resolved bug is the mean priced attempt times all attempts, over the bugs "
         "resolved. On the front: no other contestant resolves at least as often for at most "
-        "the cost. A drafter's row is what its model took to draft the statements of tasks "
-        "that name no issue (`tasks.statement: drafted`), each draft one attempt: apart from "
-        "the contestants' own costs, and in the total.",
+        "the cost.",
+        "A drafter's row is what its model took to draft the statements of tasks that name "
+        "no issue (`tasks.statement: drafted`), each draft one attempt: apart from the "
+        "contestants' own costs, and in the total."
+        if any(row.role == "drafter" for row in costs.agents)
+        else "",
         f"{how_to_price(costs.unpriced)}." if costs.unpriced else "",
     ]
     return Section(
         "costs",
         "How costly",
-        " ".join(intro).strip(),
+        " ".join(part for part in intro if part),
         [
             Table(
                 ("agent", "role", "model", "price", "priced attempts", "cost", "per attempt",
