@@ -240,8 +240,14 @@ def offline_ground_truth(root: Path, source: str) -> OracleSet:
         environment=PluginChoice(name="uv", **{"python-downloads": "never"}),
         root=root,
     )
+    return ground_truth(settings)
+
+
+def ground_truth(settings: BoutSettings) -> OracleSet:
+    """The repository of ``settings`` mined and its ground truth computed, in a store
+    beside it, with the built-in plugins only."""
     plugins = make_plugins(entry_points=False)
-    store = Store(root / ".bugbout")
+    store = Store(settings.store_dir)
     return compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
 
 

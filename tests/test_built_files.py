@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.contract.manager import make_plugins
 from bugbout.core.plumbing.checkout import export
 from bugbout.core.plumbing.git import Git
-from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
-from history import calc_settings
+from history import calc_settings, ground_truth
 
 SETUP = (
     "from setuptools import setup\n"
@@ -56,9 +53,6 @@ def test_an_exported_tree_holds_the_version_module_its_build_writes(tmp_path: Pa
 def test_a_package_importing_its_built_version_module_gets_ground_truth(tmp_path: Path) -> None:
     repo, fix = _repository(tmp_path / "repo")
     settings = calc_settings(repo.path)
-    plugins = make_plugins(entry_points=False)
-    store = Store(repo.path / ".bugbout")
-    tasks = mine_tasks(settings, plugins, store)
-    oracle = compute_oracles(settings, plugins, store, tasks).root[fix[:12]]
+    oracle = ground_truth(settings).root[fix[:12]]
     assert oracle.status == "ok", oracle.reason
     assert oracle.fail_to_pass == ["tests/test_calc.py::test_double"]

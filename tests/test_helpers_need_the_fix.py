@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.contract.manager import make_plugins
-from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
-from history import calc_settings
+from history import calc_settings, ground_truth
 
 TEST = """\
 from tests.helpers import SQUARE
@@ -49,9 +46,6 @@ def test_a_helper_that_needs_the_fix_makes_every_test_fail_before_it(tmp_path: P
         },
     )
     settings = calc_settings(repo.path)
-    plugins = make_plugins(entry_points=False)
-    store = Store(repo.path / ".bugbout")
-    tasks = mine_tasks(settings, plugins, store)
-    oracle = compute_oracles(settings, plugins, store, tasks).root[fix[:12]]
+    oracle = ground_truth(settings).root[fix[:12]]
     assert oracle.status == "ok", oracle.reason
     assert oracle.fail_to_pass == ["tests/test_square.py::test_square"]

@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.contract.manager import make_plugins
-from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
-from history import calc_settings
+from history import calc_settings, ground_truth
 
 INIT = "from calc._version import __version__\n\n\ndef double(x):\n    return x {op} 2\n"
 TEST = "from calc import double\n\n\ndef test_double():\n    assert double(3) == 6\n"
@@ -44,10 +41,7 @@ def test_a_module_the_build_writes_is_named_as_the_cause(
     fix = repo.commit("Fix double (#1)", {"src/calc/__init__.py": INIT.format(op="*"), **test})
     calc = calc_settings(repo.path)
     settings = calc.model_copy(update={"project": calc.project.model_copy(update={"tests": tests})})
-    plugins = make_plugins(entry_points=False)
-    store = Store(repo.path / ".bugbout")
-    tasks = mine_tasks(settings, plugins, store)
-    oracle = compute_oracles(settings, plugins, store, tasks).root[fix[:12]]
+    oracle = ground_truth(settings).root[fix[:12]]
     assert oracle.status == "environment-error"
     error = "ModuleNotFoundError: No module named 'calc._version' (src/calc/__init__.py:1)"
     assert oracle.reason == (
