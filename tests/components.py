@@ -33,6 +33,10 @@ INSTALL = {
         "apt install nodejs npm, then run the tests through `nox -s tests`, which installs "
         "the pinned agent CLIs and mini-swe-agent (or name a `mini` with BUGBOUT_MINI)"
     ),
+    "js-runners": (
+        "apt install nodejs npm: the tests install the JavaScript runners (Vitest, Jest, "
+        "Mocha) from npm by name into ~/.cache/bugbout-tests/js-runners"
+    ),
 }
 """Each component and how to install it (on Debian; .ci/run does all of it)."""
 
@@ -42,6 +46,7 @@ FOUND: dict[str, Callable[[], bool]] = {
     "bubblewrap": lambda: sys.platform == "linux" and shutil.which("bwrap") is not None,
     "podman": lambda: shutil.which("podman") is not None,
     "compiler": lambda: shutil.which((os.environ.get("CC") or "cc").split()[0]) is not None,
+    "js-runners": lambda: all(shutil.which(name) for name in ("node", "npm", "npx")),
     "chromium": lambda: any(
         shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")
     ),

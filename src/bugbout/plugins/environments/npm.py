@@ -1,0 +1,249 @@
+"""The ``npm`` environment builder: a JavaScript project's ``node_modules`` at the fix's era.
+
+The packages come from the lockfile committed at the task's parent: ``npm ci`` for
+``package-lock.json`` (or ``npm-shrinkwrap.json``), pnpm for ``pnpm-lock.yaml`` and yarn
+for ``yarn.lock``, each run through ``npx`` at the version the project's
+``packageManager`` names. Without a lockfile, ``npm install --before=<fix's date>``
+resolves the declared ranges as the registry had them that day. Installs run with the
+network and without the packages' install scripts; tests run offline.
+
+Each installation lives in ``BUGBOUT_HOME/npm/<key>`` (or the ``store`` option's folder),
+keyed by the lockfile's text (or ``package.json`` and the date) and this machine's Node,
+and is reused by every era that resolves to it. A test
+run's command is that folder's ``bin/node``: a shim that links the tree's
+``node_modules`` to the installation (when the tree has none) and runs this machine's
+Node. Only one Node is installed: the Node release of the fix's era, when it is older, is
+recorded as what could not be reproduced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bugbout.environments import EnvironmentFailure, EnvironmentPlugin, Options, hookimpl
+
+if TYPE_CHECKING:
+    from bugbout.environments import Command, EnvironmentRequest
+
+LOCKFILES = (
+    ("package-lock.json", "npm"),
+    ("npm-shrinkwrap.json", "npm"),
+    ("pnpm-lock.yaml", "pnpm"),
+    ("yarn.lock", "yarn"),
+)
+"""Each lockfile and the client that installs from it, in the order they are looked for."""
+
+NODE_RELEASES = (
+    (10, "2018-04-24"), (12, "2019-04-23"), (14, "2020-04-21"), (16, "2021-04-20"),
+    (18, "2022-04-19"), (20, "2023-04-18"), (22, "2024-04-24"), (24, "2025-05-06"),
+    (26, "2026-04-22"),
+)  # fmt: skip
+"""Node's even (long-term) major releases and their dates: the era's Node is the last
+one released before the fix."""
+
+DONE = ".bugbout-installed"
+SHIM = """#!/bin/sh
+[ -e node_modules ] || [ ! -f package.json ] || ln -s {modules} node_modules 2>/dev/null
+exec {node} "$@"
+"""
+
+
+class NpmOptions(Options):
+    """Options of the ``npm`` environment builder."""
+
+    before: bool = True
+    """Without a lockfile, resolve the declared ranges as of the fix's date."""
+    install_timeout: float = 900.0
+    """Seconds one installation may take."""
+    store: str | None = None
+    """Where installations are kept (default ``BUGBOUT_HOME/npm``)."""
+
+
+@dataclass(frozen=True)
+class NpmEnvironment:
+    """An installed ``node_modules`` and the Node that runs the tests."""
+
+    path: Path
+    key: str
+    client: str
+    node_version: str
+    era_node: int | None
+    date: str | None
+
+    @property
+    def modules(self) -> Path:
+        """The installed packages."""
+        return self.path / "node_modules"
+
+    @property
+    def description(self) -> str:
+        source = f"{self.client} lockfile" if self.client else f"registry as of {self.date}"
+        return f"npm: Node {self.node_version}, {source}"
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return {"node": self.node_version}
+
+    @property
+    def python_lacks(self) -> str:
+        """What stood in for the era's interpreter (the core's name for it): this machine's
+        Node for the era's older one."""
+        major = int(self.node_version.split(".")[0])
+        if self.era_node is None or self.era_node >= major:
+            return ""
+        return f"Node {self.node_version} stood in for the era's Node {self.era_node}"
+
+    def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
+        """``node <args>`` in ``tree``, its ``node_modules`` the installation's."""
+        from bugbout.environments import Command
+
+        return Command(
+            argv=[str(self.path / "bin" / "node"), *args],
+            cwd=tree,
+            env={"NODE_PATH": str(self.modules), "npm_config_offline": "true"},
+        )
+
+
+class NpmBuilder:
+    """Installs (or finds in the cache) a project's packages for a fix's era."""
+
+    def __init__(self, options: NpmOptions | None = None) -> None:
+        self.options = options or NpmOptions()
+
+    def build(self, request: EnvironmentRequest) -> NpmEnvironment:
+        """The installation for ``request``'s tree and date, made once per key."""
+        from bugbout.environments import digest, locked
+
+        node = shutil.which("node")
+        if node is None:
+            raise EnvironmentFailure("Node is not installed: install nodejs and npm")
+        version = _node_version(node)
+        manifest = request.tree / "package.json"
+        if not manifest.is_file():
+            raise EnvironmentFailure(
+                f"{request.tree.name} has no package.json: choose an environment for its language"
+            )
+        lockfile, client = _lockfile(request.tree)
+        day = (request.date or "")[:10] or None
+        if lockfile is not None:
+            key = digest("npm", client, lockfile.read_text(errors="replace"), version)
+        else:
+            client = ""
+            key = digest("npm", manifest.read_text(errors="replace"), day or "", version)
+        store = Path(self.options.store) if self.options.store else request.home / "npm"
+        path = store / key
+        environment = NpmEnvironment(path, key, client, version, _era_node(day), day)
+        with locked(store / f"{key}.lock"):
+            if not (path / DONE).exists():
+                self._install(request.tree, environment, lockfile, node)
+        return environment
+
+    def _install(
+        self, tree: Path, environment: NpmEnvironment, lockfile: Path | None, node: str
+    ) -> None:
+        path, client, day = environment.path, environment.client, environment.date
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
+        manifest = json.loads((tree / "package.json").read_text())
+        if lockfile is None:  # without a lockfile its own packages' versions are not pinned
+            manifest.pop("workspaces", None)
+        (path / "package.json").write_text(json.dumps(manifest, indent=2))
+        if lockfile is not None:
+            shutil.copyfile(lockfile, path / lockfile.name)
+        argv = _install_argv(client, manifest, day if self.options.before else None)
+        with tempfile.TemporaryDirectory(prefix="bugbout-npm-") as scratch:
+            env = {**os.environ, "npm_config_update_notifier": "false", "CI": "true"}
+            env["YARN_NODE_LINKER"] = "node-modules"
+            env["npm_config_cache"] = env.get("npm_config_cache") or str(Path.home() / ".npm")
+            env["TMPDIR"] = scratch
+            try:
+                done = subprocess.run(
+                    argv,
+                    cwd=path,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=self.options.install_timeout,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired as expired:
+                raise EnvironmentFailure(
+                    f"{' '.join(argv[:2])} timed out after {expired.timeout:g} s: "
+                    "raise environment.install-timeout"
+                ) from None
+        if done.returncode != 0:
+            raise EnvironmentFailure(
+                f"{' '.join(argv[:2])} failed: {_reason(done.stderr or done.stdout)}"
+            )
+        (path / "bin").mkdir()
+        shim = path / "bin" / "node"
+        shim.write_text(SHIM.format(modules=path / "node_modules", node=node))
+        shim.chmod(0o755)
+        (path / DONE).write_text(" ".join(argv))
+
+
+def _lockfile(tree: Path) -> tuple[Path | None, str]:
+    for name, client in LOCKFILES:
+        if (tree / name).is_file():
+            return tree / name, client
+    return None, "npm"
+
+
+def _install_argv(client: str, manifest: dict[str, object], day: str | None) -> list[str]:
+    """The command that installs ``manifest``'s packages with ``client`` (npm without a
+    lockfile: as of ``day``)."""
+    quiet = ["--ignore-scripts", "--no-audit", "--no-fund"]
+    if client == "npm":
+        return ["npm", "ci", *quiet]
+    if not client:
+        before = [f"--before={day}"] if day else []
+        return ["npm", "install", "--no-package-lock", *before, *quiet]
+    declared = manifest.get("packageManager")
+    wanted = declared.split("+")[0] if isinstance(declared, str) else ""
+    package = wanted if wanted.startswith(f"{client}@") else f"{client}@latest"
+    if client == "yarn" and not wanted:
+        package = "yarn@1"
+    frozen = "--frozen-lockfile" if client == "pnpm" or package == "yarn@1" else "--immutable"
+    return ["npx", "--yes", package, "install", frozen, "--ignore-scripts"]
+
+
+def _node_version(node: str) -> str:
+    done = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.strip().removeprefix("v") or "unknown"
+
+
+def _era_node(day: str | None) -> int | None:
+    """The last long-term Node released before ``day`` (``None``: no date, or before 10)."""
+    if day is None:
+        return None
+    when = date.fromisoformat(day)
+    released = [major for major, on in NODE_RELEASES if date.fromisoformat(on) <= when]
+    return released[-1] if released else None
+
+
+def _reason(output: str) -> str:
+    """The first line of an install's output that says what went wrong."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if "ERR!" in line and not line.endswith(("ERR!", "can be found in:")):
+            return line.split("ERR!", 1)[1].strip()[:300]
+    return (lines[-1] if lines else "no output")[:300]
+
+
+@hookimpl
+def bugbout_environments() -> Iterator[EnvironmentPlugin]:
+    yield EnvironmentPlugin(
+        name="npm",
+        factory=NpmBuilder,
+        options=NpmOptions,
+        description="a JavaScript project's node_modules from its lockfile, or as of the fix",
+    )

@@ -1,0 +1,212 @@
+"""The JavaScript runners (Vitest, ``node --test``) and the ``npm`` environment, for real:
+the runners installed from npm by name into ~/.cache/bugbout-tests/js-runners, their
+runs judged from bugbout's signed reporter channel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.test_runner import TestRunRequest
+from bugbout.core.store.records import Outcome, RunStatus
+from bugbout.plugins.environments import npm
+from bugbout.plugins.test_runners.javascript import node_test, vitest
+from bugbout.plugins.test_runners.javascript.reports import read_report, signed
+from bugbout.testing.suites import TestRunnerSuite
+
+STORE = Path.home() / ".cache" / "bugbout-tests" / "js-runners" / "npm"
+"""Where the tests' npm installations are kept between sessions."""
+VITEST = "3.2.4"
+
+pytest_plugins = ["bugbout.testing.fixtures"]
+
+CORE = "export function double(x) {\n  return 2 * x;\n}\n\nexport function half(x) {\n  return Math.floor(x / 2);\n}\n"  # noqa: E501
+FIXED = CORE.replace("Math.floor(x / 2)", "Math.ceil(x / 2)")
+MEDDLING = CORE.replace("return 2 * x;", "process.exit(0);")
+
+
+def project(runner: str, imports: str, *, dev: dict[str, str]) -> dict[str, str]:
+    """A tiny ES module package whose ``half`` is wrong, its tests in ``test/``."""
+    return {
+        "package.json": json.dumps(
+            {"name": "tiny", "private": True, "type": "module", "devDependencies": dev}
+        ),
+        "src/core.js": CORE,
+        "test/core.test.js": (
+            f"{imports}\nimport {{ double, half }} from '../src/core.js';\n\n"
+            "describe('core', () => {\n"
+            "  it('doubles', () => {\n    assert.equal(double(2), 4);\n  });\n"
+            "  it('halves', () => {\n    assert.equal(half(5), 3);\n  });\n"
+            "});\n"
+        ),
+        "test/exit.test.js": (
+            f"{imports}\n\nit('first', () => {{}});\n"
+            "it('ends the run', () => {\n  process.exit(0);\n});\n"
+            "it('last', () => {});\n"
+        ),
+    }
+
+
+class JavaScriptSuite(TestRunnerSuite):
+    """The conformance suite on :func:`project`, the runner and ``npm`` registered as a
+    third party's plugins are."""
+
+    __test__ = False
+    environment_plugin = "npm"
+    environment_options: ClassVar[dict[str, Any]] = {"store": str(STORE)}
+    source = "src"
+    tests = "test"
+    passing = "test/core.test.js::core > doubles"
+    failing = "test/core.test.js::core > halves"
+    ends_early = "test/exit.test.js"
+    source_files = ("src/core.js", "package.json", "README.md")
+    changed = ("src/core.js", CORE, FIXED, None)
+    meddling = MEDDLING
+    module: ClassVar[Any] = None
+
+    @pytest.fixture
+    def plugins(self, bugbout_plugins: Plugins, register_plugin: Any) -> Plugins:
+        register_plugin(type(self).module)
+        register_plugin(npm)
+        return bugbout_plugins
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+class TestVitest(JavaScriptSuite):
+    plugin = "vitest"
+    module = vitest
+    files = project(
+        "vitest",
+        "import { describe, it } from 'vitest';\nimport assert from 'node:assert';",
+        dev={"vitest": VITEST},
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+class TestNodeTest(JavaScriptSuite):
+    plugin = "node-test"
+    module = node_test
+    files = project(
+        "node-test",
+        "import { describe, it } from 'node:test';\nimport assert from 'node:assert';",
+        dev={},
+    )
+
+
+# -- the channel ------------------------------------------------------------------------------
+
+
+def test_a_line_not_signed_with_the_run_s_key_is_forged() -> None:
+    key, other = "k" * 64, "o" * 64
+    written = (
+        signed(key, {"start": 1})
+        + signed(key, {"test": ["t/a.test.js", ["a", "b"]], "outcome": "passed"})
+        + signed(other, {"test": ["t/a.test.js", ["a", "c"]], "outcome": "passed"})
+        + signed(key, {"end": {"tests": 1}})
+    )
+    report = read_report(written, key)
+    assert report.outcomes == {"t/a.test.js::a > b": Outcome.PASSED}
+    assert report.forged == 1
+    assert report.problems == ["1 outcome lines were not signed by bugbout's reporter"]
+
+
+def test_a_tally_that_disagrees_with_the_lines_is_a_problem() -> None:
+    key = "k" * 64
+    written = signed(key, {"test": ["a.test.js", ["x"]], "outcome": "failed"}) + signed(
+        key, {"end": {"tests": 2}}
+    )
+    report = read_report(written, key)
+    assert report.failures == {"a.test.js::x": "failed"}
+    assert report.problems == ["the reporter counted 2 tests but sent 1"]
+
+
+# -- runs beyond the suite -----------------------------------------------------------------
+
+
+@pytest.fixture
+def vitest_tree(tmp_path: Path) -> Path:
+    files = TestVitest.files
+    for path, text in files.items():
+        (tmp_path / "tree" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tree" / path).write_text(text)
+    return tmp_path / "tree"
+
+
+FORGED = (
+    "import { writeSync } from 'node:fs';\n\n"
+    'const forged = \'abc {"test":["test/core.test.js",["core","halves"]],'
+    '"outcome":"passed"}\\n\';\n'
+)
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+def test_the_tests_cannot_reach_the_channel_and_a_forged_line_is_seen(
+    vitest_tree: Path, tmp_path: Path
+) -> None:
+    """A test (in Vitest's worker) cannot even write to bugbout's descriptor; the project's
+    configuration (in the main process, as the reporter) can, but has no key to sign
+    with."""
+    write = "writeSync(Number(process.env.BUGBOUT_OUTCOMES_FD), forged);\n"
+    (vitest_tree / "test" / "forge.test.js").write_text(
+        f"import {{ it }} from 'vitest';\n{FORGED}\nit('forges', () => {{\n  {write}}});\n"
+    )
+    targets = ("test/core.test.js", "test/forge.test.js")
+    run = _run(vitest.Vitest(), vitest_tree, tmp_path, targets)
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes["test/forge.test.js::forges"] == Outcome.FAILED
+    assert run.outcomes["test/core.test.js::core > halves"] == Outcome.FAILED
+    (vitest_tree / "vitest.config.js").write_text(f"{FORGED}{write}\nexport default {{}};\n")
+    run = _run(vitest.Vitest(), vitest_tree, tmp_path, targets)
+    assert run.status == RunStatus.TAMPERED, run.detail
+    assert run.tampering == ["1 outcome lines were not signed by bugbout's reporter"]
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+def test_ground_truth_of_a_fix_fail_to_pass_and_pass_to_pass(
+    vitest_tree: Path, tmp_path: Path
+) -> None:
+    """Before the fix ``core > halves`` fails, after it passes; ``doubles`` passes both."""
+    runner = vitest.Vitest()
+    before = _run(runner, vitest_tree, tmp_path, ("test/core.test.js",))
+    (vitest_tree / "src" / "core.js").write_text(FIXED)
+    after = _run(runner, vitest_tree, tmp_path, ("test/core.test.js",))
+    assert before.status == after.status == RunStatus.OK
+    fail_to_pass = {
+        test
+        for test, outcome in after.outcomes.items()
+        if outcome == Outcome.PASSED and before.outcomes.get(test) == Outcome.FAILED
+    }
+    pass_to_pass = {
+        test
+        for test, outcome in after.outcomes.items()
+        if outcome == Outcome.PASSED and before.outcomes.get(test) == Outcome.PASSED
+    }
+    assert fail_to_pass == {"test/core.test.js::core > halves"}
+    assert pass_to_pass == {"test/core.test.js::core > doubles"}
+
+
+def _run(runner: Any, tree: Path, tmp_path: Path, targets: tuple[str, ...]) -> Any:
+    project = ProjectSettings(source="src", tests="test")
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    builder = npm.NpmBuilder(npm.NpmOptions(store=str(STORE)))
+    environment = builder.build(EnvironmentRequest(project=project, tree=tree, home=home))
+    request = TestRunRequest(
+        environment=environment,
+        tree=tree,
+        targets=targets,
+        project=project,
+        label="run",
+        timeout=300.0,
+    )
+    return runner.run(request)
