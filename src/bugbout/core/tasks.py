@@ -93,7 +93,10 @@ def mine_tasks(
             )
         miner: Miner = plugins.create(MinerPlugin, settings.miner.name, settings.miner.options)
         request = MiningRequest(
-            repository=repository, project=settings.project, github=github_slug(settings, git)
+            repository=repository,
+            project=settings.project,
+            github=github_slug(settings, git),
+            test_runner=settings.test_runner,
         )
         head = head_of(miner, request)
         key = mining_key(settings, plugins, request, head) if head else ""

@@ -10,7 +10,9 @@ from pathlib import Path
 from types import CodeType
 from typing import Protocol
 
-from bugbout.core.contract.settings import ProjectSettings
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
+from bugbout.core.contract.settings import PluginChoice, ProjectSettings
 from bugbout.core.store.records import IssueRef, Record, TaskSet
 
 TitleLookup = Callable[[int], str | None]
@@ -35,6 +37,18 @@ class MiningRequest(Record):
     project: ProjectSettings
     github: str | None = None
     """``owner/name`` on GitHub, when known: references to other repositories are ignored."""
+    test_runner: PluginChoice = PluginChoice(name="pytest")
+    """The project's test runner (``test-runner``): what a test file is, what tests it
+    defines."""
+
+    @model_serializer(mode="wrap")
+    def _runner_when_chosen(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """The default runner is not written: the keys of minings stored before runners
+        were plugins stay the same."""
+        data: dict[str, object] = handler(self)
+        if self.test_runner == type(self).model_fields["test_runner"].default:
+            data.pop("test_runner", None)
+        return data
 
 
 class Miner(Protocol):

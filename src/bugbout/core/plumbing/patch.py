@@ -29,7 +29,7 @@ import os
 import re
 import subprocess
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
@@ -75,15 +75,21 @@ def is_ignored(name: str, *, directory: bool = False) -> bool:
     )
 
 
-def classify(path: str, *, source: str | tuple[str, ...], tests: str) -> ChangeArea:
-    """A path's area: ``test`` (under the tests, any ``conftest.py``, any ``test_*.py`` or
-    ``*_test.py``), else ``source`` (under the package's directory, or any of them), else
-    ``other``."""
+def classify(
+    path: str,
+    *,
+    source: str | tuple[str, ...],
+    tests: str,
+    is_test_file: Callable[[str], bool] = is_test_module,
+) -> ChangeArea:
+    """A path's area: ``test`` (under the tests, any ``conftest.py``, any test file of the
+    test runner, ``is_test_file``: pytest's ``test_*.py`` or ``*_test.py`` unless told),
+    else ``source`` (under the package's directory, or any of them), else ``other``."""
     tests_prefix = tests.strip("/") + "/"
     if (
         path.startswith(tests_prefix)
         or PurePosixPath(path).name == "conftest.py"
-        or is_test_module(path)
+        or is_test_file(path)
     ):
         return ChangeArea.TEST
     directories = (source,) if isinstance(source, str) else source
@@ -103,11 +109,12 @@ def diff_trees(
     tests: str,
     limits: LimitsSettings | None = None,
     upper: bool = False,
+    is_test_file: Callable[[str], bool] = is_test_module,
 ) -> Patch:
     """Everything added, modified or deleted in ``work`` against ``base``, caches left out,
     as a ``Patch``: one diff per area and one ``FileChange`` per path, sorted by path.
     With ``upper``, ``work`` is the upper directory of an overlay of ``base``: only what
-    it holds is read.
+    it holds is read. ``is_test_file`` is the test runner's rule (:func:`classify`).
 
     The trees are walked a directory at a time and files read one at a time. Past
     ``limits.files`` added entries, or ``limits.patch-size`` bytes of diff, it stops
@@ -124,7 +131,7 @@ def diff_trees(
         growth = (new.size if new is not None else 0) - (old.size if old is not None else 0)
         if size + growth > limits.patch_size:
             _too_large(size + max(growth, 0), limits, walked)
-        area = classify(path, source=source, tests=tests)
+        area = classify(path, source=source, tests=tests, is_test_file=is_test_file)
         text, change = _file_diff(path, old, new, area)
         size += len(text)
         if size > limits.patch_size:

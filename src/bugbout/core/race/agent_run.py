@@ -239,6 +239,7 @@ def _patch(tools: Tools, space: Workspace, breach: str | None) -> tuple[Patch, s
             tests=space.tests,
             limits=settings.limits,
             upper=space.copy.overlay is not None,
+            is_test_file=tools.runner.is_test_file,
         )
     except LimitExceeded as exc:
         return Patch(), breach or str(exc)

@@ -31,12 +31,12 @@ from bugbout.miners import (
     added_tests,
     changed_tests,
     code_changed,
-    defined_tests_memo,
+    create_plugin,
     fix_title_pattern,
     hookimpl,
-    is_test_module,
     issue_references,
 )
+from bugbout.test_runners import ProjectSettings, TestRunner, TestRunnerPlugin
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
@@ -75,6 +75,10 @@ class GitHistoryOptions(Options):
     """Words (or their inflections) a fix's title must contain."""
     tiers: tuple[str, ...] = DEFAULT_TIERS
     """The kinds of task kept, of ``issue-fix``, ``fix``, ``modified-test``, ``feature``."""
+    source_suffixes: tuple[str, ...] = (".py",)
+    """How the package's source files end: a change to another file under its directories
+    (data, documentation) is not a change to its source. A JavaScript or TypeScript
+    project's: ``[.js, .mjs, .cjs, .jsx, .ts, .mts, .cts, .tsx]``."""
 
     @field_validator("tiers")
     @classmethod
@@ -139,12 +143,13 @@ class GitHistoryMiner:
     def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
         settings = self.options
         fix_title = fix_title_pattern(settings.fix_words)
-        layout = _Layout(request.project.source, request.project.tests)
+        choice = request.test_runner
+        runner = create_plugin(TestRunnerPlugin, choice.name, choice.options)
+        layout = _Layout(request.project, runner, settings.source_suffixes)
         since = _parse_since(settings.since)
         result = TaskSet()
         claimed: set[int] = set()
         tests_cache: dict[str, dict[str, int | None]] = {}
-        statements: dict[str, dict[str, int | None]] = {}
         with Git(request.repository) as git:
             ref = self._ref(git)
             checked = (
@@ -158,13 +163,13 @@ class GitHistoryMiner:
                 )
                 for commit in git.first_parent_log(ref, since=since)
             )
-            for candidate, reason in _read_ahead(git, layout, checked, tests_cache, statements):
+            for candidate, reason in _read_ahead(git, layout, checked, tests_cache):
                 result.examined += 1
                 if candidate is None:
                     result.exclude(reason)
                     continue
                 task, reason = _task_if_tested(
-                    git, candidate, layout, tests_cache, statements, tiers=settings.tiers
+                    git, candidate, layout, tests_cache, tiers=settings.tiers
                 )
                 if task is None:
                     result.exclude(reason)
@@ -228,35 +233,38 @@ class GitHistoryMiner:
 
 
 class _Layout:
-    """Which paths are the package's source (under any of its directories, or the module
-    of the same name: a package that began as one module) and which are tests."""
+    """Which paths are the package's source (files of its ``suffixes`` under any of its
+    directories, or the module of the same name: a package that began as one module) and
+    which are tests (under its tests' directory, or test files of its ``runner``)."""
 
-    def __init__(self, source: tuple[str, ...], tests: str) -> None:
-        self.source = tuple(path.rstrip("/") + "/" for path in source)
-        self.modules = frozenset(path.rstrip("/") + ".py" for path in source)
-        self.tests = tests.rstrip("/") + "/"
+    def __init__(
+        self, project: ProjectSettings, runner: TestRunner, suffixes: tuple[str, ...]
+    ) -> None:
+        self.runner = runner
+        self.source = tuple(path.rstrip("/") + "/" for path in project.source)
+        self.suffixes = suffixes
+        self.modules = frozenset(
+            path.rstrip("/") + suffix for path in project.source for suffix in suffixes
+        )
+        self.tests = project.tests.rstrip("/") + "/"
 
     def is_test(self, path: str) -> bool:
         name = PurePosixPath(path).name
-        return path.startswith(self.tests) or name == "conftest.py" or self.is_test_module(path)
+        return path.startswith(self.tests) or name == "conftest.py" or self.is_test_file(path)
 
-    def is_test_module(self, path: str) -> bool:
-        """A module of tests: one pytest collects, or a single one at the root."""
-        return is_test_module(path) or path in ROOT_TEST_MODULES
+    def is_test_file(self, path: str) -> bool:
+        """A file of tests: one the runner collects, or a single module at the root."""
+        return self.runner.is_test_file(path) or path in ROOT_TEST_MODULES
 
     def is_parsed(self, change: Change) -> bool:
-        """A test module the commit left in place: its tests are read before and after."""
-        return (
-            change.status != "D"
-            and self.is_test_module(change.path)
-            and change.path.endswith(".py")
-        )
+        """A test file the commit left in place: its tests are read before and after."""
+        return change.status != "D" and self.is_test_file(change.path)
 
     def is_source(self, change: Change) -> bool:
         paths = [change.path] if change.old_path is None else [change.path, change.old_path]
         return any(
             (p.startswith(self.source) or p in self.modules)
-            and p.endswith(".py")
+            and p.endswith(self.suffixes)
             and not self.is_test(p)
             for p in paths
         )
@@ -275,13 +283,12 @@ def _task_if_tested(
     candidate: _Candidate,
     layout: _Layout,
     cache: dict[str, dict[str, int | None]],
-    statements: dict[str, dict[str, int | None]],
     *,
     tiers: tuple[str, ...],
 ) -> tuple[Task | None, str]:
     """The task, of the first of its tiers chosen in ``tiers``, when the change added a
-    test (found by parsing the modules before and after) or, a fix, changed one; or why
-    it is left out."""
+    test (found by parsing the test files before and after) or, a fix, changed one; or
+    why it is left out."""
     commit = candidate.commit
     parent = commit.parents[0]
     changed: list[str] = []
@@ -299,7 +306,7 @@ def _task_if_tested(
         changed.append(change.path)
         if layout.is_parsed(change):
             modules.append((change.path, change.old_blob, change.blob))
-    _read_tests(git, [blob for _, *blobs in modules for blob in blobs], cache, statements)
+    _read_tests(git, layout, modules, cache)
     for path, old_blob, blob in modules:
         before = cache[old_blob] if old_blob is not None else {}
         after = cache[blob] if blob is not None else {}
@@ -321,7 +328,7 @@ def _task_if_tested(
         title=candidate.title,
         issue=TaskIssue(number=issue.number, url=issue.url) if issue else TaskIssue(number=0),
         source_files=candidate.source_files,
-        test_files=sorted(p for p in changed if layout.is_test_module(p) and p.endswith(".py")),
+        test_files=sorted(p for p in changed if layout.is_test_file(p)),
         changed_test_files=sorted(changed),
         deleted_test_files=sorted(deleted),
         added_tests=added,
@@ -340,7 +347,8 @@ def _tier(candidate: _Candidate, added: bool) -> str:
 
 
 def _modified(git: Git, modules: list[tuple[str, str | None, str | None]]) -> list[str]:
-    """The tests whose code changed in ``modules`` (``(path, old blob, new blob)``)."""
+    """The tests whose code changed in test files ``modules`` (``(path, old blob, new
+    blob)``)."""
     found: list[str] = []
     for path, old, new in modules:
         if old is None or new is None:
@@ -359,9 +367,8 @@ def _read_ahead(
     layout: _Layout,
     checked: Iterator[tuple[_Candidate | None, str]],
     cache: dict[str, dict[str, int | None]],
-    statements: dict[str, dict[str, int | None]],
 ) -> Iterator[tuple[_Candidate | None, str]]:
-    """``checked`` unchanged, but the test modules of the next :data:`READ_AHEAD`
+    """``checked`` unchanged, but the test files of the next :data:`READ_AHEAD`
     candidates are read and parsed into ``cache`` in one batch before they are yielded:
     one round trip to git for many fixes, not one for each."""
     held: list[tuple[_Candidate | None, str]] = []
@@ -370,9 +377,9 @@ def _read_ahead(
         held.append(item)
         waiting += item[0] is not None
         if waiting == READ_AHEAD:
-            yield from _released(git, layout, held, cache, statements)
+            yield from _released(git, layout, held, cache)
             held, waiting = [], 0
-    yield from _released(git, layout, held, cache, statements)
+    yield from _released(git, layout, held, cache)
 
 
 def _released(
@@ -380,20 +387,19 @@ def _released(
     layout: _Layout,
     held: list[tuple[_Candidate | None, str]],
     cache: dict[str, dict[str, int | None]],
-    statements: dict[str, dict[str, int | None]],
 ) -> list[tuple[_Candidate | None, str]]:
-    """``held``, once the test modules of its candidates are in ``cache`` and the source
+    """``held``, once the test files of its candidates are in ``cache`` and the source
     files edited by those that change tests are read: one batch (the commits left out
     hold only their reason, so a long gap between fixes costs little)."""
     candidates = [candidate for candidate, _ in held if candidate is not None]
-    tests = [
-        blob
+    tests = {
+        blob: change.path
         for candidate in candidates
         for change in candidate.commit.changes
         if layout.is_parsed(change)
         for blob in (change.old_blob, change.blob)
         if blob is not None and blob not in cache
-    ]
+    }
     tested = [
         candidate
         for candidate in candidates
@@ -408,9 +414,8 @@ def _released(
         if blob is not None
     ]
     found = git.contents([*tests, *sources])
-    for blob in tests:
-        content = found[blob]
-        cache[blob] = defined_tests_memo(content, statements) if content is not None else {}
+    for blob, path in tests.items():
+        cache[blob] = layout.runner.defined_tests(path, found[blob])
     for candidate in tested:  # one that leaves its tests alone is no task either way
         candidate.sources = {
             blob: found[blob]
@@ -443,16 +448,20 @@ def _is_edited(change: Change) -> bool:
 
 def _read_tests(
     git: Git,
-    blobs: list[str | None],
+    layout: _Layout,
+    files: list[tuple[str, str | None, str | None]],
     cache: dict[str, dict[str, int | None]],
-    statements: dict[str, dict[str, int | None]],
 ) -> None:
-    """Put the tests each module blob defines in ``cache``: the blobs not there yet are
-    read in one batch, each parsed once and, within the blobs, once per top-level
-    statement."""
-    missing = [blob for blob in blobs if blob is not None and blob not in cache]
-    for blob, content in git.contents(missing).items():
-        cache[blob] = defined_tests_memo(content, statements) if content is not None else {}
+    """Put the tests each blob of ``files`` (``(path, old blob, new blob)``) defines in
+    ``cache``: the blobs not there yet are read in one batch, each parsed once."""
+    missing = {
+        blob: path
+        for path, *blobs in files
+        for blob in blobs
+        if blob is not None and blob not in cache
+    }
+    for blob, content in git.contents(list(missing)).items():
+        cache[blob] = layout.runner.defined_tests(missing[blob], content)
 
 
 def _parse_since(since: str | None) -> int | None:

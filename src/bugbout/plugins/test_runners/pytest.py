@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
+from bugbout.miners import defined_tests_memo
 from bugbout.test_runners import (
     Environment,
     FileChange,
@@ -24,7 +25,6 @@ from bugbout.test_runners import (
     TestRunRequest,
     TestStyle,
     changed_functions,
-    defined_tests,
     hookimpl,
     inspect_patch,
     is_test_module,
@@ -53,11 +53,16 @@ class Pytest:
         first_failure="-x",
     )
 
+    def __init__(self) -> None:
+        self._statements: dict[str, dict[str, int | None]] = {}
+        """The tests of each top-level statement parsed: successive versions of a module
+        (a history walk, an agent's edits) share most of theirs."""
+
     def is_test_file(self, path: str) -> bool:
         return is_test_module(path)
 
     def defined_tests(self, path: str, source: bytes | None) -> dict[str, int | None]:
-        return defined_tests(source)
+        return defined_tests_memo(source, self._statements) if source is not None else {}
 
     def suite_paths(self, tree: Path, tests: str, test_files: Iterable[str]) -> tuple[str, ...]:
         return suite_paths(tree, tests, test_files)

@@ -1,0 +1,133 @@
+"""What a JavaScript or TypeScript project's test files are, by their names as the
+runners collect them (Vitest and Jest's ``*.test.*``, ``*.spec.*`` and ``__tests__/``,
+Mocha's and ``node --test``'s ``test/`` folders), and where its source is, by the
+package's layout (``src/``, ``lib/``, each workspace's of a monorepo)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
+
+import yaml
+
+SOURCE_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+"""How a JavaScript or TypeScript module's name ends."""
+DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")
+"""Type declarations: no code that runs, no tests."""
+MARKS = ("test", "spec")
+"""What a test file's name says before its suffix: ``sum.test.ts``, ``sum.spec.js``."""
+TEST_FOLDERS = frozenset({"__tests__", "test", "tests"})
+SOURCE_FOLDERS = ("src", "lib")
+"""Where a package keeps its source, in the order looked for."""
+LEFT_OUT = frozenset({"node_modules", "dist", "build", "coverage"})
+"""Folders of installed or generated files, never a project's own tests or source."""
+
+
+def is_module(path: str) -> bool:
+    """Whether ``path`` is a JavaScript or TypeScript module (not type declarations),
+    outside installed or generated folders."""
+    parts = PurePosixPath(path).parts
+    return (
+        path.endswith(SOURCE_SUFFIXES)
+        and not path.endswith(DECLARATIONS)
+        and not LEFT_OUT.intersection(parts[:-1])
+    )
+
+
+def is_test_file(path: str) -> bool:
+    """Whether ``path`` (relative to the repository, ``/``-separated) is a test file:
+    a module named ``*.test.*`` or ``*.spec.*``, or any module under a ``__tests__``,
+    ``test`` or ``tests`` folder."""
+    if not is_module(path):
+        return False
+    location = PurePosixPath(path)
+    mark = PurePosixPath(location.stem).suffix.removeprefix(".")
+    return mark in MARKS or bool(TEST_FOLDERS.intersection(location.parts[:-1]))
+
+
+def workspaces(read: Callable[[str], bytes | None]) -> tuple[str, ...]:
+    """The workspace patterns of a monorepo (``packages/*``): package.json's
+    ``workspaces`` (a list, or Yarn's ``{packages: [...]}``) and pnpm-workspace.yaml's
+    ``packages``; ``read`` gives a file's text by its path (``None``: no such file)."""
+    found: list[str] = []
+    manifest = _parsed(read("package.json"), json.loads)
+    declared = manifest.get("workspaces") if isinstance(manifest, dict) else None
+    if isinstance(declared, dict):
+        declared = declared.get("packages")
+    if isinstance(declared, list):
+        found.extend(str(pattern) for pattern in declared)
+    pnpm = _parsed(read("pnpm-workspace.yaml"), yaml.safe_load)
+    packages = pnpm.get("packages") if isinstance(pnpm, dict) else None
+    if isinstance(packages, list):
+        found.extend(str(pattern) for pattern in packages)
+    return tuple(dict.fromkeys(p.removeprefix("./").rstrip("/") for p in found))
+
+
+def _parsed(text: bytes | None, parse: Callable[[bytes], object]) -> object:
+    """``text`` parsed, or ``None`` when it is absent or does not parse."""
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except (ValueError, yaml.YAMLError):
+        return None
+
+
+def source_roots(paths: Iterable[str], read: Callable[[str], bytes | None]) -> tuple[str, ...]:
+    """The package's source (``project.source``) in a repository holding ``paths`` (its
+    files, relative to its root), ``read`` giving a file's text: in each package (each
+    workspace of a monorepo, else the root), its ``src`` or else its ``lib`` folder
+    when that holds modules, else each module at the package's root that is not a test
+    or a tool's configuration, by its name without its suffix (mining takes a package
+    that is one module by that name)."""
+    files = [path for path in paths if is_module(path) and not is_test_file(path)]
+    patterns = [p for p in workspaces(read) if not p.startswith("!")]
+    excluded = [p[1:] for p in workspaces(read) if p.startswith("!")]
+    packages = sorted(
+        {
+            str(PurePosixPath(path).parent)
+            for path in paths
+            if PurePosixPath(path).name == "package.json"
+            and _matches(str(PurePosixPath(path).parent), patterns)
+            and not _matches(str(PurePosixPath(path).parent), excluded)
+        }
+    )
+    roots: list[str] = []
+    for package in packages or ["."]:
+        roots.extend(_package_source(package, files))
+    return tuple(roots)
+
+
+def _matches(folder: str, patterns: list[str]) -> bool:
+    """Whether ``folder`` is one of the workspace ``patterns`` (``packages/*``,
+    ``packages/**``)."""
+    return any(
+        fnmatch.fnmatchcase(folder, pattern) or fnmatch.fnmatchcase(folder, f"{pattern}/*")
+        for pattern in patterns
+        if pattern
+    )
+
+
+def _package_source(package: str, files: list[str]) -> list[str]:
+    """The source of the package in folder ``package``, given the repository's modules
+    that are not tests."""
+    prefix = "" if package == "." else f"{package}/"
+    for folder in SOURCE_FOLDERS:
+        if any(path.startswith(f"{prefix}{folder}/") for path in files):
+            return [f"{prefix}{folder}"]
+    own = [
+        path
+        for path in files
+        if PurePosixPath(path).parent == PurePosixPath(package)
+        and not _is_configuration(PurePosixPath(path).name)
+    ]
+    return sorted({str(PurePosixPath(path).with_suffix("")) for path in own})
+
+
+def _is_configuration(name: str) -> bool:
+    """A tool's configuration at a package's root (``vitest.config.ts``,
+    ``.eslintrc.js``, ``jest.setup.js``, ``rollup.config.mjs``)."""
+    stem = name.split(".")
+    return name.startswith(".") or any(part in ("config", "setup", "conf") for part in stem[1:])
