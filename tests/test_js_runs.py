@@ -16,30 +16,45 @@ from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.test_runner import TestRunRequest
 from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.plugins.environments import npm
-from bugbout.plugins.test_runners.javascript import node_test, vitest
+from bugbout.plugins.test_runners.javascript import jest, mocha, node_test, vitest
 from bugbout.plugins.test_runners.javascript.reports import read_report, signed
 from bugbout.testing.suites import TestRunnerSuite
 
 STORE = Path.home() / ".cache" / "bugbout-tests" / "js-runners" / "npm"
 """Where the tests' npm installations are kept between sessions."""
-VITEST = "3.2.4"
+VITEST, JEST, MOCHA = "3.2.4", "30.2.0", "11.7.5"
 
 pytest_plugins = ["bugbout.testing.fixtures"]
 
 CORE = "export function double(x) {\n  return 2 * x;\n}\n\nexport function half(x) {\n  return Math.floor(x / 2);\n}\n"  # noqa: E501
-FIXED = CORE.replace("Math.floor(x / 2)", "Math.ceil(x / 2)")
+
+
+def fixed(text: str) -> str:
+    """``text`` with ``half`` fixed."""
+    return text.replace("Math.floor(x / 2)", "Math.ceil(x / 2)")
+
+
+FIXED = fixed(CORE)
 MEDDLING = CORE.replace("return 2 * x;", "process.exit(0);")
+EXPORTS = "\nmodule.exports = { double, half };\n"
 
 
-def project(runner: str, imports: str, *, dev: dict[str, str]) -> dict[str, str]:
-    """A tiny ES module package whose ``half`` is wrong, its tests in ``test/``."""
+def project(imports: str, *, dev: dict[str, str], module: bool = True) -> dict[str, str]:
+    """A tiny package whose ``half`` is wrong, its tests in ``test/``: an ES module, or
+    CommonJS with the runner's globals (``module=False``)."""
+    kind = {"type": "module"} if module else {}
+    uses = (
+        "import { double, half } from '../src/core.js';"
+        if module
+        else "const { double, half } = require('../src/core.js');"
+    )
     return {
         "package.json": json.dumps(
-            {"name": "tiny", "private": True, "type": "module", "devDependencies": dev}
+            {"name": "tiny", "private": True, **kind, "devDependencies": dev}
         ),
-        "src/core.js": CORE,
+        "src/core.js": CORE if module else CORE.replace("export ", "") + EXPORTS,
         "test/core.test.js": (
-            f"{imports}\nimport {{ double, half }} from '../src/core.js';\n\n"
+            f"{imports}\n{uses}\n\n"
             "describe('core', () => {\n"
             "  it('doubles', () => {\n    assert.equal(double(2), 4);\n  });\n"
             "  it('halves', () => {\n    assert.equal(half(5), 3);\n  });\n"
@@ -83,7 +98,6 @@ class TestVitest(JavaScriptSuite):
     plugin = "vitest"
     module = vitest
     files = project(
-        "vitest",
         "import { describe, it } from 'vitest';\nimport assert from 'node:assert';",
         dev={"vitest": VITEST},
     )
@@ -95,10 +109,29 @@ class TestNodeTest(JavaScriptSuite):
     plugin = "node-test"
     module = node_test
     files = project(
-        "node-test",
         "import { describe, it } from 'node:test';\nimport assert from 'node:assert';",
         dev={},
     )
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+class TestJest(JavaScriptSuite):
+    plugin = "jest"
+    module = jest
+    files = project("const assert = require('node:assert');", dev={"jest": JEST}, module=False)
+    changed = ("src/core.js", files["src/core.js"], fixed(files["src/core.js"]), None)
+    meddling = files["src/core.js"].replace("return 2 * x;", "process.exit(0);")
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+class TestMocha(JavaScriptSuite):
+    plugin = "mocha"
+    module = mocha
+    files = project("const assert = require('node:assert');", dev={"mocha": MOCHA}, module=False)
+    changed = ("src/core.js", files["src/core.js"], fixed(files["src/core.js"]), None)
+    meddling = files["src/core.js"].replace("return 2 * x;", "process.exit(0);")
 
 
 # -- the channel ------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 // main process had to report itself (it crashed or ended before reporting its tests),
 // and the tally through the signed channel.
 import { relative } from "node:path";
-import { message, send } from "./channel.mjs";
+import channel from "./channel.cjs";
+
+const { message, send } = channel;
 
 export default async function* bugbout(source) {
   const stacks = new Map();

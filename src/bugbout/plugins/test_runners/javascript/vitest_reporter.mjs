@@ -2,7 +2,9 @@
 // and sends every test's outcome, each file's load error, the unhandled errors and the
 // tally through the signed channel.
 import { relative } from "node:path";
-import { message, send } from "./channel.mjs";
+import channel from "./channel.cjs";
+
+const { message, send } = channel;
 
 const STATES = { pass: "passed", fail: "failed", skip: "skipped", todo: "skipped" };
 
