@@ -64,6 +64,15 @@ def test_mocha_describe_and_it_blocks() -> None:
     assert all(name.startswith("cookie.parse(str") for name in tests), list(tests)
 
 
+def test_mocha_qunit_suites_hold_the_tests_after_them() -> None:
+    path = "test/parse.js"
+    tests = defined_tests(path, blob("jshttp/cookie", "b15be80b", path))
+    assert tests["parse > argument validation"] == 1
+    assert all(name.startswith("parse > ") for name in tests), list(tests)
+    source = b'suite("a"); test("one", f); suite("b"); test("two", f); test("later");'
+    assert defined_tests("q.js", source) == {"a > one": 1, "b > two": 1}
+
+
 def test_titles_are_the_literals_text_with_escapes_read() -> None:
     source = rb"""
     describe('it\'s "quoted"', () => {

@@ -19,6 +19,8 @@ DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")
 MARKS = ("test", "spec")
 """What a test file's name says before its suffix: ``sum.test.ts``, ``sum.spec.js``."""
 TEST_FOLDERS = frozenset({"__tests__", "test", "tests"})
+SUPPORT_FOLDERS = frozenset({"fixtures", "fixture", "__fixtures__", "__mocks__"})
+"""Folders inside a test folder that hold what tests read or import, not tests."""
 SOURCE_FOLDERS = ("src", "lib")
 """Where a package keeps its source, in the order looked for."""
 LEFT_OUT = frozenset({"node_modules", "dist", "build", "coverage"})
@@ -39,12 +41,14 @@ def is_module(path: str) -> bool:
 def is_test_file(path: str) -> bool:
     """Whether ``path`` (relative to the repository, ``/``-separated) is a test file:
     a module named ``*.test.*`` or ``*.spec.*``, or any module under a ``__tests__``,
-    ``test`` or ``tests`` folder."""
+    ``test`` or ``tests`` folder but not under its fixtures or mocks."""
     if not is_module(path):
         return False
     location = PurePosixPath(path)
-    mark = PurePosixPath(location.stem).suffix.removeprefix(".")
-    return mark in MARKS or bool(TEST_FOLDERS.intersection(location.parts[:-1]))
+    if PurePosixPath(location.stem).suffix.removeprefix(".") in MARKS:
+        return True
+    folders = location.parts[:-1]
+    return bool(TEST_FOLDERS.intersection(folders)) and not SUPPORT_FOLDERS.intersection(folders)
 
 
 def workspaces(read: Callable[[str], bytes | None]) -> tuple[str, ...]:

@@ -9,8 +9,9 @@ with substitutions, a name) is kept as its source text, as the runner's own titl
 tables count one case per row (an array literal's elements, a tagged table's rows), and
 multiply the cases of the blocks inside a ``describe.each``; the count is ``None`` when
 it cannot be told (a table that is not a literal, a block inside a loop or a callback
-other than a block's). Tests that never run (``.skip``, ``.todo``, ``xit``) are left
-out: a test a fix unskips is one it adds.
+other than a block's). Tests that never run (``.skip``, ``.todo``, ``xit``, one without
+a function) are left out: a test a fix unskips is one it adds. A top-level ``suite``
+without a function (Mocha's QUnit interface) holds the top-level tests after it.
 """
 
 from __future__ import annotations
@@ -52,9 +53,17 @@ def _language(kind: str) -> tree_sitter.Language:
 
 @functools.cache
 def _query(kind: str) -> tree_sitter.Query:
-    """The names that may start a block, in grammar ``kind``."""
+    """The names that may start a block, in grammar ``kind``: a callee's (``it(``), or the
+    object of a callee's chain of up to three members (``test.concurrent.each(``)."""
     names = " ".join(f'"{name}"' for name in sorted(GROUPS | TESTS | NEVER_RUN))
-    return tree_sitter.Query(_language(kind), f"((identifier) @name (#any-of? @name {names}))")
+    name = f"(identifier) @name (#any-of? @name {names})"
+    patterns = []
+    for depth in range(4):
+        callee = name
+        for _ in range(depth):
+            callee = f"(member_expression object: {callee})"
+        patterns.append(f"(call_expression function: {callee})")
+    return tree_sitter.Query(_language(kind), "\n".join(patterns))
 
 
 def grammar(path: str) -> str:
@@ -130,7 +139,7 @@ def _block(name: tree_sitter.Node, blocks: dict[int, _Block | None]) -> _Block |
         if modifiers[-1] in TABLES:
             cases = _rows(call.child_by_field_name("arguments"))
         outer = call.parent
-        if outer is None or outer.type != "call_expression":
+        if outer is None or outer.child_by_field_name("function") != call:
             return None
         call = outer
     if base in NEVER_RUN or SKIPPING & set(modifiers):
@@ -139,9 +148,15 @@ def _block(name: tree_sitter.Node, blocks: dict[int, _Block | None]) -> _Block |
     if any(m not in TABLES | CONDITIONS | MODIFIERS for m in modifiers):
         return None  # test.extend, describe.configure...: not a block
     arguments = call.child_by_field_name("arguments")
-    first = arguments.named_children[0] if arguments and arguments.named_children else None
-    if first is None:
+    given = arguments.named_children if arguments is not None else []
+    if not given:
         return None
+    first = given[0]
+    if base in TESTS and len(given) == 1:
+        return None  # it("later"): pending, never run
+    if base in GROUPS and len(given) == 1 and _is_statement(call):
+        blocks[QUNIT] = _Block((_title(first),), 1, False)  # suite("parse"); test(...)
+        return blocks[QUNIT]
     enclosing, repeated = _enclosing(call, blocks)
     if enclosing is _NEVER:
         blocks[call.id] = None
@@ -155,6 +170,20 @@ def _block(name: tree_sitter.Node, blocks: dict[int, _Block | None]) -> _Block |
 
 _NEVER = _Block((), 0, False)
 """What :func:`_enclosing` gives for a block inside one that never runs."""
+QUNIT = -1
+"""The key in ``blocks`` of the last top-level group without a callback (Mocha's QUnit
+interface): the blocks after it at the top level are in it."""
+
+
+def _is_statement(call: tree_sitter.Node) -> bool:
+    """Whether ``call`` is a statement of the file's top level."""
+    statement = call.parent
+    return (
+        statement is not None
+        and statement.type == "expression_statement"
+        and statement.parent is not None
+        and statement.parent.type == "program"
+    )
 
 
 def _enclosing(
@@ -175,7 +204,7 @@ def _enclosing(
                 return group, repeated
             repeated = True
         node = node.parent
-    return None, repeated
+    return blocks.get(QUNIT), repeated
 
 
 def _rows(table: tree_sitter.Node | None) -> int | None:
