@@ -231,11 +231,15 @@ def _era_node(day: str | None) -> int | None:
 
 
 def _reason(output: str) -> str:
-    """The first line of an install's output that says what went wrong."""
+    """The first line of an install's errors that says what went wrong (not its code, nor
+    where its log is)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for line in lines:
-        if "ERR!" in line and not line.endswith(("ERR!", "can be found in:")):
-            return line.split("ERR!", 1)[1].strip()[:300]
+        for prefix in ("npm error", "npm ERR!", "ERR_PNPM", "error"):
+            if line.startswith(prefix):
+                said = line.removeprefix(prefix).strip()
+                if said and not said.startswith(("code ", "A complete log")):
+                    return said[:300]
     return (lines[-1] if lines else "no output")[:300]
 
 

@@ -1,0 +1,83 @@
+"""The ``npm`` environment, for real against the npm registry: installs from a committed
+lockfile, or as of the fix's date without one; reused per key; a failed install says why
+in one line; the era's Node that this machine's stood in for is recorded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.contract.errors import EnvironmentFailure
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environment import EnvironmentRequest, lacking
+from bugbout.plugins.environments.npm import NpmBuilder, NpmOptions
+
+pytestmark = [pytest.mark.slow, pytest.mark.requires("js-runners")]
+
+
+def _tree(root: Path, dependencies: dict[str, str]) -> Path:
+    root.mkdir(parents=True)
+    manifest = {"name": "tiny", "private": True, "dependencies": dependencies}
+    (root / "package.json").write_text(json.dumps(manifest))
+    return root
+
+
+def _build(tree: Path, home: Path, date: str | None = None) -> object:
+    request = EnvironmentRequest(
+        project=ProjectSettings(source="src", tests="test"), tree=tree, home=home, date=date
+    )
+    return NpmBuilder(NpmOptions()).build(request)
+
+
+def _version(environment: object, package: str) -> str:
+    modules: Path = environment.modules  # type: ignore[attr-defined]
+    return str(json.loads((modules / package / "package.json").read_text())["version"])
+
+
+def test_the_committed_lockfile_is_installed_and_reused(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", {"is-number": ">=3 <7"})
+    subprocess.run(
+        ["npm", "install", "--package-lock-only", "--no-audit", "--no-fund", "is-number@4.0.0"],
+        cwd=tree,
+        check=True,
+        capture_output=True,
+    )
+    first = _build(tree, tmp_path / "home")
+    assert _version(first, "is-number") == "4.0.0"
+    assert "npm lockfile" in first.description  # type: ignore[attr-defined]
+    marker = first.path / ".bugbout-installed"  # type: ignore[attr-defined]
+    installed = marker.stat().st_mtime_ns
+    again = _build(tree, tmp_path / "home", date="2020-01-01")
+    assert again.path == first.path  # type: ignore[attr-defined]
+    assert marker.stat().st_mtime_ns == installed
+
+
+def test_without_a_lockfile_the_registry_is_read_as_of_the_fix(tmp_path: Path) -> None:
+    """The registry dates is-number 4.0.0 on 2024-11-22 and 6.0.0 on 2024-12-02."""
+    tree = _tree(tmp_path / "tree", {"is-number": ">=3 <7"})
+    then = _build(tree, tmp_path / "home", date="2024-11-23T10:00:00+00:00")
+    assert _version(then, "is-number") == "4.0.0"
+    assert "registry as of 2024-11-23" in then.description  # type: ignore[attr-defined]
+    now = _build(tree, tmp_path / "home")
+    assert _version(now, "is-number") == "6.0.0"
+
+
+def test_a_failed_install_says_why_in_one_line(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", {"bugbout-no-such-package-3f9a1c": "1.0.0"})
+    with pytest.raises(EnvironmentFailure) as failure:
+        _build(tree, tmp_path / "home")
+    message = str(failure.value)
+    assert "\n" not in message
+    assert message.startswith("npm install failed: ")
+    assert "404" in message
+
+
+def test_the_era_s_node_that_could_not_be_used_is_recorded(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", {})
+    environment = _build(tree, tmp_path / "home", date="2019-06-01")
+    assert "stood in for the era's Node 12" in lacking(environment)  # type: ignore[arg-type]
+    recent = _build(tree, tmp_path / "home", date="2026-01-01")
+    assert lacking(recent) == ""  # type: ignore[arg-type]
