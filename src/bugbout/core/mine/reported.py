@@ -9,6 +9,7 @@ was changed. Nothing in it shows a line the fix added, to the code or to the tes
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import io
 import keyword
@@ -16,7 +17,7 @@ import re
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
 
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import HISTORY_TIERS, Oracle, Task
 
 SHOWN = 8
@@ -55,6 +56,8 @@ _CALL = re.compile(r"\b[\w.]+\([^)]*\)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _HUNK = re.compile(r"^@@ -\S+ \+(\d+)")
+_DEFINES = ("def ", "async def ", "class ", "@")
+"""How a line that starts a top-level definition begins."""
 _STRING_OR_COMMENT = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|#.*$")
 
 
@@ -214,18 +217,20 @@ def fix_only(git: Git, task: Task) -> tuple[list[str], set[str]]:
         if found is not None:
             names |= _code_names(found[1].decode("utf-8", "replace"), lines)
     names -= set(dir(builtins))
-    return source_lines(added), names - _held(git, task.parent, names)
+    return source_lines(added), names - _held(git, task, names)
 
 
 def _code_names(text: str, lines: set[int]) -> set[str]:
     """The names on ``lines`` of the module ``text`` that are code: not in a comment or
-    a string. Read from its syntax tree (Python's own parser: a tokenizer in Python took
-    a tenth of a second a module), else its tokens, else each line alone without its
-    strings and comments."""
-    try:
-        return _tree_names(ast.parse(text), lines)
-    except (SyntaxError, ValueError, RecursionError):
-        pass
+    a string. Read from the syntax tree of the top-level definitions holding them
+    (Python's own parser: a tokenizer in Python took a tenth of a second a module, and
+    parsing a whole module most of a task's statement), else of the whole module, else
+    its tokens, else each line alone without its strings and comments."""
+    for first, piece in (_definitions(text, lines), (1, text)):
+        try:
+            return _tree_names(ast.parse(piece), {line - first + 1 for line in lines})
+        except (SyntaxError, ValueError, RecursionError):
+            continue
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
@@ -244,12 +249,25 @@ def _code_names(text: str, lines: set[int]) -> set[str]:
     }  # fmt: skip
 
 
+def _definitions(text: str, lines: set[int]) -> tuple[int, str]:
+    """The first line and the text of the top-level definitions (``def``, ``class`` or a
+    decorator at the start of a line) of ``text`` that hold ``lines``, with what lies
+    between them; the whole of ``text`` when its line ends are not all ``\\n`` (the
+    parser would number its lines otherwise)."""
+    if "\r" in text or not lines:
+        return 1, text
+    rows = text.split("\n")
+    starts = [number for number, row in enumerate(rows, start=1) if row.startswith(_DEFINES)]
+    first = max((start for start in starts if start <= min(lines)), default=1)
+    end = min((start for start in starts if start > max(lines)), default=len(rows) + 1)
+    return first, "\n".join(rows[first - 1 : end - 1])
+
+
 def _tree_names(tree: ast.AST, lines: set[int]) -> set[str]:
     """The identifiers of ``tree`` written on ``lines``: names, attributes, what a
     ``def``, ``class``, parameter, keyword argument or import defines."""
     found: set[str] = set()
-    first, last = min(lines, default=0), max(lines, default=-1)
-    for node in _walk_within(tree, first, last):
+    for node in _walk_within(tree, sorted(lines)):
         if isinstance(node, ast.Name):
             named = [(node.id, node.lineno)]
         elif isinstance(node, ast.Attribute):
@@ -266,9 +284,9 @@ def _tree_names(tree: ast.AST, lines: set[int]) -> set[str]:
     return found
 
 
-def _walk_within(tree: ast.AST, first: int, last: int) -> Iterator[ast.AST]:
-    """The nodes of ``tree`` whose lines may reach into ``first``..``last`` (a node
-    that ends before or starts after them is not entered)."""
+def _walk_within(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` whose lines may hold one of ``lines`` (sorted): a node
+    none of whose lines is one of them is not entered."""
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -276,20 +294,46 @@ def _walk_within(tree: ast.AST, first: int, last: int) -> Iterator[ast.AST]:
         end = getattr(node, "end_lineno", None) or start
         decorators = getattr(node, "decorator_list", [])  # written above its first line
         start = min([start, *(d.lineno for d in decorators)]) if decorators else start
-        if start is not None and end is not None and (end < first or start > last):
-            continue
+        if start is not None and end is not None:
+            after = bisect.bisect_left(lines, start)  # the first of lines from its start
+            if after == len(lines) or lines[after] > end:
+                continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _held(git: Git, commit: str, names: set[str]) -> set[str]:
-    """Which of ``names`` a Python file of ``commit`` holds, as a whole word."""
-    if not names:
-        return set()
-    # one alternation: git's matcher for many fixed words (-F -e ...) took seconds a task
-    pattern = "(" + "|".join(sorted(names)) + ")"  # names are identifiers: no ERE syntax
-    try:
-        found = git.run("grep", "-o", "-h", "-w", "-E", "-e", pattern, commit, "--", "*.py")
-    except GitError:  # no file holds any of them
-        return set()
-    return set(found.split()) & names
+def _held(git: Git, task: Task, names: set[str]) -> set[str]:
+    """Which of ``names`` a Python file of the fix's parent holds, as a whole word: the
+    files the fix changed are read first, the rest of its tree only for the names left
+    (read through ``cat-file``: a ``git grep`` of the tree cost most of a statement)."""
+    left = {name.encode("utf-8", "surrogateescape"): name for name in names}
+    read: set[str] = set()
+    for path in (*task.source_files, *task.changed_test_files):
+        found = git.blob(task.parent, path) if path.endswith(".py") else None
+        if found is not None:
+            read.add(found[0])
+            _take_words(found[1], left)
+    if left:
+        listing = git.run("ls-tree", "-r", "-z", task.parent).split("\0")
+        entries = (entry.split("\t", 1) for entry in listing if "\t" in entry)
+        others = [
+            header.split()[2]
+            for header, path in entries
+            if path.endswith(".py") and header.split()[1] == "blob"
+        ]
+        for content in git.contents(set(others) - read).values():
+            if not left:
+                break
+            if content is not None:
+                _take_words(content, left)
+    return names - set(left.values())
+
+
+def _take_words(content: bytes, left: dict[bytes, str]) -> None:
+    """Remove from ``left`` the names ``content`` holds as a whole word (bounded by
+    bytes that are not ASCII letters, digits or ``_``, as ``git grep -w`` reads it)."""
+    candidates = [re.escape(word) for word in left if word in content]
+    if candidates:
+        words = rb"(?<![A-Za-z0-9_])(?:" + b"|".join(candidates) + rb")(?![A-Za-z0-9_])"
+        for word in set(re.findall(words, content)):
+            del left[word]
