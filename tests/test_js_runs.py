@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 import pytest
 
 from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.test_runner import TestRunRequest
 from bugbout.core.store.records import Outcome, RunStatus
@@ -228,7 +229,7 @@ def test_ground_truth_of_a_fix_fail_to_pass_and_pass_to_pass(
     assert pass_to_pass == {"test/core.test.js::core > doubles"}
 
 
-def _run(runner: Any, tree: Path, tmp_path: Path, targets: tuple[str, ...]) -> Any:
+def _run(runner: Any, tree: Path, tmp_path: Path, targets: tuple[str, ...], **fields: Any) -> Any:
     project = ProjectSettings(source="src", tests="test")
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -241,5 +242,32 @@ def _run(runner: Any, tree: Path, tmp_path: Path, targets: tuple[str, ...]) -> A
         project=project,
         label="run",
         timeout=300.0,
+        **fields,
     )
     return runner.run(request)
+
+
+# -- confined as bugbout confines test runs ------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+@pytest.mark.requires("bubblewrap")
+@pytest.mark.parametrize("suite", [TestVitest, TestNodeTest, TestJest, TestMocha])
+def test_runs_confined_in_bubblewrap(
+    suite: type[JavaScriptSuite], bugbout_plugins: Plugins, register_plugin: Any, tmp_path: Path
+) -> None:
+    """The installation lives under the (masked) HOME: the run reads it through the
+    shim's folder, writes nothing there, and still reports every outcome."""
+    tree = tmp_path / "tree"
+    for path, text in suite.files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    settings = BoutSettings(project=ProjectSettings(source="src"), root=tmp_path / "repo")
+    sandbox = bugbout_plugins.create("sandbox", "bubblewrap")
+    confine = confinement.test_confinement(settings, sandbox, tmp_path / "bugbout-home")
+    register_plugin(suite.module)
+    runner = bugbout_plugins.create("test-runner", suite.plugin, {})
+    run = _run(runner, tree, tmp_path, ("test/core.test.js",), confine=confine)
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {suite.passing: Outcome.PASSED, suite.failing: Outcome.FAILED}
