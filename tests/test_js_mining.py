@@ -57,6 +57,8 @@ def bugbout_test_runners():
         ("test/parse.js", True),
         ("tests/unit/helpers.cts", True),
         ("lib/sum.e2e.spec.mts", True),
+        ("test.js", True),
+        ("packages/a/test.mjs", True),
         ("src/sum.ts", False),
         ("src/testing.ts", False),
         ("src/contest.js", False),

@@ -40,12 +40,14 @@ def is_module(path: str) -> bool:
 
 def is_test_file(path: str) -> bool:
     """Whether ``path`` (relative to the repository, ``/``-separated) is a test file:
-    a module named ``*.test.*`` or ``*.spec.*``, or any module under a ``__tests__``,
-    ``test`` or ``tests`` folder but not under its fixtures or mocks."""
+    a module named ``*.test.*``, ``*.spec.*`` or ``test.*`` (``node --test``'s and
+    AVA's single file), or any module under a ``__tests__``, ``test`` or ``tests``
+    folder but not under its fixtures or mocks."""
     if not is_module(path):
         return False
     location = PurePosixPath(path)
-    if PurePosixPath(location.stem).suffix.removeprefix(".") in MARKS:
+    stem = PurePosixPath(location.stem)
+    if stem.suffix.removeprefix(".") in MARKS or stem.name == "test":
         return True
     folders = location.parts[:-1]
     return bool(TEST_FOLDERS.intersection(folders)) and not SUPPORT_FOLDERS.intersection(folders)
