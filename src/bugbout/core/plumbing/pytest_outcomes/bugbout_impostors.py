@@ -7,9 +7,14 @@ It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3
 """
 
 import functools
+import gc
+import json
 import os
+import select
+import signal
 import sys
 import types
+import warnings
 import weakref
 
 
@@ -70,6 +75,8 @@ SAMPLES = (
 )
 """A builtin a class may derive from, a value to make an instance of it with, and
 another value of that builtin."""
+PROBE_SECONDS = 10
+"""How long the probe of one class may take before it is given up."""
 
 
 class Impostors(object):
@@ -119,7 +126,16 @@ class Impostors(object):
             self.suspects.append(klass)
 
     def on_collection(self, phase, info):
-        if phase == "start":
+        """Scan at a collection's start, unless the stack is deep: a scan reaching the
+        recursion limit inside the collector has its error swallowed, and before Python
+        3.9 the recursion then goes on past the limit and aborts the interpreter. A call
+        through a class's slots counts thrice toward the limit, so a quarter of it is
+        deep; the next collection scans."""
+        if phase != "start":
+            return
+        try:
+            sys._getframe(sys.getrecursionlimit() // 4)
+        except ValueError:
             self.scan()
 
     def _library(self, klass):
@@ -129,30 +145,40 @@ class Impostors(object):
             return False
         files = [getattr(sys.modules[klass.__module__], "__file__", None)]
         for name in PROBED:
-            if name in vars(klass):
-                files.append(getattr(code_of(vars(klass)[name]), "co_filename", None))
+            member = vars(klass).get(name)
+            if python_level(member):  # not ``__ne__ = object.__ne__``
+                files.append(getattr(code_of(member), "co_filename", None))
         return all(f and os.path.isfile(f) and not inside(f, self.root) for f in files)
 
     def found(self):
         """The suspects that answer as nothing honest does, one record each."""
         self.scan(everything=True)
+        left = list(dict((id(k), k) for k in self.suspects).values())
         records = []
-        for klass in dict((id(k), k) for k in self.suspects).values():
-            module = sys.modules.get(klass.__module__)
-            for name, why in _probe(klass):
-                code = code_of(vars(klass).get(name))
-                records.append(
-                    {
-                        "class": "%s.%s" % (klass.__module__, klass.__qualname__),
-                        "qualname": klass.__qualname__,
-                        "named": _named(klass),
-                        "method": name,
-                        "why": why,
-                        "file": self._where(getattr(module, "__file__", None)),
-                        "code": self._where(getattr(code, "co_filename", None)),
-                        "filed": os.path.isfile(getattr(code, "co_filename", None) or ""),
-                    }
-                )
+        while left:
+            answers = _apart(left, self._records)
+            for answer in answers:
+                records.extend(answer)
+            left = left[len(answers) + 1 :]  # the one after: its probe never answered
+        return records
+
+    def _records(self, klass):
+        module = sys.modules.get(klass.__module__)
+        records = []
+        for name, why in _probe(klass):
+            code = code_of(vars(klass).get(name))
+            records.append(
+                {
+                    "class": "%s.%s" % (klass.__module__, klass.__qualname__),
+                    "qualname": klass.__qualname__,
+                    "named": _named(klass),
+                    "method": name,
+                    "why": why,
+                    "file": self._where(getattr(module, "__file__", None)),
+                    "code": self._where(getattr(code, "co_filename", None)),
+                    "filed": os.path.isfile(getattr(code, "co_filename", None) or ""),
+                }
+            )
         return records
 
     def _where(self, path):
@@ -161,6 +187,58 @@ class Impostors(object):
         if inside(path, self.root):
             return os.path.relpath(os.path.realpath(path), self.root).replace(os.sep, "/")
         return path
+
+
+def _apart(suspects, records):
+    """``records(klass)`` of the suspects in turn, made in a child process, until one
+    kills it or runs past ``PROBE_SECONDS``: an instance made without its class's code
+    may recurse without end (a ``__getattr__`` reading a slot never set), which can
+    abort the interpreter, and no probe may end the run. Made here when no child can
+    be started."""
+    reading, writing = os.pipe()
+    try:
+        with warnings.catch_warnings():  # Python 3.12+ warns of a fork with threads
+            warnings.simplefilter("ignore")
+            pid = os.fork()
+    except OSError:
+        os.close(reading)
+        os.close(writing)
+        return [records(klass) for klass in suspects]
+    if pid == 0:
+        os.close(reading)
+        gc.disable()  # no collector callbacks deep in a probe's recursion
+        silent = os.open(os.devnull, os.O_WRONLY)
+        for stream in (1, 2):  # an abort's report is not the run's output
+            os.dup2(silent, stream)
+        try:
+            for klass in suspects:
+                line = (json.dumps(records(klass)) + "\n").encode()
+                while line:
+                    line = line[os.write(writing, line) :]
+        finally:
+            os._exit(0)
+    os.close(writing)
+    return _answers(pid, reading, len(suspects))
+
+
+def _answers(pid, reading, expected):
+    """The lines the child ``pid`` writes on ``reading``, each within ``PROBE_SECONDS``
+    of the last; the child is killed when it falls silent."""
+    answers, pending = [], b""
+    try:
+        while len(answers) < expected and select.select([reading], [], [], PROBE_SECONDS)[0]:
+            chunk = os.read(reading, 1 << 16)
+            if not chunk:
+                break
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            answers.extend(json.loads(line.decode()) for line in lines)
+    finally:
+        os.close(reading)
+        if len(answers) < expected:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return answers
 
 
 def _named(klass):
