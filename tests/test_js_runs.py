@@ -162,6 +162,23 @@ def test_a_tally_that_disagrees_with_the_lines_is_a_problem() -> None:
     assert report.problems == ["the reporter counted 2 tests but sent 1"]
 
 
+def test_a_title_path_a_file_repeats_has_the_worst_of_its_outcomes() -> None:
+    """Vitest and Jest run two tests of one name (ufo's ``withQuery`` cases): not
+    tampering, one id."""
+    key = "k" * 64
+    twice = ["test/query.test.ts", ["withQuery", "/?a"]]
+    written = (
+        signed(key, {"test": twice, "outcome": "passed"})
+        + signed(key, {"test": twice, "outcome": "failed", "message": "expected"})
+        + signed(key, {"test": twice, "outcome": "passed"})
+        + signed(key, {"end": {"tests": 3}})
+    )
+    report = read_report(written, key)
+    assert report.problems == []
+    assert report.outcomes == {"test/query.test.ts::withQuery > /?a": Outcome.FAILED}
+    assert report.failures == {"test/query.test.ts::withQuery > /?a": "expected"}
+
+
 # -- runs beyond the suite -----------------------------------------------------------------
 
 
