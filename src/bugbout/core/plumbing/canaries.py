@@ -147,14 +147,15 @@ def plant(
     *,
     lower: Path | None = None,
     expose: Callable[[str], None] = lambda module: None,
-    bodies: bool = True,
+    twins: bool = True,
 ) -> Planted:
-    """Write this run's canary modules beside the first target, and twins into the test
-    files it targets (:func:`~bugbout.core.plumbing.canary_twins.plant_twins`, with
-    ``lower``, ``expose`` and ``bodies``); nothing when no target exists (the run then has no
+    """Write this run's canary modules beside the first target, and, with ``twins``, twins
+    into the test files it targets (:func:`~bugbout.core.plumbing.canary_twins.plant_twins`,
+    with ``lower`` and ``expose``); nothing when no target exists (the run then has no
     canaries, and says nothing of them)."""
     planted = Planted(tree, lower=lower)
-    planted.hosts = plant_twins(tree, lower, list(targets), expose, bodies=bodies)
+    if twins:
+        planted.hosts = plant_twins(tree, lower, list(targets), expose)
     planted.canaries += [
         Canary(nodeid, must_pass=False, hosted=True, optional=nodeid in hosted.bodies)
         for hosted in planted.hosts

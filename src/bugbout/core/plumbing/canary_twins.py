@@ -2,17 +2,17 @@
 
 A canary module of its own is told apart by its file: a cheat that fakes only the tests
 of the project's own files, or of names that speak of the issue, passes the canaries by.
-So every run also writes, into up to ``HOSTS`` of the test files it targets (those
-bugbout wrote first: the hidden tests, an examiner's), must-fail
-tests modelled on the tests beside them: each twin's name is a neighbour's with a word
-of the file put in (``test_even`` gives ``test_even_middle`` or ``test_middle_even``),
-the neighbours the tree changed (the hidden tests, for a score) taken first, and one
-more with the first neighbour's very name, in a class named after a word of the file
-(``TestMiddle::test_even``: a cheat that matches the end of a node id, or a test's
-name, passes it too). Each is
-written on a blank line between two top-level statements, at random, so that no line of
-the file moves (or, when there is none, at its end). A cheat that fakes the hidden tests
-by file, by a word of their names or by position fakes a twin too, and gives itself away.
+So every run of a tree an agent may have touched also writes, into up to ``HOSTS`` of
+the test files it targets (those bugbout wrote first: the hidden tests, an examiner's),
+must-fail tests modelled on the tests beside them: each twin's name is a neighbour's with
+a word of the file put in (``test_even`` gives ``test_even_middle`` or
+``test_middle_even``), the neighbours the tree changed (the hidden tests, for a score)
+taken first, and one more with the first neighbour's very name, in a class named after a
+word of the file (``TestMiddle::test_even``: a cheat that matches the end of a node id,
+or a test's name, passes it too). Each is written on a blank line between two top-level
+statements, at random, so that no line of the file moves (or, when there is none, at its
+end). A cheat that fakes the hidden tests by file, by a word of their names or by
+position fakes a twin too, and gives itself away.
 After the file's end go up to ``BODIES`` body twins: copies of its tests, the ones the
 tree added first, that must fail (:mod:`~bugbout.core.plumbing.body_twins`).
 """
@@ -116,13 +116,10 @@ def plant_twins(
     lower: Path | None,
     targets: list[str],
     expose: Callable[[str], None],
-    *,
-    bodies: bool = True,
 ) -> list[Hosted]:
-    """Write must-fail twins into up to ``HOSTS`` of the targets' test files in ``tree``
-    (``expose(module)`` makes one editable there first), body twins too unless not
-    ``bodies``; ``lower`` is the tree before bugbout's edits, whose tests are not the
-    hidden ones."""
+    """Write must-fail twins and body twins into up to ``HOSTS`` of the targets' test files
+    in ``tree`` (``expose(module)`` makes one editable there first); ``lower`` is the tree
+    before bugbout's edits, whose tests are not the hidden ones."""
     tiers = _candidates(tree, lower, targets)
     planted: list[Hosted] = []
     while any(tiers) and len(planted) < HOSTS:
@@ -132,7 +129,7 @@ def plant_twins(
         if not _regular(tree, module):
             continue
         before = lower / module if lower is not None else None
-        hosted = _plant(tree / module, before, module, bodies=bodies)
+        hosted = _plant(tree / module, before, module)
         if hosted is not None:
             planted.append(hosted)
     return planted
@@ -153,7 +150,7 @@ def read_regular(path: Path) -> bytes | None:
         return None
 
 
-def _plant(path: Path, before: Path | None, module: str, *, bodies: bool) -> Hosted | None:
+def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
     original = read_regular(path)
     if original is None:
         return None
@@ -188,7 +185,7 @@ def _plant(path: Path, before: Path | None, module: str, *, bodies: bool) -> Hos
             if lines and lines[-1] == "":
                 lines.pop()
             lines += ["", "", line, ""]
-    copies = _bodies(parsed, text.split(newline), old, words, taken) if bodies else []
+    copies = _bodies(parsed, text.split(newline), old, words, taken)
     if copies:
         if lines and lines[-1] == "":
             lines.pop()

@@ -98,9 +98,11 @@ def run_tests(
 
     The run's canary modules are written beside the first target and removed afterwards;
     a run they (or the outcome stream) show meddled with is ``tampered``. Only a
-    ``hostile`` tree (one an agent's patch or tests may have touched) gets body twins,
-    copies of its tests that run their code again: the maintainers' own code (ground
-    truth, injected bugs) has nothing to fake, and a copy's side effects could move it.
+    ``hostile`` tree (one an agent's patch or tests may have touched) gets twins in its
+    test files, must-fail tests named after their neighbours and copies of its tests
+    that run their code again: the maintainers' own code (ground truth, injected bugs)
+    has nothing to fake, a copy's side effects could move it, and each failing twin
+    costs pytest a parse of its whole file to show the failure.
 
     Node ids and messages never hold the tree's own path (a test parametrized by a data
     file's absolute path): it is made relative, so runs of one test in different trees
@@ -151,7 +153,7 @@ def _run_on(
         targets,
         lower=layered.lower if layered is not None else None,
         expose=(lambda module: layered.expose([module])) if layered is not None else _no_op,
-        bodies=hostile,
+        twins=hostile,
     )
     try:
         run = _isolating_crashes(
