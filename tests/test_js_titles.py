@@ -73,6 +73,36 @@ def test_mocha_qunit_suites_hold_the_tests_after_them() -> None:
     assert defined_tests("q.js", source) == {"a > one": 1, "b > two": 1}
 
 
+def test_loops_over_literal_lists_name_each_pass_s_tests() -> None:
+    path = "test/index.test.js"
+    tests = defined_tests(path, blob("ai/nanoid", "07a39d62", path))
+    for type in ("node", "browser"):  # for (let type of ['node', 'browser']) describe(type
+        assert tests[f"{type} > customAlphabet > has options"] == 1
+        assert tests[f"{type} > is ready for 0 size"] == 1
+    assert len(tests) == 60
+    assert not [name for name in tests if not name.startswith(("node > ", "browser > "))]
+    source = b"""
+    const cases = load();
+    for (const unit of ["ms", "s"]) {
+      describe(unit, () => {
+        ["a", 'b'].forEach(function (name) { it(`${name} in ${unit}`, () => {}); });
+        for (const other of cases) { it(`${unit} to ${other}`, () => {}); }
+        for (const again of [1, 2]) { it("same title", () => {}); }
+      });
+    }
+    """
+    assert defined_tests("units.test.js", source) == {
+        "ms > a in ms": 1,
+        "ms > b in ms": 1,
+        "ms > ${unit} to ${other}": None,
+        "ms > same title": 2,
+        "s > a in s": 1,
+        "s > b in s": 1,
+        "s > ${unit} to ${other}": None,  # a title with a value not known is its source
+        "s > same title": 2,
+    }
+
+
 def test_titles_are_the_literals_text_with_escapes_read() -> None:
     source = rb"""
     describe('it\'s "quoted"', () => {
@@ -116,7 +146,8 @@ def test_modifiers_tables_and_tests_that_never_run() -> None:
         "math > doubles %i": None,
         "math > posix paths": 1,
         "math > case %s > item %i": 6,
-        "math > n is ${n}": None,
+        "math > n is 1": 1,
+        "math > n is 2": 1,
     }
 
 

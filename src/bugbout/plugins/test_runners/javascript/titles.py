@@ -17,6 +17,8 @@ without a function (Mocha's QUnit interface) holds the top-level tests after it.
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -38,6 +40,8 @@ MODIFIERS = frozenset({"only", "concurrent", "sequential", "fails", "shuffle", "
 LOOPS = frozenset(
     {"for_statement", "for_in_statement", "while_statement", "do_statement"}
 )  # fmt: skip
+MOST_PASSES = 1000
+"""The most passes of the loops around a test that are told apart by their values."""
 SINGLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
 
@@ -77,10 +81,20 @@ def grammar(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Block:
-    """A ``describe`` or test call: its title path and cases, as far as they are known."""
+class _Loop:
+    """A loop over a literal list a block is in: its variable and the values it takes."""
 
-    path: tuple[str, ...]
+    name: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A ``describe`` or test call: the titles of its path, the loops over literal lists
+    around them, and its cases, as far as they are known."""
+
+    titles: tuple[tree_sitter.Node, ...]
+    loops: tuple[_Loop, ...]
     cases: int | None
     test: bool
 
@@ -100,12 +114,25 @@ def defined_tests(path: str, source: bytes | None) -> dict[str, int | None]:
         found = _block(name, blocks)
         if found is None or not found.test:
             continue
-        key = SEPARATOR.join(found.path)
-        if key in tests:  # the runner runs (and reports) a title defined twice twice
-            tests[key] = _plus(tests[key], found.cases)
-        else:
-            tests[key] = found.cases
+        for key in _keys(found):
+            if key in tests:  # the runner runs (and reports) a title defined twice twice
+                tests[key] = _plus(tests[key], found.cases)
+            else:
+                tests[key] = found.cases
     return tests
+
+
+def _keys(test: _Block) -> list[str]:
+    """The title paths of ``test``, one for each pass of the loops around it (at most
+    :data:`MOST_PASSES`; past them, or when a title cannot be read, its source text)."""
+    passes = math.prod(len(loop.values) for loop in test.loops)
+    if passes > MOST_PASSES:
+        return [SEPARATOR.join(_title(title, {}) for title in test.titles)]
+    keys = []
+    for values in itertools.product(*(loop.values for loop in test.loops)):
+        bound = {loop.name: value for loop, value in zip(test.loops, values, strict=True)}
+        keys.append(SEPARATOR.join(_title(title, bound) for title in test.titles))
+    return keys
 
 
 def _plus(a: int | None, b: int | None) -> int | None:
@@ -155,20 +182,24 @@ def _block(name: tree_sitter.Node, blocks: dict[int, _Block | None]) -> _Block |
     if base in TESTS and len(given) == 1:
         return None  # it("later"): pending, never run
     if base in GROUPS and len(given) == 1 and _is_statement(call):
-        blocks[QUNIT] = _Block((_title(first),), 1, False)  # suite("parse"); test(...)
+        blocks[QUNIT] = _Block((first,), (), 1, False)  # suite("parse"); test(...)
         return blocks[QUNIT]
-    enclosing, repeated = _enclosing(call, blocks)
+    enclosing, loops, repeated = _enclosing(call, blocks)
     if enclosing is _NEVER:
         blocks[call.id] = None
         return None
-    path = (*enclosing.path, _title(first)) if enclosing else (_title(first),)
-    total = _times(enclosing.cases if enclosing else 1, cases)
-    found = _Block(path, None if repeated else total, base in TESTS)
+    around = enclosing or _Block((), (), 1, False)
+    found = _Block(
+        (*around.titles, first),
+        (*around.loops, *loops),
+        None if repeated else _times(around.cases, cases),
+        base in TESTS,
+    )
     blocks[call.id] = found
     return found
 
 
-_NEVER = _Block((), 0, False)
+_NEVER = _Block((), (), 0, False)
 """What :func:`_enclosing` gives for a block inside one that never runs."""
 QUNIT = -1
 """The key in ``blocks`` of the last top-level group without a callback (Mocha's QUnit
@@ -188,23 +219,79 @@ def _is_statement(call: tree_sitter.Node) -> bool:
 
 def _enclosing(
     call: tree_sitter.Node, blocks: dict[int, _Block | None]
-) -> tuple[_Block | None, bool]:
-    """The group ``call`` is in (:data:`_NEVER` when that never runs), and whether it is
-    inside a loop or a callback that may run it any number of times."""
+) -> tuple[_Block | None, list[_Loop], bool]:
+    """The group ``call`` is in (:data:`_NEVER` when that never runs), the loops over
+    literal lists between them (outermost first), and whether it is also inside a loop
+    or a callback that may run it any number of times."""
+    loops: list[_Loop] = []
     repeated = False
     node = call.parent
     while node is not None:
-        if node.type in LOOPS:
-            repeated = True
-        elif node.type == "call_expression":
-            if node.id in blocks:
-                group = blocks[node.id]
-                if group is None:
-                    return _NEVER, repeated
-                return group, repeated
-            repeated = True
+        if node.id in blocks:
+            group = blocks[node.id]
+            return (_NEVER if group is None else group), loops[::-1], repeated
+        if node.type in LOOPS or node.type == "call_expression":
+            loop = _loop(node)
+            if loop is None:
+                repeated = True
+            else:
+                loops.append(loop)
         node = node.parent
-    return blocks.get(QUNIT), repeated
+    return blocks.get(QUNIT), loops[::-1], repeated
+
+
+def _loop(node: tree_sitter.Node) -> _Loop | None:
+    """``node`` as a loop over a literal list: ``for (const x of ["a", "b"])`` or
+    ``["a", "b"].forEach((x) => ...)`` (or ``.map``); ``None``: another loop or call."""
+    if node.type == "for_in_statement":
+        operator = node.child_by_field_name("operator")
+        if operator is None or operator.type != "of":
+            return None
+        variable, values = node.child_by_field_name("left"), node.child_by_field_name("right")
+    elif node.type == "call_expression":
+        callee = node.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression":
+            return None
+        method = callee.child_by_field_name("property")
+        if method is None or method.text not in (b"forEach", b"map"):
+            return None
+        values = callee.child_by_field_name("object")
+        arguments = node.child_by_field_name("arguments")
+        given = arguments.named_children if arguments is not None else []
+        variable = _first_parameter(given[0]) if given else None
+    else:
+        return None
+    if variable is None or variable.type != "identifier" or values is None:
+        return None
+    if values.type != "array":
+        return None
+    texts = [_value(element) for element in values.named_children]
+    if any(text is None for text in texts):
+        return None
+    return _Loop((variable.text or b"").decode(), tuple(text for text in texts if text is not None))
+
+
+def _first_parameter(function: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The first parameter of a function or arrow function ``function``."""
+    if function.type not in ("arrow_function", "function_expression"):
+        return None
+    single = function.child_by_field_name("parameter")
+    if single is not None:
+        return single
+    parameters = function.child_by_field_name("parameters")
+    named = parameters.named_children if parameters is not None else []
+    return named[0] if named else None
+
+
+def _value(element: tree_sitter.Node) -> str | None:
+    """A literal element's text as JavaScript turns it into a string: a string's, a
+    whole number's; ``None`` for anything else."""
+    if element.type == "string":
+        return _title(element, {})
+    text = (element.text or b"").decode()
+    if element.type == "number" and text.isdigit() and (text == "0" or text[0] != "0"):
+        return text
+    return None
 
 
 def _rows(table: tree_sitter.Node | None) -> int | None:
@@ -236,19 +323,29 @@ def _tagged_rows(table: tree_sitter.Node) -> int | None:
     return len(substitutions) // columns
 
 
-def _title(node: tree_sitter.Node) -> str:
-    """A title as the runner prints it: a literal's text, else the expression's source."""
-    if node.type in ("string", "template_string") and not any(
-        child.type == "template_substitution" for child in node.named_children
-    ):
-        return "".join(_literal(child) for child in node.named_children)
+def _title(node: tree_sitter.Node, bound: dict[str, str]) -> str:
+    """A title as the runner prints it, the ``bound`` variables of the loops around it
+    given their values: a literal's text, else the expression's source."""
+    if node.type == "identifier" and node.text is not None and node.text.decode() in bound:
+        return bound[node.text.decode()]
+    if node.type in ("string", "template_string"):
+        parts = [_literal(part, bound) for part in node.named_children]
+        if all(part is not None for part in parts):
+            return "".join(part for part in parts if part is not None)
     text = (node.text or b"").decode(errors="replace")
     return text[1:-1] if node.type == "template_string" else text
 
 
-def _literal(part: tree_sitter.Node) -> str:
-    """A piece of a string literal's text, its escape sequences read."""
+def _literal(part: tree_sitter.Node, bound: dict[str, str] | None = None) -> str | None:
+    """A piece of a string or template literal's text, its escape sequences read and a
+    substitution of a ``bound`` variable its value; ``None``: another substitution."""
     text = (part.text or b"").decode(errors="replace")
+    if part.type == "template_substitution":
+        inner = part.named_children
+        name = inner[0].text.decode() if len(inner) == 1 and inner[0].text else ""
+        if bound is None or inner[0].type != "identifier" or name not in bound:
+            return None
+        return bound[name]
     if part.type != "escape_sequence":
         return text
     body = text[1:]
