@@ -91,6 +91,7 @@ def mine_tasks(
             raise ConfigError(
                 f"{repository} is not a git repository; set project.repository in bugbout.yaml"
             )
+        plugins.notify("bugbout_before_mine", repository=repository)
         miner: Miner = plugins.create(MinerPlugin, settings.miner.name, settings.miner.options)
         request = MiningRequest(
             repository=repository,
@@ -242,6 +243,8 @@ def compute_oracles(
     again on every run, but once per ``sweep`` (its directory): its later jobs take the
     first one's. ``computed`` receives the id of each task whose oracle was computed."""
     progress = progress or SilentProgress()
+    plugins.notify("bugbout_before_truth", tasks=tasks)
+    _report_problems(plugins, progress)
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
     todo: list[tuple[Task, str]] = []
     for task in tasks.tasks:
@@ -282,6 +285,8 @@ def compute_oracles(
     tell_statements(settings, plugins, store, tasks, oracles, warn=progress.warn)
     progress.finish()
     store.write(TASKS, tasks)
+    plugins.notify("bugbout_after_truth", tasks=tasks, oracles=oracles)
+    _report_problems(plugins, progress)
     return oracles
 
 

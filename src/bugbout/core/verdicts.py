@@ -153,6 +153,8 @@ class Verdicts:
     ) -> EvidenceJob:
         """``task``'s test runs: the job finds in the store's shared evidence what any bout
         left there under the same keys, and computes the rest."""
+        for stage in ("crossexam", "score", "audit"):
+            self.plugins.notify(f"bugbout_before_{stage}", task=task)
         return EvidenceJob(
             settings=self.settings,
             store=self.store,
@@ -183,13 +185,19 @@ class Verdicts:
             self.output.write(matrix_path(task.id), evidence.matrix)
             verdicts.root[task.id] = {}
             scores.picks.clear()
+        notify = self.plugins.notify
+        notify("bugbout_after_crossexam", task=task, matrix=evidence.matrix)
+        notify("bugbout_before_judge", task=task, matrix=evidence.matrix)
         verdict = self._judge(task, evidence.matrix, job.attempts)
         verdicts.root.setdefault(task.id, {})[verdict.policy] = verdict
         self.output.write(VERDICTS, verdicts)
+        notify("bugbout_after_judge", task=task, verdict=verdict)
         scores.patches.update(evidence.scores)
+        notify("bugbout_after_score", task=task, resolutions=evidence.scores)
         if evidence.audits:
             audits.root.setdefault(task.id, {}).update(evidence.audits)
             self.output.write(AUDITS, audits)
+        notify("bugbout_after_audit", task=task, audits=evidence.audits)
         for problem in evidence.problems:
             self.progress.warn(problem)
         pick = scores.patches.get(verdict.pick) if verdict.pick else None

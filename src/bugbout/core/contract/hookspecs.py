@@ -4,8 +4,10 @@ Two families of hooks:
 
 - **registration hooks**, ``bugbout_<kinds>()``, one per plugin kind, each returning
   records (:mod:`bugbout.core.contract.types`) that name a plugin, its factory and its options;
-- **lifecycle hooks**, ``bugbout_after_<stage>(record)``, called with the record a
-  stage has just written.
+- **lifecycle hooks**, ``bugbout_before_<stage>(...)`` with a stage's input and
+  ``bugbout_after_<stage>(...)`` with the records it has just written, for each stage
+  of :data:`STAGES`; pluggy calls them in its own order (``tryfirst``, ``trylast``,
+  ``wrapper=True``).
 
 A plugin module implements any of them with ``from bugbout import hookimpl`` and is
 published under the ``bugbout`` entry-point group.
@@ -35,13 +37,18 @@ if TYPE_CHECKING:
         SandboxPlugin,
         TestRunnerPlugin,
     )
-    from bugbout.core.store.records import Oracle, TaskSet
+    from bugbout.core.report.report import Report
+    from bugbout.core.store.records import Attempt, Audit, Oracle, OracleSet, Task, TaskSet
+    from bugbout.core.store.verdict_records import Matrix, Resolution, Verdict
 
 PROJECT_NAME = "bugbout"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
+STAGES = ("mine", "truth", "race", "crossexam", "judge", "score", "audit", "report")
+"""The stages, in a bout's order: each has a ``bugbout_before_`` and a ``bugbout_after_``
+hook."""
 RENAMED_HOOKS = {"bugbout_examiners": "bugbout_assignments"}
 """Registration hooks that were renamed: a plugin that implements the old name is still
 collected, into the kind of the new one, with a note to rename it."""
@@ -254,6 +261,11 @@ def bugbout_transcript(agent: str, logdir: Path) -> list[Step] | None:
 
 
 @hookspec
+def bugbout_before_mine(repository: Path) -> None:
+    """Called before mining walks (or reuses the mining of) ``repository``."""
+
+
+@hookspec
 def bugbout_after_mine(tasks: TaskSet) -> None:
     """Called once mining has written ``tasks.json``.
 
@@ -265,6 +277,17 @@ def bugbout_after_mine(tasks: TaskSet) -> None:
         def bugbout_after_mine(tasks):
             print(f"{len(tasks.tasks)} tasks from {tasks.examined} commits")
     """
+
+
+@hookspec
+def bugbout_before_truth(tasks: TaskSet) -> None:
+    """Called before the ground truth of ``tasks`` is computed or reused."""
+
+
+@hookspec
+def bugbout_after_truth(tasks: TaskSet, oracles: OracleSet) -> None:
+    """Called once every task's oracle is in ``oracles.json`` and ``tasks`` say which
+    are scored."""
 
 
 @hookspec
@@ -280,3 +303,74 @@ def bugbout_after_oracle(oracle: Oracle) -> None:
             if oracle.unstable:
                 print(oracle.task_id, "has flaky tests:", oracle.unstable)
     """
+
+
+@hookspec
+def bugbout_before_race(tasks: TaskSet, oracles: OracleSet) -> None:
+    """Called before the contestants race on the scored ``tasks``."""
+
+
+@hookspec
+def bugbout_after_race(attempts: list[Attempt]) -> None:
+    """Called once the race has ended, with the attempts it ran (not those reused)."""
+
+
+@hookspec
+def bugbout_before_crossexam(task: Task) -> None:
+    """Called before ``task``'s test runs (cross-examination, scores, audits) start or
+    are found in the store."""
+
+
+@hookspec
+def bugbout_after_crossexam(task: Task, matrix: Matrix) -> None:
+    """Called with ``task``'s cross-examination matrix once its test runs are in."""
+
+
+@hookspec
+def bugbout_before_judge(task: Task, matrix: Matrix) -> None:
+    """Called before the judge decides ``task`` on ``matrix``."""
+
+
+@hookspec
+def bugbout_after_judge(task: Task, verdict: Verdict) -> None:
+    """Called with the judge's verdict on ``task`` (an abstention when it crashed).
+
+    Example::
+
+        @hookimpl(wrapper=True)
+        def bugbout_after_judge(task, verdict):
+            started = time.monotonic()
+            yield  # the other implementations run here
+            print(task.id, verdict.pick or "abstained", time.monotonic() - started)
+    """
+
+
+@hookspec
+def bugbout_before_score(task: Task) -> None:
+    """Called before ``task``'s patches are scored against its hidden tests."""
+
+
+@hookspec
+def bugbout_after_score(task: Task, resolutions: dict[str, Resolution]) -> None:
+    """Called with the score of each of ``task``'s patches, by attempt."""
+
+
+@hookspec
+def bugbout_before_audit(task: Task) -> None:
+    """Called before ``task``'s patches are audited."""
+
+
+@hookspec
+def bugbout_after_audit(task: Task, audits: dict[str, Audit]) -> None:
+    """Called with the audits of ``task``'s patches, by attempt (empty when the auditor
+    audited none)."""
+
+
+@hookspec
+def bugbout_before_report(report: Report) -> None:
+    """Called before the reporters render ``report``."""
+
+
+@hookspec
+def bugbout_after_report(report: Report, files: list[str]) -> None:
+    """Called once the reporters have written ``files`` (names in the output store)."""

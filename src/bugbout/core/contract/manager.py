@@ -30,6 +30,8 @@ BUILTIN_DISTRIBUTION = "bugbout"
 DISABLE_AUTOLOAD_VARIABLE = "BUGBOUT_DISABLE_PLUGIN_AUTOLOAD"
 DISABLE_VARIABLE = "BUGBOUT_DISABLE_PLUGINS"
 
+_LIFECYCLE = ("bugbout_before_", "bugbout_after_")
+"""How the names of the lifecycle hooks begin."""
 T = TypeVar("T")
 Kind = str | type[PluginSpec[Any]]
 """A plugin kind: its record type (``JudgePlugin``), or its word (``"judge"``)."""
@@ -103,6 +105,7 @@ class Plugins:
         self.distributions[name] = distribution
         self._order.setdefault(name, len(self._order))
         self._by_kind = {}
+        self._guard(name)
         for attribute in _unmarked_hooks(plugin):
             self.problems.append(
                 f"plugin {name!r} from {distribution}: {attribute} is not marked @hookimpl, "
@@ -158,17 +161,50 @@ class Plugins:
                 self.unregister(impl.plugin_name)
 
     def notify(self, hook_name: str, **kwargs: Any) -> None:
-        """Call a lifecycle hook; an implementation that raises is reported, not fatal."""
+        """Call a lifecycle hook as pluggy does (``tryfirst``, ``trylast``, wrappers around
+        the rest); an implementation that raises is reported, not fatal: the others are
+        still called. A wrapper that raises is reported too (those inside it have run)."""
         caller = getattr(self.pm.hook, hook_name)
-        for impl in caller.get_hookimpls():
+        try:
+            caller(**kwargs)
+        except Exception as exc:  # a wrapper's: a plugin's crash must not lose the bout's work
+            self.problems.append(
+                f"{self._raiser(caller, exc)}: {hook_name}() raised {_describe(exc)}"
+            )
+
+    def _guard(self, name: str) -> None:
+        """Make each lifecycle hook implementation of plugin ``name`` that is not a wrapper
+        report what it raises instead of raising it, so the others are still called."""
+        for caller in self.pm.get_hookcallers(self.pm.get_plugin(name)) or []:
+            if not caller.name.startswith(_LIFECYCLE):
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.plugin_name == name and not (impl.wrapper or impl.hookwrapper):
+                    guarded = self._reporting(impl.function, name, caller.name)
+                    # pluggy has no per-implementation guard; what it calls is this slot
+                    object.__setattr__(impl, "function", guarded)
+
+    def _reporting(self, function: Any, name: str, hook_name: str) -> Any:
+        def reporting(*args: Any) -> None:
             try:
-                impl.function(**{name: kwargs[name] for name in impl.argnames})
-            except Exception as exc:  # a plugin's crash must not lose the bout's work
-                distribution = self.distributions.get(impl.plugin_name, "<inline>")
+                function(*args)
+            except Exception as exc:
+                distribution = self.distributions.get(name, "<inline>")
                 self.problems.append(
-                    f"plugin {impl.plugin_name!r} from {distribution}: {hook_name}() raised "
-                    f"{_describe(exc)}"
+                    f"plugin {name!r} from {distribution}: {hook_name}() raised {_describe(exc)}"
                 )
+
+        return reporting
+
+    def _raiser(self, caller: pluggy.HookCaller, exc: Exception) -> str:
+        """``plugin 'name' from distribution``: the implementation of ``caller`` that
+        raised ``exc``, found in its traceback."""
+        codes = {impl.function.__code__: impl.plugin_name for impl in caller.get_hookimpls()}
+        traceback, name = exc.__traceback__, ""
+        while traceback is not None:
+            name = codes.get(traceback.tb_frame.f_code, name)
+            traceback = traceback.tb_next
+        return f"plugin {name!r} from {self.distributions.get(name, '<inline>')}"
 
     def of_kind(self, kind: Kind) -> dict[str, RegisteredPlugin]:
         """Every plugin of ``kind`` by name (its deferred built-ins imported first)."""

@@ -96,6 +96,15 @@ class Race:
         """Run every pending attempt, lane by lane; returns the attempts run now. Once
         the stop is requested no attempt starts: those running end, then
         :class:`Interrupted` is raised if some were left."""
+        plugins = self.tools.plugins
+        plugins.notify("bugbout_before_race", tasks=tasks, oracles=oracles)
+        finished = self._race(tasks, oracles, contestants)
+        plugins.notify("bugbout_after_race", attempts=finished)
+        return finished
+
+    def _race(
+        self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
+    ) -> list[Attempt]:
         self.stop.check()
         problem = self.tools.sandbox.problem()
         if problem:

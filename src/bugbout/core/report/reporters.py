@@ -83,6 +83,7 @@ def write_reports(
     """Render ``report`` with every instance of ``entries`` (``reporters:``); files go
     to the store. One broken reporter is a problem noted on ``plugins``, not the end."""
     written = Written()
+    plugins.notify("bugbout_before_report", report=report)
     for built in build_reporters(entries, plugins):
         instance = built.instance
         try:
@@ -100,4 +101,5 @@ def write_reports(
             written.files.append(built.filename)
         else:
             written.printed[instance.name] = text
+    plugins.notify("bugbout_after_report", report=report, files=written.files)
     return written
