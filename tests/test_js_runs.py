@@ -5,6 +5,8 @@ runs judged from bugbout's signed reporter channel."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -288,3 +290,38 @@ def test_runs_confined_in_bubblewrap(
     run = _run(runner, tree, tmp_path, ("test/core.test.js",), confine=confine)
     assert run.status == RunStatus.OK, run.detail
     assert run.outcomes == {suite.passing: Outcome.PASSED, suite.failing: Outcome.FAILED}
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+@pytest.mark.parametrize("suite", [TestVitest, TestNodeTest, TestJest, TestMocha])
+def test_the_agents_script_takes_options_then_paths(
+    suite: type[JavaScriptSuite], bugbout_plugins: Plugins, register_plugin: Any, tmp_path: Path
+) -> None:
+    """As an agent runs it: the script's arguments, the style's first-failure option and a
+    test file; the runner runs the file's tests (one fails) and says so."""
+    tree = tmp_path / "tree"
+    for path, text in suite.files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    register_plugin(suite.module)
+    runner = bugbout_plugins.create("test-runner", suite.plugin, {})
+    project = ProjectSettings(source="src", tests="test")
+    home = tmp_path / "home"
+    home.mkdir()
+    request = EnvironmentRequest(project=project, tree=tree, home=home)
+    environment = npm.NpmBuilder(npm.NpmOptions(store=str(STORE))).build(request)
+    option = [runner.style.first_failure] if runner.style.first_failure else []
+    command = environment.command(runner.script_args(environment, project), tree, [])
+    done = subprocess.run(
+        [*command.argv, *option, "test/core.test.js"],
+        cwd=command.cwd,
+        env={**os.environ, **command.env, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "halves" in output, output

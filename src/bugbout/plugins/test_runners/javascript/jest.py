@@ -53,7 +53,7 @@ class Jest(JavaScriptRunner):
         if excluded:
             names = "|".join(re.escape(name) for name in excluded)
             args += ["--testNamePattern", f"^(?!(?:{names})$)"]
-        return [*args, "--", *targets]
+        return [*args, "--", *targets] if targets else args
 
     def canary(self, beside: str) -> tuple[str, str]:
         name = PurePosixPath(file_of(beside)).name

@@ -49,7 +49,7 @@ class Mocha(JavaScriptRunner):
         if excluded:
             names = "|".join(re.escape(name) for name in excluded)
             args += ["--grep", f"^(?:{names})$", "--invert"]
-        return [*args, "--", *targets]
+        return [*args, "--", *targets] if targets else args
 
     def canary(self, beside: str) -> tuple[str, str]:
         return ".test.cjs", CANARY
