@@ -6,6 +6,7 @@ the JavaScript runners do) on the real histories of Vitest and Jest projects."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -91,8 +92,15 @@ def test_source_is_src_or_lib_else_the_root_modules() -> None:
     assert layout(["src/index.ts", "src/index.spec.ts", "lib/old.js"]) == ("src",)
     assert layout(["lib/index.js", "test/index.js", "src/readme.md"]) == ("lib",)
     assert layout(
-        ["index.js", "index.browser.js", "test/index.test.js", "vitest.config.ts", ".eslintrc.js"]
+        ["index.js", "index.browser.js", "test/index.test.js", "test/fixtures/a.js", "x.config.ts"]
     ) == ("index", "index.browser")
+    paths = subprocess.run(
+        ["git", "--git-dir", str(mirror("ai/nanoid")), "ls-tree", "-r", "--name-only", "07a39d62"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert source_roots(paths, lambda path: None) == (
+        "bin", "index", "index.browser", "nanoid", "non-secure", "url-alphabet",
+    )  # fmt: skip
 
 
 def test_workspaces_of_a_monorepo() -> None:

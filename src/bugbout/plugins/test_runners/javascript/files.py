@@ -25,6 +25,11 @@ SOURCE_FOLDERS = ("src", "lib")
 """Where a package keeps its source, in the order looked for."""
 LEFT_OUT = frozenset({"node_modules", "dist", "build", "coverage"})
 """Folders of installed or generated files, never a project's own tests or source."""
+NOT_SOURCE = frozenset(
+    {"bench", "benchmark", "benchmarks", "demo", "doc", "docs", "example", "examples",
+     "script", "scripts", "site", "types", "typings", "website"}
+)  # fmt: skip
+"""Folders at a package's root whose modules are not the package's code."""
 
 
 def is_module(path: str) -> bool:
@@ -87,7 +92,8 @@ def source_roots(paths: Iterable[str], read: Callable[[str], bytes | None]) -> t
     workspace of a monorepo, else the root), its ``src`` or else its ``lib`` folder
     when that holds modules, else each module at the package's root that is not a test
     or a tool's configuration, by its name without its suffix (mining takes a package
-    that is one module by that name)."""
+    that is one module by that name), and each folder there that holds modules and is
+    not one of tests, documentation, examples, scripts or benchmarks."""
     files = [path for path in paths if is_module(path) and not is_test_file(path)]
     patterns = [p for p in workspaces(read) if not p.startswith("!")]
     excluded = [p[1:] for p in workspaces(read) if p.startswith("!")]
@@ -123,13 +129,17 @@ def _package_source(package: str, files: list[str]) -> list[str]:
     for folder in SOURCE_FOLDERS:
         if any(path.startswith(f"{prefix}{folder}/") for path in files):
             return [f"{prefix}{folder}"]
-    own = [
-        path
-        for path in files
-        if PurePosixPath(path).parent == PurePosixPath(package)
-        and not _is_configuration(PurePosixPath(path).name)
-    ]
-    return sorted({str(PurePosixPath(path).with_suffix("")) for path in own})
+    root = PurePosixPath(package)
+    found: set[str] = set()
+    for path in files:
+        location = PurePosixPath(path)
+        if location.parent == root and not _is_configuration(location.name):
+            found.add(str(location.with_suffix("")))
+        elif root in location.parents and location.parent != root:
+            folder = location.relative_to(root).parts[0]
+            if folder not in NOT_SOURCE | TEST_FOLDERS and not folder.startswith("."):
+                found.add(str(root / folder))
+    return sorted(found)
 
 
 def _is_configuration(name: str) -> bool:
