@@ -103,13 +103,19 @@ def _kill(pid: int, start: int) -> None:
     """Kill the process group ``pid`` led when it started at ``start``: at once while
     ``pid`` is still that process; once it is gone, each process of its group (the kernel
     gives no new process the group's number while one is left in it) that started after
-    it did."""
+    it did. An empty group (as a run leaves it, most often) costs no look at every process."""
     now = started(pid)
     if now is not None:
         if now == start:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         return
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        pass  # a group this process may not signal: looked at as before
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError, ValueError, IndexError, PermissionError):
             fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
