@@ -325,3 +325,24 @@ def test_the_agents_script_takes_options_then_paths(
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "halves" in output, output
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+def test_vitest_before_1_finds_the_tests_of_a_tree_under_a_cache_folder(tmp_path: Path) -> None:
+    """Vitest 0.34 matched ``**/.cache/**`` against absolute paths (ufo's tasks of 2023:
+    "No test files found" under ``~/.cache/bugbout``)."""
+    files = {
+        **TestVitest.files,
+        "package.json": TestVitest.files["package.json"].replace(VITEST, "0.34.6"),
+    }
+    tree = tmp_path / ".cache" / "tree"
+    for path, text in files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    run = _run(vitest.Vitest(), tree, tmp_path, ("test/core.test.js",))
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {
+        TestVitest.passing: Outcome.PASSED,
+        TestVitest.failing: Outcome.FAILED,
+    }

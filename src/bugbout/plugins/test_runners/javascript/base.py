@@ -78,3 +78,6 @@ class JavaScriptRunner:
 
     def meddling(self, report: Report) -> list[str]:
         return []
+
+    def rooted(self, root: Path) -> list[str]:
+        return []

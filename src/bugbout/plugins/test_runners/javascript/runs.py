@@ -51,6 +51,11 @@ class Runner(Protocol):
         """What the runner itself saw the code under test do to the run."""
         ...
 
+    def rooted(self, root: Path) -> list[str]:
+        """The arguments that make ``root``, a link to the tree, the runner's root (none:
+        the working directory is)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Finished:
@@ -169,15 +174,16 @@ def _process(
     key = secrets.token_hex(32)
     reporter = Path(__file__).with_name(runner.reporter)
     targets = [*request.targets, planted.path]
-    command = request.environment.command(
-        runner.arguments(reporter, targets, request.skip), tree, []
-    )
     with (
         tempfile.TemporaryFile() as keys,
         tempfile.TemporaryFile() as channel,
         tempfile.TemporaryFile() as output,
         tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
     ):
+        root = Path(home, "tree")
+        root.symlink_to(tree, target_is_directory=True)
+        args = [*runner.arguments(reporter, targets, request.skip), *runner.rooted(root)]
+        command = request.environment.command(args, tree, [])
         keys.write(key.encode())
         keys.flush()
         keys.seek(0)

@@ -46,7 +46,7 @@ class Vitest(JavaScriptRunner):
     def arguments(
         self, reporter: Path | None, targets: Sequence[str], skip: frozenset[str]
     ) -> list[str]:
-        args = [ENTRY, "run", "--coverage.enabled=false", "--passWithNoTests"]
+        args = [ENTRY, "run", "--passWithNoTests"]
         if reporter is not None:
             args += [f"--reporter={reporter}", "--no-color"]
         excluded = sorted({test.split("::", 1)[1].replace(TITLES, " ") for test in skip})
@@ -59,6 +59,12 @@ class Vitest(JavaScriptRunner):
         name = PurePosixPath(file_of(beside)).name
         suffix = split_name(name)[1] if ".test." in name or ".spec." in name else ".test.js"
         return suffix, CANARY
+
+    def rooted(self, root: Path) -> list[str]:
+        """``--root``: Vitest before 1.0 matched its exclusions (``**/.cache/**``) against
+        absolute paths, so a tree under ``~/.cache/bugbout`` had no test files; through a
+        link outside it, it has them."""
+        return ["--root", str(root)]
 
     def meddling(self, report: Report) -> list[str]:
         return [
