@@ -84,7 +84,10 @@ def test_fix_whose_test_already_passed_is_not_scored(
     assert stored is not None
     task = stored.get(sha["already_passing"][:12])
     assert task.scored is False
-    assert task.reason == "no test failed before the fix and passed after it"
+    assert task.reason == (
+        "no test failed before the fix and passed after it: the test the fix added or "
+        "changed passed before it too, so its history holds no test that fails without it"
+    )
 
 
 @pytest.mark.slow

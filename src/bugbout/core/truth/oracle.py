@@ -249,7 +249,7 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
         last = afters[0] if afters else befores[0]
         oracle.reason = (
             "no test failed before the fix and passed after it"
-            + _near_misses(befores[0], last)
+            + (_passed_before(task, befores[0], last) or _near_misses(befores[0], last))
             + _stuck(befores[0], last)
         )
     return oracle
@@ -289,6 +289,25 @@ def _proves(oracle: Oracle, task: Task) -> bool:
         if f"{module}::{test.split('[', 1)[0]}" in changed:
             return True
     return False
+
+
+def _passed_before(task: Task, before: TestRun, after: TestRun) -> str:
+    """What a reason says when every test the fix added or changed passed both before
+    and after it: the history holds no test that fails without the fix (a refactor, a
+    renamed test), nothing to reproduce."""
+    named = [*task.added_tests, *task.modified_tests]
+    for run in (before, after):
+        cases = [
+            outcome for test, outcome in run.outcomes.items() if test.split("[", 1)[0] in named
+        ]
+        ran = {test.split("[", 1)[0] for test in run.outcomes} & set(named)
+        if not named or len(ran) < len(set(named)) or set(cases) != {Outcome.PASSED}:
+            return ""
+    tests = "test" if len(named) == 1 else f"{len(named)} tests"
+    return (
+        f": the {tests} the fix added or changed passed before it too, so its history "
+        "holds no test that fails without it"
+    )
 
 
 def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:
