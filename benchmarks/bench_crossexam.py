@@ -41,6 +41,7 @@ from timing import Sample
 
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.contract.types import TestRunnerPlugin
 from bugbout.core.crossexam import crossexam
 from bugbout.core.crossexam.crossexam import (
     cross_examine,
@@ -48,7 +49,6 @@ from bugbout.core.crossexam.crossexam import (
     is_column,
     plan_installation,
 )
-from bugbout.core.plumbing import bench as benches
 from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.checkout import Checkouts
@@ -56,7 +56,15 @@ from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
-from bugbout.core.store.records import Attempt, AttemptStatus, RunStatus, Task, TaskIssue
+from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
+from bugbout.core.store.records import (
+    Attempt,
+    AttemptStatus,
+    RunStatus,
+    Task,
+    TaskIssue,
+    TestRun,
+)
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from bugbout.testing import RepositoryBuilder
 
@@ -176,19 +184,19 @@ def attempts(task: Task, checkouts: Checkouts) -> list[Attempt]:
 
 
 def prepare_raw(
-    task: Task, found: list[Attempt], checkouts: Checkouts, folder: Path
+    task: Task, found: list[Attempt], checkouts: Checkouts, folder: Path, runner: TestRunner
 ) -> list[tuple[str, Path, list[str]]]:
     """The trees cross-examination runs on, made beforehand: (column, tree, targets)."""
     base = checkouts.base(task.parent)
     written = {
         attempt.contestant: {
             path: written_source(attempt, path, task, checkouts, folder)
-            for path in crossexam.written_modules(attempt)
+            for path in crossexam.written_modules(attempt, runner)
         }
         for attempt in found
-        if crossexam.written_modules(attempt)
+        if crossexam.written_modules(attempt, runner)
     }
-    installed = plan_installation(written, base)
+    installed = plan_installation(written, base, runner)
     targets = [PROJECT.tests, *(module.path for module in installed)]
     columns: list[tuple[str, Attempt | None]] = [(UNFIXED, None)]
     columns += [(a.contestant, a) for a in found if is_column(a)]
@@ -232,6 +240,22 @@ def raw_runs(
     return runs
 
 
+class Counting:
+    """A test runner that records the label of every run it makes, and makes it with
+    ``runner``."""
+
+    def __init__(self, runner: TestRunner) -> None:
+        self.runner = runner
+        self.labels: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runner, name)
+
+    def run(self, request: TestRunRequest) -> TestRun:
+        self.labels.append(request.label)
+        return self.runner.run(request)
+
+
 def measure(
     root: Path, options: argparse.Namespace, plugins: Plugins, sandbox: Any
 ) -> tuple[Matrix, list[Attempt], int, list[dict[str, Sample]]]:
@@ -246,12 +270,7 @@ def measure(
         root=repo.path,
     )
     confine = confinement.test_confinement(settings, sandbox, home)
-    calls: list[str] = []
-    real = benches.run_tests
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(kwargs["label"])
-        return real(*args, **kwargs)
+    runner = Counting(plugins.create(TestRunnerPlugin, "pytest"))
 
     with Git(repo.path) as git:
         checkouts = Checkouts(git, home / "checkouts")
@@ -261,16 +280,13 @@ def measure(
         found = attempts(task, checkouts)
 
         def examine() -> Matrix:
-            bench = Bench(checkouts, environment, PROJECT, 600, confine, ("tests",))
+            bench = Bench(checkouts, environment, PROJECT, 600, confine, ("tests",), runner)
             return cross_examine(task, found, bench, run_suite=True)
 
-        benches.run_tests = counting
-        try:
-            matrix = examine()  # warm-up (the cached base tree, the page cache), counted
-        finally:
-            benches.run_tests = real
-        processes = len(calls)
-        prepared = prepare_raw(task, found, checkouts, root / "raw")
+        matrix = examine()  # warm-up (the cached base tree, the page cache), counted
+        processes = len(runner.labels)
+        runner.labels.clear()
+        prepared = prepare_raw(task, found, checkouts, root / "raw", runner)
         plain = raw_runs(environment, prepared, None, root / "homes-raw")
         confined = raw_runs(environment, prepared, confine, root / "homes-confined")
         actions = {

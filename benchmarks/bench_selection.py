@@ -35,6 +35,7 @@ import timing
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.contract.types import TestRunnerPlugin
 from bugbout.core.crossexam.affected import (
     BaseRun,
     CoverageMap,
@@ -78,11 +79,11 @@ def candidates(tree: Path, coverage: CoverageMap) -> list[tuple[str, str]]:
 
 
 def measure(tree: Path, options: argparse.Namespace, scratch: Path) -> dict[str, Any]:
-    environment: Environment = (
-        make_plugins()
-        .create("environment", "interpreter")
-        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=scratch / "home"))
+    plugins = make_plugins()
+    environment: Environment = plugins.create("environment", "interpreter").build(
+        EnvironmentRequest(project=PROJECT, tree=tree, home=scratch / "home")
     )
+    runner = plugins.create(TestRunnerPlugin, "pytest")
 
     def suite(where: Path, chunks: list[bytes] | None = None) -> TestRun:
         run = run_tests(
@@ -106,7 +107,7 @@ def measure(tree: Path, options: argparse.Namespace, scratch: Path) -> dict[str,
         shutil.copytree(tree, patched, ignore=shutil.ignore_patterns(".git"))
         (patched / path).write_text(broken((tree / path).read_text(), name, how))
         patch = diff_trees(tree, patched, source=PROJECT.source, tests=PROJECT.tests)
-        scope = changed_in_functions(tree, patch.source, patch.area(ChangeArea.SOURCE))
+        scope = changed_in_functions(tree, patch.source, patch.area(ChangeArea.SOURCE), runner)
         selection = select(base, scope, suite=("tests",))
         regressions = passing(base.run) - passing(suite(patched))
         shutil.rmtree(patched)
