@@ -204,3 +204,16 @@ def test_mining_a_jest_history_names_top_level_tests_by_title(js_titles: PluginC
     python = mine("moment/luxon", "b6b9d037", "2023-11-01", ("src",), PluginChoice(name="pytest"))
     assert not python.tasks
     assert python.excluded["no-test-added"] >= len(found.tasks)
+
+
+def test_mining_a_node_test_history_names_each_pass_of_a_loop(js_titles: PluginChoice) -> None:
+    source = ("index", "index.browser", "non-secure", "url-alphabet")
+    found = mine("ai/nanoid", "07a39d62", "2024-11-01", source, js_titles)
+    fix = {task.sha[:8]: task for task in found.tasks}["0daa00f6"]
+    assert fix.issue.number == 508
+    # as node --test reported them failing before the fix and passing after, in a real run
+    pollution = "customAlphabet / avoids pool pollution, infinite loop"
+    assert {
+        f"test/index.test.js::node > node / {pollution}",
+        f"test/index.test.js::browser > browser / {pollution}",
+    } < set(fix.added_tests)
