@@ -39,7 +39,7 @@ from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
-from bugbout.core.truth.python2 import python2_note
+from bugbout.core.truth.python2 import python2_note, stdlib_note
 from bugbout.core.truth.setup_run import executed_setup_py
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
@@ -382,13 +382,15 @@ def _describe_failure(run: TestRun) -> str:
             "past project.test-timeout (raise tasks.timeout if the suite is just slow)"
         )
     if run.status == RunStatus.TAMPERED and (error := _unimportable(run)):
-        return f"could not import the code under test: {error}{_unbuilt_module(error)}"
+        why = _unbuilt_module(error) or stdlib_note(error)
+        return f"could not import the code under test: {error}{why}"
     if run.status == RunStatus.TAMPERED:
         reason = run.tampering[0] if run.tampering else "its outcomes cannot be trusted"
         return f"was tampered with ({reason}): the project's own test setup defeats the canaries"
     if run.status == RunStatus.COLLECTION_FAILED:
         module, message = next(iter(run.collection_errors.items()), ("", ""))
-        return f"could not collect any test ({module}: {message}){_unbuilt_module(message)}"
+        why = _unbuilt_module(message) or stdlib_note(message)
+        return f"could not collect any test ({module}: {message}){why}"
     if run.status == RunStatus.NO_TESTS:
         return f"ran no test: {first_error(run.detail) or 'pytest collected none'}"
     if len(run.crashes) > CRASH_LIMIT:

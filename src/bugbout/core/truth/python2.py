@@ -11,6 +11,7 @@ names the switch and the file it is in, instead of only "no fail-to-pass".
 from __future__ import annotations
 
 import re
+import sys
 
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import Task
@@ -45,3 +46,19 @@ def python2_note(git: Git, task: Task) -> str:
                     "(3.6 and later) has"
                 )
     return ""
+
+
+_LACKING = re.compile(r"module '(?P<module>\w+)' has no attribute '(?P<name>\w+)'")
+
+
+def stdlib_note(error: str) -> str:
+    """What a reason adds when ``error`` says a module of the standard library lacks a
+    name (``itertools.izip``, ``types.NoneType`` before 3.10): the code was written for
+    another Python, most often Python 2 (empty otherwise)."""
+    found = _LACKING.search(error)
+    if not found or found["module"] not in sys.stdlib_module_names:
+        return ""
+    return (
+        f": `{found['module']}.{found['name']}` is not in this Python's standard library, "
+        "so the code was written for another Python (Python 2, for a fix of its era)"
+    )
