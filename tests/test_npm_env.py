@@ -81,3 +81,38 @@ def test_the_era_s_node_that_could_not_be_used_is_recorded(tmp_path: Path) -> No
     assert "stood in for the era's Node 12" in lacking(environment)  # type: ignore[arg-type]
     recent = _build(tree, tmp_path / "home", date="2026-01-01")
     assert lacking(recent) == ""  # type: ignore[arg-type]
+
+
+INTEGRITY = (
+    "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBl"
+    "bGXYxxng=="
+)
+PNPM_5_3 = f"""lockfileVersion: 5.3
+
+specifiers:
+  is-number: 7.0.0
+
+dependencies:
+  is-number: 7.0.0
+
+packages:
+
+  /is-number/7.0.0:
+    resolution: {{integrity: {INTEGRITY}}}
+    engines: {{node: '>=0.12.0'}}
+    dev: false
+"""
+
+
+def test_a_pnpm_too_old_for_this_node_is_replaced_by_one_that_reads_its_lockfile(
+    tmp_path: Path,
+) -> None:
+    """ufo declared pnpm 6.32.3 and 7.27, which fail on Node 20 (``ERR_INVALID_THIS``)."""
+    tree = _tree(tmp_path / "tree", {"is-number": "7.0.0"})
+    manifest = json.loads((tree / "package.json").read_text())
+    manifest["packageManager"] = "pnpm@6.32.3"
+    (tree / "package.json").write_text(json.dumps(manifest))
+    (tree / "pnpm-lock.yaml").write_text(PNPM_5_3)
+    environment = _build(tree, tmp_path / "home")
+    assert _version(environment, "is-number") == "7.0.0"
+    assert "pnpm lockfile" in environment.description  # type: ignore[attr-defined]

@@ -2,10 +2,11 @@
 
 The packages come from the lockfile committed at the task's parent: ``npm ci`` for
 ``package-lock.json`` (or ``npm-shrinkwrap.json``), pnpm for ``pnpm-lock.yaml`` and yarn
-for ``yarn.lock``, each run through ``npx`` at the version the project's
-``packageManager`` names. Without a lockfile, ``npm install --before=<fix's date>``
-resolves the declared ranges as the registry had them that day. Installs run with the
-network and without the packages' install scripts; tests run offline.
+for ``yarn.lock``, each run through ``npx``: the newest release of the major version the
+project's ``packageManager`` names (else the one that writes its lockfile's version).
+Without a lockfile, ``npm install --before=<fix's date>`` resolves the declared ranges as
+the registry had them that day. Installs run with the network and without the packages'
+install scripts; tests run offline.
 
 Each installation lives in ``BUGBOUT_HOME/npm/<key>`` (or the ``store`` option's folder),
 keyed by the lockfile's text (or ``package.json`` and the date) and this machine's Node,
@@ -50,6 +51,9 @@ NODE_RELEASES = (
 """Node's even (long-term) major releases and their dates: the era's Node is the last
 one released before the fix."""
 
+OLDEST_PNPM = 7
+"""pnpm before 7's last releases fails on Node 20 (``ERR_INVALID_THIS``): a project that
+declares an older one is installed by the newest pnpm 7, which reads its lockfile."""
 DONE = ".bugbout-installed"
 SHIM = """#!/bin/sh
 [ -e node_modules ] || [ ! -f package.json ] || ln -s {modules} node_modules 2>/dev/null
@@ -159,7 +163,8 @@ class NpmBuilder:
         (path / "package.json").write_text(json.dumps(manifest, indent=2))
         if lockfile is not None:
             shutil.copyfile(lockfile, path / lockfile.name)
-        argv = _install_argv(client, manifest, day if self.options.before else None)
+        text = lockfile.read_text(errors="replace") if lockfile is not None else ""
+        argv = _install_argv(client, manifest, text, day if self.options.before else None)
         with tempfile.TemporaryDirectory(prefix="bugbout-npm-") as scratch:
             env = {**os.environ, "npm_config_update_notifier": "false", "CI": "true"}
             env["YARN_NODE_LINKER"] = "node-modules"
@@ -198,22 +203,43 @@ def _lockfile(tree: Path) -> tuple[Path | None, str]:
     return None, "npm"
 
 
-def _install_argv(client: str, manifest: dict[str, object], day: str | None) -> list[str]:
-    """The command that installs ``manifest``'s packages with ``client`` (npm without a
-    lockfile: as of ``day``)."""
+def _install_argv(
+    client: str, manifest: dict[str, object], lockfile: str, day: str | None
+) -> list[str]:
+    """The command that installs ``manifest``'s packages with ``client`` from ``lockfile``'s
+    text (npm without a lockfile: as of ``day``)."""
     quiet = ["--ignore-scripts", "--no-audit", "--no-fund"]
     if client == "npm":
         return ["npm", "ci", *quiet]
     if not client:
         before = [f"--before={day}"] if day else []
         return ["npm", "install", "--no-package-lock", *before, *quiet]
+    major = _declared_major(manifest, client)
+    if client == "pnpm":
+        major = max(major or _pnpm_major(lockfile), OLDEST_PNPM)
+        return ["npx", "--yes", f"pnpm@{major}", "install", "--frozen-lockfile", "--ignore-scripts"]
+    if major is None:
+        major = 1 if "__metadata:" not in lockfile else 4
+    frozen = "--frozen-lockfile" if major == 1 else "--immutable"
+    return ["npx", "--yes", f"yarn@{major}", "install", frozen, "--ignore-scripts"]
+
+
+def _declared_major(manifest: dict[str, object], client: str) -> int | None:
+    """The major version of ``client`` that ``packageManager`` names."""
     declared = manifest.get("packageManager")
-    wanted = declared.split("+")[0] if isinstance(declared, str) else ""
-    package = wanted if wanted.startswith(f"{client}@") else f"{client}@latest"
-    if client == "yarn" and not wanted:
-        package = "yarn@1"
-    frozen = "--frozen-lockfile" if client == "pnpm" or package == "yarn@1" else "--immutable"
-    return ["npx", "--yes", package, "install", frozen, "--ignore-scripts"]
+    if not isinstance(declared, str) or not declared.startswith(f"{client}@"):
+        return None
+    major = declared.removeprefix(f"{client}@").split(".")[0]
+    return int(major) if major.isdigit() else None
+
+
+def _pnpm_major(lockfile: str) -> int:
+    """The pnpm that writes ``lockfile``'s version (5.x: 7, 6.x: 8, 9.x: 9)."""
+    for line in lockfile.splitlines()[:5]:
+        if line.startswith("lockfileVersion:"):
+            version = line.split(":", 1)[1].strip().strip("'\"")
+            return {"5": 7, "6": 8}.get(version.split(".")[0], 9)
+    return 9
 
 
 def _node_version(node: str) -> str:
