@@ -19,7 +19,7 @@ from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.test_runner import TestRunRequest
 from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.plugins.environments import npm
-from bugbout.plugins.test_runners.javascript import jest, mocha, node_test, vitest
+from bugbout.plugins.test_runners.javascript import auto, jest, mocha, node_test, vitest
 from bugbout.plugins.test_runners.javascript.reports import read_report, signed
 from bugbout.testing.suites import TestRunnerSuite
 
@@ -346,3 +346,46 @@ def test_vitest_before_1_finds_the_tests_of_a_tree_under_a_cache_folder(tmp_path
         TestVitest.passing: Outcome.PASSED,
         TestVitest.failing: Outcome.FAILED,
     }
+
+
+@pytest.mark.parametrize(
+    ("manifest", "runner"),
+    [
+        (
+            {"scripts": {"test": "pnpm lint && vitest run"}, "devDependencies": {"jest": "1"}},
+            "vitest",
+        ),
+        ({"scripts": {"test": "yarn lint && jest"}}, "jest"),
+        ({"scripts": {"test": "node --test test/"}}, "node-test"),
+        ({"scripts": {"test": "c8 mocha"}}, "mocha"),
+        (
+            {
+                "scripts": {"test": "pnpm run /^test:/"},
+                "devDependencies": {"better-node-test": "1"},
+            },
+            "node-test",
+        ),
+        ({"devDependencies": {"mocha": "10", "chai": "4"}}, "mocha"),
+        ({}, "node-test"),
+    ],
+)
+def test_the_javascript_runner_is_the_one_package_json_uses(
+    manifest: dict[str, object], runner: str, tmp_path: Path
+) -> None:
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    assert auto.chosen(tmp_path / "package.json").name == runner
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+@pytest.mark.parametrize("suite", [TestVitest, TestMocha])
+def test_the_javascript_runner_runs_each_tree_with_its_own(
+    suite: type[JavaScriptSuite], tmp_path: Path
+) -> None:
+    tree = tmp_path / "own"
+    for path, text in suite.files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    run = _run(auto.JavaScript(), tree, tmp_path, ("test/core.test.js",))
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {suite.passing: Outcome.PASSED, suite.failing: Outcome.FAILED}

@@ -89,7 +89,7 @@ class Planted:
 
 def run_javascript(runner: Runner, request: TestRunRequest) -> TestRun:
     """Run ``request`` with ``runner`` and judge what its reporter sent."""
-    tree = _plain(request.tree)
+    tree = plain(request.tree)
     planted = _plant(runner, tree, request.targets)
     try:
         report, finished = _process(runner, request, tree, planted)
@@ -143,7 +143,7 @@ def _targeted(file: str, targets: Sequence[str]) -> bool:
     return any(path == PurePosixPath(t) or PurePosixPath(t) in path.parents for t in targets)
 
 
-def _plain(tree: object) -> Path:
+def plain(tree: object) -> Path:
     """The folder a run works in: a test tree made a plain copy (the runner's process is
     not started inside an overlay's namespace)."""
     if isinstance(tree, Path):
