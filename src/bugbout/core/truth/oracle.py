@@ -305,8 +305,8 @@ def _passed_before(task: Task, before: TestRun, after: TestRun) -> str:
             return ""
     tests = "test" if len(named) == 1 else f"{len(named)} tests"
     return (
-        f": the {tests} the fix added or changed passed before it too, so its history "
-        "holds no test that fails without it"
+        f": the {tests} the fix added or changed passed before it too: on this Python no "
+        "test in its history fails without the fix"
     )
 
 
