@@ -35,6 +35,7 @@ from timing import paired_ratios, ratio_table, rotations, run_process
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.contract.types import TestRunnerPlugin
 from bugbout.core.crossexam.affected import BaseRun, changed_in_functions, read_coverage, select
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.patch import diff_trees
@@ -98,11 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         target.read_text().replace("def f3(x):\n    return x + 1", "def f3(x):\n    return x + 2")
     )
     patch = diff_trees(tree, patched, source=PROJECT.source, tests=PROJECT.tests)
-    environment: Environment = (
-        make_plugins()
-        .create("environment", "interpreter")
-        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=cache / "home"))
+    plugins = make_plugins()
+    environment: Environment = plugins.create("environment", "interpreter").build(
+        EnvironmentRequest(project=PROJECT, tree=tree, home=cache / "home")
     )
+    runner = plugins.create(TestRunnerPlugin, "pytest")
 
     def bugbout_run(coverage: bool = False, **options: object) -> tuple[float, object]:
         started = time.perf_counter()
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
     _, (base_run, chunks) = bugbout_run(coverage=True)  # type: ignore[misc]
     base = BaseRun(task_id="bench", run=base_run, coverage=read_coverage(chunks))
-    scope = changed_in_functions(tree, patch.source, patch.area(ChangeArea.SOURCE))
+    scope = changed_in_functions(tree, patch.source, patch.area(ChangeArea.SOURCE), runner)
     selection = select(base, scope, suite=("tests",))
     selected = sum(1 for test in base.run.outcomes if selection.runs(test))
     raw = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
