@@ -389,3 +389,23 @@ def test_the_javascript_runner_runs_each_tree_with_its_own(
     run = _run(auto.JavaScript(), tree, tmp_path, ("test/core.test.js",))
     assert run.status == RunStatus.OK, run.detail
     assert run.outcomes == {suite.passing: Outcome.PASSED, suite.failing: Outcome.FAILED}
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+def test_a_mocha_before_8_runs_in_its_own_process(tmp_path: Path) -> None:
+    """cookie's tests of 2012-2022 ran on Mocha 1 to 7, which have no ``--parallel``."""
+    files = {
+        **TestMocha.files,
+        "package.json": TestMocha.files["package.json"].replace(MOCHA, "7.2.0"),
+    }
+    tree = tmp_path / "tree"
+    for path, text in files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    run = _run(mocha.Mocha(), tree, tmp_path, ("test/core.test.js",))
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {
+        TestMocha.passing: Outcome.PASSED,
+        TestMocha.failing: Outcome.FAILED,
+    }

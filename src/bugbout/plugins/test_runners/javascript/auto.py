@@ -77,7 +77,7 @@ class JavaScript(JavaScriptRunner):
     def run(self, request: TestRunRequest) -> TestRun:
         tree = runs.plain(request.tree)
         runner = chosen(tree / "package.json")
-        return runs.run_javascript(runner, dataclasses.replace(request, tree=tree))
+        return runner.run(dataclasses.replace(request, tree=tree))
 
 
 def javascript_runner(options: NoOptions) -> JavaScript:

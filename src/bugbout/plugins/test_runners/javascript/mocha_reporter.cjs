@@ -1,5 +1,5 @@
 // bugbout's Mocha reporter: runs in Mocha's main process (bugbout runs the test files in
-// Mocha's parallel worker processes) and sends every test's outcome, each file that
+// Mocha's parallel worker processes, from Mocha 8 on) and sends every test's outcome, each file that
 // failed to load, and the tally through the signed channel.
 "use strict";
 const { relative } = require("node:path");
@@ -8,7 +8,12 @@ const { message, send } = require("./channel.cjs");
 class BugboutReporter {
   constructor(runner) {
     const tally = { tests: 0, files: 0 };
-    const titles = (test) => (typeof test.titlePath === "function" ? test.titlePath() : [test.title]);
+    const titles = (test) => {
+      if (typeof test.titlePath === "function") return test.titlePath();
+      const path = [test.title];
+      for (let suite = test.parent; suite && !suite.root; suite = suite.parent) path.unshift(suite.title);
+      return path;
+    };
     const where = (test) => relative(process.cwd(), test.file ?? "");
     const report = (test, outcome, error) => {
       send({ test: [where(test), titles(test)], outcome, message: message(error) });
