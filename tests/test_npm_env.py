@@ -5,6 +5,7 @@ in one line; the era's Node that this machine's stood in for is recorded."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import EnvironmentRequest, lacking
-from bugbout.plugins.environments.npm import NpmBuilder, NpmOptions
+from bugbout.plugins.environments.npm import NpmBuilder, NpmEnvironment, NpmOptions
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires("js-runners")]
 
@@ -116,3 +117,15 @@ def test_a_pnpm_too_old_for_this_node_is_replaced_by_one_that_reads_its_lockfile
     environment = _build(tree, tmp_path / "home")
     assert _version(environment, "is-number") == "7.0.0"
     assert "pnpm lockfile" in environment.description  # type: ignore[attr-defined]
+
+
+def test_pnpm_s_hidden_hoisting_folder_is_on_node_path(tmp_path: Path) -> None:
+    """Vitest 0.29 looks for ``vite`` from the project's root, which a pnpm install keeps
+    in ``node_modules/.pnpm/node_modules`` (ufo's tasks of 2023: "MISSING DEP vite")."""
+    environment = NpmEnvironment(tmp_path, "key", "pnpm", "20.20.2", None, None)
+    (tmp_path / "node_modules" / ".pnpm" / "node_modules").mkdir(parents=True)
+    paths = environment.command([], tmp_path, []).env["NODE_PATH"].split(os.pathsep)
+    assert paths == [
+        str(tmp_path / "node_modules"),
+        str(tmp_path / "node_modules/.pnpm/node_modules"),
+    ]

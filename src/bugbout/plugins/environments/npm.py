@@ -107,13 +107,18 @@ class NpmEnvironment:
         return f"Node {self.node_version} stood in for the era's Node {self.era_node}"
 
     def command(self, args: list[str], tree: Path, extra_paths: list[Path]) -> Command:
-        """``node <args>`` in ``tree``, its ``node_modules`` the installation's."""
+        """``node <args>`` in ``tree``, its ``node_modules`` the installation's; pnpm's
+        hidden hoisting folder on ``NODE_PATH`` too, where a package looked up from the
+        project's root (Vitest 0.29 looking for ``vite``) is found as pnpm's own
+        resolution finds it."""
         from bugbout.environments import Command
 
+        hoisted = self.modules / ".pnpm" / "node_modules"
+        found = [self.modules, *([hoisted] if hoisted.is_dir() else [])]
         return Command(
             argv=[str(self.path / "bin" / "node"), *args],
             cwd=tree,
-            env={"NODE_PATH": str(self.modules), "npm_config_offline": "true"},
+            env={"NODE_PATH": os.pathsep.join(map(str, found)), "npm_config_offline": "true"},
         )
 
 

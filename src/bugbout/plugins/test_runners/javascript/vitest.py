@@ -48,7 +48,7 @@ class Vitest(JavaScriptRunner):
     ) -> list[str]:
         args = [ENTRY, "run", "--passWithNoTests"]
         if reporter is not None:
-            args += [f"--reporter={reporter}", "--no-color"]
+            args.append(f"--reporter={reporter}")
         excluded = sorted({test.split("::", 1)[1].replace(TITLES, " ") for test in skip})
         if excluded:
             names = "|".join(re.escape(name) for name in excluded)
