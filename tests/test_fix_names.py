@@ -5,6 +5,7 @@ without grepping its whole tree, with the same answer as reading everything."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,43 @@ def test_cut_definitions_name_what_the_whole_module_does(
     the names are those the whole module's tree gives."""
     whole = reported._tree_names(ast.parse(text), lines)
     assert reported._code_names(text, lines) == whole == expected
+
+
+def test_the_fixes_of_a_history_read_a_parent_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two fixes whose parents share a file: the second reads only what changed (a
+    history's fixes, newest first, share most of their parents' files)."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    shared = "".join(f"name_{n} = {n}\n" for n in range(50))
+    fixes = []
+    for number in (1, 2):
+        before = {"src/pkg/shared.py": shared, f"src/pkg/mod{number}.py": "value = 1\n"}
+        parent = repo.commit(f"Before fix {number}", before)
+        sha = repo.commit(f"Fix {number}", {f"src/pkg/mod{number}.py": f"value = novel_{number}\n"})
+        fixes.append(
+            Task(
+                id=Task.id_for(sha),
+                sha=sha,
+                parent=parent,
+                date="2024-01-01",
+                title="Fix",
+                issue=TaskIssue(number=0),
+                source_files=[f"src/pkg/mod{number}.py"],
+                test_files=[],
+            )
+        )
+    asked: list[str] = []
+    contents = Git.contents
+
+    def counting(self: Git, ids: Iterable[str]) -> dict[str, bytes | None]:
+        wanted = list(ids)
+        asked.extend(wanted)
+        return contents(self, wanted)
+
+    monkeypatch.setattr(Git, "contents", counting)
+    with Git(repo.path) as git:
+        parents = reported.Parents(git)
+        found = [fix_only(git, task, parents)[1] for task in fixes]
+    assert found == [{"novel_1"}, {"novel_2"}]
+    assert len(asked) == len(set(asked))  # shared.py, mod1.py at the first parent: read once

@@ -22,7 +22,7 @@ from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.injection import SuiteRunner, TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
-from bugbout.core.mine.reported import is_told_by_failures, told
+from bugbout.core.mine.reported import Parents, fix_only, is_told_by_failures, told
 from bugbout.core.mine.statements import tell_statements
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git, GitError
@@ -184,9 +184,10 @@ def _read_issues(
     message); a newer fix of an issue wins."""
     progress.start("reading issues", total=len(found.tasks))
     claimed: set[int] = set()
+    parents = Parents(git)
     for task in list(found.tasks):
         if is_told_by_failures(task):  # its failures are told once ground truth ran
-            task.problem_statement = told(git, task)
+            task.problem_statement = told(git, task, fix=fix_only(git, task, parents))
             progress.advance(task.id)
             continue
         message = git.message(task.sha)
@@ -203,7 +204,10 @@ def _read_issues(
         claimed.add(task.issue.number)
         # no source knew it: the fix's own message, which may say how, is not told as is
         known = not is_told_by_failures(task)
-        task.problem_statement = problem_statement(issue) if known else told(git, task)
+        if known:
+            task.problem_statement = problem_statement(issue)
+        else:
+            task.problem_statement = told(git, task, fix=fix_only(git, task, parents))
         progress.advance(f"#{task.issue.number}")
     progress.finish()
     return found

@@ -16,6 +16,7 @@ import keyword
 import re
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import HISTORY_TIERS, Oracle, Task
@@ -190,10 +191,11 @@ def _scrub_sentence(sentence: str, hidden: set[str], *, keep_solution: bool = Fa
     return text if _NAME.search(text) else ""
 
 
-def fix_only(git: Git, task: Task) -> tuple[list[str], set[str]]:
+def fix_only(git: Git, task: Task, parents: Parents | None = None) -> tuple[list[str], set[str]]:
     """The lines the fix added (to its code and its tests), and the names in the code it
     added to its source files (not in their comments or strings) that neither Python's
-    builtins nor a Python file of the repository held before it."""
+    builtins nor a Python file of the repository held before it (read through
+    ``parents``, given for the fixes of one history)."""
     paths = [*task.source_files, *task.changed_test_files]
     diff = git.run(
         "diff", "--no-color", "--no-ext-diff", "-U0", task.parent, task.sha, "--", *paths
@@ -217,7 +219,7 @@ def fix_only(git: Git, task: Task) -> tuple[list[str], set[str]]:
         if found is not None:
             names |= _code_names(found[1].decode("utf-8", "replace"), lines)
     names -= set(dir(builtins))
-    return source_lines(added), names - _held(git, task, names)
+    return source_lines(added), names - _held(parents or Parents(git), task, names)
 
 
 def _code_names(text: str, lines: set[int]) -> set[str]:
@@ -302,31 +304,48 @@ def _walk_within(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _held(git: Git, task: Task, names: set[str]) -> set[str]:
+def _held(parents: Parents, task: Task, names: set[str]) -> set[str]:
     """Which of ``names`` a Python file of the fix's parent holds, as a whole word: the
     files the fix changed are read first, the rest of its tree only for the names left
     (read through ``cat-file``: a ``git grep`` of the tree cost most of a statement)."""
     left = {name.encode("utf-8", "surrogateescape"): name for name in names}
     read: set[str] = set()
     for path in (*task.source_files, *task.changed_test_files):
-        found = git.blob(task.parent, path) if path.endswith(".py") else None
+        found = parents.git.blob(task.parent, path) if path.endswith(".py") else None
         if found is not None:
             read.add(found[0])
             _take_words(found[1], left)
     if left:
-        listing = git.run("ls-tree", "-r", "-z", task.parent).split("\0")
+        for blob, content in parents.python_files(task.parent).items():
+            if not left:
+                break
+            if content is not None and blob not in read:
+                _take_words(content, left)
+    return names - set(left.values())
+
+
+@dataclass
+class Parents:
+    """The Python files of fixes' parents, read through ``git``. Those of the parent read
+    last are kept, and not read again: a history's fixes, newest first, share most of
+    their parents' files."""
+
+    git: Git
+    kept: dict[str, bytes | None] = field(default_factory=dict)
+
+    def python_files(self, commit: str) -> dict[str, bytes | None]:
+        """The content of each Python file of ``commit``, by blob id."""
+        listing = self.git.run("ls-tree", "-r", "-z", commit).split("\0")
         entries = (entry.split("\t", 1) for entry in listing if "\t" in entry)
-        others = [
+        blobs = [
             header.split()[2]
             for header, path in entries
             if path.endswith(".py") and header.split()[1] == "blob"
         ]
-        for content in git.contents(set(others) - read).values():
-            if not left:
-                break
-            if content is not None:
-                _take_words(content, left)
-    return names - set(left.values())
+        found = {blob: self.kept[blob] for blob in blobs if blob in self.kept}
+        found.update(self.git.contents(blob for blob in blobs if blob not in found))
+        self.kept = found
+        return found
 
 
 def _take_words(content: bytes, left: dict[bytes, str]) -> None:

@@ -19,7 +19,7 @@ from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.injection import TIER as INJECTED
 from bugbout.core.mine.leaks import Secrets, leak
-from bugbout.core.mine.reported import fix_only, is_told_by_failures, told
+from bugbout.core.mine.reported import Parents, fix_only, is_told_by_failures, told
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.drafts import DRAFTS, SCRUBBED, Draft, Drafts
 from bugbout.core.store.records import OracleSet, Task, TaskSet
@@ -47,6 +47,7 @@ def tell_statements(
     store.set_aside_if_corrupt(DRAFTS, Drafts, warn)
     drafts = store.read(DRAFTS, Drafts) or Drafts()
     with Git(settings.repository) as git:
+        parents = Parents(git)
         for task in told_tasks:
             oracle = oracles.root.get(task.id)
             if _injected(task):  # told when it was mined: its draft keeps what it was
@@ -54,7 +55,7 @@ def tell_statements(
                 if task.drafted and kept is not None:
                     task.problem_statement = kept.reported
             elif oracle is not None:  # its message without what the fix's code shows
-                fix = fix_only(git, task)
+                fix = fix_only(git, task, parents)
                 leaks = Secrets.of(git, task, fix).shown_in
                 task.problem_statement = told(git, task, oracle, leaks=leaks, fix=fix)
                 task.statement_origin = SCRUBBED
