@@ -409,3 +409,23 @@ def test_a_mocha_before_8_runs_in_its_own_process(tmp_path: Path) -> None:
         TestMocha.passing: Outcome.PASSED,
         TestMocha.failing: Outcome.FAILED,
     }
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+def test_a_folder_target_s_canary_is_named_like_its_test_files(tmp_path: Path) -> None:
+    """A project that collects only ``test/**/*.test.ts`` collects the canary planted in
+    its test folder: the canary is a ``.test.ts`` like the files there."""
+    files = {
+        path.replace(".test.js", ".test.ts"): text
+        for path, text in TestVitest.files.items()
+        if path != TestVitest.ends_early
+    }
+    files["vitest.config.js"] = "export default { test: { include: ['test/**/*.test.ts'] } };\n"
+    tree = tmp_path / "tree"
+    for path, text in files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    run = _run(vitest.Vitest(), tree, tmp_path, ("test",))
+    assert run.status == RunStatus.OK, run.tampering
+    assert run.outcomes["test/core.test.ts::core > halves"] == Outcome.FAILED

@@ -158,12 +158,25 @@ def plain(tree: object) -> Path:
 
 
 def _plant(runner: Runner, tree: Path, targets: Sequence[str]) -> Planted:
+    """The canary file, beside the first target (in it, when it is a folder), named like
+    the first test file there (``.test.ts``), so the project's configuration collects it."""
     first = targets[0] if targets else "."
     folder = PurePosixPath(first) if (tree / first).is_dir() else PurePosixPath(first).parent
-    suffix, text = runner.canary(first)
+    suffix, text = runner.canary(first if (tree / first).is_file() else _named(tree, folder))
     path = folder / f"bugbout_canary_{secrets.token_hex(4)}{suffix}"
     (tree / path).write_text(text)
     return Planted(str(path))
+
+
+def _named(tree: Path, folder: PurePosixPath) -> str:
+    """The first file in ``folder`` (or under it, ``node_modules`` aside) named
+    ``*.test.*`` or ``*.spec.*``, or the folder itself without one."""
+    for root, folders, files in os.walk(tree / folder):
+        folders[:] = sorted(name for name in folders if name != "node_modules")
+        for name in sorted(files):
+            if ".test." in name or ".spec." in name:
+                return Path(root, name).relative_to(tree).as_posix()
+    return str(folder)
 
 
 def _process(
