@@ -18,8 +18,8 @@ started = time.perf_counter()
 
 from bugbout.core.contract.manager import make_plugins  # noqa: E402  (imports are timed)
 from bugbout.core.contract.settings import BoutSettings  # noqa: E402
+from bugbout.core.mine.finding import find_tasks  # noqa: E402
 from bugbout.core.store.store import Store  # noqa: E402
-from bugbout.core.tasks import ground_truth  # noqa: E402
 
 
 def main() -> None:
@@ -39,7 +39,7 @@ def main() -> None:
     )
     plugins = make_plugins(kinds=("miner", "issue-source"))
     with tempfile.TemporaryDirectory(prefix="bugbout-bench-store-") as scratch:
-        tasks, _ = ground_truth(settings, plugins, Store(Path(scratch)), mine_only=True)
+        tasks = find_tasks(settings, plugins, Store(Path(scratch)))
     mined = time.perf_counter()
     print(
         json.dumps(

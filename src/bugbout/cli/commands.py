@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from bugbout.cli.console import Console
     from bugbout.core.contract.manager import Plugins
     from bugbout.core.contract.settings import BoutSettings
+    from bugbout.core.plumbing.progress import Progress
+    from bugbout.core.plumbing.stopping import Stop
+    from bugbout.core.store.records import OracleSet, TaskSet
+    from bugbout.core.store.store import Store
 
 MINING_KINDS = ("miner", "issue-source")
 """The plugin kinds ``bugbout tasks --mine-only`` uses (the others are imported only if
@@ -322,34 +326,56 @@ def _tasks(args: list[str], console: Console) -> int:
     args = [arg for arg in args if arg != "--mine-only"]
 
     def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
-        from contextlib import ExitStack, closing
-
         from bugbout.core.plumbing.stopping import Stop
+        from bugbout.core.store.records import OracleSet
         from bugbout.core.store.store import ORACLES, TASKS, Store
-        from bugbout.core.tasks import check_plugins, ground_truth
 
         if not mine_only:  # mining needs no environment, sandbox nor executor plugin
+            from bugbout.core.tasks import check_plugins
+
             check_plugins(settings, plugins)
         store = Store(settings.store_dir)
         with console.progress() as progress:
             stop = Stop(settings.run.grace, progress.warn)
-            with stop.installed(), ExitStack() as stack:
-                executor = None
-                if not mine_only:
-                    from bugbout.core.plumbing.executor import make_executor
+            with stop.installed():
+                if mine_only:  # the mining modules only: no environment, sandbox nor executor
+                    from bugbout.core.mine.finding import find_tasks
 
-                    made = stack.enter_context(closing(make_executor(settings, plugins)))
-                    executor = stop.executor(made, "task")
-                tasks, oracles = ground_truth(
-                    settings, plugins, store, progress,
-                    executor=executor, sweep=hydra_job.sweep, mine_only=mine_only,
-                )  # fmt: skip
+                    tasks = find_tasks(settings, plugins, store, progress, sweep=hydra_job.sweep)
+                    oracles = store.read(ORACLES, OracleSet) or OracleSet()
+                else:
+                    tasks, oracles = _ground_truth(
+                        settings, plugins, store,
+                        progress=progress, stop=stop, sweep=hydra_job.sweep,
+                    )  # fmt: skip
         console.task_table(tasks, oracles)
         written = [TASKS] if mine_only else [TASKS, ORACLES]
         console.info(f"wrote {' and '.join(str(store.path(name)) for name in written)}")
 
     kinds = MINING_KINDS if mine_only else TASK_KINDS
     return run_with_hydra("tasks", args, console, job, kinds=kinds)
+
+
+def _ground_truth(
+    settings: BoutSettings,
+    plugins: Plugins,
+    store: Store,
+    *,
+    progress: Progress,
+    stop: Stop,
+    sweep: Path | None,
+) -> tuple[TaskSet, OracleSet]:
+    """``bugbout tasks``' tasks and their oracles, computed on the settings' executor."""
+    from contextlib import closing
+
+    from bugbout.core.plumbing.executor import make_executor
+    from bugbout.core.tasks import ground_truth
+
+    with closing(make_executor(settings, plugins)) as made:
+        return ground_truth(
+            settings, plugins, store, progress,
+            executor=stop.executor(made, "task"), sweep=sweep,
+        )  # fmt: skip
 
 
 def _run(args: list[str], console: Console) -> int:

@@ -1,15 +1,13 @@
-"""The task pipeline: mine the fixes, find their issues, compute their ground truth."""
+"""The task pipeline: mine the fixes and find their issues (:mod:`bugbout.core.mine.finding`),
+compute their ground truth."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout import __version__
-from bugbout.core.contract.errors import BugboutError, ConfigError, StoreError
-from bugbout.core.contract.instances import Instance, instances
+from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import (
@@ -19,34 +17,35 @@ from bugbout.core.contract.types import (
     SandboxPlugin,
 )
 from bugbout.core.mine.drafting import Drafter
-from bugbout.core.mine.injection import SuiteRunner, TestingMiner
-from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
-from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
-from bugbout.core.mine.reported import Parents, fix_only, is_told_by_failures, told
+from bugbout.core.mine.finding import (
+    claimed,
+    issue_resolver,
+    issue_sources,
+    mine_tasks,
+    party_of,
+    warn_problems,
+)
 from bugbout.core.mine.statements import tell_statements
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, stopping
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
-from bugbout.core.store.store import MINING, ORACLES, TASKS, Store
+from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import METHOD, compute_oracle
 
-_GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
-
-
-def github_slug(settings: BoutSettings, git: Git) -> str | None:
-    """``owner/name`` on GitHub: configured, or read from the ``origin`` remote."""
-    if settings.project.github:
-        return settings.project.github
-    try:
-        url = git.run("remote", "get-url", "origin").strip()
-    except GitError:
-        return None
-    match = _GITHUB_REMOTE.search(url)
-    return match.group(1) if match else None
+__all__ = [
+    "OracleJob",
+    "check_plugins",
+    "compute_oracles",
+    "ground_truth",
+    "issue_resolver",
+    "mine_tasks",
+    "oracle_key",
+]
+"""What the pipeline offers, with the mining it runs first (imported from where it lives)."""
 
 
 def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
@@ -60,157 +59,6 @@ def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
         source.check(plugins, IssueSourcePlugin)
     if settings.tasks.statement == "drafted":
         Drafter.of(settings, plugins)
-
-
-def issue_sources(settings: BoutSettings) -> list[Instance]:
-    """The entries of ``issue-sources``, in the order they are asked."""
-    return instances("issue-sources", IssueSourcePlugin.kind, settings.issue_sources)
-
-
-def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress) -> IssueResolver:
-    """The configured issue sources, asked in order, each by its entry's name."""
-    sources = [
-        (source.name, source.build(plugins, IssueSourcePlugin))
-        for source in issue_sources(settings)
-    ]
-    return IssueResolver(sources, warn=progress.warn)
-
-
-def mine_tasks(
-    settings: BoutSettings, plugins: Plugins, store: Store, progress: Progress | None = None
-) -> TaskSet:
-    """Mine the repository, give each task its issue's text, and write ``tasks.json``. A
-    mining stored under the same key (:func:`mining_key`) is reused: its tasks, or, when
-    an issue source did not answer then, what the miner found, whose issues are read
-    again."""
-    progress = progress or SilentProgress()
-    store.set_aside_if_corrupt(TASKS, TaskSet, progress.warn)
-    repository = settings.repository
-    with Git(repository) as git:
-        if not git.is_repository():
-            raise ConfigError(
-                f"{repository} is not a git repository; set project.repository in bugbout.yaml"
-            )
-        plugins.notify("bugbout_before_mine", repository=repository)
-        miner: Miner = plugins.create(MinerPlugin, settings.miner.name, settings.miner.options)
-        request = MiningRequest(
-            repository=repository,
-            project=settings.project,
-            github=github_slug(settings, git),
-            test_runner=settings.test_runner,
-        )
-        head = head_of(miner, request)
-        key = mining_key(settings, plugins, request, head) if head else ""
-        stored = _stored(store, key, progress) if key else None
-        if stored is not None and stored.tasks is not None:
-            found = stored.tasks
-        elif isinstance(miner, TestingMiner):  # its tasks name no issue: it writes their text
-            found = miner.mine_tested(request, SuiteRunner.of(settings, plugins), progress)
-        else:
-            resolver = issue_resolver(settings, plugins, progress)
-            mined = stored.mined if stored else _walk(miner, request, resolver, progress)
-            found = _read_issues(git, mined.model_copy(deep=True), request, resolver, progress)
-            if key and head_of(miner, request) == head:
-                complete = found if not resolver.skipped else None
-                store.write(MINING, Mining(key=key, head=head or "", mined=mined, tasks=complete))
-    store.write(TASKS, found)
-    plugins.notify("bugbout_after_mine", tasks=found)
-    _report_problems(plugins, progress)
-    return found
-
-
-MINING_FORMAT = "1"
-"""Changes when what mining stores changes: a result of another format is not reused."""
-
-
-def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest, head: str) -> str:
-    """What determines a mining result: the head of the history walked, the miner's and
-    the issue sources' settings and plugins (their distributions and versions), the
-    project's settings and bugbout's version."""
-    sources = [
-        plugins.get(IssueSourcePlugin, source.plugin).distribution
-        for source in issue_sources(settings)
-    ]
-    return digest(
-        head,
-        request.model_dump_json(),
-        settings.model_dump_json(include={"miner", "issue_sources"}),
-        plugins.get(MinerPlugin, settings.miner.name).distribution,
-        *sources,
-        f"bugbout={__version__}",
-        f"format={MINING_FORMAT}",
-    )
-
-
-def _stored(store: Store, key: str, progress: Progress) -> Mining | None:
-    """The mining stored under ``key``, or ``None``; a corrupt record is set aside."""
-    try:
-        stored = store.read(MINING, Mining)
-    except StoreError:  # read once; only a corrupt record is read again, to set it aside
-        store.set_aside_if_corrupt(MINING, Mining, progress.warn)
-        return None
-    if stored is None or stored.key != key:
-        return None
-    progress.start(f"reused mining of {stored.head[:12]}")
-    progress.finish()
-    return stored
-
-
-def _issue_request(request: MiningRequest, number: int, message: str = "") -> IssueRequest:
-    return IssueRequest(
-        number=number, repository=request.repository, github=request.github, commit_message=message
-    )
-
-
-def _walk(
-    miner: Miner, request: MiningRequest, resolver: IssueResolver, progress: Progress
-) -> TaskSet:
-    """What ``miner`` finds, asking ``resolver`` the titles it looks up."""
-
-    def title_of(number: int) -> str | None:
-        issue, source = resolver.resolve(_issue_request(request, number))
-        return issue.title if source != "commit" else None
-
-    progress.start(f"mining {request.repository.name}")
-    found = miner.mine(request, titles=title_of)
-    progress.finish()
-    return found
-
-
-def _read_issues(
-    git: Git, found: TaskSet, request: MiningRequest, resolver: IssueResolver, progress: Progress
-) -> TaskSet:
-    """``found``, each task given its issue's text (one that names none, its scrubbed
-    message); a newer fix of an issue wins."""
-    progress.start("reading issues", total=len(found.tasks))
-    claimed: set[int] = set()
-    parents = Parents(git)
-    for task in list(found.tasks):
-        if is_told_by_failures(task):  # its failures are told once ground truth ran
-            task.problem_statement = told(git, task, fix=fix_only(git, task, parents))
-            progress.advance(task.id)
-            continue
-        message = git.message(task.sha)
-        issue, source = resolver.resolve(_issue_request(request, task.issue.number, message))
-        task.issue.title = issue.title
-        task.issue.url = issue.url or task.issue.url
-        task.issue.source = source
-        if issue.number != task.issue.number:  # a pull request that closed this issue
-            task.issue.number = issue.number
-        if task.issue.number in claimed:  # a newer fix of the same issue is a task
-            found.tasks.remove(task)
-            found.exclude("duplicate-issue")
-            continue
-        claimed.add(task.issue.number)
-        # no source knew it: the fix's own message, which may say how, is not told as is
-        known = not is_told_by_failures(task)
-        if known:
-            task.problem_statement = problem_statement(issue)
-        else:
-            task.problem_statement = told(git, task, fix=fix_only(git, task, parents))
-        progress.advance(f"#{task.issue.number}")
-    progress.finish()
-    return found
 
 
 def oracle_key(settings: BoutSettings, task_sha: str) -> str:
@@ -248,7 +96,7 @@ def compute_oracles(
     first one's. ``computed`` receives the id of each task whose oracle was computed."""
     progress = progress or SilentProgress()
     plugins.notify("bugbout_before_truth", tasks=tasks)
-    _report_problems(plugins, progress)
+    warn_problems(plugins, progress)
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
     todo: list[tuple[Task, str]] = []
     for task in tasks.tasks:
@@ -273,7 +121,7 @@ def compute_oracles(
                 if computed is not None:
                     computed.add(oracle.task_id)
                 plugins.notify("bugbout_after_oracle", oracle=oracle)
-                _report_problems(plugins, progress)
+                warn_problems(plugins, progress)
                 progress.advance(f"{oracle.task_id} {oracle.status}")
         finally:
             if own:
@@ -290,7 +138,7 @@ def compute_oracles(
     progress.finish()
     store.write(TASKS, tasks)
     plugins.notify("bugbout_after_truth", tasks=tasks, oracles=oracles)
-    _report_problems(plugins, progress)
+    warn_problems(plugins, progress)
     return oracles
 
 
@@ -377,22 +225,15 @@ def ground_truth(
     reuse them (an environment error too). ``computed`` receives the id of each task
     whose oracle was computed now."""
     progress = progress or SilentProgress()
-    doing = f"mining or computing ground truth on {store.root}"
-    party = str(sweep.resolve()) if sweep else ""
-    with store.claim("ground-truth", doing, sweep=party, warn=progress.warn):
+    with claimed(store, progress, sweep):
         tasks = mine_tasks(settings, plugins, store, progress)
         if mine_only:
             return tasks, store.read(ORACLES, OracleSet) or OracleSet()
         oracles = compute_oracles(
             settings, plugins, store, tasks, progress,
-            executor=executor, sweep=party, computed=computed,
+            executor=executor, sweep=party_of(sweep), computed=computed,
         )  # fmt: skip
     return tasks, oracles
-
-
-def _report_problems(plugins: Plugins, progress: Progress) -> None:
-    while plugins.problems:
-        progress.warn(plugins.problems.pop(0))
 
 
 def _score(task: Task, oracle: Oracle) -> None:
