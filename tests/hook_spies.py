@@ -39,6 +39,7 @@ from bugbout.core.judge.judging import (
 from bugbout.core.mine.issues import IssueRequest
 from bugbout.core.mine.mining import MiningRequest, TitleLookup
 from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.race.examining import examiner_prompt
 from bugbout.core.report.report import Report
 from bugbout.core.store.records import Audit, Issue, Oracle, OracleSet, Task, TaskSet
@@ -100,9 +101,14 @@ class SpyMiner:
     def __init__(self, options: Any) -> None:
         self.inner = GitHistoryMiner(GitHistoryOptions())
 
-    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
+    def mine(
+        self,
+        request: MiningRequest,
+        titles: TitleLookup | None = None,
+        runner: TestRunner | None = None,
+    ) -> TaskSet:
         SEEN.mined.append(request)
-        return self.inner.mine(request, titles=titles)
+        return self.inner.mine(request, titles=titles, runner=runner)
 
 
 class SpyIssues:

@@ -22,7 +22,7 @@ class ToyMiner:
     def __init__(self, options):
         self.options = options
 
-    def mine(self, request, titles=None):
+    def mine(self, request, titles=None, runner=None):
         return TaskSet(examined=self.options.examined, excluded={"toy": self.options.examined})
 
 

@@ -34,7 +34,7 @@ class Probe:
     def __init__(self, options: ProbeOptions) -> None:
         self.options = options
 
-    def mine(self, request: object, titles: object) -> TaskSet:
+    def mine(self, request: object, titles: object, runner: object = None) -> TaskSet:
         """A miner that finds nothing and names its options as the reason."""
         found = TaskSet()
         found.exclude(self.options.model_dump_json())

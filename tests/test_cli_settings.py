@@ -61,7 +61,8 @@ def test_old_lists_of_reporters_and_issue_sources_still_work(initialised: Path) 
     [
         (
             ["environment=nope"],
-            "error: environment=nope: no such environment; choose one of interpreter, podman, uv",
+            "error: environment=nope: no such environment; "
+            "choose one of interpreter, npm, podman, uv",
         ),
         (["miner=nope"], "error: miner=nope: no such miner; choose one of git-history, mutants"),
         (

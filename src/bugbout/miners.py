@@ -31,6 +31,7 @@ __all__ = [
     "Task",
     "TaskIssue",
     "TaskSet",
+    "TestRunner",
     "TestingMiner",
     "TitleLookup",
     "added_tests",
@@ -67,6 +68,7 @@ __getattr__, __dir__ = lazy_exports(
         "TaskIssue": "bugbout.core.store.records",
         "TaskSet": "bugbout.core.store.records",
         "TestingMiner": "bugbout.core.mine.injection",
+        "TestRunner": "bugbout.core.plumbing.test_runner",
         "TitleLookup": "bugbout.core.mine.mining",
         "added_tests": "bugbout.core.plumbing.testmodules",
         "changed_tests": "bugbout.core.plumbing.testmodules",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
     from bugbout.core.mine.mutation import MutantOptions
     from bugbout.core.plumbing.git import Change, Commit, Git
     from bugbout.core.plumbing.progress import Progress
+    from bugbout.core.plumbing.test_runner import TestRunner
     from bugbout.core.plumbing.testmodules import (
         ROOT_TEST_MODULES,
         added_tests,

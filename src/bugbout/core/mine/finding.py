@@ -15,13 +15,14 @@ from bugbout.core.contract.errors import ConfigError, StoreError
 from bugbout.core.contract.instances import Instance, instances
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.contract.types import IssueSourcePlugin, MinerPlugin
+from bugbout.core.contract.types import IssueSourcePlugin, MinerPlugin, TestRunnerPlugin
 from bugbout.core.mine.injection import SuiteRunner, TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
 from bugbout.core.mine.reported import Parents, fix_only, is_told_by_failures, told
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.store.records import TaskSet, digest
 from bugbout.core.store.store import MINING, TASKS, Store
 
@@ -86,7 +87,12 @@ def mine_tasks(
             found = miner.mine_tested(request, SuiteRunner.of(settings, plugins), progress)
         else:
             resolver = issue_resolver(settings, plugins, progress)
-            mined = stored.mined if stored else _walk(miner, request, resolver, progress)
+            if stored:
+                mined = stored.mined
+            else:
+                choice = settings.test_runner
+                runner = plugins.create(TestRunnerPlugin, choice.name, choice.options)
+                mined = _walk(miner, request, runner, resolver, progress)
             found = _read_issues(git, mined.model_copy(deep=True), request, resolver, progress)
             if key and head_of(miner, request) == head:
                 complete = found if not resolver.skipped else None
@@ -141,16 +147,21 @@ def _issue_request(request: MiningRequest, number: int, message: str = "") -> Is
 
 
 def _walk(
-    miner: Miner, request: MiningRequest, resolver: IssueResolver, progress: Progress
+    miner: Miner,
+    request: MiningRequest,
+    runner: TestRunner,
+    resolver: IssueResolver,
+    progress: Progress,
 ) -> TaskSet:
-    """What ``miner`` finds, asking ``resolver`` the titles it looks up."""
+    """What ``miner`` finds with the bout's test ``runner``, asking ``resolver`` the
+    titles it looks up."""
 
     def title_of(number: int) -> str | None:
         issue, source = resolver.resolve(_issue_request(request, number))
         return issue.title if source != "commit" else None
 
     progress.start(f"mining {request.repository.name}")
-    found = miner.mine(request, titles=title_of)
+    found = miner.mine(request, titles=title_of, runner=runner)
     progress.finish()
     return found
 

@@ -13,6 +13,7 @@ from typing import Protocol
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from bugbout.core.contract.settings import PluginChoice, ProjectSettings
+from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.store.records import IssueRef, Record, TaskSet
 
 TitleLookup = Callable[[int], str | None]
@@ -56,9 +57,16 @@ class Miner(Protocol):
     ``head(request) -> str``: the commit id of the history it walks (see :func:`head_of`);
     then a result it found is reused while that head and its settings stay the same."""
 
-    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
+    def mine(
+        self,
+        request: MiningRequest,
+        titles: TitleLookup | None = None,
+        runner: TestRunner | None = None,
+    ) -> TaskSet:
         """The tasks found, newest first, with how much history was examined and why the
-        rest was left out. Problem statements are filled in later, from issue sources."""
+        rest was left out. Problem statements are filled in later, from issue sources.
+        ``runner`` is the bout's test runner (what a test file is, the tests a file
+        defines); ``None`` outside a bout: the installed one ``request.test_runner`` names."""
         ...
 
 

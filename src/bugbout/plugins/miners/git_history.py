@@ -140,11 +140,17 @@ class GitHistoryMiner:
     def _ref(self, git: Git) -> str:
         return git.resolve(self.options.ref or git.default_ref())
 
-    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
+    def mine(
+        self,
+        request: MiningRequest,
+        titles: TitleLookup | None = None,
+        runner: TestRunner | None = None,
+    ) -> TaskSet:
         settings = self.options
         fix_title = fix_title_pattern(settings.fix_words)
-        choice = request.test_runner
-        runner = create_plugin(TestRunnerPlugin, choice.name, choice.options)
+        if runner is None:
+            choice = request.test_runner
+            runner = create_plugin(TestRunnerPlugin, choice.name, choice.options)
         layout = _Layout(request.project, runner, settings.source_suffixes)
         since = _parse_since(settings.since)
         result = TaskSet()

@@ -16,6 +16,7 @@ from bugbout.miners import (
     MiningRequest,
     Options,
     TaskSet,
+    TestRunner,
     TitleLookup,
     create_plugin,
     hookimpl,
@@ -44,8 +45,13 @@ class __TITLE__Miner:
         self.options = options or __TITLE__Options()
         self.history = create_plugin(MinerPlugin, "git-history", self.options.history)
 
-    def mine(self, request: MiningRequest, titles: TitleLookup | None = None) -> TaskSet:
-        found = self.history.mine(request, titles)
+    def mine(
+        self,
+        request: MiningRequest,
+        titles: TitleLookup | None = None,
+        runner: TestRunner | None = None,
+    ) -> TaskSet:
+        found = self.history.mine(request, titles, runner)
         kept = [task for task in found.tasks if all(map(self.inside, task.source_files))]
         if len(kept) < len(found.tasks):
             found.exclude(OUTSIDE_PATHS, len(found.tasks) - len(kept))
