@@ -1,10 +1,12 @@
 // bugbout's Vitest reporter: runs in Vitest's main process (tests run in its workers)
 // and sends every test's outcome, each file's load error, the unhandled errors and the
 // tally through the signed channel.
+import { createRequire } from "node:module";
 import { relative } from "node:path";
-import channel from "./channel.cjs";
 
-const { message, send } = channel;
+// Required, not imported: Vitest before 0.3x loads reporters through its own module
+// runner, which does not import CommonJS.
+const { message, send } = createRequire(import.meta.url)("./channel.cjs");
 
 const STATES = { pass: "passed", fail: "failed", skip: "skipped", todo: "skipped" };
 
