@@ -329,12 +329,16 @@ def test_the_agents_script_takes_options_then_paths(
 
 @pytest.mark.slow
 @pytest.mark.requires("js-runners")
-def test_vitest_before_1_finds_the_tests_of_a_tree_under_a_cache_folder(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["0.34.6", "0.10.0"])
+def test_vitest_before_1_finds_the_tests_of_a_tree_under_a_cache_folder(
+    version: str, tmp_path: Path
+) -> None:
     """Vitest 0.34 matched ``**/.cache/**`` against absolute paths (ufo's tasks of 2023:
-    "No test files found" under ``~/.cache/bugbout``)."""
+    "No test files found" under ``~/.cache/bugbout``); Vitest 0.10 loads the reporter
+    through its own module runner (ufo's of 2022)."""
     files = {
         **TestVitest.files,
-        "package.json": TestVitest.files["package.json"].replace(VITEST, "0.34.6"),
+        "package.json": TestVitest.files["package.json"].replace(VITEST, version),
     }
     tree = tmp_path / ".cache" / "tree"
     for path, text in files.items():
