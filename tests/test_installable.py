@@ -33,3 +33,30 @@ def test_a_distribution_of_refused_archives_resolves_as_of_its_first_installable
         ("oldlib", "2019-08-02", reason)
     ]
     assert resolution.note == f"oldlib as of 2019-08-02 ({reason})"
+
+
+SOURCES_ONLY = [
+    Wheel("py2lib", "1.0", "2014-02-01T12:00:00Z", archive=".tar.gz"),
+    Wheel("py2lib", "1.1", "2014-09-01T12:00:00Z", archive=".tar.gz"),
+    Wheel("py2lib", "2.0", "2015-06-01T12:00:00Z"),
+    Wheel("py2lib", "2.1", "2016-02-01T12:00:00Z"),
+]
+
+
+def test_a_distribution_whose_era_sources_do_not_build_resolves_as_of_its_first_wheel(
+    tmp_path: Path,
+) -> None:
+    """Its era offered sources that no build here turns into a wheel (here archives no
+    build can read; unittest2's sources before 0.7.1 are Python 2 code): resolved as of
+    its first release with a wheel, and said, not an error."""
+    interpreter = available_interpreters()["3.12"]
+    version = interpreter_version(interpreter)
+    with serve(SOURCES_ONLY) as index:
+        resolution, _ = EraResolution(
+            tmp_path, "era", interpreter, version, "2015-01-01", ["py2lib"], [], index.url, 120
+        ).resolved()
+    assert resolution.pinned == ["py2lib==2.0"]
+    reason = f"no release before 2.0 has a wheel for Python {version}"
+    assert [(e.name, e.until, e.reason) for e in resolution.exempt] == [
+        ("py2lib", "2015-06-02", reason)
+    ]

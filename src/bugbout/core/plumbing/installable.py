@@ -6,6 +6,10 @@ until 2019 on Linux). An era that needs one then does not resolve at all. Instea
 distribution is resolved as of its first release after the era's date that has a file uv
 installs on the era's Python (a fitting wheel, or a ``.tar.gz`` or ``.zip`` source): an
 :class:`~bugbout.core.store.records.Exemption` from the date that says why.
+
+Likewise a distribution whose era's sources no longer build here, even with the era's
+build tools (unittest2's sources before 0.7.1 are Python 2 code): it is resolved as of its
+first release with a wheel for the era's Python.
 """
 
 from __future__ import annotations
@@ -34,32 +38,40 @@ def refused(reason: str) -> str | None:
 
 
 def first_installable(
-    index: PackageIndex, name: str, python: str, date: str, needed_by: str
+    index: PackageIndex,
+    name: str,
+    python: str,
+    date: str,
+    needed_by: str,
+    *,
+    wheels: bool = False,
 ) -> Exemption | None:
     """The exemption that lets ``name`` resolve as of its first release after ``date``
-    (ISO 8601 day) with a file uv installs on Python ``python``; ``None`` when none has."""
+    (ISO 8601 day) with a file uv installs on Python ``python`` (``wheels``: a wheel, its
+    sources no longer building); ``None`` when none has."""
     cutoff = datetime.fromisoformat(date).replace(tzinfo=UTC)
     tags = _tags(python)
     for version, files in sorted(index.releases(name).items()):
         if version.is_prerelease:
             continue
-        dates = [f.uploaded for f in files if f.uploaded and _installable(f, python, tags)]
+        dates = [f.uploaded for f in files if f.uploaded and _installable(f, python, tags, wheels)]
         if dates and min(dates) >= cutoff:
             until = (min(dates) + timedelta(days=1)).date().isoformat()
+            what = "a wheel for" if wheels else "a file uv installs on"
             return Exemption(
                 name=name,
                 until=until,
-                reason=f"no release before {version} has a file uv installs on Python {python}",
+                reason=f"no release before {version} has {what} Python {python}",
                 needed_by=needed_by,
             )
     return None
 
 
-def _installable(file: File, python: str, tags: set[Tag]) -> bool:
+def _installable(file: File, python: str, tags: set[Tag], wheels: bool) -> bool:
     if file.yanked or not file.admits(python):
         return False
     if file.filename.endswith(SOURCES):
-        return True
+        return not wheels
     try:
         _, _, _, file_tags = parse_wheel_filename(file.filename)
     except InvalidWheelFilename:

@@ -224,17 +224,21 @@ class Resolver:
             return self._compile(requirements)
 
     def _installable(self, failure: UvFailure) -> Exemption | None:
-        """The exemption a failure for a refused file name asks for (once per name)."""
+        """The exemption a failure for a refused file name, or for sources that do not
+        build even with the era's build tools, asks for (once per name)."""
         from bugbout.core.plumbing.installable import first_installable, refused
         from bugbout.core.plumbing.package_index import PackageIndex
 
         name = refused(failure.reason)
+        unbuilt = name is None and self.era_build_tools
+        if unbuilt:
+            name = build_failure(failure)
         known = {e.name for e in self.call.installable}
         if name is None or name in known or not self.python or not self.call.exclude_newer:
             return None
         index = PackageIndex(self.call.index_url)
         return first_installable(
-            index, name, self.python, self.call.exclude_newer, "the requirements"
+            index, name, self.python, self.call.exclude_newer, "the requirements", wheels=unbuilt
         )
 
     def _compile(self, requirements: list[str]) -> list[str]:
