@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -173,14 +172,14 @@ def test_pinned_python_missing(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @needs_39
-def test_uv_build_resolves_as_of_the_fix_and_caches(tmp_path: Path) -> None:
+def test_uv_build_resolves_as_of_the_fix_and_caches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tree = make_tree(tmp_path, ["six"])
     home = tmp_path / "home"
     request = request_for(tree, home)
 
-    started = time.monotonic()
     env = UvBuilder().build(request)
-    cold = time.monotonic() - started
 
     assert env.description.startswith("uv: Python 3.9.")
     assert env.description.endswith("deps as of 2021-07-01")
@@ -216,12 +215,14 @@ def test_uv_build_resolves_as_of_the_fix_and_caches(tmp_path: Path) -> None:
 
     # A new builder finds it in the cache: no uv call, nothing rewritten.
     before = (marker.stat().st_mtime_ns, env.path.stat().st_mtime_ns)
-    started = time.monotonic()
+
+    def no_uv() -> str:
+        raise AssertionError("a cache hit called uv")
+
+    monkeypatch.setattr("bugbout.core.plumbing.uv_program.uv_binary", no_uv)  # what runs uv
     again = UvBuilder().build(request_for(tree, home, date="2021-06-02T08:00:00Z"))
-    cached = time.monotonic() - started
     assert again.key == env.key  # fixes of one month share an environment
     assert (marker.stat().st_mtime_ns, env.path.stat().st_mtime_ns) == before
-    assert cached < 1.0, f"cache hit took {cached:.2f} s (cold build {cold:.2f} s)"
     assert sorted(p.name for p in (home / "envs").iterdir()) == [env.key, f"{env.key}.lock"]
 
 
