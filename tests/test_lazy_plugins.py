@@ -22,10 +22,13 @@ from bugbout.core.contract.types import KINDS, EnvironmentPlugin, JudgePlugin
 
 PROBE = """
 import json, sys
+from importlib.metadata import entry_points
 from bugbout.cli import main
 code = main(["-q", *sys.argv[1:]])
+# the built-in kinds' modules; those installed as entry points load as any third party's
+shipped = {point.value.split(":")[0] for point in entry_points(group="bugbout")}
 loaded = sorted(name for name in sys.modules if name.count(".") == 3
-                and name.startswith("bugbout.plugins."))
+                and name.startswith("bugbout.plugins.") and name not in shipped)
 print(json.dumps({"code": code, "plugins": loaded}))
 """
 
@@ -52,13 +55,16 @@ def _probe(root: Path, *args: str) -> dict[str, object]:
     return result
 
 
-def test_mine_only_imports_the_miners_and_issue_sources_only(tmp_path: Path) -> None:
+def test_mine_only_imports_the_miners_issue_sources_and_test_runners_only(
+    tmp_path: Path,
+) -> None:
+    """The test runner says what a test file is; no environment, agent or sandbox."""
     found = _probe(_repository(tmp_path), "tasks", "--mine-only")
     assert found["code"] == 0
     loaded = found["plugins"]
     assert isinstance(loaded, list)
     assert "bugbout.plugins.miners.git_history" in loaded
-    assert {name.split(".")[2] for name in loaded} == {"miners", "issue_sources"}
+    assert {name.split(".")[2] for name in loaded} == {"miners", "issue_sources", "test_runners"}
 
 
 def test_a_deferred_kind_is_there_when_asked_for() -> None:

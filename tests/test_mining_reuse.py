@@ -40,9 +40,9 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     walked: list[str] = []
     real = GitHistoryMiner.mine
 
-    def spy(self: GitHistoryMiner, request: Any, titles: Any = None) -> TaskSet:
+    def spy(self: GitHistoryMiner, request: Any, titles: Any = None, runner: Any = None) -> TaskSet:
         walked.append(str(request.repository))
-        return real(self, request, titles)
+        return real(self, request, titles, runner)
 
     monkeypatch.setattr(GitHistoryMiner, "mine", spy)
     return walked
