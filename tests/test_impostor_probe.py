@@ -5,17 +5,15 @@ for a builtin slot it assigns."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.canaries import key_line, read_outcomes
 from bugbout.core.plumbing.testrun import outcomes_plugin_dir
 from old_pytests import old_pytest
+from test_impostors import run_plugin
 
 LAZY = """
 class Lazy(object):
@@ -59,23 +57,7 @@ def test_lazy():
 
 
 def _run(python: Path, tree: Path) -> tuple[subprocess.CompletedProcess[str], dict | None]:
-    key = "k" * 64
-    with tempfile.TemporaryFile() as outcomes:
-        outcomes.write(key_line(key))
-        outcomes.flush()
-        env = {
-            **os.environ,
-            "PYTHONPATH": f"{outcomes_plugin_dir()}{os.pathsep}{tree}",
-            "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
-        }
-        done = subprocess.run(
-            [str(python), "-m", "pytest", "-p", "bugbout_outcomes", "-q", "-p",
-             "no:cacheprovider", "--rootdir", str(tree), "tests"],
-            cwd=tree, env=env, pass_fds=(outcomes.fileno(),), capture_output=True,
-            text=True, check=False, timeout=300,
-        )  # fmt: skip
-        outcomes.seek(0)
-        stream = read_outcomes(outcomes.read(), key)
+    done, stream = run_plugin(python, tree, timeout=300)
     return done, stream.summary
 
 

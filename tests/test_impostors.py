@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bugbout.core.plumbing.canaries import key_line, read_outcomes
+from bugbout.core.plumbing.canaries import Stream, key_line, read_outcomes
 from bugbout.core.plumbing.impostors import impostors
 from bugbout.core.plumbing.testrun import outcomes_plugin_dir
 
@@ -80,7 +80,11 @@ def test_it():
 """
 
 
-def _summary(tree: Path) -> dict:
+def run_plugin(
+    python: Path, tree: Path, timeout: float = 120
+) -> tuple[subprocess.CompletedProcess[str], Stream]:
+    """pytest of ``python`` on ``tree``'s ``tests`` with bugbout's outcome plugin, and the
+    outcomes it wrote."""
     key = "k" * 64
     with tempfile.TemporaryFile() as outcomes:
         outcomes.write(key_line(key))
@@ -90,14 +94,18 @@ def _summary(tree: Path) -> dict:
             "PYTHONPATH": f"{outcomes_plugin_dir()}{os.pathsep}{tree}",
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
         }
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "bugbout_outcomes", "-q", "-p",
+        done = subprocess.run(
+            [str(python), "-m", "pytest", "-p", "bugbout_outcomes", "-q", "-p",
              "no:cacheprovider", "--rootdir", str(tree), "tests"],
             cwd=tree, env=env, pass_fds=(outcomes.fileno(),), capture_output=True,
-            check=False, timeout=120,
+            text=True, check=False, timeout=timeout,
         )  # fmt: skip
         outcomes.seek(0)
-        stream = read_outcomes(outcomes.read(), key)
+        return done, read_outcomes(outcomes.read(), key)
+
+
+def _summary(tree: Path) -> dict:
+    _, stream = run_plugin(Path(sys.executable), tree)
     assert stream.summary is not None and not stream.tampering, stream.tampering
     return stream.summary
 

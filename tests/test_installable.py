@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bugbout.core.plumbing.interpreters import available_interpreters, interpreter_version
-from bugbout.core.plumbing.uv_resolution import EraResolution
+from bugbout.core.plumbing.uv_resolution import EraResolution, Resolution
 from local_index import Wheel, serve
 
 WHEELS = [
@@ -18,15 +18,22 @@ WHEELS = [
 ]
 
 
+def _resolved(tmp_path: Path, wheels: list[Wheel], date: str, name: str) -> tuple[Resolution, str]:
+    """``name`` resolved as of ``date`` from an index of ``wheels``, on Python 3.12 (it
+    carries no era setuptools), and that Python's version."""
+    interpreter = available_interpreters()["3.12"]
+    version = interpreter_version(interpreter)
+    with serve(wheels) as index:
+        resolution, _ = EraResolution(
+            tmp_path, "era", interpreter, version, date, [name], [], index.url, 120
+        ).resolved()
+    return resolution, version
+
+
 def test_a_distribution_of_refused_archives_resolves_as_of_its_first_installable_release(
     tmp_path: Path,
 ) -> None:
-    interpreter = available_interpreters()["3.12"]  # it carries no era setuptools
-    version = interpreter_version(interpreter)
-    with serve(WHEELS) as index:
-        resolution, _ = EraResolution(
-            tmp_path, "era", interpreter, version, "2019-01-01", ["oldlib"], [], index.url, 120
-        ).resolved()
+    resolution, version = _resolved(tmp_path, WHEELS, "2019-01-01", "oldlib")
     assert resolution.pinned == ["oldlib==2.0"]
     reason = f"no release before 2.0 has a file uv installs on Python {version}"
     assert [(e.name, e.until, e.reason) for e in resolution.exempt] == [
@@ -49,12 +56,7 @@ def test_a_distribution_whose_era_sources_do_not_build_resolves_as_of_its_first_
     """Its era offered sources that no build here turns into a wheel (here archives no
     build can read; unittest2's sources before 0.7.1 are Python 2 code): resolved as of
     its first release with a wheel, and said, not an error."""
-    interpreter = available_interpreters()["3.12"]
-    version = interpreter_version(interpreter)
-    with serve(SOURCES_ONLY) as index:
-        resolution, _ = EraResolution(
-            tmp_path, "era", interpreter, version, "2015-01-01", ["py2lib"], [], index.url, 120
-        ).resolved()
+    resolution, version = _resolved(tmp_path, SOURCES_ONLY, "2015-01-01", "py2lib")
     assert resolution.pinned == ["py2lib==2.0"]
     reason = f"no release before 2.0 has a wheel for Python {version}"
     assert [(e.name, e.until, e.reason) for e in resolution.exempt] == [
