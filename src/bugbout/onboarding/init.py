@@ -27,6 +27,7 @@ from bugbout.core.plumbing.pytest_options import selecting_options
 from bugbout.core.plumbing.testmodules import ROOT_TEST_MODULES, defined_tests, is_test_module
 from bugbout.core.race.agents import VENDOR_KEYS
 from bugbout.core.store.store import write_atomic
+from bugbout.onboarding import javascript
 
 LARGE_SUITE = 2_000
 """Tests from which every suite-wide verdict run is slow enough to dominate a bout."""
@@ -49,6 +50,9 @@ def write_config(
     if target.exists() and not force:
         raise ConfigError(f"{target} already exists; pass --force to overwrite it")
     with Git(root) as history:
+        listing = history.run("ls-files", "-z").split("\0")
+        if not source and javascript.is_javascript(root, listing):
+            return write_javascript(history, root, listing, plugins, target)
         packages, past = find_source(history, root, source)
     if not tests:
         tests = detect_tests(root, packages[0])
@@ -64,6 +68,24 @@ def write_config(
         f"wrote {target} (source: {', '.join(packages)}{before}, tests: {tests}; contestants: "
         f"{', '.join(ready) or 'none ready here, see the file'}); next: `bugbout doctor`, "
         "then `bugbout run`"
+    )
+    return [wrote, f"note: {advice}"] if advice else [wrote]
+
+
+def write_javascript(
+    git: Git, root: Path, listing: list[str], plugins: Plugins, target: Path
+) -> list[str]:
+    """Write ``target`` for the JavaScript or TypeScript project at ``root``; what it wrote."""
+    layout = javascript.find_layout(git, root, listing)
+    agents = find_agents(plugins)
+    advice = suite_advice(layout.count)
+    write_atomic(target, javascript.render(layout, agents, advice))
+    ready = [agent.name for agent in agents if not agent.problem]
+    wrote = (
+        f"wrote {target} (JavaScript/TypeScript, runner: {layout.runner}, lockfile: "
+        f"{layout.lockfile or 'none'}; source: {', '.join(layout.source)}, tests: "
+        f"{layout.tests}; contestants: {', '.join(ready) or 'none ready here, see the file'}); "
+        "next: `bugbout doctor`, then `bugbout run`"
     )
     return [wrote, f"note: {advice}"] if advice else [wrote]
 
