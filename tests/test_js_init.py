@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from bugbout.config import compose_settings
-from bugbout.onboarding.javascript import is_javascript, folder_of_tests
+from bugbout.onboarding.javascript import folder_of_tests, is_javascript
 from cli_runs import bugbout
 
 
