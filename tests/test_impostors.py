@@ -81,10 +81,10 @@ def test_it():
 
 
 def run_plugin(
-    python: Path, tree: Path, timeout: float = 120
+    python: Path, tree: Path, timeout: float = 120, *, probing: bool = True
 ) -> tuple[subprocess.CompletedProcess[str], Stream]:
-    """pytest of ``python`` on ``tree``'s ``tests`` with bugbout's outcome plugin, and the
-    outcomes it wrote."""
+    """pytest of ``python`` on ``tree``'s ``tests`` with bugbout's outcome plugin (asked to
+    probe for impostors unless not ``probing``), and the outcomes it wrote."""
     key = "k" * 64
     with tempfile.TemporaryFile() as outcomes:
         outcomes.write(key_line(key))
@@ -93,6 +93,7 @@ def run_plugin(
             **os.environ,
             "PYTHONPATH": f"{outcomes_plugin_dir()}{os.pathsep}{tree}",
             "BUGBOUT_OUTCOMES_FD": str(outcomes.fileno()),
+            "BUGBOUT_IMPOSTORS": "1" if probing else "",
         }
         done = subprocess.run(
             [str(python), "-m", "pytest", "-p", "bugbout_outcomes", "-q", "-p",
@@ -148,3 +149,16 @@ def test_only_the_patch_s_classes_count(tmp_path: Path) -> None:
     assert len(found) == 2, found
     assert found[0].startswith("pkg/new.py: pkg.Cheat.__eq__ equals 'object'")
     assert found[1].endswith("made by code with no file")
+
+
+def test_the_plugin_keeps_no_class_where_nothing_reads_them(tmp_path: Path) -> None:
+    """A run not on a patch's edits (ground truth, an injected bug) reads no impostors:
+    the plugin neither keeps classes nor probes them, and is not tampered for it."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(PACKAGE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_it.py").write_text(TESTS)
+    _, stream = run_plugin(Path(sys.executable), tmp_path, probing=False)
+    assert stream.summary is not None and not stream.tampering, stream.tampering
+    assert stream.summary["impostors"] == []
+    assert [r["outcome"] for r in stream.reports if r["when"] == "call"] == ["passed"]

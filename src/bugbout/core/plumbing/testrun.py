@@ -361,6 +361,7 @@ def _pytest_process(
             "BUGBOUT_SKIP_FD": str(skipped.fileno()),
             "BUGBOUT_SOURCE_DIRS": json.dumps(list(project.source)),
             "BUGBOUT_TESTS_DIR": project.tests,
+            "BUGBOUT_IMPOSTORS": "1" if planted.lower is not None else "",  # read on edits only
             **era.variables(),
             VARIABLE: str(leftovers.path),
         }

@@ -25,8 +25,9 @@ written and what was found changed in pytest since this module was imported:
   its tests inside it;
 - this module's own hook implementations replaced or removed.
 
-The summary also lists the classes whose values may equal anything
-(``bugbout_impostors``), for bugbout to tell the patch's from the project's.
+With ``BUGBOUT_IMPOSTORS`` set to ``1`` (a run on a patch's edits, where bugbout tells the
+patch's classes from the project's), the summary also lists the classes whose values may
+equal anything (``bugbout_impostors``); elsewhere nothing reads them and none are kept.
 
 A subtest's report (pytest 9's ``subtests``, the ``pytest-subtests`` plugin) is marked
 ``subtest``: one test has as many as it has subtests.
@@ -62,6 +63,7 @@ SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
 TESTS_VARIABLE = "BUGBOUT_TESTS_DIR"
 ROOTDIR_VARIABLE = "BUGBOUT_ROOTDIR"
 ADDOPTS_VARIABLE = "BUGBOUT_DROP_ADDOPTS"
+IMPOSTORS_VARIABLE = "BUGBOUT_IMPOSTORS"
 TEST_MODULES = ("test_*.py", "*_test.py", "conftest.py")
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 """pytest 9's class of a subtest's report, and the ``pytest-subtests`` plugin's."""
@@ -409,6 +411,7 @@ def _read_skipped():
 _fd = int(os.environ[FD_VARIABLE])
 _watch = _Watch(_fd, _read_key(_fd))
 _skipped = _read_skipped()
+_probing = os.environ.get(IMPOSTORS_VARIABLE) == "1"  # read before any conftest runs
 _impostors = None
 del _fd
 
@@ -474,8 +477,9 @@ if os.environ.get(ADDOPTS_VARIABLE):  # only then: pytest 8 has no such hook
 
 def pytest_configure(config):
     global _impostors
-    _impostors = Impostors(str(getattr(config, "rootpath", None) or config.rootdir))
-    gc.callbacks.append(_impostors.on_collection)
+    if _probing:
+        _impostors = Impostors(str(getattr(config, "rootpath", None) or config.rootdir))
+        gc.callbacks.append(_impostors.on_collection)
     for hook_name in (
         "pytest_runtest_logstart",
         "pytest_runtest_logreport",
@@ -487,7 +491,7 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session):
-    if _impostors is None or _impostors.on_collection not in gc.callbacks:
+    if _probing and (_impostors is None or _impostors.on_collection not in gc.callbacks):
         _watch.extra.append("bugbout's garbage collection callback was removed")
     _watch.emit(
         {
