@@ -66,6 +66,19 @@ def test_without_a_lockfile_the_registry_is_read_as_of_the_fix(tmp_path: Path) -
     assert _version(now, "is-number") == "6.0.0"
 
 
+def test_a_range_the_registry_dates_no_version_of_before_the_fix_takes_its_newest(
+    tmp_path: Path,
+) -> None:
+    """A mirror dates packages by when it copied them: is-number 5.0.0 on 2024-12-09, long
+    after it was released; a 2024-11-23 fix that declares ``^5`` installs it, and says so."""
+    tree = _tree(tmp_path / "tree", {"is-number": "^5.0.0"})
+    then = _build(tree, tmp_path / "home", date="2024-11-23T10:00:00+00:00")
+    assert _version(then, "is-number") == "5.0.0"
+    assert then.description.endswith(  # type: ignore[attr-defined]
+        "registry's newest (none it dates before 2024-11-23 fits)"
+    )
+
+
 def test_a_failed_install_says_why_in_one_line(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "tree", {"bugbout-no-such-package-3f9a1c": "1.0.0"})
     with pytest.raises(EnvironmentFailure) as failure:

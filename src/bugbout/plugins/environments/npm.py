@@ -5,7 +5,9 @@ The packages come from the lockfile committed at the task's parent: ``npm ci`` f
 for ``yarn.lock``, each run through ``npx``: the newest release of the major version the
 project's ``packageManager`` names (else the one that writes its lockfile's version).
 Without a lockfile, ``npm install --before=<fix's date>`` resolves the declared ranges as
-the registry had them that day. Installs run with the network and without the packages'
+the registry had them that day; when the registry dates no version of a range before it (a
+mirror dates packages by when it copied them), the newest versions in the ranges, and the
+environment says so. Installs run with the network and without the packages'
 install scripts; tests run offline.
 
 Each installation lives in ``BUGBOUT_HOME/npm/<key>`` (or the ``store`` option's folder),
@@ -55,6 +57,8 @@ OLDEST_PNPM = 7
 """pnpm before 7's last releases fails on Node 20 (``ERR_INVALID_THIS``): a project that
 declares an older one is installed by the newest pnpm 7, which reads its lockfile."""
 DONE = ".bugbout-installed"
+UNDATED = "undated"
+"""The line of ``DONE`` that says the registry's newest versions were installed."""
 SHIM = """#!/bin/sh
 [ -e node_modules ] || [ ! -f package.json ] || ln -s {modules} node_modules 2>/dev/null
 exec {node} "$@"
@@ -91,6 +95,10 @@ class NpmEnvironment:
     @property
     def description(self) -> str:
         source = f"{self.client} lockfile" if self.client else f"registry as of {self.date}"
+        marker = self.path / DONE
+        undated = marker.is_file() and UNDATED in marker.read_text().splitlines()
+        if not self.client and self.date and undated:
+            source = f"registry's newest (none it dates before {self.date} fits)"
         return f"npm: Node {self.node_version}, {source}"
 
     @property
@@ -170,13 +178,30 @@ class NpmBuilder:
             shutil.copyfile(lockfile, path / lockfile.name)
         text = lockfile.read_text(errors="replace") if lockfile is not None else ""
         argv = _install_argv(client, manifest, text, day if self.options.before else None)
+        done = self._run(argv, path)
+        undated = done.returncode != 0 and lockfile is None and _undated(done.stderr)
+        if undated:
+            argv = [arg for arg in argv if not arg.startswith("--before=")]
+            done = self._run(argv, path)
+        if done.returncode != 0:
+            raise EnvironmentFailure(
+                f"{' '.join(argv[:2])} failed: {_reason(done.stderr or done.stdout)}"
+            )
+        (path / "bin").mkdir()
+        shim = path / "bin" / "node"
+        shim.write_text(SHIM.format(modules=path / "node_modules", node=node))
+        shim.chmod(0o755)
+        (path / DONE).write_text(" ".join(argv) + (f"\n{UNDATED}" if undated else ""))
+
+    def _run(self, argv: list[str], path: Path) -> subprocess.CompletedProcess[str]:
+        """Run the install ``argv`` in ``path``, its temporary files in a scratch folder."""
         with tempfile.TemporaryDirectory(prefix="bugbout-npm-") as scratch:
             env = {**os.environ, "npm_config_update_notifier": "false", "CI": "true"}
             env["YARN_NODE_LINKER"] = "node-modules"
             env["npm_config_cache"] = env.get("npm_config_cache") or str(Path.home() / ".npm")
             env["TMPDIR"] = scratch
             try:
-                done = subprocess.run(
+                return subprocess.run(
                     argv,
                     cwd=path,
                     env=env,
@@ -190,15 +215,12 @@ class NpmBuilder:
                     f"{' '.join(argv[:2])} timed out after {expired.timeout:g} s: "
                     "raise environment.install-timeout"
                 ) from None
-        if done.returncode != 0:
-            raise EnvironmentFailure(
-                f"{' '.join(argv[:2])} failed: {_reason(done.stderr or done.stdout)}"
-            )
-        (path / "bin").mkdir()
-        shim = path / "bin" / "node"
-        shim.write_text(SHIM.format(modules=path / "node_modules", node=node))
-        shim.chmod(0o755)
-        (path / DONE).write_text(" ".join(argv))
+
+
+def _undated(output: str) -> bool:
+    """Whether an install as of a date failed because no version the registry dates before
+    it meets a declared range (a registry mirror dates packages by when it copied them)."""
+    return "No versions available for" in output or "with a date before" in output
 
 
 def _lockfile(tree: Path) -> tuple[Path | None, str]:
