@@ -26,6 +26,7 @@ from bugbout.core.mine.finding import (
     warn_problems,
 )
 from bugbout.core.mine.statements import tell_statements
+from bugbout.core.plumbing.environment import revision
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
@@ -98,14 +99,17 @@ def compute_oracles(
     plugins.notify("bugbout_before_truth", tasks=tasks)
     warn_problems(plugins, progress)
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
-    todo: list[tuple[Task, str]] = []
+    todo: list[tuple[Task, str, Oracle | None]] = []
+    built_by = revision(plugins.get(EnvironmentPlugin, settings.environment.name).spec.factory)
     for task in tasks.tasks:
         key = oracle_key(settings, task.sha)
         oracle = oracles.root.get(task.id)
         if oracle is None or oracle.key != key or _try_again(oracle, sweep):
-            todo.append((task, key))
+            todo.append((task, key, None))
+        elif oracle.revision != built_by:  # kept if its environment resolves alike now
+            todo.append((task, key, oracle))
     progress.start("computing ground truth", total=len(tasks.tasks))
-    computing = {task.id for task, _ in todo}
+    computing = {task.id for task, _, _ in todo}
     for task in tasks.tasks:
         if task.id not in computing:
             progress.advance(f"{task.id} {oracles.root[task.id].status}")
@@ -153,11 +157,11 @@ def _dispatch(
     plugins: Plugins,
     store: Store,
     executor: Executor,
-    todo: list[tuple[Task, str]],
+    todo: list[tuple[Task, str, Oracle | None]],
 ) -> Iterator[Oracle]:
     """Compute the oracles of ``todo``, ``tasks.jobs`` at a time; each as it is done."""
     local = _confining(Tools.build(settings, plugins, store)) if executor.in_process else None
-    jobs = [OracleJob(settings, task, key, local) for task, key in todo]
+    jobs = [OracleJob(settings, task, key, local, stored) for task, key, stored in todo]
     for job, future in run_jobs(executor, jobs, settings.tasks.jobs):
         try:
             yield future.result()
@@ -191,6 +195,8 @@ class OracleJob:
     task: Task
     key: str
     tools: Tools | None = None
+    stored: Oracle | None = None
+    """Its oracle of another environment revision, kept if its environment is the same."""
 
     def __call__(self) -> Oracle:
         tools = self.tools or _confining(Tools.in_worker(self.settings))
@@ -204,6 +210,7 @@ class OracleJob:
                 home=tools.home,
                 key=self.key,
                 confine=tools.confine,
+                stored=self.stored,
             )
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 from pydantic import Field
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.store.records import Exemption, Record
+from bugbout.core.store.records import Exemption, Oracle, Record
 
 
 class EnvironmentRequest(Record):
@@ -70,6 +70,28 @@ def resolved(environment: Environment) -> tuple[dict[str, str], list[Exemption]]
     return (
         dict(versions) if isinstance(versions, dict) else {},
         list(exempt) if isinstance(exempt, list) else [],
+    )
+
+
+def revision(builder: object) -> str:
+    """How ``builder`` resolves environments, for builders that say (an optional
+    ``revision``, which a change of that logic changes): an oracle computed under another
+    revision is checked against the environment resolved now (see
+    :func:`bugbout.core.truth.oracle.compute_oracle`)."""
+    found = getattr(builder, "revision", "")
+    return found if isinstance(found, str) else ""
+
+
+def same_environment(oracle: Oracle, environment: Environment) -> bool:
+    """Whether ``oracle`` ran in ``environment``: by key, or for an oracle stored before
+    keys were, by its description and the resolved versions and exemptions."""
+    if oracle.environment_key:
+        return oracle.environment_key == environment.key
+    versions, exempt = resolved(environment)
+    return (oracle.environment, oracle.versions, oracle.exempt) == (
+        environment.description,
+        versions,
+        exempt,
     )
 
 

@@ -282,7 +282,12 @@ class Oracle(Versioned):
     fail_on_base: list[TestId] = Field(default_factory=list)
     """Tests that fail both before and after the fix: pre-existing failures."""
     environment: str = ""
-    """The environment the tests ran in (its builder and key)."""
+    """The description of the environment the tests ran in."""
+    environment_key: str = ""
+    """That environment's key (:attr:`bugbout.core.plumbing.environment.Environment.key`)."""
+    revision: str = ""
+    """How its builder resolved that environment then: a stored oracle of another revision
+    is kept only when the builder resolves the task's environment to the same key now."""
     reason: str | None = None
     runs: list[TestRun] = Field(default_factory=list)
     added: list[AddedDependency] = Field(default_factory=list)

@@ -32,6 +32,8 @@ from bugbout.core.plumbing.environment import (
     EnvironmentRequest,
     lacking,
     resolved,
+    revision,
+    same_environment,
 )
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.project_metadata import declared_test_dependencies
@@ -81,9 +83,11 @@ def compute_oracle(
     home: Path,
     key: str,
     confine: Confine,
+    stored: Oracle | None = None,
 ) -> Oracle:
     """Run the fix's test modules before and after the fix with ``runner`` and classify
-    every test.
+    every test; or, when ``stored`` (an oracle ``builder`` made under another revision)
+    ran in the environment the task resolves to now, keep it.
 
     Both runs happen in one directory (and name it relatively: see
     :meth:`bugbout.core.plumbing.test_runner.TestRunner.run`), so their test ids agree. When a run
@@ -97,6 +101,10 @@ def compute_oracle(
     try:
         tree = scratch / "tree"
         export_built(git, task.sha, tree.with_name("after"))
+        if stored is not None and (
+            kept := _still(stored, task, builder=builder, settings=settings, home=home, tree=tree)
+        ):
+            return kept.model_copy(update={"key": key})
         declared = computed_test_dependencies(tree.with_name("after"), confine)
         project, repaired = repair.with_added(settings.project, declared), list[AddedDependency]()
         rounds = 0
@@ -135,6 +143,7 @@ def compute_oracle(
     oracle.added = declared + repaired
     oracle.suite = list(suite) if suite != (project.tests,) else []
     oracle.versions, oracle.exempt = resolved(environment)
+    oracle.environment_key, oracle.revision = environment.key, revision(builder)
     if oracle.reason is not None and missing:
         oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
     if oracle.status == "no-fail-to-pass" and oracle.reason is not None:
@@ -142,6 +151,32 @@ def compute_oracle(
     if oracle.reason is not None:
         oracle.reason += lacking(environment)
     return oracle
+
+
+def _still(
+    stored: Oracle,
+    task: Task,
+    *,
+    builder: EnvironmentBuilder,
+    settings: BoutSettings,
+    home: Path,
+    tree: Path,
+) -> Oracle | None:
+    """``stored``, when the environment ``task`` resolves to now (with the dependencies
+    it added) is the one it ran in; its revision is then the builder's."""
+    project = repair.with_added(settings.project, stored.added)
+    request = EnvironmentRequest(
+        project=project, tree=tree.with_name("after"), date=task.date, home=home
+    )
+    try:
+        environment = builder.build(request)
+    except EnvironmentFailure:
+        return None
+    if not same_environment(stored, environment):
+        return None
+    return stored.model_copy(
+        update={"environment_key": environment.key, "revision": revision(builder)}
+    )
 
 
 def computed_test_dependencies(tree: Path, confine: Confine) -> list[AddedDependency]:

@@ -147,6 +147,9 @@ class UvBuilder:
     """Resolves a fix's era and builds (or finds in the cache) the environment of what it
     resolves to."""
 
+    revision = f"layout {LAYOUT}, resolver {RESOLVER}"
+    """How it resolves and builds (:func:`bugbout.core.plumbing.environment.revision`)."""
+
     def __init__(self, options: UvOptions | None = None) -> None:
         self.options = options or UvOptions()
         self._built: dict[str, UvEnvironment] = {}
