@@ -43,6 +43,7 @@ from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.truth.python2 import python2_note, stdlib_note
 from bugbout.core.truth.setup_run import executed_setup_py
+from bugbout.core.truth.unreachable import unreachable_note
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
 METHOD = 2
@@ -147,6 +148,9 @@ def compute_oracle(
     if oracle.reason is not None and missing:
         oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
     if oracle.status == "no-fail-to-pass" and oracle.reason is not None:
+        if project_own := unreachable_note(git, task, runs[0]):
+            oracle.reason += project_own  # not the environment's doing
+            return oracle
         oracle.reason += python2_note(git, task)
     if oracle.reason is not None:
         oracle.reason += lacking(environment)

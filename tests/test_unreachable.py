@@ -1,0 +1,89 @@
+"""A test whose only assertion sits after the raising statement of a ``raises`` block
+never asserts anything: a fix tested so (a new error message) has no fail-to-pass test,
+and the reason says the test is the cause. Real git, real pytest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.truth.unreachable import _unreachable_assert
+from bugbout.testing import RepositoryBuilder
+from history import calc_settings, ground_truth
+
+DEAD = """\
+import pytest
+
+from calc.ops import half
+
+
+def test_half_of_text_says_why():
+    with pytest.raises(TypeError) as caught:
+        half("two")
+        assert "a number" in str(caught.value)
+"""
+
+
+@pytest.mark.slow
+def test_a_fix_tested_by_an_assertion_that_never_runs_says_so(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": "def half(x):\n    return x / 2\n",
+            "tests/__init__.py": "",
+            "tests/test_ops.py": "from calc.ops import half\n\n\n"
+            "def test_half():\n    assert half(4) == 2\n",
+        },
+    )
+    fix = repo.commit(
+        "Fix the message of half's error (#1)",
+        {
+            "src/calc/ops.py": "def half(x):\n    if not isinstance(x, (int, float)):\n"
+            "        raise TypeError('half takes a number')\n    return x / 2\n",
+            "tests/test_half.py": DEAD,
+        },
+    )
+    oracle = ground_truth(calc_settings(repo.path)).root[fix[:12]]
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.reason is not None
+    assert (
+        "tests/test_half.py::test_half_of_text_says_why cannot fail before the fix: its only "
+        "assertion (line 9 of tests/test_half.py)"
+    ) in oracle.reason
+
+
+@pytest.mark.parametrize(
+    ("source", "names", "line"),
+    [
+        (DEAD, ["test_half_of_text_says_why"], 9),
+        (  # the assertion after the block runs
+            DEAD + "    assert caught.type is TypeError\n",
+            ["test_half_of_text_says_why"],
+            0,
+        ),
+        (  # the raising statement is the block's last: nothing is skipped
+            "def test_x():\n    with pytest.raises(KeyError):\n        {}['a']\n",
+            ["test_x"],
+            0,
+        ),
+        (  # a method of a test class, with unittest's context manager
+            "class TestX:\n    def test_y(self):\n        with self.assertRaises(E):\n"
+            "            f()\n            assert g()\n",
+            ["TestX", "test_y"],
+            5,
+        ),
+        (  # another context manager: its block runs to the end
+            "def test_x():\n    with open('f') as f:\n        f.read()\n        assert f\n",
+            ["test_x"],
+            0,
+        ),
+        ("def test_x():\n    print 'Python 2'\n", ["test_x"], 0),
+        (DEAD, ["test_absent"], 0),
+    ],
+)
+def test_the_assertion_that_never_runs(source: str, names: list[str], line: int) -> None:
+    assert _unreachable_assert(source.encode(), names) == line
