@@ -21,6 +21,7 @@ while the judge picks one patch per task among the contestants'.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -282,16 +283,24 @@ class EvidenceJob:
         else:
             tools, auditor = self.local.tools, self.local.auditor
         with Git(self.settings.repository) as git:
-            bench = tools.bench(self.task, tools.checkouts(git), self.settings.verdicts.timeout)
+
+            def bench() -> Bench:
+                timeout = self.settings.verdicts.timeout
+                return tools.bench(self.task, tools.checkouts(git), timeout)
+
             return _Runs(self, bench, auditor).evidence()
 
 
 class _Runs:
     """One job's test runs on its bench: each record the store lacks is computed once,
-    the base run and the selections only when a matrix or an audit needs them."""
+    the base run and the selections only when a matrix or an audit needs them, and the
+    bench (the task's environment) only when a run is made."""
 
-    def __init__(self, job: EvidenceJob, bench: Bench, auditor: Auditor) -> None:
-        self.job, self.bench, self.auditor = job, bench, auditor
+    def __init__(self, job: EvidenceJob, bench: Callable[[], Bench], auditor: Auditor) -> None:
+        self.job, self.auditor = job, auditor
+        self._make_bench = bench
+        self._bench: Bench | None = None
+        self._benching = threading.Lock()
         self.task, self.oracle, self.keys = job.task, job.keys.oracle, job.keys
         self.shared = Shared(job.store, job.task)
         self.affected = job.settings.verdicts.tests == "affected"
@@ -303,6 +312,14 @@ class _Runs:
         self._base: tuple[BaseRun, dict[str, Selection] | None] | None = None
         self._fix: str | None = None
         self._lock = threading.Lock()
+
+    @property
+    def bench(self) -> Bench:
+        """The task's bench, built at its first use."""
+        with self._benching:
+            if self._bench is None:
+                self._bench = self._make_bench()
+            return self._bench
 
     def evidence(self) -> Evidence:
         key = self.keys.matrix(self.job.attempts)
