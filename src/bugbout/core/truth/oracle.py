@@ -41,7 +41,7 @@ from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
-from bugbout.core.truth.python2 import python2_note, stdlib_note
+from bugbout.core.truth.python2 import python2_failure, python2_note, stdlib_note
 from bugbout.core.truth.setup_run import executed_setup_py
 from bugbout.core.truth.unreachable import unreachable_note
 
@@ -289,7 +289,7 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
         oracle.reason = (
             "no test failed before the fix and passed after it"
             + (_passed_before(task, befores[0], last) or _near_misses(befores[0], last))
-            + _stuck(befores[0], last)
+            + (_stuck(befores[0], last) or _python2_tests(task, last))
         )
     return oracle
 
@@ -408,6 +408,20 @@ def _stuck(before: TestRun, after: TestRun) -> str:
         f"; an environment failure explains it: {count} tests failed before and after the "
         f"fix with {message} ({why})"
     )
+
+
+def _python2_tests(task: Task, after: TestRun) -> str:
+    """What a reason adds when a test the fix added or changed fails after it in a way
+    only Python 3 fails (see :func:`~bugbout.core.truth.python2.python2_failure`)."""
+    named = {*task.added_tests, *task.modified_tests}
+    for name, message in after.failures.items():
+        why = python2_failure(message) if name.split("[", 1)[0] in named else ""
+        if why:
+            return (
+                f"; {name} fails after the fix with {message}: {why}, so the test is "
+                "Python 2's, and bugbout runs tests on Python 3.6 and later"
+            )
+    return ""
 
 
 def _module(nodeid: str) -> str:

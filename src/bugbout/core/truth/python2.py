@@ -62,3 +62,24 @@ def stdlib_note(error: str) -> str:
         f": `{found['module']}.{found['name']}` is not in this Python's standard library, "
         "so the code was written for another Python (Python 2, for a fix of its era)"
     )
+
+
+_MESSAGE = re.compile(
+    r"^AttributeError: '\w*(?:Error|Exception|Warning)' object has no attribute 'message'"
+)
+_BYTES_AS_TEXT = re.compile(
+    r"^AssertionError: (?:assert )?(?P<a>b?)(?P<q>['\"])(?P<x>.*)(?P=q) (?:!=|==) "
+    r"(?P<b>b?)(?P<r>['\"])(?P<y>.*)(?P=r)$"
+)
+
+
+def python2_failure(message: str) -> str:
+    """Why a test that fails with ``message`` passes on Python 2 alone: it reads an
+    exception's ``message`` (Python 3 dropped it), or it finds bytes unequal to the same
+    text (one type on Python 2); empty otherwise."""
+    if _MESSAGE.match(message):
+        return "Python 2's exceptions had a `message` attribute, Python 3's have none"
+    found = _BYTES_AS_TEXT.match(message)
+    if found and found["x"] == found["y"] and {found["a"], found["b"]} == {"", "b"}:
+        return "it compares bytes with the same text, which are equal on Python 2 alone"
+    return ""
