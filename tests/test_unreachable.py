@@ -63,9 +63,9 @@ def test_a_fix_tested_by_an_assertion_that_never_runs_says_so(tmp_path: Path) ->
         (  # the assertion after the block runs
             DEAD + "    assert caught.type is TypeError\n",
             ["test_half_of_text_says_why"],
-            0,
+            None,
         ),
-        (  # the raising statement is the block's last: nothing is skipped
+        (  # no assertion: it checks only that the block raises
             "def test_x():\n    with pytest.raises(KeyError):\n        {}['a']\n",
             ["test_x"],
             0,
@@ -76,14 +76,26 @@ def test_a_fix_tested_by_an_assertion_that_never_runs_says_so(tmp_path: Path) ->
             ["TestX", "test_y"],
             5,
         ),
-        (  # another context manager: its block runs to the end
-            "def test_x():\n    with open('f') as f:\n        f.read()\n        assert f\n",
+        (  # nose's assert_raises, called
+            "def test_x():\n    assert_raises(E, lambda: f(1))\n",
             ["test_x"],
             0,
         ),
-        ("def test_x():\n    print 'Python 2'\n", ["test_x"], 0),
-        (DEAD, ["test_absent"], 0),
+        (  # a check that runs besides
+            "def test_x():\n    assert_raises(E, f)\n    assert_equal(g(), 1)\n",
+            ["test_x"],
+            None,
+        ),
+        (  # another context manager: its block runs to the end
+            "def test_x():\n    with open('f') as f:\n        f.read()\n        assert f\n",
+            ["test_x"],
+            None,
+        ),
+        ("def test_x():\n    print 'Python 2'\n", ["test_x"], None),
+        (DEAD, ["test_absent"], None),
     ],
 )
-def test_the_assertion_that_never_runs(source: str, names: list[str], line: int) -> None:
+def test_what_a_test_checks_besides_raising(
+    source: str, names: list[str], line: int | None
+) -> None:
     assert _unreachable_assert(source.encode(), names) == line

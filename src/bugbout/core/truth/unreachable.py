@@ -1,8 +1,10 @@
-"""Tests that cannot fail: an assertion inside ``with pytest.raises(...)`` after the
-statement that raises never runs, so the test passes whatever that assertion checks.
+"""Tests that check no more than that a block raises: an assertion inside ``with
+pytest.raises(...)`` after the statement that raises never runs, and a test may have no
+other.
 
-A fix that only changes an error's message, tested so, has no fail-to-pass test on any
-Python: the reason says the test is the cause, not the environment.
+A fix that only changes an error's message, tested so, has no fail-to-pass test when the
+block raised before the fix too: the reason says the test is the cause, not the
+environment.
 """
 
 from __future__ import annotations
@@ -12,43 +14,50 @@ import ast
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import Outcome, Task, TestRun
 
-RAISES = frozenset(("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"))
-"""The context managers that expect their block to raise (``pytest.raises``,
-``self.assertRaises``, ...)."""
+RAISES = frozenset(
+    ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assert_raises")
+)
+"""What expects a block or a call to raise (``pytest.raises``, ``self.assertRaises``,
+nose's ``assert_raises``)."""
 
 
 def unreachable_note(git: Git, task: Task, before: TestRun) -> str:
-    """What a no-fail-to-pass reason says when a test the fix added or changed, passing
-    in the ``before`` run, asserts only after the statement that raises in a ``raises``
-    block (empty otherwise)."""
-    for test in [*task.added_tests, *task.modified_tests]:
+    """What a no-fail-to-pass reason says when every test the fix added or changed passed
+    in the ``before`` run and checks no more than that a block raises: its assertions
+    follow the raising statement inside a ``raises`` block, or it has none (empty
+    otherwise)."""
+    named = [*task.added_tests, *task.modified_tests]
+    notes = []
+    for test in named:
         cases = {o for name, o in before.outcomes.items() if name.split("[", 1)[0] == test}
-        if cases != {Outcome.PASSED}:
-            continue
         path, _, name = test.partition("::")
-        found = git.blob(task.sha, path)
-        if found is None:
-            continue
-        line = _unreachable_assert(found[1], name.split("::"))
-        if line:
-            return (
-                f"; {test} cannot fail before the fix: its only assertion (line {line} of "
-                f"{path}) follows the statement that raises inside a `raises` block, so it "
-                "never runs, on any Python, and the test checks no more than that the "
-                "block raises, which it did before the fix too (the project's test, not "
-                "the environment)"
-            )
-    return ""
+        found = git.blob(task.sha, path) if cases == {Outcome.PASSED} else None
+        line = _unreachable_assert(found[1], name.split("::")) if found else None
+        if line is None:
+            return ""
+        notes.append(
+            f"its only assertion (line {line} of {path}) follows the statement that raises "
+            "inside a `raises` block, so it never runs, on any Python"
+            if line
+            else "it asserts nothing but that a block raises"
+        )
+    if not notes:
+        return ""
+    more = f" (and {len(named) - 1} more alike)" if len(named) > 1 else ""
+    return (
+        f"; {named[0]}{more} cannot fail before the fix: {notes[0]}, and the block raised "
+        "before the fix too (the project's test, not the environment)"
+    )
 
 
-def _unreachable_assert(source: bytes, names: list[str]) -> int:
-    """The line of the first assertion of the test at ``names`` (its class, then its
-    function) of ``source`` when none of its assertions can run; 0 when one can, when it
-    has none, or when the source does not parse."""
+def _unreachable_assert(source: bytes, names: list[str]) -> int | None:
+    """For the test at ``names`` (its class, then its function) of ``source`` that checks
+    no more than that a block raises: the line of its first assertion, none of which can
+    run, or 0 when it has none; ``None`` when it checks more, or when it is not found."""
     try:
         scope: ast.AST = ast.parse(source)
     except (SyntaxError, ValueError):
-        return 0
+        return None
     for name in names:
         found = next(
             (
@@ -60,21 +69,29 @@ def _unreachable_assert(source: bytes, names: list[str]) -> int:
             None,
         )
         if found is None:
-            return 0
+            return None
         scope = found
     unreached: set[int] = set()
+    raising = False
     for node in ast.walk(scope):
         if isinstance(node, ast.With | ast.AsyncWith) and any(map(_raises, node.items)):
+            raising = True
             later = [n for statement in node.body[1:] for n in ast.walk(statement)]
             unreached |= {n.lineno for n in later if isinstance(n, ast.Assert)}
+        elif isinstance(node, ast.Call) and _name(node.func) in RAISES:
+            raising = True
+        elif isinstance(node, ast.Call) and _name(node.func).startswith("assert"):
+            return None  # self.assertEqual, nose's assert_equal: a check that runs
     asserted = {n.lineno for n in ast.walk(scope) if isinstance(n, ast.Assert)}
-    return min(asserted) if asserted and asserted == unreached else 0
+    if not raising or asserted != unreached:
+        return None
+    return min(asserted, default=0)
 
 
 def _raises(item: ast.withitem) -> bool:
     call = item.context_expr
-    if not isinstance(call, ast.Call):
-        return False
-    function = call.func
-    name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-    return name in RAISES
+    return isinstance(call, ast.Call) and _name(call.func) in RAISES
+
+
+def _name(function: ast.expr) -> str:
+    return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
