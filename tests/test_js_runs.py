@@ -329,13 +329,15 @@ def test_the_agents_script_takes_options_then_paths(
 
 @pytest.mark.slow
 @pytest.mark.requires("js-runners")
-@pytest.mark.parametrize("version", ["0.34.6", "0.10.0"])
+@pytest.mark.parametrize("version", ["0.34.6", "0.22.1", "0.10.0"])
 def test_vitest_before_1_finds_the_tests_of_a_tree_under_a_cache_folder(
     version: str, tmp_path: Path
 ) -> None:
     """Vitest 0.34 matched ``**/.cache/**`` against absolute paths (ufo's tasks of 2023:
     "No test files found" under ``~/.cache/bugbout``); Vitest 0.10 loads the reporter
-    through its own module runner (ufo's of 2022)."""
+    through its own module runner (ufo's of 2022); Vitest 0.22's ``vitest.mjs`` starts its
+    command line in a child process, which inherits none of the run's descriptors, and
+    gives the reporter a URL under the project's root (mlly's of 2022)."""
     files = {
         **TestVitest.files,
         "package.json": TestVitest.files["package.json"].replace(VITEST, version),

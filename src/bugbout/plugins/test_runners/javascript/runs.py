@@ -211,6 +211,7 @@ def _process(
             **command.env,
             "BUGBOUT_KEY_FD": str(keys.fileno()),
             "BUGBOUT_OUTCOMES_FD": str(channel.fileno()),
+            "BUGBOUT_CHANNEL": str(reporter.with_name("channel.cjs")),
         }
         argv = command.argv
         if not command.contained:

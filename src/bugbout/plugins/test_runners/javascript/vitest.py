@@ -20,6 +20,8 @@ from bugbout.test_runners import NoOptions, TestRunnerPlugin, TestStyle, file_of
 
 NAME = "vitest"
 ENTRY = "node_modules/vitest/vitest.mjs"
+STARTER = "vitest_entry.mjs"
+"""Beside the reporter: starts the project's Vitest in the process that loads it."""
 EXITED = "process.exit unexpectedly called"
 CANARY = """import { test } from "vitest";
 
@@ -46,7 +48,8 @@ class Vitest(JavaScriptRunner):
     def arguments(
         self, reporter: Path | None, targets: Sequence[str], skip: frozenset[str]
     ) -> list[str]:
-        args = [ENTRY, "run", "--passWithNoTests"]
+        entry = ENTRY if reporter is None else str(reporter.with_name(STARTER))
+        args = [entry, "run", "--passWithNoTests"]
         if reporter is not None:
             args.append(f"--reporter={reporter}")
         excluded = sorted({test.split("::", 1)[1].replace(TITLES, " ") for test in skip})

@@ -5,8 +5,11 @@ import { createRequire } from "node:module";
 import { relative } from "node:path";
 
 // Required, not imported: Vitest before 0.3x loads reporters through its own module
-// runner, which does not import CommonJS.
-const { message, send } = createRequire(import.meta.url)("./channel.cjs");
+// runner, which does not import CommonJS, and gives this module a URL under the project's
+// root (Vitest 0.22: root + this file's path), so the channel is required by the path
+// bugbout gives.
+const channel = process.env.BUGBOUT_CHANNEL ?? "./channel.cjs";
+const { message, send } = createRequire(import.meta.url)(channel);
 
 const STATES = { pass: "passed", fail: "failed", skip: "skipped", todo: "skipped" };
 
