@@ -132,6 +132,21 @@ def test_a_pnpm_too_old_for_this_node_is_replaced_by_one_that_reads_its_lockfile
     assert "pnpm lockfile" in environment.description  # type: ignore[attr-defined]
 
 
+def test_pnpm_runs_as_the_major_version_package_manager_names(tmp_path: Path) -> None:
+    """pnpm 10 switches to the exact release ``packageManager`` names, and refuses one
+    the registry holds no signature of (mlly's tasks of 2025, on this machine's mirror):
+    the newest release of that major version installs instead."""
+    tree = _tree(tmp_path / "tree", {})
+    manifest = json.loads((tree / "package.json").read_text())
+    (tree / "package.json").write_text(json.dumps({**manifest, "packageManager": "pnpm@10.15.0"}))
+    (tree / "pnpm-lock.yaml").write_text(
+        "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n"
+        "  excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n"
+    )
+    environment = _build(tree, tmp_path / "home")
+    assert "pnpm lockfile" in environment.description  # type: ignore[attr-defined]
+
+
 def test_pnpm_s_hidden_hoisting_folder_is_on_node_path(tmp_path: Path) -> None:
     """Vitest 0.29 looks for ``vite`` from the project's root, which a pnpm install keeps
     in ``node_modules/.pnpm/node_modules`` (ufo's tasks of 2023: "MISSING DEP vite")."""

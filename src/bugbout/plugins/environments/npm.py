@@ -198,6 +198,9 @@ class NpmBuilder:
         with tempfile.TemporaryDirectory(prefix="bugbout-npm-") as scratch:
             env = {**os.environ, "npm_config_update_notifier": "false", "CI": "true"}
             env["YARN_NODE_LINKER"] = "node-modules"
+            # the major version packageManager names is the one run: no switch to its
+            # exact release, which pnpm 10 refuses when the registry has no signature of it
+            env["npm_config_manage_package_manager_versions"] = "false"
             env["npm_config_cache"] = env.get("npm_config_cache") or str(Path.home() / ".npm")
             env["TMPDIR"] = scratch
             try:
