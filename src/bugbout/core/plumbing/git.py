@@ -108,8 +108,18 @@ class Git:
         return os.fsdecode(self._output(*args))
 
     def message(self, rev: str) -> str:
-        """The full message of commit ``rev`` (bytes that are not UTF-8 replaced)."""
-        return self._output("log", "-1", "--format=%B", rev, "--").decode("utf-8", "replace")
+        """The full message of commit ``rev`` as ``git log --format=%B`` gives it (in UTF-8
+        from its ``encoding``, a newline after it; bytes that are not UTF-8 replaced), read
+        from the object store: a fix's statement asks it of each task."""
+        found = self._object(f"{rev}^{{commit}}")
+        if found is None:
+            raise GitError(f"git log failed in {self.repository}: bad revision '{rev}'")
+        headers, _, body = found[2].partition(b"\n\n")
+        named = [line[9:] for line in headers.split(b"\n") if line.startswith(b"encoding ")]
+        try:
+            return body.decode(named[0].decode() if named else "utf-8") + "\n"
+        except (LookupError, UnicodeDecodeError):  # git then gives the bytes as they are
+            return body.decode("utf-8", "replace") + "\n"
 
     def is_repository(self) -> bool:
         try:
