@@ -41,7 +41,13 @@ from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
-from bugbout.core.truth.python2 import python2_failure, python2_note, stdlib_note
+from bugbout.core.truth.python2 import (
+    NAME_ERROR,
+    PYTHON2_NAMES,
+    older_python_failure,
+    python2_note,
+    stdlib_note,
+)
 from bugbout.core.truth.setup_run import executed_setup_py
 from bugbout.core.truth.unreachable import unreachable_note
 
@@ -289,7 +295,7 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
         oracle.reason = (
             "no test failed before the fix and passed after it"
             + (_passed_before(task, befores[0], last) or _near_misses(befores[0], last))
-            + (_stuck(befores[0], last) or _python2_tests(task, last))
+            + (_stuck(befores[0], last) or _older_python_tests(task, last))
         )
     return oracle
 
@@ -367,13 +373,8 @@ def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:
 
 
 _IMPORT_FAILURE = re.compile(r"^(?:ModuleNotFoundError|ImportError): ")
-_NAME_ERROR = re.compile(r"^NameError: name '(?P<name>\w+)' is not defined")
 _GENERATOR_STOP = re.compile(r"^(?:StopIteration$|RuntimeError: generator raised StopIteration)")
 """How a ``raise StopIteration`` inside a generator fails since Python 3.7 (PEP 479)."""
-PYTHON2_NAMES = frozenset(
-    ("basestring", "unicode", "unichr", "long", "xrange", "raw_input", "execfile", "cmp")
-)
-"""Builtins of Python 2 that Python 3 dropped: code that uses them needs Python 2."""
 
 
 def _stuck(before: TestRun, after: TestRun) -> str:
@@ -385,7 +386,7 @@ def _stuck(before: TestRun, after: TestRun) -> str:
     for name, message in after.failures.items():
         if before.failures.get(name) != message:
             continue
-        found = _NAME_ERROR.match(message)
+        found = NAME_ERROR.match(message)
         if (
             _IMPORT_FAILURE.match(message)
             or _GENERATOR_STOP.match(message)
@@ -410,16 +411,19 @@ def _stuck(before: TestRun, after: TestRun) -> str:
     )
 
 
-def _python2_tests(task: Task, after: TestRun) -> str:
+def _older_python_tests(task: Task, after: TestRun) -> str:
     """What a reason adds when a test the fix added or changed fails after it in a way
-    only Python 3 fails (see :func:`~bugbout.core.truth.python2.python2_failure`)."""
+    only a Python older than bugbout's fails (see
+    :func:`~bugbout.core.truth.python2.older_python_failure`)."""
     named = {*task.added_tests, *task.modified_tests}
     for name, message in after.failures.items():
-        why = python2_failure(message) if name.split("[", 1)[0] in named else ""
+        if name.split("[", 1)[0] not in named:
+            continue
+        why, python = older_python_failure(message)
         if why:
             return (
-                f"; {name} fails after the fix with {message}: {why}, so the test is "
-                "Python 2's, and bugbout runs tests on Python 3.6 and later"
+                f"; {name} fails after the fix with {message}: {why}, so the test was "
+                f"written for {python}, and bugbout runs tests on Python 3.6 and later"
             )
     return ""
 

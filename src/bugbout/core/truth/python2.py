@@ -64,6 +64,11 @@ def stdlib_note(error: str) -> str:
     )
 
 
+PYTHON2_NAMES = frozenset(
+    ("basestring", "unicode", "unichr", "long", "xrange", "raw_input", "execfile", "cmp")
+)
+"""Builtins of Python 2 that Python 3 dropped: code that uses them needs Python 2."""
+NAME_ERROR = re.compile(r"^NameError: name '(?P<name>\w+)' is not defined")
 _MESSAGE = re.compile(
     r"^AttributeError: '\w*(?:Error|Exception|Warning)' object has no attribute 'message'"
 )
@@ -71,15 +76,26 @@ _BYTES_AS_TEXT = re.compile(
     r"^AssertionError: (?:assert )?(?P<a>b?)(?P<q>['\"])(?P<x>.*)(?P=q) (?:!=|==) "
     r"(?P<b>b?)(?P<r>['\"])(?P<y>.*)(?P=r)$"
 )
+_MUTATED = re.compile(r"^RuntimeError: OrderedDict mutated during iteration")
 
 
-def python2_failure(message: str) -> str:
-    """Why a test that fails with ``message`` passes on Python 2 alone: it reads an
-    exception's ``message`` (Python 3 dropped it), or it finds bytes unequal to the same
-    text (one type on Python 2); empty otherwise."""
+def older_python_failure(message: str) -> tuple[str, str]:
+    """Why a test that fails with ``message`` passes on an older Python alone, and which:
+    it uses a builtin of Python 2, reads an exception's ``message`` (Python 3 dropped
+    it), finds bytes unequal to the same text (one type on Python 2), or changes an
+    ``OrderedDict`` it iterates (refused since Python 3.5); empty otherwise."""
+    found = NAME_ERROR.match(message)
+    if found and found["name"] in PYTHON2_NAMES:
+        return f"`{found['name']}` is a builtin of Python 2 alone", "Python 2"
     if _MESSAGE.match(message):
-        return "Python 2's exceptions had a `message` attribute, Python 3's have none"
+        return "Python 2's exceptions had a `message` attribute, Python 3's have none", "Python 2"
     found = _BYTES_AS_TEXT.match(message)
     if found and found["x"] == found["y"] and {found["a"], found["b"]} == {"", "b"}:
-        return "it compares bytes with the same text, which are equal on Python 2 alone"
-    return ""
+        return "it compares bytes with the same text, equal on Python 2 alone", "Python 2"
+    if _MUTATED.match(message):
+        return (
+            "the code changes an OrderedDict while iterating over it, which Python 3.5 and "
+            "later refuse",
+            "Python 3.4 or older",
+        )
+    return "", ""

@@ -1,5 +1,6 @@
-"""A fix's test that fails after the fix only because Python 3 is not Python 2 (an
-exception's ``message``, bytes unequal to the same text) makes the reason say so."""
+"""A fix's test that fails after the fix only because bugbout's Python is newer than the
+one it was written for (a builtin of Python 2, an exception's ``message``, bytes unequal
+to the same text, an OrderedDict changed while iterated) makes the reason say so."""
 
 from __future__ import annotations
 
@@ -7,26 +8,29 @@ import pytest
 
 from bugbout.core.store.records import Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.truth.oracle import judge_runs
-from bugbout.core.truth.python2 import python2_failure
+from bugbout.core.truth.python2 import older_python_failure
 
 BYTES = "AssertionError: b'{\"foo\": 42}' != '{\"foo\": 42}'"
 MESSAGE = "AttributeError: 'MarshallingError' object has no attribute 'message'"
 
 
 @pytest.mark.parametrize(
-    ("message", "python2"),
+    ("message", "python"),
     [
-        (BYTES, True),
-        ("AssertionError: assert 'abc' == b'abc'", True),
-        ('AssertionError: b\'{"name": "Joe"}\' != \'{"foo": 42}\'', False),  # other text
-        ("AssertionError: 'abc' != 'abc '", False),  # two texts
-        (MESSAGE, True),
-        ("AttributeError: 'User' object has no attribute 'message'", False),  # not an error
-        ("AttributeError: 'MarshallingError' object has no attribute 'messages'", False),
+        (BYTES, "Python 2"),
+        ("AssertionError: assert 'abc' == b'abc'", "Python 2"),
+        ('AssertionError: b\'{"name": "Joe"}\' != \'{"foo": 42}\'', ""),  # other text
+        ("AssertionError: 'abc' != 'abc '", ""),  # two texts
+        (MESSAGE, "Python 2"),
+        ("AttributeError: 'User' object has no attribute 'message'", ""),  # not an error
+        ("AttributeError: 'MarshallingError' object has no attribute 'messages'", ""),
+        ("NameError: name 'basestring' is not defined", "Python 2"),
+        ("NameError: name 'helper' is not defined", ""),
+        ("RuntimeError: OrderedDict mutated during iteration", "Python 3.4 or older"),
     ],
 )
-def test_failures_of_python_2_code(message: str, python2: bool) -> None:
-    assert bool(python2_failure(message)) is python2
+def test_failures_of_code_for_an_older_python(message: str, python: str) -> None:
+    assert older_python_failure(message)[1] == python
 
 
 def _runs(before: str, after: str) -> list[TestRun]:
@@ -56,7 +60,7 @@ def test_a_test_of_bytes_as_text_is_python_2s() -> None:
     assert oracle.reason is not None
     assert oracle.reason.endswith(
         f"; tests/test_a.py::test_json fails after the fix with {BYTES}: it compares bytes "
-        "with the same text, which are equal on Python 2 alone, so the test is Python 2's, "
+        "with the same text, equal on Python 2 alone, so the test was written for Python 2, "
         "and bugbout runs tests on Python 3.6 and later"
     )
 
