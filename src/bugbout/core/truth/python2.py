@@ -10,6 +10,7 @@ names the switch and the file it is in, instead of only "no fail-to-pass".
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 
@@ -25,36 +26,102 @@ SWITCH = re.compile(
 ``sys.version_info[0] < 3``, ``sys.version_info >= (3,)``, ...)."""
 
 
-CONTEXT = 3
-"""The lines around each change that are read too: the switch a changed line is behind."""
-
-
 def python2_note(git: Git, task: Task) -> str:
-    """What a no-fail-to-pass reason adds when a line the fix added or removed, or one of
-    the :data:`CONTEXT` lines around it, tests whether the interpreter is Python 2 (empty
-    when none does)."""
-    for path in [*task.source_files, *task.test_files]:
-        diff = git.run("diff", "--no-ext-diff", f"-U{CONTEXT}", task.parent, task.sha, "--", path)
-        for line in diff.splitlines():
-            if not line.startswith(("+", "-", " ")) or line.startswith(("+++", "---")):
-                continue
-            found = SWITCH.search(line)
-            if found:
-                return (
-                    f"; the fix's lines test for Python 2 (`{found.group(0)}` in {path}): it "
-                    "may fix a bug of Python 2 alone, which no Python bugbout runs tests on "
-                    "(3.6 and later) has"
-                )
+    """What a no-fail-to-pass reason adds when every line the fix added or removed in its
+    source files, or else in its test files, sits behind a test of whether the
+    interpreter is Python 2: inside an ``if`` on one, or a function or class decorated
+    with one (empty otherwise). Blank lines, comments and imports do not count; a
+    refactor with one change under ``if PY2:`` among many elsewhere is not a fix of
+    Python 2."""
+    for paths in (task.source_files, task.test_files):
+        if found := _behind_switches(git, task, paths):
+            switch, path = found
+            return (
+                f"; the fix's lines test for Python 2 (`{switch}` in {path}): it "
+                "may fix a bug of Python 2 alone, which no Python bugbout runs tests on "
+                "(3.6 and later) has"
+            )
     return ""
+
+
+def _behind_switches(git: Git, task: Task, paths: list[str]) -> tuple[str, str] | None:
+    """The first switch and its file when every changed line of ``paths`` is behind one."""
+    first = None
+    for path in paths:
+        for rev, numbers in _changed(git, task, path):
+            text = git.run("show", f"{rev}:{path}")
+            scopes, lines = _scopes(text), text.splitlines()
+            for number in numbers:
+                line = lines[number - 1].strip() if number <= len(lines) else ""
+                if not line or line.startswith("#") or _IMPORT.match(line):
+                    continue
+                switch = next((s for start, end, s in scopes if start <= number <= end), None)
+                if switch is None:
+                    return None
+                first = first or (switch, path)
+    return first
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+_IMPORT = re.compile(r"(?:import|from)\s")
+
+
+def _changed(git: Git, task: Task, path: str) -> list[tuple[str, list[int]]]:
+    """The lines of ``path`` the fix removed (numbered in its parent) and added (in it)."""
+    diff = git.run("diff", "--no-ext-diff", "-U0", task.parent, task.sha, "--", path)
+    removed: list[int] = []
+    added: list[int] = []
+    for hunk in _HUNK.finditer(diff):
+        old, old_count, new, new_count = hunk.groups()
+        removed += range(int(old), int(old) + int(old_count or 1))
+        added += range(int(new), int(new) + int(new_count or 1))
+    return [
+        (rev, numbers) for rev, numbers in ((task.parent, removed), (task.sha, added)) if numbers
+    ]
+
+
+def _scopes(text: str) -> list[tuple[int, int, str]]:
+    """The lines behind each switch of ``text``: an ``if`` on one (its test, body and
+    ``else``), a function or class decorated with one (``skipif(PY3, ...)``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):  # Python 2's syntax: no scopes known
+        return []
+    scopes = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            tests = [node.test]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            tests = node.decorator_list
+        else:
+            continue
+        for test in tests:
+            if found := SWITCH.search(ast.get_source_segment(text, test) or ""):
+                start = min(node.lineno, *(d.lineno for d in tests))
+                scopes.append((start, node.end_lineno or node.lineno, found.group(0)))
+                break
+    return scopes
 
 
 _LACKING = re.compile(r"module '(?P<module>\w+)' has no attribute '(?P<name>\w+)'")
 
 
+_SIGNATURE = "Function has keyword-only parameters or annotations"
+"""What ``inspect.getargspec`` raises on Python 3.4 to 3.10 for a callable it cannot
+describe; builtins such as ``sorted`` among them since 3.4 gave them signatures."""
+
+
 def stdlib_note(error: str) -> str:
     """What a reason adds when ``error`` says a module of the standard library lacks a
-    name (``itertools.izip``, ``types.NoneType`` before 3.10): the code was written for
-    another Python, most often Python 2 (empty otherwise)."""
+    name (``itertools.izip``, ``types.NoneType`` before 3.10), or ``inspect.getargspec``
+    refuses a builtin (Python 3.4 on): the code was written for another Python, most often
+    Python 2 (empty otherwise)."""
+    if _SIGNATURE in error:
+        return (
+            ": `inspect.getargspec` refuses a callable with keyword-only parameters or "
+            "annotations, as builtins have on Python 3.4 and later: the code was written for "
+            "an older Python (3.3 or 2), which bugbout cannot run tests on (3.6 and later)"
+        )
     found = _LACKING.search(error)
     if not found or found["module"] not in sys.stdlib_module_names:
         return ""
