@@ -5,7 +5,9 @@ write every location mining must follow and pick the package the history works o
 One walk of the history, newest first, on the same log the miner reads: a commit that
 moves most of a directory's Python files into a location of the package, each keeping
 its path inside the directory, moved the package there; the directory it left is then
-followed too, for the older commits.
+followed too, for the older commits. A module renamed to the package's ``__init__.py``
+(``itsdangerous.py`` → ``src/itsdangerous/__init__.py``) was the package before: its
+name without ``.py`` is followed, which mining reads as that module.
 """
 
 from __future__ import annotations
@@ -68,8 +70,10 @@ def _follow(git: Git, commit: Commit, package: PackageHistory) -> None:
     """Count ``commit`` when it changed the package, and add the directory it moved the
     package from, if it did."""
     prefixes = tuple(location + "/" for location in package.locations)
+    modules = {location + ".py" for location in package.locations}
     changes = commit.changes
-    if any(_is_source(path, prefixes) for change in changes for path in _paths(change)):
+    paths = [path for change in changes for path in _paths(change)]
+    if any(_is_source(path, prefixes) or path in modules for path in paths):
         package.commits += 1
     if not commit.parents:
         return
@@ -82,7 +86,8 @@ def _follow(git: Git, commit: Commit, package: PackageHistory) -> None:
 
 def _moves(changes: Iterable[Change], prefixes: tuple[str, ...]) -> Counter[str]:
     """The directories Python files were renamed from into the package (a file keeping its
-    path inside the directory: ``click/core.py`` → ``src/click/core.py``), with how many."""
+    path inside the directory: ``click/core.py`` → ``src/click/core.py``), with how many,
+    and a module renamed to its ``__init__.py``, by its name without ``.py``."""
     found: Counter[str] = Counter()
     for change in changes:
         old = change.old_path
@@ -94,6 +99,8 @@ def _moves(changes: Iterable[Change], prefixes: tuple[str, ...]) -> Counter[str]
         inner = change.path[len(prefix) :]
         if old.endswith("/" + inner) and len(old) > len(inner) + 1:
             found[old[: -len(inner) - 1]] += 1
+        elif inner == "__init__.py" and old.endswith(".py") and not is_test_module(old):
+            found[old.removesuffix(".py")] += 1
     return found
 
 
