@@ -41,6 +41,7 @@ from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
 from bugbout.core.plumbing.testtree import TestTree
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
+from bugbout.core.truth.merges import merge_note
 from bugbout.core.truth.python2 import (
     NAME_ERROR,
     PYTHON2_NAMES,
@@ -158,6 +159,7 @@ def compute_oracle(
             oracle.reason += project_own  # not the environment's doing
             return oracle
         oracle.reason += python2_note(git, task)
+        oracle.reason += merge_note(git, task) if passed(task, runs[0]) else ""
     if oracle.reason is not None:
         oracle.reason += lacking(environment)
     return oracle
@@ -341,18 +343,21 @@ def _passed_before(task: Task, before: TestRun, after: TestRun) -> str:
     and after it: the history holds no test that fails without the fix (a refactor, a
     renamed test), nothing to reproduce."""
     named = [*task.added_tests, *task.modified_tests]
-    for run in (before, after):
-        cases = [
-            outcome for test, outcome in run.outcomes.items() if test.split("[", 1)[0] in named
-        ]
-        ran = {test.split("[", 1)[0] for test in run.outcomes} & set(named)
-        if not named or len(ran) < len(set(named)) or set(cases) != {Outcome.PASSED}:
-            return ""
+    if not all(passed(task, run) for run in (before, after)):
+        return ""
     tests = "test" if len(named) == 1 else f"{len(named)} tests"
     return (
         f": the {tests} the fix added or changed passed before it too: on this Python no "
         "test in its history fails without the fix"
     )
+
+
+def passed(task: Task, run: TestRun) -> bool:
+    """Whether every test the fix added or changed ran in ``run`` and passed (each case)."""
+    named = [*task.added_tests, *task.modified_tests]
+    cases = [outcome for test, outcome in run.outcomes.items() if test.split("[", 1)[0] in named]
+    ran = {test.split("[", 1)[0] for test in run.outcomes} & set(named)
+    return bool(named) and len(ran) == len(set(named)) and set(cases) == {Outcome.PASSED}
 
 
 def _near_misses(before: TestRun, after: TestRun, shown: int = 3) -> str:

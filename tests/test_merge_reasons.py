@@ -1,0 +1,50 @@
+"""A merge whose first parent already passes the tests it brings (its fix reached that
+branch before, here cherry-picked) says so in its reason. Real git, real pytest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bugbout.testing import RepositoryBuilder
+from history import calc_settings, ground_truth
+
+FIXED = "def absval(x):\n    return -x if x < 0 else x\n"
+SIGN = "def sign(x):\n    return -1 if x < 0 else 1\n"
+TEST = "from calc.absval import absval\n\n\ndef test_negative():\n    assert absval(-2) == 2\n"
+
+
+@pytest.mark.slow
+def test_a_merge_whose_branch_had_its_fix_says_so(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/absval.py": "def absval(x):\n    return x\n",
+            "tests/__init__.py": "",
+            "tests/test_zero.py": "from calc.absval import absval\n\n\n"
+            "def test_zero():\n    assert absval(0) == 0\n",
+        },
+    )
+    repo.branch("feature")
+    fix = repo.commit("Fix absval of negative numbers", {"src/calc/absval.py": FIXED})
+    repo.commit(
+        "Test absval of negative numbers, add sign",
+        {"tests/test_absval.py": TEST, "src/calc/sign.py": SIGN},
+    )
+    repo.switch("main")
+    repo.git("cherry-pick", fix)
+    repo.commit("Document absval", {"README.md": "absval\n"})
+    merge = repo.merge("feature", "Merge pull request #6 from dev/feature\n\nFix absval (#5)")
+    oracle = ground_truth(calc_settings(repo.path)).root[merge[:12]]
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.reason is not None
+    second = repo.git("rev-parse", f"{merge}^2").strip()
+    assert oracle.reason.endswith(
+        f"; the fix is a merge (of {second[:12]}): the branch it merges into (its first "
+        "parent) passes the tests it brings already, so what they check was there before "
+        "the merge"
+    )
