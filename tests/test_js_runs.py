@@ -260,8 +260,7 @@ def _run(runner: Any, tree: Path, tmp_path: Path, targets: tuple[str, ...], **fi
         targets=targets,
         project=project,
         label="run",
-        timeout=300.0,
-        **fields,
+        **{"timeout": 300.0, **fields},
     )
     return runner.run(request)
 
@@ -352,6 +351,23 @@ def test_vitest_before_1_finds_the_tests_of_a_tree_under_a_cache_folder(
         TestVitest.passing: Outcome.PASSED,
         TestVitest.failing: Outcome.FAILED,
     }
+
+
+def test_a_vitest_that_takes_no_reporter_by_its_path_ends_at_once(tmp_path: Path) -> None:
+    """Vitest 0.6 says "Unknown reporter" and waits forever (ufo's tasks of early 2022):
+    the run is ended as soon as it says so, a crash that says why, not a timeout."""
+    files = {
+        **TestVitest.files,
+        "package.json": TestVitest.files["package.json"].replace(VITEST, "0.6.1"),
+    }
+    tree = tmp_path / "tree"
+    for path, text in files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    run = _run(vitest.Vitest(), tree, tmp_path, ("test/core.test.js",), timeout=120.0)
+    assert run.status == RunStatus.CRASHED, run.detail
+    assert run.detail.startswith("Error: Unknown reporter: "), run.detail
+    assert run.duration < 60
 
 
 @pytest.mark.parametrize(

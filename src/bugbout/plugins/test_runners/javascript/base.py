@@ -24,6 +24,7 @@ class JavaScriptRunner:
 
     name = ""
     reporter = ""
+    fatal: tuple[str, ...] = ()
     style = TestStyle(
         language="JavaScript or TypeScript",
         new_files="*.test.js (or .ts, as the project's tests are)",

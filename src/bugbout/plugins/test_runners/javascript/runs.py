@@ -27,6 +27,8 @@ from bugbout.plugins.test_runners.javascript.reports import Report, read_report,
 from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of
 
 DETAIL_LIMIT = 4000
+POLL = 1.0
+"""Seconds between two looks at what a running runner printed."""
 CANARY = "bugbout canary"
 PASSES, FAILS = f"{CANARY} passes", f"{CANARY} fails"
 
@@ -54,6 +56,12 @@ class Runner(Protocol):
     def rooted(self, root: Path) -> list[str]:
         """The arguments that make ``root``, a link to the tree, the runner's root (none:
         the working directory is)."""
+        ...
+
+    @property
+    def fatal(self) -> tuple[str, ...]:
+        """What the runner prints when it cannot go on but does not end (Vitest 0.6's
+        "Unknown reporter"): the run is ended at once, not at its timeout."""
         ...
 
 
@@ -130,12 +138,37 @@ def judged(
     elif tampering:
         run.status, run.tampering, run.detail = RunStatus.TAMPERED, tampering, output
     elif report.tally is None or report.unhandled:
-        why = "; ".join(report.unhandled) or "the runner ended before its reporter's tally"
+        said = [
+            line.strip() for line in output.splitlines() if any(f in line for f in runner.fatal)
+        ]
+        why = (
+            "; ".join(report.unhandled or said[:1])
+            or "the runner ended before its reporter's tally"
+        )
         run.status, run.detail = RunStatus.CRASHED, f"{why}\n{output}"
     elif not kept:
         status = RunStatus.COLLECTION_FAILED if report.file_errors else RunStatus.NO_TESTS
         run.status, run.detail = status, output
     return run
+
+
+def _wait(
+    process: subprocess.Popen[bytes], output: int, fatal: Sequence[str], timeout: float
+) -> int | None:
+    """The runner's exit code, ``None`` at ``timeout``; it is ended as soon as its
+    ``output`` (a descriptor) says one of ``fatal``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return process.wait(max(0.0, min(POLL, deadline - time.monotonic())))
+        if time.monotonic() >= deadline:
+            return None
+        size = os.fstat(output).st_size
+        said = os.pread(output, DETAIL_LIMIT, max(0, size - DETAIL_LIMIT))
+        if any(text.encode() in said for text in fatal):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            return process.wait()
 
 
 def _targeted(file: str, targets: Sequence[str]) -> bool:
@@ -227,9 +260,7 @@ def _process(
             pass_fds=(keys.fileno(), channel.fileno()),
             start_new_session=True,
         )
-        exit_code: int | None = None
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            exit_code = process.wait(request.timeout)
+        exit_code = _wait(process, output.fileno(), runner.fatal, request.timeout)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # what it left running, or all of it
         process.wait()

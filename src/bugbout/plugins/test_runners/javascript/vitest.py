@@ -37,6 +37,8 @@ class Vitest(JavaScriptRunner):
 
     name = NAME
     reporter = "vitest_reporter.mjs"
+    fatal = ("Error: Unknown reporter: ",)
+    """Vitest 0.6 takes no reporter by its path, and then waits forever."""
     style = TestStyle(
         language="JavaScript or TypeScript",
         new_files="*.test.ts or *.test.js, as the project's tests are",
