@@ -156,3 +156,42 @@ def test_getargspec_of_a_builtin_names_the_python_it_was_written_for(tmp_path: P
         "annotations, as builtins have on Python 3.4 and later: the code was written for an "
         "older Python (3.3 or 2), which bugbout cannot run tests on (3.6 and later)"
     ), oracle.reason
+
+
+SIGN = """\
+from itertools import izip
+
+
+def sign(value, key):
+    return "".join(a + b for a, b in izip(value, key)){fixed}
+"""
+SIGN_TEST = """\
+from calc.sign import sign
+
+
+def test_sign():
+    assert sign("ab", "cd") == "acbd"
+"""
+
+
+@pytest.mark.slow
+def test_an_import_python_36_names_no_module_of_is_read_from_the_run(tmp_path: Path) -> None:
+    """itsdangerous d5b350b46bc2 (2011): Python 3.6's ImportError says ``cannot import name
+    'izip'``, not from which module; the run's traceback holds the import line."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    files = {"pyproject.toml": '[project]\nname = "calc"\n', "src/calc/__init__.py": ""}
+    repo.commit("Initial", files | {"src/calc/sign.py": SIGN.format(fixed="[::-1]")})
+    fix = repo.commit(
+        "Fix sign (#1)",
+        {"src/calc/sign.py": SIGN.format(fixed=""), "tests/test_sign.py": SIGN_TEST},
+    )
+    settings = calc_settings(repo.path).model_copy(
+        update={"environment": PluginChoice(name="interpreter", path=str(old_pytest("4.6.11")))}
+    )
+    oracle = ground_truth(settings).root[fix[:12]]
+    assert oracle.status == "environment-error"
+    assert (oracle.reason or "").endswith(
+        "could not collect any test (tests/test_sign.py: ImportError: cannot import name "
+        "'izip'): `itertools.izip` is not in this Python's standard library, so the code was "
+        "written for another Python (Python 2, for a fix of its era)"
+    ), oracle.reason

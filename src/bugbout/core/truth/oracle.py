@@ -451,7 +451,7 @@ def _describe_failure(run: TestRun) -> str:
         return f"was tampered with ({reason}): the project's own test setup defeats the canaries"
     if run.status == RunStatus.COLLECTION_FAILED:
         module, message = next(iter(run.collection_errors.items()), ("", ""))
-        why = _unbuilt_module(message) or stdlib_note(message)
+        why = _unbuilt_module(message) or stdlib_note(message, run.detail)
         return f"could not collect any test ({module}: {message}){why}"
     if run.status == RunStatus.NO_TESTS:
         return f"ran no test: {first_error(run.detail) or 'pytest collected none'}"

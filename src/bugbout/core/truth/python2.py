@@ -111,11 +111,12 @@ _SIGNATURE = "Function has keyword-only parameters or annotations"
 describe; builtins such as ``sorted`` among them since 3.4 gave them signatures."""
 
 
-def stdlib_note(error: str) -> str:
+def stdlib_note(error: str, detail: str = "") -> str:
     """What a reason adds when ``error`` says a module of the standard library lacks a
-    name (``itertools.izip``, ``types.NoneType`` before 3.10), or ``inspect.getargspec``
-    refuses a builtin (Python 3.4 on): the code was written for another Python, most often
-    Python 2 (empty otherwise)."""
+    name (``itertools.izip``, ``types.NoneType`` before 3.10; an ``ImportError`` that
+    names no module, as on Python 3.6, read with the ``from ... import`` line of the run's
+    ``detail``), or ``inspect.getargspec`` refuses a builtin (Python 3.4 on): the code was
+    written for another Python, most often Python 2 (empty otherwise)."""
     if _SIGNATURE in error:
         return (
             ": `inspect.getargspec` refuses a callable with keyword-only parameters or "
@@ -123,12 +124,30 @@ def stdlib_note(error: str) -> str:
             "an older Python (3.3 or 2), which bugbout cannot run tests on (3.6 and later)"
         )
     found = _LACKING.search(error)
-    if not found or found["module"] not in sys.stdlib_module_names:
+    module, name = (found["module"], found["name"]) if found else _imported(error, detail)
+    if module.partition(".")[0] not in sys.stdlib_module_names:
         return ""
     return (
-        f": `{found['module']}.{found['name']}` is not in this Python's standard library, "
+        f": `{module}.{name}` is not in this Python's standard library, "
         "so the code was written for another Python (Python 2, for a fix of its era)"
     )
+
+
+_CANNOT_IMPORT = re.compile(r"cannot import name '(?P<name>\w+)'(?: from '(?P<module>[\w.]+)')?")
+
+
+def _imported(error: str, detail: str) -> tuple[str, str]:
+    """The module and name an ``ImportError`` of ``error`` could not import: the module
+    from the message, else from the last ``from <module> import`` of ``name`` in
+    ``detail`` (empty when neither says)."""
+    found = _CANNOT_IMPORT.search(error)
+    if not found:
+        return "", ""
+    if found["module"]:
+        return found["module"], found["name"]
+    line = rf"^\s*from\s+([\w.]+)\s+import\b.*\b{re.escape(found['name'])}\b"
+    modules = re.findall(line, detail, re.MULTILINE)
+    return (modules[-1] if modules else ""), found["name"]
 
 
 PYTHON2_NAMES = frozenset(
