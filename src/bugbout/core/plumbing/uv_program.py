@@ -24,10 +24,14 @@ class UvFailure(EnvironmentFailure):
 
 
 def run_uv(args: list[str], *, timeout: float, what: str, cwd: Path) -> str:
-    """Run uv in ``cwd``; its output, or an EnvironmentFailure naming the cause and the
+    """Run uv in ``cwd``, in a process group of its own that a stopped bout kills (with
+    the builds uv started); its output, or an EnvironmentFailure naming the cause and the
     command (a :class:`UvFailure` when uv ran)."""
     import shlex
     import subprocess
+
+    from bugbout.core.plumbing.process import kill_group
+    from bugbout.core.plumbing.stopping import watch
 
     argv = [uv_binary(), *args]
     shown = shlex.join(["uv", *args])
@@ -39,24 +43,29 @@ def run_uv(args: list[str], *, timeout: float, what: str, cwd: Path) -> str:
     }
     env.pop("VIRTUAL_ENV", None)
     try:
-        result = subprocess.run(
+        process = subprocess.Popen(
             argv,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=env,
             cwd=cwd,
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        reason = f"timed out after {timeout:.0f} s"
-        raise UvFailure(f"{what} {reason} (command: {shown})", reason) from None
     except OSError as exc:
         raise EnvironmentFailure(f"{what} failed: cannot run uv: {exc}") from None
-    if result.returncode != 0:
-        reason = uv_error(result.stderr)
+    watch(process)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        process.communicate()
+        reason = f"timed out after {timeout:.0f} s"
+        raise UvFailure(f"{what} {reason} (command: {shown})", reason) from None
+    if process.returncode != 0:
+        reason = uv_error(stderr.decode(errors="replace"))
         raise UvFailure(f"{what} failed: {reason} (command: {shown})", reason)
-    return result.stdout
+    return stdout.decode(errors="replace")
 
 
 def uv_error(stderr: str) -> str:
