@@ -415,11 +415,13 @@ def test_the_javascript_runner_runs_each_tree_with_its_own(
 
 @pytest.mark.slow
 @pytest.mark.requires("js-runners")
-def test_a_mocha_before_8_runs_in_its_own_process(tmp_path: Path) -> None:
-    """cookie's tests of 2012-2022 ran on Mocha 1 to 7, which have no ``--parallel``."""
+@pytest.mark.parametrize("version", ["7.2.0", "9.2.2"])
+def test_a_mocha_before_10_runs(version: str, tmp_path: Path) -> None:
+    """cookie's tests of 2012-2022 ran on Mocha 1 to 7, which have no ``--parallel``;
+    mlly's of 2021 on Mocha 9, which has no ``bin/mocha.js``."""
     files = {
         **TestMocha.files,
-        "package.json": TestMocha.files["package.json"].replace(MOCHA, "7.2.0"),
+        "package.json": TestMocha.files["package.json"].replace(MOCHA, version),
     }
     tree = tmp_path / "tree"
     for path, text in files.items():

@@ -33,10 +33,10 @@ from bugbout.test_runners import (
 NAME = "mocha"
 PARALLEL = 8
 """The first Mocha that runs test files in worker processes."""
-ENTRY = "node_modules/mocha/bin/mocha.js"
-OLD_ENTRY = "node_modules/mocha/bin/_mocha"
-"""Before Mocha 8's ``mocha.js``: the runner itself (``bin/mocha`` starts it in a child
-process, which would not inherit bugbout's descriptors)."""
+ENTRY = "node_modules/mocha/bin/_mocha"
+"""The runner itself, in every Mocha from 1 to 11 (``bin/mocha``, or ``bin/mocha.js``
+from 10, may start it in a child process, which would not inherit bugbout's
+descriptors)."""
 CANARY = """it("bugbout canary passes", () => {});
 it("bugbout canary fails", () => {
   throw new Error("bugbout canary");
@@ -61,7 +61,7 @@ class Mocha(JavaScriptRunner):
     def arguments(
         self, reporter: Path | None, targets: Sequence[str], skip: frozenset[str]
     ) -> list[str]:
-        args = [ENTRY if self.parallel else OLD_ENTRY]
+        args = [ENTRY]
         if reporter is not None:
             args += ["--reporter", str(reporter)]
             args += ["--parallel", "--jobs", "2"] if self.parallel else []
@@ -75,8 +75,7 @@ class Mocha(JavaScriptRunner):
         return ".test.cjs", CANARY
 
     def run(self, request: TestRunRequest) -> TestRun:
-        """The run, in parallel when the environment's Mocha is 8 or later (else by its
-        ``_mocha``)."""
+        """The run, in parallel when the environment's Mocha is 8 or later."""
         return runs.run_javascript(_of(request.environment), request)
 
     def script_args(self, environment: Environment, project: ProjectSettings) -> list[str]:
