@@ -184,3 +184,14 @@ def test_a_title_defined_twice_counts_both_and_nothing_is_found_in_nothing() -> 
     assert defined_tests("twice.test.js", source.replace(b"it.each(rows)", b"it")) == {"same": 3}
     assert defined_tests("none.test.js", None) == {}
     assert defined_tests("broken.test.js", b"describe(") == {}
+
+
+def test_type_tests_define_no_test_a_run_runs() -> None:
+    """ufo's ``test/types.test-d.ts`` (``expectTypeOf`` under ``describe``/``it``) is checked
+    by the compiler; ``vitest run`` runs none of it, so a commit adding only type tests adds
+    no test."""
+    source = b"describe('query', () => {\n  it('getQuery generic type support', () => {})\n})\n"
+    assert defined_tests("test/types.test-d.ts", source) == {}
+    assert defined_tests("test/types.test.ts", source) == {
+        "query > getQuery generic type support": 1
+    }

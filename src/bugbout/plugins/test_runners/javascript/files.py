@@ -43,6 +43,13 @@ def is_module(path: str) -> bool:
     )
 
 
+def is_type_test(path: str) -> bool:
+    """Whether ``path`` holds type tests (``*.test-d.ts``, Vitest's and tsd's): the
+    compiler checks them, a test run runs none."""
+    stem = PurePosixPath(PurePosixPath(path).stem)
+    return path.endswith(SOURCE_SUFFIXES) and stem.suffix in (".test-d", ".spec-d")
+
+
 def is_test_file(path: str) -> bool:
     """Whether ``path`` (relative to the repository, ``/``-separated) is a test file:
     a module named ``*.test.*``, ``*.spec.*`` or ``test.*`` (``node --test``'s and

@@ -26,6 +26,8 @@ import tree_sitter
 import tree_sitter_javascript
 import tree_sitter_typescript
 
+from bugbout.plugins.test_runners.javascript import files
+
 SEPARATOR = " > "
 """Between the titles of a test's path, as Vitest and Jest print it."""
 GROUPS = frozenset({"describe", "suite", "context", "fdescribe"})
@@ -103,7 +105,7 @@ def defined_tests(path: str, source: bytes | None) -> dict[str, int | None]:
     """The tests file ``path`` with text ``source`` defines, by title path, each with its
     number of cases (``None``: cannot be told); empty when ``source`` is ``None`` or
     holds no test."""
-    if source is None:
+    if source is None or files.is_type_test(path):
         return {}
     kind = grammar(path)
     tree = tree_sitter.Parser(_language(kind)).parse(source)
