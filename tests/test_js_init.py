@@ -63,6 +63,11 @@ def test_init_writes_a_javascript_projects_settings(tmp_path: Path) -> None:
     config = (repo / "bugbout.yaml").read_text()
     assert "# each era's package.json's (now: vitest)" in config
     assert "(now: pnpm's lockfile)" in config
+    given = bugbout("init", "--force", "--source", "src/", "--tests", "spec", cwd=repo)
+    assert given.returncode == 0, given.stderr
+    settings, _ = compose_settings(repo)
+    assert (list(settings.project.source), settings.project.tests) == (["src"], "spec")
+    assert settings.test_runner.name == "javascript"
 
 
 def test_a_python_project_with_a_package_json_stays_python(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ the agents as they are and keeps a bout short."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from importlib import resources
@@ -51,8 +52,14 @@ def write_config(
         raise ConfigError(f"{target} already exists; pass --force to overwrite it")
     with Git(root) as history:
         listing = history.run("ls-files", "-z").split("\0")
-        if not source and javascript.is_javascript(root, listing):
-            return write_javascript(history, root, listing, plugins, target)
+        if javascript.is_javascript(root, listing):
+            found = javascript.find_layout(history, root, listing)
+            chosen = dataclasses.replace(
+                found,
+                source=(source.strip().rstrip("/"),) if source else found.source,
+                tests=tests or found.tests,
+            )
+            return write_javascript(chosen, plugins, target)
         packages, past = find_source(history, root, source)
     if not tests:
         tests = detect_tests(root, packages[0])
@@ -73,10 +80,9 @@ def write_config(
 
 
 def write_javascript(
-    git: Git, root: Path, listing: list[str], plugins: Plugins, target: Path
+    layout: javascript.JavaScriptLayout, plugins: Plugins, target: Path
 ) -> list[str]:
-    """Write ``target`` for the JavaScript or TypeScript project at ``root``; what it wrote."""
-    layout = javascript.find_layout(git, root, listing)
+    """Write ``target`` for a JavaScript or TypeScript project of ``layout``; what it wrote."""
     agents = find_agents(plugins)
     advice = suite_advice(layout.count)
     write_atomic(target, javascript.render(layout, agents, advice))
