@@ -312,3 +312,47 @@ def test_an_issue_no_source_knows_is_told_as_a_task_without_one(tmp_path: Path) 
     assert "- tests/test_parse.py::test_negative: AssertionError" in told
     for leak in ("_apply_sign", "minus", "Signed-off-by", 'parse_number("-2.5")'):
         assert leak not in told, leak
+
+
+def test_a_title_that_declares_the_same_behaviour_is_no_feature(tmp_path: Path) -> None:
+    """Conventional Commits: ``refactor:``, ``perf:`` or ``test:`` say the code does what
+    it did, so no test can fail before them; ``feat:``, a breaking ``refactor!:`` and a
+    ``perf:`` that reads like a fix stay tasks, and ``same-behaviour-types: []`` keeps all."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial commit",
+        {
+            "src/calc/__init__.py": "",
+            "src/calc/scale.py": "def double(x):\n    return x + x\n",
+            "tests/test_scale.py": "from calc.scale import double\n\n\ndef test_double():\n"
+            "    assert double(2) == 4\n",
+        },
+    )
+    sha: dict[str, str] = {}
+    source = "def double(x):\n    return x + x\n"
+    for number, title in enumerate(
+        [
+            "refactor(scale): one expression",
+            "perf: multiply",
+            "test: cover negative numbers",
+            "feat: triple",
+            "refactor!: take keywords",
+            "perf: fix the slow path for zero",
+        ]
+    ):
+        source += f"\n\ndef times_{number}(x):\n    return x * {number}\n"
+        sha[title] = repo.commit(
+            title,
+            {
+                "src/calc/scale.py": source,
+                f"tests/test_more_{number}.py": "from calc.scale import double\n\n\n"
+                f"def test_case_{number}():\n    assert double(-1) == -2\n",
+            },
+        )
+    found = _mine(repo.path)
+    kept = ["perf: fix the slow path for zero", "refactor!: take keywords", "feat: triple"]
+    assert [task.sha for task in found.tasks] == [sha[title] for title in kept]
+    assert [task.tier for task in found.tasks] == ["fix", "feature", "feature"]
+    assert found.excluded == {"same-behaviour": 3, "root-commit": 1}
+    every = _mine(repo.path, same_behaviour_types=[])
+    assert len(every.tasks) == 6

@@ -40,6 +40,7 @@ from bugbout.test_runners import ProjectSettings, TestRunner, TestRunnerPlugin
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
+SAME_BEHAVIOUR = "same-behaviour"
 NO_ISSUE_REFERENCE = "no-issue-reference"
 ROOT_COMMIT = "root-commit"
 NO_SOURCE_CHANGE = "no-source-change"
@@ -58,6 +59,11 @@ DEFAULT_FIX_WORDS = (
     "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
     "fail", "fails", "failed", "failure", "failing", "broken", "incorrect", "wrong",
 )  # fmt: skip
+DEFAULT_SAME_BEHAVIOUR_TYPES = ("refactor", "perf", "test", "style", "docs", "chore", "ci", "build")
+"""Conventional Commits types whose change keeps what the code does: no test fails before
+it and passes after it."""
+_COMMIT_TYPE = r"\s*([A-Za-z]+)(?:\([^)]*\))?:"
+"""A title's Conventional Commits type and scope (``perf(url):``); none with a ``!``."""
 
 
 class GitHistoryOptions(Options):
@@ -75,6 +81,9 @@ class GitHistoryOptions(Options):
     """Words (or their inflections) a fix's title must contain."""
     tiers: tuple[str, ...] = DEFAULT_TIERS
     """The kinds of task kept, of ``issue-fix``, ``fix``, ``modified-test``, ``feature``."""
+    same_behaviour_types: tuple[str, ...] = DEFAULT_SAME_BEHAVIOUR_TYPES
+    """Conventional Commits types (``refactor: ...``) of titles that are no ``feature``: a
+    commit so titled that does not read like a fix is left out (``[]`` keeps them)."""
     source_suffixes: tuple[str, ...] = (".py",)
     """How the package's source files end: a change to another file under its directories
     (data, documentation) is not a change to its source. A JavaScript or TypeScript
@@ -224,6 +233,8 @@ class GitHistoryMiner:
                 matched, title = True, looked_up
         if not matched and "feature" not in tiers:
             return None, NOT_A_FIX
+        if not matched and _commit_type(title) in settings.same_behaviour_types:
+            return None, SAME_BEHAVIOUR
         if matched and not refs and not {"fix", "modified-test"} & set(tiers):
             return None, NO_ISSUE_REFERENCE
         if not commit.parents:
@@ -341,6 +352,13 @@ def _task_if_tested(
         modified_tests=modified,
     )
     return task, ""
+
+
+def _commit_type(title: str) -> str:
+    """The Conventional Commits type of ``title`` (``perf`` of ``perf(url): ...``), lower
+    case; empty when it has none or marks a breaking change (``refactor!: ...``)."""
+    found = re.match(_COMMIT_TYPE, title)
+    return found[1].lower() if found else ""
 
 
 def _tier(candidate: _Candidate, added: bool) -> str:
