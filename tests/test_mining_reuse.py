@@ -19,7 +19,7 @@ from bugbout.core.plumbing.progress import SilentProgress
 from bugbout.core.store.records import Issue, TaskSet
 from bugbout.core.store.store import MINING, TASKS, Store
 from bugbout.core.tasks import mine_tasks
-from bugbout.plugins.miners.git_history import GitHistoryMiner
+from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from history import calc_settings
 
 
@@ -160,3 +160,25 @@ def test_the_issues_are_read_again_when_a_source_was_down(
     monkeypatch.setattr(_Down, "answer", None)
     assert mine_tasks(settings, plugins, store) == again  # kept now: asked no more
     assert len(walks) == 1
+
+
+def test_a_changed_default_of_the_miner_mines_again(
+    history: Path,
+    tmp_path: Path,
+    plugins: Plugins,
+    walks: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new release of a miner whose default rule changed mines again, though the
+    settings name no option (a stored mining was reused under the old rule)."""
+    store = Store(tmp_path / ".bugbout")
+    every = mine_tasks(calc_settings(history), plugins, store)
+    monkeypatch.setattr(GitHistoryOptions.model_fields["limit"], "default", 1)
+    GitHistoryOptions.model_rebuild(force=True)
+    try:
+        one = mine_tasks(calc_settings(history), plugins, store)
+    finally:
+        monkeypatch.undo()
+        GitHistoryOptions.model_rebuild(force=True)
+    assert len(walks) == 2
+    assert [task.id for task in one.tasks] == [every.tasks[0].id]

@@ -110,7 +110,9 @@ MINING_FORMAT = "1"
 def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest, head: str) -> str:
     """What determines a mining result: the head of the history walked, the miner's and
     the issue sources' settings and plugins (their distributions and versions), the
-    project's settings and bugbout's version."""
+    miner's options as it reads them (its defaults too: a changed default is a changed
+    rule), the project's settings and bugbout's version."""
+    miner = plugins.get(MinerPlugin, settings.miner.name)
     sources = [
         plugins.get(IssueSourcePlugin, source.plugin).distribution
         for source in issue_sources(settings)
@@ -119,7 +121,8 @@ def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest,
         head,
         request.model_dump_json(),
         settings.model_dump_json(include={"miner", "issue_sources"}),
-        plugins.get(MinerPlugin, settings.miner.name).distribution,
+        miner.spec.parse_options(dict(settings.miner.options)).model_dump_json(),
+        miner.distribution,
         *sources,
         f"bugbout={__version__}",
         f"format={MINING_FORMAT}",
