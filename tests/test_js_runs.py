@@ -453,3 +453,35 @@ def test_a_folder_target_s_canary_is_named_like_its_test_files(tmp_path: Path) -
     run = _run(vitest.Vitest(), tree, tmp_path, ("test",))
     assert run.status == RunStatus.OK, run.tampering
     assert run.outcomes["test/core.test.ts::core > halves"] == Outcome.FAILED
+
+
+@pytest.mark.slow
+@pytest.mark.requires("js-runners")
+def test_tests_that_import_the_build_run_on_the_tree_s_own_build(tmp_path: Path) -> None:
+    """``"test": "npm run build && mocha"``: the tests import ``dist/``, made by the build
+    script from the tree under test (mlly's tests of 2021-22 did so); a build that fails
+    is the run's crash, saying which step."""
+    files = dict(TestMocha.files)
+    files["test/core.test.js"] = files["test/core.test.js"].replace("../src/", "../dist/")
+    manifest = json.loads(files["package.json"])
+    manifest["scripts"] = {
+        "build:js": "node build.js",
+        "lint": "node -e process.exit(1)",
+        "test": "npm run lint && yarn build:js && mocha",
+    }
+    files["package.json"] = json.dumps(manifest)
+    files["build.js"] = (
+        "const fs = require('fs');\nfs.mkdirSync('dist', { recursive: true });\n"
+        "fs.copyFileSync('src/core.js', 'dist/core.js');\n"
+    )
+    tree = tmp_path / "built"
+    for path, text in files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    run = _run(mocha.Mocha(), tree, tmp_path, ("test/core.test.js",))
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {TestMocha.passing: Outcome.PASSED, TestMocha.failing: Outcome.FAILED}
+    (tree / "build.js").write_text("process.exit(3);\n")
+    crashed = _run(mocha.Mocha(), tree, tmp_path, ("test/core.test.js",))
+    assert crashed.status == RunStatus.CRASHED
+    assert crashed.detail.startswith("the test script's build step `node build.js` failed")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from bugbout.plugins.test_runners.javascript.building import build
 from bugbout.plugins.test_runners.javascript.reports import Report, read_report, test_id
 from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of
 
@@ -98,6 +99,9 @@ class Planted:
 def run_javascript(runner: Runner, request: TestRunRequest) -> TestRun:
     """Run ``request`` with ``runner`` and judge what its reporter sent."""
     tree = plain(request.tree)
+    failed = build(request, tree)
+    if failed:
+        return TestRun(label=request.label, status=RunStatus.CRASHED, detail=failed)
     planted = _plant(runner, tree, request.targets)
     try:
         report, finished = _process(runner, request, tree, planted)

@@ -1,0 +1,90 @@
+"""The build steps a project's test script runs before its runner (``"test": "yarn build
+&& mocha"``): tests that import the package's build (``dist/``) need it made from the
+tree they test, so each run makes it first, confined as the run is."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bugbout.test_runners import TestRunRequest
+
+STEP = r"(?:npm|pnpm|yarn)(?:\s+run)?\s+([\w:.-]+)"
+"""A test script's step that runs one of the package's scripts (``yarn build``)."""
+BUILDS = ("build", "compile", "prepare", "prepack")
+"""How the scripts that build the package are named (``build``, ``build:cjs``)."""
+RUN_SCRIPT = (
+    "const path = require('path');"
+    "const bins = (process.env.NODE_PATH || '').split(path.delimiter).filter(Boolean)"
+    ".map((folder) => path.join(folder, '.bin'));"
+    "process.env.PATH = [...bins, path.dirname(process.execPath), process.env.PATH]"
+    ".join(path.delimiter);"
+    "require('child_process').execSync(process.argv[1], { stdio: 'inherit' });"
+)
+"""Runs a script's command in a shell, the installation's programs on its ``PATH``, as
+``npm run`` would."""
+OUTPUT_LIMIT = 4000
+
+
+def build_steps(tree: Path) -> list[str]:
+    """The commands of the build scripts the test script of ``tree``'s ``package.json``
+    runs before its runner, in order (none when it runs none)."""
+    try:
+        scripts = json.loads((tree / "package.json").read_text(encoding="utf-8"))["scripts"]
+        steps = scripts["test"].split("&&")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+    found: list[str] = []
+    for step in steps:
+        named = re.fullmatch(STEP, step.strip())
+        if named is None:  # the runner: what follows is the tests'
+            break
+        command = scripts.get(named[1])
+        if named[1].startswith(BUILDS) and isinstance(command, str):
+            found.append(command)
+    return found
+
+
+def build(request: TestRunRequest, tree: Path) -> str:
+    """Run the build steps of ``tree`` (see :func:`build_steps`), each confined and
+    within the run's timeout; why the first that failed did, else empty."""
+    for step in build_steps(tree):
+        with tempfile.TemporaryDirectory(prefix="bugbout-build-") as home:
+            command = request.environment.command(["-e", RUN_SCRIPT, step], tree, [])
+            argv = command.argv
+            if not command.contained:
+                argv = request.confine(argv, tree, (Path(home),))
+            env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "TMPDIR": home}
+            process = subprocess.Popen(
+                argv,
+                cwd=command.cwd,
+                env={**env, "LANG": "C.UTF-8", **request.project.env, **command.env},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            said: bytes | None = None
+            try:
+                said, _ = process.communicate(timeout=request.timeout)
+            except subprocess.TimeoutExpired:
+                pass
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)  # what it left running
+                process.wait()
+            if said is None:
+                return f"the test script's build step `{step}` ran past {request.timeout:g} s"
+            if process.returncode != 0:
+                tail = said[-OUTPUT_LIMIT:].decode("utf-8", "replace")
+                return (
+                    f"the test script's build step `{step}` failed (exit code "
+                    f"{process.returncode})\n{tail}"
+                )
+    return ""
