@@ -187,9 +187,7 @@ def test_a_title_path_a_file_repeats_has_the_worst_of_its_outcomes() -> None:
 @pytest.fixture
 def vitest_tree(tmp_path: Path) -> Path:
     files = TestVitest.files
-    for path, text in files.items():
-        (tmp_path / "tree" / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "tree" / path).write_text(text)
+    _written(tmp_path / "tree", files)
     return tmp_path / "tree"
 
 
@@ -248,6 +246,14 @@ def test_ground_truth_of_a_fix_fail_to_pass_and_pass_to_pass(
     assert pass_to_pass == {"test/core.test.js::core > doubles"}
 
 
+def _written(tree: Path, files: dict[str, str]) -> Path:
+    """``tree`` with ``files`` (their text by path) written in it."""
+    for path, text in files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    return tree
+
+
 def _run(runner: Any, tree: Path, tmp_path: Path, targets: tuple[str, ...], **fields: Any) -> Any:
     project = ProjectSettings(source="src", tests="test")
     home = tmp_path / "home"
@@ -277,10 +283,7 @@ def test_runs_confined_in_bubblewrap(
 ) -> None:
     """The installation lives under the (masked) HOME: the run reads it through the
     shim's folder, writes nothing there, and still reports every outcome."""
-    tree = tmp_path / "tree"
-    for path, text in suite.files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / "tree", suite.files)
     settings = BoutSettings(project=ProjectSettings(source="src"), root=tmp_path / "repo")
     sandbox = bugbout_plugins.create("sandbox", "bubblewrap")
     confine = confinement.test_confinement(settings, sandbox, tmp_path / "bugbout-home")
@@ -299,10 +302,7 @@ def test_the_agents_script_takes_options_then_paths(
 ) -> None:
     """As an agent runs it: the script's arguments, the style's first-failure option and a
     test file; the runner runs the file's tests (one fails) and says so."""
-    tree = tmp_path / "tree"
-    for path, text in suite.files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / "tree", suite.files)
     register_plugin(suite.module)
     runner = bugbout_plugins.create("test-runner", suite.plugin, {})
     project = ProjectSettings(source="src", tests="test")
@@ -341,10 +341,7 @@ def test_vitest_before_1_finds_the_tests_of_a_tree_under_a_cache_folder(
         **TestVitest.files,
         "package.json": TestVitest.files["package.json"].replace(VITEST, version),
     }
-    tree = tmp_path / ".cache" / "tree"
-    for path, text in files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / ".cache" / "tree", files)
     run = _run(vitest.Vitest(), tree, tmp_path, ("test/core.test.js",))
     assert run.status == RunStatus.OK, run.detail
     assert run.outcomes == {
@@ -360,10 +357,7 @@ def test_a_vitest_that_takes_no_reporter_by_its_path_ends_at_once(tmp_path: Path
         **TestVitest.files,
         "package.json": TestVitest.files["package.json"].replace(VITEST, "0.6.1"),
     }
-    tree = tmp_path / "tree"
-    for path, text in files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / "tree", files)
     run = _run(vitest.Vitest(), tree, tmp_path, ("test/core.test.js",), timeout=120.0)
     assert run.status == RunStatus.CRASHED, run.detail
     assert run.detail.startswith("Error: Unknown reporter: "), run.detail
@@ -404,10 +398,7 @@ def test_the_javascript_runner_is_the_one_package_json_uses(
 def test_the_javascript_runner_runs_each_tree_with_its_own(
     suite: type[JavaScriptSuite], tmp_path: Path
 ) -> None:
-    tree = tmp_path / "own"
-    for path, text in suite.files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / "own", suite.files)
     run = _run(auto.JavaScript(), tree, tmp_path, ("test/core.test.js",))
     assert run.status == RunStatus.OK, run.detail
     assert run.outcomes == {suite.passing: Outcome.PASSED, suite.failing: Outcome.FAILED}
@@ -423,10 +414,7 @@ def test_a_mocha_before_10_runs(version: str, tmp_path: Path) -> None:
         **TestMocha.files,
         "package.json": TestMocha.files["package.json"].replace(MOCHA, version),
     }
-    tree = tmp_path / "tree"
-    for path, text in files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / "tree", files)
     run = _run(mocha.Mocha(), tree, tmp_path, ("test/core.test.js",))
     assert run.status == RunStatus.OK, run.detail
     assert run.outcomes == {
@@ -446,10 +434,7 @@ def test_a_folder_target_s_canary_is_named_like_its_test_files(tmp_path: Path) -
         if path != TestVitest.ends_early
     }
     files["vitest.config.js"] = "export default { test: { include: ['test/**/*.test.ts'] } };\n"
-    tree = tmp_path / "tree"
-    for path, text in files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / "tree", files)
     run = _run(vitest.Vitest(), tree, tmp_path, ("test",))
     assert run.status == RunStatus.OK, run.tampering
     assert run.outcomes["test/core.test.ts::core > halves"] == Outcome.FAILED
@@ -474,10 +459,7 @@ def test_tests_that_import_the_build_run_on_the_tree_s_own_build(tmp_path: Path)
         "const fs = require('fs');\nfs.mkdirSync('dist', { recursive: true });\n"
         "fs.copyFileSync('src/core.js', 'dist/core.js');\n"
     )
-    tree = tmp_path / "built"
-    for path, text in files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text)
+    tree = _written(tmp_path / "built", files)
     run = _run(mocha.Mocha(), tree, tmp_path, ("test/core.test.js",))
     assert run.status == RunStatus.OK, run.detail
     assert run.outcomes == {TestMocha.passing: Outcome.PASSED, TestMocha.failing: Outcome.FAILED}
