@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from bugbout.config import compose_settings
-from bugbout.onboarding.javascript import folder_of_tests, is_javascript
+from bugbout.onboarding.javascript import is_javascript
+from bugbout.plugins.test_runners.javascript.project import folder_of_tests
 from cli_runs import bugbout
 
 

@@ -10,6 +10,7 @@ import os
 import shutil
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from bugbout.config.layout import (
     CONFIG_NAME,
@@ -53,7 +54,7 @@ def write_config(
     with Git(root) as history:
         listing = history.run("ls-files", "-z").split("\0")
         if javascript.is_javascript(root, listing):
-            found = javascript.find_layout(history, root, listing)
+            found = javascript.find_layout(plugins, history, root, listing)
             chosen = dataclasses.replace(
                 found,
                 source=(source.strip().rstrip("/"),) if source else found.source,
@@ -79,9 +80,7 @@ def write_config(
     return [wrote, f"note: {advice}"] if advice else [wrote]
 
 
-def write_javascript(
-    layout: javascript.JavaScriptLayout, plugins: Plugins, target: Path
-) -> list[str]:
+def write_javascript(layout: Any, plugins: Plugins, target: Path) -> list[str]:
     """Write ``target`` for a JavaScript or TypeScript project of ``layout``; what it wrote."""
     agents = find_agents(plugins)
     advice = suite_advice(layout.count)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from bugbout.plugins.test_runners.javascript import runs
+from bugbout.plugins.test_runners.javascript import project, runs
 from bugbout.plugins.test_runners.javascript.base import JavaScriptRunner
 from bugbout.plugins.test_runners.javascript.jest import Jest
 from bugbout.plugins.test_runners.javascript.mocha import Mocha
@@ -73,6 +73,15 @@ class JavaScript(JavaScriptRunner):
         installed = getattr(environment, "path", None)
         manifest = Path(installed, "package.json") if isinstance(installed, Path) else Path()
         return chosen(manifest).script_args(environment, project)
+
+    def find_project(
+        self,
+        root: Path,
+        listing: Sequence[str],
+        past: Iterable[tuple[Sequence[str], project.Reader]],
+    ) -> project.Project:
+        """What ``bugbout init`` writes for the project at ``root`` (see :mod:`.project`)."""
+        return project.find_project(root, listing, past, chosen(root / "package.json").name)
 
     def run(self, request: TestRunRequest) -> TestRun:
         tree = runs.plain(request.tree)
