@@ -10,6 +10,7 @@ its ``format``: one without it was written before ids were plain text, and is re
 from __future__ import annotations
 
 import hashlib
+import threading
 from enum import StrEnum
 from typing import Any, Generic, Literal, TypeVar
 
@@ -31,11 +32,33 @@ from bugbout.core.store.filenames import (
     reading_legacy,
 )
 
+_REBUILDING = threading.RLock()
+"""Held while a record class builds its validator: pydantic's build on first use is not
+thread-safe (a class being built lacks its schema, which another thread reads)."""
+
 
 class Record(BaseModel):
     """Base of every stored record: unknown keys are errors, values are validated on load."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """Pydantic's, one thread at a time (the race's threads make records at once)."""
+        with _REBUILDING:
+            return super().model_rebuild(
+                force=force,
+                raise_errors=raise_errors,
+                _parent_namespace_depth=_parent_namespace_depth + 1,
+                _types_namespace=_types_namespace,
+            )
 
 
 FORMAT: Literal[2] = 2
@@ -70,6 +93,24 @@ class RecordRoot(RootModel[RootT], Generic[RootT]):
     ``Record``; a ``RootModel[...]`` of its own would be built at import."""
 
     model_config = ConfigDict(defer_build=True)
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """Pydantic's, one thread at a time, as :meth:`Record.model_rebuild`."""
+        with _REBUILDING:
+            return super().model_rebuild(
+                force=force,
+                raise_errors=raise_errors,
+                _parent_namespace_depth=_parent_namespace_depth + 1,
+                _types_namespace=_types_namespace,
+            )
 
 
 class IssueRef(Record):
