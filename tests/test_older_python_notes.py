@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.settings import PluginChoice
+from bugbout.core.store.records import Oracle
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings, ground_truth
 from old_pytests import old_pytest
@@ -134,20 +135,26 @@ def test_arity():
 """
 
 
-@pytest.mark.slow
-def test_getargspec_of_a_builtin_names_the_python_it_was_written_for(tmp_path: Path) -> None:
-    """toolz 230dc7f20551 (2014) on Python 3.6 with the pytest of its era."""
+def _fixed_on_pytest_4(tmp_path: Path, name: str, code: str, bug: str, test: str) -> Oracle:
+    """The ground truth, on Python 3.6 with pytest 4.6, of a fix of module ``name`` (its
+    ``code`` with ``{fixed}`` the ``bug`` before the fix, nothing after) adding ``test``."""
     repo = RepositoryBuilder(tmp_path / "repo")
     files = {"pyproject.toml": '[project]\nname = "calc"\n', "src/calc/__init__.py": ""}
-    repo.commit("Initial", files | {"src/calc/arity.py": ARITY.format(fixed=" - 1")})
+    module = f"src/calc/{name}.py"
+    repo.commit("Initial", files | {module: code.format(fixed=bug)})
     fix = repo.commit(
-        "Fix arity (#1)",
-        {"src/calc/arity.py": ARITY.format(fixed=""), "tests/test_arity.py": ARITY_TEST},
+        f"Fix {name} (#1)", {module: code.format(fixed=""), f"tests/test_{name}.py": test}
     )
     settings = calc_settings(repo.path).model_copy(
         update={"environment": PluginChoice(name="interpreter", path=str(old_pytest("4.6.11")))}
     )
-    oracle = ground_truth(settings).root[fix[:12]]
+    return ground_truth(settings).root[fix[:12]]
+
+
+@pytest.mark.slow
+def test_getargspec_of_a_builtin_names_the_python_it_was_written_for(tmp_path: Path) -> None:
+    """toolz 230dc7f20551 (2014) on Python 3.6 with the pytest of its era."""
+    oracle = _fixed_on_pytest_4(tmp_path, "arity", ARITY, " - 1", ARITY_TEST)
     assert oracle.status == "environment-error"
     assert (oracle.reason or "").endswith(
         "could not collect any test (tests/test_arity.py: ValueError: Function has "
@@ -178,17 +185,7 @@ def test_sign():
 def test_an_import_python_36_names_no_module_of_is_read_from_the_run(tmp_path: Path) -> None:
     """itsdangerous d5b350b46bc2 (2011): Python 3.6's ImportError says ``cannot import name
     'izip'``, not from which module; the run's traceback holds the import line."""
-    repo = RepositoryBuilder(tmp_path / "repo")
-    files = {"pyproject.toml": '[project]\nname = "calc"\n', "src/calc/__init__.py": ""}
-    repo.commit("Initial", files | {"src/calc/sign.py": SIGN.format(fixed="[::-1]")})
-    fix = repo.commit(
-        "Fix sign (#1)",
-        {"src/calc/sign.py": SIGN.format(fixed=""), "tests/test_sign.py": SIGN_TEST},
-    )
-    settings = calc_settings(repo.path).model_copy(
-        update={"environment": PluginChoice(name="interpreter", path=str(old_pytest("4.6.11")))}
-    )
-    oracle = ground_truth(settings).root[fix[:12]]
+    oracle = _fixed_on_pytest_4(tmp_path, "sign", SIGN, "[::-1]", SIGN_TEST)
     assert oracle.status == "environment-error"
     assert (oracle.reason or "").endswith(
         "could not collect any test (tests/test_sign.py: ImportError: cannot import name "
