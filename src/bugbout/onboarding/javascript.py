@@ -60,13 +60,12 @@ def _past(git: Git) -> Iterator[tuple[list[str], Callable[[str], bytes | None]]]
 
 
 def _reader(git: Git, commit: str) -> Callable[[str], bytes | None]:
-    """A reader of the files of ``commit``."""
+    """A reader of the files of ``commit``, through the repository's open ``cat-file``
+    (a ``git show`` per file was a process each)."""
 
     def read(name: str) -> bytes | None:
-        try:
-            return git.run("show", f"{commit}:{name}").encode()
-        except BugboutError:
-            return None
+        found = git.blob(commit, name)
+        return found[1] if found else None
 
     return read
 
