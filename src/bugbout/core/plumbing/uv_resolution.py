@@ -6,8 +6,11 @@ The requirements the project needs (its runtime dependencies and
 ``project.test-dependencies``) must resolve. The test dependencies it declared are added
 one by one when they do not resolve together: only those that do not resolve are left
 out, each with why. A source distribution today's build tools cannot build is built with
-the build tools of its era instead. A uv call that times out is named so, and a
-resolution that left something out because of it is not kept: it is tried again.
+the build tools of its era instead. A build tool the requirements need at run time
+(zope.interface needs setuptools) is held to its era's release
+(:attr:`Resolver.tools_until`): builds are free of the date, what the tests import is not.
+A uv call that times out is named so, and a resolution that left something out because
+of it is not kept: it is tried again.
 
 An era's resolution is kept in ``BUGBOUT_HOME/resolutions`` (:class:`EraResolution`); its
 date cap is the first day of the month after the fix (:func:`exclude_newer_date`).
@@ -200,28 +203,64 @@ class Resolver:
     python: str = ""
     """The interpreter's version: when set, a distribution whose era had no file uv
     installs is resolved as of its first release that has one."""
+    tools_until: str | None = None
+    """When set, a build tool the requirements pin is held to its release as of this date
+    (a constraint of the resolution alone: builds still get the newest)."""
+    held: dict[str, str] = field(default_factory=dict)
+    """The build tools' releases as of ``tools_until``, by name, once looked up."""
 
     def compile(self, requirements: list[str]) -> list[str]:
         """The pinned set of ``requirements``; with the era's build tools when today's cannot
-        build a source distribution it needs, and exempting from the date each
-        distribution no file of its era installs."""
+        build a source distribution it needs, exempting from the date each distribution
+        no file of its era installs, and a build tool it pins held to its era's release
+        (unless something pinned needs a newer one)."""
+        pinned = self._exempted(requirements, [])
+        held = self._held(pinned)
+        if not held:
+            return pinned
+        try:
+            return self._exempted(requirements, held)
+        except UvFailure:
+            return pinned  # something of the requirements needs a newer release
+
+    def _held(self, pinned: list[str]) -> list[str]:
+        """The era's releases of the build tools ``pinned`` holds newer ones of."""
+        tools = [_name_of(pin) for pin in pinned if _name_of(pin) in BUILD_TOOLS]
+        if self.tools_until is None or not tools:
+            return []
+        missing = [tool for tool in tools if tool not in self.held]
+        if missing:
+            call = UvCall(
+                self.tools_until,
+                self.call.index_url,
+                self.call.timeout,
+                self.call.cwd,
+                oldest_build_tools="",
+            )
+            era = Resolver(call, self.interpreter, self.scratch, era_build_tools=True)
+            found = {_name_of(pin): pin for pin in era.compile(missing)}
+            self.held.update({tool: found.get(tool, "") for tool in missing})
+        held = [self.held[tool] for tool in tools if self.held[tool]]
+        return [pin for pin in held if pin.lower() not in {p.lower() for p in pinned}]
+
+    def _exempted(self, requirements: list[str], held: list[str]) -> list[str]:
         while True:
             try:
-                return self._built(requirements)
+                return self._built(requirements, held)
             except UvFailure as failure:
                 exemption = self._installable(failure)
                 if exemption is None:
                     raise
                 self.call.installable.append(exemption)
 
-    def _built(self, requirements: list[str]) -> list[str]:
+    def _built(self, requirements: list[str], held: list[str]) -> list[str]:
         try:
-            return self._compile(requirements)
+            return self._compile(requirements, held)
         except UvFailure as failure:
             if self.era_build_tools or build_failure(failure) is None:
                 raise
             self.era_build_tools = True
-            return self._compile(requirements)
+            return self._compile(requirements, held)
 
     def _installable(self, failure: UvFailure) -> Exemption | None:
         """The exemption a failure for a refused file name, or for sources that do not
@@ -241,11 +280,13 @@ class Resolver:
             index, name, self.python, self.call.exclude_newer, "the requirements", wheels=unbuilt
         )
 
-    def _compile(self, requirements: list[str]) -> list[str]:
+    def _compile(self, requirements: list[str], held: list[str]) -> list[str]:
         if not requirements:
             return []
         listed = self.scratch / "requirements.in"
         listed.write_text("\n".join(requirements) + "\n", encoding="utf-8")
+        constraints = self.scratch / "held.txt"
+        constraints.write_text("".join(f"{pin}\n" for pin in held), encoding="utf-8")
         output = self.call.run(
             [
                 "pip",
@@ -255,6 +296,7 @@ class Resolver:
                 "--no-header",
                 "--no-annotate",
                 *self.call.options(era_build_tools=self.era_build_tools),
+                *(["--constraints", str(constraints)] if held else []),
                 str(listed),
             ],
             what="resolving the test and runtime dependencies",
@@ -439,8 +481,16 @@ class EraResolution:
 
     def _resolve(self, scratch: Path) -> tuple[Resolution, list[str]]:
         call = UvCall(self.exclude_newer, self.index_url, self.timeout, scratch)
-        resolver = Resolver(call, self.interpreter, scratch, python=self.version)
         tools_date = era_tools_date(self.exclude_newer, self.version)
+        resolver = Resolver(
+            call,
+            self.interpreter,
+            scratch,
+            python=self.version,
+            tools_until=max(self.exclude_newer, tools_date)
+            if self.exclude_newer and tools_date
+            else None,
+        )
         if tools_date is not None:
             try:
                 call.runner = runner_of(resolver, self.required, tools_date, self.version)

@@ -72,9 +72,10 @@ LAYOUT = "5"
 """What every environment carries besides its requirements; a new value rebuilds them
 (5: no distribution left as the Python 2 code today's build tools make of a ``use_2to3``
 source)."""
-RESOLVER = "3"
+RESOLVER = "4"
 """How an era is resolved (2: distributions no file of their era installs are exempt; 3:
-test dependencies left out are tried again with the era check's exemptions); a new value
+test dependencies left out are tried again with the era check's exemptions; 4: a build
+tool needed at run time is held to its era's release); a new value
 resolves every era again, and keeps the environments whose pinned set is the same."""
 AGAIN = ("reinstall", "refresh")
 """uv's options that build a distribution anew (not from its cache) and replace it."""
