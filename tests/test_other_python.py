@@ -48,6 +48,7 @@ def test_a_fix_for_another_python_says_so(tmp_path: Path) -> None:
     assert oracle.status == "environment-error"
     assert oracle.reason.endswith(
         "could not collect any test (tests/test_pairs.py: AttributeError: module 'itertools' "
-        "has no attribute 'izip'): `itertools.izip` is not in this Python's standard library, "
-        "so the code was written for another Python (Python 2, for a fix of its era)"
+        "has no attribute 'izip'): `itertools.izip` is a name of Python 2's standard library "
+        "alone, so the code at this fix runs on Python 2 only, and bugbout runs tests on Python "
+        "3.6 and later: this era cannot be reproduced"
     ), oracle.reason

@@ -127,12 +127,27 @@ def stdlib_note(error: str, detail: str = "") -> str:
     module, name = (found["module"], found["name"]) if found else _imported(error, detail)
     if module.partition(".")[0] not in sys.stdlib_module_names:
         return ""
+    if name in PYTHON2_STDLIB.get(module, ()):
+        return (
+            f": `{module}.{name}` is a name of Python 2's standard library alone, so the code "
+            "at this fix runs on Python 2 only, and bugbout runs tests on Python 3.6 and "
+            "later: this era cannot be reproduced"
+        )
     return (
         f": `{module}.{name}` is not in this Python's standard library, "
         "so the code was written for another Python (Python 2, for a fix of its era)"
     )
 
 
+PYTHON2_STDLIB = {
+    "itertools": ("izip", "imap", "ifilter", "ifilterfalse", "izip_longest"),
+    "string": ("letters", "lowercase", "uppercase", "maketrans", "joinfields"),
+    "sys": ("maxint", "exc_clear", "setdefaultencoding"),
+    "os": ("getcwdu",),
+    "urllib": ("urlencode", "quote", "unquote", "urlopen", "quote_plus", "unquote_plus"),
+    "types": ("StringType", "UnicodeType", "StringTypes", "ClassType", "InstanceType"),
+}
+"""Names of Python 2's standard library that no Python 3 has, by module."""
 _CANNOT_IMPORT = re.compile(r"cannot import name '(?P<name>\w+)'(?: from '(?P<module>[\w.]+)')?")
 
 
