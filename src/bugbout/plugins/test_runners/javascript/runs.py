@@ -273,7 +273,10 @@ def _process(
         report = read_report(channel.read(), key)
         output.seek(0)
         tail = output.read()[-DETAIL_LIMIT:].decode("utf-8", "replace")
-    prefix = f"{tree}/"
-    for test, text in report.failures.items():
-        report.failures[test] = text.replace(prefix, "")
-    return report, Finished(exit_code, duration, tail.replace(prefix, ""))
+
+    def relative(text: str) -> str:
+        return text.replace(f"{root}/", "").replace(f"{tree}/", "")
+
+    report.failures = {test: relative(text) for test, text in report.failures.items()}
+    report.file_errors = {path: relative(text) for path, text in report.file_errors.items()}
+    return report, Finished(exit_code, duration, relative(tail))
