@@ -48,7 +48,7 @@ commands:
   compare   compare two bouts per contestant (--fail-if-regressed PCT for CI)
   export    write the tasks as a SWE-bench dataset or Harbor tasks
   plugins   list every plugin by kind, with the distribution it came from
-  demo      build the example repository and run a whole bout on it (offline)
+  demo      build an example repository and run a whole bout on it offline (--lang js)
   completion  print the shell completion script (bash, zsh or fish)
 
 Overrides are Hydra's: `bugbout tasks miner.limit=5 environment=interpreter`, `--cfg job`;
@@ -281,29 +281,62 @@ def _plugins(args: list[str], console: Console) -> int:
 
 
 def _demo(args: list[str], console: Console) -> int:
-    """``bugbout demo [DIR]``: the example repository, then a whole bout in it."""
+    """``bugbout demo [DIR] [--lang python|js]``: an example repository, then a whole bout
+    in it."""
     import os
-
-    from bugbout.example import build_example
 
     if args and args[0] in ("-h", "--help"):
         print(
-            "usage: bugbout demo [DIR] [OVERRIDES...]\n\nBuild the example repository in "
-            "DIR (default ./bugbout-demo), with scripted agents, and run a whole bout on it\n"
-            "offline: tasks, ground truth, the race, verdicts and the report."
+            "usage: bugbout demo [DIR] [--lang python|js] [OVERRIDES...]\n\nBuild an example "
+            "repository in DIR, with scripted agents, and run a whole bout on it\noffline: "
+            "tasks, ground truth, the race, verdicts and the report.\n\n"
+            "  --lang python  a Python package tested with pytest (the default; DIR\n"
+            "                 defaults to ./bugbout-demo)\n"
+            "  --lang js      a JavaScript package tested with node --test, no npm\n"
+            "                 dependency (needs Node 20 or later; DIR defaults to\n"
+            "                 ./bugbout-demo-js)"
         )
         return 0
-    target = Path(args[0] if args and "=" not in args[0] else "bugbout-demo").resolve()
+    language, args = _demo_language(args)
+    default = "bugbout-demo-js" if language == "js" else "bugbout-demo"
+    target = Path(args[0] if args and "=" not in args[0] else default).resolve()
     overrides = args[1:] if args and "=" not in args[0] else args
-    if (target / ".git").is_dir() and (target / CONFIG_NAME).is_file():
+    built = (target / ".git").is_dir() and (target / CONFIG_NAME).is_file()
+    if built and (target / "package.json").is_file() != (language == "js"):
+        raise ConfigError(
+            f"{target} holds the other language's demo; name another directory or drop --lang"
+        )
+    if built:
         console.info(f"resuming the demo bout in {target}")
     elif target.exists():
         raise ConfigError(f"{target} already exists; remove it or name another directory")
+    elif language == "js":
+        from bugbout.core.contract.manager import make_plugins
+        from bugbout.example.javascript import build_javascript_example
+
+        build_javascript_example(target, make_plugins())
+        console.info(f"built the JavaScript example repository in {target}")
     else:
+        from bugbout.example import build_example
+
         build_example(target)
         console.info(f"built the example repository in {target}")
     os.chdir(target)
     return _run(overrides, console)
+
+
+def _demo_language(args: list[str]) -> tuple[str, list[str]]:
+    """The language ``--lang`` chooses (``python`` without it), and the other arguments."""
+    rest, language = list(args), "python"
+    for at, arg in enumerate(rest):
+        if arg == "--lang" or arg.startswith("--lang="):
+            value = arg.partition("=")[2] if "=" in arg else "".join(rest[at + 1 : at + 2])
+            del rest[at : at + (1 if "=" in arg else 2)]
+            language = {"javascript": "js"}.get(value, value)
+            break
+    if language not in ("python", "js"):
+        raise ConfigError(f"`bugbout demo --lang` takes python or js (got {language!r})")
+    return language, rest
 
 
 # -- tasks (Hydra) ------------------------------------------------------------------------

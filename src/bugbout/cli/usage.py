@@ -33,7 +33,7 @@ COMMANDS = {
     "compare": ("--format", "--fail-if-regressed"),
     "export": ("--format", "--repo"),
     "plugins": ("new",),
-    "demo": (),
+    "demo": ("--lang",),
     "completion": ("bash", "zsh", "fish"),
 }
 """Each command and the flags it takes (``bugbout COMMAND --help`` says what they do)."""

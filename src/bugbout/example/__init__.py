@@ -177,23 +177,18 @@ def build_example(path: Path) -> Path:
     return path
 
 
-def demo_settings() -> str:
-    """Scripted contestants and an examiner (no model, no network), and tests run by the
-    interpreter bugbout runs on, so the demo needs nothing from the internet."""
+def demo_settings(agents: str = "bugbout.example.agents") -> str:
+    """Scripted contestants and an examiner (no model, no network): the roles of the
+    module ``agents``. For the Python example, its tests are run by the interpreter
+    bugbout runs on, so the demo needs nothing from the internet."""
     python = json.dumps(sys.executable)
-    lines = [
-        "",
-        "# The demo's scripted agents (python -m bugbout.example.agents ROLE).",
-        "contestants:",
-    ]
+    lines = ["", f"# The demo's scripted agents (python -m {agents} ROLE).", "contestants:"]
     for role in ("correct", "wrong", "breaking", "empty"):
-        lines.append(
-            f"  {role}: {{agent: command, command: [{python}, -m, bugbout.example.agents, {role}]}}"
-        )
+        lines.append(f"  {role}: {{agent: command, command: [{python}, -m, {agents}, {role}]}}")
     lines += [
         "examiners:",
         f"  reproducer: {{agent: command, assignment: reproduce, "
-        f"command: [{python}, -m, bugbout.example.agents, examiner]}}",
+        f"command: [{python}, -m, {agents}, examiner]}}",
         "",
     ]
     return "\n".join(lines)

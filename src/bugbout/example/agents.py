@@ -8,7 +8,7 @@ and edits the checkout it runs in (its working directory).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from bugbout.example import STATS_V2, STATS_V3
@@ -107,12 +107,18 @@ ROLES = {"correct": correct, "wrong": wrong, "breaking": breaking, "empty": empt
          "examiner": examiner}  # fmt: skip
 
 
-def main() -> int:
-    if len(sys.argv) != 2 or sys.argv[1] not in ROLES:
-        print(f"usage: python -m bugbout.example.agents {'|'.join(ROLES)}", file=sys.stderr)
+def play(roles: Mapping[str, Callable[[str], None]], usage: str) -> int:
+    """Play the role of ``roles`` the command line names (``usage``: how it is run) on the
+    bug the prompt on standard input describes."""
+    if len(sys.argv) != 2 or sys.argv[1] not in roles:
+        print(f"usage: {usage} {'|'.join(roles)}", file=sys.stderr)
         return 2
-    ROLES[sys.argv[1]](which_bug(sys.stdin.read()))
+    roles[sys.argv[1]](which_bug(sys.stdin.read()))
     return 0
+
+
+def main() -> int:
+    return play(ROLES, "python -m bugbout.example.agents")
 
 
 if __name__ == "__main__":
