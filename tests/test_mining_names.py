@@ -108,6 +108,35 @@ def test_blobs_are_read_in_one_batch_in_step(names_repo: tuple[Path, Fixes]) -> 
             git.contents(["HEAD:tests/x.py"])
 
 
+def test_trees_list_exactly_what_ls_tree_lists(names_repo: tuple[Path, Fixes]) -> None:
+    """Walking a commit's trees through the batch gives every file ``git ls-tree -r``
+    gives, hostile names exact, with its blob id; a missing id lists nothing."""
+    repo, fixes = names_repo
+    listing = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", "-r", "-z", fixes[-1].sha],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    expected = set()
+    for entry in filter(None, listing.split(b"\0")):
+        header, name = entry.split(b"\t", 1)
+        expected.add((name, header.split()[2].decode()))
+    found = set()
+    with Git(repo) as git:
+        pending = [(b"", git.tree(fixes[-1].sha))]
+        while pending:
+            prefix, tree = pending.pop()
+            assert tree is not None
+            for entry in git.trees([tree])[tree]:
+                path = prefix + entry.name
+                if entry.is_tree:
+                    pending.append((path + b"/", entry.object_id))
+                else:
+                    found.add((path, entry.object_id))
+        assert git.trees(["0" * 40]) == {"0" * 40: ()}
+        assert git.tree("0" * 40) is None
+    assert found == expected
+
+
 def _blob_id(repo: Path, content: bytes) -> str:
     return (
         subprocess.run(

@@ -18,7 +18,7 @@ import tokenize
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.git import Git, TreeEntry
 from bugbout.core.store.records import HISTORY_TIERS, Oracle, Task
 
 SHOWN = 8
@@ -58,6 +58,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _HUNK = re.compile(r"^@@ -\S+ \+(\d+)")
 _DEFINES = ("def ", "async def ", "class ", "@")
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+"""What a whole word is made of, as ``git grep -w`` reads it."""
 """How a line that starts a top-level definition begins."""
 _STRING_OR_COMMENT = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|#.*$")
 
@@ -328,31 +330,59 @@ def _held(parents: Parents, task: Task, names: set[str]) -> set[str]:
 class Parents:
     """The Python files of fixes' parents, read through ``git``. Those of the parent read
     last are kept, and not read again: a history's fixes, newest first, share most of
-    their parents' files."""
+    their parents' files. Trees are kept by id with the Python files under them, so a
+    folder unchanged since a parent read before is not listed again."""
 
     git: Git
     kept: dict[str, bytes | None] = field(default_factory=dict)
+    trees: dict[str, tuple[TreeEntry, ...]] = field(default_factory=dict)
+    modules: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def python_files(self, commit: str) -> dict[str, bytes | None]:
         """The content of each Python file of ``commit``, by blob id."""
-        listing = self.git.run("ls-tree", "-r", "-z", commit).split("\0")
-        entries = (entry.split("\t", 1) for entry in listing if "\t" in entry)
-        blobs = [
-            header.split()[2]
-            for header, path in entries
-            if path.endswith(".py") and header.split()[1] == "blob"
-        ]
+        root = self.git.tree(commit)
+        blobs = self._modules(root) if root is not None else ()
         found = {blob: self.kept[blob] for blob in blobs if blob in self.kept}
         found.update(self.git.contents(blob for blob in blobs if blob not in found))
         self.kept = found
+        return found
+
+    def _modules(self, root: str) -> tuple[str, ...]:
+        """The blob ids of the Python files under tree ``root``: the trees not read
+        before are asked of ``cat-file``, a level at a time."""
+        pending = [root]
+        while pending := [tree for tree in pending if tree not in self.trees]:
+            self.trees.update(self.git.trees(pending))
+            pending = [entry.object_id for tree in pending for entry in self.trees[tree]
+                       if entry.is_tree]  # fmt: skip
+        return self._under(root)
+
+    def _under(self, tree: str) -> tuple[str, ...]:
+        found = self.modules.get(tree)
+        if found is None:
+            entries = self.trees[tree]
+            here = [
+                entry.object_id
+                for entry in entries
+                if entry.is_blob and entry.name.endswith(b".py")
+            ]
+            below = [
+                blob for entry in entries if entry.is_tree for blob in self._under(entry.object_id)
+            ]
+            found = self.modules[tree] = (*here, *below)
         return found
 
 
 def _take_words(content: bytes, left: dict[bytes, str]) -> None:
     """Remove from ``left`` the names ``content`` holds as a whole word (bounded by
     bytes that are not ASCII letters, digits or ``_``, as ``git grep -w`` reads it)."""
-    candidates = [re.escape(word) for word in left if word in content]
-    if candidates:
-        words = rb"(?<![A-Za-z0-9_])(?:" + b"|".join(candidates) + rb")(?![A-Za-z0-9_])"
-        for word in set(re.findall(words, content)):
-            del left[word]
+    for word in [word for word in left if word in content]:
+        start = content.find(word)
+        while start >= 0:
+            end = start + len(word)
+            before = content[start - 1] if start else None
+            after = content[end] if end < len(content) else None
+            if before not in _WORD_BYTES and after not in _WORD_BYTES:
+                del left[word]
+                break
+            start = content.find(word, start + 1)

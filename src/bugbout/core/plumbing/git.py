@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import NamedTuple
 
 from bugbout.core.contract.errors import BugboutError
 
@@ -32,6 +33,8 @@ _BATCH_ROUND = 512
 pipe's buffer, so git never waits on a full pipe while this process is still writing."""
 _GITLINK = b"160000"
 """The mode of a submodule entry: its id is a commit of another repository."""
+_TREE = b"40000"
+"""The mode of a tree entry, as a raw tree object writes it."""
 
 
 class GitError(BugboutError):
@@ -51,6 +54,23 @@ class Change:
     """The file's object id after the commit; ``None`` when deleted or a submodule."""
     old_blob: str | None = None
     """Its object id at the first parent (``old_path``'s for a rename); ``None`` when added."""
+
+
+class TreeEntry(NamedTuple):
+    """One entry of a tree object: its mode, its name's bytes and its object's id."""
+
+    mode: bytes
+    name: bytes
+    object_id: str
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == _TREE
+
+    @property
+    def is_blob(self) -> bool:
+        """A file's content (a symbolic link's included), not a tree nor a submodule."""
+        return self.mode not in (_TREE, _GITLINK)
 
 
 @dataclass(frozen=True)
@@ -218,6 +238,27 @@ class Git:
             return None
         return found[0], found[2]
 
+    def tree(self, rev: str) -> str | None:
+        """The id of ``rev``'s tree, or ``None`` when ``rev`` names no commit or tree."""
+        found = self._object(f"{rev}^{{tree}}")
+        return found[0] if found is not None and found[1] == "tree" else None
+
+    def trees(self, object_ids: Iterable[str]) -> dict[str, tuple[TreeEntry, ...]]:
+        """The entries of each tree of ``object_ids``, asked of ``cat-file`` in one batch
+        (as :meth:`contents`); an id that is not a tree here has none."""
+        wanted = list(dict.fromkeys(object_ids))
+        for object_id in wanted:
+            if not _OBJECT_ID.fullmatch(object_id):
+                raise GitError(f"{object_id!r} is not an object id")
+        found: dict[str, tuple[TreeEntry, ...]] = {}
+        with self._asking:
+            for start in range(0, len(wanted), _BATCH_ROUND):
+                names = wanted[start : start + _BATCH_ROUND]
+                for name, answer in zip(names, self._ask(names), strict=True):
+                    tree = answer[2] if answer is not None and answer[1] == "tree" else b""
+                    found[name] = _tree_entries(tree, len(name) // 2)
+        return found
+
     def export(self, rev: str, destination: Path) -> None:
         """Write the tree of ``rev`` into ``destination`` (no ``.git``).
 
@@ -316,6 +357,19 @@ def log_command(repository: Path, ref: str, token: str, *, since: int | None = N
 
 def _last_line(stderr: bytes) -> str:
     return (stderr.decode(errors="replace").strip().splitlines() or ["(no message)"])[-1]
+
+
+def _tree_entries(tree: bytes, id_size: int) -> tuple[TreeEntry, ...]:
+    """The entries of a raw tree object."""
+    entries: list[TreeEntry] = []
+    position = 0
+    while position < len(tree):
+        space = tree.index(b" ", position)
+        end = tree.index(b"\0", space)
+        mode, name = tree[position:space], tree[space + 1 : end]
+        entries.append(TreeEntry(mode, name, tree[end + 1 : end + 1 + id_size].hex()))
+        position = end + 1 + id_size
+    return tuple(entries)
 
 
 def _tree_entry(tree: bytes, name: bytes, id_size: int) -> str | None:
