@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bugbout.cli.commands import main
 from bugbout.core.contract.manager import make_plugins
 from bugbout.example.javascript import build_javascript_example
 
@@ -166,3 +167,35 @@ def test_the_javascript_settings_are_those_init_writes(tmp_path: Path) -> None:
     manifest = json.loads((repo / "package.json").read_text())
     assert not {"dependencies", "devDependencies"} & set(manifest)
     assert manifest["scripts"]["test"] == "node --test"
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("rust", "`bugbout demo --lang` takes python or js (got 'rust')"),
+        ("ts", "a TypeScript demo would need a compiler from the npm registry"),
+    ],
+)
+def test_a_language_without_a_demo_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str, said: str
+) -> None:
+    assert main(["demo", str(tmp_path / "demo"), f"--lang={lang}"]) == 2
+    error = capsys.readouterr().err
+    assert said in error and len(error.strip().splitlines()) == 1
+    assert not (tmp_path / "demo").exists()
+
+
+def test_a_demo_is_resumed_only_in_its_own_language(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = build_javascript_example(tmp_path / "tally", make_plugins())
+    assert main(["demo", str(repo)]) == 2
+    error = capsys.readouterr().err
+    assert f"holds the js demo: resume it with `bugbout demo --lang js {repo}`" in error
+    assert not (repo / ".bugbout").exists()
+
+
+def test_the_usage_says_how_to_choose_the_language(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--help"]) == 0
+    said = capsys.readouterr().out
+    assert "--lang js" in said and "node --test" in said and "./bugbout-demo-js" in said

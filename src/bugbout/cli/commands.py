@@ -292,9 +292,9 @@ def _demo(args: list[str], console: Console) -> int:
             "tasks, ground truth, the race, verdicts and the report.\n\n"
             "  --lang python  a Python package tested with pytest (the default; DIR\n"
             "                 defaults to ./bugbout-demo)\n"
-            "  --lang js      a JavaScript package tested with node --test, no npm\n"
-            "                 dependency (needs Node 20 or later; DIR defaults to\n"
-            "                 ./bugbout-demo-js)"
+            "  --lang js      a JavaScript package tested with node --test, without npm\n"
+            "                 dependencies (needs Node 20 or later and npm; DIR\n"
+            "                 defaults to ./bugbout-demo-js)"
         )
         return 0
     language, args = _demo_language(args)
@@ -302,9 +302,11 @@ def _demo(args: list[str], console: Console) -> int:
     target = Path(args[0] if args and "=" not in args[0] else default).resolve()
     overrides = args[1:] if args and "=" not in args[0] else args
     built = (target / ".git").is_dir() and (target / CONFIG_NAME).is_file()
-    if built and (target / "package.json").is_file() != (language == "js"):
+    held = "js" if (target / "package.json").is_file() else "python"
+    if built and held != language:
         raise ConfigError(
-            f"{target} holds the other language's demo; name another directory or drop --lang"
+            f"{target} holds the {held} demo: resume it with `bugbout demo --lang {held} "
+            f"{target}`, or name another directory"
         )
     if built:
         console.info(f"resuming the demo bout in {target}")
@@ -334,6 +336,11 @@ def _demo_language(args: list[str]) -> tuple[str, list[str]]:
             del rest[at : at + (1 if "=" in arg else 2)]
             language = {"javascript": "js"}.get(value, value)
             break
+    if language in ("ts", "typescript"):
+        raise ConfigError(
+            "`bugbout demo --lang` takes python or js: a TypeScript demo would need a compiler "
+            "from the npm registry, and the demo runs offline"
+        )
     if language not in ("python", "js"):
         raise ConfigError(f"`bugbout demo --lang` takes python or js (got {language!r})")
     return language, rest
