@@ -12,6 +12,7 @@ import pytest
 
 from bugbout.core.contract.settings import PluginChoice
 from bugbout.core.store.records import Oracle
+from bugbout.core.truth.python2 import stdlib_note
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings, ground_truth
 from old_pytests import old_pytest
@@ -193,3 +194,13 @@ def test_an_import_python_36_names_no_module_of_is_read_from_the_run(tmp_path: P
         "at this fix runs on Python 2 only, and bugbout runs tests on Python 3.6 and later: "
         "this era cannot be reproduced"
     ), oracle.reason
+
+
+def test_only_a_name_of_python_2_alone_says_the_era_cannot_be_reproduced() -> None:
+    """``sys.maxint`` is Python 2's alone; ``types.NoneType`` came back in Python 3.10."""
+    python2 = stdlib_note("AttributeError: module 'sys' has no attribute 'maxint'")
+    elsewhere = stdlib_note("AttributeError: module 'types' has no attribute 'NoneType'")
+    assert python2.endswith("runs on Python 2 only, and bugbout runs tests on Python 3.6 and "
+                            "later: this era cannot be reproduced")  # fmt: skip
+    assert elsewhere.endswith("so the code was written for another Python (Python 2, for a "
+                              "fix of its era)")  # fmt: skip
