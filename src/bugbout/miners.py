@@ -39,6 +39,7 @@ __all__ = [
     "code_changed",
     "create_plugin",
     "defined_tests_memo",
+    "first_parent_walk",
     "fix_title_pattern",
     "hookimpl",
     "is_test_module",
@@ -75,6 +76,7 @@ __getattr__, __dir__ = lazy_exports(
         "code_changed": "bugbout.core.mine.mining",
         "create_plugin": "bugbout.core.contract.manager",
         "defined_tests_memo": "bugbout.core.plumbing.testmodules",
+        "first_parent_walk": "bugbout.core.mine.walk",
         "fix_title_pattern": "bugbout.core.mine.mining",
         "hookimpl": "bugbout.core.contract.hookspecs",
         "is_test_module": "bugbout.core.plumbing.testmodules",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
         issue_references,
     )
     from bugbout.core.mine.mutation import MutantOptions
+    from bugbout.core.mine.walk import first_parent_walk
     from bugbout.core.plumbing.git import Change, Commit, Git
     from bugbout.core.plumbing.progress import Progress
     from bugbout.core.plumbing.test_runner import TestRunner

@@ -1,7 +1,8 @@
 """The ``git-history`` miner: the changes on the first-parent history that come with
-tests, each task of a tier (``miner.tiers``): fixes that name an issue (``issue-fix``) or
-none (``fix``) and add a test, fixes that change existing tests (``modified-test``), and
-changes that are not fixes but add tests (``feature``)."""
+tests (a maintenance line merged forward: each of its commits), each task of a tier
+(``miner.tiers``): fixes that name an issue (``issue-fix``) or none (``fix``) and add a
+test, fixes that change existing tests (``modified-test``), and changes that are not
+fixes but add tests (``feature``)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from bugbout.miners import (
     changed_tests,
     code_changed,
     create_plugin,
+    first_parent_walk,
     fix_title_pattern,
     hookimpl,
     issue_references,
@@ -176,7 +178,9 @@ class GitHistoryMiner:
                     titles=titles,
                     github=request.github,
                 )
-                for commit in git.first_parent_log(ref, since=since)
+                if not left_out
+                else (None, left_out)
+                for commit, left_out in first_parent_walk(git, ref, since=since)
             )
             for candidate, reason in _read_ahead(git, layout, checked, tests_cache):
                 result.examined += 1

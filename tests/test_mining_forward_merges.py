@@ -1,0 +1,87 @@
+"""Merges of a maintenance line merged forward again: the git-history miner examines the
+commits such a merge brings, each against its own parent, instead of the merge; a
+branch started from the main line stays one task however often it took the line's news.
+Real git histories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.mine.mining import MiningRequest
+from bugbout.core.store.records import TaskSet
+from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
+from bugbout.testing import RepositoryBuilder
+
+
+def mine(repo: Path) -> TaskSet:
+    request = MiningRequest(repository=repo, project=ProjectSettings(source="src/calc"))
+    return GitHistoryMiner(GitHistoryOptions(limit=None)).mine(request)
+
+
+def _module(name: str, body: str) -> dict[str, str]:
+    """A source module ``name`` with ``body`` and a test of it."""
+    return {
+        f"src/calc/{name}.py": f"def {name}(x):\n    {body}\n",
+        f"tests/test_{name}.py": f"from calc.{name} import {name}\n\n\n"
+        f"def test_{name}():\n    assert {name}(-2) is not None\n",
+    }
+
+
+def test_a_maintenance_line_merged_forward_gives_its_own_fixes(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {"src/calc/__init__.py": "", "src/calc/absval.py": "def absval(x):\n    return x\n"},
+    )
+    repo.branch("1.x")
+    first_fix = repo.commit(
+        "Fix absval of negative numbers (#3)", _module("absval", "return abs(x)")
+    )
+    repo.switch("main")
+    repo.commit("Document calc", {"README.md": "calc\n"})
+    first_merge = repo.merge("1.x", "Merge branch '1.x' into main")
+    picked = repo.commit("Fix a crash in sign (#5)", _module("sign", "return x > 0"))
+    repo.switch("1.x")
+    second_fix = repo.commit("Fix the rounding error (#4)", _module("rnd", "return round(x)"))
+    repo.git("cherry-pick", picked)
+    twin = repo.head()
+    repo.switch("main")
+    forward = repo.merge("1.x", "Merge branch '1.x' into main")
+
+    found = mine(repo.path)
+
+    walked = [forward, twin, second_fix, picked, first_merge]
+    assert [task.sha for task in found.tasks] == [second_fix, picked, first_merge]
+    task = found.tasks[0]
+    assert (task.parent, task.tier, task.issue.number) == (first_fix, "issue-fix", 4)
+    assert task.added_tests == ["tests/test_rnd.py::test_rnd"]
+    assert found.excluded == {
+        "forward-merge": 1,
+        "cherry-picked": 1,
+        "no-source-change": 1,
+        "root-commit": 1,
+    }
+    assert found.examined == len(walked) + 2  # and the documentation commit, the root
+
+
+def test_a_branch_that_took_the_lines_news_stays_one_task(tmp_path: Path) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit("Initial", {"src/calc/__init__.py": ""})
+    repo.branch("topic")
+    repo.commit("Start sign", {"src/calc/sign.py": "def sign(x):\n    return 1\n"})
+    repo.switch("main")
+    absval = repo.commit("Add absval", _module("absval", "return abs(x)"))
+    repo.switch("topic")
+    repo.merge("main", "Merge branch 'main' into topic")
+    repo.commit("Test sign", _module("sign", "return (x > 0) - (x < 0)"))
+    repo.switch("main")
+    merge = repo.merge("topic", "Merge pull request #7 from dev/topic\n\nFix sign of negatives")
+
+    found = mine(repo.path)
+
+    assert [(task.sha, task.title) for task in found.tasks] == [
+        (merge, "Fix sign of negatives"),
+        (absval, "Add absval"),
+    ]
+    assert "forward-merge" not in found.excluded
