@@ -103,8 +103,9 @@ def mine_tasks(
     return found
 
 
-MINING_FORMAT = "1"
-"""Changes when what mining stores changes: a result of another format is not reused."""
+MINING_FORMAT = "2"
+"""Changes when what mining stores, or a rule of the built-in miner, changes: a result of
+another format is not reused (2: forward merges give way to the commits they bring)."""
 
 
 def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest, head: str) -> str:
