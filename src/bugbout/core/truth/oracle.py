@@ -296,7 +296,11 @@ def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: s
         last = afters[0] if afters else befores[0]
         oracle.reason = (
             "no test failed before the fix and passed after it"
-            + (_passed_before(task, befores[0], last) or _near_misses(befores[0], last))
+            + (
+                _passed_before(task, befores[0], last)
+                or _skipped(task, last)
+                or _near_misses(befores[0], last)
+            )
             + (_stuck(befores[0], last) or _older_python_tests(task, last))
         )
     return oracle
@@ -349,6 +353,22 @@ def _passed_before(task: Task, before: TestRun, after: TestRun) -> str:
     return (
         f": the {tests} the fix added or changed passed before it too: on this Python no "
         "test in its history fails without the fix"
+    )
+
+
+def _skipped(task: Task, after: TestRun) -> str:
+    """What a reason says when every test the fix added or changed that ran after it was
+    skipped: its skip condition holds here (a tool or a Python this machine lacks), so
+    nothing it checks ran."""
+    named = {*task.added_tests, *task.modified_tests}
+    ran = [test for test in after.outcomes if test.split("[", 1)[0] in named]
+    if not ran or any(after.outcomes[test] != Outcome.SKIPPED for test in ran):
+        return ""
+    tests = "test" if len(ran) == 1 else f"{len(ran)} tests"
+    return (
+        f": the {tests} the fix added or changed ({', '.join(ran[:3])}) skipped itself after "
+        "the fix: its skip condition holds in this environment (a tool, platform or Python it "
+        "lacks), so nothing it checks ran"
     )
 
 
