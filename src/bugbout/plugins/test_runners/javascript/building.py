@@ -1,6 +1,7 @@
 """The build steps a project's test script runs before its runner (``"test": "yarn build
-&& mocha"``): tests that import the package's build (``dist/``) need it made from the
-tree they test, so each run makes it first, confined as the run is."""
+&& mocha"``, or ``"pretest": "npm run build"``): tests that import the package's build
+(``dist/``), or run compiled, need it made from the tree they test, so each run makes it
+first, confined as the run is."""
 
 from __future__ import annotations
 
@@ -33,15 +34,21 @@ OUTPUT_LIMIT = 4000
 
 
 def build_steps(tree: Path) -> list[str]:
-    """The commands of the build scripts the test script of ``tree``'s ``package.json``
-    runs before its runner, in order (none when it runs none)."""
+    """The commands of the build scripts ``tree``'s ``package.json`` runs before its
+    tests' runner, in order: those of its ``pretest`` script (``npm test`` runs it
+    first), then those its ``test`` script runs before the runner (none when it runs
+    none)."""
     try:
         scripts = json.loads((tree / "package.json").read_text(encoding="utf-8"))["scripts"]
-        steps = scripts["test"].split("&&")
+        return [*_steps(scripts, scripts.get("pretest")), *_steps(scripts, scripts["test"])]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
+
+
+def _steps(scripts: dict[str, object], script: object) -> list[str]:
+    """The commands of the build scripts ``script`` runs before anything else."""
     found: list[str] = []
-    for step in steps:
+    for step in str(script or "").split("&&"):
         named = re.fullmatch(STEP, step.strip())
         if named is None:  # the runner: what follows is the tests'
             break

@@ -1,6 +1,7 @@
 """One run of a JavaScript runner: its canaries planted, its process confined and timed,
 its outcomes read from the signed channel (:mod:`.reports`) and judged.
 
+A test file the project runs compiled is run as its compiled twin (:mod:`.compiled`).
 A run plants a canary file beside its first target, whose one test must pass and whose
 other must fail; the runner loads bugbout's reporter in its main process, which reads a
 key from a descriptor it closes at once and signs each line it writes to another. The
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from bugbout.plugins.test_runners.javascript import compiled
 from bugbout.plugins.test_runners.javascript.building import build
 from bugbout.plugins.test_runners.javascript.reports import Report, read_report, test_id
 from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of
@@ -102,11 +104,15 @@ def run_javascript(runner: Runner, request: TestRunRequest) -> TestRun:
     failed = build(request, tree)
     if failed:
         return TestRun(label=request.label, status=RunStatus.CRASHED, detail=failed)
-    planted = _plant(runner, tree, request.targets)
+    twins = compiled.twins(tree, request.targets)
+    written = {source: twin for twin, source in twins.items()}
+    targets = [written.get(target, target) for target in request.targets]
+    planted = _plant(runner, tree, targets)
     try:
-        report, finished = _process(runner, request, tree, planted)
+        report, finished = _process(runner, request, tree, [*targets, planted.path])
     finally:
         (tree / planted.path).unlink(missing_ok=True)
+    compiled.as_written(report, twins)
     return judged(runner, request, planted, report, finished)
 
 
@@ -217,13 +223,12 @@ def _named(tree: Path, folder: PurePosixPath) -> str:
 
 
 def _process(
-    runner: Runner, request: TestRunRequest, tree: Path, planted: Planted
+    runner: Runner, request: TestRunRequest, tree: Path, targets: list[str]
 ) -> tuple[Report, Finished]:
     """Start the runner confined, wait for it (killing its process group when it ends or
     at the timeout) and read its channel."""
     key = secrets.token_hex(32)
     reporter = Path(__file__).with_name(runner.reporter)
-    targets = [*request.targets, planted.path]
     with (
         tempfile.TemporaryFile() as keys,
         tempfile.TemporaryFile() as channel,
