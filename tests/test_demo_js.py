@@ -82,6 +82,12 @@ def node_titles(repo: Path, test_file: str) -> set[str]:
     return titles
 
 
+def attempts(repo: Path) -> dict[Path, int]:
+    """Each attempt's record and when it was written."""
+    found = (repo / ".bugbout" / "attempts").rglob("*.json")
+    return {path: path.stat().st_mtime_ns for path in found}
+
+
 def stored(repo: Path, name: str) -> dict:
     return json.loads((repo / ".bugbout" / name).read_text())
 
@@ -150,6 +156,22 @@ def test_the_javascript_demo_runs_a_whole_bout_offline(
     resolved = {row["contestant"]: row["resolved"] for row in report["agents"]}
     assert resolved == {"correct": 3, "wrong": 0, "breaking": 0, "empty": 0}
     assert "## Agents" in (repo / ".bugbout" / "report.md").read_text()
+
+    raced = attempts(repo)
+    again = subprocess.run(
+        [sys.executable, "-m", "bugbout", "demo", "--lang", "js", str(repo)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert f"resuming the demo bout in {repo}" in again.stderr
+    assert attempts(repo) == raced, "the resumed bout raced again"
+    assert received == []
+    probe = {**env, "npm_config_fetch_retries": "0"}
+    subprocess.run(
+        ["npm", "view", "left-pad", "version"],
+        cwd=tmp_path, env=probe, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert received, "npm asked its registry elsewhere than the listener: the check proves nothing"
 
 
 def test_the_javascript_settings_are_those_init_writes(tmp_path: Path) -> None:
