@@ -16,8 +16,11 @@ WHEELS = [
     Wheel("setuptools", "99.0", "2026-06-01T10:00:00Z"),
     Wheel("zopeish", "1.0", "2023-05-01T10:00:00Z", requires=("setuptools",)),
     Wheel("newer-tools", "1.0", "2023-05-01T10:00:00Z", requires=("setuptools>=90",)),
+    Wheel("cython", "9.0", "2026-06-01T10:00:00Z"),
+    Wheel("compiled", "1.0", "2023-05-01T10:00:00Z", requires=("cython",)),
 ]
-"""zopeish needs setuptools at run time; newer-tools needs one newer than its era's."""
+"""zopeish needs setuptools at run time; newer-tools needs one newer than its era's;
+compiled needs cython, which had no release in its era."""
 
 
 def _pinned(tmp_path: Path, required: list[str]) -> list[str]:
@@ -37,3 +40,7 @@ def test_a_build_tool_needed_at_run_time_gets_its_eras_release(tmp_path: Path) -
 
 def test_a_build_tool_required_newer_than_its_era_keeps_the_newer(tmp_path: Path) -> None:
     assert _pinned(tmp_path, ["newer-tools"]) == ["newer-tools==1.0", "setuptools==99.0"]
+
+
+def test_a_build_tool_with_no_release_in_its_era_keeps_the_newest(tmp_path: Path) -> None:
+    assert _pinned(tmp_path, ["compiled"]) == ["compiled==1.0", "cython==9.0"]

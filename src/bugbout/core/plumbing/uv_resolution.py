@@ -238,7 +238,12 @@ class Resolver:
                 oldest_build_tools="",
             )
             era = Resolver(call, self.interpreter, self.scratch, era_build_tools=True)
-            found = {_name_of(pin): pin for pin in era.compile(missing)}
+            try:
+                found = {_name_of(pin): pin for pin in era.compile(missing)}
+            except UvFailure as failure:
+                if timed_out(failure):
+                    raise
+                found = {}  # no release of the era installs here: the newest stays
             self.held.update({tool: found.get(tool, "") for tool in missing})
         held = [self.held[tool] for tool in tools if self.held[tool]]
         return [pin for pin in held if pin.lower() not in {p.lower() for p in pinned}]
