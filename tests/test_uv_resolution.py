@@ -24,7 +24,8 @@ BROKEN_PYTEST = (
 
 
 class FakeUv:
-    """Stands in for uv: it resolves each requirement to version 1.0 of its name, except
+    """Stands in for uv: it resolves each requirement to version 1.0 of its name (a pinned
+    one to its pin), except
     ``bad`` (it does not resolve), ``slow`` (it times out) and ``unbuildable`` (today's
     build tools cannot build it)."""
 
@@ -61,7 +62,7 @@ class FakeUv:
                 raise UvFailure(f"{what} timed out after {timeout:.0f} s", "timed out after 9 s")
             if self.bad and self.bad in requirements:
                 raise UvFailure(f"{what} failed: no {self.bad}", f"no {self.bad}")
-            return "".join(f"{r.split('=')[0]}==1.0\n" for r in requirements)
+            return "".join((r if "==" in r else f"{r}==1.0") + "\n" for r in requirements)
         elif args[:2] == ["pip", "install"]:
             pins = [a for a in args if "==" in a and not a.startswith("--")]
             options = [a for a in args[2:] if a not in pins]
@@ -236,6 +237,18 @@ def test_an_environment_whose_pytest_does_not_start_names_why(
     with pytest.raises(EnvironmentFailure, match=message):  # known: not built again
         UvBuilder().build(request_for(tree, home, python="3.9"))
     assert fake.venvs == 1
+
+
+def test_a_pytest_that_does_not_start_names_the_build_tools_the_environment_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """attrs 2022: zope.interface pins its own setuptools, installed over the era's."""
+    fake = FakeUv().install(monkeypatch)
+    fake.pytest = BROKEN_PYTEST
+    tree = make_tree(tmp_path, ["six", "setuptools==84.0"])
+    with pytest.raises(EnvironmentFailure) as raised:
+        UvBuilder().build(request_for(tree, tmp_path / "home", python="3.9"))
+    assert "with the build tools it holds (setuptools==84.0): " in str(raised.value)
 
 
 def test_the_install_timeout_is_a_setting() -> None:

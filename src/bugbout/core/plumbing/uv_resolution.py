@@ -85,6 +85,11 @@ class Resolution(Record):
     that has one (:mod:`bugbout.core.plumbing.installable`)."""
 
     @property
+    def build_tools(self) -> list[str]:
+        """The build tools among ``pinned``: what the tests need of them at run time."""
+        return [pin for pin in self.pinned if _name_of(pin) in BUILD_TOOLS]
+
+    @property
     def exempt(self) -> list[Exemption]:
         """Every distribution resolved without the era's date cap."""
         return [*self.runner, *self.installable, *(self.era.exempt if self.era else [])]

@@ -425,9 +425,10 @@ class _Build:
         if result.returncode == 0:
             return None
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        held = {p.split("==")[0].lower(): p for p in [*self.tools, *self.resolution.build_tools]}
         return (
             f"{pytest[0]} does not start on Python {self.environment.python_version} "
-            f"with the era's build tools ({', '.join(self.tools) or 'none'}): {last}; set "
+            f"with the build tools it holds ({', '.join(held.values()) or 'none'}): {last}; set "
             "project.python to a Python of the era or project.test-dependencies to a pytest "
             "that runs on it"
         )
