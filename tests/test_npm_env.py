@@ -157,3 +157,21 @@ def test_pnpm_s_hidden_hoisting_folder_is_on_node_path(tmp_path: Path) -> None:
         str(tmp_path / "node_modules"),
         str(tmp_path / "node_modules/.pnpm/node_modules"),
     ]
+
+
+def test_a_lockfile_whose_peer_dependencies_conflict_is_installed_as_its_era_did(
+    tmp_path: Path,
+) -> None:
+    """uuid's lockfile of 2022 pins eslint 8 beside a config that wants eslint 7 as a
+    peer: today's ``npm ci`` refuses it (ERESOLVE); the era's npm installed it."""
+    tree = _tree(tmp_path / "tree", {})
+    pinned = ["react@17.0.2", "react-dom@18.2.0"]
+    subprocess.run(
+        ["npm", "install", "--package-lock-only", "--legacy-peer-deps", "--no-audit", *pinned],
+        cwd=tree,
+        check=True,
+        capture_output=True,
+    )
+    environment = _build(tree, tmp_path / "home")
+    assert _version(environment, "react") == "17.0.2"
+    assert _version(environment, "react-dom") == "18.2.0"

@@ -183,6 +183,10 @@ class NpmBuilder:
         if undated:
             argv = [arg for arg in argv if not arg.startswith("--before=")]
             done = self._run(argv, path)
+        if done.returncode != 0 and argv[:2] == ["npm", "ci"] and "ERESOLVE" in done.stderr:
+            # npm 7 on refuses a lockfile whose peer dependencies conflict; the era's installed it
+            argv = [*argv, "--legacy-peer-deps"]
+            done = self._run(argv, path)
         if done.returncode != 0:
             raise EnvironmentFailure(
                 f"{' '.join(argv[:2])} failed: {_reason(done.stderr or done.stdout)}"
