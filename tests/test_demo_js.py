@@ -221,3 +221,13 @@ def test_the_usage_says_how_to_choose_the_language(capsys: pytest.CaptureFixture
     assert main(["demo", "--help"]) == 0
     said = capsys.readouterr().out
     assert "--lang js" in said and "node --test" in said and "./bugbout-demo-js" in said
+
+
+def test_the_javascript_demo_without_node_says_what_to_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["demo", "--lang", "js", str(tmp_path / "demo")]) == 2
+    error = capsys.readouterr().err
+    assert "the JavaScript demo needs Node 20 or later and npm: install them" in error
+    assert not (tmp_path / "demo").exists()

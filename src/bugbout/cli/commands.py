@@ -313,7 +313,12 @@ def _demo(args: list[str], console: Console) -> int:
     elif target.exists():
         raise ConfigError(f"{target} already exists; remove it or name another directory")
     elif language == "js":
+        import shutil
+
         from bugbout.core.contract.manager import make_plugins
+
+        if not (shutil.which("node") and shutil.which("npm")):
+            raise ConfigError("the JavaScript demo needs Node 20 or later and npm: install them")
         from bugbout.example.javascript import build_javascript_example
 
         build_javascript_example(target, make_plugins())
