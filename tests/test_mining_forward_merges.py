@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.store.records import TaskSet
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder
+from history import calc_settings, ground_truth
 
 
 def mine(repo: Path) -> TaskSet:
@@ -85,3 +88,45 @@ def test_a_branch_that_took_the_lines_news_stays_one_task(tmp_path: Path) -> Non
         (absval, "Add absval"),
     ]
     assert "forward-merge" not in found.excluded
+
+
+@pytest.mark.slow
+def test_a_fix_the_main_line_never_needed_is_replayed_on_its_own_line(tmp_path: Path) -> None:
+    """The merge brings a test its first parent passes (the main line's code had moved
+    on): no task; the maintenance fix is, and its test fails before it there."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "src/calc/__init__.py": "",
+            "src/calc/absval.py": "def absval(x):\n    return x\n",
+            "tests/test_zero.py": "from calc.absval import absval\n\n\n"
+            "def test_zero():\n    assert absval(0) == 0\n",
+        },
+    )
+    repo.branch("1.x")
+    repo.switch("main")
+    repo.commit("Rewrite absval", {"src/calc/absval.py": "def absval(x):\n    return abs(x)\n"})
+    repo.switch("1.x")
+    repo.commit("Release 1.0", {"src/calc/__init__.py": 'VERSION = "1.0"\n'})
+    repo.switch("main")
+    repo.merge("1.x", "Merge branch '1.x' into main")
+    repo.switch("1.x")
+    fix = repo.commit(
+        "Fix absval of negative numbers (#3)",
+        {
+            "src/calc/absval.py": "def absval(x):\n    return -x if x < 0 else x\n",
+            "src/calc/__init__.py": 'VERSION = "1.0.1"\n',
+            "tests/test_absval.py": "from calc.absval import absval\n\n\n"
+            "def test_negative():\n    assert absval(-2) == 2\n",
+        },
+    )
+    repo.switch("main")
+    repo.git("merge", "--quiet", "--no-ff", "-X", "ours", "1.x", "-m", "Merge branch '1.x'")
+    merge = repo.head()
+
+    oracles = ground_truth(calc_settings(repo.path, {"limit": None})).root
+
+    assert merge[:12] not in oracles
+    assert oracles[fix[:12]].status == "ok"
+    assert oracles[fix[:12]].fail_to_pass == ["tests/test_absval.py::test_negative"]
