@@ -5,13 +5,12 @@ twin, once the build made it, and names its tests by the file the project wrote.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
+from bugbout.plugins.test_runners.javascript import script
 from bugbout.plugins.test_runners.javascript.reports import Report
 from bugbout.test_runners import SEPARATOR
 
@@ -23,14 +22,10 @@ RUNNABLE = (".js", ".mjs", ".cjs")
 def script_folders(tree: Path) -> tuple[str, ...]:
     """The folders of ``tree`` the paths of its test script lie in (the part of a path
     before any glob: ``dist-node/test/*.js`` → ``dist-node/test``)."""
-    try:
-        script = json.loads((tree / "package.json").read_text(encoding="utf-8"))["scripts"]["test"]
-        words = shlex.split(str(script).replace("&&", " "))
-    except (OSError, ValueError, KeyError, TypeError):
-        return ()
+    words = [word for step in script.words(tree) for word in step]
     found: list[str] = []
     for word in words:
-        if word.startswith("-") or "/" not in word or "=" in word:
+        if word.startswith("-") or "/" not in word or "=" in word or "node_modules" in word:
             continue
         fixed = GLOB.split(word, maxsplit=1)[0].rstrip("/")
         folder = fixed if (tree / fixed).is_dir() else str(PurePosixPath(fixed).parent)

@@ -1,7 +1,8 @@
 """One run of a JavaScript runner: its canaries planted, its process confined and timed,
 its outcomes read from the signed channel (:mod:`.reports`) and judged.
 
-A test file the project runs compiled is run as its compiled twin (:mod:`.compiled`).
+A test file the project runs compiled is run as its compiled twin (:mod:`.compiled`),
+with the variables the test script sets (:mod:`.script`).
 A run plants a canary file beside its first target, whose one test must pass and whose
 other must fail; the runner loads bugbout's reporter in its main process, which reads a
 key from a descriptor it closes at once and signs each line it writes to another. The
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from bugbout.plugins.test_runners.javascript import compiled
+from bugbout.plugins.test_runners.javascript import compiled, script
 from bugbout.plugins.test_runners.javascript.building import build
 from bugbout.plugins.test_runners.javascript.reports import Report, read_report, test_id
 from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of
@@ -249,6 +250,7 @@ def _process(
             "TMPDIR": home,
             "NO_COLOR": "1",
             "FORCE_COLOR": "0",
+            **script.variables(tree),
             **request.project.env,
             **command.env,
             "BUGBOUT_KEY_FD": str(keys.fileno()),
