@@ -175,3 +175,16 @@ def test_a_lockfile_whose_peer_dependencies_conflict_is_installed_as_its_era_did
     environment = _build(tree, tmp_path / "home")
     assert _version(environment, "react") == "17.0.2"
     assert _version(environment, "react-dom") == "18.2.0"
+
+
+def test_a_git_hosted_tool_that_cannot_be_fetched_is_left_out_and_said(tmp_path: Path) -> None:
+    """picomatch's devDependencies of 2024-25 name ``github:jonschlinkert/time-require``;
+    only the registry is reachable here, so it is left out, and the environment says so."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    tools = {"is-number": "7.0.0", "time-require": "github:jonschlinkert/time-require"}
+    manifest = {"name": "tiny", "private": True, "devDependencies": tools}
+    (tree / "package.json").write_text(json.dumps(manifest))
+    environment = _build(tree, tmp_path / "home", date="2025-07-15")
+    assert _version(environment, "is-number") == "7.0.0"
+    assert environment.description.endswith(", without time-require (git-hosted)")  # type: ignore[attr-defined]

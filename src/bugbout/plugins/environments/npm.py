@@ -7,7 +7,8 @@ project's ``packageManager`` names (else the one that writes its lockfile's vers
 Without a lockfile, ``npm install --before=<fix's date>`` resolves the declared ranges as
 the registry had them that day; when the registry dates no version of a range before it (a
 mirror dates packages by when it copied them), the newest versions in the ranges, and the
-environment says so. Installs run with the network and without the packages'
+environment says so; a git-hosted devDependency that cannot be fetched is left out, and
+the environment says so too. Installs run with the network and without the packages'
 install scripts; tests run offline.
 
 Each installation lives in ``BUGBOUT_HOME/npm/<key>`` (or the ``store`` option's folder),
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -59,6 +61,9 @@ declares an older one is installed by the newest pnpm 7, which reads its lockfil
 DONE = ".bugbout-installed"
 UNDATED = "undated"
 """The line of ``DONE`` that says the registry's newest versions were installed."""
+WITHOUT = "without "
+"""Opens each line of ``DONE`` that names a git-hosted devDependency left out."""
+GIT_HOSTED = ("github:", "gitlab:", "bitbucket:", "git+", "git:", "git://", "http:", "https:")
 SHIM = """#!/bin/sh
 [ -e node_modules ] || [ ! -f package.json ] || ln -s {modules} node_modules 2>/dev/null
 exec {node} "$@"
@@ -96,9 +101,11 @@ class NpmEnvironment:
     def description(self) -> str:
         source = f"{self.client} lockfile" if self.client else f"registry as of {self.date}"
         marker = self.path / DONE
-        undated = marker.is_file() and UNDATED in marker.read_text().splitlines()
-        if not self.client and self.date and undated:
+        lines = marker.read_text().splitlines() if marker.is_file() else []
+        if not self.client and self.date and UNDATED in lines:
             source = f"registry's newest (none it dates before {self.date} fits)"
+        left = [line.removeprefix(WITHOUT) for line in lines if line.startswith(WITHOUT)]
+        source += f", without {', '.join(left)} (git-hosted)" if left else ""
         return f"npm: Node {self.node_version}, {source}"
 
     @property
@@ -183,6 +190,13 @@ class NpmBuilder:
         if undated:
             argv = [arg for arg in argv if not arg.startswith("--before=")]
             done = self._run(argv, path)
+        unreachable = lockfile is None and done.returncode != 0 and "git" in done.stderr
+        hosted = _git_hosted(manifest) if unreachable else []  # only the registry is reachable
+        if hosted:
+            tools = {n: spec for n, spec in manifest["devDependencies"].items() if n not in hosted}
+            manifest_text = json.dumps({**manifest, "devDependencies": tools}, indent=2)
+            (path / "package.json").write_text(manifest_text)
+            done = self._run(argv, path)
         if done.returncode != 0 and argv[:2] == ["npm", "ci"] and "ERESOLVE" in done.stderr:
             # npm 7 on refuses a lockfile whose peer dependencies conflict; the era's installed it
             argv = [*argv, "--legacy-peer-deps"]
@@ -195,7 +209,9 @@ class NpmBuilder:
         shim = path / "bin" / "node"
         shim.write_text(SHIM.format(modules=path / "node_modules", node=node))
         shim.chmod(0o755)
-        (path / DONE).write_text(" ".join(argv) + (f"\n{UNDATED}" if undated else ""))
+        lines = [" ".join(argv), *([UNDATED] if undated else [])]
+        lines += [f"{WITHOUT}{name}" for name in hosted]
+        (path / DONE).write_text("\n".join(lines))
 
     def _run(self, argv: list[str], path: Path) -> subprocess.CompletedProcess[str]:
         """Run the install ``argv`` in ``path``, its temporary files in a scratch folder."""
@@ -222,6 +238,19 @@ class NpmBuilder:
                     f"{' '.join(argv[:2])} timed out after {expired.timeout:g} s: "
                     "raise environment.install-timeout"
                 ) from None
+
+
+def _git_hosted(manifest: dict[str, object]) -> list[str]:
+    """The devDependencies of ``manifest`` hosted on git (``github:owner/repo``,
+    ``owner/repo``), not on the registry."""
+    tools = manifest.get("devDependencies")
+    if not isinstance(tools, dict):
+        return []
+    return [
+        name
+        for name, spec in tools.items()
+        if str(spec).startswith(GIT_HOSTED) or re.fullmatch(r"[\w.-]+/[\w.-]+(?:#.*)?", str(spec))
+    ]
 
 
 def _undated(output: str) -> bool:
