@@ -25,9 +25,8 @@ BROKEN_PYTEST = (
 
 class FakeUv:
     """Stands in for uv: it resolves each requirement to version 1.0 of its name (a pinned
-    one to its pin), except
-    ``bad`` (it does not resolve), ``slow`` (it times out) and ``unbuildable`` (today's
-    build tools cannot build it)."""
+    one to its pin), except ``bad`` (it does not resolve), ``slow`` (it times out) and
+    ``unbuildable`` (today's build tools cannot build it)."""
 
     def __init__(self, bad: str = "", slow: str = "", unbuildable: str = "") -> None:
         self.bad, self.slow, self.unbuildable = bad, slow, unbuildable
