@@ -68,6 +68,29 @@ def test_a_maintenance_line_merged_forward_gives_its_own_fixes(tmp_path: Path) -
     assert found.examined == len(walked) + 2  # and the documentation commit, the root
 
 
+def test_the_main_lines_news_merged_into_a_maintenance_line_is_no_task(tmp_path: Path) -> None:
+    """A forward merge brings a merge of the main line into the maintenance line: that
+    one merged what the main line had already, and its fix is one task, not two."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit("Initial", {"src/calc/__init__.py": ""})
+    repo.branch("1.x")
+    repo.commit("Fix absval of negatives (#3)", _module("absval", "return abs(x)"))
+    repo.switch("main")
+    first_merge = repo.merge("1.x", "Merge branch '1.x' into main")
+    main_fix = repo.commit("Fix a crash in sign (#5)", _module("sign", "return x > 0"))
+    repo.switch("1.x")
+    back = repo.merge("main", "Merge branch 'main' into 1.x")
+    fix = repo.commit("Fix the rounding error (#4)", _module("rnd", "return round(x)"))
+    repo.switch("main")
+    forward = repo.merge("1.x", "Merge branch '1.x' into main")
+
+    found = mine(repo.path)
+
+    assert [task.sha for task in found.tasks] == [fix, main_fix, first_merge]
+    assert found.excluded == {"forward-merge": 1, "merged-back": 1, "root-commit": 1}
+    assert found.examined == len([forward, fix, back, main_fix, first_merge]) + 1
+
+
 def test_a_branch_that_took_the_lines_news_stays_one_task(tmp_path: Path) -> None:
     repo = RepositoryBuilder(tmp_path / "repo")
     repo.commit("Initial", {"src/calc/__init__.py": ""})

@@ -103,9 +103,9 @@ def mine_tasks(
     return found
 
 
-MINING_FORMAT = "2"
+MINING_FORMAT = "3"
 """Changes when what mining stores, or a rule of the built-in miner, changes: a result of
-another format is not reused (2: forward merges give way to the commits they bring)."""
+another format is not reused (3: forward merges give way to the commits they bring)."""
 
 
 def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest, head: str) -> str:
