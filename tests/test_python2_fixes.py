@@ -63,3 +63,63 @@ def test_a_python_2_fix_says_so(tmp_path: Path) -> None:
         "(`PY2` in src/calc/text.py): it may fix a bug of Python 2 alone, which no Python "
         "bugbout runs tests on (3.6 and later) has"
     )
+
+
+FROZEN = """\
+import platform
+
+PYPY = platform.python_implementation() == "PyPy"
+
+
+class Frozen(Exception):
+    def __setattr__(self, name, value):
+        if PYPY:
+            if name in ({names}):
+                return super().__setattr__(name, value)
+        raise AttributeError(name)
+"""
+FROZEN_TEST = """\
+import pytest
+
+from calc.frozen import Frozen
+
+
+def test_raise_from_none():
+    with pytest.raises(Frozen) as caught:
+        try:
+            raise ValueError()
+        except ValueError:
+            raise Frozen() from None
+    assert caught.value.__suppress_context__
+"""
+
+
+@pytest.mark.slow
+def test_a_pypy_fix_says_so(tmp_path: Path) -> None:
+    """attrs f2dabeae82c7 (2020): exception chaining of frozen classes, fixed on PyPy."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/frozen.py": FROZEN.format(names='"__cause__",'),
+        },
+    )
+    fix = repo.commit(
+        "Fix exception chaining on PyPy (#1)",
+        {
+            "src/calc/frozen.py": FROZEN.format(names='"__cause__", "__context__"'),
+            "tests/test_frozen.py": FROZEN_TEST,
+        },
+    )
+    settings = calc_settings(repo.path)
+    plugins = make_plugins(entry_points=False)
+    store = Store(repo.path / ".bugbout")
+    tasks = mine_tasks(settings, plugins, store)
+    oracle = compute_oracles(settings, plugins, store, tasks).root[fix[:12]]
+    assert oracle.status == "no-fail-to-pass"
+    assert oracle.reason.endswith(
+        "; the fix's lines test for PyPy (`PYPY` in src/calc/frozen.py): it may fix a bug of "
+        "PyPy alone, and bugbout runs tests on CPython"
+    ), oracle.reason

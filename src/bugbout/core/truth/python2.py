@@ -1,11 +1,12 @@
-"""Fixes of bugs that only Python 2 had: what a reason says when their tests pass on
-Python 3 before the fix too.
+"""Fixes of bugs that only Python 2 (or PyPy) had: what a reason says when their tests
+pass on CPython 3 before the fix too.
 
 Until about 2020 many projects ran on Python 2 and 3 from one tree, switching on the
-interpreter (``if PY2:``, ``sys.version_info[0] < 3``, ``six.PY2``). A fix of a bug only
-Python 2 had changes lines behind such a switch, or tests that take it; on the Python 3
-that bugbout runs, its tests pass before the fix as after it. The reason of such a task
-names the switch and the file it is in, instead of only "no fail-to-pass".
+interpreter (``if PY2:``, ``sys.version_info[0] < 3``, ``six.PY2``; ``if PYPY:`` for
+PyPy). A fix of a bug only Python 2 or PyPy had changes lines behind such a switch, or
+tests that take it; on the CPython 3 that bugbout runs, its tests pass before the fix as
+after it. The reason of such a task names the switch and the file it is in, instead of
+only "no fail-to-pass".
 """
 
 from __future__ import annotations
@@ -24,18 +25,26 @@ SWITCH = re.compile(
 )
 """A test of whether the interpreter is Python 2 or 3 (``PY2``, ``six.PY3``,
 ``sys.version_info[0] < 3``, ``sys.version_info >= (3,)``, ...)."""
+PYPY_SWITCH = re.compile(r"\b(?:IS_)?PYPY\b|\bpython_implementation\(\)|\bpypy_version_info\b")
+"""A test of whether the interpreter is PyPy (``PYPY``, ``platform.python_implementation()``,
+``hasattr(sys, "pypy_version_info")``)."""
 
 
 def python2_note(git: Git, task: Task) -> str:
     """What a no-fail-to-pass reason adds when every line the fix added or removed in its
     source files, or else in its test files, sits behind a test of whether the
-    interpreter is Python 2: inside an ``if`` on one, or a function or class decorated
+    interpreter is Python 2 or PyPy: inside an ``if`` on one, or a function or class decorated
     with one (empty otherwise). Blank lines, comments and imports do not count; a
     refactor with one change under ``if PY2:`` among many elsewhere is not a fix of
     Python 2."""
     for paths in (task.source_files, task.test_files):
         if found := _behind_switches(git, task, paths):
             switch, path = found
+            if PYPY_SWITCH.search(switch):
+                return (
+                    f"; the fix's lines test for PyPy (`{switch}` in {path}): it may fix a bug "
+                    "of PyPy alone, and bugbout runs tests on CPython"
+                )
             return (
                 f"; the fix's lines test for Python 2 (`{switch}` in {path}): it "
                 "may fix a bug of Python 2 alone, which no Python bugbout runs tests on "
@@ -45,8 +54,9 @@ def python2_note(git: Git, task: Task) -> str:
 
 
 def _behind_switches(git: Git, task: Task, paths: list[str]) -> tuple[str, str] | None:
-    """The first switch and its file when every changed line of ``paths`` is behind one."""
-    first = None
+    """The first switch (the first on PyPy, if any) and its file when every changed line
+    of ``paths`` is behind one."""
+    found: list[tuple[str, str]] = []
     for path in paths:
         for rev, numbers in _changed(git, task, path):
             text = git.run("show", f"{rev}:{path}")
@@ -58,8 +68,9 @@ def _behind_switches(git: Git, task: Task, paths: list[str]) -> tuple[str, str] 
                 switch = next((s for start, end, s in scopes if start <= number <= end), None)
                 if switch is None:
                     return None
-                first = first or (switch, path)
-    return first
+                found.append((switch, path))
+    pypy = [each for each in found if PYPY_SWITCH.search(each[0])]
+    return next(iter(pypy or found), None)
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
@@ -96,7 +107,8 @@ def _scopes(text: str) -> list[tuple[int, int, str]]:
         else:
             continue
         for test in tests:
-            if found := SWITCH.search(ast.get_source_segment(text, test) or ""):
+            segment = ast.get_source_segment(text, test) or ""
+            if found := SWITCH.search(segment) or PYPY_SWITCH.search(segment):
                 start = min(node.lineno, *(d.lineno for d in tests))
                 scopes.append((start, node.end_lineno or node.lineno, found.group(0)))
                 break
