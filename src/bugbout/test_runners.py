@@ -2,7 +2,8 @@
 runners' contract (:class:`TestRunner`, :class:`TestRunRequest`, :class:`TestStyle`),
 the run records they return, and the helpers the built-in ``pytest`` runner is made of
 (its runs, with their canaries and tally checks, the tests a module defines, where a
-suite is, the pytest of an environment's era, which functions a change lies in).
+suite is, the pytest of an environment's era, which functions a change lies in), and
+``watch``, which hands a process group a run starts to the bout's stop.
 
 A test-runner plugin imports these names from here; ``bugbout.core`` is private and may
 change in any release. Each name is imported the first time it is used.
@@ -41,6 +42,7 @@ __all__ = [
     "pytest_era",
     "run_pytest",
     "suite_paths",
+    "watch",
     "writing_folder",
 ]
 
@@ -73,6 +75,7 @@ __getattr__, __dir__ = lazy_exports(
         "pytest_era": "bugbout.core.plumbing.pytest_era",
         "run_pytest": "bugbout.core.plumbing.testrun:run_tests",
         "suite_paths": "bugbout.core.plumbing.suite",
+        "watch": "bugbout.core.plumbing.stopping",
         "writing_folder": "bugbout.core.plumbing.suite",
     },
 )
@@ -88,6 +91,7 @@ if TYPE_CHECKING:
     from bugbout.core.plumbing.confine import Confine
     from bugbout.core.plumbing.environment import Environment
     from bugbout.core.plumbing.pytest_era import pytest_era
+    from bugbout.core.plumbing.stopping import watch
     from bugbout.core.plumbing.suite import suite_paths, writing_folder
     from bugbout.core.plumbing.test_runner import (
         SEPARATOR,

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bugbout.test_runners import TestRunRequest
+from bugbout.test_runners import TestRunRequest, watch
 
 STEP = r"(?:npm|pnpm|yarn)(?:\s+run)?\s+([\w:.-]+)"
 """A test script's step that runs one of the package's scripts (``yarn build``)."""
@@ -77,6 +77,7 @@ def build(request: TestRunRequest, tree: Path) -> str:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+            watch(process)  # a stopped bout kills its group
             said: bytes | None = None
             try:
                 said, _ = process.communicate(timeout=request.timeout)

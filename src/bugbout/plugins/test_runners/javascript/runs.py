@@ -28,7 +28,7 @@ from typing import Protocol
 from bugbout.plugins.test_runners.javascript import compiled, script
 from bugbout.plugins.test_runners.javascript.building import build
 from bugbout.plugins.test_runners.javascript.reports import Report, read_report, test_id
-from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of
+from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of, watch
 
 DETAIL_LIMIT = 4000
 POLL = 1.0
@@ -271,6 +271,7 @@ def _process(
             pass_fds=(keys.fileno(), channel.fileno()),
             start_new_session=True,
         )
+        watch(process)  # a stopped bout kills its group
         exit_code = _wait(process, output.fileno(), runner.fatal, request.timeout)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # what it left running, or all of it
