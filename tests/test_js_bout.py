@@ -7,6 +7,7 @@ audit and the reports."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,7 @@ THREE = ("of 3", "assert.equal(half(3), 2);")
 
 def agent(files: dict[str, str]) -> str:
     """A scripted agent's Python source: it writes ``files`` into its checkout."""
-    return "from pathlib import Path\n" + "".join(
+    return "from pathlib import Path\nprint(Path('/proc/self/cgroup').read_text())\n" + "".join(
         f"Path({path!r}).write_text({text!r})\n" for path, text in files.items()
     )
 
@@ -133,12 +134,28 @@ def stored(repo: Path, name: str) -> dict:
     return json.loads((repo / ".bugbout" / name).read_text())
 
 
-@pytest.mark.parametrize("runner", list(RUNNERS))
-def test_a_bout_on_a_javascript_package(runner: str, tmp_path: Path) -> None:
+PODMAN_STORAGE = f"/var/tmp/bugbout-podman-js-tests{os.environ.get('PYTEST_XDIST_WORKER', '')}"
+"""The podman sandbox's storage for these tests (its containers mirror this machine)."""
+
+
+@pytest.mark.parametrize(
+    ("runner", "sandbox"),
+    [
+        *(pytest.param(runner, [], id=runner) for runner in RUNNERS),
+        pytest.param(
+            "node-test",
+            ["sandbox=podman", f"+sandbox.storage={PODMAN_STORAGE}"],
+            marks=pytest.mark.requires("podman"),
+            id="node-test-podman",
+        ),
+    ],
+)
+def test_a_bout_on_a_javascript_package(runner: str, sandbox: list[str], tmp_path: Path) -> None:
+    """The same bout in either sandbox: bubblewrap (``auto``'s choice here) or podman."""
     repo = halves_repository(tmp_path, runner)
 
     result = subprocess.run(
-        [sys.executable, "-m", "bugbout", "run"],
+        [sys.executable, "-m", "bugbout", "run", *sandbox],
         cwd=repo, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
 
@@ -165,3 +182,6 @@ def test_a_bout_on_a_javascript_package(runner: str, tmp_path: Path) -> None:
     report = stored(repo, "report.json")
     assert {row["contestant"]: row["resolved"] for row in report["agents"]}["good"] == 1
     assert "## Agents" in (repo / ".bugbout" / "report.md").read_text()
+    [good] = (repo / ".bugbout" / "attempts").glob("*/good/*.json")
+    log = Path(json.loads(good.read_text())["logdir"]) / "stdout.log"
+    assert ("libpod" in log.read_text()) == bool(sandbox)  # it ran in a podman container
