@@ -19,7 +19,7 @@ from old_pytests import old_pytest
 
 PASSED_BEFORE = (
     "no test failed before the fix and passed after it: the test the fix added or changed "
-    "passed before it too: on this Python no test in its history fails without the fix"
+    "passed before it too: in this environment no test in its history fails without the fix"
 )
 WARN = """\
 import sys

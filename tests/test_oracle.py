@@ -86,7 +86,7 @@ def test_fix_whose_test_already_passed_is_not_scored(
     assert task.scored is False
     assert task.reason == (
         "no test failed before the fix and passed after it: the test the fix added or "
-        "changed passed before it too: on this Python no test in its history fails without "
+        "changed passed before it too: in this environment no test in its history fails without "
         "the fix"
     )
 

@@ -51,6 +51,6 @@ def test_a_fix_whose_tests_passed_before_says_so(tmp_path: Path) -> None:
     assert oracle.status == "no-fail-to-pass"
     assert oracle.reason == (
         "no test failed before the fix and passed after it: the test the fix added or "
-        "changed passed before it too: on this Python no test in its history fails without "
+        "changed passed before it too: in this environment no test in its history fails without "
         "the fix"
     )

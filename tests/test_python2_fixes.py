@@ -58,7 +58,7 @@ def test_a_python_2_fix_says_so(tmp_path: Path) -> None:
     assert oracle.status == "no-fail-to-pass"
     assert oracle.reason == (
         "no test failed before the fix and passed after it: the test the fix added or changed "
-        "passed before it too: on this Python no test in its history fails without the fix; "
+        "passed before it too: in this environment no test in its history fails without the fix; "
         "the fix's lines test for Python 2 "
         "(`PY2` in src/calc/text.py): it may fix a bug of Python 2 alone, which no Python "
         "bugbout runs tests on (3.6 and later) has"

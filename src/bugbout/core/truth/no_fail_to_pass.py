@@ -36,7 +36,7 @@ def _passed_before(task: Task, before: TestRun, after: TestRun) -> str:
         return ""
     tests = "test" if len(named) == 1 else f"{len(named)} tests"
     return (
-        f": the {tests} the fix added or changed passed before it too: on this Python no "
+        f": the {tests} the fix added or changed passed before it too: in this environment no "
         "test in its history fails without the fix"
     )
 
