@@ -10,16 +10,12 @@ from types import ModuleType
 import pytest
 
 import test_js_runs as js
-from bugbout.core.contract.manager import make_plugins
-from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.store.records import Outcome, RunStatus
-from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
-from bugbout.plugins.environments import npm
 from bugbout.plugins.test_runners.javascript import jest, mocha, node_test, vitest
 from bugbout.testing import RepositoryBuilder
 from history import dated_commit
-from test_js_runs import MOCHA, STORE, JavaScriptSuite, _run, _written
+from test_js_run_truth import fix_oracle
+from test_js_runs import MOCHA, JavaScriptSuite, _run, _written
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires("js-runners")]
 
@@ -100,19 +96,6 @@ def test_a_fix_s_test_file_that_imports_what_the_fix_adds_is_fail_to_pass(
         {"src/triple.js": triple, NEW: tested},
         "2026-11-03T10:00:00+00:00",
     )
-    settings = BoutSettings(
-        project=ProjectSettings(source="src", tests="test"),
-        issue_sources={"commit": {"issue-source": "commit"}},
-        miner=PluginChoice(name="git-history", **{"source-suffixes": [".js"]}),
-        environment=PluginChoice(name="npm", store=str(STORE)),
-        test_runner=PluginChoice(name=runner),
-        root=repo.path,
-    )
-    plugins = make_plugins(entry_points=False)
-    plugins.register(module, name=runner)
-    plugins.register(npm, name="npm")
-    store = Store(settings.store_dir)
-    oracles = compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
-    [oracle] = [oracle for task, oracle in oracles.root.items() if task.startswith(fix[:12])]
+    oracle = fix_oracle(repo.path, runner, module, fix)
     assert oracle.status == "ok", oracle.reason
     assert oracle.fail_to_pass == [f"{NEW}::triple > doubles", f"{NEW}::triple > halves"]

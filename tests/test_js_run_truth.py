@@ -12,6 +12,7 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.store.records import Oracle
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.plugins.environments import npm
@@ -67,13 +68,22 @@ def test_a_fix_s_added_test_fails_before_and_passes_after(
         },
         "2026-11-03T10:00:00+00:00",
     )
+    oracle = fix_oracle(repo.path, runner, module, fix)
+    assert oracle.status == "ok", oracle.reason
+    assert oracle.fail_to_pass == ["test/half.test.js::half > rounds up odd"]
+    assert oracle.pass_to_pass == ["test/half.test.js::half > rounds down even"]
+
+
+def fix_oracle(repo: Path, runner: str, module: ModuleType, fix: str) -> Oracle:
+    """The ground truth of commit ``fix`` of ``repo``, mined and computed with ``runner``
+    (its plugin ``module``) in an ``npm`` environment."""
     settings = BoutSettings(
         project=ProjectSettings(source="src", tests="test"),
         issue_sources={"commit": {"issue-source": "commit"}},
         miner=PluginChoice(name="git-history", **{"source-suffixes": [".js"]}),
         environment=PluginChoice(name="npm", store=str(STORE)),
         test_runner=PluginChoice(name=runner),
-        root=repo.path,
+        root=repo,
     )
     plugins = make_plugins(entry_points=False)
     plugins.register(module, name=runner)
@@ -81,6 +91,4 @@ def test_a_fix_s_added_test_fails_before_and_passes_after(
     store = Store(settings.store_dir)
     oracles = compute_oracles(settings, plugins, store, mine_tasks(settings, plugins, store))
     [oracle] = [oracle for task, oracle in oracles.root.items() if task.startswith(fix[:12])]
-    assert oracle.status == "ok", oracle.reason
-    assert oracle.fail_to_pass == ["test/half.test.js::half > rounds up odd"]
-    assert oracle.pass_to_pass == ["test/half.test.js::half > rounds down even"]
+    return oracle
