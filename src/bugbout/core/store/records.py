@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from enum import StrEnum
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -37,10 +37,15 @@ _REBUILDING = threading.RLock()
 thread-safe (a class being built lacks its schema, which another thread reads)."""
 
 
-class Record(BaseModel):
-    """Base of every stored record: unknown keys are errors, values are validated on load."""
+if TYPE_CHECKING:
+    _Model = BaseModel
+else:
+    _Model = object  # a mixin: the record's own pydantic base comes after it
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+class _BuiltOneAtATime(_Model):
+    """Pydantic's ``model_rebuild``, one thread at a time (the race's threads make
+    records at once)."""
 
     @classmethod
     def model_rebuild(
@@ -51,7 +56,6 @@ class Record(BaseModel):
         _parent_namespace_depth: int = 2,
         _types_namespace: Any = None,
     ) -> bool | None:
-        """Pydantic's, one thread at a time (the race's threads make records at once)."""
         with _REBUILDING:
             return super().model_rebuild(
                 force=force,
@@ -59,6 +63,12 @@ class Record(BaseModel):
                 _parent_namespace_depth=_parent_namespace_depth + 1,
                 _types_namespace=_types_namespace,
             )
+
+
+class Record(_BuiltOneAtATime, BaseModel):
+    """Base of every stored record: unknown keys are errors, values are validated on load."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 FORMAT: Literal[2] = 2
@@ -88,29 +98,11 @@ class Versioned(Record):
 RootT = TypeVar("RootT")
 
 
-class RecordRoot(RootModel[RootT], Generic[RootT]):
+class RecordRoot(_BuiltOneAtATime, RootModel[RootT], Generic[RootT]):
     """Base of a record that is one mapping (``oracles.json``): built on first use, like
     ``Record``; a ``RootModel[...]`` of its own would be built at import."""
 
     model_config = ConfigDict(defer_build=True)
-
-    @classmethod
-    def model_rebuild(
-        cls,
-        *,
-        force: bool = False,
-        raise_errors: bool = True,
-        _parent_namespace_depth: int = 2,
-        _types_namespace: Any = None,
-    ) -> bool | None:
-        """Pydantic's, one thread at a time, as :meth:`Record.model_rebuild`."""
-        with _REBUILDING:
-            return super().model_rebuild(
-                force=force,
-                raise_errors=raise_errors,
-                _parent_namespace_depth=_parent_namespace_depth + 1,
-                _types_namespace=_types_namespace,
-            )
 
 
 class IssueRef(Record):

@@ -6,7 +6,6 @@ first, confined as the run is."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -14,6 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bugbout.plugins.test_runners.javascript import script
 from bugbout.test_runners import TestRunRequest, watch
 
 STEP = r"(?:npm|pnpm|yarn)(?:\s+run)?\s+([\w:.-]+)"
@@ -38,23 +38,21 @@ def build_steps(tree: Path) -> list[str]:
     tests' runner, in order: those of its ``pretest`` script (``npm test`` runs it
     first), then those its ``test`` script runs before the runner (none when it runs
     none)."""
-    try:
-        scripts = json.loads((tree / "package.json").read_text(encoding="utf-8"))["scripts"]
-        return [*_steps(scripts, scripts.get("pretest")), *_steps(scripts, scripts["test"])]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    named = script.scripts(tree)
+    if "test" not in named:
         return []
+    return [*_steps(named, named.get("pretest", "")), *_steps(named, named["test"])]
 
 
-def _steps(scripts: dict[str, object], script: object) -> list[str]:
-    """The commands of the build scripts ``script`` runs before anything else."""
+def _steps(scripts: dict[str, str], command: str) -> list[str]:
+    """The commands of the build scripts ``command`` runs before anything else."""
     found: list[str] = []
-    for step in str(script or "").split("&&"):
+    for step in command.split("&&"):
         named = re.fullmatch(STEP, step.strip())
         if named is None:  # the runner: what follows is the tests'
             break
-        command = scripts.get(named[1])
-        if named[1].startswith(BUILDS) and isinstance(command, str):
-            found.append(command)
+        if named[1].startswith(BUILDS) and named[1] in scripts:
+            found.append(scripts[named[1]])
     return found
 
 

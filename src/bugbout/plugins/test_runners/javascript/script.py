@@ -13,13 +13,20 @@ SETTERS = ("cross-env", "cross-env-shell")
 """Programs that set the variables they are given, then run the rest."""
 
 
+def scripts(tree: Path) -> dict[str, str]:
+    """The scripts of ``tree``'s ``package.json`` by name (none without one)."""
+    try:
+        found = json.loads((tree / "package.json").read_text(encoding="utf-8"))["scripts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {name: command for name, command in found.items() if isinstance(command, str)}
+
+
 def test_script(tree: Path) -> str:
     """The ``test`` script of ``tree``'s ``package.json`` (empty without one)."""
-    try:
-        script = json.loads((tree / "package.json").read_text(encoding="utf-8"))["scripts"]["test"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-    return script if isinstance(script, str) else ""
+    return scripts(tree).get("test", "")
 
 
 def words(tree: Path) -> list[list[str]]:
