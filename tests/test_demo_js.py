@@ -166,6 +166,21 @@ def test_the_javascript_demo_runs_a_whole_bout_offline(
     assert f"resuming the demo bout in {repo}" in again.stderr
     assert attempts(repo) == raced, "the resumed bout raced again"
     assert received == []
+
+    swept = subprocess.run(
+        [sys.executable, "-m", "bugbout", "-m", "judge=majority,strict"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert swept.returncode == 0, swept.stderr
+    [summary] = (repo / ".bugbout" / "sweeps").glob("*/summary.json")
+    jobs = json.loads(summary.read_text())["jobs"]
+    assert sorted(job["judge"] for job in jobs) == ["majority", "strict"]
+    for job in jobs:
+        assert job["status"] == "ok", job["reason"]
+        rates = {row["contestant"]: row["resolved"] for row in job["contestants"]}
+        assert rates == {"correct": 3, "wrong": 0, "breaking": 0, "empty": 0}
+    assert attempts(repo) == raced, "the sweep raced again"
+    assert received == []
     probe = {**env, "npm_config_fetch_retries": "0"}
     subprocess.run(
         ["npm", "view", "left-pad", "version"],
