@@ -38,6 +38,10 @@ rootdir is fixed at the working directory before any conftest is loaded. With
 ``addopts`` are taken off the command line before pytest parses it (the early options
 among them, ``-p`` and ``--confcutdir``, have been read by then).
 
+A path named on the command line that the project's own run leaves out (a
+``conftest.py``'s ``collect_ignore``, ``bugbout_ignored``) is not collected: it is reported
+as a ``collect`` line whose outcome is ``ignored``, with why.
+
 A ``start`` line before each test tells which one was running if pytest dies; the node
 ids in ``BUGBOUT_DESELECT`` (a JSON list: tests that crashed pytest in an earlier run)
 are deselected, exactly, and so are those listed in the file open as ``BUGBOUT_SKIP_FD``
@@ -56,7 +60,8 @@ import os
 import sys
 import types
 
-from bugbout_impostors import Impostors, code_of, inside, modern_nodeid, python_level
+from bugbout_ignored import left_out
+from bugbout_impostors import Impostors, code_of, hookimpl, inside, modern_nodeid, python_level
 
 FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
@@ -420,6 +425,12 @@ def pytest_runtest_logstart(nodeid, location):
     _watch.emit({"nodeid": modern_nodeid(nodeid), "when": "start"})
 
 
+@hookimpl(tryfirst=True)
+def pytest_collection(session):
+    for name, why in left_out(session):
+        _watch.emit({"nodeid": name, "when": "collect", "outcome": "ignored", "message": why})
+
+
 def pytest_collection_modifyitems(config, items):
     names = _skipped | set(json.loads(os.environ.get("BUGBOUT_DESELECT") or "[]"))
     kept, deselected, seen = [], [], set()
@@ -482,6 +493,7 @@ def pytest_configure(config):
         gc.callbacks.append(_impostors.on_collection)
     for hook_name in (
         "pytest_runtest_logstart",
+        "pytest_collection",
         "pytest_runtest_logreport",
         "pytest_collectreport",
         "pytest_collection_modifyitems",
