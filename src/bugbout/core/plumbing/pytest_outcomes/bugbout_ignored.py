@@ -81,7 +81,11 @@ def _arguments():
     """The arguments of the running pytest's ``pytest_ignore_collect`` specification."""
     from _pytest import hookspec
 
-    code = hookspec.pytest_ignore_collect.__code__
+    return _parameters(hookspec.pytest_ignore_collect)
+
+
+def _parameters(function):
+    code = function.__code__
     return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
 
 
@@ -105,8 +109,7 @@ def _load_conftests(config, directory):
     import pathlib
 
     options = {"rootpath": config.rootpath}
-    code = load.__code__
-    if "consider_namespace_packages" in code.co_varnames[: code.co_argcount + 1]:
+    if "consider_namespace_packages" in _parameters(load):  # pytest 8.1 and later
         options["consider_namespace_packages"] = config.getini("consider_namespace_packages")
     load(pathlib.Path(directory), config.getoption("importmode"), **options)
 
