@@ -57,9 +57,9 @@ def test_reporter_options_from_the_file_and_the_command_line_reach_the_reports(
     """``reporters: {html: {title: ...}}`` in ``bugbout.yaml``, overridden and extended
     on the command line, is what each reporter renders with."""
     from bugbout.config import compose_settings
+    from bugbout.core.pipeline import check_verdict_plugins
     from bugbout.core.report.reporters import write_reports
     from bugbout.core.store.store import Store
-    from bugbout.core.verdicts import check_verdict_plugins
 
     (tmp_path / "bugbout.yaml").write_text(
         "defaults: [base, _self_]\nproject: {source: src/x}\n"
@@ -82,9 +82,9 @@ def test_two_instances_of_a_reporter_write_a_file_each(report: Report, tmp_path:
     """An instance not named after its plugin writes its own name as the file; two
     that would write one file are a one-line error before any work."""
     from bugbout.config import compose_settings
+    from bugbout.core.pipeline import check_verdict_plugins
     from bugbout.core.report.reporters import write_reports
     from bugbout.core.store.store import Store
-    from bugbout.core.verdicts import check_verdict_plugins
 
     (tmp_path / "bugbout.yaml").write_text(
         "defaults: [base, _self_]\nproject: {source: src/x}\n"

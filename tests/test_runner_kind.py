@@ -22,10 +22,14 @@ from bugbout.core.store.records import (
     RunStatus,
     TestRun,
 )
-from bugbout.core.tasks import oracle_key
+from bugbout.core.tasks import truth_spec
 from runners import pytest_runner
 
 SHA = "a" * 40
+
+
+def oracle_key(settings: BoutSettings, sha: str) -> str:
+    return truth_spec(settings).key(sha)
 
 
 def settings(**fields: object) -> BoutSettings:

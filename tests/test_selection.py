@@ -15,6 +15,7 @@ from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import KINDS
+from bugbout.core.pipeline import verdicts
 from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.plumbing.progress import SilentProgress
 from bugbout.core.plumbing.tools import Tools
@@ -23,7 +24,6 @@ from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import issue_resolver, mine_tasks
-from bugbout.core.verdicts import Verdicts, make_auditor
 from probe_plugins import Probe, ProbeOptions, project
 
 GROUPS = ["miner", "environment", "test-runner", "sandbox", "executor", "judge", "auditor"]
@@ -48,9 +48,8 @@ def built(kind: str, settings: BoutSettings, plugins: Plugins) -> Any:
         return tools.environments.builder
     if kind == "test-runner":
         return tools.runner
-    if kind == "judge":
-        return Verdicts(tools).judge
-    return make_auditor(tools)
+    built = verdicts(settings, plugins, tools)
+    return built.judge if kind == "judge" else built.auditor
 
 
 @pytest.mark.parametrize("kind", GROUPS)

@@ -23,6 +23,7 @@ from typing import cast
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.pipeline import check_verdict_plugins, verdicts
 from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.plumbing.progress import LoggedProgress, Progress, ProgressEvent
 from bugbout.core.plumbing.stopping import Stop
@@ -40,7 +41,6 @@ from bugbout.core.store.records import Attempt, OracleSet, TaskSet
 from bugbout.core.store.store import JOB, Store
 from bugbout.core.store.verdict_records import Job
 from bugbout.core.tasks import check_plugins, ground_truth
-from bugbout.core.verdicts import Verdicts, check_verdict_plugins
 
 
 @dataclass
@@ -163,11 +163,13 @@ class Bout:
             )  # fmt: skip
             tools = Tools.build(settings, plugins, store)
             race = Race(tools, self.progress, executor=executor, stop=stop)
-            verdicts = Verdicts(tools, self.progress, output=output, executor=tasks_executor)
+            after_race = verdicts(
+                settings, plugins, tools, self.progress, output=output, executor=tasks_executor
+            )
             ran = race.run(tasks, oracles, self.contestants)
             stop.check()
             if settings.run.rounds > 1:
-                ran += run_rounds(race, verdicts.auditor, tasks, oracles, self.contestants)
+                ran += run_rounds(race, after_race.auditor, tasks, oracles, self.contestants)
                 stop.check()
             job = Job(
                 overrides=self.overrides,
@@ -186,7 +188,7 @@ class Bout:
             )
             earlier = _earlier_reports(output)
             output.write(JOB, job)
-            verdicts.run(tasks, oracles, self.contestants)
+            after_race.run(tasks, oracles, self.contestants)
             stop.check()
             report = load_report(
                 store, output, price_table(settings.prices), repository=settings.repository
@@ -197,8 +199,8 @@ class Bout:
             job = job.model_copy(
                 update={
                     "wall_time": round(time.monotonic() - clock, 3),
-                    "evidence_made": verdicts.runs_made,
-                    "evidence_reused": verdicts.runs_reused,
+                    "evidence_made": after_race.runs_made,
+                    "evidence_reused": after_race.runs_reused,
                     "reports": written.files,
                 }
             )

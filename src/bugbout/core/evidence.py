@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.settings import PluginChoice, TestLimitsSettings, VerdictsSettings
 from bugbout.core.crossexam.affected import MAP_VERSION, BaseRun
 from bugbout.core.crossexam.timeouts import killed
 from bugbout.core.race.contestants import Contestant, with_repeats
@@ -41,14 +41,6 @@ def task_key(task: Task, oracle: Oracle) -> str:
     return digest(task.model_dump_json(include=_FIX), truth)
 
 
-def confinement(settings: BoutSettings) -> str:
-    """How every test run is confined: the sandbox chosen, with its options, and the
-    limits a test run is held to (``limits.tests``). A run under other ones may end
-    otherwise (a limit it now breaks), so its evidence is not reused."""
-    sandbox = settings.sandbox.model_dump_json()
-    return digest("confinement", sandbox, settings.limits.tests.model_dump_json())
-
-
 def score_key(task: Task, oracle: Oracle, attempt: Attempt) -> str:
     """A patch's score: the task, its ground truth and the attempt's revision (its patch,
     how it ended, who made it). The timeout is left out, so the report finds a retry
@@ -70,13 +62,32 @@ def ends_alike(run: TestRun | None, timeout: float) -> bool:
 
 
 @dataclass(frozen=True)
+class EvidenceSpec:
+    """What the evidence of a bout is computed under: the ``verdicts:`` settings, the
+    auditor with its options, and how test runs are confined (the sandbox with its
+    options, and ``limits.tests``)."""
+
+    verdicts: VerdictsSettings
+    auditor: PluginChoice
+    sandbox: PluginChoice
+    test_limits: TestLimitsSettings
+
+    @property
+    def confinement(self) -> str:
+        """How every test run is confined. A run under another sandbox or other limits
+        may end otherwise (a limit it now breaks), so its evidence is not reused."""
+        sandbox = self.sandbox.model_dump_json()
+        return digest("confinement", sandbox, self.test_limits.model_dump_json())
+
+
+@dataclass(frozen=True)
 class EvidenceKeys:
-    """The keys of one task's evidence under a bout's settings, each derived from what it
-    is computed from, so a changed input never reuses a stale record."""
+    """The keys of one task's evidence under a bout's :class:`EvidenceSpec`, each derived
+    from what it is computed from, so a changed input never reuses a stale record."""
 
     task: Task
     oracle: Oracle
-    settings: BoutSettings
+    spec: EvidenceSpec
     suite: tuple[str, ...]
     """Where the task's suite was at its commit."""
 
@@ -84,16 +95,16 @@ class EvidenceKeys:
     def base(self) -> str:
         """The base run: the task, its ground truth and environment, where its suite was,
         the ``verdicts:`` settings that change how it runs (which tests, the timeout), how
-        test runs are confined (:func:`confinement`), and the coverage map's format."""
-        verdicts = self.settings.verdicts.key()
-        truth, confined = task_key(self.task, self.oracle), confinement(self.settings)
+        test runs are confined, and the coverage map's format."""
+        verdicts = self.spec.verdicts.key()
+        truth, confined = task_key(self.task, self.oracle), self.spec.confinement
         return digest("base", MAP_VERSION, truth, verdicts, confined, *self.suite)
 
     def matrix(self, attempts: Sequence[Attempt]) -> str:
         """The matrix: the base run's inputs (its selections come from it), whether the
         suite runs, and every examined attempt's revision (each author's tests, each
         contestant's patch)."""
-        run_suite = f"run-suite={self.settings.verdicts.run_suite}"
+        run_suite = f"run-suite={self.spec.verdicts.run_suite}"
         return digest("matrix", self.base, run_suite, *sorted(a.revision for a in attempts))
 
     def score(self, attempt: Attempt) -> str:
@@ -103,12 +114,12 @@ class EvidenceKeys:
     def confinement(self) -> str:
         """What a stored score must have been computed under to be reused (its key leaves
         it out, as it does the timeout, so the report finds it without the settings)."""
-        return confinement(self.settings)
+        return self.spec.confinement
 
     def audit(self, attempt: Attempt) -> str:
         """An audit: the base run's inputs (its baseline and selection), the auditor with
         its options, and the attempt's revision."""
-        auditor = self.settings.auditor.model_dump_json()
+        auditor = self.spec.auditor.model_dump_json()
         return digest("audit", self.base, auditor, attempt.revision)
 
 

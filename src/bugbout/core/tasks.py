@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.settings import BoutSettings, TasksSettings
 from bugbout.core.contract.types import (
     EnvironmentPlugin,
     IssueSourcePlugin,
@@ -31,7 +31,7 @@ from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, stopping
-from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.tools import Benches, BenchSpec, Tools
 from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
@@ -39,12 +39,13 @@ from bugbout.core.truth.oracle import METHOD, compute_oracle
 
 __all__ = [
     "OracleJob",
+    "TruthSpec",
     "check_plugins",
     "compute_oracles",
     "ground_truth",
     "issue_resolver",
     "mine_tasks",
-    "oracle_key",
+    "truth_spec",
 ]
 """What the pipeline offers, with the mining it runs first (imported from where it lives)."""
 
@@ -62,21 +63,39 @@ def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
         Drafter.of(settings, plugins)
 
 
-def oracle_key(settings: BoutSettings, task_sha: str) -> str:
-    """What determines a task's oracle: the fix, the environment, how the tests run (the
-    test runner too, when it is not the default: the keys of oracles computed before
-    runners were plugins stay the same)."""
-    runner = settings.test_runner
-    default = runner == BoutSettings.model_fields["test_runner"].default
-    return digest(
-        task_sha,
-        settings.environment.model_dump_json(),
-        settings.project.model_dump_json(exclude={"github", "repository"}),
-        str(settings.tasks.reruns),
-        f"repair-imports={settings.tasks.repair_imports}",
-        f"method={METHOD}",
-        *([] if default else [f"test-runner={runner.model_dump_json()}"]),
-    )
+@dataclass(frozen=True)
+class TruthSpec:
+    """What ground truth reads of the bout's settings: what a task's test bench is made
+    from, and ``tasks:``."""
+
+    bench: BenchSpec
+    tasks: TasksSettings
+
+    def key(self, task_sha: str) -> str:
+        """What determines a task's oracle: the fix, the environment, how the tests run (the
+        test runner too, when it is not the default: the keys of oracles computed before
+        runners were plugins stay the same)."""
+        runner = self.bench.test_runner
+        default = runner == BoutSettings.model_fields["test_runner"].default
+        return digest(
+            task_sha,
+            self.bench.environment.model_dump_json(),
+            self.bench.project.model_dump_json(exclude={"github", "repository"}),
+            str(self.tasks.reruns),
+            f"repair-imports={self.tasks.repair_imports}",
+            f"method={METHOD}",
+            *([] if default else [f"test-runner={runner.model_dump_json()}"]),
+        )
+
+    def settings(self) -> BoutSettings:
+        """These sections as bout settings, the rest at their defaults: what
+        :func:`compute_oracle` reads them from."""
+        return self.bench.settings().model_copy(update={"tasks": self.tasks})
+
+
+def truth_spec(settings: BoutSettings) -> TruthSpec:
+    """What ground truth reads of ``settings``."""
+    return TruthSpec(BenchSpec.of(settings), settings.tasks)
 
 
 def compute_oracles(
@@ -101,8 +120,9 @@ def compute_oracles(
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
     todo: list[tuple[Task, str, Oracle | None]] = []
     built_by = revision(plugins.get(EnvironmentPlugin, settings.environment.name).spec.factory)
+    spec = truth_spec(settings)
     for task in tasks.tasks:
-        key = oracle_key(settings, task.sha)
+        key = spec.key(task.sha)
         oracle = oracles.root.get(task.id)
         if oracle is None or oracle.key != key or _try_again(oracle, sweep):
             todo.append((task, key, None))
@@ -117,7 +137,8 @@ def compute_oracles(
         own = executor is None
         executor = executor or make_executor(settings, plugins)
         try:
-            for oracle in _dispatch(settings, plugins, store, executor, todo):
+            local = Tools.build(settings, plugins, store) if executor.in_process else None
+            for oracle in _dispatch(spec, local, executor, todo):
                 if oracle.status == "environment-error" and stopping():
                     continue  # perhaps the signal's doing (it reaches uv too): not kept
                 oracles.root[oracle.task_id] = oracle.model_copy(update={"sweep": sweep})
@@ -153,16 +174,16 @@ def _try_again(oracle: Oracle, sweep: str) -> bool:
 
 
 def _dispatch(
-    settings: BoutSettings,
-    plugins: Plugins,
-    store: Store,
+    spec: TruthSpec,
+    local: Benches | None,
     executor: Executor,
     todo: list[tuple[Task, str, Oracle | None]],
 ) -> Iterator[Oracle]:
-    """Compute the oracles of ``todo``, ``tasks.jobs`` at a time; each as it is done."""
-    local = _confining(Tools.build(settings, plugins, store)) if executor.in_process else None
-    jobs = [OracleJob(settings, task, key, local, stored) for task, key, stored in todo]
-    for job, future in run_jobs(executor, jobs, settings.tasks.jobs):
+    """Compute the oracles of ``todo``, ``tasks.jobs`` at a time, on ``local`` benches
+    when the executor runs jobs here; each as it is done."""
+    local = _confining(local) if local is not None else None
+    jobs = [OracleJob(spec, task, key, local, stored) for task, key, stored in todo]
+    for job, future in run_jobs(executor, jobs, spec.tasks.jobs):
         try:
             yield future.result()
         except TestRunNotStarted as exc:  # infrastructure: tried again next run
@@ -178,7 +199,7 @@ def _dispatch(
             )
 
 
-def _confining(tools: Tools) -> Tools:
+def _confining(tools: Benches) -> Benches:
     """``tools``, once their sandbox can confine the tests here."""
     problem = tools.sandbox.problem()
     if problem:
@@ -188,25 +209,27 @@ def _confining(tools: Tools) -> Tools:
 
 @dataclass(frozen=True)
 class OracleJob:
-    """One task's ground truth. Run in this process it uses the bout's ``tools``; sent to
-    another process (a Ray worker) it is picklable and rebuilds them there."""
+    """One task's ground truth. Run in this process it uses the bout's benches
+    (``tools``); sent to another process (a Ray worker) it is picklable, ships its spec
+    and rebuilds its benches there from it."""
 
-    settings: BoutSettings
+    spec: TruthSpec
     task: Task
     key: str
-    tools: Tools | None = None
+    tools: Benches | None = None
     stored: Oracle | None = None
     """Its oracle of another environment revision, kept if its environment is the same."""
 
     def __call__(self) -> Oracle:
-        tools = self.tools or _confining(Tools.in_worker(self.settings))
-        with Git(self.settings.repository) as git:
+        settings = self.spec.settings()
+        tools = self.tools or _confining(Tools.in_worker(settings))
+        with Git(settings.repository) as git:
             return compute_oracle(
                 self.task,
                 git=git,
                 builder=tools.environments.builder,
                 runner=tools.runner,
-                settings=self.settings,
+                settings=settings,
                 home=tools.home,
                 key=self.key,
                 confine=tools.confine,

@@ -24,26 +24,31 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
 
 from bugbout.core.audit.audit_gate import run_gate
 from bugbout.core.audit.auditing import Auditor, AuditRequest
 from bugbout.core.audit.recall import fix_source_diff
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.contract.types import AuditorPlugin, JudgePlugin
 from bugbout.core.crossexam.affected import BaseRun, Selection
 from bugbout.core.crossexam.base_run import run_base, selections
 from bugbout.core.crossexam.crossexam import cross_examine
 from bugbout.core.crossexam.timeouts import killed, timeouts
-from bugbout.core.evidence import EvidenceKeys, Shared, earlier_rounds, ends_alike, repeats_of
-from bugbout.core.judge.judging import JudgeContext
+from bugbout.core.evidence import (
+    EvidenceKeys,
+    EvidenceSpec,
+    Shared,
+    earlier_rounds,
+    ends_alike,
+    repeats_of,
+)
+from bugbout.core.judge.judging import Judge, JudgeContext
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
+from bugbout.core.plumbing.executor import Executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.tools import Benches
 from bugbout.core.race.contestants import Contestant
-from bugbout.core.report.reporters import build_reporters
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Attempt, Audit, Oracle, OracleSet, Task, TaskSet, TestRun
 from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
@@ -60,11 +65,42 @@ from bugbout.core.store.verdict_records import (
 )
 
 
-def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
-    """Fail before any work when the judge, auditor or a reporter is unknown or misconfigured."""
-    plugins.get(JudgePlugin, settings.judge.name).spec.parse_options(settings.judge.options)
-    plugins.get(AuditorPlugin, settings.auditor.name).spec.parse_options(settings.auditor.options)
-    build_reporters(settings.reporters, plugins)
+@dataclass(frozen=True)
+class VerdictsSpec:
+    """What the stages after the race take from the bout's settings: what their evidence
+    is computed under (``verdicts:``, the auditor, the confinement), the judge's policy
+    (its name), how many tasks' test runs go at once (``tasks.jobs``), how many repeats
+    each contestant has (``run.repeats``) and the repository."""
+
+    evidence: EvidenceSpec
+    policy: str
+    jobs: int
+    repeats: int
+    repository: Path
+
+
+class BenchesSource(Protocol):
+    """How an evidence job gets the bout's benches and auditor: the driver's own in this
+    process, rebuilt from their specs in another (picklable)."""
+
+    def __call__(self) -> tuple[Benches, Auditor]: ...
+
+
+@dataclass(frozen=True)
+class VerdictsPlugins:
+    """The plugin implementations the stages after the race use: the judge (``judged_by``:
+    the distribution it came from, named when it crashes), the auditor, the test benches
+    they make, the executor their test runs go to (made when a run needs one), how a job
+    sent to another process rebuilds its benches and auditor (``remote``), and the
+    lifecycle hooks (``notify``)."""
+
+    judge: Judge
+    judged_by: str
+    auditor: Auditor
+    benches: Benches
+    executor: Callable[[], Executor]
+    remote: BenchesSource
+    notify: Callable[..., None]
 
 
 class Verdicts:
@@ -77,23 +113,24 @@ class Verdicts:
 
     def __init__(
         self,
-        tools: Tools,
+        spec: VerdictsSpec,
+        plugins: VerdictsPlugins,
+        store: Store,
         progress: Progress | None = None,
         *,
         output: Store | None = None,
         executor: Executor | None = None,
     ) -> None:
-        self.tools = tools
-        self.settings = settings = tools.settings
-        self.plugins = tools.plugins
-        self.store = tools.store
-        self.output = output or tools.store
+        self.spec = spec
+        self.plugins = plugins
+        self.store = store
+        self.output = output or store
         """Where this bout's matrices, verdicts, scores and audits go."""
         self.progress = progress or SilentProgress()
         self.executor = executor
-        """Where the test runs go; without one, the settings' executor, for one :meth:`run`."""
-        self.judge = self.plugins.create(JudgePlugin, settings.judge.name, settings.judge.options)
-        self.auditor = make_auditor(tools)
+        """Where the test runs go; without one, the plugins' executor, for one :meth:`run`."""
+        self.judge = plugins.judge
+        self.auditor = plugins.auditor
         self.runs_made = 0
         """Matrices, scores and audits this bout computed (each one or more pytest runs)."""
         self.runs_reused = 0
@@ -110,23 +147,25 @@ class Verdicts:
         if not scored:
             self.progress.finish()
             return
-        executor = self.executor or make_executor(self.settings, self.plugins)
-        jobs_each = max(1, self.settings.tasks.jobs // min(self.settings.tasks.jobs, len(scored)))
+        executor = self.executor or self.plugins.executor()
+        width = self.spec.jobs
+        jobs_each = max(1, width // min(width, len(scored)))
+        benches = self.plugins.benches
         try:
-            with Git(self.settings.repository) as git:
-                checkouts = self.tools.checkouts(git)
+            with Git(self.spec.repository) as git:
+                checkouts = benches.checkouts(git)
                 jobs = [
                     self._job(
                         task,
                         oracles.root[task.id],
                         racers,
-                        suite=self.tools.suite(task, checkouts),
+                        suite=benches.suite(task, checkouts),
                         in_process=executor.in_process,
                         width=jobs_each,
                     )
                     for task in scored
                 ]
-            for job, future in run_jobs(executor, jobs, self.settings.tasks.jobs):
+            for job, future in run_jobs(executor, jobs, width):
                 try:
                     evidence = future.result()
                 except Exception as exc:  # the worker died: no verdict now, the next run tries
@@ -156,14 +195,15 @@ class Verdicts:
         left there under the same keys, and computes the rest."""
         for stage in ("crossexam", "score", "audit"):
             self.plugins.notify(f"bugbout_before_{stage}", task=task)
+        plugins = self.plugins
         return EvidenceJob(
-            settings=self.settings,
+            spec=self.spec,
             store=self.store,
-            keys=EvidenceKeys(task, oracle, self.settings, suite),
+            keys=EvidenceKeys(task, oracle, self.spec.evidence, suite),
             attempts=_stored_attempts(self.store, task, racers),
-            local=_Local(self.tools, self.auditor) if in_process else None,
+            tools=_Local(plugins.benches, plugins.auditor) if in_process else plugins.remote,
             earlier=earlier_rounds(self.store, task, racers),
-            repeats=repeats_of(self.store, task, racers, self.settings.run.repeats),
+            repeats=repeats_of(self.store, task, racers, self.spec.repeats),
             jobs=width,
         )
 
@@ -209,13 +249,12 @@ class Verdicts:
     def _judge(self, task: Task, matrix: Matrix, attempts: list[Attempt]) -> Verdict:
         """The judge's verdict; a judge that crashes is recorded as an abstention that
         names it, not lost and not fatal to the rest of the bout."""
-        policy = self.settings.judge.name
+        policy = self.spec.policy
         try:
             return self.judge.judge(matrix, JudgeContext.from_attempts(task.id, attempts))
         except Exception as exc:
-            registered = self.plugins.get(JudgePlugin, policy)
             reason = (
-                f"judge {policy!r} from {registered.distribution} crashed: "
+                f"judge {policy!r} from {self.plugins.judged_by} crashed: "
                 f"{type(exc).__name__}: {exc}"
             )
             self.progress.warn(f"{task.id}: {reason}")
@@ -245,10 +284,13 @@ class Evidence:
 
 @dataclass(frozen=True)
 class _Local:
-    """The bout's tools and auditor, for jobs run in this process."""
+    """The bout's benches and auditor, for jobs run in this process."""
 
-    tools: Tools
+    benches: Benches
     auditor: Auditor
+
+    def __call__(self) -> tuple[Benches, Auditor]:
+        return self.benches, self.auditor
 
 
 @dataclass(frozen=True)
@@ -256,14 +298,14 @@ class EvidenceJob:
     """One task's test runs. Each record is read from the store's shared evidence, or
     computed and written there under its lock, so jobs of other bouts needing it at once
     wait for it instead of computing it again. Run in this process the job uses the
-    bout's tools and auditor (``local``); sent to another process (a Ray worker) it is
-    picklable and rebuilds them there (:meth:`Tools.in_worker`)."""
+    bout's benches and auditor; sent to another process (a Ray worker) it is picklable
+    and rebuilds them there from their specs (``tools``)."""
 
-    settings: BoutSettings
+    spec: VerdictsSpec
     store: Store
     keys: EvidenceKeys
     attempts: list[Attempt]
-    local: _Local | None = None
+    tools: BenchesSource
     earlier: list[Attempt] = field(default_factory=list)
     """Retry rounds before the last, scored for pass@k."""
     repeats: list[Attempt] = field(default_factory=list)
@@ -277,16 +319,12 @@ class EvidenceJob:
         return self.keys.task
 
     def __call__(self) -> Evidence:
-        if self.local is None:
-            tools = Tools.in_worker(self.settings)
-            auditor = make_auditor(tools)
-        else:
-            tools, auditor = self.local.tools, self.local.auditor
-        with Git(self.settings.repository) as git:
+        benches, auditor = self.tools()
+        with Git(self.spec.repository) as git:
 
             def bench() -> Bench:
-                timeout = self.settings.verdicts.timeout
-                return tools.bench(self.task, tools.checkouts(git), timeout)
+                timeout = self.spec.evidence.verdicts.timeout
+                return benches.bench(self.task, benches.checkouts(git), timeout)
 
             return _Runs(self, bench, auditor).evidence()
 
@@ -303,7 +341,8 @@ class _Runs:
         self._benching = threading.Lock()
         self.task, self.oracle, self.keys = job.task, job.keys.oracle, job.keys
         self.shared = Shared(job.store, job.task)
-        self.affected = job.settings.verdicts.tests == "affected"
+        self.verdicts = job.spec.evidence.verdicts
+        self.affected = self.verdicts.tests == "affected"
         self.contestants = [a for a in job.attempts if a.role == "contestant"]
         self.timed: list[tuple[str, TestRun]] = []
         """The runs made now, for the timeouts warning."""
@@ -364,7 +403,7 @@ class _Runs:
             made = score(self.task, self.oracle, attempt, self.bench)
             return made.model_copy(update={"key": attempt.revision, "confinement": confined})
 
-        key, timeout = self.keys.score(attempt), self.job.settings.verdicts.timeout
+        key, timeout = self.keys.score(attempt), self.verdicts.timeout
         found, made = self.shared.once(
             "score",
             Resolution,
@@ -408,15 +447,14 @@ class _Runs:
             return self._base
 
     def _matrix(self, key: str) -> Matrix:
-        settings = self.job.settings
         chosen = None
-        if settings.verdicts.run_suite and self.affected:
+        if self.verdicts.run_suite and self.affected:
             _, chosen = self._selected()
         return cross_examine(
             self.task,
             self.job.attempts,
             self.bench,
-            run_suite=settings.verdicts.run_suite,
+            run_suite=self.verdicts.run_suite,
             suite=chosen,
             jobs=self.job.jobs,
         ).model_copy(update={"key": key})
@@ -447,17 +485,11 @@ class _Runs:
             audit = self.auditor.audit(request)
         except Exception as exc:  # a broken auditor must not lose the bout
             self.problems.append(
-                f"auditor {self.job.settings.auditor.name!r} failed on {attempt.contestant} / "
+                f"auditor {self.job.spec.evidence.auditor.name!r} failed on {attempt.contestant} / "
                 f"{self.task.id}: {type(exc).__name__}: {exc}"
             )
             return None
         return audit.model_copy(update={"key": key, "timeout": killed(gate)})
-
-
-def make_auditor(tools: Tools) -> Auditor:
-    """The auditor the bout's settings select."""
-    auditor = tools.settings.auditor
-    return tools.plugins.create(AuditorPlugin, auditor.name, auditor.options)
 
 
 def _stored_attempts(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:

@@ -1,0 +1,96 @@
+"""The pipeline's wiring: the one module of the core that sees the whole bout's settings
+and the plugin manager.
+
+For each stage it derives a frozen spec, the sections of the settings that stage reads
+(typed, nothing more), and builds the plugin implementations the stage uses; the stage
+is then called with its spec, its input records and those plugins. A stage's records
+are keyed from its spec and its inputs' keys where the stage keeps them
+(:class:`bugbout.core.evidence.EvidenceKeys` for the evidence after the race).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bugbout.core.audit.auditing import Auditor
+from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice
+from bugbout.core.contract.types import AuditorPlugin, JudgePlugin
+from bugbout.core.evidence import EvidenceSpec
+from bugbout.core.plumbing.executor import Executor, make_executor
+from bugbout.core.plumbing.progress import Progress
+from bugbout.core.plumbing.tools import Benches, BenchSpec, Tools
+from bugbout.core.report.reporters import build_reporters
+from bugbout.core.store.store import Store
+from bugbout.core.verdicts import Verdicts, VerdictsPlugins, VerdictsSpec
+
+
+def verdicts_spec(settings: BoutSettings) -> VerdictsSpec:
+    """What cross-examination, judging, scoring and auditing read of ``settings``."""
+    evidence = EvidenceSpec(
+        verdicts=settings.verdicts,
+        auditor=settings.auditor,
+        sandbox=settings.sandbox,
+        test_limits=settings.limits.tests,
+    )
+    return VerdictsSpec(
+        evidence=evidence,
+        policy=settings.judge.name,
+        jobs=settings.tasks.jobs,
+        repeats=settings.run.repeats,
+        repository=settings.repository,
+    )
+
+
+def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
+    """Fail before any work when the judge, auditor or a reporter is unknown or misconfigured."""
+    plugins.get(JudgePlugin, settings.judge.name).spec.parse_options(settings.judge.options)
+    plugins.get(AuditorPlugin, settings.auditor.name).spec.parse_options(settings.auditor.options)
+    build_reporters(settings.reporters, plugins)
+
+
+def make_auditor(plugins: Plugins, auditor: PluginChoice) -> Auditor:
+    """The auditor ``auditor`` chooses, made by ``plugins``."""
+    return plugins.create(AuditorPlugin, auditor.name, auditor.options)
+
+
+def verdicts(
+    settings: BoutSettings,
+    plugins: Plugins,
+    tools: Benches,
+    progress: Progress | None = None,
+    *,
+    output: Store | None = None,
+    executor: Executor | None = None,
+) -> Verdicts:
+    """The stages after the race, given their spec and the plugins they use: the judge
+    and auditor ``settings`` choose, ``tools``' benches, the executor (``executor``, or
+    the settings' own), and how a remote job rebuilds its benches and auditor."""
+    judge = settings.judge
+    used = VerdictsPlugins(
+        judge=plugins.create(JudgePlugin, judge.name, judge.options),
+        judged_by=plugins.get(JudgePlugin, judge.name).distribution,
+        auditor=make_auditor(plugins, settings.auditor),
+        benches=tools,
+        executor=lambda: make_executor(settings, plugins),
+        remote=WorkerBenches(BenchSpec.of(settings), settings.auditor),
+        notify=plugins.notify,
+    )
+    spec = verdicts_spec(settings)
+    return Verdicts(spec, used, tools.store, progress, output=output, executor=executor)
+
+
+@dataclass(frozen=True)
+class WorkerBenches:
+    """A remote evidence job's benches and auditor, rebuilt in its worker from their specs
+    and the plugins installed there: the worker must see the repository, the store and
+    ``BUGBOUT_HOME`` at the same paths."""
+
+    bench: BenchSpec
+    auditor: PluginChoice
+
+    def __call__(self) -> tuple[Benches, Auditor]:
+        plugins = make_plugins()
+        settings = self.bench.settings()
+        tools = Tools.build(settings, plugins, Store(settings.store_dir))
+        return tools, make_auditor(plugins, self.auditor)

@@ -1,0 +1,81 @@
+"""The pipeline's wiring: each stage gets its own sections of the settings, a job sent to
+another process ships those sections only and rebuilds there the plugins it uses, and
+the store keys made from the sections are those made from the whole settings before."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
+from bugbout.core.evidence import EvidenceKeys
+from bugbout.core.pipeline import verdicts, verdicts_spec
+from bugbout.core.plumbing.tools import Tools
+from bugbout.core.store.records import Attempt, AttemptStatus, Oracle, Task, TaskIssue
+from bugbout.core.store.store import Store
+from bugbout.core.tasks import OracleJob, truth_spec
+
+SECRET = "sk-contestant-secret-0123456789"
+"""Held by a contestant's settings: no test run after the race has any use for it."""
+
+
+def bout(root: Path) -> BoutSettings:
+    return BoutSettings(
+        project=ProjectSettings(source="src/p"),
+        sandbox=PluginChoice(name="none"),
+        environment=PluginChoice(name="interpreter"),
+        auditor=PluginChoice.model_validate({"name": "recall", "threshold": 0.5}),
+        contestants={"solo": {"agent": "command", "command": ["true"], "env": {"KEY": SECRET}}},
+        prices={"unshipped-model": {"input": 1.0, "output": 2.0}},
+        root=root,
+    )
+
+
+TASK = Task(
+    id="t", sha="s" * 40, parent="p" * 40, date="2024-01-01T00:00:00+00:00", title="Fix",
+    issue=TaskIssue(number=1), source_files=["a.py"], test_files=["tests/test_a.py"],
+)  # fmt: skip
+ORACLE = Oracle(task_id="t", key="k", status="ok", fail_to_pass=["tests/test_a.py::test_x"])
+ATTEMPT = Attempt(
+    task_id="t", contestant="c", role="contestant", key="ak", agent="command",
+    status=AttemptStatus.FINISHED, started="2024-01-01T00:00:00+00:00",
+)  # fmt: skip
+
+
+def test_a_remote_evidence_job_ships_its_sections_and_rebuilds_its_plugins(
+    tmp_path: Path, plugins: Plugins
+) -> None:
+    settings = bout(tmp_path)
+    tools = Tools.build(settings, plugins, Store(settings.store_dir))
+    stages = verdicts(settings, plugins, tools)
+    job = stages._job(TASK, ORACLE, [], suite=("tests",), in_process=False, width=1)
+    shipped = pickle.dumps(job)
+    assert SECRET.encode() not in shipped  # the contestants' settings stay in the driver
+    assert b"unshipped-model" not in shipped  # nor the prices
+    arrived = pickle.loads(shipped)
+    benches, auditor = arrived.tools()  # in the worker: made from the sections it shipped
+    assert benches is not tools and benches.project == settings.project
+    assert type(benches.runner) is type(tools.runner)
+    assert benches.sandbox.name == "none"
+    assert type(auditor) is type(stages.auditor)
+    assert auditor.options.threshold == 0.5  # type: ignore[attr-defined]
+
+
+def test_a_remote_ground_truth_job_ships_its_sections_only(tmp_path: Path) -> None:
+    settings = bout(tmp_path)
+    spec = truth_spec(settings)
+    shipped = pickle.dumps(OracleJob(spec, TASK, spec.key(TASK.sha)))
+    assert SECRET.encode() not in shipped
+    arrived = pickle.loads(shipped)
+    assert arrived.spec.settings().repository == settings.repository
+    assert arrived.spec.settings().tasks == settings.tasks
+
+
+def test_keys_made_from_a_stage_s_sections_are_those_made_from_the_whole_settings() -> None:
+    """The values bugbout gave these records before the stages took their sections, so
+    the evidence already in a store is found again."""
+    keys = EvidenceKeys(TASK, ORACLE, verdicts_spec(bout(Path("/r"))).evidence, ("tests",))
+    assert (keys.base, keys.matrix([ATTEMPT])) == ("b35b86249fe9da7d", "a553823fe29e68ad")
+    assert (keys.score(ATTEMPT), keys.audit(ATTEMPT)) == ("405e2dea89041bea", "f01e7d03416f15c1")
+    assert keys.confinement == "ffc040eca07ed0c3"
