@@ -8,8 +8,9 @@ quota holds however many workers the executor has, on one machine or many; and a
 
 A job is a callable that takes no arguments. Where the executor runs jobs in this
 process (``in_process``), a job may be a bound method or a closure over the bout's
-state; elsewhere it must be picklable and self-contained, rebuilding in the worker what
-it needs (:meth:`bugbout.core.plumbing.tools.Tools.in_worker`).
+state; elsewhere it must be picklable and self-contained: it ships the spec of what it
+needs and rebuilds in the worker the plugins it uses
+(:class:`bugbout.core.pipeline.WorkerBenches`, :class:`bugbout.core.tasks.OracleJob`).
 """
 
 from __future__ import annotations
