@@ -45,7 +45,6 @@ from bugbout.core.contract.types import TestRunnerPlugin
 from bugbout.core.crossexam import crossexam
 from bugbout.core.crossexam.crossexam import (
     cross_examine,
-    install_file,
     is_column,
     plan_installation,
 )
@@ -57,6 +56,7 @@ from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
 from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
+from bugbout.core.plumbing.tree_files import install_file
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,

@@ -36,7 +36,7 @@ import timing
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.contract.types import TestRunnerPlugin
-from bugbout.core.crossexam.affected import (
+from bugbout.core.plumbing.affected import (
     BaseRun,
     CoverageMap,
     changed_in_functions,

@@ -36,7 +36,7 @@ from timing import paired_ratios, ratio_table, rotations, run_process
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.contract.types import TestRunnerPlugin
-from bugbout.core.crossexam.affected import BaseRun, changed_in_functions, read_coverage, select
+from bugbout.core.plumbing.affected import BaseRun, changed_in_functions, read_coverage, select
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.patch import diff_trees
 from bugbout.core.plumbing.testrun import outcomes_plugin_dir, run_tests

@@ -13,25 +13,26 @@ import pytest
 import components
 from bugbout.core.audit.audit_gate import run_gate
 from bugbout.core.audit.auditing import AuditRequest, classify
+from bugbout.core.audit.base_run import run_base
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
-from bugbout.core.crossexam.affected import (
+from bugbout.core.crossexam.crossexam import cross_examine
+from bugbout.core.plumbing import confine as confinement
+from bugbout.core.plumbing.affected import (
     BaseRun,
     CoverageMap,
     Selection,
     changed_in_functions,
     read_coverage,
     select,
+    selections,
 )
-from bugbout.core.crossexam.base_run import run_base, selections
-from bugbout.core.crossexam.crossexam import cross_examine
-from bugbout.core.crossexam.timeouts import killed, timeouts
-from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.plumbing.timeouts import killed, timeouts
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.crossexam.affected import CoverageMap, read_coverage
+from bugbout.core.plumbing.affected import CoverageMap, read_coverage
 from bugbout.core.plumbing.testrun import outcomes_plugin_dir
 from local_index import Wheel, serve
 from old_pytests import old_pytest

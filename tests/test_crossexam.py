@@ -20,7 +20,6 @@ from bugbout.core.contract.settings import (
 from bugbout.core.crossexam.crossexam import (
     author_slug,
     cross_examine,
-    install_file,
     plan_installation,
 )
 from bugbout.core.plumbing import confine as confinement
@@ -31,6 +30,7 @@ from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import PatchError, diff_trees
 from bugbout.core.plumbing.test_runner import TestRunRequest
+from bugbout.core.plumbing.tree_files import install_file
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,

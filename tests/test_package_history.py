@@ -15,9 +15,9 @@ import moved_history
 from bugbout.config.layout import find_packages
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
-from bugbout.core.crossexam.affected import read_coverage
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.package_history import PackageHistory, choose, trace_packages
+from bugbout.core.plumbing.affected import read_coverage
 from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import ChangeArea, classify

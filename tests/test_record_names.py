@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 import name_history
-from bugbout.core.crossexam.affected import BaseRun, CoverageMap
+from bugbout.core.plumbing.affected import BaseRun, CoverageMap
 from bugbout.core.store.filenames import MARK, stored, unstored
 from bugbout.core.store.records import (
     Attempt,

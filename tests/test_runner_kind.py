@@ -11,8 +11,8 @@ import pytest
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.core.crossexam.affected import BaseRun, changed_in_functions, select
 from bugbout.core.crossexam.crossexam import plan_installation
+from bugbout.core.plumbing.affected import BaseRun, changed_in_functions, select
 from bugbout.core.plumbing.test_runner import file_of
 from bugbout.core.store.records import (
     ChangeArea,

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 
 from bugbout.core.plumbing.bench import Bench
+from bugbout.core.plumbing.tree_files import install_fix_tests
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Attempt, Outcome, RunStatus
 from bugbout.core.store.verdict_records import Resolution, Score
-from bugbout.core.truth.oracle import install_fix_tests
 from runners import pytest_runner
 from test_crossexam import FIX_TESTS, FIXED, PROJECT, WRONG, World, build_world
 

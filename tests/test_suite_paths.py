@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import components
+from bugbout.core.audit.base_run import run_base
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.core.crossexam.base_run import run_base
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.suite import suite_of, suite_paths, writing_folder
 from bugbout.core.plumbing.tools import Tools

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.audit.tamper import inspect_patch, scan
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.canaries import key_line, read_outcomes
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.plumbing.tamper import inspect_patch, scan
 from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.report.report import report_schema
 from bugbout.core.report.report_build import build_report

@@ -31,12 +31,12 @@ from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.contestants import Contestant, build_contestants
 from bugbout.core.race.race import Race
-from bugbout.core.race.rounds import run_rounds
 from bugbout.core.report.costs import price_table
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import load_report
 from bugbout.core.report.reporters import write_reports
 from bugbout.core.report.unscored import too_many
+from bugbout.core.rounds import run_rounds
 from bugbout.core.store.records import Attempt, OracleSet, TaskSet
 from bugbout.core.store.store import JOB, Store
 from bugbout.core.store.verdict_records import Job

@@ -70,7 +70,7 @@ __getattr__, __dir__ = lazy_exports(
         "defined_tests": "bugbout.core.plumbing.testmodules",
         "file_of": "bugbout.core.plumbing.test_runner",
         "hookimpl": "bugbout.core.contract.hookspecs",
-        "inspect_patch": "bugbout.core.audit.tamper",
+        "inspect_patch": "bugbout.core.plumbing.tamper",
         "is_test_module": "bugbout.core.plumbing.testmodules",
         "pytest_era": "bugbout.core.plumbing.pytest_era",
         "run_pytest": "bugbout.core.plumbing.testrun:run_tests",
@@ -81,7 +81,6 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 if TYPE_CHECKING:
-    from bugbout.core.audit.tamper import inspect_patch
     from bugbout.core.contract.errors import EnvironmentFailure
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
@@ -93,6 +92,7 @@ if TYPE_CHECKING:
     from bugbout.core.plumbing.pytest_era import pytest_era
     from bugbout.core.plumbing.stopping import watch
     from bugbout.core.plumbing.suite import suite_paths, writing_folder
+    from bugbout.core.plumbing.tamper import inspect_patch
     from bugbout.core.plumbing.test_runner import (
         SEPARATOR,
         TestRunner,

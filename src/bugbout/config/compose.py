@@ -114,8 +114,8 @@ def _unknown_setting(
 
     from bugbout.config.suggest import unknown_setting
     from bugbout.core.contract.instances import ORDER
+    from bugbout.core.plumbing.cutoffs import KEY as CUTOFF_KEY
     from bugbout.core.race.contestants import ASSIGNMENT, assignment_of
-    from bugbout.core.report.cutoffs import KEY as CUTOFF_KEY
 
     others = [arg for arg in overrides if arg.split("=", 1)[0] != key]
     choices = [arg for arg in others if "." not in arg.split("=", 1)[0]]

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bugbout.core.contract.settings import PluginChoice, TestLimitsSettings, VerdictsSettings
-from bugbout.core.crossexam.affected import MAP_VERSION, BaseRun
-from bugbout.core.crossexam.timeouts import killed
-from bugbout.core.race.contestants import Contestant, with_repeats
+from bugbout.core.plumbing.affected import MAP_VERSION, BaseRun
+from bugbout.core.plumbing.timeouts import killed
 from bugbout.core.store.records import (
     Attempt,
     Audit,
@@ -180,28 +179,6 @@ def with_earlier_rounds(store: Store, name: str) -> list[str]:
         key=lambda p: int(p.name.removesuffix(".json").rsplit("round", 1)[1]),
     )
     return [str(p.relative_to(store.root)) for p in rounds] + [name]
-
-
-def earlier_rounds(store: Store, task: Task, racers: list[Contestant]) -> list[Attempt]:
-    """The contestants' retry rounds on ``task`` before their last."""
-    return [
-        attempt
-        for racer in racers
-        if racer.role == "contestant"
-        for name in with_earlier_rounds(store, racer.path(task))[:-1]
-        if (attempt := store.read(name, Attempt)) is not None
-    ]
-
-
-def repeats_of(store: Store, task: Task, racers: list[Contestant], repeats: int) -> list[Attempt]:
-    """The contestants' stored attempts on ``task`` of repeats 2..``repeats``, each its
-    last round."""
-    return [
-        attempt
-        for racer in with_repeats(racers, repeats)
-        if racer.repeat > 1
-        if (attempt := store.read(racer.path(task), Attempt)) is not None
-    ]
 
 
 def round_scores(

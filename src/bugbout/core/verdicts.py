@@ -29,26 +29,20 @@ from typing import Protocol
 
 from bugbout.core.audit.audit_gate import run_gate
 from bugbout.core.audit.auditing import Auditor, AuditRequest
+from bugbout.core.audit.base_run import run_base
 from bugbout.core.audit.recall import fix_source_diff
-from bugbout.core.crossexam.affected import BaseRun, Selection
-from bugbout.core.crossexam.base_run import run_base, selections
 from bugbout.core.crossexam.crossexam import cross_examine
-from bugbout.core.crossexam.timeouts import killed, timeouts
-from bugbout.core.evidence import (
-    EvidenceKeys,
-    EvidenceSpec,
-    Shared,
-    earlier_rounds,
-    ends_alike,
-    repeats_of,
-)
+from bugbout.core.evidence import EvidenceKeys, EvidenceSpec, Shared, ends_alike
 from bugbout.core.judge.judging import Judge, JudgeContext
+from bugbout.core.plumbing.affected import BaseRun, Selection, selections
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.executor import Executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.timeouts import killed, timeouts
 from bugbout.core.plumbing.tools import Benches
 from bugbout.core.race.contestants import Contestant
+from bugbout.core.race.stored import earlier_rounds, repeats_of
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Attempt, Audit, Oracle, OracleSet, Task, TaskSet, TestRun
 from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path

@@ -40,7 +40,7 @@ passes none of the ``must_pass`` tests        ``NOT_RESOLVED — fix ineffective
 
 A patch is ``TAMPERED`` when the gate run with it is: its canaries or outcome stream
 show the code under test meddled with the outcomes, or the patch's source is flagged by
-:mod:`bugbout.core.audit.tamper`. Nothing its run says is trusted, and it gets no other round.
+:mod:`bugbout.core.plumbing.tamper`. Nothing its run says is trusted, and it gets no other round.
 
 With nothing in ``must_pass`` (an examiner-less visible audit) every must-pass test
 trivially passes, and regressions alone decide. A regression is routed to ``craft`` (the

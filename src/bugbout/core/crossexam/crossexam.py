@@ -34,15 +34,16 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from bugbout.core.audit.tamper import flag
-from bugbout.core.crossexam.affected import Selection
 from bugbout.core.crossexam.tainting import isolate
+from bugbout.core.plumbing.affected import Selection
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import PatchError, apply_patch
+from bugbout.core.plumbing.tamper import flag
 from bugbout.core.plumbing.test_runner import TestRunner, file_of
-from bugbout.core.plumbing.testtree import TestTree, fresh_test_tree
+from bugbout.core.plumbing.testtree import fresh_test_tree
+from bugbout.core.plumbing.tree_files import install_file
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
@@ -87,7 +88,7 @@ def cross_examine(
     that says why, and no outcomes).
 
     ``suite`` holds, by contestant, the suite's tests its patch can affect
-    (:mod:`bugbout.core.crossexam.affected`): a column runs those instead of the whole suite (and
+    (:mod:`bugbout.core.plumbing.affected`): a column runs those instead of the whole suite (and
     holds the unfixed outcome of the others), and the ``UNFIXED`` column runs every test
     some column runs. ``jobs`` columns run at once.
 
@@ -240,22 +241,6 @@ def plan_installation(
     return installed
 
 
-def install_file(tree: Path | TestTree, path: str, data: bytes | None) -> None:
-    """Write ``data`` at ``path`` in ``tree`` (``None`` deletes it), refusing a path that
-    goes through a symlink: a patch applied to the tree could have put one there. A
-    :class:`~bugbout.core.plumbing.testtree.TestTree` gets it in its edits, the path exposed."""
-    if isinstance(tree, TestTree):
-        tree.expose([path])
-        tree = tree.edits
-    target = _inside(tree, path)
-    if target.is_symlink() or (data is None and target.exists()):
-        target.unlink()
-    if data is None:
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
-
-
 # -- internals ------------------------------------------------------------------------------
 
 
@@ -303,17 +288,6 @@ def _read_modules(
         if location.is_file() and not location.is_symlink():
             found[path] = location.read_bytes()
     return found
-
-
-def _inside(tree: Path, path: str) -> Path:
-    parts = PurePosixPath(path).parts
-    if not parts or PurePosixPath(path).is_absolute() or any(p in ("", ".", "..") for p in parts):
-        raise PatchError(f"refusing to write {path!r}: it is not a path inside the tree")
-    for depth in range(1, len(parts)):
-        if tree.joinpath(*parts[:depth]).is_symlink():
-            prefix = "/".join(parts[:depth])
-            raise PatchError(f"cannot install {path}: {prefix} is a symlink in the patched tree")
-    return tree.joinpath(*parts)
 
 
 def _suite_targets(
@@ -377,7 +351,7 @@ def _run_column(
 ) -> TestRun:
     """One column: a fresh parent tree, the patch's source changes, every author's modules,
     one pytest process, ``tampered`` when the patch's source is flagged
-    (:mod:`bugbout.core.audit.tamper`). The tree is removed afterwards."""
+    (:mod:`bugbout.core.plumbing.tamper`). The tree is removed afterwards."""
     checkouts = bench.checkouts
     layered = fresh_test_tree(checkouts, task.parent, tree)
     try:

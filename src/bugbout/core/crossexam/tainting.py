@@ -29,12 +29,6 @@ from dataclasses import dataclass
 from bugbout.core.store.records import RunStatus, TestRun
 from bugbout.core.store.verdict_records import UNFIXED
 
-LEFT_OUT = (
-    "its tests were left out of the cross-examination where, run alone, they tampered "
-    "with the test run"
-)
-"""What the report says first of an author whose tests were left out."""
-
 Alone = Callable[[str, str], TestRun]
 """Runs one column (by name) with one author's tests alone."""
 Again = Callable[[Mapping[str, frozenset[str]]], dict[str, TestRun]]

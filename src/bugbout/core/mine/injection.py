@@ -27,10 +27,10 @@ from typing import Protocol, runtime_checkable
 from bugbout.core.contract.errors import BugboutError, EnvironmentFailure
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
-from bugbout.core.crossexam.affected import CoverageMap, read_coverage
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.mutation import MutantOptions, Mutation, mutations, sample
 from bugbout.core.mine.reported import source_lines, statement
+from bugbout.core.plumbing.affected import CoverageMap, read_coverage
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.environment import Environment, EnvironmentBuilder, EnvironmentRequest
 from bugbout.core.plumbing.git import Git, GitError

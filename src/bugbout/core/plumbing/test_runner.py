@@ -166,7 +166,7 @@ class TestRunner(Protocol):
         first line; ``{"test": id, "functions": [8, 9]}`` after each test;
         ``{"outside": [8]}`` for functions run outside any test, ``{"untraced": [3]}``
         for files it could not see), one chunk per process, numbered its own way
-        (:func:`bugbout.core.crossexam.affected.read_coverage`). ``None``: this runner
+        (:func:`bugbout.core.plumbing.affected.read_coverage`). ``None``: this runner
         cannot tell, and every patch runs the whole suite."""
         ...
 

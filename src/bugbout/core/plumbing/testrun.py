@@ -85,7 +85,7 @@ def run_tests(
     ``skip`` names tests not to run (they are left out of the outcomes). With a
     ``coverage`` list, each pytest process also records which files of the package each
     test runs (``bugbout_coverage``), and the list gets what it wrote, at most
-    ``COVERAGE_LIMIT`` bytes (read by :mod:`bugbout.core.crossexam.affected`).
+    ``COVERAGE_LIMIT`` bytes (read by :mod:`bugbout.core.plumbing.affected`).
 
     ``confine(argv, tree, writable)`` wraps the command for the tree (a sandbox that must
     also let it write ``writable``: its private HOME); by default it only switches the

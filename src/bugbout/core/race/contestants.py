@@ -13,10 +13,10 @@ from bugbout.core.contract.instances import Instance, instance
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin
+from bugbout.core.plumbing.cutoffs import KEY, parse_cutoff
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.examining import Assignment
 from bugbout.core.race.prompt import PROMPT_VERSION, contestant_prompt
-from bugbout.core.report.cutoffs import KEY, parse_cutoff
 from bugbout.core.store.records import Task, digest
 from bugbout.core.store.store import attempt_path
 

@@ -9,9 +9,14 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from bugbout.core.crossexam.tainting import LEFT_OUT
 from bugbout.core.store.records import Attempt, Audit, AuditVerdict, Record, RunStatus
 from bugbout.core.store.verdict_records import UNFIXED, Matrix, Resolution, Score, Verdict
+
+LEFT_OUT = (
+    "its tests were left out of the cross-examination where, run alone, they tampered "
+    "with the test run"
+)
+"""What the report says first of an author whose tests were left out."""
 
 REASONS_SHOWN = 5
 """The most reasons a row of the section shows (the JSON report keeps them all)."""

@@ -12,7 +12,7 @@ test modules run in one pytest process. Against the oracle:
 - ``no-fix``: no attempt, or one that changed no source;
 - ``tampered``: the run was tampered with (a canary, the outcome stream, pytest changed
   under the tests) or the patch's source does what a fix has no reason to
-  (:mod:`bugbout.core.audit.tamper`): never resolved, whatever its outcomes.
+  (:mod:`bugbout.core.plumbing.tamper`): never resolved, whatever its outcomes.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from bugbout.core.audit.tamper import flag
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.patch import PatchError, apply_patch
+from bugbout.core.plumbing.tamper import flag
 from bugbout.core.plumbing.testtree import fresh_test_tree
+from bugbout.core.plumbing.tree_files import install_fix_tests
 from bugbout.core.store.records import (
     Attempt,
     ChangeArea,
@@ -34,7 +35,6 @@ from bugbout.core.store.records import (
     TestRun,
 )
 from bugbout.core.store.verdict_records import Resolution, Score
-from bugbout.core.truth.oracle import install_fix_tests
 
 
 def score(

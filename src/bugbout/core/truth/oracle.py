@@ -21,7 +21,6 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
-from bugbout.core.crossexam.crossexam import install_file
 from bugbout.core.plumbing import repair
 from bugbout.core.plumbing.built_files import export_built
 from bugbout.core.plumbing.checkout import remove_later
@@ -39,7 +38,7 @@ from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.project_metadata import declared_test_dependencies
 from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
-from bugbout.core.plumbing.testtree import TestTree
+from bugbout.core.plumbing.tree_files import install_fix_tests
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.truth.merges import merge_note
 from bugbout.core.truth.no_fail_to_pass import FAILING, no_fail_to_pass_reason, passed
@@ -61,18 +60,6 @@ def export_before(git: Git, task: Task, destination: Path) -> None:
     """The code just before the fix, with the fix's versions of its test files."""
     export_built(git, task.parent, destination)
     install_fix_tests(task, git, destination)
-
-
-def install_fix_tests(task: Task, git: Git, tree: Path | TestTree) -> None:
-    """Put the fix's versions of the test files it changed into ``tree`` and remove the
-    ones it deleted; a path through a symlink (a patch may have put one there) is never
-    followed."""
-    for path in task.deleted_test_files:
-        install_file(tree, path, None)
-    for path in task.changed_test_files:
-        found = git.blob(task.sha, path)
-        if found is not None:
-            install_file(tree, path, found[1])
 
 
 def compute_oracle(

@@ -39,8 +39,11 @@ from bugbout.core.plumbing.patch import PatchError, apply_patch
 from bugbout.core.plumbing.test_runner import TestRunner, file_of
 from bugbout.core.store.filenames import FileName, TestId
 from bugbout.core.store.records import (
+    Attempt,
+    ChangeArea,
     ChangeKind,
     FileChange,
+    Oracle,
     Outcome,
     Record,
     RunStatus,
@@ -305,3 +308,26 @@ def restrict(run: TestRun, selection: Selection) -> TestRun:
 def _inside(test: str, target: str) -> bool:
     target = target.rstrip("/")
     return target in ("", ".") or PurePosixPath(target) in PurePosixPath(file_of(test)).parents
+
+
+def selections(
+    base: BaseRun,
+    oracle: Oracle,
+    attempts: Sequence[Attempt],
+    *,
+    base_tree: Path,
+    suite: tuple[str, ...],
+    runner: TestRunner,
+) -> dict[str, Selection]:
+    """Each attempt's selection of the repository's tests, by contestant: what its
+    source changes can affect (the ``runner`` says which functions they lie in), and
+    every test unstable or failing on the unfixed code."""
+    always = [*oracle.unstable, *oracle.fail_on_base]
+    found = {}
+    for attempt in attempts:
+        if not attempt.patch.source.strip():
+            continue  # the unfixed code again: its gate is the baseline
+        changes = attempt.patch.area(ChangeArea.SOURCE)
+        scope = changed_in_functions(base_tree, attempt.patch.source, changes, runner)
+        found[attempt.contestant] = select(base, scope, suite=suite, always=always)
+    return found

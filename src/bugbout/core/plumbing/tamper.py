@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from bugbout.core.audit.folding import Folder
+from bugbout.core.plumbing.folding import Folder
 from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted
 from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, RunStatus, TestRun
 
@@ -158,7 +158,7 @@ def _names_runner(text: str) -> bool:
 
 def _references(module: ast.Module) -> Iterator[tuple[ast.stmt | ast.expr, str]]:
     """Imports, names, attributes and strings that reach into the test run, with names
-    built at run time seen through (:mod:`bugbout.core.audit.folding`)."""
+    built at run time seen through (:mod:`bugbout.core.plumbing.folding`)."""
     folder = Folder(module)
     for node in ast.walk(module):
         built = folder.built(node) if isinstance(node, ast.expr) else None
