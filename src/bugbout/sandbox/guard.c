@@ -35,6 +35,7 @@
 #define USAGE 2
 #define NOT_RUN 127
 #define WATCHED 64 /* the most killed processes waited for through a pidfd each */
+#define PID_LIMIT 4194304 /* the most processes Linux has at once (PID_MAX_LIMIT) */
 
 extern char **environ;
 
@@ -210,7 +211,7 @@ static int process_link(const char *name, struct link *found) {
 
 /* Lists into found the pids of every process below the guard (from each process's parent
  * in /proc); without /proc, none. Short of memory, those listed so far. */
-static void descendants(struct pids *found) {
+static void scanned(struct pids *found) {
     found->count = 0;
     DIR *proc = opendir("/proc");
     if (proc == NULL)
@@ -251,6 +252,53 @@ static void descendants(struct pids *found) {
         parent = found->pid[next++];
     }
     free(links);
+}
+
+/* Adds to found the children of every thread of process pid (its task/TID/children
+ * files: the kernel's own lists); 0, or -1 short of memory. */
+static int children(struct pids *found, pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (tasks == NULL) /* ended meanwhile */
+        return 0;
+    int status = 0;
+    struct dirent *entry;
+    while (status == 0 && (entry = readdir(tasks)) != NULL) {
+        if (strspn(entry->d_name, "0123456789") != strlen(entry->d_name))
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.20s/children", (int)pid, entry->d_name);
+        FILE *list = fopen(path, "re");
+        long child;
+        while (list != NULL && status == 0 && fscanf(list, "%ld", &child) == 1)
+            status = add(found, (pid_t)child);
+        if (list != NULL)
+            fclose(list);
+    }
+    closedir(tasks);
+    return status;
+}
+
+/* Lists into found the pids of every process below the guard, from the children the
+ * kernel lists for each process: only the guard's own tree is read, not every process of
+ * the machine. Short of memory, those listed so far. */
+static void descendants(struct pids *found) {
+    static int listed = -1; /* whether this kernel keeps those lists (CONFIG_PROC_CHILDREN) */
+    if (listed < 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+        listed = access(path, R_OK) == 0;
+    }
+    if (!listed) {
+        scanned(found);
+        return;
+    }
+    found->count = 0;
+    pid_t parent = getpid();
+    /* a list read while pids are reused might hold a loop: no more than pids can exist */
+    for (size_t next = 0; found->count <= PID_LIMIT; parent = found->pid[next++])
+        if (children(found, parent) != 0 || next == found->count)
+            break;
 }
 
 /* The private resident memory of pids (resident minus shared), in bytes. */

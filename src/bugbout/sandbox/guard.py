@@ -48,6 +48,8 @@ KILLED = 137
 WATCHED = 64
 """The most killed processes waited for through a pidfd each (one descriptor each)."""
 USAGE = 2
+PID_LIMIT = 4_194_304
+"""The most processes Linux has at once (``PID_MAX_LIMIT``)."""
 
 
 class Spec:
@@ -196,6 +198,32 @@ def _memory(descendants: list[int]) -> int:
 
 
 def _descendants() -> list[int]:
+    """The pids of every process below the guard, from the children the kernel lists for
+    each process: only the guard's own tree is read, not every process of the machine
+    (a kernel without those lists, ``CONFIG_PROC_CHILDREN``: :func:`_scanned`)."""
+    own = os.getpid()
+    if not os.path.exists(f"/proc/{own}/task/{own}/children"):
+        return _scanned()
+    found: list[int] = []
+    pending = [own]
+    while pending and len(found) <= PID_LIMIT:  # pids reused while read may make a loop
+        pid = pending.pop()
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:  # ended meanwhile
+            continue
+        for thread in threads:
+            try:
+                with open(f"/proc/{pid}/task/{thread}/children", "rb") as handle:
+                    listed = [int(child) for child in handle.read().split()]
+            except OSError:
+                continue
+            found += listed
+            pending += listed
+    return found
+
+
+def _scanned() -> list[int]:
     """The pids of every process below the guard (from each process's parent in /proc)."""
     children: dict[int, list[int]] = {}
     try:
