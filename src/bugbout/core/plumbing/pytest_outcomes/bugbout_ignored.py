@@ -25,30 +25,36 @@ def left_out(session):
     root = str(getattr(config, "rootpath", None) or config.rootdir)
     invoked = getattr(getattr(config, "invocation_params", None), "dir", None)
     here = str(invoked or os.getcwd())
-    kept, found = [], {}
+    kept, found, asked, named = [], {}, {}, {}  # a file's tests may be named one by one
     for arg in config.args:
-        path = os.path.normpath(os.path.join(here, str(arg).split("::", 1)[0]))
-        name = os.path.relpath(path, root).replace(os.sep, "/")
-        where = None if name in found else _ignored(session, root, path)
-        if name in found or where is not None:
-            found[name] = found.get(name) or _why(config, root, where)
+        given = str(arg).split("::", 1)[0]
+        if given not in named:
+            path = os.path.normpath(os.path.join(here, given))
+            where = _ignored(session, root, path, asked)
+            name = os.path.relpath(path, root).replace(os.sep, "/")
+            named[given] = (name, where and _why(config, root, where))
+        name, why = named[given]
+        if why:
+            found[name] = why
         else:
             kept.append(arg)
     config.args = kept
     return sorted(found.items())
 
 
-def _ignored(session, root, path):
+def _ignored(session, root, path, asked):
     """The first of ``path`` and the directories above it, up to the rootdir, that the
     project's hooks ignore; ``None`` when none is (or the hooks fail: pytest then does
-    what it does)."""
+    what it does). ``asked`` keeps each path's answer."""
     if not os.path.exists(path) or not path.startswith(root.rstrip(os.sep) + os.sep):
         return None
     parts = os.path.relpath(path, root).split(os.sep)
     try:
         for depth in range(1, len(parts) + 1):
             step = os.path.join(root, *parts[:depth])
-            if _asks(session, step):
+            if step not in asked:
+                asked[step] = _asks(session, step)
+            if asked[step]:
                 return step
     except Exception:
         return None
