@@ -96,3 +96,48 @@ def test_deps_of_tox_environments_that_run_tools_are_not_test_dependencies(
         """,
     )
     assert declared_test_dependencies(tmp_path) == ["twisted", "lxml", "coverage"]
+
+
+def test_deps_of_tox_test_environments_of_their_own_are_test_dependencies(
+    tmp_path: Path,
+) -> None:
+    """structlog 2023-2026: better-exceptions and Rich are installed only by tox
+    environments of their own that run pytest; a Python's deps (``py311:``, ``3.13:``) and
+    those of environments that run other tools are not the tests'."""
+    write(
+        tmp_path,
+        "tox.ini",
+        """
+        [testenv]
+        extras =
+            tests: tests
+        commands =
+            tests: pytest {posargs}
+
+        [testenv:py3{8,11}-tests{,-colorama,-be,-rich}]
+        deps =
+            coverage[toml]
+            py311: twisted
+            3.13: twisted
+            colorama: colorama
+            rich: rich
+            be: better-exceptions
+        commands = coverage run -m pytest {posargs}
+
+        [testenv:docs]
+        deps = sphinx
+        commands = sphinx-build -n -T -W -b html docs docs/_build/html
+
+        [testenv:mypy]
+        deps = mypy
+        commands = mypy src
+        """,
+    )
+    write(tmp_path, "setup.cfg", "[options.extras_require]\ntests = freezegun\n")
+    assert declared_test_dependencies(tmp_path) == [
+        "freezegun",
+        "coverage[toml]",
+        "colorama",
+        "rich",
+        "better-exceptions",
+    ]

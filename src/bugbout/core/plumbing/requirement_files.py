@@ -36,7 +36,7 @@ DEV_REQUIREMENT_FILES = (
 """Requirement files of development tools; the first that exists counts when it names a
 test tool."""
 _FACTORS = re.compile(r"^(?P<factors>[\w.!,{}-]+)\s*:\s*(?P<value>[^:].*)$")
-_PYTHON_FACTOR = re.compile(r"^!?(py|pypy|python)\d*$")
+_PYTHON_FACTOR = re.compile(r"^!?(?:(?:py|pypy|python)\d*|\d+(?:\.\d+)?)$")
 TOOL_FACTORS = frozenset(
     (
         "bandit", "bench", "benchmark", "benchmarks", "black", "build", "doc", "docs",
@@ -73,35 +73,51 @@ def dev_requirements(tree: Path) -> list[str]:
 
 
 def tox_requirements(tree: Path) -> tuple[list[str], list[str]]:
-    """``tox.ini``'s ``[testenv]`` ``deps`` (with the files they include) and ``extras``.
+    """The ``deps`` (with the files they include) and ``extras`` of ``tox.ini``'s test
+    environments: ``[testenv]``, and each ``[testenv:NAME]`` whose commands run pytest
+    (``[testenv:py3{8,11}-tests-{be,rich}]``: optional test dependencies the project tests
+    in environments of their own).
 
-    A line conditional on a factor counts unless a factor names a Python (``py27:``), or
-    every factor names a tool's environment (``docs: sphinx``, ``perf: perf``:
-    :data:`TOOL_FACTORS`): the others (``crypto: cryptography``) select optional test
-    dependencies. Lines that need tox's substitutions (``{env:X}``) are left out."""
+    A line conditional on a factor counts unless a factor names a Python (``py27:``,
+    ``3.13:``), or every factor names a tool's environment (``docs: sphinx``, ``perf:
+    perf``: :data:`TOOL_FACTORS`): the others (``crypto: cryptography``) select optional
+    test dependencies. Lines that need tox's substitutions (``{env:X}``) are left out."""
     parser = configparser.RawConfigParser()
     try:
         parser.read(tree / "tox.ini", encoding="utf-8")
     except (configparser.Error, UnicodeDecodeError):
         return [], []
-    if not parser.has_section("testenv"):
-        return [], []
+    sections = [
+        section
+        for section in parser.sections()
+        if section == "testenv"
+        or (section.startswith("testenv:") and _runs_pytest(parser, section))
+    ]
     deps: list[str] = []
-    for line in _lines(parser, "deps"):
-        line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".")
-        include = re.match(r"^(?:-r\s*|--requirement[=\s]+)(?P<file>\S+)$", line)
-        if include:
-            deps += read_requirements(tree / include["file"])
-        elif "{" not in line:
-            deps.append(line)
-    return deps, [line for line in _lines(parser, "extras") if "{" not in line]
+    extras: list[str] = []
+    for section in sections:
+        for line in _lines(parser, section, "deps"):
+            line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".")
+            include = re.match(r"^(?:-r\s*|--requirement[=\s]+)(?P<file>\S+)$", line)
+            if include:
+                deps += read_requirements(tree / include["file"])
+            elif "{" not in line:
+                deps.append(line)
+        extras += [line for line in _lines(parser, section, "extras") if "{" not in line]
+    return list(dict.fromkeys(deps)), list(dict.fromkeys(extras))
 
 
-def _lines(parser: configparser.RawConfigParser, option: str) -> list[str]:
-    if not parser.has_option("testenv", option):
+def _runs_pytest(parser: configparser.RawConfigParser, section: str) -> bool:
+    """Whether a ``[testenv:NAME]`` section's commands run pytest (``py.test`` of old)."""
+    commands = parser.get(section, "commands", fallback="")
+    return re.search(r"\b(?:pytest|py\.test)\b", commands) is not None
+
+
+def _lines(parser: configparser.RawConfigParser, section: str, option: str) -> list[str]:
+    if not parser.has_option(section, option):
         return []
     found = []
-    for line in parser.get("testenv", option).splitlines():
+    for line in parser.get(section, option).splitlines():
         line = _uncommented(line)
         if re.search(r"\{[^}]*:", line):  # a substitution such as {env:X}
             continue
