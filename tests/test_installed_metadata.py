@@ -4,6 +4,7 @@ environments (PyPI as of the fix), real pytest of the era."""
 
 from __future__ import annotations
 
+import importlib.metadata
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,62 @@ def test_the_dist_info_names_the_declared_project(tmp_path: Path) -> None:
     assert metadata_folder(tree, tmp_path / "dists", installed=["My_Calc==1.0"]) is None
     (tree / "setup.cfg").unlink()
     assert metadata_folder(tree, tmp_path / "dists") is None
+
+
+PYPROJECT = """\
+[project]
+name = "structlog"
+version = "22.2.0.dev0"
+description = "Structured Logging for Python"
+authors = [{name = "Hynek Schlawack", email = "hs@ox.cx"}, {name = "Someone"}]
+
+[project.urls]
+Documentation = "https://www.structlog.org/"
+Changelog = "https://www.structlog.org/en/stable/changelog.html"
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fields"),
+    [
+        (
+            "pyproject.toml",
+            PYPROJECT,
+            {
+                "Summary": ["Structured Logging for Python"],
+                "Author": ["Someone"],
+                "Author-email": ["Hynek Schlawack <hs@ox.cx>"],
+                "Project-URL": [
+                    "Documentation, https://www.structlog.org/",
+                    "Changelog, https://www.structlog.org/en/stable/changelog.html",
+                ],
+            },
+        ),
+        (
+            "setup.cfg",
+            "[metadata]\nname = structlog\nversion = 1.0\ndescription = Structured\n"
+            "  Logging\nauthor_email = hs@ox.cx\nurl = https://www.structlog.org/\n",
+            {
+                "Summary": ["Structured Logging"],
+                "Author-email": ["hs@ox.cx"],
+                "Home-page": ["https://www.structlog.org/"],
+            },
+        ),
+    ],
+    ids=["pyproject", "setup.cfg"],
+)
+def test_the_dist_info_holds_the_metadata_the_tree_declares(
+    name: str, text: str, fields: dict[str, list[str]], tmp_path: Path
+) -> None:
+    """structlog 2022 read its ``__description__``, ``__email__`` and ``__uri__`` from its
+    installed metadata: a build writes what the tree declares, and so does bugbout."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / name).write_text(text)
+    folder = metadata_folder(tree, tmp_path / "dists")
+    assert folder is not None
+    [found] = importlib.metadata.distributions(name="structlog", path=[str(folder)])
+    assert {key: found.metadata.get_all(key) for key in fields} == fields
 
 
 @pytest.mark.slow

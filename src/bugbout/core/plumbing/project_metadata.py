@@ -28,7 +28,7 @@ def declared_dependencies(tree: Path) -> list[str]:
     that declares them wins; ``requirements.txt`` counts only when none does. Markers are
     kept verbatim.
     """
-    pyproject = _read_toml(tree / "pyproject.toml")
+    pyproject = read_toml(tree / "pyproject.toml")
     for found in (
         _pep621_dependencies(tree, pyproject),
         _poetry_dependencies(pyproject),
@@ -42,14 +42,14 @@ def declared_dependencies(tree: Path) -> list[str]:
 
 def declared_python(tree: Path) -> str | None:
     """The Python versions the project declares it supports in ``tree``, e.g. ``>=3.7``."""
-    pyproject = _read_toml(tree / "pyproject.toml")
-    project = _table(pyproject, "project")
+    pyproject = read_toml(tree / "pyproject.toml")
+    project = toml_table(pyproject, "project")
     if isinstance(project.get("requires-python"), str):
         return str(project["requires-python"]).strip() or None
-    poetry_python = _table(pyproject, "tool", "poetry", "dependencies").get("python")
+    poetry_python = toml_table(pyproject, "tool", "poetry", "dependencies").get("python")
     if isinstance(poetry_python, str):
         return poetry_specifier(poetry_python) or None
-    cfg = _read_setup_cfg(tree / "setup.cfg")
+    cfg = read_setup_cfg(tree / "setup.cfg")
     if cfg is not None and cfg.has_option("options", "python_requires"):
         return cfg.get("options", "python_requires").strip() or None
     value = setup_py_value(tree / "setup.py", "python_requires")
@@ -60,10 +60,10 @@ def declared_classifiers(tree: Path) -> list[str]:
     """The Python versions the project's trove classifiers name in ``tree`` (``"2.7"``,
     ``"3.4"``, ``"3"``), from ``pyproject.toml``, ``setup.cfg`` or a literal in
     ``setup.py``, the first that has classifiers."""
-    pyproject = _read_toml(tree / "pyproject.toml")
-    found: object = _table(pyproject, "project").get("classifiers")
+    pyproject = read_toml(tree / "pyproject.toml")
+    found: object = toml_table(pyproject, "project").get("classifiers")
     if not isinstance(found, list):
-        cfg = _read_setup_cfg(tree / "setup.cfg")
+        cfg = read_setup_cfg(tree / "setup.cfg")
         if cfg is not None and cfg.has_option("metadata", "classifiers"):
             found = cfg.get("metadata", "classifiers").splitlines()
     if not isinstance(found, list):
@@ -76,12 +76,12 @@ def declared_classifiers(tree: Path) -> list[str]:
 
 
 def _pep621_dependencies(tree: Path, pyproject: Mapping[str, Any]) -> list[str] | None:
-    project = _table(pyproject, "project")
+    project = toml_table(pyproject, "project")
     dependencies = project.get("dependencies")
     if isinstance(dependencies, list):
         return [str(d).strip() for d in dependencies if isinstance(d, str) and d.strip()]
     if "dependencies" in (project.get("dynamic") or ()):
-        dynamic = _table(pyproject, "tool", "setuptools", "dynamic").get("dependencies")
+        dynamic = toml_table(pyproject, "tool", "setuptools", "dynamic").get("dependencies")
         files = dynamic.get("file") if isinstance(dynamic, dict) else None
         if isinstance(files, str):
             files = [files]
@@ -91,7 +91,7 @@ def _pep621_dependencies(tree: Path, pyproject: Mapping[str, Any]) -> list[str] 
 
 
 def _poetry_dependencies(pyproject: Mapping[str, Any]) -> list[str] | None:
-    poetry = _table(pyproject, "tool", "poetry")
+    poetry = toml_table(pyproject, "tool", "poetry")
     dependencies = poetry.get("dependencies")
     if not isinstance(dependencies, dict):
         return None
@@ -186,7 +186,7 @@ def _tilde(version: str) -> str:
 
 
 def _setup_cfg_dependencies(tree: Path) -> list[str] | None:
-    cfg = _read_setup_cfg(tree / "setup.cfg")
+    cfg = read_setup_cfg(tree / "setup.cfg")
     if cfg is None or not cfg.has_option("options", "install_requires"):
         return None
     value = cfg.get("options", "install_requires").strip()
@@ -201,7 +201,7 @@ def _setup_cfg_dependencies(tree: Path) -> list[str] | None:
     return found
 
 
-def _read_setup_cfg(path: Path) -> configparser.RawConfigParser | None:
+def read_setup_cfg(path: Path) -> configparser.RawConfigParser | None:
     if not path.is_file():
         return None
     parser = configparser.RawConfigParser()
@@ -212,7 +212,7 @@ def _read_setup_cfg(path: Path) -> configparser.RawConfigParser | None:
     return parser
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as file:
             return tomllib.load(file)
@@ -220,7 +220,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _table(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+def toml_table(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     for key in keys:
         value = data.get(key)
         if not isinstance(value, dict):
@@ -267,19 +267,19 @@ def declared_test_dependencies(tree: Path, executed: Mapping[str, Any] | None = 
     (:mod:`bugbout.core.truth.setup_run`): its ``extras_require`` and ``tests_require``
     then stand for the literal ones.
     """
-    pyproject = _read_toml(tree / "pyproject.toml")
+    pyproject = read_toml(tree / "pyproject.toml")
     project = _normalise(project_name(tree) or "")
     extras = _declared_extras(tree, pyproject, executed)
     found: list[str] = []
     for group in _test_groups(extras):
         found += _requirements(extras.get(group, []), extras, project, {group})
-    tables = {_normalise(k): v for k, v in _table(pyproject, "dependency-groups").items()}
+    tables = {_normalise(k): v for k, v in toml_table(pyproject, "dependency-groups").items()}
     groups = {name: _dependency_group(tables, name, set()) for name in tables}
     for group in _test_groups(groups):
         found += _requirements(groups[group], extras, project, set())
     poetry_groups = {
         _normalise(k): _poetry_group(v)
-        for k, v in _table(pyproject, "tool", "poetry", "group").items()
+        for k, v in toml_table(pyproject, "tool", "poetry", "group").items()
     }
     for group in _test_groups(poetry_groups):
         found += _requirements(poetry_groups[group], extras, project, set())
@@ -337,14 +337,14 @@ def _normalise(name: str) -> str:
 
 def project_name(tree: Path) -> str | None:
     """The distribution name the project declares in ``tree``, as it writes it."""
-    pyproject = _read_toml(tree / "pyproject.toml")
+    pyproject = read_toml(tree / "pyproject.toml")
     for name in (
-        _table(pyproject, "project").get("name"),
-        _table(pyproject, "tool", "poetry").get("name"),
+        toml_table(pyproject, "project").get("name"),
+        toml_table(pyproject, "tool", "poetry").get("name"),
     ):
         if isinstance(name, str) and name.strip():
             return name
-    cfg = _read_setup_cfg(tree / "setup.cfg")
+    cfg = read_setup_cfg(tree / "setup.cfg")
     if cfg is not None and cfg.has_option("metadata", "name"):
         name = cfg.get("metadata", "name").strip()
         if name:
@@ -358,12 +358,12 @@ def project_version(tree: Path) -> str | None:
     at build time, by setuptools-scm say, is not)."""
     from packaging.version import InvalidVersion, Version
 
-    pyproject = _read_toml(tree / "pyproject.toml")
+    pyproject = read_toml(tree / "pyproject.toml")
     found: list[object] = [
-        _table(pyproject, "project").get("version"),
-        _table(pyproject, "tool", "poetry").get("version"),
+        toml_table(pyproject, "project").get("version"),
+        toml_table(pyproject, "tool", "poetry").get("version"),
     ]
-    cfg = _read_setup_cfg(tree / "setup.cfg")
+    cfg = read_setup_cfg(tree / "setup.cfg")
     if cfg is not None and cfg.has_option("metadata", "version"):
         found.append(cfg.get("metadata", "version").strip())
     found.append(setup_py_value(tree / "setup.py", "version"))
@@ -392,10 +392,10 @@ def _declared_extras(
             if isinstance(r, str) and r.strip()
         )
 
-    for key, value in _table(pyproject, "project", "optional-dependencies").items():
+    for key, value in toml_table(pyproject, "project", "optional-dependencies").items():
         if isinstance(value, list):
             add(key, value)
-    cfg = _read_setup_cfg(tree / "setup.cfg")
+    cfg = read_setup_cfg(tree / "setup.cfg")
     if cfg is not None and cfg.has_section("options.extras_require"):
         for key, value in cfg.items("options.extras_require"):
             add(key, _setup_cfg_list(tree, value))
