@@ -1,10 +1,12 @@
-"""Tests that check no more than that a block raises: an assertion inside ``with
-pytest.raises(...)`` after the statement that raises never runs, and a test may have no
-other.
+"""Tests that check no more than that a block raises or warns: an assertion inside
+``with pytest.raises(...)`` after the statement that raises never runs, and a test may
+have no other; ``pytest.deprecated_call`` passes on any warning of its kind.
 
 A fix that only changes an error's message, tested so, has no fail-to-pass test when the
 block raised before the fix too: the reason says the test is the cause, not the
-environment.
+environment. A fix that deprecates something, tested so, has none when the block warned
+before the fix too: something else's warning (the project's elsewhere, a library's, or
+the interpreter's: a newer Python deprecates more) satisfies the test.
 """
 
 from __future__ import annotations
@@ -19,41 +21,55 @@ RAISES = frozenset(
 )
 """What expects a block or a call to raise (``pytest.raises``, ``self.assertRaises``,
 nose's ``assert_raises``)."""
+WARNS = frozenset(("deprecated_call", "warns", "assertWarns", "assertWarnsRegex"))
+"""What expects a block or a call to warn (``pytest.deprecated_call``, ``pytest.warns``,
+``self.assertWarns``)."""
+WARNED = "it asserts nothing but that a block warns"
 
 
 def unreachable_note(git: Git, task: Task, before: TestRun) -> str:
     """What a no-fail-to-pass reason says when every test the fix added or changed passed
-    in the ``before`` run and checks no more than that a block raises: its assertions
-    follow the raising statement inside a ``raises`` block, or it has none (empty
-    otherwise)."""
+    in the ``before`` run and checks no more than that a block raises (its assertions
+    follow the raising statement inside a ``raises`` block, or it has none) or warns (it
+    has no assertion), empty otherwise."""
     named = [*task.added_tests, *task.modified_tests]
     notes = []
     for test in named:
         cases = {o for name, o in before.outcomes.items() if name.split("[", 1)[0] == test}
         path, _, name = test.partition("::")
         found = git.blob(task.sha, path) if cases == {Outcome.PASSED} else None
-        line = _unreachable_assert(found[1], name.split("::")) if found else None
-        if line is None:
+        scope = _test_node(found[1], name.split("::")) if found else None
+        line = _unreachable_assert(scope) if scope else None
+        if line is not None:
+            notes.append(
+                f"its only assertion (line {line} of {path}) follows the statement that "
+                "raises inside a `raises` block, so it never runs, on any Python"
+                if line
+                else "it asserts nothing but that a block raises"
+            )
+        elif scope and _only_warns(scope):
+            notes.append(WARNED)
+        else:
             return ""
-        notes.append(
-            f"its only assertion (line {line} of {path}) follows the statement that raises "
-            "inside a `raises` block, so it never runs, on any Python"
-            if line
-            else "it asserts nothing but that a block raises"
-        )
     if not notes:
         return ""
     more = f" (and {len(named) - 1} more alike)" if len(named) > 1 else ""
+    if notes[0] == WARNED:
+        return (
+            f"; {named[0]}{more} cannot fail before the fix: {WARNED}, and the block warned "
+            "before the fix too: another warning of that kind satisfies it (the project's "
+            "elsewhere, a library's, or the interpreter's: a Python newer than the fix's "
+            "deprecates more)"
+        )
     return (
         f"; {named[0]}{more} cannot fail before the fix: {notes[0]}, and the block raised "
         "before the fix too (the project's test, not the environment)"
     )
 
 
-def _unreachable_assert(source: bytes, names: list[str]) -> int | None:
-    """For the test at ``names`` (its class, then its function) of ``source`` that checks
-    no more than that a block raises: the line of its first assertion, none of which can
-    run, or 0 when it has none; ``None`` when it checks more, or when it is not found."""
+def _test_node(source: bytes, names: list[str]) -> ast.AST | None:
+    """The test at ``names`` (its class, then its function) of ``source``, or ``None``
+    when it is not found."""
     try:
         scope: ast.AST = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -71,6 +87,13 @@ def _unreachable_assert(source: bytes, names: list[str]) -> int | None:
         if found is None:
             return None
         scope = found
+    return scope
+
+
+def _unreachable_assert(scope: ast.AST) -> int | None:
+    """For a test (``scope``) that checks no more than that a block raises: the line of
+    its first assertion, none of which can run, or 0 when it has none; ``None`` when it
+    checks more."""
     unreached: set[int] = set()
     raising = False
     for node in ast.walk(scope):
@@ -86,6 +109,19 @@ def _unreachable_assert(source: bytes, names: list[str]) -> int | None:
     if not raising or asserted != unreached:
         return None
     return min(asserted, default=0)
+
+
+def _only_warns(scope: ast.AST) -> bool:
+    """Whether a test (``scope``) expects a warning and asserts nothing else."""
+    warns = False
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assert):
+            return False
+        if isinstance(node, ast.Call) and _name(node.func) in WARNS:
+            warns = True
+        elif isinstance(node, ast.Call) and _name(node.func).startswith("assert"):
+            return False  # self.assertEqual, nose's assert_equal: a check that runs
+    return warns
 
 
 def _raises(item: ast.withitem) -> bool:
