@@ -14,6 +14,8 @@ from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSe
 from bugbout.core.evidence import EvidenceKeys
 from bugbout.core.pipeline import verdicts, verdicts_spec
 from bugbout.core.plumbing.tools import Tools
+from bugbout.core.race.contestants import build_contestants
+from bugbout.core.race.race import AttemptSpec, RemoteAttempt
 from bugbout.core.store.records import Attempt, AttemptStatus, Oracle, Task, TaskIssue
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import OracleJob, truth_spec
@@ -28,7 +30,10 @@ def bout(root: Path) -> BoutSettings:
         sandbox=PluginChoice(name="none"),
         environment=PluginChoice(name="interpreter"),
         auditor=PluginChoice.model_validate({"name": "recall", "threshold": 0.5}),
-        contestants={"solo": {"agent": "command", "command": ["true"], "env": {"KEY": SECRET}}},
+        contestants={
+            "solo": {"agent": "command", "command": ["true"]},
+            "other": {"agent": "command", "command": ["true"], "env": {"KEY": SECRET}},
+        },
         prices={"unshipped-model": {"input": 1.0, "output": 2.0}},
         root=root,
     )
@@ -72,6 +77,23 @@ def test_a_remote_ground_truth_job_ships_its_sections_only(tmp_path: Path) -> No
     arrived = pickle.loads(shipped)
     assert arrived.spec.settings().repository == settings.repository
     assert arrived.spec.settings().tasks == settings.tasks
+
+
+def test_a_remote_attempt_ships_its_sections_and_its_own_contestant_only(
+    tmp_path: Path, plugins: Plugins
+) -> None:
+    settings = bout(tmp_path)
+    solo = next(c for c in build_contestants(settings, plugins) if c.name == "solo")
+    shipped = pickle.dumps(RemoteAttempt(AttemptSpec.of(settings), TASK, solo, None))
+    assert SECRET.encode() not in shipped  # the other contestant's settings stay here
+    assert b"unshipped-model" not in shipped
+    arrived = pickle.loads(shipped).spec.settings()
+    assert (arrived.run, arrived.limits, arrived.tasks) == (
+        settings.run,
+        settings.limits,
+        settings.tasks,
+    )
+    assert (arrived.repository, arrived.store_dir) == (settings.repository, settings.store_dir)
 
 
 def test_keys_made_from_a_stage_s_sections_are_those_made_from_the_whole_settings() -> None:

@@ -21,7 +21,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.settings import (
+    BoutSettings,
+    LimitsSettings,
+    RunSettings,
+    TasksSettings,
+)
 from bugbout.core.plumbing.budget import Budget, OverBudget
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
@@ -29,7 +34,7 @@ from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.leftovers import Leftovers
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, Stop, current_stop
-from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.tools import BenchSpec, Tools
 from bugbout.core.race.agent_run import run_agent
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.store.records import RETRYABLE, Attempt, AttemptStatus, OracleSet, Task, TaskSet
@@ -156,7 +161,7 @@ class Race:
         attempts: list[_LocalAttempt | RemoteAttempt] = [
             _LocalAttempt(self, task, contestant, previous, checkouts)
             if executor.in_process
-            else RemoteAttempt(self.settings, task, contestant, previous)
+            else RemoteAttempt(AttemptSpec.of(self.settings), task, contestant, previous)
             for task, contestant, previous in jobs
         ]
         ended: set[int] = set()
@@ -331,11 +336,34 @@ class _LocalAttempt:
 
 
 @dataclass(frozen=True)
+class AttemptSpec:
+    """What an attempt reads of the bout's settings: what its bench is made from,
+    ``run:``, ``limits:`` and ``tasks:`` (the timeout of its tests' runs); not the other
+    contestants, the prices or the reporters."""
+
+    bench: BenchSpec
+    run: RunSettings
+    limits: LimitsSettings
+    tasks: TasksSettings
+
+    @classmethod
+    def of(cls, settings: BoutSettings) -> AttemptSpec:
+        """The sections of ``settings`` an attempt reads."""
+        return cls(BenchSpec.of(settings), settings.run, settings.limits, settings.tasks)
+
+    def settings(self) -> BoutSettings:
+        """These sections as bout settings, the rest at their defaults."""
+        update = {"run": self.run, "limits": self.limits, "tasks": self.tasks}
+        return self.bench.settings().model_copy(update=update)
+
+
+@dataclass(frozen=True)
 class RemoteAttempt:
     """An attempt run in another process or on another machine (a Ray worker): picklable,
-    it rebuilds the bout's tools and the race there (:meth:`Tools.in_worker`)."""
+    it ships its spec and rebuilds the bout's tools and the race there from it
+    (:meth:`Tools.in_worker`)."""
 
-    settings: BoutSettings
+    spec: AttemptSpec
     task: Task
     contestant: Contestant
     previous: Attempt | None
@@ -343,8 +371,9 @@ class RemoteAttempt:
     def __call__(self) -> tuple[Attempt, bool]:
         # under the worker's stop, if the bout's executor installed one: a cancelled
         # attempt is killed and stored as ``interrupted``
-        race = Race(Tools.in_worker(self.settings), stop=current_stop())
-        with Git(self.settings.repository) as git:
+        settings = self.spec.settings()
+        race = Race(Tools.in_worker(settings), stop=current_stop())
+        with Git(settings.repository) as git:
             checkouts = race.tools.checkouts(git)
             return race.claim(self.task, self.contestant, checkouts, previous=self.previous)
 
