@@ -12,6 +12,11 @@ truth. Then, paired in rotated order, each round times:
 
 - **ground truth**: ``bugbout tasks`` as a whole process, what a user waits for, with
   ``oracles.json`` removed first (its mining and environments reused);
+- **the command kept**: ``bugbout tasks`` again with every oracle kept, so it runs no
+  test: what the command costs whatever ground truth does (starting, importing, the
+  settings, the mining and the statements reused), which splits ground truth's ratio in
+  two: the command's share, and the marginal cost of the runs over the raw ones
+  (ground truth less the command kept, over raw);
 - **raw pytest**: for every task whose environment was built, the same before and after
   trees (prepared beforehand, untimed) run ``tasks.reruns`` times each with
   ``python -m pytest <the fix's test files>``, confined by the same sandbox, each in a
@@ -51,6 +56,8 @@ CACHE = HERE / ".cache"
 OUTPUT = HERE.parent / ".bench"
 BASELINE = "raw pytest"
 TRUTH = "ground truth"
+KEPT = "the command kept"
+MARGINAL = "ground truth - the command kept"
 
 
 def clone(repo: Path, source: str, tests: str) -> Path:
@@ -130,22 +137,30 @@ def main() -> None:
             sys.exit(0)
         walls: list[dict[str, float]] = []
         cpus: list[dict[str, float]] = []
-        for order in rotations([TRUTH, BASELINE], options.repeat):
+        for order in rotations([TRUTH, KEPT, BASELINE], options.repeat):
             wall: dict[str, float] = {}
             cpu: dict[str, float] = {}
             for name in order:
                 if name == TRUTH:
                     (repo / ".bugbout" / ORACLES).unlink()
                     sample = bugbout_tasks(repo, overrides).sample
+                elif name == KEPT:
+                    sample = bugbout_tasks(repo, overrides).sample
                 else:
                     sample, _ = measure(lambda: run_raw(runs))
                 wall[name] = sample.wall
                 if sample.cpu is not None:
                     cpu[name] = sample.cpu
-            walls.append(wall)
+            walls.append(marginal(wall))
             if len(cpu) == len(wall):
-                cpus.append(cpu)
+                cpus.append(marginal(cpu))
     report(options, runs, walls, cpus)
+
+
+def marginal(round_: dict[str, float]) -> dict[str, float]:
+    """One round's times with ground truth's marginal cost: ground truth less the command
+    kept, timed in the same round."""
+    return {**round_, MARGINAL: round_[TRUTH] - round_[KEPT]}
 
 
 def report(
