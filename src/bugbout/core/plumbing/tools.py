@@ -149,9 +149,9 @@ class Tools(Benches):
 
     @classmethod
     def in_worker(cls, settings: BoutSettings) -> Tools:
-        """The tools rebuilt in a remote worker from the bout's settings and the plugins
-        installed there: the worker must see the repository, the store and
-        ``BUGBOUT_HOME`` at the same paths."""
+        """The tools rebuilt in a remote worker from the settings a job's spec ships (its
+        own sections, :meth:`BenchSpec.settings`) and the plugins installed there: the
+        worker must see the repository, the store and ``BUGBOUT_HOME`` at the same paths."""
         return cls.build(settings, make_plugins(), Store(settings.store_dir))
 
     @cached_property
