@@ -176,3 +176,39 @@ def test_run_imports_every_kind_up_front(tmp_path: Path, monkeypatch: pytest.Mon
 
     assert run_with_hydra("run", [], Console(quiet=True), job) == 0
     assert deferred == [{}]
+
+
+def test_bugbouts_own_entry_point_plugins_wait_for_their_kind() -> None:
+    """The JavaScript runners and the npm environment are entry points of bugbout's own
+    plugin folders: a command that asks neither kind does not import them; asking the
+    kind registers them under their entry-point names."""
+    code = (
+        "import sys, json\n"
+        "from bugbout.core.contract.manager import make_plugins\n"
+        "plugins = make_plugins(kinds=['judge', 'reporter'])\n"
+        "before = sorted(m for m in sys.modules if m.startswith('bugbout.plugins.test_runners'))\n"
+        "runners = sorted(plugins.of_kind('test-runner'))\n"
+        "print(json.dumps([before, runners, plugins.distributions.get('vitest', '')]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, runners, distribution = json.loads(done.stdout.strip().splitlines()[-1])
+    assert before == []
+    assert {"pytest", "vitest", "jest", "mocha", "node-test"} <= set(runners)
+    assert distribution.startswith("bugbout ")
+
+
+def test_a_deferred_entry_point_that_cannot_import_is_a_problem_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from importlib import metadata
+
+    broken = metadata.EntryPoint(
+        name="broken", value="bugbout.plugins.test_runners.no_such_runner", group="bugbout"
+    )
+    monkeypatch.setattr(metadata, "entry_points", lambda group: [broken])
+    plugins = make_plugins(kinds=["judge"])
+    assert "pytest" in plugins.of_kind("test-runner")
+    assert any(
+        "plugin 'broken'" in problem and "failed to import" in problem
+        for problem in plugins.problems
+    ), plugins.problems

@@ -15,7 +15,6 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from types import ModuleType
 from typing import Any, TypeVar, overload
 
 import pluggy
@@ -54,6 +53,16 @@ class RegisteredPlugin:
         return self.spec.name
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """A plugin module registered before it is imported."""
+
+    module: str
+    name: str
+    """The name it is registered under (a built-in's is its module's)."""
+    distribution: str
+
+
 @dataclass
 class Plugins:
     """Every loaded plugin, by kind and name, and the problems met while loading them."""
@@ -62,9 +71,10 @@ class Plugins:
     distributions: dict[str, str] = field(default_factory=dict)
     """Registered plugin (module) name → the distribution that provided it."""
     problems: list[str] = field(default_factory=list)
-    deferred: dict[str, list[str]] = field(default_factory=dict)
-    """Built-in plugin modules not imported yet, by kind: imported when their kind is
-    first asked for (so a command imports only the kinds it uses)."""
+    deferred: dict[str, list[Deferred]] = field(default_factory=dict)
+    """Plugin modules not imported yet, by kind: the built-ins, and the entry points whose
+    module's folder says its kind; imported when their kind is first asked for (so a
+    command imports only the kinds it uses)."""
     _by_kind: dict[str, dict[str, RegisteredPlugin]] = field(default_factory=dict)
     _noted: set[str] = field(default_factory=set)
     """Problems found while collecting records: reported once, however often we collect."""
@@ -222,12 +232,22 @@ class Plugins:
         """Register the built-in plugin ``modules`` in this order, each imported when its
         kind is first asked for."""
         for module in modules:
-            self._order.setdefault(module, len(self._order))
-            self.deferred.setdefault(builtin_kind(module), []).append(module)
+            self._defer(builtin_kind(module), Deferred(module, module, BUILTIN_DISTRIBUTION))
+
+    def _defer(self, kind: str, plugin: Deferred) -> None:
+        self._order.setdefault(plugin.name, len(self._order))
+        self.deferred.setdefault(kind, []).append(plugin)
 
     def _import_deferred(self, kind: str) -> None:
-        for module in _import_all(self.deferred.pop(kind, [])):
-            self.register(module, name=module.__name__, distribution=BUILTIN_DISTRIBUTION)
+        for plugin in self.deferred.pop(kind, []):
+            try:
+                module = importlib.import_module(plugin.module)
+            except Exception as exc:  # an installed plugin that cannot import is skipped
+                if plugin.distribution == BUILTIN_DISTRIBUTION:
+                    raise  # a built-in that cannot import is bugbout's own defect
+                self.problems.append(_unimportable(plugin.name, plugin.distribution, exc))
+                continue
+            self.register(module, name=plugin.name, distribution=plugin.distribution)
 
     def get(self, kind: Kind, name: str) -> RegisteredPlugin:
         """The plugin of ``kind`` called ``name``; an error lists the valid names."""
@@ -442,8 +462,9 @@ def make_plugins(
     """Build a fresh plugin manager: the built-ins, then the entry-point plugins.
 
     With ``kinds``, only the built-ins of those kinds are imported now; the others are
-    imported when their kind is first asked for. Entry points do not say their kind, so
-    every one is loaded. ``BUGBOUT_DISABLE_PLUGIN_AUTOLOAD=1`` turns off entry points,
+    imported when their kind is first asked for, as are the entry points naming a module
+    of bugbout's plugin folders; any other entry point does not say its kind, so it is
+    loaded now. ``BUGBOUT_DISABLE_PLUGIN_AUTOLOAD=1`` turns off entry points,
     and ``BUGBOUT_DISABLE_PLUGINS=a,b`` blocks plugins by entry-point name.
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
@@ -477,24 +498,37 @@ def create_plugin(
     return make_plugins(kinds=[kind]).create(kind, name, options)
 
 
-def _import_all(names: Sequence[str]) -> list[ModuleType]:
-    return [importlib.import_module(name) for name in names]
-
-
 def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
+    """Register every entry point not ``blocked``: one naming a module of bugbout's plugin
+    folders (``bugbout.plugins.test_runners...``) is deferred to its kind, as a built-in
+    is; any other is imported now, since nothing else says its kind."""
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry_point.name in blocked:
             continue
         distribution = _distribution_name(entry_point)
+        kind = _folder_kind(entry_point.value)
+        if kind is not None:
+            plugins._defer(kind, Deferred(entry_point.value, entry_point.name, distribution))
+            continue
         try:
             plugin = entry_point.load()
         except Exception as exc:  # a plugin that cannot import is skipped, not fatal
-            plugins.problems.append(
-                f"plugin {entry_point.name!r} from {distribution} failed to import and was "
-                f"skipped: {_describe(exc)}"
-            )
+            plugins.problems.append(_unimportable(entry_point.name, distribution, exc))
             continue
         plugins.register(plugin, name=entry_point.name, distribution=distribution)
+
+
+def _folder_kind(value: str) -> str | None:
+    """The kind of the plugin module ``value`` (an entry point's) when it is a module
+    inside one of bugbout's plugin folders, from that folder; ``None`` otherwise."""
+    parts = value.split(".")
+    if ":" in value or len(parts) < 4 or parts[:2] != ["bugbout", "plugins"]:
+        return None
+    return next((word for word, spec in KINDS.items() if spec.hook == f"bugbout_{parts[2]}"), None)
+
+
+def _unimportable(name: str, distribution: str, exc: Exception) -> str:
+    return f"plugin {name!r} from {distribution} failed to import and was skipped: {_describe(exc)}"
 
 
 def _distribution_name(entry_point: metadata.EntryPoint) -> str:
