@@ -37,10 +37,10 @@ from bugbout.core.contract.settings import (
     RunSettings,
     TasksSettings,
 )
+from bugbout.core.pipeline import race
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import Contestant
-from bugbout.core.race.race import Race
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import compute_oracles, mine_tasks
 from bugbout.testing import RepositoryBuilder
@@ -106,7 +106,10 @@ def main() -> None:
         assert tools.guard is not None, "the guard does not compile here (cc, or CC)"
         python_tools = dataclasses.replace(tools)
         vars(python_tools)["guard"] = None  # its cached guard: guard.py
-        races = {ATTEMPT: Race(tools), PYTHON_GUARD: Race(python_tools)}
+        races = {
+            ATTEMPT: race(settings, plugins, tools),
+            PYTHON_GUARD: race(settings, plugins, python_tools),
+        }
         with Git(settings.repository) as git:
             method = tools.checkouts(git).method
         bwrap = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", *UNSHARE, "true"]
@@ -120,8 +123,8 @@ def main() -> None:
                 label = f"noop{number}{'py' if name == PYTHON_GUARD else ''}"
                 agent = plugins.create("agent", "command", {"name": label, "command": ["true"]})
                 contestant = Contestant(label, agent)
-                race = races[name]
-                attempt, _ = measure(lambda r=race, c=contestant: r.run(tasks, oracles, [c]))
+                chosen = races[name]
+                attempt, _ = measure(lambda r=chosen, c=contestant: r.run(tasks, oracles, [c]))
                 walls[name] = attempt.wall
                 cpus[name] = attempt.cpu
             if number:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from bugbout.core import pipeline
 from bugbout.core.contract.errors import ConfigError, PluginError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
@@ -344,7 +345,7 @@ def lost_attempt(
         contestant={"solo": {"agent": "command", "command": ["true"]}},
         root=tmp_path,
     )
-    race = Race(Tools.build(bout, plugins, Store(tmp_path / ".bugbout")))
+    race = pipeline.race(bout, plugins, Tools.build(bout, plugins, Store(tmp_path / ".bugbout")))
     (contestant,) = build_contestants(bout, plugins)
     task = Task(
         id="t", sha="s", parent="p", date="2024-01-01T00:00:00+00:00", title="Fix",

@@ -12,10 +12,10 @@ import bugbout
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.evidence import EvidenceKeys
-from bugbout.core.pipeline import verdicts, verdicts_spec
+from bugbout.core.pipeline import attempt_spec, race, verdicts, verdicts_spec
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import build_contestants
-from bugbout.core.race.race import AttemptSpec, RemoteAttempt
+from bugbout.core.race.race import RemoteAttempt
 from bugbout.core.store.records import Attempt, AttemptStatus, Oracle, Task, TaskIssue
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import OracleJob, truth_spec
@@ -84,16 +84,25 @@ def test_a_remote_attempt_ships_its_sections_and_its_own_contestant_only(
 ) -> None:
     settings = bout(tmp_path)
     solo = next(c for c in build_contestants(settings, plugins) if c.name == "solo")
-    shipped = pickle.dumps(RemoteAttempt(AttemptSpec.of(settings), TASK, solo, None))
+    tools = Tools.build(settings, plugins, Store(settings.store_dir))
+    driver = race(settings, plugins, tools)
+    spec, remote = driver.spec.attempt, driver.plugins.remote
+    shipped = pickle.dumps(RemoteAttempt(spec, remote, TASK, solo, None))
     assert SECRET.encode() not in shipped  # the other contestant's settings stay here
     assert b"unshipped-model" not in shipped
-    arrived = pickle.loads(shipped).spec.settings()
-    assert (arrived.run, arrived.limits, arrived.tasks) == (
+    arrived = pickle.loads(shipped)
+    assert arrived.spec == attempt_spec(settings)
+    assert (arrived.spec.run, arrived.spec.limits, arrived.spec.tasks) == (
         settings.run,
         settings.limits,
         settings.tasks,
     )
-    assert (arrived.repository, arrived.store_dir) == (settings.repository, settings.store_dir)
+    rebuilt = arrived.plugins()  # in the worker: made from the sections it shipped
+    benches = rebuilt.benches
+    assert benches is not tools and benches.project == settings.project
+    assert (benches.repository, benches.store.root) == (settings.repository, settings.store_dir)
+    assert benches.masked == tools.masked and type(benches.runner) is type(tools.runner)
+    assert rebuilt.transcript(agent="no-such-agent", logdir=tmp_path) is None
 
 
 def test_keys_made_from_a_stage_s_sections_are_those_made_from_the_whole_settings() -> None:
@@ -107,14 +116,16 @@ def test_keys_made_from_a_stage_s_sections_are_those_made_from_the_whole_setting
 
 AFTER_THE_RACE = ["verdicts.py", "evidence.py", "crossexam", "judge", "score", "audit"]
 """The stages after the race (and their orchestrator), under ``bugbout/core``."""
+RACE = ["race/race.py", "race/agent_run.py", "race/agent_setup.py", "race/spec.py", "rounds.py"]
+"""The race, one attempt's run and the retry rounds (not the contestants' making)."""
 
 
-def test_no_stage_after_the_race_names_the_whole_settings_or_the_plugin_manager() -> None:
+def test_no_stage_from_the_race_on_names_the_whole_settings_or_the_plugin_manager() -> None:
     """``BoutSettings`` shares its module with the sections a stage does take, so the
     import contracts (modules only) cannot say this: the names are read here."""
     core = Path(bugbout.__file__).parent / "core"
     found = []
-    for where in AFTER_THE_RACE:
+    for where in [*RACE, *AFTER_THE_RACE]:
         for module in [core / where] if where.endswith(".py") else (core / where).rglob("*.py"):
             for node in ast.walk(ast.parse(module.read_text())):
                 if isinstance(node, ast.ImportFrom):

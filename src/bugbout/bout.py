@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
+from bugbout.core import pipeline
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
@@ -30,7 +31,6 @@ from bugbout.core.plumbing.stopping import Stop
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.contestants import Contestant, build_contestants
-from bugbout.core.race.race import Race
 from bugbout.core.report.costs import price_table
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import load_report
@@ -162,7 +162,9 @@ class Bout:
                 executor=tasks_executor, sweep=self.sweep, computed=computed,
             )  # fmt: skip
             tools = Tools.build(settings, plugins, store)
-            race = Race(tools, self.progress, executor=executor, stop=stop)
+            race = pipeline.race(
+                settings, plugins, tools, self.progress, executor=executor, stop=stop
+            )
             after_race = verdicts(
                 settings, plugins, tools, self.progress, output=output, executor=tasks_executor
             )

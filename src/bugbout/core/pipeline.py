@@ -19,10 +19,50 @@ from bugbout.core.contract.types import AuditorPlugin, JudgePlugin
 from bugbout.core.evidence import EvidenceSpec
 from bugbout.core.plumbing.executor import Executor, make_executor
 from bugbout.core.plumbing.progress import Progress
+from bugbout.core.plumbing.stopping import Stop
 from bugbout.core.plumbing.tools import Benches, BenchSpec, Tools
+from bugbout.core.race.race import Race
+from bugbout.core.race.spec import AttemptSpec, RacePlugins, RaceSpec
 from bugbout.core.report.reporters import build_reporters
 from bugbout.core.store.store import Store
 from bugbout.core.verdicts import Verdicts, VerdictsPlugins, VerdictsSpec
+
+
+def attempt_spec(settings: BoutSettings) -> AttemptSpec:
+    """What an attempt reads of ``settings``: its bench's sections, ``run:``, ``limits:``
+    and ``tasks:``."""
+    return AttemptSpec(BenchSpec.of(settings), settings.run, settings.limits, settings.tasks)
+
+
+def race_spec(settings: BoutSettings) -> RaceSpec:
+    """What the race reads of ``settings``: what its attempts read and the prices."""
+    return RaceSpec(attempt_spec(settings), settings.prices)
+
+
+def race_plugins(settings: BoutSettings, plugins: Plugins, benches: Benches) -> RacePlugins:
+    """The plugin implementations the race uses: ``benches``, the transcript readers, the
+    executor ``settings`` choose, and how a remote attempt rebuilds them."""
+    return RacePlugins(
+        benches=benches,
+        transcript=plugins.hook.bugbout_transcript,
+        executor=lambda: make_executor(settings, plugins),
+        remote=WorkerRace(attempt_spec(settings)),
+        notify=plugins.notify,
+    )
+
+
+def race(
+    settings: BoutSettings,
+    plugins: Plugins,
+    benches: Benches,
+    progress: Progress | None = None,
+    *,
+    executor: Executor | None = None,
+    stop: Stop | None = None,
+) -> Race:
+    """The race, given its spec and the plugins it uses (:func:`race_plugins`)."""
+    used = race_plugins(settings, plugins, benches)
+    return Race(race_spec(settings), used, progress, executor=executor, stop=stop)
 
 
 def verdicts_spec(settings: BoutSettings) -> VerdictsSpec:
@@ -94,3 +134,19 @@ class WorkerBenches:
         settings = self.bench.settings()
         tools = Tools.build(settings, plugins, Store(settings.store_dir))
         return tools, make_auditor(plugins, self.auditor)
+
+
+@dataclass(frozen=True)
+class WorkerRace:
+    """A remote attempt's race plugins, rebuilt in its worker from its spec and the
+    plugins installed there: the worker must see the repository, the store and
+    ``BUGBOUT_HOME`` at the same paths."""
+
+    spec: AttemptSpec
+
+    def __call__(self) -> RacePlugins:
+        plugins = make_plugins()
+        update = {"run": self.spec.run, "limits": self.spec.limits, "tasks": self.spec.tasks}
+        settings = self.spec.bench.settings().model_copy(update=update)
+        tools = Tools.build(settings, plugins, Store(settings.store_dir))
+        return race_plugins(settings, plugins, tools)

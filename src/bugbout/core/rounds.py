@@ -55,12 +55,12 @@ def run_rounds(
 ) -> list[Attempt]:
     """Run rounds 2..``run.rounds`` for contestants whose latest attempt is not approved on
     visible evidence (each repeat its own rounds); returns the new attempts."""
-    settings = race.settings
+    run = race.spec.run
     new: list[Attempt] = []
     scored = [t for t in tasks.tasks if t.scored and t.id in oracles.root]
-    contestants = [r for r in with_repeats(racers, settings.run.repeats) if r.role == "contestant"]
-    with Git(settings.repository) as git:
-        checkouts = race.tools.checkouts(git)
+    contestants = [r for r in with_repeats(racers, run.repeats) if r.role == "contestant"]
+    with Git(race.benches.repository) as git:
+        checkouts = race.benches.checkouts(git)
         for task in scored:
             examiners = [a for r in racers if r.role == "examiner" if (a := _latest(race, task, r))]
             baseline: TestRun | None = None
@@ -93,7 +93,7 @@ def run_rounds(
                     routes.append(review.route)
                     if (
                         review.verdict in (AuditVerdict.RESOLVED, AuditVerdict.TAMPERED)
-                        or attempt.round >= settings.run.rounds
+                        or attempt.round >= run.rounds
                     ):
                         break
                     if race.budget.reached():  # a later run runs it
@@ -131,7 +131,7 @@ def _review(
     baseline: TestRun | None,
 ) -> tuple[Attempt, TestRun]:
     """Audit ``attempt`` on visible evidence only and store the review with it."""
-    bench = race.tools.bench(task, checkouts, race.settings.tasks.timeout)
+    bench = race.benches.bench(task, checkouts, race.spec.attempt.tasks.timeout)
     gate, baseline = run_gate(
         task,
         attempt,

@@ -10,7 +10,8 @@ A job is a callable that takes no arguments. Where the executor runs jobs in thi
 process (``in_process``), a job may be a bound method or a closure over the bout's
 state; elsewhere it must be picklable and self-contained: it ships the spec of what it
 needs and rebuilds in the worker the plugins it uses
-(:class:`bugbout.core.pipeline.WorkerBenches`, :class:`bugbout.core.tasks.OracleJob`).
+(:class:`bugbout.core.pipeline.WorkerBenches`, :class:`bugbout.core.pipeline.WorkerRace`,
+:class:`bugbout.core.tasks.OracleJob`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from bugbout.core.contract.settings import (
 from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin, TestRunnerPlugin
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.confine import Confine, test_confinement
+from bugbout.core.plumbing.confine import Confine, masked_paths, test_confinement
 from bugbout.core.plumbing.environments import Environments
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.home import bugbout_home
@@ -79,7 +79,8 @@ class BenchSpec:
 class Benches:
     """What the test runs take: the store (its oracles), bugbout's home, the sandbox,
     the test environments, the test runner, how tests are confined (in that sandbox), the
-    project and how its checkouts are made."""
+    project and how its checkouts are made, and what no agent or test sees
+    (:func:`masked_paths`)."""
 
     store: Store
     home: Path
@@ -90,6 +91,13 @@ class Benches:
     project: ProjectSettings
     repository: Path
     checkout_method: Literal["auto", "overlay", "reflink", "copy"]
+    masked: tuple[Path, ...]
+
+    @cached_property
+    def guard(self) -> Path | None:
+        """The compiled guard the attempts run under (:func:`guard_program`), compiled at
+        the first; ``None``: guard.py."""
+        return guard_program(self.home)
 
     def checkouts(self, git: Git) -> Checkouts:
         """The bout's cached trees and working copies, made as ``run.checkouts`` says."""
@@ -115,7 +123,8 @@ class Benches:
 
 @dataclass(frozen=True)
 class Tools(Benches):
-    """The bout's benches with its settings and plugins: what the race takes."""
+    """The bout's benches with its settings and plugins: what the pipeline makes a stage's
+    plugins from."""
 
     settings: BoutSettings
     plugins: Plugins
@@ -143,6 +152,7 @@ class Tools(Benches):
             project=settings.project,
             repository=settings.repository,
             checkout_method=settings.run.checkouts,
+            masked=masked_paths(settings, home),
             settings=settings,
             plugins=plugins,
         )
@@ -153,9 +163,3 @@ class Tools(Benches):
         own sections, :meth:`BenchSpec.settings`) and the plugins installed there: the
         worker must see the repository, the store and ``BUGBOUT_HOME`` at the same paths."""
         return cls.build(settings, make_plugins(), Store(settings.store_dir))
-
-    @cached_property
-    def guard(self) -> Path | None:
-        """The compiled guard the attempts run under (:func:`guard_program`), compiled at
-        the first; ``None``: guard.py."""
-        return guard_program(self.home)

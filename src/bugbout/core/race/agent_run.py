@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.plumbing.checkout import Checkouts, WorkingCopy
-from bugbout.core.plumbing.confine import masked_paths, readable_paths
+from bugbout.core.plumbing.confine import readable_paths
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.leftovers import VARIABLE, Leftovers
 from bugbout.core.plumbing.lifeline import lifeline
@@ -21,7 +21,7 @@ from bugbout.core.plumbing.limits import Guard, LimitExceeded
 from bugbout.core.plumbing.patch import apply_patch, diff_trees
 from bugbout.core.plumbing.process import Finished, run_logged
 from bugbout.core.plumbing.testtree import fresh_test_tree
-from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.tools import Benches
 from bugbout.core.plumbing.treewalk import WorkTreeError
 from bugbout.core.race.agent_setup import (
     agent_transcript,
@@ -36,6 +36,7 @@ from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.examining import Assignment
 from bugbout.core.race.instructions import plan_arm
 from bugbout.core.race.logs import Captures, Ending, conclude
+from bugbout.core.race.spec import AttemptSpec, RacePlugins
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
@@ -50,7 +51,8 @@ from bugbout.sandbox.overlay import enter
 
 
 def run_agent(
-    tools: Tools,
+    spec: AttemptSpec,
+    plugins: RacePlugins,
     task: Task,
     contestant: Contestant,
     *,
@@ -64,6 +66,7 @@ def run_agent(
     with how it ended and its patch (``feedback`` ends the prompt of a later round). What
     the agent's run starts is recorded in ``leftovers``, and ended with it. An
     infrastructure failure raises."""
+    tools = _Tools(spec, plugins.benches)
     agent = contestant.agent
     arm = plan_arm(agent.options.instructions, checkouts.base(task.parent), agent.instruction_file)
     space = Workspace.make(tools, task, checkouts, root, overlay=not arm.removes)
@@ -78,7 +81,7 @@ def run_agent(
     patch, tampered = _patch(tools, space, tampered)
     ending = _ending(contestant.agent, space, ended, patch, tampered)
     never_ran = ending.status == AttemptStatus.INFRA_ERROR
-    read = arm.read(agent_transcript(tools.plugins, agent, space.logs), ending.summary)
+    read = arm.read(agent_transcript(plugins.transcript, agent, space.logs), ending.summary)
     shutil.rmtree(space.home, ignore_errors=True)
     if contestant.assignment is not None:
         record = _validate(
@@ -107,6 +110,14 @@ def run_agent(
 
 
 @dataclass(frozen=True)
+class _Tools:
+    """What one attempt's steps read: its spec and the race's benches."""
+
+    spec: AttemptSpec
+    benches: Benches
+
+
+@dataclass(frozen=True)
 class Workspace:
     """An attempt's folders under ``root``: its logs, the agent's private HOME, the
     working copy it edits, the unfixed tree its patch is taken against, the task's
@@ -122,7 +133,7 @@ class Workspace:
 
     @classmethod
     def make(
-        cls, tools: Tools, task: Task, checkouts: Checkouts, root: Path, *, overlay: bool = True
+        cls, tools: _Tools, task: Task, checkouts: Checkouts, root: Path, *, overlay: bool = True
     ) -> Workspace:
         """The workspace; a plain copy rather than an overlay unless ``overlay`` (a file
         bugbout removes from the checkout cannot be removed from an overlay's view; one it
@@ -131,22 +142,25 @@ class Workspace:
         for directory in (logs, home):
             directory.mkdir(parents=True)
         base = checkouts.base(task.parent)
-        overlays = overlay and getattr(tools.sandbox, "overlays", True)
+        benches = tools.benches
+        overlays = overlay and getattr(benches.sandbox, "overlays", True)
         copy = checkouts.attempt_copy(task.parent, root, overlay=overlays)
-        bench = tools.bench(task, checkouts, tools.settings.tasks.timeout)
-        tests = tools.runner.writing_folder(bench.suite, tools.settings.project.tests)
+        bench = benches.bench(task, checkouts, tools.spec.tasks.timeout)
+        tests = benches.runner.writing_folder(bench.suite, benches.project.tests)
         return cls(root, logs, home, base, copy, bench.environment, tests)
 
 
 def _session(
-    tools: Tools, space: Workspace, task: Task, contestant: Contestant, feedback: str
+    tools: _Tools, space: Workspace, task: Task, contestant: Contestant, feedback: str
 ) -> Session:
     """What the agent is given: its prompt (saved in the logs), a script that runs the
     tests, its folders and what it may read and write."""
-    project, workdir, agent = tools.settings.project, space.copy.tree, contestant.agent
-    test_command = run_tests_script(tools.runner, project, space.environment, workdir, space.logs)
+    benches, workdir, agent = tools.benches, space.copy.tree, contestant.agent
+    test_command = run_tests_script(
+        benches.runner, benches.project, space.environment, workdir, space.logs
+    )
     prompt = contestant.prompt(
-        task, tests=space.tests, test_command=test_command, style=tools.runner.style
+        task, tests=space.tests, test_command=test_command, style=benches.runner.style
     )
     prompt += f"\n{feedback}" if feedback else ""
     prompt_file = space.logs / "prompt.md"
@@ -160,14 +174,14 @@ def _session(
         readable=readable_paths(
             [space.environment.command([], workdir, []).argv[0], agent.executable]
         ),
-        masked=masked_paths(tools.settings, tools.home),
+        masked=benches.masked,
     )
     return Session(
         prompt=prompt,
         workdir=workdir,
         logdir=space.logs,
         home=space.home,
-        sandbox=tools.sandbox,
+        sandbox=benches.sandbox,
         confinement=confinement,
         prompt_file=prompt_file,
         test_command=test_command,
@@ -176,16 +190,16 @@ def _session(
 
 
 def _run(
-    tools: Tools, space: Workspace, agent: CodingAgent, session: Session, leftovers: Leftovers
+    tools: _Tools, space: Workspace, agent: CodingAgent, session: Session, leftovers: Leftovers
 ) -> tuple[Finished, str | None]:
     """Run the agent's command: behind the egress proxy to its endpoints, in the sandbox,
     inside its overlay, under the guard of the limits. Returns how it ended and what it
     did to bugbout's own logs or limits, if anything."""
-    settings = tools.settings
+    spec, benches = tools.spec, tools.benches
     invocation = agent.invocation(session)
     native = agent.native()
     programs = native.programs() if native else ()
-    named = named_files([*invocation.argv, *programs], masked_paths(settings, tools.home))
+    named = named_files([*invocation.argv, *programs], benches.masked)
     endpoints = (*invocation.endpoints, *(native.endpoints() if native else ()))
     confinement = session.confinement.model_copy(
         update={"readable": (*session.confinement.readable, *named)}
@@ -193,32 +207,30 @@ def _run(
     env = {**agent.environment(session), **invocation.env, VARIABLE: str(leftovers.path)}
     argv = invocation.argv
     with contextlib.ExitStack() as stack:
-        if invocation.confined and endpoints and tools.sandbox.name != "none":
+        if invocation.confined and endpoints and benches.sandbox.name != "none":
             argv, extra, folder = start_egress(endpoints, argv, stack)
             env.update(extra)
             confinement = confinement.model_copy(
                 update={"readable": (*confinement.readable, folder)}
             )
         if invocation.confined:
-            argv = tools.sandbox.wrap(
-                argv, confinement.model_copy(update={"tmp_size": settings.limits.tmp})
+            argv = benches.sandbox.wrap(
+                argv, confinement.model_copy(update={"tmp_size": spec.limits.tmp})
             )
         if space.copy.overlay is not None:
             argv = enter(space.copy.overlay, argv)
         writable = (space.copy.changes, *confinement.writable)
-        guard = Guard(
-            settings.limits, writable, space.root / "limits.json", tools.guard, lifeline()
-        )
+        guard = Guard(spec.limits, writable, space.root / "limits.json", benches.guard, lifeline())
         captures = Captures(space.root / "streams").create()  # out of the agent's sight
         ended = run_logged(
             guard.wrap(argv),
             cwd=session.workdir,
             env=env,
             stdin=invocation.stdin,
-            timeout=settings.run.timeout,
+            timeout=spec.run.timeout,
             stdout=captures.stdout,
             stderr=captures.stderr,
-            limit=settings.run.log_limit,
+            limit=spec.run.log_limit,
             pass_fds=guard.fds,
             leftovers=leftovers,
         )
@@ -227,19 +239,18 @@ def _run(
     return ended, tampered or breach
 
 
-def _patch(tools: Tools, space: Workspace, breach: str | None) -> tuple[Patch, str | None]:
+def _patch(tools: _Tools, space: Workspace, breach: str | None) -> tuple[Patch, str | None]:
     """Whatever changed in the working copy, as a patch; one that cannot be taken is
     empty, and why is a breach."""
-    settings = tools.settings
     try:
         patch = diff_trees(
             space.base,
             space.copy.changes,
-            source=settings.project.source,
+            source=tools.benches.project.source,
             tests=space.tests,
-            limits=settings.limits,
+            limits=tools.spec.limits,
             upper=space.copy.overlay is not None,
-            is_test_file=tools.runner.is_test_file,
+            is_test_file=tools.benches.runner.is_test_file,
         )
     except LimitExceeded as exc:
         return Patch(), breach or str(exc)
@@ -266,7 +277,7 @@ def _ending(
 
 
 def _validate(
-    tools: Tools,
+    tools: _Tools,
     task: Task,
     assignment: Assignment,
     *,
@@ -279,11 +290,11 @@ def _validate(
     modules = [
         change.path
         for change in patch.area(ChangeArea.TEST)
-        if change.kind != ChangeKind.DELETED and tools.runner.is_test_file(change.path)
+        if change.kind != ChangeKind.DELETED and tools.benches.runner.is_test_file(change.path)
     ]
     update: dict[str, object] = {"assignment": assignment.name}
     if modules:
-        bench = tools.bench(task, checkouts, tools.settings.tasks.timeout)
+        bench = tools.benches.bench(task, checkouts, tools.spec.tasks.timeout)
         tree = fresh_test_tree(checkouts, task.parent, root / "unfixed")
         apply_patch(tree, patch.tests)
         run = bench.run(tree, modules, label="unfixed")

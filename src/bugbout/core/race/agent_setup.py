@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
-from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.contract.transcript import Step
 from bugbout.core.plumbing.environment import Environment
@@ -22,6 +21,7 @@ from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.instructions import Arm, probe_line
+from bugbout.core.race.spec import Transcript
 from bugbout.sandbox.egress import EgressProxy, plan
 from bugbout.sandbox.identity import hand_over
 
@@ -109,13 +109,11 @@ def native_setup(agent: CodingAgent, home: Path, arm: Arm) -> Arm:
     return dataclasses.replace(arm, probed=True)
 
 
-def agent_transcript(plugins: Plugins, agent: CodingAgent, logdir: Path) -> list[Step] | None:
+def agent_transcript(transcript: Transcript, agent: CodingAgent, logdir: Path) -> list[Step] | None:
     """The agent's transcript, read by its plugin (``None``: it reads none, or the logs
     the agent left cannot be read)."""
     try:
-        steps: list[Step] | None = plugins.hook.bugbout_transcript(
-            agent=agent.harness, logdir=logdir
-        )
+        steps = transcript(agent=agent.harness, logdir=logdir)
     except UntrustedFileError:
         return None
     return steps

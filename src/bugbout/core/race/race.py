@@ -21,47 +21,43 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.settings import (
-    BoutSettings,
-    LimitsSettings,
-    RunSettings,
-    TasksSettings,
-)
 from bugbout.core.plumbing.budget import Budget, OverBudget
 from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
+from bugbout.core.plumbing.executor import Executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.leftovers import Leftovers
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, Stop, current_stop
-from bugbout.core.plumbing.tools import BenchSpec, Tools
 from bugbout.core.race.agent_run import run_agent
 from bugbout.core.race.contestants import Contestant, with_repeats
+from bugbout.core.race.spec import AttemptSpec, RacePlugins, RaceSource, RaceSpec
 from bugbout.core.store.records import RETRYABLE, Attempt, AttemptStatus, OracleSet, Task, TaskSet
 from bugbout.core.store.store import safe_name
 from bugbout.core.store.verdict_records import JobAttempt
 
 
 class Race:
-    """Runs the pending attempts of a bout."""
+    """Runs the pending attempts of a bout, given its spec and the plugins it uses."""
 
     def __init__(
         self,
-        tools: Tools,
+        spec: RaceSpec,
+        plugins: RacePlugins,
         progress: Progress | None = None,
         *,
         executor: Executor | None = None,
         stop: Stop | None = None,
     ) -> None:
-        self.tools = tools
-        self.settings = tools.settings
-        self.store = tools.store
+        self.spec = spec
+        self.plugins = plugins
+        self.benches = plugins.benches
+        self.store = plugins.benches.store
         self.progress = progress or SilentProgress()
         self.executor = executor
-        """Where attempts run; without one, the settings' executor, for one :meth:`run`."""
-        self.stop = stop or Stop(self.settings.run.grace)
+        """Where attempts run; without one, the plugins' executor, for one :meth:`run`."""
+        self.stop = stop or Stop(self.spec.run.grace)
         """The bout's stop: once requested no attempt starts, once killed none is kept."""
-        self.budget = Budget(self.settings.run.budget, self.settings.prices)
+        self.budget = Budget(self.spec.run.budget, spec.prices)
         """What the attempts this race runs spend, against ``run.budget``."""
         self._lock = threading.Lock()
         self.ran: set[str] = set()
@@ -73,9 +69,9 @@ class Race:
         """Every (task, contestant, repeat) still to run, new or failed and retried, with
         the record found for it."""
         for task in race_tasks(tasks, oracles):
-            for contestant in with_repeats(contestants, self.settings.run.repeats):
+            for contestant in with_repeats(contestants, self.spec.run.repeats):
                 previous = self.store.read(contestant.path(task), Attempt)
-                if to_run(previous, retry_failed=self.settings.run.retry_failed):
+                if to_run(previous, retry_failed=self.spec.run.retry_failed):
                     yield task, contestant, previous
 
     def job_attempts(
@@ -91,7 +87,7 @@ class Race:
                 reused=path not in self.ran,
             )
             for task in race_tasks(tasks, oracles)
-            for contestant in with_repeats(contestants, self.settings.run.repeats)
+            for contestant in with_repeats(contestants, self.spec.run.repeats)
             if self.store.path(path := contestant.path(task)).exists()
         ]
 
@@ -101,17 +97,17 @@ class Race:
         """Run every pending attempt, lane by lane; returns the attempts run now. Once
         the stop is requested no attempt starts: those running end, then
         :class:`Interrupted` is raised if some were left."""
-        plugins = self.tools.plugins
-        plugins.notify("bugbout_before_race", tasks=tasks, oracles=oracles)
+        notify = self.plugins.notify
+        notify("bugbout_before_race", tasks=tasks, oracles=oracles)
         finished = self._race(tasks, oracles, contestants)
-        plugins.notify("bugbout_after_race", attempts=finished)
+        notify("bugbout_after_race", attempts=finished)
         return finished
 
     def _race(
         self, tasks: TaskSet, oracles: OracleSet, contestants: list[Contestant]
     ) -> list[Attempt]:
         self.stop.check()
-        problem = self.tools.sandbox.problem()
+        problem = self.benches.sandbox.problem()
         if problem:
             raise BugboutError(problem)
         lanes: dict[str, list[tuple[Task, Contestant, Attempt | None]]] = defaultdict(list)
@@ -127,11 +123,11 @@ class Race:
         if not lanes:
             self.progress.finish()
             return finished
-        executor = self.executor or make_executor(self.settings, self.tools.plugins)
+        executor = self.executor or self.plugins.executor()
         try:
             attempts = self.budget.executor(self.stop.executor(executor, "attempt"))
-            with Git(self.settings.repository) as git:
-                checkouts = self.tools.checkouts(git)
+            with Git(self.benches.repository) as git:
+                checkouts = self.benches.checkouts(git)
                 with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
                     futures = [
                         lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished, attempts)
@@ -157,11 +153,11 @@ class Race:
         attempt the stop kept from starting, or killed, is left out (a killed one is stored
         as ``interrupted`` by its worker); one the budget kept from starting is recorded
         as not run."""
-        width = self.settings.run.quotas.get(lane, 1)
+        width = self.spec.run.quotas.get(lane, 1)
         attempts: list[_LocalAttempt | RemoteAttempt] = [
             _LocalAttempt(self, task, contestant, previous, checkouts)
             if executor.in_process
-            else RemoteAttempt(AttemptSpec.of(self.settings), task, contestant, previous)
+            else RemoteAttempt(self.spec.attempt, self.plugins.remote, task, contestant, previous)
             for task, contestant, previous in jobs
         ]
         ended: set[int] = set()
@@ -287,7 +283,7 @@ class Race:
         is trusted."""
         record = _failed(task, contestant, round_number=round_number)
         root = (
-            self.tools.home
+            self.benches.home
             / "attempts"
             / task.id
             / f"{safe_name(contestant.name)}-{uuid.uuid4().hex[:8]}"
@@ -295,7 +291,8 @@ class Race:
         started_record = record
         try:
             record = run_agent(
-                self.tools,
+                self.spec.attempt,
+                self.plugins,
                 task,
                 contestant,
                 checkouts=checkouts,
@@ -336,34 +333,13 @@ class _LocalAttempt:
 
 
 @dataclass(frozen=True)
-class AttemptSpec:
-    """What an attempt reads of the bout's settings: what its bench is made from,
-    ``run:``, ``limits:`` and ``tasks:`` (the timeout of its tests' runs); not the other
-    contestants, the prices or the reporters."""
-
-    bench: BenchSpec
-    run: RunSettings
-    limits: LimitsSettings
-    tasks: TasksSettings
-
-    @classmethod
-    def of(cls, settings: BoutSettings) -> AttemptSpec:
-        """The sections of ``settings`` an attempt reads."""
-        return cls(BenchSpec.of(settings), settings.run, settings.limits, settings.tasks)
-
-    def settings(self) -> BoutSettings:
-        """These sections as bout settings, the rest at their defaults."""
-        update = {"run": self.run, "limits": self.limits, "tasks": self.tasks}
-        return self.bench.settings().model_copy(update=update)
-
-
-@dataclass(frozen=True)
 class RemoteAttempt:
     """An attempt run in another process or on another machine (a Ray worker): picklable,
-    it ships its spec and rebuilds the bout's tools and the race there from it
-    (:meth:`Tools.in_worker`)."""
+    it ships its spec and rebuilds there the plugins the race uses (``plugins``), then the
+    race."""
 
     spec: AttemptSpec
+    plugins: RaceSource
     task: Task
     contestant: Contestant
     previous: Attempt | None
@@ -371,10 +347,9 @@ class RemoteAttempt:
     def __call__(self) -> tuple[Attempt, bool]:
         # under the worker's stop, if the bout's executor installed one: a cancelled
         # attempt is killed and stored as ``interrupted``
-        settings = self.spec.settings()
-        race = Race(Tools.in_worker(settings), stop=current_stop())
-        with Git(settings.repository) as git:
-            checkouts = race.tools.checkouts(git)
+        race = Race(RaceSpec(self.spec), self.plugins(), stop=current_stop())
+        with Git(race.benches.repository) as git:
+            checkouts = race.benches.checkouts(git)
             return race.claim(self.task, self.contestant, checkouts, previous=self.previous)
 
 

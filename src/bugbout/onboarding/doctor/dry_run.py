@@ -110,8 +110,8 @@ def _race(
 ) -> dict[str, _Result]:
     """Race ``entries`` on the synthetic repository in ``scratch``; each one's result."""
     from bugbout.core.contract.settings import PluginChoice, ProjectSettings, RunSettings
+    from bugbout.core.pipeline import race
     from bugbout.core.plumbing.tools import Tools
-    from bugbout.core.race.race import Race
     from bugbout.core.store.store import Store
 
     started = time.monotonic()
@@ -132,7 +132,7 @@ def _race(
         with _dry_run_environment(scratch / "home"):
             contestants = build_contestants(bout, plugins)
             tools = Tools.build(bout, plugins, Store(bout.store_dir))
-            attempts = Race(tools, progress).run(
+            attempts = race(bout, plugins, tools, progress).run(
                 TaskSet(examined=1, tasks=[task]),
                 OracleSet({task.id: oracle}),
                 contestants,
