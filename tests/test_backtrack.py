@@ -261,7 +261,8 @@ def test_ground_truth_records_the_repaired_era(tmp_path: Path) -> None:
     with serve([*runner, OLD, NEW, LATE]) as index, Git(repo.path) as git:
         oracle = compute_oracle(
             task, git=git, builder=UvBuilder(UvOptions(index_url=index.url)),
-            runner=pytest_runner(), settings=settings, home=tmp_path / "home", key="k",
+            runner=pytest_runner(),
+            project=settings.project, tasks=settings.tasks, home=tmp_path / "home", key="k",
             confine=lambda argv, tree, writable: argv,
         )  # fmt: skip
     assert oracle.status == "ok", oracle.reason

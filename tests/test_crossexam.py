@@ -236,7 +236,8 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             EnvironmentRequest(project=PROJECT, tree=checkouts.base(sha), home=home)
         )
         oracle = compute_oracle(
-            task, git=git, builder=builder, runner=pytest_runner(), settings=settings, home=home,
+            task, git=git, builder=builder, runner=pytest_runner(),
+            project=settings.project, tasks=settings.tasks, home=home,
             key="k", confine=confine,
         )  # fmt: skip
         made = World(task, oracle, checkouts, environment, confine, git, {})

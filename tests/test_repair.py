@@ -107,7 +107,8 @@ def _oracle(repo: Path, task: Task, builder: LocalPackages, home: Path, **tasks:
     )
     with Git(repo) as git:
         return compute_oracle(
-            task, git=git, builder=builder, runner=pytest_runner(), settings=settings, home=home,
+            task, git=git, builder=builder, runner=pytest_runner(),
+            project=settings.project, tasks=settings.tasks, home=home,
             key="k",
             confine=lambda argv, tree, writable: argv,
         )  # fmt: skip

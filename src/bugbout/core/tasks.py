@@ -88,8 +88,8 @@ class TruthSpec:
         )
 
     def settings(self) -> BoutSettings:
-        """These sections as bout settings, the rest at their defaults: what
-        :func:`compute_oracle` reads them from."""
+        """These sections as bout settings, the rest at their defaults: what a worker
+        rebuilds the benches from (:meth:`~bugbout.core.plumbing.tools.Tools.in_worker`)."""
         return self.bench.settings().model_copy(update={"tasks": self.tasks})
 
 
@@ -221,15 +221,15 @@ class OracleJob:
     """Its oracle of another environment revision, kept if its environment is the same."""
 
     def __call__(self) -> Oracle:
-        settings = self.spec.settings()
-        tools = self.tools or _confining(Tools.in_worker(settings))
-        with Git(settings.repository) as git:
+        tools = self.tools or _confining(Tools.in_worker(self.spec.settings()))
+        with Git(self.spec.bench.repository) as git:
             return compute_oracle(
                 self.task,
                 git=git,
                 builder=tools.environments.builder,
                 runner=tools.runner,
-                settings=settings,
+                project=self.spec.bench.project,
+                tasks=self.spec.tasks,
                 home=tools.home,
                 key=self.key,
                 confine=tools.confine,

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.contract.settings import ProjectSettings, TasksSettings
 from bugbout.core.plumbing import repair
 from bugbout.core.plumbing.built_files import export_built
 from bugbout.core.plumbing.checkout import remove_later
@@ -68,15 +68,17 @@ def compute_oracle(
     git: Git,
     builder: EnvironmentBuilder,
     runner: TestRunner,
-    settings: BoutSettings,
+    project: ProjectSettings,
+    tasks: TasksSettings,
     home: Path,
     key: str,
     confine: Confine,
     stored: Oracle | None = None,
 ) -> Oracle:
     """Run the fix's test modules before and after the fix with ``runner`` and classify
-    every test; or, when ``stored`` (an oracle ``builder`` made under another revision)
-    ran in the environment the task resolves to now, keep it.
+    every test, as ``project`` and ``tasks`` (its settings sections) say; or, when
+    ``stored`` (an oracle ``builder`` made under another revision) ran in the environment
+    the task resolves to now, keep it.
 
     Both runs happen in one directory (and name it relatively: see
     :meth:`bugbout.core.plumbing.test_runner.TestRunner.run`), so their test ids agree. When a run
@@ -91,11 +93,11 @@ def compute_oracle(
         tree = scratch / "tree"
         export_built(git, task.sha, tree.with_name("after"))
         if stored is not None and (
-            kept := _still(stored, task, builder=builder, settings=settings, home=home, tree=tree)
+            kept := _still(stored, task, builder=builder, project=project, home=home, tree=tree)
         ):
             return kept.model_copy(update={"key": key})
         declared = computed_test_dependencies(tree.with_name("after"), confine)
-        project, repaired = repair.with_added(settings.project, declared), list[AddedDependency]()
+        installed, repaired = repair.with_added(project, declared), list[AddedDependency]()
         rounds = 0
         while True:
             runs, environment = _run_all(
@@ -103,8 +105,9 @@ def compute_oracle(
                 git=git,
                 builder=builder,
                 runner=runner,
-                settings=settings,
                 project=project,
+                installed=installed,
+                tasks=tasks,
                 home=home,
                 tree=tree,
                 confine=confine,
@@ -118,23 +121,23 @@ def compute_oracle(
                 return Oracle(
                     task_id=task.id, key=key, status="environment-error", reason=environment
                 )
-            suite = runner.suite_paths(tree, project.tests, task.test_files)
-            missing = repair.missing_imports(runs, tree, project, suite)
+            suite = runner.suite_paths(tree, installed.tests, task.test_files)
+            missing = repair.missing_imports(runs, tree, installed, suite)
             more = repair.next_round(missing, repaired, rounds)
-            if not more or not settings.tasks.repair_imports:
+            if not more or not tasks.repair_imports:
                 break
             rounds += 1
             repaired += more
-            project = repair.with_added(project, repaired)
+            installed = repair.with_added(installed, repaired)
     finally:
         remove_later(scratch)
     oracle = judge_runs(task, runs, key=key, environment=environment.description)
     oracle.added = declared + repaired
-    oracle.suite = list(suite) if suite != (project.tests,) else []
+    oracle.suite = list(suite) if suite != (installed.tests,) else []
     oracle.versions, oracle.exempt = resolved(environment)
     oracle.environment_key, oracle.revision = environment.key, revision(builder)
     if oracle.reason is not None and missing:
-        oracle.reason += repair.unrepaired(missing, repaired, settings.tasks.repair_imports)
+        oracle.reason += repair.unrepaired(missing, repaired, tasks.repair_imports)
     if oracle.status == "no-fail-to-pass" and oracle.reason is not None:
         if project_own := unreachable_note(git, task, runs[0]):
             oracle.reason += project_own  # not the environment's doing
@@ -151,13 +154,13 @@ def _still(
     task: Task,
     *,
     builder: EnvironmentBuilder,
-    settings: BoutSettings,
+    project: ProjectSettings,
     home: Path,
     tree: Path,
 ) -> Oracle | None:
     """``stored``, when the environment ``task`` resolves to now (with the dependencies
     it added) is the one it ran in; its revision is then the builder's."""
-    project = repair.with_added(settings.project, stored.added)
+    project = repair.with_added(project, stored.added)
     request = EnvironmentRequest(
         project=project, tree=tree.with_name("after"), date=task.date, home=home
     )
@@ -194,20 +197,22 @@ def _run_all(
     git: Git,
     builder: EnvironmentBuilder,
     runner: TestRunner,
-    settings: BoutSettings,
     project: ProjectSettings,
+    installed: ProjectSettings,
+    tasks: TasksSettings,
     home: Path,
     tree: Path,
     confine: Confine,
 ) -> tuple[list[TestRun], Environment | str]:
     """The before runs and the after runs, all in ``tree``, with the environment they ran
-    in; or why the environment could not be built."""
+    in (``installed``: the project with the test dependencies added); or why the
+    environment could not be built."""
     after = tree.with_name("after")
     if not after.exists():
         export_built(git, task.sha, after)
     try:
         environment = builder.build(
-            EnvironmentRequest(project=project, tree=after, date=task.date, home=home)
+            EnvironmentRequest(project=installed, tree=after, date=task.date, home=home)
         )
     except EnvironmentFailure as exc:
         return [], str(exc)
@@ -219,16 +224,16 @@ def _run_all(
         if side == "after":  # the after tree takes the before tree's place: no copy
             remove_later(tree, work)
             after.rename(tree)
-        for number in range(1, settings.tasks.reruns + 1):
+        for number in range(1, tasks.reruns + 1):
             label = f"{side}-{number}"
             try:
                 request = TestRunRequest(
                     environment=environment,
                     tree=tree,
                     targets=tuple(task.test_files),
-                    project=settings.project,
+                    project=project,
                     label=label,
-                    timeout=settings.tasks.timeout,
+                    timeout=tasks.timeout,
                     confine=confine,
                     hostile=False,  # the maintainers' code, before and after their fix
                 )
