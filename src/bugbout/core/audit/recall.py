@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.git import Git, diff_lines
 from bugbout.core.store.records import Task
 
 N = 5
@@ -40,16 +40,10 @@ _Item = TypeVar("_Item", bound=Hashable)
 def changed_lines(diff: str) -> list[str]:
     """The changed lines of ``diff``, in order: sign and whitespace-normalised text."""
     lines: list[str] = []
-    in_hunk = False
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            in_hunk = False
-        elif line.startswith("@@"):
-            in_hunk = True
-        elif in_hunk and line[:1] in ("+", "-"):
-            text = " ".join(line[1:].split())
-            if text:
-                lines.append(f"{line[0]} {text}")
+    for line in diff_lines(diff):
+        text = " ".join(line[1:].split())
+        if text:
+            lines.append(f"{line[0]} {text}")
     return lines
 
 

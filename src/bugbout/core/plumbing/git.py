@@ -428,3 +428,16 @@ def _blob_id(mode: bytes, object_id: bytes) -> str | None:
     if mode == _GITLINK or not object_id.strip(b"0"):
         return None
     return object_id.decode()
+
+
+def diff_lines(diff: str) -> Iterator[str]:
+    """The lines a unified diff adds and removes, each with its ``+`` or ``-``, in order
+    (its file headers left out)."""
+    in_hunk = False
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            in_hunk = False
+        elif line.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and line[:1] in ("+", "-"):
+            yield line

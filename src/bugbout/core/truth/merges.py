@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.git import Git, GitError, diff_lines
 from bugbout.core.store.records import Task
 
 
@@ -53,13 +53,4 @@ def _changed_lines(git: Git, old: str, new: str, paths: list[str]) -> Counter[st
         "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", old, new, "--",
         *(f":(literal){path}" for path in paths),
     )  # fmt: skip
-    lines: Counter[str] = Counter()
-    in_hunk = False
-    for line in out.splitlines():
-        if line.startswith("diff --git "):
-            in_hunk = False
-        elif line.startswith("@@"):
-            in_hunk = True
-        elif in_hunk and line[:1] in ("+", "-"):
-            lines[line] += 1
-    return lines
+    return Counter(diff_lines(out))
