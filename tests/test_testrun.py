@@ -257,3 +257,32 @@ def test_only_the_allowed_environment_reaches_the_tests(
     )  # fmt: skip
     assert set(run.outcomes.values()) == {Outcome.PASSED}
     assert os.environ["SECRET_API_KEY"] == "do-not-leak"
+
+
+def test_a_plugin_reading_the_cache_as_it_configures_runs_and_leaves_the_tree_alone(
+    environment: Environment, tmp_path: Path, plugins: Plugins
+) -> None:
+    """pytest-randomly 3.5 reads ``config.cache`` in ``pytest_configure``: the cache stays
+    on, in the run's private home (confined), never in the tree."""
+    write(
+        tmp_path,
+        "conftest.py",
+        """
+        def pytest_configure(config):
+            config.cache.set("seed/last", config.cache.get("seed/last", 0) + 1)
+        """,
+    )
+    write(tmp_path, "tests/test_it.py", "def test_it():\n    pass\n")
+    from bugbout.core.contract.settings import BoutSettings
+    from bugbout.core.plumbing.confine import test_confinement
+
+    sandbox = plugins.create("sandbox", "bubblewrap")
+    settings = BoutSettings(project=PROJECT, root=tmp_path / "repo")
+    confine = test_confinement(settings, sandbox, tmp_path / "bugbout-home")
+    run = run_tests(
+        environment, tmp_path, ["tests/test_it.py"], project=PROJECT, label="t", timeout=60,
+        confine=confine,
+    )  # fmt: skip
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {"tests/test_it.py::test_it": Outcome.PASSED}
+    assert not (tmp_path / ".pytest_cache").exists()
