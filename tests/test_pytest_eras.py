@@ -95,6 +95,27 @@ def test_an_old_pytest_runs_with_the_options_it_knows(version: str, tmp_path: Pa
     assert run.outcomes["tests/test_it.py::test_kept"] == Outcome.PASSED
 
 
+@pytest.mark.parametrize("version", ["2.9.2", "3.0.7", "3.8.2", "host"])
+def test_a_plugin_that_keeps_its_seed_in_the_cache_runs(version: str, tmp_path: Path) -> None:
+    """pytest-randomly 3.5 reads and writes ``config.cache`` as it configures: with the
+    cache plugin off (bugbout's runs write no cache), it finds bugbout's, in memory, and
+    a folder from it under the run's private ``TMPDIR``, never in the tree."""
+    python = HOST if version == "host" else str(old_pytest(version))
+    conftest = """
+        def pytest_configure(config):
+            config.cache.set("seed/last", config.cache.get("seed/last", 0) + 1)
+            folder = getattr(config.cache, "mkdir", None) or config.cache.makedir
+            assert "bugbout-home" in str(folder("seeds"))
+    """
+    tree = write(tmp_path / "tree", {"conftest.py": conftest, "tests/test_it.py": TESTS})
+    (tree / "pkg").mkdir()
+    (tree / "pkg" / "__init__.py").write_text("VALUE = 1\n")
+    run = _run(python, tree, ["tests/test_it.py"])
+    assert run.status == RunStatus.OK, (run.tampering, run.detail)
+    assert run.outcomes["tests/test_it.py::test_kept"] == Outcome.PASSED
+    assert not (tree / ".pytest_cache").exists() and not (tree / ".cache").exists()
+
+
 DIVERT = """
     VALUE = 1
     import gc

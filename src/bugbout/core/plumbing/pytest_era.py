@@ -40,8 +40,6 @@ OVERRIDE_OPTION = (3, 0)
 """The first pytest that takes ``-o`` and ``--continue-on-collection-errors``."""
 ROOTDIR_OPTION = (3, 5)
 """The first pytest that takes ``--rootdir``."""
-CACHE_DIR_OPTION = (3, 2)
-"""The first pytest whose cache plugin takes its folder from the ``cache_dir`` ini option."""
 ROOTDIR_VARIABLE = "BUGBOUT_ROOTDIR"
 """Set for a pytest without ``--rootdir``: the outcome plugin fixes the rootdir itself."""
 ADDOPTS_VARIABLE = "BUGBOUT_DROP_ADDOPTS"
@@ -80,15 +78,6 @@ class PytestEra:
         tolerant = ["--continue-on-collection-errors"] if self._has(OVERRIDE_OPTION) else []
         fixed = ["--rootdir", str(tree)] if self._has(ROOTDIR_OPTION) else []
         return [*self.neutral(), *tolerant, *fixed]
-
-    def cache(self, home: Path) -> list[str]:
-        """The options that keep pytest's cache out of the tree: in the run's private
-        ``home``, where the cache plugin stays on for the plugins that need it
-        (pytest-randomly 3.5 reads ``config.cache`` as it configures); a pytest that
-        cannot move it runs without it."""
-        if self._has(CACHE_DIR_OPTION):
-            return [f"--override-ini=cache_dir={home / '.pytest_cache'}"]
-        return ["-p", "no:cacheprovider"]
 
     def variables(self) -> dict[str, str]:
         """What the outcome plugin must do in place of an option this pytest lacks."""

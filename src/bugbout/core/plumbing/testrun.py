@@ -339,7 +339,7 @@ def _pytest_process(
         tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
     ):
         args = [
-            "-p", "bugbout_outcomes", *tracing, *era.cache(Path(home)), *era.options(tree),
+            "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", *era.options(tree),
             "-q", *project.pytest_args, "--", *planted.targets(targets),
         ]  # fmt: skip
         command = environment.command(args, tree, [outcomes_plugin_dir()])

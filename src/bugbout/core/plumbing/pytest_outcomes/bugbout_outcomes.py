@@ -60,6 +60,7 @@ import os
 import sys
 import types
 
+from bugbout_cache import give_cache
 from bugbout_ignored import left_out
 from bugbout_impostors import Impostors, code_of, hookimpl, inside, modern_nodeid, python_level
 
@@ -486,8 +487,10 @@ if os.environ.get(ADDOPTS_VARIABLE):  # only then: pytest 8 has no such hook
             del args[: len(addopts)]
 
 
+@hookimpl(tryfirst=True)
 def pytest_configure(config):
     global _impostors
+    give_cache(config)  # before any plugin configures: pytest-randomly reads it then
     if _probing:
         _impostors = Impostors(str(getattr(config, "rootpath", None) or config.rootdir))
         gc.callbacks.append(_impostors.on_collection)
