@@ -15,7 +15,7 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.run_reports import FAILURE_LINE
 from bugbout.core.plumbing.testrun import run_tests
-from bugbout.core.store.records import Outcome, RunStatus
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
 
@@ -245,16 +245,7 @@ def test_only_the_allowed_environment_reaches_the_tests(
                     handle.write("ok")
         """,
     )
-    from bugbout.core.contract.settings import BoutSettings
-    from bugbout.core.plumbing.confine import test_confinement
-
-    sandbox = plugins.create("sandbox", "bubblewrap")
-    settings = BoutSettings(project=project, root=tmp_path / "repo")
-    confine = test_confinement(settings, sandbox, tmp_path / "bugbout-home")
-    run = run_tests(
-        environment, tmp_path, ["tests/test_env.py"], project=project, label="t", timeout=60,
-        confine=confine,
-    )  # fmt: skip
+    run = _confined_run(environment, tmp_path, "tests/test_env.py", project, plugins)
     assert set(run.outcomes.values()) == {Outcome.PASSED}
     assert os.environ["SECRET_API_KEY"] == "do-not-leak"
 
@@ -262,8 +253,8 @@ def test_only_the_allowed_environment_reaches_the_tests(
 def test_a_plugin_reading_the_cache_as_it_configures_runs_and_leaves_the_tree_alone(
     environment: Environment, tmp_path: Path, plugins: Plugins
 ) -> None:
-    """pytest-randomly 3.5 reads ``config.cache`` in ``pytest_configure``: the cache stays
-    on, in the run's private home (confined), never in the tree."""
+    """pytest-randomly 3.5 reads ``config.cache`` in ``pytest_configure``: it finds the
+    outcome plugin's, in memory; nothing is written in the tree."""
     write(
         tmp_path,
         "conftest.py",
@@ -273,16 +264,22 @@ def test_a_plugin_reading_the_cache_as_it_configures_runs_and_leaves_the_tree_al
         """,
     )
     write(tmp_path, "tests/test_it.py", "def test_it():\n    pass\n")
+    run = _confined_run(environment, tmp_path, "tests/test_it.py", PROJECT, plugins)
+    assert run.status == RunStatus.OK, run.detail
+    assert run.outcomes == {"tests/test_it.py::test_it": Outcome.PASSED}
+    assert not (tmp_path / ".pytest_cache").exists()
+
+
+def _confined_run(
+    environment: Environment, tree: Path, target: str, project: ProjectSettings, plugins: Plugins
+) -> TestRun:
+    """``target`` run in ``tree``, confined in bubblewrap as bugbout confines test runs."""
     from bugbout.core.contract.settings import BoutSettings
     from bugbout.core.plumbing.confine import test_confinement
 
     sandbox = plugins.create("sandbox", "bubblewrap")
-    settings = BoutSettings(project=PROJECT, root=tmp_path / "repo")
-    confine = test_confinement(settings, sandbox, tmp_path / "bugbout-home")
-    run = run_tests(
-        environment, tmp_path, ["tests/test_it.py"], project=PROJECT, label="t", timeout=60,
-        confine=confine,
-    )  # fmt: skip
-    assert run.status == RunStatus.OK, run.detail
-    assert run.outcomes == {"tests/test_it.py::test_it": Outcome.PASSED}
-    assert not (tmp_path / ".pytest_cache").exists()
+    settings = BoutSettings(project=project, root=tree / "repo")
+    confine = test_confinement(settings, sandbox, tree / "bugbout-home")
+    return run_tests(
+        environment, tree, [target], project=project, label="t", timeout=60, confine=confine
+    )
