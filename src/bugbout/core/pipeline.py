@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bugbout.core.audit.auditing import Auditor
-from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
 from bugbout.core.contract.types import AuditorPlugin, JudgePlugin
 from bugbout.core.evidence import EvidenceSpec
@@ -130,10 +130,8 @@ class WorkerBenches:
     auditor: PluginChoice
 
     def __call__(self) -> tuple[Benches, Auditor]:
-        plugins = make_plugins()
-        settings = self.bench.settings()
-        tools = Tools.build(settings, plugins, Store(settings.store_dir))
-        return tools, make_auditor(plugins, self.auditor)
+        tools = Tools.in_worker(self.bench.settings())
+        return tools, make_auditor(tools.plugins, self.auditor)
 
 
 @dataclass(frozen=True)
@@ -145,8 +143,6 @@ class WorkerRace:
     spec: AttemptSpec
 
     def __call__(self) -> RacePlugins:
-        plugins = make_plugins()
         update = {"run": self.spec.run, "limits": self.spec.limits, "tasks": self.spec.tasks}
-        settings = self.spec.bench.settings().model_copy(update=update)
-        tools = Tools.build(settings, plugins, Store(settings.store_dir))
-        return race_plugins(settings, plugins, tools)
+        tools = Tools.in_worker(self.spec.bench.settings().model_copy(update=update))
+        return race_plugins(tools.settings, tools.plugins, tools)

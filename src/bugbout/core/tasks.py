@@ -222,7 +222,7 @@ class OracleJob:
 
     def __call__(self) -> Oracle:
         tools = self.tools or _confining(Tools.in_worker(self.spec.settings()))
-        with Git(self.spec.bench.repository) as git:
+        with Git(tools.repository) as git:
             return compute_oracle(
                 self.task,
                 git=git,

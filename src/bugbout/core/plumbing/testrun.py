@@ -330,6 +330,11 @@ def _pytest_process(
     key = secrets.token_hex(32)
     era = pytest_era(environment)
     tracing = ["-p", "bugbout_coverage"] if coverage is not None else []
+    args = [
+        "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", *era.options(tree),
+        "-q", *project.pytest_args, "--", *planted.targets(targets),
+    ]  # fmt: skip
+    command = environment.command(args, tree, [outcomes_plugin_dir()])
     with (
         tempfile.TemporaryDirectory(prefix="bugbout-guard-") as private,
         tempfile.TemporaryFile() as outcomes,
@@ -338,11 +343,6 @@ def _pytest_process(
         tempfile.TemporaryFile() as traced,
         tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
     ):
-        args = [
-            "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", *era.options(tree),
-            "-q", *project.pytest_args, "--", *planted.targets(targets),
-        ]  # fmt: skip
-        command = environment.command(args, tree, [outcomes_plugin_dir()])
         # A container the guard's kill left, or a bugbout killed with kill -9 (the next
         # one ends it): kept where a crash does not remove it.
         leftovers = Leftovers.of_this_process(bugbout_home() / "leftovers")

@@ -61,11 +61,6 @@ class BenchSpec:
             checkouts=settings.run.checkouts,
         )
 
-    @property
-    def repository(self) -> Path:
-        """The repository's folder (``project.repository`` from ``root``)."""
-        return (self.root / self.project.repository).resolve()
-
     def settings(self) -> BoutSettings:
         """These sections as bout settings, the rest left at their defaults: what the
         tools are built from (:func:`test_confinement` reads whole settings)."""
