@@ -22,13 +22,13 @@ from bugbout.core.contract.settings import BoutSettings, TasksSettings
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.statements import tell_statements
+from bugbout.core.pipeline import build_contestants, mine_tasks
 from bugbout.core.plumbing.git import Git
-from bugbout.core.race.contestants import build_contestants
 from bugbout.core.report.report_build import build_report
 from bugbout.core.store.drafts import DRAFTS, Draft, Drafts
 from bugbout.core.store.records import Oracle, OracleSet, TaskSet
 from bugbout.core.store.store import TASKS, Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.core.tasks import compute_oracles
 from bugbout.render.html_tasks import task_pages_html
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import INPUT_TOKENS, OUTPUT_TOKENS, ModelServer, Say
@@ -387,14 +387,20 @@ def test_a_failing_model_is_asked_no_more_after_three_failures_in_a_row(tmp_path
     with _answering((503, b"{}")) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         settings = _settings(repo, writer={"agent": "codex", "model": "gpt-x", "base-url": url})
-        tell_statements(settings, plugins, store, tasks, oracles, warn=warned.append)
+        tell_statements(
+            repo, store, tasks, oracles,
+            drafter=Drafter.of(settings, plugins), jobs=settings.tasks.jobs, warn=warned.append,
+        )  # fmt: skip
         assert server.asked == 3
         scrubbed = tasks.tasks[0].problem_statement
         assert scrubbed.endswith(f"- {test}\n\nFind the bug and fix it.")
         key = Drafter.of(settings, plugins).key_of(scrubbed)
         kept = Draft(key=key, drafter="writer (gpt-x)", reported=scrubbed, text=CLEAN)
         store.write(DRAFTS, Drafts({"t4": kept}))
-        tell_statements(settings, plugins, store, tasks, oracles, warn=warned.append)
+        tell_statements(
+            repo, store, tasks, oracles,
+            drafter=Drafter.of(settings, plugins), jobs=settings.tasks.jobs, warn=warned.append,
+        )  # fmt: skip
         assert server.asked == 6
     failed = "scrubbed: drafting failed: writer (gpt-x) answered HTTP 503 Service Unavailable"
     assert [task.statement_origin for task in tasks.tasks] == [failed] * 4 + [
@@ -417,7 +423,10 @@ def test_statements_are_drafted_tasks_jobs_at_once(tmp_path: Path) -> None:
             update={"tasks": settings.tasks.model_copy(update={"jobs": 5})}
         )
         started = time.monotonic()
-        tell_statements(settings, plugins, store, tasks, oracles, warn=pytest.fail)
+        tell_statements(
+            repo, store, tasks, oracles,
+            drafter=Drafter.of(settings, plugins), jobs=settings.tasks.jobs, warn=pytest.fail,
+        )  # fmt: skip
         took = time.monotonic() - started
         assert server.asked == 5
     assert {task.problem_statement for task in tasks.tasks} == {CLEAN}

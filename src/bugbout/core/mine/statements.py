@@ -5,63 +5,118 @@ Each is first its scrubbed statement (:mod:`bugbout.core.mine.reported`). With
 the fix (:mod:`bugbout.core.mine.leaks`) is refused, and one the model could not give is
 not waited for (after three failures in a row, it is asked no more): the task keeps its
 scrubbed statement, its origin saying why. Drafts are kept in ``drafts.json`` under the
-key of the model and its input, so a resumed bout never drafts one again.
+key of the model and its input, so a resumed bout never drafts one again. A scrubbed
+statement is kept in ``statements.json`` under the key of what it is told from (the
+fix, the failures its ground truth saw, the teller's version), so a bout whose tasks and
+oracles are unchanged does not tell it again.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings
+from pydantic import Field
+
+from bugbout import __version__
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.injection import TIER as INJECTED
 from bugbout.core.mine.leaks import Secrets, leak
-from bugbout.core.mine.reported import Parents, fix_only, is_told_by_failures, told
+from bugbout.core.mine.reported import (
+    Parents,
+    failures_before,
+    fix_only,
+    is_told_by_failures,
+    told,
+)
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.drafts import DRAFTS, SCRUBBED, Draft, Drafts
-from bugbout.core.store.records import OracleSet, Task, TaskSet
+from bugbout.core.store.records import Oracle, OracleSet, Record, RecordRoot, Task, TaskSet, digest
 from bugbout.core.store.store import Store
 
 GIVE_UP = 3
 """Failures in a row after which a bout asks its drafter no more."""
+STATEMENTS = "statements.json"
+TELLER = "1"
+"""Changes when how a scrubbed statement is told changes: a kept one is then told again."""
+
+
+class Told(Record):
+    """A task's scrubbed statement, under the key of what it was told from."""
+
+    key: str
+    statement: str
+
+
+class ToldStatements(RecordRoot[dict[str, Told]]):
+    """Every task's scrubbed statement, by task id, as stored in ``statements.json``."""
+
+    root: dict[str, Told] = Field(default_factory=dict)
 
 
 def tell_statements(
-    settings: BoutSettings,
-    plugins: Plugins,
+    repository: Path,
     store: Store,
     tasks: TaskSet,
     oracles: OracleSet,
     *,
+    drafter: Drafter | None,
+    jobs: int,
     warn: Callable[[str], None],
 ) -> None:
     """Give each task that names no issue its statement and its origin: scrubbed, with
-    the failures its ground truth saw before the fix, or drafted from that."""
+    the failures its ground truth saw before the fix, or drafted from that by
+    ``drafter`` (``jobs`` asked at a time). A scrubbed statement kept under the same key
+    (:func:`told_key`) is not told again."""
     told_tasks = [task for task in tasks.tasks if is_told_by_failures(task) or _injected(task)]
     if not told_tasks:
         return
-    drafter = Drafter.of(settings, plugins) if settings.tasks.statement == "drafted" else None
     store.set_aside_if_corrupt(DRAFTS, Drafts, warn)
     drafts = store.read(DRAFTS, Drafts) or Drafts()
-    with Git(settings.repository) as git:
+    store.set_aside_if_corrupt(STATEMENTS, ToldStatements, warn)
+    kept = store.read(STATEMENTS, ToldStatements) or ToldStatements()
+    told_now = False
+    with Git(repository) as git:
         parents = Parents(git)
         for task in told_tasks:
             oracle = oracles.root.get(task.id)
             if _injected(task):  # told when it was mined: its draft keeps what it was
-                kept = drafts.root.get(task.id)
-                if task.drafted and kept is not None:
-                    task.problem_statement = kept.reported
+                draft = drafts.root.get(task.id)
+                if task.drafted and draft is not None:
+                    task.problem_statement = draft.reported
             elif oracle is not None:  # its message without what the fix's code shows
-                fix = fix_only(git, task, parents)
-                leaks = Secrets.of(git, task, fix).shown_in
-                task.problem_statement = told(git, task, oracle, leaks=leaks, fix=fix)
+                key = told_key(task, oracle)
+                found = kept.root.get(task.id)
+                if found is None or found.key != key:
+                    fix = fix_only(git, task, parents)
+                    leaks = Secrets.of(git, task, fix).shown_in
+                    statement = told(git, task, oracle, leaks=leaks, fix=fix)
+                    found = kept.root[task.id] = Told(key=key, statement=statement)
+                    told_now = True
+                task.problem_statement = found.statement
                 task.statement_origin = SCRUBBED
+        if told_now:
+            store.write(STATEMENTS, kept)
         if drafter is not None:
             drafting = _Drafting(drafter, git, store, drafts, warn)
-            drafting.give([task for task in told_tasks if task.scored], settings.tasks.jobs)
+            drafting.give([task for task in told_tasks if task.scored], jobs)
+
+
+def told_key(task: Task, oracle: Oracle) -> str:
+    """What a task's scrubbed statement is told from: its fix (the commit, its parent,
+    the files it changed), its tier, the failures its ground truth saw before the fix,
+    the teller's version and bugbout's."""
+    return digest(
+        task.model_dump_json(
+            include={"sha", "parent", "tier", "source_files", "test_files", "changed_test_files"}
+        ),
+        json.dumps(failures_before(oracle), sort_keys=True),
+        f"teller={TELLER}",
+        f"bugbout={__version__}",
+    )
 
 
 @dataclass
