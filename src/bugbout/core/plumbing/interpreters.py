@@ -115,16 +115,16 @@ def _path_interpreters() -> Iterator[tuple[str, Path]]:
     for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
         if not directory or "shims" in Path(directory).parts:
             continue
-        try:
-            entries = sorted(Path(directory).iterdir())
+        try:  # names: /usr/bin and /bin made into paths and sorted took 15 ms, their names 1
+            names = sorted(os.listdir(directory))  # noqa: PTH208
         except OSError:
             continue
-        for entry in entries:
-            match = _PATH_PYTHON.match(entry.name)
+        for name in names:
+            match = _PATH_PYTHON.match(name)
             if not match:
                 continue
             numbers = (int(match.group(1)), int(match.group(2)))
-            real = entry.resolve()
+            real = Path(directory, name).resolve()
             if numbers < MIN_PYTHON or "shims" in real.parts or not _executable(real):
                 continue
             yield f"{numbers[0]}.{numbers[1]}", real
