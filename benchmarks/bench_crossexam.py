@@ -269,7 +269,12 @@ def measure(
         sandbox=PluginChoice(name=options.sandbox),
         root=repo.path,
     )
-    confine = confinement.test_confinement(settings, sandbox, home)
+    confine = confinement.test_confinement(
+        settings.limits.tests,
+        sandbox,
+        home,
+        confinement.masked_paths(settings.repository, settings.store_dir, home),
+    )
     runner = Counting(plugins.create(TestRunnerPlugin, "pytest"))
 
     with Git(repo.path) as git:

@@ -18,7 +18,7 @@ started = time.perf_counter()
 
 from bugbout.core.contract.manager import make_plugins  # noqa: E402  (imports are timed)
 from bugbout.core.contract.settings import BoutSettings  # noqa: E402
-from bugbout.core.mine.finding import find_tasks  # noqa: E402
+from bugbout.core.pipeline import find_tasks  # noqa: E402
 from bugbout.core.store.store import Store  # noqa: E402
 
 

@@ -310,7 +310,12 @@ class Shop:
             EnvironmentRequest(project=self.project, tree=self.checkouts.base(fix), home=self.home)
         )
         sandbox = plugins.create("sandbox", "bubblewrap")
-        self.confine = confinement.test_confinement(settings, sandbox, self.home)
+        self.confine = confinement.test_confinement(
+            settings.limits.tests,
+            sandbox,
+            self.home,
+            confinement.masked_paths(settings.repository, settings.store_dir, self.home),
+        )
         self.work = root / "attempts"
 
     def attempt(self, name: str, files: dict[str, str]) -> Attempt:

@@ -16,7 +16,7 @@ from bugbout.config import HydraJob, compose_settings, run_with_hydra
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.race.contestants import build_contestants
+from bugbout.core.pipeline import build_contestants
 from bugbout.core.store.records import Task, TaskIssue
 from probe_plugins import project
 from runners import pytest_runner

@@ -13,7 +13,7 @@ import pytest
 from bugbout.config import compose_settings
 from bugbout.core.contract.errors import PluginError
 from bugbout.core.contract.manager import Plugins, make_plugins
-from bugbout.core.race.contestants import build_contestants
+from bugbout.core.pipeline import build_contestants
 from plugin_sites import install_distribution
 
 EDGES_PLUGIN = """

@@ -228,7 +228,12 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     sandbox = plugins.create("sandbox", "bubblewrap")
     problem = sandbox.problem()
     assert problem is None, problem
-    confine = confinement.test_confinement(settings, sandbox, home)  # not a test
+    confine = confinement.test_confinement(
+        settings.limits.tests,
+        sandbox,
+        home,
+        confinement.masked_paths(settings.repository, settings.store_dir, home),
+    )  # not a test
     builder = plugins.create("environment", "interpreter")
     with Git(repo.path) as git:
         checkouts = Checkouts(git, home / "checkouts")

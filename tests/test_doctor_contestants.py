@@ -12,7 +12,7 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.race.contestants import build_contestants
+from bugbout.core.pipeline import build_contestants
 from bugbout.onboarding.doctor import DUMMY_KEY, KNOWN_AGENTS, probes
 from bugbout.onboarding.doctor.clis import cli_checks
 from doctor_runs import SECRETS, bugbout, configured_repo, executable, lines

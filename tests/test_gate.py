@@ -133,7 +133,12 @@ class Bench:
         )
         sandbox = plugins.create("sandbox", "bubblewrap")
         assert sandbox.problem() is None
-        self.confine = confinement.test_confinement(self.settings, sandbox, self.home)
+        self.confine = confinement.test_confinement(
+            self.settings.limits.tests,
+            sandbox,
+            self.home,
+            confinement.masked_paths(self.settings.repository, self.settings.store_dir, self.home),
+        )
         self.workdirs = root / "attempts"
 
     def attempt(self, name: str, files: dict[str, str], **fields: object) -> Attempt:

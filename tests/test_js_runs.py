@@ -286,7 +286,14 @@ def test_runs_confined_in_bubblewrap(
     tree = _written(tmp_path / "tree", suite.files)
     settings = BoutSettings(project=ProjectSettings(source="src"), root=tmp_path / "repo")
     sandbox = bugbout_plugins.create("sandbox", "bubblewrap")
-    confine = confinement.test_confinement(settings, sandbox, tmp_path / "bugbout-home")
+    confine = confinement.test_confinement(
+        settings.limits.tests,
+        sandbox,
+        tmp_path / "bugbout-home",
+        confinement.masked_paths(
+            settings.repository, settings.store_dir, tmp_path / "bugbout-home"
+        ),
+    )
     register_plugin(suite.module)
     runner = bugbout_plugins.create("test-runner", suite.plugin, {})
     run = _run(runner, tree, tmp_path, ("test/core.test.js",), confine=confine)

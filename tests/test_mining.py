@@ -80,8 +80,8 @@ def test_a_limit_of_null_keeps_the_whole_history(
 ) -> None:
     """``miner.limit=null`` (``limit: null`` in bugbout.yaml) keeps every task."""
     from bugbout.config import compose_settings
+    from bugbout.core.pipeline import mine_tasks
     from bugbout.core.store.store import Store
-    from bugbout.core.tasks import mine_tasks
 
     repo, sha = calc_repo
     found = mine(repo, limit=None)
@@ -292,8 +292,8 @@ def test_the_miner_options_of_bugbout_yaml_and_the_command_line_reach_the_miner(
     import yaml
 
     from bugbout.config import compose_settings
+    from bugbout.core.pipeline import mine_tasks
     from bugbout.core.store.store import Store
-    from bugbout.core.tasks import mine_tasks
 
     repo, _ = calc_repo
     written = {

@@ -10,8 +10,8 @@ from bugbout.config import compose_settings
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
+from bugbout.core.pipeline import mine_tasks
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import mine_tasks
 from bugbout.onboarding.doctor.machine import repository_checks
 from bugbout.onboarding.init import write_config
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions

@@ -12,11 +12,11 @@ from bugbout.config import compose_settings
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import VerdictsSettings
+from bugbout.core.pipeline import issue_resolver
 from bugbout.core.plumbing.progress import SilentProgress
 from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import issue_resolver
 from probe_plugins import project
 
 

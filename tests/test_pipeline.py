@@ -8,13 +8,24 @@ import ast
 import pickle
 from pathlib import Path
 
+import pytest
+
 import bugbout
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.evidence import EvidenceKeys
-from bugbout.core.pipeline import attempt_spec, race, verdicts, verdicts_spec
+from bugbout.core.mine import spec as mining
+from bugbout.core.mine.mining import MiningRequest
+from bugbout.core.pipeline import (
+    attempt_spec,
+    build_contestants,
+    mine_plugins,
+    mine_spec,
+    race,
+    verdicts,
+    verdicts_spec,
+)
 from bugbout.core.plumbing.tools import Tools
-from bugbout.core.race.contestants import build_contestants
 from bugbout.core.race.race import RemoteAttempt
 from bugbout.core.store.records import Attempt, AttemptStatus, Oracle, Task, TaskIssue
 from bugbout.core.store.store import Store
@@ -75,8 +86,9 @@ def test_a_remote_ground_truth_job_ships_its_sections_only(tmp_path: Path) -> No
     shipped = pickle.dumps(OracleJob(spec, TASK, spec.key(TASK.sha)))
     assert SECRET.encode() not in shipped
     arrived = pickle.loads(shipped)
-    assert arrived.spec.settings().repository == settings.repository
-    assert arrived.spec.settings().tasks == settings.tasks
+    assert arrived.spec.bench.repository == settings.repository
+    assert arrived.spec.bench.store_dir == settings.store_dir
+    assert arrived.spec.tasks == settings.tasks
 
 
 def test_a_remote_attempt_ships_its_sections_and_its_own_contestant_only(
@@ -114,20 +126,51 @@ def test_keys_made_from_a_stage_s_sections_are_those_made_from_the_whole_setting
     assert keys.confinement == "ffc040eca07ed0c3"
 
 
-AFTER_THE_RACE = ["verdicts.py", "evidence.py", "crossexam", "judge", "score", "audit"]
-"""The stages after the race (and their orchestrator), under ``bugbout/core``."""
-RACE = ["race/race.py", "race/agent_run.py", "race/agent_setup.py", "race/spec.py", "rounds.py"]
-"""The race, one attempt's run and the retry rounds (not the contestants' making)."""
-TRUTH = ["truth"]
-"""Ground truth (its orchestrator, ``tasks.py``, mines too, so it sees the whole settings)."""
+def test_the_mining_key_made_from_its_spec_is_the_one_made_from_the_whole_settings(
+    plugins: Plugins, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Computed on the code before mining took its spec (bugbout's version fixed): a
+    stored mining is found again."""
+    monkeypatch.setattr(mining, "__version__", "pinned")
+    chosen = bout(Path("/r")).model_copy(
+        update={
+            "miner": PluginChoice.model_validate({"name": "git-history", "limit": 5}),
+            "issue_sources": {
+                "commit": {"issue-source": "commit"},
+                "gh": None,
+                "file": {"issue-source": "file", "path": "issues.json", "order": 2},
+            },
+            "test_runner": PluginChoice(name="vitest"),
+        }
+    )
+    keys = []
+    for settings in (bout(Path("/r")), chosen):
+        request = MiningRequest(
+            repository=settings.repository,
+            project=settings.project,
+            github="o/n",
+            test_runner=settings.test_runner,
+        )
+        made_by = mine_plugins(settings, plugins).made_by
+        keys.append(mine_spec(settings).key(request, "h" * 40, made_by))
+    assert keys == ["52b5156b379f3e2f", "61a9fb5c3d4fb408"]
 
 
-def test_no_stage_but_mining_names_the_whole_settings_or_the_plugin_manager() -> None:
+STAGES = ["mine", "truth", "race", "crossexam", "judge", "score", "audit", "evidence.py"]
+"""The stages, mining and the making of the contestants included, and the evidence the
+stages after the race share, under ``bugbout/core``. The report is left out: it still
+builds the reporters and reads transcripts through the plugin manager."""
+ORCHESTRATORS = ["verdicts.py", "rounds.py"]
+"""The orchestrators that take their spec (``tasks.py`` computes the oracles from the
+whole settings)."""
+
+
+def test_only_the_pipeline_names_the_whole_settings_or_the_plugin_manager() -> None:
     """``BoutSettings`` shares its module with the sections a stage does take, so the
     import contracts (modules only) cannot say this: the names are read here."""
     core = Path(bugbout.__file__).parent / "core"
     found = []
-    for where in [*TRUTH, *RACE, *AFTER_THE_RACE]:
+    for where in [*STAGES, *ORCHESTRATORS]:
         for module in [core / where] if where.endswith(".py") else (core / where).rglob("*.py"):
             for node in ast.walk(ast.parse(module.read_text())):
                 if isinstance(node, ast.ImportFrom):

@@ -183,8 +183,8 @@ def test_plugin_names_are_normalised_and_checked() -> None:
 def test_lifecycle_hooks_receive_the_stored_records(
     plugins: Plugins, calc_repo: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
+    from bugbout.core.pipeline import mine_tasks
     from bugbout.core.store.store import Store
-    from bugbout.core.tasks import mine_tasks
     from history import calc_settings
 
     seen: list[int] = []

@@ -54,7 +54,14 @@ def podman(world: World) -> Confine:
         environment=PluginChoice(name="interpreter"),
         root=world.git.repository,
     )
-    return confinement.test_confinement(settings, sandbox, world.checkouts.cache_dir.parent)
+    return confinement.test_confinement(
+        settings.limits.tests,
+        sandbox,
+        world.checkouts.cache_dir.parent,
+        confinement.masked_paths(
+            settings.repository, settings.store_dir, world.checkouts.cache_dir.parent
+        ),
+    )
 
 
 def bench(world: World, confine: Confine) -> Bench:

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from bugbout.config import compose_settings
-from bugbout.core.race.contestants import build_contestants, with_repeats
+from bugbout.core.pipeline import build_contestants
+from bugbout.core.race.contestants import with_repeats
 from bugbout.core.race.prompt import PROMPT_VERSION
 from bugbout.core.store.records import Task, TaskIssue, digest
 from bugbout.core.store.store import attempt_path

@@ -15,15 +15,13 @@ from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import KINDS
-from bugbout.core.pipeline import verdicts
+from bugbout.core.pipeline import build_contestants, issue_resolver, mine_tasks, verdicts
 from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.plumbing.progress import SilentProgress
 from bugbout.core.plumbing.tools import Tools
-from bugbout.core.race.contestants import build_contestants
 from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import issue_resolver, mine_tasks
 from probe_plugins import Probe, ProbeOptions, project
 
 GROUPS = ["miner", "environment", "test-runner", "sandbox", "executor", "judge", "auditor"]
@@ -162,7 +160,7 @@ def test_two_instances_of_one_issue_source_are_asked_in_order(
 def test_an_instance_that_names_no_plugin_or_a_wrong_option_is_one_line(
     probes: Plugins, tmp_path: Path
 ) -> None:
-    from bugbout.core.tasks import check_plugins
+    from bugbout.core.pipeline import check_plugins
 
     root = project(tmp_path, {"issue-sources": {"mine": {"a": "x"}}})
     settings, _ = compose_settings(root, [], probes)

@@ -13,11 +13,12 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.pipeline import mine_tasks
 from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.plumbing.project_metadata import declared_test_dependencies
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles, mine_tasks
+from bugbout.core.tasks import compute_oracles
 from bugbout.core.truth.oracle import computed_test_dependencies
 from bugbout.core.truth.setup_run import executed_setup_py
 from bugbout.testing import RepositoryBuilder
@@ -38,7 +39,14 @@ setup(name="calc", extras_require=EXTRAS, tests_require=sorted(["mock", "coverag
 def confine(plugins: Plugins, tmp_path: Path) -> Confine:
     settings = BoutSettings(project=ProjectSettings(source="calc"), root=tmp_path / "repo")
     sandbox = plugins.create("sandbox", "bubblewrap")
-    return confinement.test_confinement(settings, sandbox, tmp_path / "bugbout-home")
+    return confinement.test_confinement(
+        settings.limits.tests,
+        sandbox,
+        tmp_path / "bugbout-home",
+        confinement.masked_paths(
+            settings.repository, settings.store_dir, tmp_path / "bugbout-home"
+        ),
+    )
 
 
 def test_extras_built_by_code_are_found_by_running_setup_py(

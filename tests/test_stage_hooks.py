@@ -17,9 +17,9 @@ from bugbout import hookimpl
 from bugbout.bout import Bout, Project
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.pipeline import mine_tasks
 from bugbout.core.store.records import TaskSet
 from bugbout.core.store.store import TASKS, Store
-from bugbout.core.tasks import mine_tasks
 from one_bug import AGENTS, one_bug_repository, write_agent
 
 

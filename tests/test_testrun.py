@@ -275,11 +275,16 @@ def _confined_run(
 ) -> TestRun:
     """``target`` run in ``tree``, confined in bubblewrap as bugbout confines test runs."""
     from bugbout.core.contract.settings import BoutSettings
-    from bugbout.core.plumbing.confine import test_confinement
+    from bugbout.core.plumbing.confine import masked_paths, test_confinement
 
     sandbox = plugins.create("sandbox", "bubblewrap")
     settings = BoutSettings(project=project, root=tree / "repo")
-    confine = test_confinement(settings, sandbox, tree / "bugbout-home")
+    confine = test_confinement(
+        settings.limits.tests,
+        sandbox,
+        tree / "bugbout-home",
+        masked_paths(settings.repository, settings.store_dir, tree / "bugbout-home"),
+    )
     return run_tests(
         environment, tree, [target], project=project, label="t", timeout=60, confine=confine
     )

@@ -40,7 +40,12 @@ def bubblewrap(plugins: Plugins, tmp_path: Path) -> Confine:
     settings = BoutSettings(
         project=PROJECT, sandbox=PluginChoice(name="bubblewrap"), root=tmp_path / "repo"
     )
-    return confinement.test_confinement(settings, sandbox, tmp_path / "home")
+    return confinement.test_confinement(
+        settings.limits.tests,
+        sandbox,
+        tmp_path / "home",
+        confinement.masked_paths(settings.repository, settings.store_dir, tmp_path / "home"),
+    )
 
 
 class Elsewhere:

@@ -24,13 +24,19 @@ from bugbout.core import pipeline
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.pipeline import check_verdict_plugins, verdicts
+from bugbout.core.pipeline import (
+    build_contestants,
+    check_plugins,
+    check_verdict_plugins,
+    ground_truth,
+    verdicts,
+)
 from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.plumbing.progress import LoggedProgress, Progress, ProgressEvent
 from bugbout.core.plumbing.stopping import Stop
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.agents import CodingAgent
-from bugbout.core.race.contestants import Contestant, build_contestants
+from bugbout.core.race.contestants import Contestant
 from bugbout.core.report.costs import price_table
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import load_report
@@ -40,7 +46,6 @@ from bugbout.core.rounds import run_rounds
 from bugbout.core.store.records import Attempt, OracleSet, TaskSet
 from bugbout.core.store.store import JOB, Store
 from bugbout.core.store.verdict_records import Job
-from bugbout.core.tasks import check_plugins, ground_truth
 
 
 @dataclass

@@ -1,66 +1,28 @@
-"""The task pipeline: mine the fixes and find their issues (:mod:`bugbout.core.mine.finding`),
-compute their ground truth."""
+"""Ground truth of the mined tasks (:mod:`bugbout.core.mine.finding` mines them): each
+task's oracle, computed or reused, and its statement told."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, TasksSettings
-from bugbout.core.contract.types import (
-    EnvironmentPlugin,
-    IssueSourcePlugin,
-    MinerPlugin,
-    SandboxPlugin,
-)
+from bugbout.core.contract.types import EnvironmentPlugin
 from bugbout.core.mine.drafting import Drafter
-from bugbout.core.mine.finding import (
-    claimed,
-    issue_resolver,
-    issue_sources,
-    mine_tasks,
-    party_of,
-    warn_problems,
-)
+from bugbout.core.mine.finding import warn_problems
 from bugbout.core.mine.statements import tell_statements
 from bugbout.core.plumbing.environment import revision
 from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, stopping
-from bugbout.core.plumbing.tools import Benches, BenchSpec, Tools
+from bugbout.core.plumbing.tools import Benches, BenchSpec, Tools, make_benches
 from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import METHOD, compute_oracle
-
-__all__ = [
-    "OracleJob",
-    "TruthSpec",
-    "check_plugins",
-    "compute_oracles",
-    "ground_truth",
-    "issue_resolver",
-    "mine_tasks",
-    "truth_spec",
-]
-"""What the pipeline offers, with the mining it runs first (imported from where it lives)."""
-
-
-def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
-    """Fail before any work when a selected plugin is missing or its options are wrong."""
-    plugins.get(MinerPlugin, settings.miner.name).spec.parse_options(settings.miner.options)
-    plugins.get(EnvironmentPlugin, settings.environment.name).spec.parse_options(
-        settings.environment.options
-    )
-    plugins.get(SandboxPlugin, settings.sandbox.name).spec.parse_options(settings.sandbox.options)
-    for source in issue_sources(settings):
-        source.check(plugins, IssueSourcePlugin)
-    if settings.tasks.statement == "drafted":
-        Drafter.of(settings, plugins)
 
 
 @dataclass(frozen=True)
@@ -87,11 +49,6 @@ class TruthSpec:
             *([] if default else [f"test-runner={runner.model_dump_json()}"]),
         )
 
-    def settings(self) -> BoutSettings:
-        """These sections as bout settings, the rest at their defaults: what a worker
-        rebuilds the benches from (:meth:`~bugbout.core.plumbing.tools.Tools.in_worker`)."""
-        return self.bench.settings().model_copy(update={"tasks": self.tasks})
-
 
 def truth_spec(settings: BoutSettings) -> TruthSpec:
     """What ground truth reads of ``settings``."""
@@ -116,7 +73,7 @@ def compute_oracles(
     first one's. ``computed`` receives the id of each task whose oracle was computed."""
     progress = progress or SilentProgress()
     plugins.notify("bugbout_before_truth", tasks=tasks)
-    warn_problems(plugins, progress)
+    warn_problems(plugins.problems, progress)
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
     todo: list[tuple[Task, str, Oracle | None]] = []
     built_by = revision(plugins.get(EnvironmentPlugin, settings.environment.name).spec.factory)
@@ -146,7 +103,7 @@ def compute_oracles(
                 if computed is not None:
                     computed.add(oracle.task_id)
                 plugins.notify("bugbout_after_oracle", oracle=oracle)
-                warn_problems(plugins, progress)
+                warn_problems(plugins.problems, progress)
                 progress.advance(f"{oracle.task_id} {oracle.status}")
         finally:
             if own:
@@ -159,11 +116,15 @@ def compute_oracles(
         if oracle.status == "environment-error":
             progress.warn(f"task {task.id}: environment error: {oracle.reason}")
     # the statements are not part of the oracle's key: they are made from the oracle
-    tell_statements(settings, plugins, store, tasks, oracles, warn=progress.warn)
+    drafter = Drafter.of(settings, plugins) if settings.tasks.statement == "drafted" else None
+    tell_statements(
+        settings.repository, store, tasks, oracles,
+        drafter=drafter, jobs=settings.tasks.jobs, warn=progress.warn,
+    )  # fmt: skip
     progress.finish()
     store.write(TASKS, tasks)
     plugins.notify("bugbout_after_truth", tasks=tasks, oracles=oracles)
-    warn_problems(plugins, progress)
+    warn_problems(plugins.problems, progress)
     return oracles
 
 
@@ -221,7 +182,10 @@ class OracleJob:
     """Its oracle of another environment revision, kept if its environment is the same."""
 
     def __call__(self) -> Oracle:
-        tools = self.tools or _confining(Tools.in_worker(self.spec.settings()))
+        bench = self.spec.bench
+        tools = self.tools or _confining(
+            make_benches(bench, make_plugins(), Store(bench.store_dir))
+        )
         with Git(tools.repository) as git:
             return compute_oracle(
                 self.task,
@@ -235,35 +199,6 @@ class OracleJob:
                 confine=tools.confine,
                 stored=self.stored,
             )
-
-
-def ground_truth(
-    settings: BoutSettings,
-    plugins: Plugins,
-    store: Store,
-    progress: Progress | None = None,
-    *,
-    executor: Executor | None = None,
-    sweep: Path | None = None,
-    mine_only: bool = False,
-    computed: set[str] | None = None,
-) -> tuple[TaskSet, OracleSet]:
-    """Mine the tasks and compute their oracles (``mine_only``: only mine; the oracles
-    are those stored), one bout at a time on a store: another bugbout doing it
-    meanwhile is an error naming it, except for the jobs of one ``sweep`` (its
-    directory), which take turns: the first computes, the others find its records and
-    reuse them (an environment error too). ``computed`` receives the id of each task
-    whose oracle was computed now."""
-    progress = progress or SilentProgress()
-    with claimed(store, progress, sweep):
-        tasks = mine_tasks(settings, plugins, store, progress)
-        if mine_only:
-            return tasks, store.read(ORACLES, OracleSet) or OracleSet()
-        oracles = compute_oracles(
-            settings, plugins, store, tasks, progress,
-            executor=executor, sweep=party_of(sweep), computed=computed,
-        )  # fmt: skip
-    return tasks, oracles
 
 
 def _score(task: Task, oracle: Oracle) -> None:

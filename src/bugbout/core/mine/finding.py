@@ -10,29 +10,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bugbout import __version__
 from bugbout.core.contract.errors import ConfigError, StoreError
-from bugbout.core.contract.instances import Instance, instances
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.contract.types import IssueSourcePlugin, MinerPlugin, TestRunnerPlugin
-from bugbout.core.mine.injection import SuiteRunner, TestingMiner
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.mine.injection import TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
 from bugbout.core.mine.reported import Parents, fix_only, is_told_by_failures, told
+from bugbout.core.mine.spec import MinePlugins, MineSpec
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.test_runner import TestRunner
-from bugbout.core.store.records import TaskSet, digest
+from bugbout.core.store.records import TaskSet
 from bugbout.core.store.store import MINING, TASKS, Store
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
 
-def github_slug(settings: BoutSettings, git: Git) -> str | None:
+def github_slug(project: ProjectSettings, git: Git) -> str | None:
     """``owner/name`` on GitHub: configured, or read from the ``origin`` remote."""
-    if settings.project.github:
-        return settings.project.github
+    if project.github:
+        return project.github
     try:
         url = git.run("remote", "get-url", "origin").strip()
     except GitError:
@@ -41,93 +38,50 @@ def github_slug(settings: BoutSettings, git: Git) -> str | None:
     return match.group(1) if match else None
 
 
-def issue_sources(settings: BoutSettings) -> list[Instance]:
-    """The entries of ``issue-sources``, in the order they are asked."""
-    return instances("issue-sources", IssueSourcePlugin.kind, settings.issue_sources)
-
-
-def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress) -> IssueResolver:
-    """The configured issue sources, asked in order, each by its entry's name."""
-    sources = [
-        (source.name, source.build(plugins, IssueSourcePlugin))
-        for source in issue_sources(settings)
-    ]
-    return IssueResolver(sources, warn=progress.warn)
-
-
-def mine_tasks(
-    settings: BoutSettings, plugins: Plugins, store: Store, progress: Progress | None = None
+def mine(
+    spec: MineSpec, plugins: MinePlugins, store: Store, progress: Progress | None = None
 ) -> TaskSet:
     """Mine the repository, give each task its issue's text, and write ``tasks.json``. A
-    mining stored under the same key (:func:`mining_key`) is reused: its tasks, or, when
+    mining stored under the same key (:meth:`MineSpec.key`) is reused: its tasks, or, when
     an issue source did not answer then, what the miner found, whose issues are read
     again."""
     progress = progress or SilentProgress()
     store.set_aside_if_corrupt(TASKS, TaskSet, progress.warn)
-    repository = settings.repository
+    repository = spec.repository
     with Git(repository) as git:
         if not git.is_repository():
             raise ConfigError(
                 f"{repository} is not a git repository; set project.repository in bugbout.yaml"
             )
         plugins.notify("bugbout_before_mine", repository=repository)
-        miner: Miner = plugins.create(MinerPlugin, settings.miner.name, settings.miner.options)
+        miner = plugins.miner
         request = MiningRequest(
             repository=repository,
-            project=settings.project,
-            github=github_slug(settings, git),
-            test_runner=settings.test_runner,
+            project=spec.project,
+            github=github_slug(spec.project, git),
+            test_runner=spec.test_runner,
         )
         head = head_of(miner, request)
-        key = mining_key(settings, plugins, request, head) if head else ""
+        key = spec.key(request, head, plugins.made_by) if head else ""
         stored = _stored(store, key, progress) if key else None
         if stored is not None and stored.tasks is not None:
             found = stored.tasks
         elif isinstance(miner, TestingMiner):  # its tasks name no issue: it writes their text
-            found = miner.mine_tested(request, SuiteRunner.of(settings, plugins), progress)
+            found = miner.mine_tested(request, plugins.suite(), progress)
         else:
-            resolver = issue_resolver(settings, plugins, progress)
+            resolver = IssueResolver(plugins.sources(), warn=progress.warn)
             if stored:
                 mined = stored.mined
             else:
-                choice = settings.test_runner
-                runner = plugins.create(TestRunnerPlugin, choice.name, choice.options)
-                mined = _walk(miner, request, runner, resolver, progress)
+                mined = _walk(miner, request, plugins.runner(), resolver, progress)
             found = _read_issues(git, mined.model_copy(deep=True), request, resolver, progress)
             if key and head_of(miner, request) == head:
                 complete = found if not resolver.skipped else None
                 store.write(MINING, Mining(key=key, head=head or "", mined=mined, tasks=complete))
     store.write(TASKS, found)
     plugins.notify("bugbout_after_mine", tasks=found)
-    warn_problems(plugins, progress)
+    warn_problems(plugins.problems, progress)
     return found
-
-
-MINING_FORMAT = "3"
-"""Changes when what mining stores, or a rule of the built-in miner, changes: a result of
-another format is not reused (3: forward merges give way to the commits they bring)."""
-
-
-def mining_key(settings: BoutSettings, plugins: Plugins, request: MiningRequest, head: str) -> str:
-    """What determines a mining result: the head of the history walked, the miner's and
-    the issue sources' settings and plugins (their distributions and versions), the
-    miner's options as it reads them (its defaults too: a changed default is a changed
-    rule), the project's settings and bugbout's version."""
-    miner = plugins.get(MinerPlugin, settings.miner.name)
-    sources = [
-        plugins.get(IssueSourcePlugin, source.plugin).distribution
-        for source in issue_sources(settings)
-    ]
-    return digest(
-        head,
-        request.model_dump_json(),
-        settings.model_dump_json(include={"miner", "issue_sources"}),
-        miner.spec.parse_options(dict(settings.miner.options)).model_dump_json(),
-        miner.distribution,
-        *sources,
-        f"bugbout={__version__}",
-        f"format={MINING_FORMAT}",
-    )
 
 
 def _stored(store: Store, key: str, progress: Progress) -> Mining | None:
@@ -221,21 +175,7 @@ def party_of(sweep: Path | None) -> str:
     return str(sweep.resolve()) if sweep else ""
 
 
-def find_tasks(
-    settings: BoutSettings,
-    plugins: Plugins,
-    store: Store,
-    progress: Progress | None = None,
-    *,
-    sweep: Path | None = None,
-) -> TaskSet:
-    """:func:`mine_tasks` under the store's claim (:func:`claimed`)."""
-    progress = progress or SilentProgress()
-    with claimed(store, progress, sweep):
-        return mine_tasks(settings, plugins, store, progress)
-
-
-def warn_problems(plugins: Plugins, progress: Progress) -> None:
-    """Warn of each problem the plugins met, once."""
-    while plugins.problems:
-        progress.warn(plugins.problems.pop(0))
+def warn_problems(problems: list[str], progress: Progress) -> None:
+    """Warn of each of the plugins' ``problems``, once."""
+    while problems:
+        progress.warn(problems.pop(0))

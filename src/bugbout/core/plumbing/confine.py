@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bugbout
-from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.settings import TestLimitsSettings
 from bugbout.core.plumbing.limits import HeldConfine
 from bugbout.sandbox.confinement import Confinement, Sandbox
 from bugbout.sandbox.network import offline
@@ -27,12 +27,12 @@ CREDENTIALS_IN_TOOLCHAINS = (
 """Secrets that live inside toolchain folders re-exposed from HOME: kept masked."""
 
 
-def masked_paths(settings: BoutSettings, home: Path) -> tuple[Path, ...]:
-    """Never visible to agents or tests: the repository (its history holds every fix),
-    the store, bugbout's home (other attempts), the user's HOME, and the credentials
-    inside the toolchain folders :func:`readable_paths` re-exposes."""
+def masked_paths(repository: Path, store: Path, home: Path) -> tuple[Path, ...]:
+    """Never visible to agents or tests: the ``repository`` (its history holds every fix),
+    the ``store``, bugbout's ``home`` (other attempts), the user's HOME, and the
+    credentials inside the toolchain folders :func:`readable_paths` re-exposes."""
     user_home = Path.home().resolve()
-    paths = {settings.repository, settings.store_dir.resolve(), home.resolve(), user_home}
+    paths = {repository, store.resolve(), home.resolve(), user_home}
     paths |= {user_home / name for name in CREDENTIALS_IN_TOOLCHAINS}
     return tuple(sorted(paths))
 
@@ -64,14 +64,15 @@ def _readable(executables: tuple[str, ...], search: str | None, user_home: str) 
     return tuple(sorted(p for p in paths if p not in (Path("/"), home)))
 
 
-def test_confinement(settings: BoutSettings, sandbox: Sandbox, home: Path) -> Confine:
-    """How test runs are confined: no network, writes only in their own tree, private
-    places masked, each run held to ``limits.tests`` by the guard. With ``sandbox=none``
-    only the network is switched off, and the limits hold."""
-    limits = settings.limits.tests
+def test_confinement(
+    limits: TestLimitsSettings, sandbox: Sandbox, home: Path, masked: tuple[Path, ...]
+) -> Confine:
+    """How test runs are confined: no network, writes only in their own tree, the
+    ``masked`` places (:func:`masked_paths`) hidden, each run held to ``limits``
+    (``limits.tests``) by the guard. With ``sandbox=none`` only the network is switched
+    off, and the limits hold."""
     if sandbox.name == "none":
         return HeldConfine(lambda argv, tree, writable: offline(argv), limits, home)
-    masked = masked_paths(settings, home)
     return HeldConfine(SandboxConfine(sandbox, masked, limits.tmp), limits, home)
 
 

@@ -6,18 +6,16 @@ runs after the race take only their part, :class:`Benches`, made from a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from bugbout.core.contract.manager import Plugins, make_plugins
+from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import (
     BoutSettings,
-    LimitsSettings,
     PluginChoice,
     ProjectSettings,
-    RunSettings,
     TestLimitsSettings,
 )
 from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin, TestRunnerPlugin
@@ -61,18 +59,15 @@ class BenchSpec:
             checkouts=settings.run.checkouts,
         )
 
-    def settings(self) -> BoutSettings:
-        """These sections as bout settings, the rest left at their defaults: what the
-        tools are built from (:func:`test_confinement` reads whole settings)."""
-        return BoutSettings(
-            project=self.project,
-            root=self.root,
-            environment=self.environment,
-            test_runner=self.test_runner,
-            sandbox=self.sandbox,
-            limits=LimitsSettings(tests=self.test_limits),
-            run=RunSettings(checkouts=self.checkouts),
-        )
+    @property
+    def repository(self) -> Path:
+        """Where the project's git repository is."""
+        return (self.root / self.project.repository).resolve()
+
+    @property
+    def store_dir(self) -> Path:
+        """Where the bout's store is."""
+        return self.root / ".bugbout"
 
 
 @dataclass(frozen=True)
@@ -121,10 +116,32 @@ class Benches:
         return self.runner.suite_paths(checkouts.base(task.parent), tests, task.test_files)
 
 
+def make_benches(spec: BenchSpec, plugins: Plugins, store: Store) -> Benches:
+    """The benches ``spec`` selects, made by ``plugins``."""
+    home = bugbout_home()
+    sandbox = plugins.create(SandboxPlugin, spec.sandbox.name, spec.sandbox.options)
+    builder = plugins.create(EnvironmentPlugin, spec.environment.name, spec.environment.options)
+    runner = plugins.create(TestRunnerPlugin, spec.test_runner.name, spec.test_runner.options)
+    masked = masked_paths(spec.repository, spec.store_dir, home)
+    return Benches(
+        store=store,
+        home=home,
+        sandbox=sandbox,
+        environments=Environments(builder, spec.project, store, home),
+        runner=runner,
+        confine=test_confinement(spec.test_limits, sandbox, home, masked),
+        project=spec.project,
+        repository=spec.repository,
+        checkout_method=spec.checkouts,
+        masked=masked,
+    )
+
+
 @dataclass(frozen=True)
 class Tools(Benches):
     """The bout's benches with its settings and plugins: what the pipeline makes a stage's
-    plugins from."""
+    plugins from. A job in another process rebuilds only the benches, from their spec
+    (:func:`make_benches`)."""
 
     settings: BoutSettings
     plugins: Plugins
@@ -132,34 +149,6 @@ class Tools(Benches):
     @classmethod
     def build(cls, settings: BoutSettings, plugins: Plugins, store: Store) -> Tools:
         """The tools ``settings`` select, made by ``plugins``."""
-        home = bugbout_home()
-        sandbox = plugins.create(SandboxPlugin, settings.sandbox.name, settings.sandbox.options)
-        builder = plugins.create(
-            EnvironmentPlugin, settings.environment.name, settings.environment.options
-        )
-        environments = Environments(builder, settings.project, store, home)
-        runner = plugins.create(
-            TestRunnerPlugin, settings.test_runner.name, settings.test_runner.options
-        )
-        confine = test_confinement(settings, sandbox, home)
-        return cls(
-            store=store,
-            home=home,
-            sandbox=sandbox,
-            environments=environments,
-            runner=runner,
-            confine=confine,
-            project=settings.project,
-            repository=settings.repository,
-            checkout_method=settings.run.checkouts,
-            masked=masked_paths(settings, home),
-            settings=settings,
-            plugins=plugins,
-        )
-
-    @classmethod
-    def in_worker(cls, settings: BoutSettings) -> Tools:
-        """The tools rebuilt in a remote worker from the settings a job's spec ships (its
-        own sections, :meth:`BenchSpec.settings`) and the plugins installed there: the
-        worker must see the repository, the store and ``BUGBOUT_HOME`` at the same paths."""
-        return cls.build(settings, make_plugins(), Store(settings.store_dir))
+        benches = make_benches(BenchSpec.of(settings), plugins, store)
+        made = {part.name: getattr(benches, part.name) for part in fields(Benches)}
+        return cls(**made, settings=settings, plugins=plugins)

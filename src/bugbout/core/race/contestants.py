@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.instances import Instance, instance
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin
 from bugbout.core.plumbing.cutoffs import KEY, parse_cutoff
 from bugbout.core.race.agents import CodingAgent
@@ -102,29 +100,47 @@ def assignment_of(entry: str, given: object) -> Instance:
     return Instance(entry, ASSIGNMENT, str(given or DEFAULT_ASSIGNMENT))
 
 
-def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
+@dataclass(frozen=True)
+class ContestantsSpec:
+    """What the making of the contestants reads of the bout's settings: by role
+    (``contestant``, ``examiner``), each chosen agent's entry (its options over its
+    definition in ``bugbout.yaml``), and the names defined there."""
+
+    chosen: Mapping[str, Mapping[str, dict[str, Any]]]
+    defined: Mapping[str, frozenset[str]]
+
+
+class ContestantPlugins(Protocol):
+    """The plugins of an entry, made by the pipeline from the plugin manager."""
+
+    def agent(self, entry: Instance) -> CodingAgent:
+        """The agent ``entry`` names, with its validated options."""
+        ...
+
+    def assignment(self, entry: Instance) -> tuple[Assignment, dict[str, Any]]:
+        """The assignment ``entry`` names, and its options that differ from the
+        plugin's defaults."""
+        ...
+
+
+def make_contestants(spec: ContestantsSpec, plugins: ContestantPlugins) -> list[Contestant]:
     """The selected contestants and examiners, each with its adapter built from validated
     options (and an examiner with its assignment)."""
     racers = []
     for role in ("contestant", "examiner"):
-        defined = getattr(settings, f"{role}s")
-        for name, entry in sorted(settings.chosen(role).items()):
-            prefix = f"{role}s" if name in defined else role
+        for name, entry in sorted(spec.chosen[role].items()):
+            prefix = f"{role}s" if name in spec.defined[role] else role
             agent = instance(prefix, AgentPlugin.kind, name, entry, example="codex")
             options = agent.options
-            assignment, changed = None, {}
+            assignment: Assignment | None = None
+            changed: dict[str, Any] = {}
             if role == "examiner":
                 given = assignment_of(agent.where, options.pop(ASSIGNMENT, None))
-                changed = given.check(plugins, AssignmentPlugin).model_dump(
-                    mode="json", by_alias=True, exclude_defaults=True
-                )
-                assignment = given.build(plugins, AssignmentPlugin)
+                assignment, changed = plugins.assignment(given)
             declared = options.pop(KEY, None)
             cutoff = parse_cutoff(name, declared) if declared is not None else None
             options.setdefault("name", name)
-            racers.append(
-                Contestant(name, agent.build(plugins, AgentPlugin), assignment, cutoff, changed)
-            )
+            racers.append(Contestant(name, plugins.agent(agent), assignment, cutoff, changed))
     names = [racer.name for racer in racers]
     if len(names) != len(set(names)):
         raise ConfigError("a contestant and an examiner share a name; rename one of them")

@@ -17,8 +17,9 @@ from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins, create_plugin
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import SandboxPlugin
+from bugbout.core.pipeline import build_contestants
 from bugbout.core.race.agents import Session
-from bugbout.core.race.contestants import Contestant, build_contestants
+from bugbout.core.race.contestants import Contestant
 from bugbout.onboarding.doctor.check import Check
 from bugbout.onboarding.doctor.known_agents import KNOWN_AGENTS, dry_entry
 from bugbout.onboarding.doctor.native import native_checks

@@ -19,8 +19,8 @@ from typing import Any
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.pipeline import build_contestants
 from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.race.contestants import build_contestants
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.onboarding.doctor.check import Check
 from bugbout.onboarding.doctor.clis import build_contestant, install_hint

@@ -1,31 +1,64 @@
-"""The pipeline's wiring: the one module of the core that sees the whole bout's settings
-and the plugin manager.
-
-For each stage it derives a frozen spec, the sections of the settings that stage reads
-(typed, nothing more), and builds the plugin implementations the stage uses; the stage
-is then called with its spec, its input records and those plugins. A stage's records
-are keyed from its spec and its inputs' keys where the stage keeps them
-(:class:`bugbout.core.evidence.EvidenceKeys` for the evidence after the race).
-"""
+"""The contestants, the race and the stages after it, wired: their specs and plugins made
+from the bout's settings and the plugin manager. A stage's records are keyed from its
+spec and its inputs' keys where the stage keeps them
+(:class:`bugbout.core.evidence.EvidenceKeys` for the evidence after the race)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bugbout.core.audit.auditing import Auditor
-from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.instances import Instance
+from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
-from bugbout.core.contract.types import AuditorPlugin, JudgePlugin
+from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin, AuditorPlugin, JudgePlugin
 from bugbout.core.evidence import EvidenceSpec
 from bugbout.core.plumbing.executor import Executor, make_executor
 from bugbout.core.plumbing.progress import Progress
 from bugbout.core.plumbing.stopping import Stop
-from bugbout.core.plumbing.tools import Benches, BenchSpec, Tools
+from bugbout.core.plumbing.tools import Benches, BenchSpec, make_benches
+from bugbout.core.race.agents import CodingAgent
+from bugbout.core.race.contestants import Contestant, ContestantsSpec, make_contestants
+from bugbout.core.race.examining import Assignment
 from bugbout.core.race.race import Race
 from bugbout.core.race.spec import AttemptSpec, RacePlugins, RaceSpec
 from bugbout.core.report.reporters import build_reporters
 from bugbout.core.store.store import Store
 from bugbout.core.verdicts import Verdicts, VerdictsPlugins, VerdictsSpec
+
+
+def contestants_spec(settings: BoutSettings) -> ContestantsSpec:
+    """What the making of the contestants reads of ``settings``: the agents chosen, by
+    role, and the names ``contestants:`` and ``examiners:`` define."""
+    roles = ("contestant", "examiner")
+    return ContestantsSpec(
+        chosen={role: settings.chosen(role) for role in roles},
+        defined={role: frozenset(getattr(settings, f"{role}s")) for role in roles},
+    )
+
+
+@dataclass(frozen=True)
+class EntryPlugins:
+    """An entry's agent and assignment, made by the plugin manager."""
+
+    plugins: Plugins
+
+    def agent(self, entry: Instance) -> CodingAgent:
+        """The agent ``entry`` names, with its validated options."""
+        return entry.build(self.plugins, AgentPlugin)
+
+    def assignment(self, entry: Instance) -> tuple[Assignment, dict[str, Any]]:
+        """The assignment ``entry`` names, and its options that differ from the defaults."""
+        changed = entry.check(self.plugins, AssignmentPlugin).model_dump(
+            mode="json", by_alias=True, exclude_defaults=True
+        )
+        return entry.build(self.plugins, AssignmentPlugin), changed
+
+
+def build_contestants(settings: BoutSettings, plugins: Plugins) -> list[Contestant]:
+    """The bout's contestants and examiners, each with its agent made by ``plugins``."""
+    return make_contestants(contestants_spec(settings), EntryPlugins(plugins))
 
 
 def attempt_spec(settings: BoutSettings) -> AttemptSpec:
@@ -130,8 +163,9 @@ class WorkerBenches:
     auditor: PluginChoice
 
     def __call__(self) -> tuple[Benches, Auditor]:
-        tools = Tools.in_worker(self.bench.settings())
-        return tools, make_auditor(tools.plugins, self.auditor)
+        plugins = make_plugins()
+        benches = make_benches(self.bench, plugins, Store(self.bench.store_dir))
+        return benches, make_auditor(plugins, self.auditor)
 
 
 @dataclass(frozen=True)
@@ -143,6 +177,14 @@ class WorkerRace:
     spec: AttemptSpec
 
     def __call__(self) -> RacePlugins:
-        update = {"run": self.spec.run, "limits": self.spec.limits, "tasks": self.spec.tasks}
-        tools = Tools.in_worker(self.spec.bench.settings().model_copy(update=update))
-        return race_plugins(tools.settings, tools.plugins, tools)
+        plugins = make_plugins()
+        bench = self.spec.bench
+        benches = make_benches(bench, plugins, Store(bench.store_dir))
+        default = BoutSettings(project=bench.project, root=bench.root)  # its executor's
+        return RacePlugins(
+            benches=benches,
+            transcript=plugins.hook.bugbout_transcript,
+            executor=lambda: make_executor(default, plugins),
+            remote=self,
+            notify=plugins.notify,
+        )

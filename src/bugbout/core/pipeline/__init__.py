@@ -1,0 +1,95 @@
+"""The pipeline's wiring: the one place of the core that sees the whole bout's settings
+and the plugin manager.
+
+For each stage it derives a frozen spec, the sections of the settings that stage reads
+(typed, nothing more), and builds the plugin implementations the stage uses; the stage
+is then called with its spec, its input records and those plugins. Mining
+(:mod:`bugbout.core.pipeline.mining`), ground truth (:mod:`bugbout.core.pipeline.truth`),
+the contestants, the race and the stages after it (:mod:`bugbout.core.pipeline.stages`)
+are wired apart, and each name is imported the first time it is used, so that
+``bugbout tasks --mine-only`` loads the mining modules only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bugbout.core.contract.exports import lazy_exports
+
+__all__ = [
+    "WorkerBenches",
+    "WorkerRace",
+    "attempt_spec",
+    "build_contestants",
+    "check_plugins",
+    "check_verdict_plugins",
+    "contestants_spec",
+    "find_tasks",
+    "ground_truth",
+    "issue_resolver",
+    "make_auditor",
+    "mine_plugins",
+    "mine_spec",
+    "mine_tasks",
+    "race",
+    "race_plugins",
+    "race_spec",
+    "suite_runner",
+    "verdicts",
+    "verdicts_spec",
+]
+
+_MINING = "bugbout.core.pipeline.mining"
+_TRUTH = "bugbout.core.pipeline.truth"
+_STAGES = "bugbout.core.pipeline.stages"
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "WorkerBenches": _STAGES,
+        "WorkerRace": _STAGES,
+        "attempt_spec": _STAGES,
+        "build_contestants": _STAGES,
+        "check_plugins": _TRUTH,
+        "check_verdict_plugins": _STAGES,
+        "contestants_spec": _STAGES,
+        "find_tasks": _MINING,
+        "ground_truth": _TRUTH,
+        "issue_resolver": _MINING,
+        "make_auditor": _STAGES,
+        "mine_plugins": _MINING,
+        "mine_spec": _MINING,
+        "mine_tasks": _MINING,
+        "race": _STAGES,
+        "race_plugins": _STAGES,
+        "race_spec": _STAGES,
+        "suite_runner": _MINING,
+        "verdicts": _STAGES,
+        "verdicts_spec": _STAGES,
+    },
+)
+
+if TYPE_CHECKING:
+    from bugbout.core.pipeline.mining import (
+        find_tasks,
+        issue_resolver,
+        mine_plugins,
+        mine_spec,
+        mine_tasks,
+        suite_runner,
+    )
+    from bugbout.core.pipeline.stages import (
+        WorkerBenches,
+        WorkerRace,
+        attempt_spec,
+        build_contestants,
+        check_verdict_plugins,
+        contestants_spec,
+        make_auditor,
+        race,
+        race_plugins,
+        race_spec,
+        verdicts,
+        verdicts_spec,
+    )
+    from bugbout.core.pipeline.truth import check_plugins, ground_truth

@@ -1,0 +1,66 @@
+"""Ground truth, wired: the tasks mined (:mod:`bugbout.core.pipeline.mining`), then their
+oracles computed (:func:`bugbout.core.tasks.compute_oracles`), one bout at a time on a
+store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.types import (
+    EnvironmentPlugin,
+    IssueSourcePlugin,
+    MinerPlugin,
+    SandboxPlugin,
+)
+from bugbout.core.mine.drafting import Drafter
+from bugbout.core.mine.finding import claimed, party_of
+from bugbout.core.pipeline.mining import mine_spec, mine_tasks
+from bugbout.core.plumbing.executor import Executor
+from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.store.records import OracleSet, TaskSet
+from bugbout.core.store.store import ORACLES, Store
+from bugbout.core.tasks import compute_oracles
+
+
+def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
+    """Fail before any work when a selected plugin is missing or its options are wrong."""
+    plugins.get(MinerPlugin, settings.miner.name).spec.parse_options(settings.miner.options)
+    plugins.get(EnvironmentPlugin, settings.environment.name).spec.parse_options(
+        settings.environment.options
+    )
+    plugins.get(SandboxPlugin, settings.sandbox.name).spec.parse_options(settings.sandbox.options)
+    for source in mine_spec(settings).sources():
+        source.check(plugins, IssueSourcePlugin)
+    if settings.tasks.statement == "drafted":
+        Drafter.of(settings, plugins)
+
+
+def ground_truth(
+    settings: BoutSettings,
+    plugins: Plugins,
+    store: Store,
+    progress: Progress | None = None,
+    *,
+    executor: Executor | None = None,
+    sweep: Path | None = None,
+    mine_only: bool = False,
+    computed: set[str] | None = None,
+) -> tuple[TaskSet, OracleSet]:
+    """Mine the tasks and compute their oracles (``mine_only``: only mine; the oracles
+    are those stored), one bout at a time on a store: another bugbout doing it
+    meanwhile is an error naming it, except for the jobs of one ``sweep`` (its
+    directory), which take turns: the first computes, the others find its records and
+    reuse them (an environment error too). ``computed`` receives the id of each task
+    whose oracle was computed now."""
+    progress = progress or SilentProgress()
+    with claimed(store, progress, sweep):
+        tasks = mine_tasks(settings, plugins, store, progress)
+        if mine_only:
+            return tasks, store.read(ORACLES, OracleSet) or OracleSet()
+        oracles = compute_oracles(
+            settings, plugins, store, tasks, progress,
+            executor=executor, sweep=party_of(sweep), computed=computed,
+        )  # fmt: skip
+    return tasks, oracles
