@@ -55,7 +55,7 @@ def hidden_files(settings: BoutSettings, contestant: Contestant) -> list[Path]:
         argv = agent.invocation(dummy_session(Path(scratch))).argv
     if not getattr(agent.options, "sandboxed", True):
         return []
-    masked = masked_paths(settings, bugbout_home())
+    masked = masked_paths(settings.repository, settings.store_dir, bugbout_home())
     shown = readable_paths([agent.executable or ""])
     found = []
     for part in argv:

@@ -57,7 +57,7 @@ def pytest_problem(settings: BoutSettings, sandbox: Sandbox) -> str | None:
             "runs (pip install pytest)"
         )
     from bugbout.core.plumbing.checkout import Checkouts, remove_tree
-    from bugbout.core.plumbing.confine import test_confinement
+    from bugbout.core.plumbing.confine import masked_paths, test_confinement
     from bugbout.core.plumbing.git import Git
     from bugbout.core.plumbing.home import bugbout_home
     from bugbout.core.plumbing.testrun import run_tests
@@ -69,7 +69,9 @@ def pytest_problem(settings: BoutSettings, sandbox: Sandbox) -> str | None:
     try:
         repo = RepositoryBuilder(scratch / "repo")
         rev = repo.commit("Probe", {"tests/test_doctor.py": "def test_doctor():\n    pass\n"})
-        confine = test_confinement(settings, sandbox, bugbout_home())
+        home = bugbout_home()
+        masked = masked_paths(settings.repository, settings.store_dir, home)
+        confine = test_confinement(settings.limits.tests, sandbox, home, masked)
         with Git(repo.path) as git:
             checkouts = Checkouts(git, scratch / "checkouts", settings.run.checkouts)
             tree = fresh_test_tree(checkouts, rev, scratch / "tree")
