@@ -37,12 +37,11 @@ from bugbout.core.contract.settings import (
     RunSettings,
     TasksSettings,
 )
-from bugbout.core.pipeline import mine_tasks, race
+from bugbout.core.pipeline import compute_oracles, mine_tasks, race
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.testing import RepositoryBuilder
 
 OUTPUT = Path(__file__).resolve().parent.parent / ".bench"

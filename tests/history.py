@@ -17,10 +17,9 @@ from bugbout.core.contract.settings import (
     ProjectSettings,
     TasksSettings,
 )
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.store.records import OracleSet
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.testing import RepositoryBuilder
 
 OPS = """\

@@ -22,13 +22,12 @@ from bugbout.core.contract.settings import BoutSettings, TasksSettings
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.statements import tell_statements
-from bugbout.core.pipeline import build_contestants, mine_tasks
+from bugbout.core.pipeline import build_contestants, compute_oracles, mine_tasks
 from bugbout.core.plumbing.git import Git
 from bugbout.core.report.report_build import build_report
 from bugbout.core.store.drafts import DRAFTS, Draft, Drafts
 from bugbout.core.store.records import Oracle, OracleSet, TaskSet
 from bugbout.core.store.store import TASKS, Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.render.html_tasks import task_pages_html
 from bugbout.testing import RepositoryBuilder
 from bugbout.testing.model_server import INPUT_TOKENS, OUTPUT_TOKENS, ModelServer, Say

@@ -10,13 +10,12 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import PriceSettings
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_store import read_bout
 from bugbout.core.store.drafts import Draft
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.plugins.reporters.markdown import render_markdown
 from bugbout.testing.model_server import INPUT_TOKENS, OUTPUT_TOKENS, ModelServer, Say
 from test_costs import TABLE, _records

@@ -13,9 +13,8 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import PluginChoice
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.store.store import ORACLES, Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings
 

@@ -11,9 +11,8 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.plugins.test_runners.javascript.files import SOURCE_SUFFIXES
 from test_js_mining import mirror
 

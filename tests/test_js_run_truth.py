@@ -12,10 +12,9 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.store.records import Oracle
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.plugins.environments import npm
 from bugbout.plugins.test_runners.javascript import node_test, vitest
 from bugbout.testing import RepositoryBuilder

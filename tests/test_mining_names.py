@@ -15,12 +15,11 @@ import name_history
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.store.records import Task, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.core.truth.oracle import export_before
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder

@@ -19,12 +19,11 @@ from bugbout.core.contract.settings import (
     TasksSettings,
 )
 from bugbout.core.mine.injection import REF_PREFIX, SuiteRunner
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.testing import RepositoryBuilder
 from cli_runs import bugbout
 

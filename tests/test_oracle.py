@@ -8,7 +8,7 @@ import pytest
 
 from bugbout import hookimpl
 from bugbout.core.contract.manager import Plugins
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.store.records import (
     Oracle,
     OracleSet,
@@ -19,7 +19,6 @@ from bugbout.core.store.records import (
     TestRun,
 )
 from bugbout.core.store.store import ORACLES, TASKS, Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.core.truth.oracle import first_error, judge_runs
 from history import calc_settings
 

@@ -22,6 +22,7 @@ from bugbout.core.pipeline import (
     mine_plugins,
     mine_spec,
     race,
+    truth_spec,
     verdicts,
     verdicts_spec,
 )
@@ -29,7 +30,7 @@ from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.race import RemoteAttempt
 from bugbout.core.store.records import Attempt, AttemptStatus, Oracle, Task, TaskIssue
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import OracleJob, truth_spec
+from bugbout.core.tasks import OracleJob
 
 SECRET = "sk-contestant-secret-0123456789"
 """Held by a contestant's settings: no test run after the race has any use for it."""
@@ -160,9 +161,8 @@ STAGES = ["mine", "truth", "race", "crossexam", "judge", "score", "audit", "evid
 """The stages, mining and the making of the contestants included, and the evidence the
 stages after the race share, under ``bugbout/core``. The report is left out: it still
 builds the reporters and reads transcripts through the plugin manager."""
-ORCHESTRATORS = ["verdicts.py", "rounds.py"]
-"""The orchestrators that take their spec (``tasks.py`` computes the oracles from the
-whole settings)."""
+ORCHESTRATORS = ["tasks.py", "verdicts.py", "rounds.py"]
+"""The orchestrators: ground truth, the stages after the race, the retry rounds."""
 
 
 def test_only_the_pipeline_names_the_whole_settings_or_the_plugin_manager() -> None:

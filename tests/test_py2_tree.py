@@ -12,7 +12,7 @@ from bugbout.core.contract.settings import (
     PluginChoice,
     ProjectSettings,
 )
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.plumbing.checkout import Checkouts
 from bugbout.core.plumbing.environment import EnvironmentRequest
 from bugbout.core.plumbing.git import Git
@@ -26,7 +26,6 @@ from bugbout.core.plumbing.testrun import run_tests
 from bugbout.core.plumbing.testtree import fresh_test_tree
 from bugbout.core.store.records import Outcome
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.testing import RepositoryBuilder
 
 SETUP = (

@@ -12,6 +12,7 @@ from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.crossexam.crossexam import plan_installation
+from bugbout.core.pipeline import truth_spec
 from bugbout.core.plumbing.affected import BaseRun, changed_in_functions, select
 from bugbout.core.plumbing.test_runner import file_of
 from bugbout.core.store.records import (
@@ -22,7 +23,6 @@ from bugbout.core.store.records import (
     RunStatus,
     TestRun,
 )
-from bugbout.core.tasks import truth_spec
 from runners import pytest_runner
 
 SHA = "a" * 40

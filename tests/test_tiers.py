@@ -13,10 +13,9 @@ from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.reported import scrubbed, statement
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.store.records import Task, TaskSet
 from bugbout.core.store.store import TASKS, Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.manager import make_plugins
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.plumbing.checkout import remove_later
 from bugbout.core.store.store import Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings
 

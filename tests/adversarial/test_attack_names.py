@@ -22,10 +22,9 @@ from bugbout.core.contract.settings import (
     ProjectSettings,
     TasksSettings,
 )
-from bugbout.core.pipeline import mine_tasks
+from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
-from bugbout.core.tasks import compute_oracles
 from bugbout.testing import RepositoryBuilder
 
 PLANTED = b"def test_planted():\n    assert True\n"

@@ -3,26 +3,27 @@ task's oracle, computed or reused, and its statement told."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.manager import Plugins, make_plugins
-from bugbout.core.contract.settings import BoutSettings, TasksSettings
-from bugbout.core.contract.types import EnvironmentPlugin
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import PluginChoice, TasksSettings
 from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.finding import warn_problems
 from bugbout.core.mine.statements import tell_statements
-from bugbout.core.plumbing.environment import revision
-from bugbout.core.plumbing.executor import Executor, make_executor, run_jobs
+from bugbout.core.plumbing.executor import Executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, stopping
-from bugbout.core.plumbing.tools import Benches, BenchSpec, Tools, make_benches
+from bugbout.core.plumbing.tools import Benches, BenchSpec, make_benches
 from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import METHOD, compute_oracle
+
+DEFAULT_RUNNER = PluginChoice(name="pytest")
+"""The test runner a bout runs when none is chosen (``test-runner``)."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class TruthSpec:
         test runner too, when it is not the default: the keys of oracles computed before
         runners were plugins stay the same)."""
         runner = self.bench.test_runner
-        default = runner == BoutSettings.model_fields["test_runner"].default
+        default = runner == DEFAULT_RUNNER
         return digest(
             task_sha,
             self.bench.environment.model_dump_json(),
@@ -50,14 +51,26 @@ class TruthSpec:
         )
 
 
-def truth_spec(settings: BoutSettings) -> TruthSpec:
-    """What ground truth reads of ``settings``."""
-    return TruthSpec(BenchSpec.of(settings), settings.tasks)
+@dataclass(frozen=True)
+class TruthPlugins:
+    """The plugin implementations ground truth uses, made by the pipeline: the bout's
+    benches (made when a job runs in this process), the revision of the environment
+    builder (``built_by``: an oracle of another is kept if its environment resolves
+    alike), the executor (made when one is needed), the drafter of statements (``None``:
+    scrubbed ones), the lifecycle hooks (``notify``) and the problems the plugins met
+    (``problems``, warned of once)."""
+
+    benches: Callable[[], Benches]
+    built_by: str
+    executor: Callable[[], Executor]
+    drafter: Callable[[], Drafter | None]
+    notify: Callable[..., None]
+    problems: list[str]
 
 
-def compute_oracles(
-    settings: BoutSettings,
-    plugins: Plugins,
+def compute_truth(
+    spec: TruthSpec,
+    plugins: TruthPlugins,
     store: Store,
     tasks: TaskSet,
     progress: Progress | None = None,
@@ -67,17 +80,17 @@ def compute_oracles(
     computed: set[str] | None = None,
 ) -> OracleSet:
     """Compute (or reuse) every task's oracle, ``tasks.jobs`` at a time on ``executor``
-    (the settings' own when not given); ``oracles.json`` is written after each task, so an
+    (the bout's own when not given); ``oracles.json`` is written after each task, so an
     interrupted run loses at most the tasks in flight. An environment error is tried
     again on every run, but once per ``sweep`` (its directory): its later jobs take the
-    first one's. ``computed`` receives the id of each task whose oracle was computed."""
+    first one's. ``computed`` receives the id of each task whose oracle was computed.
+    Then each task's statement is told."""
     progress = progress or SilentProgress()
     plugins.notify("bugbout_before_truth", tasks=tasks)
     warn_problems(plugins.problems, progress)
     oracles = store.read(ORACLES, OracleSet) or OracleSet()
     todo: list[tuple[Task, str, Oracle | None]] = []
-    built_by = revision(plugins.get(EnvironmentPlugin, settings.environment.name).spec.factory)
-    spec = truth_spec(settings)
+    built_by = plugins.built_by
     for task in tasks.tasks:
         key = spec.key(task.sha)
         oracle = oracles.root.get(task.id)
@@ -92,9 +105,9 @@ def compute_oracles(
             progress.advance(f"{task.id} {oracles.root[task.id].status}")
     if todo:
         own = executor is None
-        executor = executor or make_executor(settings, plugins)
+        executor = executor or plugins.executor()
         try:
-            local = Tools.build(settings, plugins, store) if executor.in_process else None
+            local = plugins.benches() if executor.in_process else None
             for oracle in _dispatch(spec, local, executor, todo):
                 if oracle.status == "environment-error" and stopping():
                     continue  # perhaps the signal's doing (it reaches uv too): not kept
@@ -116,10 +129,9 @@ def compute_oracles(
         if oracle.status == "environment-error":
             progress.warn(f"task {task.id}: environment error: {oracle.reason}")
     # the statements are not part of the oracle's key: they are made from the oracle
-    drafter = Drafter.of(settings, plugins) if settings.tasks.statement == "drafted" else None
     tell_statements(
-        settings.repository, store, tasks, oracles,
-        drafter=drafter, jobs=settings.tasks.jobs, warn=progress.warn,
+        spec.bench.repository, store, tasks, oracles,
+        drafter=plugins.drafter(), jobs=spec.tasks.jobs, warn=progress.warn,
     )  # fmt: skip
     progress.finish()
     store.write(TASKS, tasks)

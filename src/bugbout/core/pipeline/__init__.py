@@ -23,6 +23,7 @@ __all__ = [
     "build_contestants",
     "check_plugins",
     "check_verdict_plugins",
+    "compute_oracles",
     "contestants_spec",
     "find_tasks",
     "ground_truth",
@@ -35,6 +36,8 @@ __all__ = [
     "race_plugins",
     "race_spec",
     "suite_runner",
+    "truth_plugins",
+    "truth_spec",
     "verdicts",
     "verdicts_spec",
 ]
@@ -52,6 +55,7 @@ __getattr__, __dir__ = lazy_exports(
         "build_contestants": _STAGES,
         "check_plugins": _TRUTH,
         "check_verdict_plugins": _STAGES,
+        "compute_oracles": _TRUTH,
         "contestants_spec": _STAGES,
         "find_tasks": _MINING,
         "ground_truth": _TRUTH,
@@ -64,6 +68,8 @@ __getattr__, __dir__ = lazy_exports(
         "race_plugins": _STAGES,
         "race_spec": _STAGES,
         "suite_runner": _MINING,
+        "truth_plugins": _TRUTH,
+        "truth_spec": _TRUTH,
         "verdicts": _STAGES,
         "verdicts_spec": _STAGES,
     },
@@ -92,4 +98,10 @@ if TYPE_CHECKING:
         verdicts,
         verdicts_spec,
     )
-    from bugbout.core.pipeline.truth import check_plugins, ground_truth
+    from bugbout.core.pipeline.truth import (
+        check_plugins,
+        compute_oracles,
+        ground_truth,
+        truth_plugins,
+        truth_spec,
+    )

@@ -17,11 +17,13 @@ from bugbout.core.contract.types import (
 from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.finding import claimed, party_of
 from bugbout.core.pipeline.mining import mine_spec, mine_tasks
-from bugbout.core.plumbing.executor import Executor
+from bugbout.core.plumbing.environment import revision
+from bugbout.core.plumbing.executor import Executor, make_executor
 from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.tools import BenchSpec, make_benches
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, Store
-from bugbout.core.tasks import compute_oracles
+from bugbout.core.tasks import TruthPlugins, TruthSpec, compute_truth
 
 
 def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
@@ -35,6 +37,46 @@ def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
         source.check(plugins, IssueSourcePlugin)
     if settings.tasks.statement == "drafted":
         Drafter.of(settings, plugins)
+
+
+def truth_spec(settings: BoutSettings) -> TruthSpec:
+    """What ground truth reads of ``settings``."""
+    return TruthSpec(BenchSpec.of(settings), settings.tasks)
+
+
+def truth_plugins(settings: BoutSettings, plugins: Plugins, store: Store) -> TruthPlugins:
+    """The plugin implementations ground truth uses, made by ``plugins``: the benches on
+    ``store`` and the executor ``settings`` choose, the environment builder's revision,
+    and the drafter ``tasks.drafter`` names when statements are drafted."""
+    environment = plugins.get(EnvironmentPlugin, settings.environment.name)
+    drafted = settings.tasks.statement == "drafted"
+    return TruthPlugins(
+        benches=lambda: make_benches(BenchSpec.of(settings), plugins, store),
+        built_by=revision(environment.spec.factory),
+        executor=lambda: make_executor(settings, plugins),
+        drafter=lambda: Drafter.of(settings, plugins) if drafted else None,
+        notify=plugins.notify,
+        problems=plugins.problems,
+    )
+
+
+def compute_oracles(
+    settings: BoutSettings,
+    plugins: Plugins,
+    store: Store,
+    tasks: TaskSet,
+    progress: Progress | None = None,
+    *,
+    executor: Executor | None = None,
+    sweep: str = "",
+    computed: set[str] | None = None,
+) -> OracleSet:
+    """Ground truth (:func:`bugbout.core.tasks.compute_truth`) given its spec and plugins."""
+    used = truth_plugins(settings, plugins, store)
+    return compute_truth(
+        truth_spec(settings), used, store, tasks, progress,
+        executor=executor, sweep=sweep, computed=computed,
+    )  # fmt: skip
 
 
 def ground_truth(
