@@ -29,6 +29,7 @@ from pydantic import Field
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.plumbing.backtrack import EraCheck
+from bugbout.core.plumbing.pytest_era import OLDEST
 from bugbout.core.plumbing.uv_program import (
     UvFailure,
     run_uv,
@@ -435,6 +436,45 @@ def checked(
     )
 
 
+def _runner_pins(declared: list[str]) -> list[str]:
+    """The declared test dependencies that constrain pytest's version."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    pins = []
+    for requirement in declared:
+        try:
+            parsed = Requirement(requirement)
+        except InvalidRequirement:
+            continue
+        if _name_of(parsed.name) == "pytest" and parsed.specifier:
+            pins.append(requirement)
+    return pins
+
+
+def _runner_version(pinned: list[str]) -> tuple[int, ...] | None:
+    for pin in pinned:
+        if _name_of(pin) == "pytest":
+            digits = re.findall(r"\d+", pin.split("==", 1)[1])
+            return tuple(int(part) for part in digits[:2])
+    return None
+
+
+def _too_old_runner(pinned: list[str]) -> bool:
+    """Whether ``pinned`` holds a pytest older than the oldest bugbout's runs take."""
+    version = _runner_version(pinned)
+    return version is not None and version < OLDEST
+
+
+def _too_old_reason(pinned: list[str]) -> str:
+    oldest = ".".join(map(str, OLDEST))
+    now = _runner_version(pinned)
+    instead = f"pytest {'.'.join(map(str, now))}" if now else "no pytest"
+    return (
+        f"set aside: it holds pytest below {oldest}, the oldest bugbout's test runs take "
+        f"(no hook wrappers); {instead} runs instead"
+    )
+
+
 def exclude_newer_date(fix_date: str) -> str:
     """The first day of the month after ``fix_date`` (ISO 8601), e.g. ``2021-07-01``."""
     year, month = int(fix_date[:4]), int(fix_date[5:7])
@@ -476,9 +516,13 @@ class EraResolution:
         path = self.home / "resolutions" / f"{self.era}.json"
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
-            return Resolution.model_validate(stored["resolution"]), list(stored["tools"])
+            resolution = Resolution.model_validate(stored["resolution"])
+            tools = list(stored["tools"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
+        else:
+            if not (_too_old_runner(resolution.pinned) and _runner_pins(self.declared)):
+                return resolution, tools  # else: kept before the pin was set aside
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".resolving-", dir=path.parent) as scratch:
             resolution, tools = self._resolve(Path(scratch))
@@ -506,13 +550,13 @@ class EraResolution:
                 call.runner = runner_of(resolver, self.required, tools_date, self.version)
             except UvFailure as failure:
                 raise raised(failure) from None
-        resolution = checked(
-            resolver,
-            resolver.resolve(self.required, self.declared),
-            index_url=self.index_url,
-            direct=[*self.required, *self.declared],
-            python=self.version,
-        ).model_copy(update={"runner": call.runner})
+        resolution = self._checked(resolver, self.declared)
+        pins = _runner_pins(self.declared)
+        if _too_old_runner(resolution.pinned) and pins:
+            declared = [requirement for requirement in self.declared if requirement not in pins]
+            resolution = self._checked(resolver, declared)
+            resolution.left_out.update(dict.fromkeys(pins, _too_old_reason(resolution.pinned)))
+        resolution = resolution.model_copy(update={"runner": call.runner})
         minor = tuple(int(part) for part in self.version.split(".")[:2])
         if minor >= SETUPTOOLS_BEFORE:
             return resolution, []
@@ -528,3 +572,14 @@ class EraResolution:
             return resolution, tools.compile(["setuptools"])
         except UvFailure as failure:
             raise raised(failure) from None
+
+    def _checked(self, resolver: Resolver, declared: list[str]) -> Resolution:
+        """The requirements and as many of ``declared`` as resolve, checked against the
+        index's dates."""
+        return checked(
+            resolver,
+            resolver.resolve(self.required, declared),
+            index_url=self.index_url,
+            direct=[*self.required, *declared],
+            python=self.version,
+        )
