@@ -3,12 +3,15 @@ told from is unchanged; a change to any of it tells it again. On a real git hist
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from bugbout.core.mine import statements
+from bugbout.core.mine.reported import Parents, fix_only, told
 from bugbout.core.mine.statements import STATEMENTS, ToldStatements, tell_statements
+from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.core.store.store import Store
 from bugbout.testing import RepositoryBuilder
@@ -29,7 +32,7 @@ def _task(root: Path) -> tuple[Path, Task]:
     parent = repo.commit("Initial commit", {"calc.py": PARSE, "tests/test_calc.py": TESTS})
     sha = repo.commit(
         "Fix negative numbers losing their sign\n\nThey came back positive. "
-        "_keep_sign now keeps it.",
+        "A minus sign is lost in _keep_sign.",
         {"calc.py": FIXED, "tests/test_calc.py": TESTS + NEGATIVE},
     )
     task = Task(
@@ -62,8 +65,8 @@ def _keep(store: Store, text: str) -> None:
     """Replace the text of every kept statement by ``text``, under its key."""
     kept = store.read(STATEMENTS, ToldStatements)
     assert kept is not None and list(kept.root) == ["t1"]
-    for told in kept.root.values():
-        told.statement = text
+    for statement in kept.root.values():
+        statement.statement = text
     store.write(STATEMENTS, kept)
 
 
@@ -110,3 +113,30 @@ def test_a_statement_is_told_again_when_what_it_is_told_from_changes(
         assert "- tests/test_calc.py::test_plain" in again
     if change == "tier":
         assert "Tests written for the change asked for fail" in again
+
+
+def test_a_statement_told_from_its_message_looks_only_for_the_names_it_shows(
+    tmp_path: Path,
+) -> None:
+    repo, task = _task(tmp_path / "repo")
+    with Git(repo) as git:
+        whole = told(git, task, fix=fix_only(git, task))
+        parents = Parents(git)
+        assert told(git, task, parents=parents) == whole
+        assert "They came back positive." in whole
+        assert "_keep_sign" in git.message(task.sha) and "lost in" not in whole
+        assert parents.trees  # the fix names _keep_sign: the parent's files were searched
+        quiet = task.model_copy(update={"sha": _commit(repo, "Fix a sign\n\nIt was lost.")})
+        parents = Parents(git)
+        assert told(git, quiet, parents=parents) == told(git, quiet, fix=fix_only(git, quiet))
+        assert not parents.trees  # its message shows no name: nothing is searched
+
+
+def _commit(repo: Path, message: str) -> str:
+    """A commit of ``message`` holding the fix of :func:`_task` again, on its parent."""
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "checkout", "-q", "HEAD~1"], check=True)
+    subprocess.run([*git, "checkout", "-q", "HEAD@{1}", "--", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", message], check=True)
+    done = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+    return done.stdout.strip()

@@ -15,7 +15,7 @@ import io
 import keyword
 import re
 import tokenize
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from bugbout.core.plumbing.git import Git, TreeEntry
@@ -109,13 +109,16 @@ def told(
     *,
     leaks: Callable[[str], bool] = lambda sentence: False,
     fix: tuple[list[str], set[str]] | None = None,
+    parents: Parents | None = None,
 ) -> str:
     """The statement of a task that names no issue: its commit message scrubbed (without
     a sentence that ``leaks`` the fix), then, when ``oracle`` found fail-to-pass tests,
     those tests with what they said before the fix. ``fix``: :func:`fix_only`'s answer,
-    when known."""
-    added, names = fix or fix_only(git, task)
-    report = _without(scrubbed(git.message(task.sha), names), leaks)
+    when known; else it is found for the names the message shows only (through
+    ``parents``, given for the fixes of one history)."""
+    message = git.message(task.sha)
+    added, names = fix or fix_only(git, task, parents, among=named(message))
+    report = _without(scrubbed(message, names), leaks)
     failing = failures_before(oracle) if oracle is not None else {}
     if not failing:
         return _text(report)
@@ -163,26 +166,49 @@ def scrubbed(message: str, names: Iterable[str] = ()) -> str:
     (those only the fix introduces), how-clauses, and sentences that say what was done.
     The title (a merge's: its pull request's) stays, scrubbed the same way."""
     hidden = {name for name in names if len(name) >= 3}
+    title, paragraphs = _sentences(message)
+    kept_title = _scrub_sentence(title, hidden, keep_solution=True)
+    kept: list[str] = []
+    for sentences in paragraphs:
+        scrubbed_sentences = [_scrub_sentence(sentence, hidden) for sentence in sentences]
+        if joined := " ".join(sentence for sentence in scrubbed_sentences if sentence):
+            kept.append(joined)
+    return "\n\n".join(part for part in [kept_title, *kept] if part)
+
+
+def named(message: str) -> set[str]:
+    """The names :func:`scrubbed` looks for in ``message``: of the names it is given,
+    only these change what it keeps."""
+    title, paragraphs = _sentences(message)
+    sentences = [title, *(sentence for sentences in paragraphs for sentence in sentences)]
+    return {name for sentence in sentences for name in _NAME.findall(_stripped(sentence))}
+
+
+def _sentences(message: str) -> tuple[str, list[list[str]]]:
+    """The title of ``message`` (a merge's: its pull request's) and the sentences of each
+    paragraph of its body, without code blocks and trailers."""
     lines = message.strip().splitlines()
     while lines and (not lines[0].strip() or _TRAILER.match(lines[0].strip())):
         lines.pop(0)  # a merge's own title: its pull request's is the next line
     title, body = (lines[0], "\n".join(lines[1:])) if lines else ("", "")
-    kept_title = _scrub_sentence(title, hidden, keep_solution=True)
-    kept: list[str] = []
+    paragraphs: list[list[str]] = []
     for paragraph in re.split(r"\n\s*\n", _CODE.sub(" ", body)):
         lines = [line for line in paragraph.splitlines() if not _TRAILER.match(line.strip())]
         text = " ".join(line.strip().lstrip("-*").strip() for line in lines if line.strip())
-        sentences = [_scrub_sentence(s, hidden) for s in _SENTENCE.split(text) if s.strip()]
-        if joined := " ".join(s for s in sentences if s):
-            kept.append(joined)
-    return "\n\n".join(part for part in [kept_title, *kept] if part)
+        paragraphs.append([sentence for sentence in _SENTENCE.split(text) if sentence.strip()])
+    return title, paragraphs
+
+
+def _stripped(sentence: str) -> str:
+    """``sentence`` without code, calls, references and how-clauses."""
+    text = _CALL.sub(" ", _CODE.sub(" ", sentence))
+    return _CLAUSE.sub("", _REFERENCE.sub(" ", text))
 
 
 def _scrub_sentence(sentence: str, hidden: set[str], *, keep_solution: bool = False) -> str:
     """``sentence`` without code, references and how-clauses; empty when it shows a
     hidden name or (unless ``keep_solution``) says what was done."""
-    text = _CALL.sub(" ", _CODE.sub(" ", sentence))
-    text = _CLAUSE.sub("", _REFERENCE.sub(" ", text))
+    text = _stripped(sentence)
     if any(name in hidden for name in _NAME.findall(text)):
         if not keep_solution:
             return ""
@@ -193,11 +219,14 @@ def _scrub_sentence(sentence: str, hidden: set[str], *, keep_solution: bool = Fa
     return text if _NAME.search(text) else ""
 
 
-def fix_only(git: Git, task: Task, parents: Parents | None = None) -> tuple[list[str], set[str]]:
+def fix_only(
+    git: Git, task: Task, parents: Parents | None = None, *, among: Collection[str] | None = None
+) -> tuple[list[str], set[str]]:
     """The lines the fix added (to its code and its tests), and the names in the code it
     added to its source files (not in their comments or strings) that neither Python's
     builtins nor a Python file of the repository held before it (read through
-    ``parents``, given for the fixes of one history)."""
+    ``parents``, given for the fixes of one history); with ``among``, only those of its
+    names (the others are not looked for in the repository)."""
     paths = [*task.source_files, *task.changed_test_files]
     diff = git.run(
         "diff", "--no-color", "--no-ext-diff", "-U0", task.parent, task.sha, "--", *paths
@@ -221,6 +250,8 @@ def fix_only(git: Git, task: Task, parents: Parents | None = None) -> tuple[list
         if found is not None:
             names |= _code_names(found[1].decode("utf-8", "replace"), lines)
     names -= set(dir(builtins))
+    if among is not None:
+        names &= set(among)
     return source_lines(added), names - _held(parents or Parents(git), task, names)
 
 
@@ -310,6 +341,8 @@ def _held(parents: Parents, task: Task, names: set[str]) -> set[str]:
     """Which of ``names`` a Python file of the fix's parent holds, as a whole word: the
     files the fix changed are read first, the rest of its tree only for the names left
     (read through ``cat-file``: a ``git grep`` of the tree cost most of a statement)."""
+    if not names:
+        return set()
     left = {name.encode("utf-8", "surrogateescape"): name for name in names}
     read: set[str] = set()
     for path in (*task.source_files, *task.changed_test_files):
