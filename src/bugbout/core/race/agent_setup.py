@@ -21,7 +21,7 @@ from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.instructions import Arm, probe_line
-from bugbout.core.race.spec import Transcript
+from bugbout.core.race.spec import TranscriptReader
 from bugbout.sandbox.egress import EgressProxy, plan
 from bugbout.sandbox.identity import hand_over
 
@@ -109,7 +109,9 @@ def native_setup(agent: CodingAgent, home: Path, arm: Arm) -> Arm:
     return dataclasses.replace(arm, probed=True)
 
 
-def agent_transcript(transcript: Transcript, agent: CodingAgent, logdir: Path) -> list[Step] | None:
+def agent_transcript(
+    transcript: TranscriptReader, agent: CodingAgent, logdir: Path
+) -> list[Step] | None:
     """The agent's transcript, read by its plugin (``None``: it reads none, or the logs
     the agent left cannot be read)."""
     try:

@@ -46,7 +46,7 @@ class RaceSpec:
         return self.attempt.run
 
 
-class Transcript(Protocol):
+class TranscriptReader(Protocol):
     """Reads an agent's transcript from its log folder (the ``bugbout_transcript`` hook)."""
 
     def __call__(self, *, agent: str, logdir: Path) -> list[Step] | None: ...
@@ -68,7 +68,7 @@ class RacePlugins:
     The agents come with the contestants."""
 
     benches: Benches
-    transcript: Transcript
+    transcript: TranscriptReader
     executor: Callable[[], Executor]
     remote: RaceSource
     notify: Callable[..., None]
