@@ -35,7 +35,14 @@ from bugbout.core.store.records import (
     TaskSet,
     TestRun,
 )
-from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Resolution, Score, Verdict
+from bugbout.core.store.verdict_records import (
+    SUITE,
+    UNFIXED,
+    Matrix,
+    PatchResolution,
+    Score,
+    Verdict,
+)
 
 P, F, E = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
 T1, T2, T3 = "aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"
@@ -133,15 +140,15 @@ def records() -> dict[str, object]:
         attempt(T2, "exam", {"input_tokens": 60}, 3, role="examiner"),
     ]
     resolutions = [
-        Resolution(task_id=T1, contestant="alpha", score=Score.RESOLVED),
-        Resolution(task_id=T1, contestant="beta", score=Score.FIXED_BUT_BROKE),
-        Resolution(task_id=T1, contestant="gamma", score=Score.WRONG_FIX),
-        Resolution(task_id=T2, contestant="alpha", score=Score.WRONG_FIX),
-        Resolution(task_id=T2, contestant="beta", score=Score.RESOLVED),
+        PatchResolution(task_id=T1, contestant="alpha", score=Score.RESOLVED),
+        PatchResolution(task_id=T1, contestant="beta", score=Score.FIXED_BUT_BROKE),
+        PatchResolution(task_id=T1, contestant="gamma", score=Score.WRONG_FIX),
+        PatchResolution(task_id=T2, contestant="alpha", score=Score.WRONG_FIX),
+        PatchResolution(task_id=T2, contestant="beta", score=Score.RESOLVED),
         # a quota failure is not the agent's doing: left out
-        Resolution(task_id=T2, contestant="gamma", score=Score.NO_FIX),
+        PatchResolution(task_id=T2, contestant="gamma", score=Score.NO_FIX),
         # T3 is not scored: ignored
-        Resolution(task_id=T3, contestant="alpha", score=Score.RESOLVED),
+        PatchResolution(task_id=T3, contestant="alpha", score=Score.RESOLVED),
     ]
     verdicts = [
         Verdict(task_id=T1, policy="majority", pick="alpha", reason="r", approved=[A, B]),

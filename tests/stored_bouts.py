@@ -19,7 +19,7 @@ from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import (
     Job,
     JobAttempt,
-    Resolution,
+    PatchResolution,
     ResolutionSet,
     Score,
     TaskResolutions,
@@ -95,7 +95,7 @@ def store_bout(
             store.write(path, attempt)
             used.append(JobAttempt(task_id=t, contestant=name, path=path, reused=False))
             score = outcome if isinstance(outcome, Score) else Score.NO_FIX
-            scores.root.setdefault(t, TaskResolutions()).patches[name] = Resolution(
+            scores.root.setdefault(t, TaskResolutions()).patches[name] = PatchResolution(
                 task_id=t, contestant=name, score=score
             )
     store.write("resolutions.json", scores)

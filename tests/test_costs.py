@@ -33,7 +33,7 @@ from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import (
     Job,
     JobAttempt,
-    Resolution,
+    PatchResolution,
     ResolutionSet,
     Score,
     TaskResolutions,
@@ -122,11 +122,11 @@ def _records() -> dict[str, object]:
             _attempt(T1, "odd", "weird-model", {"output_tokens": 7}, 1),
         ],
         "resolutions": [
-            Resolution(task_id=T1, contestant="mixed", score=Score.RESOLVED),
-            Resolution(task_id=T2, contestant="mixed", score=Score.WRONG_FIX),
-            Resolution(task_id=T1, contestant="silent", score=Score.RESOLVED),
-            Resolution(task_id=T2, contestant="silent", score=Score.RESOLVED),
-            Resolution(task_id=T1, contestant="odd", score=Score.RESOLVED),
+            PatchResolution(task_id=T1, contestant="mixed", score=Score.RESOLVED),
+            PatchResolution(task_id=T2, contestant="mixed", score=Score.WRONG_FIX),
+            PatchResolution(task_id=T1, contestant="silent", score=Score.RESOLVED),
+            PatchResolution(task_id=T2, contestant="silent", score=Score.RESOLVED),
+            PatchResolution(task_id=T1, contestant="odd", score=Score.RESOLVED),
         ],
         "verdicts": [],
         "audits": [],
@@ -226,7 +226,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     store.write(
         "resolutions.json",
         ResolutionSet(
-            {T1: TaskResolutions(patches={"mixed": Resolution(task_id=T1, contestant="mixed",
+            {T1: TaskResolutions(patches={"mixed": PatchResolution(task_id=T1, contestant="mixed",
                                                               score=Score.RESOLVED)})}
         ),
     )  # fmt: skip

@@ -35,6 +35,7 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     ChangeArea,
+    Examination,
     Oracle,
     Outcome,
     Patch,
@@ -267,7 +268,7 @@ def build_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             {"tests/test_examined.py": EXAMINER_TESTS},
             vendor="openai",
             role="examiner",
-            assignment="specify",
+            examination=Examination(assignment="specify"),
         )
         stale_source = good.patch.source.replace(
             " ordered = sorted(values)\n", " ordered = sorted(values, reverse=True)\n", 1

@@ -16,7 +16,7 @@ import pytest
 
 from bugbout.core.store.records import Oracle, Task, TaskIssue
 from bugbout.export.harbor import dockerfile, write_harbor
-from bugbout.export.instances import Instance
+from bugbout.export.instances import SweBenchInstance
 from bugbout.export.swebench import FIELDS
 from cli_runs import bugbout
 from one_bug import BUGGY, one_bug_repository
@@ -234,7 +234,7 @@ def test_harbor_repository_tar_holds_the_whole_tree_despite_export_attributes(
     oracle = Oracle(task_id=task.id, status="ok", fail_to_pass=["tests/test_x.py::test_x"])
     fields = {key: "" for key in FIELDS} | {"instance_id": "me__x-1", "repo": "me/x"}
     fields |= {"FAIL_TO_PASS": '["tests/test_x.py::test_x"]', "PASS_TO_PASS": "[]"}
-    (written,) = write_harbor([Instance(task, oracle, fields)], repo, tmp_path / "harbor")
+    (written,) = write_harbor([SweBenchInstance(task, oracle, fields)], repo, tmp_path / "harbor")
     with tarfile.open(written / "environment" / "repository.tar") as archive:
         archive.extractall(tmp_path / "testbed", filter="data")
     assert (tmp_path / "testbed" / "tests" / "test_x.py").is_file()

@@ -30,6 +30,7 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     AuditVerdict,
+    Examination,
     Oracle,
     Outcome,
     Route,
@@ -221,8 +222,9 @@ def test_the_gate_on_real_trees_resolves_a_fix_and_catches_a_regression(bench: B
         "examiner",
         {"tests/test_examined.py": EXAMINED},
         role="examiner",
-        assignment="reproduce",
-        reproductions=["tests/test_examined.py::test_pair"],
+        examination=Examination(
+            assignment="reproduce", reproductions=["tests/test_examined.py::test_pair"]
+        ),
     )
     assert good.patch.tests and broad.patch.source
     given = [bench.repo, bench.base, *(bench.workdirs / name for name in ("good", "broad"))]

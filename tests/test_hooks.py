@@ -219,8 +219,9 @@ def test_hook_assignments(bout: Bouted, task_id: str) -> None:
     assert (task.id, tests) == (task_id, "tests")
     assert test_command
     prober = attempt(bout, task_id, "prober")
-    assert (prober["role"], prober["assignment"]) == ("examiner", "spy-assignment")
-    assert prober["reproductions"] == ["tests/test_probe.py::test_even"]
+    examination = prober["examination"]
+    assert (prober["role"], examination["assignment"]) == ("examiner", "spy-assignment")
+    assert examination["reproductions"] == ["tests/test_probe.py::test_even"]
 
 
 @pytest.mark.slow

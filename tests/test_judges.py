@@ -69,7 +69,8 @@ def test_context_from_attempts_lists_examiners_of_the_task() -> None:
     def attempt(name: str, role: str, assignment: str | None, task: str = "t1") -> Attempt:
         return Attempt.model_validate(
             {"task_id": task, "contestant": name, "role": role, "key": "k", "agent": "command",
-             "status": AttemptStatus.FINISHED, "assignment": assignment}
+             "status": AttemptStatus.FINISHED,
+             "examination": {"assignment": assignment} if assignment else None}
         )  # fmt: skip
 
     ctx = JudgeContext.from_attempts(

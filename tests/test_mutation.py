@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.mine.injection import Evidence, _candidates
+from bugbout.core.mine.injection import SuiteReach, _candidates
 from bugbout.core.mine.mutation import OPERATORS, MutantOptions, mutations, sample
 from bugbout.core.store.records import RunStatus, Task, TaskSet, TestRun
 
@@ -162,7 +162,7 @@ def test_a_module_with_crlf_line_endings_keeps_them(tmp_path: Path) -> None:
     module = tmp_path / "src" / "geo" / "m.py"
     module.parent.mkdir(parents=True)
     module.write_bytes(b"def f(x):\r\n    return x + 1\r\n")
-    evidence = Evidence(
+    evidence = SuiteReach(
         TestRun(label="base", status=RunStatus.OK), {"src/geo/m.py": frozenset({"t::a"})}
     )
     project = ProjectSettings(source="src/geo", tests="tests")

@@ -156,20 +156,20 @@ def test_examiners_write_tests_that_are_checked_on_the_unfixed_code(
     assert set(found) == {"good", "spec", "repro"}
     assert found["good"]["role"] == "contestant"
     spec, repro = found["spec"], found["repro"]
-    assert (spec["role"], spec["assignment"], repro["assignment"]) == (
+    spec_exam, repro_exam = spec["examination"], repro["examination"]
+    assert (spec["role"], spec_exam["assignment"], repro_exam["assignment"]) == (
         "examiner",
         "specify",
         "reproduce",
     )
-    assert spec["reproductions"] == ["tests/test_examined.py::test_even"]
-    assert spec["rejected_tests"] == []
-    assert (
-        spec["validation"]["outcomes"]["tests/test_examined.py::test_odd_still_works"] == "passed"
-    )
+    assert spec_exam["reproductions"] == ["tests/test_examined.py::test_even"]
+    assert spec_exam["rejected_tests"] == []
+    odd = "tests/test_examined.py::test_odd_still_works"
+    assert spec_exam["validation"]["outcomes"][odd] == "passed"
     assert "Do NOT fix the issue" in (Path(spec["logdir"]) / "prompt.md").read_text()
     assert "Do NOT fix" not in (Path(found["good"]["logdir"]) / "prompt.md").read_text()
-    assert repro["reproductions"] == []
-    assert repro["rejected_tests"] == ["tests/test_weak.py::test_nothing"]
+    assert repro_exam["reproductions"] == []
+    assert repro_exam["rejected_tests"] == ["tests/test_weak.py::test_nothing"]
     only = bugbout("run", "examiner=[repro]", "contestant=[good]", "--cfg", "job", cwd=bout_repo)
     import yaml
 

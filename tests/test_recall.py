@@ -36,7 +36,7 @@ from bugbout.core.store.records import (
     Similarity,
     TaskSet,
 )
-from bugbout.core.store.verdict_records import Resolution, Score
+from bugbout.core.store.verdict_records import PatchResolution, Score
 from bugbout.plugins.auditors.recall import Recall, RecallOptions
 from bugbout.plugins.reporters.html import HtmlReporter
 from bugbout.plugins.reporters.markdown import MarkdownReporter
@@ -165,7 +165,7 @@ def records(resolved: dict[str, list[bool]], model: str | None = None) -> dict[s
                         model=model, status=AttemptStatus.FINISHED, patch=Patch())
             )  # fmt: skip
             score = Score.RESOLVED if won else Score.WRONG_FIX
-            resolutions.append(Resolution(task_id=task.id, contestant=name, score=score))
+            resolutions.append(PatchResolution(task_id=task.id, contestant=name, score=score))
             similar = 1.0 if name == "alpha" else 0.3
             audits.append(
                 Audit(task_id=task.id, contestant=name, auditor="recall",

@@ -4,6 +4,7 @@ that (format 1: every name escaped) read exactly."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -13,12 +14,14 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+import bugbout
 import name_history
 from bugbout.core.plumbing.affected import BaseRun, CoverageMap
 from bugbout.core.store.filenames import MARK, stored, unstored
 from bugbout.core.store.records import (
     Attempt,
     Audit,
+    Examination,
     FileChange,
     Oracle,
     OracleSet,
@@ -34,7 +37,7 @@ from bugbout.core.store.verdict_records import (
     Cell,
     Job,
     Matrix,
-    Resolution,
+    PatchResolution,
     ResolutionSet,
     TaskResolutions,
     Verdict,
@@ -90,7 +93,7 @@ def _records() -> dict[str, BaseModel]:
         added_tests=IDS,
         modified_tests=IDS,
     )
-    resolution = Resolution(
+    resolution = PatchResolution(
         task_id="t",
         contestant="c",
         score="resolved",
@@ -118,9 +121,9 @@ def _records() -> dict[str, BaseModel]:
             agent="x",
             status="finished",
             patch=Patch(files=[FileChange(path=BACKSLASH_FILE, kind="added", area="test")]),
-            reproductions=IDS,
-            rejected_tests=IDS,
-            validation=_run(),
+            examination=Examination(
+                assignment="reproduce", reproductions=IDS, rejected_tests=IDS, validation=_run()
+            ),
             review=_audit(),
         ),
         "matrix.json": Matrix(
@@ -200,10 +203,12 @@ def test_records_written_before_are_read_exactly_and_rewritten_as_text(tmp_path:
     assert oracle.runs[0].outcomes == {REGEX: "failed", ODD_ID: "passed"}
     assert oracle.runs[0].crashes == {REGEX: "crashed (signal 11)"}  # never escaped
     attempt = store.read("attempt.json", Attempt)
-    assert attempt is not None and attempt.review is not None and attempt.validation
+    assert attempt is not None and attempt.review is not None and attempt.examination
+    examination = attempt.examination
+    assert examination.validation is not None
     assert attempt.patch.files[0].path == BACKSLASH_FILE
-    assert attempt.reproductions == attempt.review.still_failing == [REGEX]
-    assert attempt.validation.crashes == {REGEX: "crashed (signal 11)"}
+    assert examination.reproductions == attempt.review.still_failing == [REGEX]
+    assert examination.validation.crashes == {REGEX: "crashed (signal 11)"}
     job = store.read("job.json", Job)
     assert job is not None
     assert job.tasks.tasks[0].test_files == ["tests/test_\udcff.py"]
@@ -236,3 +241,61 @@ def test_a_stored_name_is_itself_when_text_and_exact_always(name: str) -> None:
     assert unstored(text) == name
     is_text = not any("\udc80" <= char <= "\udcff" for char in name)
     assert (text == name) == (is_text and not name.startswith(MARK))
+
+
+EXAMINATIONS = Path(__file__).parent / "data" / "examinations"
+"""Attempts as bugbout wrote them with an examiner's fields at the attempt's top level (the
+demo's reproducer and a contestant; ``weak.json``, a reproducer with a test that passes on
+the unfixed code), and the revision each had then."""
+REVISIONS = {
+    "reproducer.json": "8074af4851859d65",
+    "correct.json": "a0444147502a6c3c",
+    "weak.json": "0f2401fa43a6add9",
+}
+FLAT = ("assignment", "validation", "reproductions", "rejected_tests")
+
+
+@pytest.mark.parametrize("name", list(REVISIONS))
+def test_attempts_written_before_examinations_keep_their_values_and_revision(
+    name: str, tmp_path: Path
+) -> None:
+    """An attempt written with its examiner fields at its top level reads with them in its
+    ``examination`` (a contestant's: none), its revision unchanged, so the records built on
+    it are reused; written again, it holds them there only."""
+    written = json.loads((EXAMINATIONS / name).read_text(encoding="utf-8"))
+    store = Store(tmp_path)
+    store.ensure()
+    shutil.copy(EXAMINATIONS / name, store.path(name))
+    attempt = store.read(name, Attempt)
+    assert attempt is not None and attempt.revision == REVISIONS[name]
+    rest = {key: value for key, value in written.items() if key not in FLAT}
+    assert json.loads(attempt.model_dump_json(exclude={"examination"})) == rest
+    if written["role"] == "contestant":
+        assert attempt.examination is None
+    else:
+        assert attempt.examination is not None
+        assert attempt.examination.model_dump(mode="json") == {f: written[f] for f in FLAT}
+    store.write(name, attempt)
+    again = json.loads(store.path(name).read_text(encoding="utf-8"))
+    assert not set(FLAT) & set(again)
+    assert store.read(name, Attempt) == attempt
+
+
+def test_a_stored_attempt_has_no_examiner_field_outside_its_examination() -> None:
+    assert not set(FLAT) & set(Attempt.model_fields)
+    assert set(FLAT) == set(Examination.model_fields)
+
+
+def test_no_two_classes_in_the_package_share_a_name() -> None:
+    """A class's name says what it is, once: two classes of one name in bugbout are two
+    things under one word (the scaffold's templates, placeholders to fill, aside)."""
+    package = Path(bugbout.__file__).parent
+    templates = package / "scaffold" / "templates"
+    where: dict[str, list[str]] = {}
+    for module in sorted(package.rglob("*.py")):
+        if templates in module.parents:
+            continue
+        for node in ast.walk(ast.parse(module.read_bytes())):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(str(module.relative_to(package)))
+    assert {name: found for name, found in where.items() if len(found) > 1} == {}

@@ -22,7 +22,7 @@ from bugbout.core.store.records import (
     TaskIssue,
     TaskSet,
 )
-from bugbout.core.store.verdict_records import Resolution, Score, Verdict
+from bugbout.core.store.verdict_records import PatchResolution, Score, Verdict
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown
@@ -84,12 +84,14 @@ def bout(
                 attempts.append(made)
                 if value is None:
                     continue
-                scored = Resolution(
+                scored = PatchResolution(
                     task_id=task_id, contestant=name, key=made.revision, score=value
                 )
                 (finals if number == len(scores) else earlier).append(scored)
     for failed in unfinished or []:
-        finals.append(Resolution(task_id=failed.task_id, contestant=failed.contestant, score=N))
+        finals.append(
+            PatchResolution(task_id=failed.task_id, contestant=failed.contestant, score=N)
+        )
     return build_report(
         TaskSet(tasks=[task(task_id) for task_id in ids]),
         OracleSet({t: Oracle(task_id=t, status="ok", fail_to_pass=["t::x"]) for t in ids}),

@@ -11,7 +11,7 @@ from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.tree_files import install_fix_tests
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Attempt, Outcome, RunStatus
-from bugbout.core.store.verdict_records import Resolution, Score
+from bugbout.core.store.verdict_records import PatchResolution, Score
 from runners import pytest_runner
 from test_crossexam import FIX_TESTS, FIXED, PROJECT, WRONG, World, build_world
 
@@ -28,7 +28,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     yield from build_world(tmp_path_factory)
 
 
-def scored(world: World, attempt: Attempt | None, **options: str) -> Resolution:
+def scored(world: World, attempt: Attempt | None, **options: str) -> PatchResolution:
     return score(world.task, world.oracle, attempt, bench(world), **options)
 
 
@@ -74,13 +74,13 @@ def test_a_fix_that_breaks_another_test(world: World) -> None:
 def test_no_fix(world: World) -> None:
     for attempt in (world.attempts["empty"], world.attempts["exam"]):
         resolution = scored(world, attempt)
-        assert resolution == Resolution(
+        assert resolution == PatchResolution(
             task_id=world.task.id,
             contestant=attempt.contestant,
             key=attempt.key,
             score=Score.NO_FIX,
         )
-    assert scored(world, None) == Resolution(
+    assert scored(world, None) == PatchResolution(
         task_id=world.task.id, contestant="", score=Score.NO_FIX
     )
     assert scored(world, None, contestant="majority").contestant == "majority"

@@ -35,7 +35,7 @@ from bugbout.core.store.records import (
     TaskSet,
     TestRun,
 )
-from bugbout.core.store.verdict_records import Resolution, Score, Verdict
+from bugbout.core.store.verdict_records import PatchResolution, Score, Verdict
 from bugbout.core.truth.oracle import judge_runs
 from bugbout.example import build_example
 from bugbout.plugins.reporters.html import render_html
@@ -299,7 +299,7 @@ def test_ground_truth_from_a_tampered_run_is_an_environment_error() -> None:
 
 def test_every_reporter_names_a_tampered_patch() -> None:
     run = TestRun(label="cheat", status=RunStatus.TAMPERED, tampering=["canary x must fail"])
-    resolution = Resolution(task_id="t1", contestant="cheat", score=Score.TAMPERED, run=run)
+    resolution = PatchResolution(task_id="t1", contestant="cheat", score=Score.TAMPERED, run=run)
     audit = Audit(
         task_id="t1", contestant="cheat", auditor="gate", verdict=AuditVerdict.TAMPERED,
         route=Route.NONE, tampering=["pkg/a.py:1: imports _pytest"],

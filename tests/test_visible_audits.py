@@ -3,22 +3,27 @@ carried."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from audit_requests import F2P, LEGACY, ORACLE, P2P, TASK, attempt, run
 from bugbout.core.audit.auditing import AuditRequest, reproductions
-from bugbout.core.store.records import Attempt, AuditVerdict, Patch, Route
+from bugbout.core.store.records import Attempt, AuditVerdict, Examination, Patch, Route
 from bugbout.plugins.auditors.gate import Gate
 
 REPRO = "tests/test_examined.py::test_even_examined"
 
 
-def examiner(**fields: object) -> Attempt:
-    values: dict[str, object] = {
-        "contestant": "bob", "role": "examiner", "assignment": "reproduce",
-        "reproductions": [REPRO], "rejected_tests": ["tests/test_examined.py::test_weak"],
-    }  # fmt: skip
-    return attempt(Patch(), **(values | fields))
+def examiner(
+    contestant: str = "bob", assignment: str = "reproduce", reproductions: Sequence[str] = (REPRO,)
+) -> Attempt:
+    examination = Examination(
+        assignment=assignment,
+        reproductions=list(reproductions),
+        rejected_tests=["tests/test_examined.py::test_weak"],
+    )
+    return attempt(Patch(), contestant=contestant, role="examiner", examination=examination)
 
 
 def test_a_visible_audit_must_pass_the_examiners_reproductions() -> None:

@@ -144,7 +144,7 @@ def test_a_folder_git_would_take_for_its_own_is_left_out(bout: Path) -> None:
     record = attempts(bout)["dotgit"]
     assert record["status"] == "finished", record["error"]
     assert [change["path"] for change in record["patch"]["files"]] == ["tests/test_even.py"]
-    assert record["reproductions"] == ["tests/test_even.py::test_even_length"]
+    assert record["examination"]["reproductions"] == ["tests/test_even.py::test_even_length"]
 
 
 def test_retrying_failures_runs_neither_again(bout: Path) -> None:

@@ -23,9 +23,9 @@ from bugbout.core.store.records import (
     digest,
 )
 from bugbout.core.store.store import EVIDENCE, Store
-from bugbout.core.store.verdict_records import Matrix, Resolution
+from bugbout.core.store.verdict_records import Matrix, PatchResolution
 
-_Shareable = TypeVar("_Shareable", Matrix, Resolution, Audit, BaseRun)
+_Shareable = TypeVar("_Shareable", Matrix, PatchResolution, Audit, BaseRun)
 
 _FIX = {"sha", "parent", "test_files", "changed_test_files", "deleted_test_files"}
 """What of a task its test runs read: the fix's commits and its test files."""
@@ -183,7 +183,7 @@ def with_earlier_rounds(store: Store, name: str) -> list[str]:
 
 def round_scores(
     store: Store, tasks: TaskSet, oracles: OracleSet, attempts: list[Attempt]
-) -> list[Resolution]:
+) -> list[PatchResolution]:
     """The stored scores of the retry rounds before each contestant's last."""
     last: dict[tuple[str, str], int] = {}
     for a in attempts:
@@ -197,7 +197,7 @@ def round_scores(
 
 def stored_scores(
     store: Store, tasks: TaskSet, oracles: OracleSet, attempts: list[Attempt]
-) -> list[Resolution]:
+) -> list[PatchResolution]:
     """The stored score of each of ``attempts`` that has one."""
     by_id = {task.id: task for task in tasks.tasks}
     found = []
@@ -206,7 +206,7 @@ def stored_scores(
         if task is not None and oracle is not None:
             shared = Shared(store, task)
             resolution = shared.read(
-                "score", Resolution, score_key(task, oracle, a), holds=a.revision
+                "score", PatchResolution, score_key(task, oracle, a), holds=a.revision
             )
             found += [resolution] if resolution is not None else []
     return found

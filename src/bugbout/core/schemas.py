@@ -24,7 +24,7 @@ from bugbout.core.store.verdict_records import (
     AuditSet,
     Job,
     Matrix,
-    Resolution,
+    PatchResolution,
     ResolutionSet,
     VerdictSet,
 )
@@ -40,7 +40,7 @@ RECORDS: dict[str, tuple[type[BaseModel], str]] = {
     "audits": (AuditSet, "audits.json: each patch's audit, by task and contestant"),
     "job": (Job, "job.json: one bout's (or sweep job's) run and what its report covers"),
     "base": (BaseRun, "evidence/<task>/base-<key>.json: the unfixed code's suite run"),
-    "score": (Resolution, "evidence/<task>/score-<key>.json: one patch scored"),
+    "score": (PatchResolution, "evidence/<task>/score-<key>.json: one patch scored"),
     "audit": (Audit, "evidence/<task>/audit-<key>.json: one patch's audit"),
 }
 """Each record file kind: its model and where the store keeps it."""

@@ -50,7 +50,7 @@ from bugbout.core.store.verdict_records import (
     UNFIXED,
     AuditSet,
     Matrix,
-    Resolution,
+    PatchResolution,
     ResolutionSet,
     Score,
     TaskResolutions,
@@ -204,7 +204,7 @@ class Verdicts:
     def _decide(
         self,
         job: EvidenceJob,
-        evidence: Evidence,
+        evidence: TaskEvidence,
         verdicts: VerdictSet,
         resolutions: ResolutionSet,
         audits: AuditSet,
@@ -256,14 +256,14 @@ class Verdicts:
 
 
 @dataclass
-class Evidence:
+class TaskEvidence:
     """A task's evidence for one bout: its matrix, every contestant's score and audit
     (an audit is missing when the auditor failed: ``problems`` says why), how many of
     these (retry rounds' and repeats' scores included) were computed now (``made``) and
     how many were found in the store (``reused``)."""
 
     matrix: Matrix
-    scores: dict[str, Resolution] = field(default_factory=dict)
+    scores: dict[str, PatchResolution] = field(default_factory=dict)
     audits: dict[str, Audit] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     made: int = 0
@@ -312,7 +312,7 @@ class EvidenceJob:
     def task(self) -> Task:
         return self.keys.task
 
-    def __call__(self) -> Evidence:
+    def __call__(self) -> TaskEvidence:
         benches, auditor = self.tools()
         with Git(self.spec.repository) as git:
 
@@ -354,11 +354,11 @@ class _Runs:
                 self._bench = self._make_bench()
             return self._bench
 
-    def evidence(self) -> Evidence:
+    def evidence(self) -> TaskEvidence:
         key = self.keys.matrix(self.job.attempts)
         matrix, made = self.shared.once("matrix", Matrix, key, lambda: self._matrix(key))
         assert matrix is not None  # a cross-examination always makes one
-        evidence = Evidence(matrix)
+        evidence = TaskEvidence(matrix)
         evidence.tally(made)
         if made:
             self.timed += list(matrix.runs.items())
@@ -382,25 +382,25 @@ class _Runs:
 
     def _patch_runs(
         self, attempt: Attempt
-    ) -> tuple[tuple[Resolution, bool], tuple[Audit | None, bool]]:
+    ) -> tuple[tuple[PatchResolution, bool], tuple[Audit | None, bool]]:
         """The attempt's score and audit, each from the store or made now."""
         key = self.keys.audit(attempt)
         audit = self.shared.once("audit", Audit, key, lambda: self._audit(attempt, key))
         return self._score(attempt), audit
 
-    def _score(self, attempt: Attempt) -> tuple[Resolution, bool]:
+    def _score(self, attempt: Attempt) -> tuple[PatchResolution, bool]:
         """The attempt's score, from the store or made now."""
 
         confined = self.keys.confinement
 
-        def make() -> Resolution:
+        def make() -> PatchResolution:
             made = score(self.task, self.oracle, attempt, self.bench)
             return made.model_copy(update={"key": attempt.revision, "confinement": confined})
 
         key, timeout = self.keys.score(attempt), self.verdicts.timeout
         found, made = self.shared.once(
             "score",
-            Resolution,
+            PatchResolution,
             key,
             make,
             holds=attempt.revision,

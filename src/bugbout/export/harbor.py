@@ -15,7 +15,7 @@ from pathlib import Path
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.plumbing.git import Git
 from bugbout.core.store.records import Oracle
-from bugbout.export.instances import Instance
+from bugbout.export.instances import SweBenchInstance
 
 WORKDIR = "/testbed"
 """Where the repository is in the task's container."""
@@ -75,7 +75,7 @@ cd "${{TESTBED:-{workdir}}}" && git apply --whitespace=nowarn "$here/fix.patch"
 """
 
 
-def write_harbor(found: list[Instance], repository: Path, directory: Path) -> list[Path]:
+def write_harbor(found: list[SweBenchInstance], repository: Path, directory: Path) -> list[Path]:
     """A Harbor task directory per instance under ``directory``; the directories."""
     written = []
     for one in found:
@@ -101,7 +101,7 @@ def write_harbor(found: list[Instance], repository: Path, directory: Path) -> li
     return written
 
 
-def task_toml(one: Instance) -> str:
+def task_toml(one: SweBenchInstance) -> str:
     """``task.toml``: Harbor's schema version, the instance's metadata, the timeouts, and
     a verifier apart from the agent's sandbox, which gets the agent's checkout only."""
     metadata = {

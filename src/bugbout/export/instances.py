@@ -20,7 +20,7 @@ NO_VERSION = "0.0"
 
 
 @dataclass(frozen=True)
-class Instance:
+class SweBenchInstance:
     """One task as SWE-bench names its fields, with the oracle it came from."""
 
     task: Task
@@ -32,7 +32,7 @@ class Instance:
         return self.fields["instance_id"]
 
 
-def instances(repository: Path, store: Store, repo: str | None = None) -> list[Instance]:
+def instances(repository: Path, store: Store, repo: str | None = None) -> list[SweBenchInstance]:
     """Every scored task of ``store`` whose ground truth is ``ok``, read against the git
     ``repository``; ``repo`` (``owner/name``) defaults to ``origin``'s GitHub name."""
     tasks = store.read(TASKS, TaskSet)
@@ -51,7 +51,7 @@ def instances(repository: Path, store: Store, repo: str | None = None) -> list[I
     return found
 
 
-def _instance(git: Git, repo: str, task: Task, oracle: Oracle) -> Instance:
+def _instance(git: Git, repo: str, task: Task, oracle: Oracle) -> SweBenchInstance:
     owner, name = repo.split("/", 1)
     tests = sorted({*(task.changed_test_files or task.test_files), *task.deleted_test_files})
     fields = {
@@ -68,7 +68,7 @@ def _instance(git: Git, repo: str, task: Task, oracle: Oracle) -> Instance:
         "PASS_TO_PASS": json.dumps(list(oracle.pass_to_pass)),
         "environment_setup_commit": task.parent,
     }
-    return Instance(task, oracle, fields)
+    return SweBenchInstance(task, oracle, fields)
 
 
 def _diff(git: Git, task: Task, paths: list[str]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bugbout.export.instances import Instance
+from bugbout.export.instances import SweBenchInstance
 
 FIELDS = (
     "instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
@@ -15,7 +15,7 @@ FIELDS = (
 """The fields of a SWE-bench instance, in its dataset's order."""
 
 
-def write_swebench(found: list[Instance], path: Path) -> None:
+def write_swebench(found: list[SweBenchInstance], path: Path) -> None:
     """Write ``found`` to ``path`` as JSON lines."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps({key: one.fields[key] for key in FIELDS}) for one in found]

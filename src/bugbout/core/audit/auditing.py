@@ -167,7 +167,8 @@ def reproductions(task: Task, examiners: Iterable[Attempt]) -> list[str]:
     for examiner in examiners:
         if examiner.role != "examiner" or examiner.task_id != task.id:
             raise ValueError(f"{examiner.contestant} is not an examiner of task {task.id}")
-        found.update(examiner.reproductions)
+        if examiner.examination is not None:
+            found.update(examiner.examination.reproductions)
     return sorted(found)
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     )
     from bugbout.core.report.report import Report
     from bugbout.core.store.records import Attempt, Audit, Oracle, OracleSet, Task, TaskSet
-    from bugbout.core.store.verdict_records import Matrix, Resolution, Verdict
+    from bugbout.core.store.verdict_records import Matrix, PatchResolution, Verdict
 
 PROJECT_NAME = "bugbout"
 
@@ -351,7 +351,7 @@ def bugbout_before_score(task: Task) -> None:
 
 
 @hookspec
-def bugbout_after_score(task: Task, resolutions: dict[str, Resolution]) -> None:
+def bugbout_after_score(task: Task, resolutions: dict[str, PatchResolution]) -> None:
     """Called with the score of each of ``task``'s patches, by attempt."""
 
 

@@ -68,7 +68,8 @@ class JudgeContext(Record):
         return cls(
             task_id=task_id,
             examiners={
-                attempt.contestant: attempt.assignment or "reproduce"
+                attempt.contestant: (attempt.examination.assignment if attempt.examination else "")
+                or "reproduce"
                 for attempt in attempts
                 if attempt.task_id == task_id and attempt.role == "examiner"
             },
@@ -188,7 +189,7 @@ class PatchEvidence:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class MatrixEvidence:
     """The rules applied to one matrix, for every patch."""
 
     matrix: Matrix
@@ -222,7 +223,7 @@ def gather(
     quorum: float = 0.5,
     separate_vendors: bool = False,
     keep_assignments: Sequence[str] = (),
-) -> Evidence:
+) -> MatrixEvidence:
     """Apply the four rules to ``matrix``: reproductions, independent support, breakages
     (and, with ``keep_assignments``, broken examiner keep-tests) for every patch."""
     if context.task_id != matrix.task_id:
@@ -246,7 +247,7 @@ def gather(
     candidates = [p for p in dict.fromkeys(matrix.patches) if p != UNFIXED and p not in tampered]
     if UNFIXED in tampered:
         candidates = []  # no reproduction can be trusted: nothing to judge
-    evidence = Evidence(
+    evidence = MatrixEvidence(
         matrix, reproductions, suite, keeps, separate_vendors=separate_vendors, tampered=tampered
     )
     for patch in candidates:

@@ -21,7 +21,7 @@ from pydantic import Field
 from bugbout.core.contract.types import Options
 
 if TYPE_CHECKING:
-    from bugbout.core.judge.judge_evidence import Evidence, JudgeContext, PatchEvidence
+    from bugbout.core.judge.judge_evidence import JudgeContext, MatrixEvidence, PatchEvidence
     from bugbout.core.store.verdict_records import Matrix, Verdict
 
 DEFAULT_KEEP_ASSIGNMENTS = ("specify",)
@@ -76,7 +76,7 @@ class EvidenceJudge:
         the options, for a policy whose options are :class:`KeepOptions`."""
         return self.options.keep_assignments if isinstance(self.options, KeepOptions) else ()
 
-    def gather(self, matrix: Matrix, context: JudgeContext) -> Evidence:
+    def gather(self, matrix: Matrix, context: JudgeContext) -> MatrixEvidence:
         from bugbout.core.judge.judge_evidence import gather
 
         return gather(

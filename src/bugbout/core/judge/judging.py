@@ -29,8 +29,8 @@ from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
 from bugbout.core.judge.judge_evidence import (
-    Evidence,
     JudgeContext,
+    MatrixEvidence,
     PatchEvidence,
     gather,
     outcome_of,
@@ -55,12 +55,12 @@ from bugbout.core.store.verdict_records import UNFIXED, Cell, Matrix, Verdict
 __all__ = [  # the judge plugin's API: the evidence and the policies'
     # base are re-exported from where they are made
     "DEFAULT_KEEP_ASSIGNMENTS",
-    "Evidence",
     "EvidenceJudge",
     "Judge",
     "JudgeContext",
     "JudgeOptions",
     "KeepOptions",
+    "MatrixEvidence",
     "PatchEvidence",
     "ThresholdJudge",
     "ThresholdOptions",
@@ -89,7 +89,7 @@ class Judge(Protocol):
 # -- the decision -------------------------------------------------------------------------
 
 
-def cells_for(evidence: Evidence, patch: str) -> list[Cell]:
+def cells_for(evidence: MatrixEvidence, patch: str) -> list[Cell]:
     """The cells a decision about ``patch`` rests on: its independent reproductions and the
     tests it breaks, each on ``UNFIXED`` and on the patch."""
     matrix = evidence.matrix
@@ -109,7 +109,7 @@ def cells_for(evidence: Evidence, patch: str) -> list[Cell]:
     ]
 
 
-def _differences(evidence: Evidence, patches: Sequence[str]) -> list[str]:
+def _differences(evidence: MatrixEvidence, patches: Sequence[str]) -> list[str]:
     """The tests the rules read on which ``patches`` do not all pass or all fail."""
     matrix = evidence.matrix
     return [
@@ -126,7 +126,7 @@ def _unique(cells: Iterable[Cell]) -> list[Cell]:
     return list(seen.values())
 
 
-def _no_support_reason(evidence: Evidence) -> str:
+def _no_support_reason(evidence: MatrixEvidence) -> str:
     other = "vendor" if evidence.separate_vendors else "author"
     return (
         "abstained: no patch has an independent reproduction (a test by another "
@@ -134,7 +134,7 @@ def _no_support_reason(evidence: Evidence) -> str:
     )
 
 
-def _pick_reason(evidence: Evidence, found: PatchEvidence, twins: Sequence[str]) -> str:
+def _pick_reason(evidence: MatrixEvidence, found: PatchEvidence, twins: Sequence[str]) -> str:
     parts = [f"picked {found.patch!r}: {found.summary()}"]
     if found.excused:
         parts.append(
@@ -157,7 +157,7 @@ def _pick_reason(evidence: Evidence, found: PatchEvidence, twins: Sequence[str])
 
 
 def decide(
-    evidence: Evidence, *, policy: str, objection: Callable[[PatchEvidence], str | None]
+    evidence: MatrixEvidence, *, policy: str, objection: Callable[[PatchEvidence], str | None]
 ) -> Verdict:
     """The verdict from ``evidence``: ``objection(patch)`` is the policy's reason to reject
     a patch, ``None`` when it approves it."""

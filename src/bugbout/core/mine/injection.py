@@ -126,14 +126,14 @@ class TestingMiner(Protocol):
 
 
 @dataclass(frozen=True)
-class Evidence:
+class SuiteReach:
     """The suite on the unmutated commit: which passing tests ran each file."""
 
     run: TestRun
     reach: dict[str, frozenset[str]]
 
     @classmethod
-    def of(cls, run: TestRun, coverage: CoverageMap) -> Evidence:
+    def of(cls, run: TestRun, coverage: CoverageMap) -> SuiteReach:
         passed = {test for test, outcome in run.outcomes.items() if outcome == Outcome.PASSED}
         reach: dict[str, set[str]] = {}
         for test in coverage.tests.keys() & passed:
@@ -199,7 +199,7 @@ def _work(home: Path) -> Path:
 
 def _evidence(
     runner: SuiteRunner, environment: Environment, tree: Path, test_timeout: float
-) -> Evidence:
+) -> SuiteReach:
     """The suite's run under coverage, each test held to ``test_timeout`` as on a mutant
     (one that hangs is not evidence)."""
     chunks: list[bytes] = []
@@ -212,11 +212,11 @@ def _evidence(
             f"the suite ended {run.status.value} on the commit to mutate ({run.detail[-200:]}); "
             "make it pass there, or set miner.ref to a commit where it does"
         )
-    return Evidence.of(run, read_coverage(chunks))
+    return SuiteReach.of(run, read_coverage(chunks))
 
 
 def _candidates(
-    tree: Path, project: ProjectSettings, evidence: Evidence, options: MutantOptions
+    tree: Path, project: ProjectSettings, evidence: SuiteReach, options: MutantOptions
 ) -> Iterator[Mutation]:
     """Every mutation of the package's modules that some passing test runs."""
     for path in sorted(evidence.reach):
@@ -237,7 +237,7 @@ def _validate(
     runner: SuiteRunner,
     environment: Environment,
     tree: Path,
-    evidence: Evidence,
+    evidence: SuiteReach,
     options: MutantOptions,
 ) -> tuple[dict[str, str], str]:
     """The tests that fail on ``mutation``, with their first error line (the others that
@@ -271,7 +271,7 @@ def _module(test: str) -> str:
 
 
 def _task(
-    mutation: Mutation, failing: dict[str, str], evidence: Evidence, writer: _Writer, tree: Path
+    mutation: Mutation, failing: dict[str, str], evidence: SuiteReach, writer: _Writer, tree: Path
 ) -> Task:
     """The task of a kept mutant: its fix, whose parent is the mutant."""
     mutant, fix = writer.write(mutation)

@@ -42,6 +42,7 @@ from bugbout.core.store.records import (
     AttemptStatus,
     ChangeArea,
     ChangeKind,
+    Examination,
     Outcome,
     Patch,
     Task,
@@ -292,7 +293,7 @@ def _validate(
         for change in patch.area(ChangeArea.TEST)
         if change.kind != ChangeKind.DELETED and tools.benches.runner.is_test_file(change.path)
     ]
-    update: dict[str, object] = {"assignment": assignment.name}
+    examination = Examination(assignment=assignment.name)
     if modules:
         bench = tools.benches.bench(task, checkouts, tools.spec.tasks.timeout)
         tree = fresh_test_tree(checkouts, task.parent, root / "unfixed")
@@ -300,12 +301,13 @@ def _validate(
         run = bench.run(tree, modules, label="unfixed")
         failing = sorted(n for n, o in run.outcomes.items() if o in (Outcome.FAILED, Outcome.ERROR))
         passing = sorted(n for n, o in run.outcomes.items() if o == Outcome.PASSED)
-        update |= {
-            "validation": run,
-            "reproductions": failing,
-            "rejected_tests": passing if assignment.must_fail_on_base() else [],
-        }
-    return record.model_copy(update=update)
+        examination = Examination(
+            assignment=assignment.name,
+            validation=run,
+            reproductions=failing,
+            rejected_tests=passing if assignment.must_fail_on_base() else [],
+        )
+    return record.model_copy(update={"examination": examination})
 
 
 def _vanished(program: str | None) -> bool:

@@ -9,7 +9,7 @@ A few rules the figures follow:
 
 - a task counts when it is *scored*: the miner kept it and its ground truth is ``ok``;
 - each contestant's patch on a task is its last round's, scored by its
-  :class:`~bugbout.core.store.verdict_records.Resolution`;
+  :class:`~bugbout.core.store.verdict_records.PatchResolution`;
 - an attempt that ended on a quota or an infrastructure error (the statuses
   ``--retry-failed`` runs again) is not the agent's doing: it is shown apart and left
   out of the resolve rate; timeouts and agent errors are shown apart too, but their

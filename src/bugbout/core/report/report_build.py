@@ -48,7 +48,14 @@ from bugbout.core.store.records import (
     Task,
     TaskSet,
 )
-from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Resolution, Score, Verdict
+from bugbout.core.store.verdict_records import (
+    SUITE,
+    UNFIXED,
+    Matrix,
+    PatchResolution,
+    Score,
+    Verdict,
+)
 
 
 def _scored_tasks(tasks: TaskSet, oracles: OracleSet) -> dict[str, str | None]:
@@ -91,18 +98,18 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
     tasks: TaskSet,
     oracles: OracleSet,
     attempts: list[Attempt],
-    resolutions: list[Resolution],
+    resolutions: list[PatchResolution],
     verdicts: list[Verdict],
     audits: list[Audit],
     matrices: list[Matrix],
     *,
     prices: PriceTable | None = None,
-    round_scores: Sequence[Resolution] = (),
+    round_scores: Sequence[PatchResolution] = (),
     fixes: Mapping[str, str] | None = None,
     links: Mapping[str, AttemptLinks] | None = None,
     cutoffs: Mapping[str, str] | None = None,
     repeats: Sequence[Attempt] = (),
-    repeat_scores: Sequence[Resolution] = (),
+    repeat_scores: Sequence[PatchResolution] = (),
     repositories: Mapping[str, str] | None = None,
     drafts: Sequence[Draft] = (),
 ) -> Report:
@@ -127,7 +134,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
 
     # Each (task, contestant)'s score, when it counts: a scored task, a known contestant,
     # and a last attempt that was not stopped by a quota or the infrastructure.
-    resolution_of: dict[tuple[str, str], Resolution] = {}
+    resolution_of: dict[tuple[str, str], PatchResolution] = {}
     for resolution in resolutions:
         resolution_of[(resolution.task_id, resolution.contestant)] = resolution
     score: dict[tuple[str, str], Score] = {}
@@ -216,7 +223,7 @@ def build_report(  # noqa: PLR0917 - the records in pipeline order
 def _samples(
     score: dict[tuple[str, str], Score],
     repeats: Sequence[Attempt],
-    repeat_scores: Sequence[Resolution],
+    repeat_scores: Sequence[PatchResolution],
     scored: set[str],
 ) -> dict[tuple[str, str], list[bool]]:
     """Each (task, contestant)'s samples, whether each repeat's last round resolved the

@@ -30,7 +30,7 @@ from bugbout.core.store.verdict_records import (
     AuditSet,
     Job,
     Matrix,
-    Resolution,
+    PatchResolution,
     ResolutionSet,
     Verdict,
     VerdictSet,
@@ -57,12 +57,12 @@ class BoutRecords:
     attempts: list[Attempt]
     """The first repeat's attempts, every round."""
     repeats: list[Attempt]
-    resolutions: list[Resolution]
+    resolutions: list[PatchResolution]
     verdicts: list[Verdict]
     audits: list[Audit]
     matrices: list[Matrix]
-    round_scores: list[Resolution]
-    repeat_scores: list[Resolution]
+    round_scores: list[PatchResolution]
+    repeat_scores: list[PatchResolution]
     links: dict[str, AttemptLinks]
     cutoffs: dict[str, str]
     drafts: list[Draft]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from bugbout.core.store.records import Attempt, Audit, AuditVerdict, Record, RunStatus
-from bugbout.core.store.verdict_records import UNFIXED, Matrix, Resolution, Score, Verdict
+from bugbout.core.store.verdict_records import UNFIXED, Matrix, PatchResolution, Score, Verdict
 
 LEFT_OUT = (
     "its tests were left out of the cross-examination where, run alone, they tampered "
@@ -34,12 +34,12 @@ class TamperedRow(Record):
 
 
 def tampered_rows(  # noqa: PLR0917 - the records in pipeline order
-    resolutions: list[Resolution],
+    resolutions: list[PatchResolution],
     audits: list[Audit],
     verdicts: list[Verdict],
     matrices: Sequence[Matrix] = (),
     attempts: Sequence[Attempt] = (),
-    round_scores: Sequence[Resolution] = (),
+    round_scores: Sequence[PatchResolution] = (),
 ) -> list[TamperedRow]:
     """Every tampered patch, sorted by task and contestant: wherever a run on it was
     found tampered, whether or not its final score says so."""
@@ -64,7 +64,7 @@ def tampered_rows(  # noqa: PLR0917 - the records in pipeline order
         for author, reasons in sorted(matrix.left_out.items()):
             add(matrix.task_id, author, "cross-examination", [LEFT_OUT, *reasons])
     for attempt in attempts:
-        run = attempt.validation
+        run = attempt.examination.validation if attempt.examination else None
         if run is not None and run.status == RunStatus.TAMPERED:
             add(attempt.task_id, attempt.contestant, "validation", run.tampering)
     for audit in audits:

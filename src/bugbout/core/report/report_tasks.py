@@ -37,7 +37,7 @@ from bugbout.core.store.records import (
     TaskSet,
     TestRun,
 )
-from bugbout.core.store.verdict_records import Matrix, Resolution, Score, Verdict
+from bugbout.core.store.verdict_records import Matrix, PatchResolution, Score, Verdict
 
 MAX_DIFF = 100_000
 """The most characters of one diff a report holds."""
@@ -168,7 +168,7 @@ class AttemptLinks(Record):
 def task_pages(  # noqa: PLR0917 - the records in pipeline order
     tasks: TaskSet,
     attempts: list[Attempt],
-    resolutions: list[Resolution],
+    resolutions: list[PatchResolution],
     verdicts: list[Verdict],
     audits: list[Audit],
     matrices: list[Matrix],

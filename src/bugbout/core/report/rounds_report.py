@@ -25,7 +25,7 @@ from pydantic import Field
 
 from bugbout.core.report.statistics import LEVEL, mcnemar_exact, paired_interval, wilson
 from bugbout.core.store.records import Attempt, Record
-from bugbout.core.store.verdict_records import Resolution, Score
+from bugbout.core.store.verdict_records import PatchResolution, Score
 
 METHOD = (
     "pass@k: tasks resolved by any of the first k rounds, Wilson score interval (95%); a "
@@ -83,7 +83,7 @@ def rounds_report(
     contestants: list[str],
     attempts: Iterable[Attempt],
     score: dict[tuple[str, str], Score],
-    resolutions: Iterable[Resolution],
+    resolutions: Iterable[PatchResolution],
 ) -> Rounds:
     """pass@k from every round's attempt: the last round's score is the counted one
     (``score``), an earlier round's is the resolution whose key is its revision."""

@@ -34,7 +34,7 @@ from bugbout.core.store.records import (
     Task,
     TestRun,
 )
-from bugbout.core.store.verdict_records import Resolution, Score
+from bugbout.core.store.verdict_records import PatchResolution, Score
 
 
 def score(
@@ -44,7 +44,7 @@ def score(
     bench: Bench,
     *,
     contestant: str | None = None,
-) -> Resolution:
+) -> PatchResolution:
     """Score ``attempt``'s patch on ``task`` against ``oracle``.
 
     ``contestant`` names the resolution (by default the attempt's contestant; ``""`` when
@@ -60,7 +60,7 @@ def score(
         raise ValueError(f"attempt {attempt.contestant!r} is for task {attempt.task_id}")
     if attempt is None or not attempt.patch.source.strip():
         key = attempt.key if attempt is not None else ""
-        return Resolution(task_id=task.id, contestant=name, key=key, score=Score.NO_FIX)
+        return PatchResolution(task_id=task.id, contestant=name, key=key, score=Score.NO_FIX)
     checkouts = bench.checkouts
     work = checkouts.cache_dir / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -81,7 +81,7 @@ def score(
     return judge_run(task, oracle, run, contestant=name).model_copy(update={"key": attempt.key})
 
 
-def judge_run(task: Task, oracle: Oracle, run: TestRun, *, contestant: str) -> Resolution:
+def judge_run(task: Task, oracle: Oracle, run: TestRun, *, contestant: str) -> PatchResolution:
     """The score of one run of the task's tests on a patched tree."""
     fail_to_pass = {test: _outcome(run, test) for test in oracle.fail_to_pass}
     failing = [test for test in oracle.pass_to_pass if _outcome(run, test) != Outcome.PASSED]
@@ -93,7 +93,7 @@ def judge_run(task: Task, oracle: Oracle, run: TestRun, *, contestant: str) -> R
         verdict = Score.FIXED_BUT_BROKE if failing else Score.RESOLVED
     else:
         verdict = Score.WRONG_FIX
-    return Resolution(
+    return PatchResolution(
         task_id=task.id,
         contestant=contestant,
         score=verdict,

@@ -423,6 +423,26 @@ RETRYABLE = (AttemptStatus.QUOTA, AttemptStatus.INFRA_ERROR, AttemptStatus.INTER
 again by ``--retry-failed`` (``interrupted``: by every run)."""
 
 
+class Examination(Record):
+    """What an examiner's attempt is asked and shows beyond its patch: its assignment and
+    its tests run on the unfixed code."""
+
+    assignment: str
+    """``reproduce``, ``specify``, or a plugin's (empty in a record written without one)."""
+    validation: TestRun | None = None
+    """Its tests run on the unfixed code; ``None`` when it wrote no test module."""
+    reproductions: list[TestId] = Field(default_factory=list)
+    """Its tests that fail on the unfixed code, as a reproduction must."""
+    rejected_tests: list[TestId] = Field(default_factory=list)
+    """For an assignment whose tests must all fail there (``reproduce``): its tests that
+    pass on the unfixed code (not evidence)."""
+
+
+_FLAT_EXAMINATION = ("assignment", "validation", "reproductions", "rejected_tests")
+"""An examiner attempt's fields as a record wrote them before ``examination`` held them,
+at its top level."""
+
+
 class Attempt(Versioned):
     """One agent's run on one task, written the moment it ends."""
 
@@ -447,14 +467,9 @@ class Attempt(Versioned):
     round: int = 1
     repeat: int = 1
     """Which of the contestant's independent attempts on the task (``run.repeats``)."""
-    assignment: str | None = None
-    """For an examiner: its assignment (``reproduce``, ``specify``)."""
-    validation: TestRun | None = None
-    """For an examiner: its tests run on the unfixed code."""
-    reproductions: list[TestId] = Field(default_factory=list)
-    """For an examiner: its tests that fail on the unfixed code, as a reproduction must."""
-    rejected_tests: list[TestId] = Field(default_factory=list)
-    """For a ``reproduce`` examiner: its tests that pass on the unfixed code (not evidence)."""
+    examination: Examination | None = None
+    """For an examiner: its assignment and its tests on the unfixed code; ``None`` for a
+    contestant (and for an examiner bugbout could not run)."""
     review: Audit | None = None
     """With ``run.rounds`` > 1: the audit of this attempt on visible evidence only, which
     decided whether it got another round."""
@@ -466,13 +481,27 @@ class Attempt(Versioned):
     """The endpoints its native setup's MCP servers reach, opened for it in the egress
     allow-list beside its model's."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _examination_as_written(cls, data: Any) -> Any:
+        """An attempt written with its examiner fields at its top level (before
+        ``examination`` held them) is read with them there; a contestant's were empty."""
+        if not isinstance(data, dict) or not any(f in data for f in _FLAT_EXAMINATION):
+            return data
+        data = dict(data)
+        flat = {field: data.pop(field) for field in _FLAT_EXAMINATION if field in data}
+        if any(flat.values()):
+            data["examination"] = {**flat, "assignment": flat.get("assignment") or ""}
+        return data
+
     @property
     def revision(self) -> str:
         """What the records built on the attempt (matrix, score, audit) are computed from:
         its key and round, who made it (name, role, vendor, assignment), how it ended and
         its patch, every byte of it (source, tests, other). An attempt run again under the
         same settings with another patch has another revision."""
-        who = (self.contestant, self.role, self.vendor or "", self.assignment or "")
+        assignment = self.examination.assignment if self.examination else ""
+        who = (self.contestant, self.role, self.vendor or "", assignment)
         ended = f"round {self.round}: {self.status}"
         return digest(self.key, ended, *who, self.patch.model_dump_json())
 

@@ -91,7 +91,7 @@ class Score(StrEnum):
     """The patch meddled with the test run: never resolved, whatever its outcomes."""
 
 
-class Resolution(Versioned):
+class PatchResolution(Versioned):
     """How one patch scored against the task's hidden tests."""
 
     task_id: str
@@ -110,7 +110,7 @@ class Resolution(Versioned):
 class TaskResolutions(Record):
     """A task's scores: every patch's, and each judge policy's pick's."""
 
-    patches: dict[str, Resolution] = Field(default_factory=dict)
+    patches: dict[str, PatchResolution] = Field(default_factory=dict)
     picks: dict[str, Score] = Field(default_factory=dict)
     """Policy → the score of its pick (``no-fix`` for an abstention)."""
 

@@ -229,7 +229,7 @@ class PodmanBuilder:
         if key in self._built:
             return self._built[key]
         image = f"{ENV_REPOSITORY}:{key}"
-        build = _Build(
+        build = _ImageBuild(
             podman=podman,
             base=base,
             image=image,
@@ -260,7 +260,7 @@ class PodmanBuilder:
 
 
 @dataclass
-class _Build:
+class _ImageBuild:
     """One environment image: uv installs the requirements in a build container of the
     base image, with the declared test extras if it can, else without them."""
 

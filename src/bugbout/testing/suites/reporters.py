@@ -19,7 +19,14 @@ from bugbout.core.store.records import (
     TaskIssue,
     TaskSet,
 )
-from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Resolution, Score, Verdict
+from bugbout.core.store.verdict_records import (
+    SUITE,
+    UNFIXED,
+    Matrix,
+    PatchResolution,
+    Score,
+    Verdict,
+)
 from bugbout.testing.suites.base import PluginSuite
 
 CONTESTANTS = ("alpha", "beta")
@@ -81,11 +88,11 @@ def small_report() -> Report:
         attempts=[
             _attempt(one, alpha),
             _attempt(one, beta, status=AttemptStatus.TIMEOUT),
-            _attempt(one, "exam", role="examiner", assignment="reproduce"),
+            _attempt(one, "exam", role="examiner", examination={"assignment": "reproduce"}),
         ],
         resolutions=[
-            Resolution(task_id=one, contestant=alpha, score=Score.RESOLVED),
-            Resolution(task_id=one, contestant=beta, score=Score.WRONG_FIX),
+            PatchResolution(task_id=one, contestant=alpha, score=Score.RESOLVED),
+            PatchResolution(task_id=one, contestant=beta, score=Score.WRONG_FIX),
         ],
         verdicts=[
             Verdict(task_id=one, policy="majority", pick=alpha, reason="r", approved=[alpha]),

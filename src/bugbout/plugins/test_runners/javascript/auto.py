@@ -79,7 +79,7 @@ class JavaScript(JavaScriptRunner):
         root: Path,
         listing: Sequence[str],
         past: Iterable[tuple[Sequence[str], project.Reader]],
-    ) -> project.Project:
+    ) -> project.PackageProject:
         """What ``bugbout init`` writes for the project at ``root`` (see :mod:`.project`)."""
         return project.find_project(root, listing, past, chosen(root / "package.json").name)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bugbout.plugins.test_runners.javascript import layout, runs, tripwires
-from bugbout.plugins.test_runners.javascript.reports import Report
+from bugbout.plugins.test_runners.javascript.reports import RunReport
 from bugbout.test_runners import (
     Environment,
     FileChange,
@@ -77,7 +77,7 @@ class JavaScriptRunner:
     def canary(self, beside: str) -> tuple[str, str]:
         raise NotImplementedError
 
-    def meddling(self, report: Report) -> list[str]:
+    def meddling(self, report: RunReport) -> list[str]:
         return []
 
     def rooted(self, root: Path) -> list[str]:

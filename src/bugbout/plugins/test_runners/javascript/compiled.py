@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from bugbout.plugins.test_runners.javascript import script
-from bugbout.plugins.test_runners.javascript.reports import Report
+from bugbout.plugins.test_runners.javascript.reports import RunReport
 from bugbout.test_runners import SEPARATOR
 
 GLOB = re.compile(r"[*?{\[]")
@@ -53,7 +53,7 @@ def twins(tree: Path, targets: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def as_written(report: Report, compiled: dict[str, str]) -> None:
+def as_written(report: RunReport, compiled: dict[str, str]) -> None:
     """``report``'s tests and files named by the test files the project wrote, not their
     compiled twins (``compiled``: each source by its twin)."""
 

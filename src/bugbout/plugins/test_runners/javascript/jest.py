@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.plugins.test_runners.javascript.base import JavaScriptRunner
 from bugbout.plugins.test_runners.javascript.layout import split_name
-from bugbout.plugins.test_runners.javascript.reports import TITLES, Report
+from bugbout.plugins.test_runners.javascript.reports import TITLES, RunReport
 from bugbout.test_runners import NoOptions, TestRunnerPlugin, TestStyle, file_of, hookimpl
 
 NAME = "jest"
@@ -60,7 +60,7 @@ class Jest(JavaScriptRunner):
         suffix = split_name(name)[1] if ".test." in name or ".spec." in name else ".test.js"
         return suffix, CANARY
 
-    def meddling(self, report: Report) -> list[str]:
+    def meddling(self, report: RunReport) -> list[str]:
         return [
             f"{path} ended its test process as if it had finished"
             for path, error in report.file_errors.items()

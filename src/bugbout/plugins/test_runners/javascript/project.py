@@ -25,7 +25,7 @@ looks for them."""
 
 
 @dataclass(frozen=True)
-class Project:
+class PackageProject:
     """A JavaScript or TypeScript project as ``init`` writes its settings."""
 
     source: tuple[str, ...]
@@ -42,14 +42,14 @@ class Project:
 
 def find_project(
     root: Path, listing: Sequence[str], past: Iterable[tuple[Sequence[str], Reader]], runner: str
-) -> Project:
+) -> PackageProject:
     """The project checked out at ``root`` (``listing``: its files), its source as the
     layout of each of ``past`` (earlier commits' files and readers) put it too."""
     tests = [path for path in listing if files.is_test_file(path)]
     found = list(files.source_roots(listing, lambda name: _read(root / name)))
     for paths, read in past:
         found.extend(files.source_roots(paths, read))
-    return Project(
+    return PackageProject(
         source=tuple(dict.fromkeys(found)),
         tests=folder_of_tests(tests),
         runner=runner,

@@ -32,7 +32,7 @@ MESSAGE_LIMIT = 500
 
 
 @dataclass
-class Report:
+class RunReport:
     """The records of one run, read and checked."""
 
     started: bool = False
@@ -73,9 +73,9 @@ def signed(key: str, record: dict[str, object]) -> bytes:
     return f"{mac} {text}\n".encode()
 
 
-def read_report(written: bytes, key: str) -> Report:
+def read_report(written: bytes, key: str) -> RunReport:
     """The checked records of ``written`` (the channel's bytes), signed with ``key``."""
-    report = Report()
+    report = RunReport()
     for raw in written.splitlines():
         record = _verified(raw, key.encode())
         if record is None:
@@ -97,7 +97,7 @@ def _verified(raw: bytes, key: bytes) -> dict[str, object] | None:
     return record if isinstance(record, dict) else None
 
 
-def _take(report: Report, record: dict[str, object]) -> None:
+def _take(report: RunReport, record: dict[str, object]) -> None:
     if "start" in record:
         report.started = True
     elif "test" in record:

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from bugbout.plugins.test_runners.javascript import compiled, script
 from bugbout.plugins.test_runners.javascript.building import build
-from bugbout.plugins.test_runners.javascript.reports import Report, read_report, test_id
+from bugbout.plugins.test_runners.javascript.reports import RunReport, read_report, test_id
 from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of, watch
 
 DETAIL_LIMIT = 4000
@@ -53,7 +53,7 @@ class Runner(Protocol):
         (or folder): two tests, :data:`PASSES` and :data:`FAILS`."""
         ...
 
-    def meddling(self, report: Report) -> list[str]:
+    def meddling(self, report: RunReport) -> list[str]:
         """What the runner itself saw the code under test do to the run."""
         ...
 
@@ -70,7 +70,7 @@ class Runner(Protocol):
 
 
 @dataclass(frozen=True)
-class Finished:
+class RunnerExit:
     """How the runner's process ended."""
 
     exit_code: int | None
@@ -81,7 +81,7 @@ class Finished:
 
 
 @dataclass(frozen=True)
-class Planted:
+class CanaryFile:
     """The canary file of a run, relative to its tree."""
 
     path: str
@@ -118,7 +118,11 @@ def run_javascript(runner: Runner, request: TestRunRequest) -> TestRun:
 
 
 def judged(
-    runner: Runner, request: TestRunRequest, planted: Planted, report: Report, finished: Finished
+    runner: Runner,
+    request: TestRunRequest,
+    planted: CanaryFile,
+    report: RunReport,
+    finished: RunnerExit,
 ) -> TestRun:
     """The run ``report`` makes: canaries and tally checked, outcomes kept for targets."""
     tampering = report.problems + runner.meddling(report)
@@ -201,7 +205,7 @@ def plain(tree: object) -> Path:
     return where
 
 
-def _plant(runner: Runner, tree: Path, targets: Sequence[str]) -> Planted:
+def _plant(runner: Runner, tree: Path, targets: Sequence[str]) -> CanaryFile:
     """The canary file, beside the first target (in it, when it is a folder), named like
     the first test file there (``.test.ts``), so the project's configuration collects it."""
     first = targets[0] if targets else "."
@@ -209,7 +213,7 @@ def _plant(runner: Runner, tree: Path, targets: Sequence[str]) -> Planted:
     suffix, text = runner.canary(first if (tree / first).is_file() else _named(tree, folder))
     path = folder / f"bugbout_canary_{secrets.token_hex(4)}{suffix}"
     (tree / path).write_text(text)
-    return Planted(str(path))
+    return CanaryFile(str(path))
 
 
 def _named(tree: Path, folder: PurePosixPath) -> str:
@@ -225,7 +229,7 @@ def _named(tree: Path, folder: PurePosixPath) -> str:
 
 def _process(
     runner: Runner, request: TestRunRequest, tree: Path, targets: list[str]
-) -> tuple[Report, Finished]:
+) -> tuple[RunReport, RunnerExit]:
     """Start the runner confined, wait for it (killing its process group when it ends or
     at the timeout) and read its channel."""
     key = secrets.token_hex(32)
@@ -287,4 +291,4 @@ def _process(
 
     report.failures = {test: relative(text) for test, text in report.failures.items()}
     report.file_errors = {path: relative(text) for path, text in report.file_errors.items()}
-    return report, Finished(exit_code, duration, relative(tail))
+    return report, RunnerExit(exit_code, duration, relative(tail))

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.plugins.test_runners.javascript.base import JavaScriptRunner
 from bugbout.plugins.test_runners.javascript.layout import split_name
-from bugbout.plugins.test_runners.javascript.reports import TITLES, Report
+from bugbout.plugins.test_runners.javascript.reports import TITLES, RunReport
 from bugbout.test_runners import NoOptions, TestRunnerPlugin, TestStyle, file_of, hookimpl
 
 NAME = "vitest"
@@ -71,7 +71,7 @@ class Vitest(JavaScriptRunner):
         link outside it, it has them."""
         return ["--root", str(root)]
 
-    def meddling(self, report: Report) -> list[str]:
+    def meddling(self, report: RunReport) -> list[str]:
         return [
             f"{test} ended its test process ({EXITED})"
             for test, text in report.failures.items()
