@@ -15,7 +15,7 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.injection import TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
-from bugbout.core.mine.reported import Parents, fix_only, is_told_by_failures, told
+from bugbout.core.mine.reported import Parents, is_told_by_failures, told
 from bugbout.core.mine.spec import MinePlugins, MineSpec
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress, SilentProgress
@@ -134,7 +134,7 @@ def _read_issues(
     parents = Parents(git)
     for task in list(found.tasks):
         if is_told_by_failures(task):  # its failures are told once ground truth ran
-            task.problem_statement = told(git, task, fix=fix_only(git, task, parents))
+            task.problem_statement = told(git, task, parents=parents)
             progress.advance(task.id)
             continue
         message = git.message(task.sha)
@@ -154,7 +154,7 @@ def _read_issues(
         if known:
             task.problem_statement = problem_statement(issue)
         else:
-            task.problem_statement = told(git, task, fix=fix_only(git, task, parents))
+            task.problem_statement = told(git, task, parents=parents)
         progress.advance(f"#{task.issue.number}")
     progress.finish()
     return found
