@@ -16,7 +16,7 @@ from bugbout.core.plumbing.executor import Executor, run_jobs
 from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.progress import Progress, SilentProgress
 from bugbout.core.plumbing.stopping import Interrupted, stopping
-from bugbout.core.plumbing.tools import Benches, BenchSpec, make_benches
+from bugbout.core.plumbing.tools import Benches, BenchSpec
 from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
@@ -196,7 +196,7 @@ class OracleJob:
     def __call__(self) -> Oracle:
         bench = self.spec.bench
         tools = self.tools or _confining(
-            make_benches(bench, make_plugins(), Store(bench.store_dir))
+            Benches.make(bench, make_plugins(), Store(bench.store_dir))
         )
         with Git(tools.repository) as git:
             return compute_oracle(

@@ -17,7 +17,7 @@ from bugbout.core.evidence import EvidenceSpec
 from bugbout.core.plumbing.executor import Executor, make_executor
 from bugbout.core.plumbing.progress import Progress
 from bugbout.core.plumbing.stopping import Stop
-from bugbout.core.plumbing.tools import Benches, BenchSpec, make_benches
+from bugbout.core.plumbing.tools import Benches, BenchSpec
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.contestants import Contestant, ContestantsSpec, make_contestants
 from bugbout.core.race.examining import Assignment
@@ -164,7 +164,7 @@ class WorkerBenches:
 
     def __call__(self) -> tuple[Benches, Auditor]:
         plugins = make_plugins()
-        benches = make_benches(self.bench, plugins, Store(self.bench.store_dir))
+        benches = Benches.make(self.bench, plugins, Store(self.bench.store_dir))
         return benches, make_auditor(plugins, self.auditor)
 
 
@@ -179,7 +179,7 @@ class WorkerRace:
     def __call__(self) -> RacePlugins:
         plugins = make_plugins()
         bench = self.spec.bench
-        benches = make_benches(bench, plugins, Store(bench.store_dir))
+        benches = Benches.make(bench, plugins, Store(bench.store_dir))
         default = BoutSettings(project=bench.project, root=bench.root)  # its executor's
         return RacePlugins(
             benches=benches,

@@ -20,7 +20,7 @@ from bugbout.core.pipeline.mining import mine_spec, mine_tasks
 from bugbout.core.plumbing.environment import revision
 from bugbout.core.plumbing.executor import Executor, make_executor
 from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.plumbing.tools import BenchSpec, make_benches
+from bugbout.core.plumbing.tools import Benches, BenchSpec
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, Store
 from bugbout.core.tasks import TruthPlugins, TruthSpec, compute_truth
@@ -51,7 +51,7 @@ def truth_plugins(settings: BoutSettings, plugins: Plugins, store: Store) -> Tru
     environment = plugins.get(EnvironmentPlugin, settings.environment.name)
     drafted = settings.tasks.statement == "drafted"
     return TruthPlugins(
-        benches=lambda: make_benches(BenchSpec.of(settings), plugins, store),
+        benches=lambda: Benches.make(BenchSpec.of(settings), plugins, store),
         built_by=revision(environment.spec.factory),
         executor=lambda: make_executor(settings, plugins),
         drafter=lambda: Drafter.of(settings, plugins) if drafted else None,

@@ -6,10 +6,10 @@ runs after the race take only their part, :class:`Benches`, made from a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import (
@@ -88,6 +88,27 @@ class Benches:
     checkout_method: Literal["auto", "overlay", "reflink", "copy"]
     masked: tuple[Path, ...]
 
+    @classmethod
+    def make(cls, spec: BenchSpec, plugins: Plugins, store: Store) -> Self:
+        """The benches ``spec`` selects, made by ``plugins``."""
+        home = bugbout_home()
+        sandbox = plugins.create(SandboxPlugin, spec.sandbox.name, spec.sandbox.options)
+        builder = plugins.create(EnvironmentPlugin, spec.environment.name, spec.environment.options)
+        runner = plugins.create(TestRunnerPlugin, spec.test_runner.name, spec.test_runner.options)
+        masked = masked_paths(spec.repository, spec.store_dir, home)
+        return cls(
+            store=store,
+            home=home,
+            sandbox=sandbox,
+            environments=Environments(builder, spec.project, store, home),
+            runner=runner,
+            confine=test_confinement(spec.test_limits, sandbox, home, masked),
+            project=spec.project,
+            repository=spec.repository,
+            checkout_method=spec.checkouts,
+            masked=masked,
+        )
+
     @cached_property
     def guard(self) -> Path | None:
         """The compiled guard the attempts run under (:func:`guard_program`), compiled at
@@ -116,39 +137,12 @@ class Benches:
         return self.runner.suite_paths(checkouts.base(task.parent), tests, task.test_files)
 
 
-def make_benches(spec: BenchSpec, plugins: Plugins, store: Store) -> Benches:
-    """The benches ``spec`` selects, made by ``plugins``."""
-    home = bugbout_home()
-    sandbox = plugins.create(SandboxPlugin, spec.sandbox.name, spec.sandbox.options)
-    builder = plugins.create(EnvironmentPlugin, spec.environment.name, spec.environment.options)
-    runner = plugins.create(TestRunnerPlugin, spec.test_runner.name, spec.test_runner.options)
-    masked = masked_paths(spec.repository, spec.store_dir, home)
-    return Benches(
-        store=store,
-        home=home,
-        sandbox=sandbox,
-        environments=Environments(builder, spec.project, store, home),
-        runner=runner,
-        confine=test_confinement(spec.test_limits, sandbox, home, masked),
-        project=spec.project,
-        repository=spec.repository,
-        checkout_method=spec.checkouts,
-        masked=masked,
-    )
-
-
 @dataclass(frozen=True)
 class Tools(Benches):
-    """The bout's benches with its settings and plugins: what the pipeline makes a stage's
-    plugins from. A job in another process rebuilds only the benches, from their spec
-    (:func:`make_benches`)."""
-
-    settings: BoutSettings
-    plugins: Plugins
+    """The bout's benches, made from its whole settings; a job in another process makes
+    only the benches, from their spec (:meth:`Benches.make`)."""
 
     @classmethod
     def build(cls, settings: BoutSettings, plugins: Plugins, store: Store) -> Tools:
         """The tools ``settings`` select, made by ``plugins``."""
-        benches = make_benches(BenchSpec.of(settings), plugins, store)
-        made = {part.name: getattr(benches, part.name) for part in fields(Benches)}
-        return cls(**made, settings=settings, plugins=plugins)
+        return cls.make(BenchSpec.of(settings), plugins, store)
