@@ -376,7 +376,7 @@ def _tasks(args: list[str], console: Console) -> int:
         from bugbout.core.store.store import ORACLES, TASKS, Store
 
         if not mine_only:  # mining needs no environment, sandbox nor executor plugin
-            from bugbout.core.tasks import check_plugins
+            from bugbout.core.pipeline import check_plugins
 
             check_plugins(settings, plugins)
         store = Store(settings.store_dir)
@@ -384,7 +384,7 @@ def _tasks(args: list[str], console: Console) -> int:
             stop = Stop(settings.run.grace, progress.warn)
             with stop.installed():
                 if mine_only:  # the mining modules only: no environment, sandbox nor executor
-                    from bugbout.core.mine.finding import find_tasks
+                    from bugbout.core.pipeline import find_tasks
 
                     tasks = find_tasks(settings, plugins, store, progress, sweep=hydra_job.sweep)
                     oracles = store.read(ORACLES, OracleSet) or OracleSet()
@@ -413,8 +413,8 @@ def _ground_truth(
     """``bugbout tasks``' tasks and their oracles, computed on the settings' executor."""
     from contextlib import closing
 
+    from bugbout.core.pipeline import ground_truth
     from bugbout.core.plumbing.executor import make_executor
-    from bugbout.core.tasks import ground_truth
 
     with closing(make_executor(settings, plugins)) as made:
         return ground_truth(

@@ -15,17 +15,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from rich.console import Console as RichConsole
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from bugbout.core.contract.manager import RegisteredPlugin
     from bugbout.core.store.records import Attempt, Oracle, OracleSet, TaskSet
 
@@ -62,6 +55,14 @@ class Console:
             finally:
                 plain.finish()
             return
+        from rich.progress import (  # only a live bar needs it
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -75,12 +76,16 @@ class Console:
             yield StageProgress(bar, self)
 
     def plugin_table(self, plugins: list[RegisteredPlugin]) -> None:
+        from rich.table import Table
+
         table = Table("kind", "name", "distribution", "description", box=None)
         for plugin in plugins:
             table.add_row(plugin.kind, plugin.name, plugin.distribution, plugin.spec.description)
         self.out.print(table)
 
     def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
+        from rich.table import Table
+
         excluded = ", ".join(
             f"{reason} {count}" for reason, count in sorted(tasks.excluded.items())
         )
