@@ -61,6 +61,10 @@ class Deferred:
     name: str
     """The name it is registered under (a built-in's is its module's)."""
     distribution: str
+    named: bool = False
+    """Whether it registers one plugin, called ``name``: a module of bugbout's plugin
+    folders installed as an entry point is named after the plugin it registers, so
+    asking its kind for another plugin does not import it."""
 
 
 @dataclass
@@ -74,7 +78,7 @@ class Plugins:
     deferred: dict[str, list[Deferred]] = field(default_factory=dict)
     """Plugin modules not imported yet, by kind: the built-ins, and the entry points whose
     module's folder says its kind; imported when their kind is first asked for (so a
-    command imports only the kinds it uses)."""
+    command imports only the kinds it uses), an entry point also when its plugin is."""
     _by_kind: dict[str, dict[str, RegisteredPlugin]] = field(default_factory=dict)
     _noted: set[str] = field(default_factory=set)
     """Problems found while collecting records: reported once, however often we collect."""
@@ -217,13 +221,13 @@ class Plugins:
         return f"plugin {name!r} from {self.distributions.get(name, '<inline>')}"
 
     def of_kind(self, kind: Kind) -> dict[str, RegisteredPlugin]:
-        """Every plugin of ``kind`` by name (its deferred built-ins imported first)."""
-        word = kind if isinstance(kind, str) else kind.kind
-        if word not in KINDS:
-            if word in RENAMED_KINDS:
-                raise PluginError(f"the plugin kind {word!r} is now called {RENAMED_KINDS[word]!r}")
-            raise PluginError(f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}")
+        """Every plugin of ``kind`` by name (its deferred modules imported first)."""
+        word = _word(kind)
         self._import_deferred(word)
+        return self._collected(word)
+
+    def _collected(self, word: str) -> dict[str, RegisteredPlugin]:
+        """The plugins of kind ``word`` registered so far, by name."""
         if word not in self._by_kind:
             self._by_kind[word] = self._collect(KINDS[word])
         return self._by_kind[word]
@@ -238,8 +242,16 @@ class Plugins:
         self._order.setdefault(plugin.name, len(self._order))
         self.deferred.setdefault(kind, []).append(plugin)
 
-    def _import_deferred(self, kind: str) -> None:
-        for plugin in self.deferred.pop(kind, []):
+    def _import_deferred(self, kind: str, name: str | None = None) -> None:
+        """Import the deferred modules of ``kind``; given ``name``, not those
+        :attr:`~Deferred.named` after another plugin (they wait for their kind)."""
+        waiting = self.deferred.pop(kind, [])
+        later = [plugin for plugin in waiting if name and plugin.named and plugin.name != name]
+        if later:
+            self.deferred[kind] = later
+        for plugin in waiting:
+            if plugin in later:
+                continue
             try:
                 module = importlib.import_module(plugin.module)
             except Exception as exc:  # an installed plugin that cannot import is skipped
@@ -250,12 +262,16 @@ class Plugins:
             self.register(module, name=plugin.name, distribution=plugin.distribution)
 
     def get(self, kind: Kind, name: str) -> RegisteredPlugin:
-        """The plugin of ``kind`` called ``name``; an error lists the valid names."""
-        plugins = self.of_kind(kind)
+        """The plugin of ``kind`` called ``name``; an error lists the valid names. The
+        deferred modules named after other plugins are not imported for it."""
+        word = _word(kind)
+        self._import_deferred(word, name)
+        plugins = self._collected(word)
+        if name not in plugins:
+            plugins = self.of_kind(word)
         try:
             return plugins[name]
         except KeyError:
-            word = kind if isinstance(kind, str) else kind.kind
             raise ConfigError(
                 f"no {word} plugin named {name!r}; choose one of: "
                 f"{', '.join(sorted(plugins)) or '(none installed)'}"
@@ -353,6 +369,16 @@ class Plugins:
                     )
                 found[record.name] = RegisteredPlugin(record, impl.plugin_name, distribution)
         return found
+
+
+def _word(kind: Kind) -> str:
+    """The word of ``kind`` (``"judge"``); an unknown one is an error listing the kinds."""
+    word = kind if isinstance(kind, str) else kind.kind
+    if word not in KINDS:
+        if word in RENAMED_KINDS:
+            raise PluginError(f"the plugin kind {word!r} is now called {RENAMED_KINDS[word]!r}")
+        raise PluginError(f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}")
+    return word
 
 
 def _close_hook(name: str) -> str | None:
@@ -501,14 +527,16 @@ def create_plugin(
 def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
     """Register every entry point not ``blocked``: one naming a module of bugbout's plugin
     folders (``bugbout.plugins.test_runners...``) is deferred to its kind, as a built-in
-    is; any other is imported now, since nothing else says its kind."""
+    is, and to its name (:attr:`Deferred.named`); any other is imported now, since nothing
+    else says its kind."""
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry_point.name in blocked:
             continue
         distribution = _distribution_name(entry_point)
         kind = _folder_kind(entry_point.value)
         if kind is not None:
-            plugins._defer(kind, Deferred(entry_point.value, entry_point.name, distribution))
+            deferred = Deferred(entry_point.value, entry_point.name, distribution, named=True)
+            plugins._defer(kind, deferred)
             continue
         try:
             plugin = entry_point.load()
