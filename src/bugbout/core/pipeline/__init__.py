@@ -29,6 +29,7 @@ __all__ = [
     "ground_truth",
     "issue_resolver",
     "make_auditor",
+    "make_drafter",
     "mine_plugins",
     "mine_spec",
     "mine_tasks",
@@ -61,6 +62,7 @@ __getattr__, __dir__ = lazy_exports(
         "ground_truth": _TRUTH,
         "issue_resolver": _MINING,
         "make_auditor": _STAGES,
+        "make_drafter": _TRUTH,
         "mine_plugins": _MINING,
         "mine_spec": _MINING,
         "mine_tasks": _MINING,
@@ -102,6 +104,7 @@ if TYPE_CHECKING:
         check_plugins,
         compute_oracles,
         ground_truth,
+        make_drafter,
         truth_plugins,
         truth_spec,
     )

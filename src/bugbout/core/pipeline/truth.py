@@ -9,6 +9,7 @@ from pathlib import Path
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import (
+    AgentPlugin,
     EnvironmentPlugin,
     IssueSourcePlugin,
     MinerPlugin,
@@ -36,7 +37,15 @@ def check_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     for source in mine_spec(settings).sources():
         source.check(plugins, IssueSourcePlugin)
     if settings.tasks.statement == "drafted":
-        Drafter.of(settings, plugins)
+        make_drafter(settings, plugins)
+
+
+def make_drafter(settings: BoutSettings, plugins: Plugins) -> Drafter:
+    """The drafter ``tasks.drafter`` names, its options checked by its agent plugin."""
+    return Drafter.of(
+        settings.tasks.drafter, settings.contestants, settings.contestant,
+        lambda given: given.check(plugins, AgentPlugin),
+    )  # fmt: skip
 
 
 def truth_spec(settings: BoutSettings) -> TruthSpec:
@@ -54,7 +63,7 @@ def truth_plugins(settings: BoutSettings, plugins: Plugins, store: Store) -> Tru
         benches=lambda: Benches.make(BenchSpec.of(settings), plugins, store),
         built_by=revision(environment.spec.factory),
         executor=lambda: make_executor(settings, plugins),
-        drafter=lambda: Drafter.of(settings, plugins) if drafted else None,
+        drafter=lambda: make_drafter(settings, plugins) if drafted else None,
         notify=plugins.notify,
         problems=plugins.problems,
     )
