@@ -40,6 +40,7 @@ from bugbout.core.contract.settings import (
 from bugbout.core.mine.injection import SuiteRunner, mine_mutants
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.mutation import MutantOptions
+from bugbout.core.pipeline import suite_runner
 from bugbout.core.plumbing.git import Git
 
 CACHE = Path(__file__).parent / ".cache"
@@ -96,7 +97,7 @@ def main() -> None:
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE, prefix="mutants-home-") as home:
         os.environ["BUGBOUT_HOME"] = home
-        runner = SuiteRunner.of(settings, plugins)
+        runner = suite_runner(settings, plugins)
         baseline, tests = _suite_run(runner, options.repo, Path(home))
         phases = Phases()
         request = MiningRequest(repository=options.repo, project=PROJECT)

@@ -25,8 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol, runtime_checkable
 
 from bugbout.core.contract.errors import BugboutError, EnvironmentFailure
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings, ProjectSettings
+from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.mutation import MutantOptions, Mutation, mutations, sample
 from bugbout.core.mine.reported import source_lines, statement
@@ -37,7 +36,6 @@ from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.plumbing.progress import Progress
 from bugbout.core.plumbing.testmodules import is_test_module
 from bugbout.core.plumbing.testrun import run_tests
-from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import (
     FAILING,
     Outcome,
@@ -47,7 +45,6 @@ from bugbout.core.store.records import (
     TaskSet,
     TestRun,
 )
-from bugbout.core.store.store import Store
 
 REF_PREFIX = "refs/bugbout/mutants/"
 TIER = "injected"
@@ -75,16 +72,6 @@ class SuiteRunner:
     confine: Confine
     timeout: float
     """Seconds one pytest process may run."""
-
-    @classmethod
-    def of(cls, settings: BoutSettings, plugins: Plugins) -> SuiteRunner:
-        """The runner of the bout's tools (its environment builder, its sandbox)."""
-        tools = Tools.build(settings, plugins, Store(settings.store_dir))
-        problem = tools.sandbox.problem()
-        if problem:
-            raise BugboutError(f"tests cannot run confined: {problem}")
-        builder = tools.environments.builder
-        return cls(builder, settings.project, tools.home, tools.confine, settings.tasks.timeout)
 
     def environment(self, tree: Path, date: str) -> Environment:
         """The environment of ``tree`` (the commit's era is ``date``)."""
