@@ -19,10 +19,10 @@ import pytest
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings, TasksSettings
-from bugbout.core.mine.drafting import Drafter, DraftingFailed
+from bugbout.core.mine.drafting import DraftingFailed
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.statements import tell_statements
-from bugbout.core.pipeline import build_contestants, compute_oracles, mine_tasks
+from bugbout.core.pipeline import build_contestants, compute_oracles, make_drafter, mine_tasks
 from bugbout.core.plumbing.git import Git
 from bugbout.core.report.report_build import build_report
 from bugbout.core.store.drafts import DRAFTS, Draft, Drafts
@@ -220,7 +220,7 @@ def test_each_agents_model_is_reached_over_its_own_api(
             "OPENAI_API_KEY": "k-o",
             "GEMINI_API_KEY": "k-g",
         }
-        drafter = Drafter.of(_settings(tmp_path, writer=entry), make_plugins(entry_points=False))
+        drafter = make_drafter(_settings(tmp_path, writer=entry), make_plugins(entry_points=False))
         text, usage = drafter.draft("Numbers below zero came back positive.")
         [asked] = server.requests
     assert (text, asked.path) == (said, path)
@@ -238,15 +238,15 @@ def test_each_agents_model_is_reached_over_its_own_api(
 def test_a_drafter_that_names_no_usable_contestant_fails_in_one_line(tmp_path: Path) -> None:
     plugins = make_plugins(entry_points=False)
     with pytest.raises(ConfigError, match=r"^tasks.drafter: no contestant 'writer'; define"):
-        Drafter.of(_settings(tmp_path), plugins)
+        make_drafter(_settings(tmp_path), plugins)
     with pytest.raises(ConfigError, match=r"set contestants.writer.model to draft with it$"):
-        Drafter.of(_settings(tmp_path, writer={"agent": "claude-code"}), plugins)
+        make_drafter(_settings(tmp_path, writer={"agent": "claude-code"}), plugins)
     chosen = _settings(tmp_path).model_copy(update={"contestant": {"writer": {"agent": "codex"}}})
     with pytest.raises(ConfigError, match=r"set contestant.writer.model to draft with it$"):
-        Drafter.of(chosen, plugins)
+        make_drafter(chosen, plugins)
     unnamed = _settings(tmp_path).model_copy(update={"tasks": TasksSettings(statement="drafted")})
     with pytest.raises(ConfigError, match=r"names no contestant; set tasks.drafter"):
-        Drafter.of(unnamed, plugins)
+        make_drafter(unnamed, plugins)
 
 
 def test_a_drafted_statement_keys_the_attempts_and_is_shown_in_the_report(tmp_path: Path) -> None:
@@ -355,7 +355,7 @@ def test_a_model_that_gives_no_statement_fails_in_one_line(
     with _answering(answer, delay) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         entry = {"agent": "codex", "model": "gpt-x", "base-url": url}
-        drafter = Drafter.of(_settings(tmp_path, writer=entry), make_plugins(entry_points=False))
+        drafter = make_drafter(_settings(tmp_path, writer=entry), make_plugins(entry_points=False))
         with pytest.raises(DraftingFailed) as failed:
             replace(drafter, timeout=0.5).draft("Numbers below zero came back positive.")
     assert str(failed.value) == said
@@ -388,17 +388,17 @@ def test_a_failing_model_is_asked_no_more_after_three_failures_in_a_row(tmp_path
         settings = _settings(repo, writer={"agent": "codex", "model": "gpt-x", "base-url": url})
         tell_statements(
             repo, store, tasks, oracles,
-            drafter=Drafter.of(settings, plugins), jobs=settings.tasks.jobs, warn=warned.append,
+            drafter=make_drafter(settings, plugins), jobs=settings.tasks.jobs, warn=warned.append,
         )  # fmt: skip
         assert server.asked == 3
         scrubbed = tasks.tasks[0].problem_statement
         assert scrubbed.endswith(f"- {test}\n\nFind the bug and fix it.")
-        key = Drafter.of(settings, plugins).key_of(scrubbed)
+        key = make_drafter(settings, plugins).key_of(scrubbed)
         kept = Draft(key=key, drafter="writer (gpt-x)", reported=scrubbed, text=CLEAN)
         store.write(DRAFTS, Drafts({"t4": kept}))
         tell_statements(
             repo, store, tasks, oracles,
-            drafter=Drafter.of(settings, plugins), jobs=settings.tasks.jobs, warn=warned.append,
+            drafter=make_drafter(settings, plugins), jobs=settings.tasks.jobs, warn=warned.append,
         )  # fmt: skip
         assert server.asked == 6
     failed = "scrubbed: drafting failed: writer (gpt-x) answered HTTP 503 Service Unavailable"
@@ -424,7 +424,7 @@ def test_statements_are_drafted_tasks_jobs_at_once(tmp_path: Path) -> None:
         started = time.monotonic()
         tell_statements(
             repo, store, tasks, oracles,
-            drafter=Drafter.of(settings, plugins), jobs=settings.tasks.jobs, warn=pytest.fail,
+            drafter=make_drafter(settings, plugins), jobs=settings.tasks.jobs, warn=pytest.fail,
         )  # fmt: skip
         took = time.monotonic() - started
         assert server.asked == 5

@@ -11,13 +11,14 @@ import json
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from bugbout.core.contract.errors import BugboutError, ConfigError
-from bugbout.core.contract.instances import instance
-from bugbout.core.contract.manager import Plugins
-from bugbout.core.contract.settings import BoutSettings
+from bugbout.core.contract.instances import Instance, instance
 from bugbout.core.contract.types import AgentPlugin
 from bugbout.core.store.records import digest
 
@@ -68,27 +69,31 @@ class Drafter:
     timeout: float = TIMEOUT
 
     @classmethod
-    def of(cls, settings: BoutSettings, plugins: Plugins) -> Drafter:
-        """The drafter ``tasks.drafter`` names; one line saying what to set when it cannot
-        be reached."""
-        name = settings.tasks.drafter
+    def of(
+        cls,
+        name: str | None,
+        contestants: Mapping[str, Mapping[str, Any] | None],
+        chosen: Mapping[str, Mapping[str, Any]] | None,
+        check: Callable[[Instance], BaseModel],
+    ) -> Drafter:
+        """The drafter ``name`` (``tasks.drafter``) names: its entry of ``contestants``,
+        with its entry of ``chosen`` (``contestant``) over it, its options validated by
+        ``check`` (by its agent plugin); one line saying what to set when it cannot be
+        reached."""
         if not name:
             raise ConfigError(
                 "tasks.statement is drafted but tasks.drafter names no contestant; set "
                 "tasks.drafter to one, e.g. tasks.drafter=codex"
             )
-        entry = {
-            **(settings.contestants.get(name) or {}),
-            **(settings.contestant or {}).get(name, {}),
-        }
+        entry = {**(contestants.get(name) or {}), **(chosen or {}).get(name, {})}
         if not entry:
             raise ConfigError(
                 f"tasks.drafter: no contestant {name!r}; define it under contestants in "
                 "bugbout.yaml or choose it with contestant=<name>"
             )
-        role = "contestants" if name in settings.contestants else "contestant"
+        role = "contestants" if name in contestants else "contestant"
         given = instance(role, AgentPlugin.kind, name, entry, example="codex")
-        options = given.check(plugins, AgentPlugin)
+        options = check(given)
         model = str(getattr(options, "model", None) or "")
         base_url = getattr(options, "base_url", None)
         wire = _HARNESS_WIRES.get(given.plugin)
