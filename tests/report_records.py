@@ -24,25 +24,18 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
-    AuditVerdict,
     Oracle,
     OracleSet,
     Outcome,
     Patch,
     Route,
+    Score,
     Task,
     TaskIssue,
     TaskSet,
     TestRun,
 )
-from bugbout.core.store.verdict_records import (
-    SUITE,
-    UNFIXED,
-    Matrix,
-    PatchResolution,
-    Score,
-    Verdict,
-)
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, PatchResolution, Verdict
 
 P, F, E = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR
 T1, T2, T3 = "aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"
@@ -88,7 +81,7 @@ def attempt(  # noqa: PLR0917
     )
 
 
-def audit(task_id: str, name: str, verdict: AuditVerdict, *, visible: bool = False) -> Audit:
+def audit(task_id: str, name: str, verdict: Score, *, visible: bool = False) -> Audit:
     return Audit(
         task_id=task_id,
         contestant=name,
@@ -160,13 +153,13 @@ def records() -> dict[str, object]:
         Verdict(task_id=T3, policy="majority", pick="alpha", reason="r", approved=["alpha"]),
     ]  # fmt: skip
     audits = [
-        audit(T1, "alpha", AuditVerdict.RESOLVED),
-        audit(T2, "alpha", AuditVerdict.INEFFECTIVE, visible=True),
-        audit(T2, "alpha", AuditVerdict.PARTIAL),
-        audit(T1, "beta", AuditVerdict.REGRESSIONS),
-        audit(T2, "beta", AuditVerdict.RESOLVED),
-        audit(T1, "gamma", AuditVerdict.RESOLVED),  # wrong: the score says wrong-fix
-        audit(T2, "gamma", AuditVerdict.EMPTY),  # its score does not count
+        audit(T1, "alpha", Score.RESOLVED),
+        audit(T2, "alpha", Score.WRONG_FIX, visible=True),
+        audit(T2, "alpha", Score.PARTLY_FIXED),
+        audit(T1, "beta", Score.FIXED_BUT_BROKE),
+        audit(T2, "beta", Score.RESOLVED),
+        audit(T1, "gamma", Score.RESOLVED),  # wrong: the score says wrong-fix
+        audit(T2, "gamma", Score.NO_FIX),  # its score does not count
     ]
     matrices = [
         Matrix(

@@ -8,13 +8,13 @@ import pytest
 from audit_requests import BASE, F2P, LEGACY, ORACLE, OTHER, P2P, PATCH, TASK, attempt, request, run
 from bugbout.core.audit.auditing import AuditRequest, classify, verdict_for
 from bugbout.core.store.records import (
-    AuditVerdict,
     ChangeArea,
     ChangeKind,
     FileChange,
     Patch,
     Route,
     RunStatus,
+    Score,
 )
 
 # -- the verdict table, row by row -------------------------------------------------------------
@@ -23,32 +23,32 @@ from bugbout.core.store.records import (
 @pytest.mark.parametrize(
     ("gate", "patch", "verdict", "route"),
     [
-        pytest.param(BASE, Patch(), AuditVerdict.EMPTY, Route.CRAFT, id="empty patch"),
+        pytest.param(BASE, Patch(), Score.NO_FIX, Route.CRAFT, id="empty patch"),
         pytest.param(
             BASE | {F2P[0]: "passed", F2P[1]: "passed"},
-            PATCH, AuditVerdict.RESOLVED, Route.NONE, id="all pass, no regression",
+            PATCH, Score.RESOLVED, Route.NONE, id="all pass, no regression",
         ),
         pytest.param(
             BASE | {F2P[0]: "passed", F2P[1]: "passed", P2P: "failed"},
-            PATCH, AuditVerdict.REGRESSIONS, Route.CRAFT, id="all pass, a regression",
+            PATCH, Score.FIXED_BUT_BROKE, Route.CRAFT, id="all pass, a regression",
         ),
         pytest.param(
             BASE | {F2P[0]: "passed"},
-            PATCH, AuditVerdict.PARTIAL, Route.RECON, id="some pass",
+            PATCH, Score.PARTLY_FIXED, Route.RECON, id="some pass",
         ),
         pytest.param(
             BASE | {F2P[0]: "passed", P2P: "error"},
-            PATCH, AuditVerdict.PARTIAL, Route.RECON, id="some pass, a regression",
+            PATCH, Score.PARTLY_FIXED, Route.RECON, id="some pass, a regression",
         ),
-        pytest.param(BASE, PATCH, AuditVerdict.INEFFECTIVE, Route.RECON, id="none pass"),
+        pytest.param(BASE, PATCH, Score.WRONG_FIX, Route.RECON, id="none pass"),
         pytest.param(
             BASE | {OTHER: "failed"},
-            PATCH, AuditVerdict.INEFFECTIVE, Route.RECON, id="none pass, a regression",
+            PATCH, Score.WRONG_FIX, Route.RECON, id="none pass, a regression",
         ),
     ],
 )  # fmt: skip
 def test_the_verdict_table(
-    gate: dict[str, str], patch: Patch, verdict: AuditVerdict, route: Route
+    gate: dict[str, str], patch: Patch, verdict: Score, route: Route
 ) -> None:
     result = classify(request(gate, patch=patch))
     assert (result.verdict, result.route) == (verdict, route)
@@ -56,21 +56,21 @@ def test_the_verdict_table(
 
 def test_verdict_for_counts() -> None:
     assert verdict_for(empty=True, must_pass=2, passing=2, regressions=0) == (
-        AuditVerdict.EMPTY,
+        Score.NO_FIX,
         Route.CRAFT,
     )
-    assert verdict_for(empty=False, must_pass=2, passing=2, regressions=0)[0] == "RESOLVED"
+    assert verdict_for(empty=False, must_pass=2, passing=2, regressions=0)[0] == "resolved"
     assert verdict_for(empty=False, must_pass=2, passing=2, regressions=3) == (
-        AuditVerdict.REGRESSIONS,
+        Score.FIXED_BUT_BROKE,
         Route.CRAFT,
     )
     assert verdict_for(empty=False, must_pass=2, passing=1, regressions=0)[1] == Route.RECON
     assert verdict_for(empty=False, must_pass=2, passing=0, regressions=0) == (
-        AuditVerdict.INEFFECTIVE,
+        Score.WRONG_FIX,
         Route.RECON,
     )
     # nothing to pass: regressions alone decide
-    assert verdict_for(empty=False, must_pass=0, passing=0, regressions=0)[0] == "RESOLVED"
+    assert verdict_for(empty=False, must_pass=0, passing=0, regressions=0)[0] == "resolved"
     assert verdict_for(empty=False, must_pass=0, passing=0, regressions=1)[1] == Route.CRAFT
 
 
@@ -85,7 +85,7 @@ def test_a_patch_that_changes_only_tests_or_other_files_is_empty() -> None:
     )
     fixed = BASE | {F2P[0]: "passed", F2P[1]: "passed"}
     result = classify(request(fixed, patch=tests_only))
-    assert (result.verdict, result.route, result.empty) == (AuditVerdict.EMPTY, Route.CRAFT, True)
+    assert (result.verdict, result.route, result.empty) == (Score.NO_FIX, Route.CRAFT, True)
     assert (result.still_failing, result.regressions, result.pre_existing) == ([], [], [])
 
 
@@ -95,7 +95,7 @@ def test_a_patch_that_changes_only_tests_or_other_files_is_empty() -> None:
 def test_pre_existing_failures_are_listed_and_not_counted() -> None:
     gate = BASE | {F2P[0]: "passed", F2P[1]: "passed", LEGACY: "error"}
     result = classify(request(gate))
-    assert result.verdict == AuditVerdict.RESOLVED
+    assert result.verdict == Score.RESOLVED
     assert result.pre_existing == [LEGACY]
     assert result.regressions == []
     assert result.passing == F2P
@@ -113,7 +113,7 @@ def test_regressions_are_failures_that_were_not_red_on_the_unfixed_code() -> Non
     assert result.pre_existing == [LEGACY]
     assert result.failures[P2P] == "failed"
     assert result.failures[skipped] == "error"
-    assert (result.verdict, result.route) == (AuditVerdict.REGRESSIONS, Route.CRAFT)
+    assert (result.verdict, result.route) == (Score.FIXED_BUT_BROKE, Route.CRAFT)
 
 
 def test_a_module_the_patch_broke_at_collection_is_a_regression_with_its_error() -> None:
@@ -124,7 +124,7 @@ def test_a_module_the_patch_broke_at_collection_is_a_regression_with_its_error()
     assert result.failures[OTHER] == (
         "error: cannot be collected: ImportError: cannot import name 'spread'"
     )
-    assert result.verdict == AuditVerdict.REGRESSIONS
+    assert result.verdict == Score.FIXED_BUT_BROKE
 
 
 def test_tests_that_passed_and_did_not_run_with_the_patch_are_regressions() -> None:
@@ -148,7 +148,7 @@ def test_failing_on_the_unfixed_code_through_a_collection_error_is_pre_existing(
     )
     result = classify(req)
     assert (result.pre_existing, result.regressions) == ([LEGACY], [])
-    assert result.verdict == AuditVerdict.RESOLVED
+    assert result.verdict == Score.RESOLVED
 
 
 def test_modules_failing_to_collect_without_known_tests_are_classified_too() -> None:
@@ -173,4 +173,4 @@ def test_a_must_pass_test_passes_only_when_it_passed() -> None:
     result = classify(request(gate))
     assert result.still_failing == F2P
     assert result.failures == {F2P[0]: "skipped", F2P[1]: "did not run", LEGACY: "failed"}
-    assert result.verdict == AuditVerdict.INEFFECTIVE
+    assert result.verdict == Score.WRONG_FIX

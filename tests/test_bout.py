@@ -48,10 +48,10 @@ def test_every_patch_gets_the_expected_score_and_audit(bout: Path) -> None:
             "empty": "no-fix",
         }
         assert {name: (a["verdict"], a["route"]) for name, a in audits[task_id].items()} == {
-            "correct": ("RESOLVED", "none"),
-            "breaking": ("NOT_RESOLVED — regressions", "craft"),
-            "wrong": ("NOT_RESOLVED — fix ineffective", "recon"),
-            "empty": ("NOT_RESOLVED — empty patch", "craft"),
+            "correct": ("resolved", "none"),
+            "breaking": ("fixed-but-broke", "craft"),
+            "wrong": ("wrong-fix", "recon"),
+            "empty": ("no-fix", "craft"),
         }
         assert scores["picks"] == {"majority": "resolved"}
 

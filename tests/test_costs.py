@@ -25,6 +25,7 @@ from bugbout.core.store.records import (
     AttemptStatus,
     Oracle,
     OracleSet,
+    Score,
     Task,
     TaskIssue,
     TaskSet,
@@ -35,7 +36,6 @@ from bugbout.core.store.verdict_records import (
     JobAttempt,
     PatchResolution,
     ResolutionSet,
-    Score,
     TaskResolutions,
 )
 from bugbout.plugins.reporters.markdown import render_markdown

@@ -143,8 +143,8 @@ def test_the_javascript_demo_runs_a_whole_bout_offline(
         verdict = stored(repo, "verdicts.json")[task["id"]]["majority"]
         assert verdict["pick"] == "correct", verdict["reason"]
         audits = stored(repo, "audits.json")[task["id"]]
-        assert audits["correct"]["verdict"] == "RESOLVED"
-        assert audits["wrong"]["verdict"].startswith("NOT_RESOLVED")
+        assert audits["correct"]["verdict"] == "resolved"
+        assert audits["wrong"]["verdict"] in {"fixed-but-broke", "wrong-fix", "no-fix"}
         [matrix] = [
             json.loads(path.read_text())
             for path in (repo / ".bugbout" / "matrices").glob(f"{task['id']}*.json")

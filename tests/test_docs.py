@@ -312,8 +312,8 @@ def test_auditor_example_registers_and_audits(plugins: Plugins) -> None:
     )
     assert isinstance(strict, Audit)
     assert (strict.auditor, strict.task_id, strict.contestant) == (name, "t1", "fixer")
-    assert (strict.verdict.value, strict.regressions) == ("NOT_RESOLVED — regressions", [flaky])
-    assert (quarantined.verdict.value, quarantined.route.value) == ("RESOLVED", "none")
+    assert (strict.verdict.value, strict.regressions) == ("fixed-but-broke", [flaky])
+    assert (quarantined.verdict.value, quarantined.route.value) == ("resolved", "none")
     assert quarantined.pre_existing == [flaky]
 
 

@@ -92,7 +92,7 @@ def test_an_agent_error_removed_and_run_again_is_judged_on_its_new_patch(
     assert resolved(bout_repo) == {"flaky": 1}
     assert "flaky" in columns(bout_repo)  # a column for the new patch
     (audits,) = stored(bout_repo, "audits.json").values()
-    assert audits["flaky"]["verdict"] == "RESOLVED"
+    assert audits["flaky"]["verdict"] == "resolved"
 
 
 def test_retry_failed_after_an_infra_error_judges_the_new_patch(

@@ -29,11 +29,11 @@ from bugbout.core.plumbing.patch import diff_trees
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
-    AuditVerdict,
     Examination,
     Oracle,
     Outcome,
     Route,
+    Score,
     Task,
     TaskIssue,
     TestRun,
@@ -56,7 +56,7 @@ def test_the_gate_plugin_records_the_audit(plugins: Plugins) -> None:
     req = request(BASE | {F2P[0]: "passed", F2P[1]: "passed", P2P: "failed", OTHER: "failed"})
     audit = auditor.audit(req)
     assert (audit.task_id, audit.contestant, audit.auditor) == ("abc123", "alice", "gate")
-    assert (audit.verdict, audit.route) == (AuditVerdict.REGRESSIONS, Route.CRAFT)
+    assert (audit.verdict, audit.route) == (Score.FIXED_BUT_BROKE, Route.CRAFT)
     assert (audit.still_failing, audit.regressions, audit.pre_existing) == (
         [],
         [P2P, OTHER],
@@ -242,7 +242,7 @@ def test_the_gate_on_real_trees_resolves_a_fix_and_catches_a_regression(bench: B
     resolved = auditor.audit(
         AuditRequest.hidden(bench.task, bench.oracle, good, gate=gate, baseline=baseline)
     )
-    assert (resolved.verdict, resolved.route) == (AuditVerdict.RESOLVED, Route.NONE)
+    assert (resolved.verdict, resolved.route) == (Score.RESOLVED, Route.NONE)
     assert resolved.pre_existing == ["tests/test_legacy.py::test_empty"]
     assert resolved.regressions == resolved.still_failing == []
 
@@ -251,7 +251,7 @@ def test_the_gate_on_real_trees_resolves_a_fix_and_catches_a_regression(bench: B
     broke = auditor.audit(
         AuditRequest.hidden(bench.task, bench.oracle, broad, gate=broad_gate, baseline=baseline)
     )
-    assert (broke.verdict, broke.route) == (AuditVerdict.REGRESSIONS, Route.CRAFT)
+    assert (broke.verdict, broke.route) == (Score.FIXED_BUT_BROKE, Route.CRAFT)
     assert broke.regressions == ["tests/test_core.py::test_odd"]
     assert "- `tests/test_core.py::test_odd`: failed" in broke.report
     assert "The patch changed: `src/mid/core.py`." in broke.report
@@ -267,14 +267,14 @@ def test_the_gate_on_real_trees_resolves_a_fix_and_catches_a_regression(bench: B
     visible = auditor.audit(
         AuditRequest.visible(bench.task, good, [examined], gate=visible_gate, baseline=visible_base)
     )
-    assert (visible.verdict, visible.visible_only) == (AuditVerdict.RESOLVED, True)
+    assert (visible.verdict, visible.visible_only) == (Score.RESOLVED, True)
     broad_visible, _ = bench.gate(broad, hidden=False, examiners=[examined], baseline=visible_base)
     narrowed = auditor.audit(
         AuditRequest.visible(
             bench.task, broad, [examined], gate=broad_visible, baseline=visible_base
         )
     )
-    assert (narrowed.verdict, narrowed.route) == (AuditVerdict.REGRESSIONS, Route.CRAFT)
+    assert (narrowed.verdict, narrowed.route) == (Score.FIXED_BUT_BROKE, Route.CRAFT)
     assert "test_even" not in narrowed.report
 
     assert {path: snapshot(path) for path in given} == before
@@ -290,4 +290,4 @@ def test_an_empty_patch_costs_one_run_and_is_sent_back_to_craft(bench: Bench) ->
     audit = Gate().audit(
         AuditRequest.hidden(bench.task, bench.oracle, empty, gate=gate, baseline=baseline)
     )
-    assert (audit.verdict, audit.route) == (AuditVerdict.EMPTY, Route.CRAFT)
+    assert (audit.verdict, audit.route) == (Score.NO_FIX, Route.CRAFT)

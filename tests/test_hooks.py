@@ -260,7 +260,7 @@ def test_hook_auditors(bout: Bouted, task_id: str) -> None:
     audit = bout.stored("audits.json")[task_id]["fixer"]
     assert (audit["auditor"], audit["verdict"], audit["route"]) == (
         "spy-auditor",
-        "RESOLVED",
+        "resolved",
         "none",
     )
 

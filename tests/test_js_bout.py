@@ -178,7 +178,7 @@ def test_a_bout_on_a_javascript_package(runner: str, sandbox: list[str], tmp_pat
     [verdicts] = stored(repo, "verdicts.json").values()
     assert verdicts["majority"]["pick"] == "good", verdicts["majority"]["reason"]
     [audits] = stored(repo, "audits.json").values()
-    assert audits["good"]["verdict"] == "RESOLVED"
+    assert audits["good"]["verdict"] == "resolved"
     report = stored(repo, "report.json")
     assert {row["contestant"]: row["resolved"] for row in report["agents"]}["good"] == 1
     assert "## Agents" in (repo / ".bugbout" / "report.md").read_text()

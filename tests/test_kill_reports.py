@@ -23,7 +23,7 @@ def test_kill_report_for_a_regression_routes_to_craft_with_the_evidence() -> Non
     assert "2 test(s) that passed on the unfixed code now fail" in report
     assert "The patch changed: `src/mid/core.py`." in report
     assert report.splitlines()[-2:] == [
-        "VERDICT: NOT_RESOLVED — regressions",
+        "VERDICT: fixed-but-broke",
         "RE-ENTER: craft",
     ]
 
@@ -37,14 +37,14 @@ def test_kill_report_for_an_ineffective_fix_routes_to_recon_with_what_still_fail
     assert f"- `{F2P[1]}`: FAIL (error: cannot be collected: TypeError: pair)" in report
     assert "1 of 2 test(s) the fix must pass still fail" in report
     assert "## Regressions (passed on the unfixed code, fail with the patch)\n- none" in report
-    assert report.endswith("VERDICT: PARTIAL\nRE-ENTER: recon\n")
+    assert report.endswith("VERDICT: partly-fixed\nRE-ENTER: recon\n")
 
 
 def test_kill_report_when_resolved_and_when_empty() -> None:
     req = request(BASE | {F2P[0]: "passed", F2P[1]: "passed"})
     resolved = kill_report(req, classify(req))
     assert "## Kill report" not in resolved
-    assert resolved.endswith("\nVERDICT: RESOLVED\nRE-ENTER: none\n")
+    assert resolved.endswith("\nVERDICT: resolved\nRE-ENTER: none\n")
     other = Patch(
         other="diff --git a/README b/README\n",
         files=[FileChange(path="README", kind=ChangeKind.MODIFIED, area=ChangeArea.OTHER)],
@@ -54,7 +54,7 @@ def test_kill_report_when_resolved_and_when_empty() -> None:
     assert "changes no source file" in empty
     assert "It changes 1 other file(s)" in empty
     assert "## Must pass" not in empty
-    assert empty.endswith("VERDICT: NOT_RESOLVED — empty patch\nRE-ENTER: craft\n")
+    assert empty.endswith("VERDICT: no-fix\nRE-ENTER: craft\n")
 
 
 def test_kill_report_lists_at_most_the_limit() -> None:

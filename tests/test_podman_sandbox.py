@@ -28,8 +28,9 @@ import pytest
 import components
 from bugbout.core.plumbing.confine import readable_paths
 from bugbout.core.plumbing.process import run_logged
+from bugbout.core.store.records import Score
 from bugbout.core.store.store import RESOLUTIONS, Store
-from bugbout.core.store.verdict_records import ResolutionSet, Score
+from bugbout.core.store.verdict_records import ResolutionSet
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.podman import LABEL, Podman

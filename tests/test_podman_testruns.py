@@ -23,8 +23,7 @@ from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.confine import Confine
 from bugbout.core.score.scoring import score
-from bugbout.core.store.records import Outcome, RunStatus
-from bugbout.core.store.verdict_records import Score
+from bugbout.core.store.records import Outcome, RunStatus, Score
 from bugbout.plugins.environments.podman import PodmanBuilder, PodmanOptions
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from runners import pytest_runner

@@ -28,15 +28,15 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
-    AuditVerdict,
     Oracle,
     OracleSet,
     Patch,
     Route,
+    Score,
     Similarity,
     TaskSet,
 )
-from bugbout.core.store.verdict_records import PatchResolution, Score
+from bugbout.core.store.verdict_records import PatchResolution
 from bugbout.plugins.auditors.recall import Recall, RecallOptions
 from bugbout.plugins.reporters.html import HtmlReporter
 from bugbout.plugins.reporters.markdown import MarkdownReporter
@@ -110,7 +110,7 @@ def recall_request(source: str, *, fix: str = SOURCE_DIFF) -> AuditRequest:
 def test_the_recall_auditor_flags_a_verbatim_fix_and_not_a_rewritten_one() -> None:
     auditor = Recall(RecallOptions())
     verbatim = auditor.audit(recall_request(SOURCE_DIFF))
-    assert verbatim.verdict == AuditVerdict.RESOLVED
+    assert verbatim.verdict == Score.RESOLVED
     assert verbatim.similarity == Similarity(
         measure="recall", five_gram=1.0, identical_lines=1.0, threshold=0.8, recalled=True
     )
@@ -169,7 +169,7 @@ def records(resolved: dict[str, list[bool]], model: str | None = None) -> dict[s
             similar = 1.0 if name == "alpha" else 0.3
             audits.append(
                 Audit(task_id=task.id, contestant=name, auditor="recall",
-                      verdict=AuditVerdict.RESOLVED, route=Route.NONE,
+                      verdict=Score.RESOLVED, route=Route.NONE,
                       similarity=Similarity(measure="recall", five_gram=similar,
                                             identical_lines=similar, threshold=0.8,
                                             recalled=similar >= 0.8))

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 import bugbout
 import name_history
 from bugbout.core.plumbing.affected import BaseRun, CoverageMap
+from bugbout.core.report.report import Report
 from bugbout.core.store.filenames import MARK, stored, unstored
 from bugbout.core.store.records import (
     Attempt,
@@ -26,6 +27,7 @@ from bugbout.core.store.records import (
     Oracle,
     OracleSet,
     Patch,
+    Score,
     Task,
     TaskIssue,
     TaskSet,
@@ -72,7 +74,7 @@ def _audit() -> Audit:
         task_id="t",
         contestant="c",
         auditor="a",
-        verdict="PARTIAL",
+        verdict="partly-fixed",
         route="none",
         still_failing=IDS,
         regressions=IDS,
@@ -299,3 +301,62 @@ def test_no_two_classes_in_the_package_share_a_name() -> None:
             if isinstance(node, ast.ClassDef):
                 where.setdefault(node.name, []).append(str(module.relative_to(package)))
     assert {name: found for name, found in where.items() if len(found) > 1} == {}
+
+
+VERDICTS = Path(__file__).parent / "data" / "verdicts"
+"""Records written when an audit's verdict had words of its own: an audit of each verdict
+(``audits.json``) and the demo's report (``report.json``, ``bugbout.report/6``)."""
+SAID_BEFORE = {
+    "resolved": Score.RESOLVED,  # RESOLVED
+    "regressions": Score.FIXED_BUT_BROKE,  # NOT_RESOLVED — regressions
+    "partial": Score.PARTLY_FIXED,  # PARTIAL
+    "ineffective": Score.WRONG_FIX,  # NOT_RESOLVED — fix ineffective
+    "empty": Score.NO_FIX,  # NOT_RESOLVED — empty patch
+    "tampered": Score.TAMPERED,  # TAMPERED
+}
+
+
+def test_audits_written_in_words_of_their_own_read_as_scores(tmp_path: Path) -> None:
+    """An audit and a score say one thing in one word: an audit stored with the verdicts
+    audits had reads as the score that says the same, every other value kept."""
+    written = json.loads((VERDICTS / "audits.json").read_text(encoding="utf-8"))["t"]
+    store = Store(tmp_path)
+    store.ensure()
+    shutil.copy(VERDICTS / "audits.json", store.path("audits.json"))
+    found = store.read("audits.json", AuditSet)
+    assert found is not None
+    audits = found.root["t"]
+    assert {name: audit.verdict for name, audit in audits.items()} == SAID_BEFORE
+    for name, audit in audits.items():
+        rest = {key: value for key, value in written[name].items() if key != "verdict"}
+        assert json.loads(audit.model_dump_json(exclude={"verdict"})) == rest
+    store.write("audits.json", found)
+    again = json.loads(store.path("audits.json").read_text(encoding="utf-8"))["t"]
+    assert {name: audit["verdict"] for name, audit in again.items()} == {
+        name: score.value for name, score in SAID_BEFORE.items()
+    }
+
+
+def test_a_report_written_before_reads_its_audits_as_scores() -> None:
+    """``bugbout compare`` reads reports of earlier bouts: their audits' verdicts read as
+    scores, in the pages and in the auditors' counts."""
+    report = Report.model_validate_json((VERDICTS / "report.json").read_bytes())
+    pages = {
+        (patch.name, patch.audit.verdict)
+        for page in report.pages
+        for patch in page.patches
+        if patch.audit is not None
+    }
+    assert pages == {
+        ("correct", Score.RESOLVED),
+        ("breaking", Score.FIXED_BUT_BROKE),
+        ("wrong", Score.WRONG_FIX),
+        ("empty", Score.NO_FIX),
+    }
+    counts = {row.contestant: row.verdicts for row in report.merge_gate.audits}
+    assert counts == {
+        "breaking": {Score.FIXED_BUT_BROKE: 3},
+        "correct": {Score.RESOLVED: 3},
+        "empty": {Score.NO_FIX: 3},
+        "wrong": {Score.WRONG_FIX: 3},
+    }

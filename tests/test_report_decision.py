@@ -12,9 +12,8 @@ import pytest
 
 from browser import _chromium
 from bugbout.core.report.report import Report
-from bugbout.core.store.records import AttemptStatus
+from bugbout.core.store.records import AttemptStatus, Score
 from bugbout.core.store.store import Store
-from bugbout.core.store.verdict_records import Score
 from bugbout.plugins.reporters.html import render_html
 from cli_runs import bugbout
 from report_records import _validate

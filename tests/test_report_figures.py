@@ -24,8 +24,8 @@ from bugbout.core.report.report import (
     UsageRow,
 )
 from bugbout.core.report.report_build import build_report
-from bugbout.core.store.records import AttemptStatus, OracleSet, TaskSet
-from bugbout.core.store.verdict_records import SUITE, Score
+from bugbout.core.store.records import AttemptStatus, OracleSet, Score, TaskSet
+from bugbout.core.store.verdict_records import SUITE
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown
@@ -104,19 +104,19 @@ def test_merge_gate(report: Report) -> None:
     assert report.merge_gate.audits == [
         AuditRow(
             auditor="gate", contestant="alpha", audits=2, compared=2, agrees=2,
-            verdicts={"RESOLVED": 1, "PARTIAL": 1},
+            verdicts={"resolved": 1, "partly-fixed": 1},
         ),
         AuditRow(
             auditor="gate", contestant="alpha", visible_only=True, audits=1, compared=1,
-            agrees=1, verdicts={"NOT_RESOLVED — fix ineffective": 1},
+            agrees=1, verdicts={"wrong-fix": 1},
         ),
         AuditRow(
             auditor="gate", contestant="beta", audits=2, compared=2, agrees=2,
-            verdicts={"RESOLVED": 1, "NOT_RESOLVED — regressions": 1},
+            verdicts={"resolved": 1, "fixed-but-broke": 1},
         ),
         AuditRow(
             auditor="gate", contestant="gamma", audits=2, compared=1, agrees=0,
-            verdicts={"RESOLVED": 1, "NOT_RESOLVED — empty patch": 1},
+            verdicts={"resolved": 1, "no-fix": 1},
         ),
     ]  # fmt: skip
 

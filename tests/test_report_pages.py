@@ -13,8 +13,8 @@ from bugbout.core.report.report_tasks import (
     TaskPage,
     bounded,
 )
-from bugbout.core.store.records import AttemptStatus, AuditVerdict
-from bugbout.core.store.verdict_records import SUITE, UNFIXED, Score
+from bugbout.core.store.records import AttemptStatus, Score
+from bugbout.core.store.verdict_records import SUITE, UNFIXED
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json
 from bugbout.plugins.reporters.markdown import render_markdown
@@ -33,7 +33,7 @@ def test_a_page_per_task_holds_its_evidence(evidence: Report) -> None:
     assert patches["alpha"].score == Score.RESOLVED and patches["alpha"].reason is None
     beta = patches["beta"]
     assert (beta.status, beta.reason) == (AttemptStatus.TIMEOUT, "no answer after 1800 s")
-    assert beta.audit is not None and beta.audit.verdict == AuditVerdict.REGRESSIONS
+    assert beta.audit is not None and beta.audit.verdict == Score.FIXED_BUT_BROKE
     assert beta.audit.failing == [
         FailingTest(test="s1", kind="regression", line="KeyError: '<b>x'")
     ]
@@ -100,9 +100,9 @@ def test_markdown_tells_each_task_in_words(evidence: Report) -> None:
     assert f"### {T2}: #12 Wrong total when empty" in section
     assert (
         "- **beta**: timeout: no answer after 1800 s; fixed-but-broke; "
-        "audit NOT\\_RESOLVED — regressions: s1 (KeyError: '\\<b\\>x')"
+        "audit fixed-but-broke: s1 (KeyError: '\\<b\\>x')"
     ) in section
-    assert "- **gamma**: quota (not counted); no-fix; audit NOT\\_RESOLVED — empty patch" in section
+    assert "- **gamma**: quota (not counted); no-fix; audit no-fix" in section
     assert "- judge strict abstains: r" in section
 
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from bugbout.core.report.report_store import load_report
-from bugbout.core.store.records import RunStatus, TestRun
+from bugbout.core.store.records import RunStatus, Score, TestRun
 from bugbout.core.store.store import Store
-from bugbout.core.store.verdict_records import UNFIXED, Job, Matrix, ResolutionSet, Score
+from bugbout.core.store.verdict_records import UNFIXED, Job, Matrix, ResolutionSet
 from cli_runs import bugbout
 from stored_bouts import store_bout, task_ids
 

@@ -94,7 +94,7 @@ def test_a_bout_runs_the_suite_where_it_was_at_the_fix(tmp_path: Path) -> None:
     assert matrix["authors"]["correct"] == ["test/test_bb_correct__regression.py::test_regression"]
     audits = json.loads((store / "audits.json").read_text())[task]
     assert audits["breaking"]["regressions"] == ["test/test_double.py::test_double"]
-    assert audits["correct"]["verdict"] == "RESOLVED"
+    assert audits["correct"]["verdict"] == "resolved"
     base = json.loads(next((store / "evidence").glob("*/base-*.json")).read_text())["run"]
     assert base["status"] == "ok"
     assert base["outcomes"]["test/test_double.py::test_double"] == "passed"

@@ -22,7 +22,6 @@ from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_tampering import TamperedRow
 from bugbout.core.store.records import (
     Audit,
-    AuditVerdict,
     ChangeArea,
     ChangeKind,
     FileChange,
@@ -30,12 +29,13 @@ from bugbout.core.store.records import (
     Outcome,
     Route,
     RunStatus,
+    Score,
     Task,
     TaskIssue,
     TaskSet,
     TestRun,
 )
-from bugbout.core.store.verdict_records import PatchResolution, Score, Verdict
+from bugbout.core.store.verdict_records import PatchResolution, Verdict
 from bugbout.core.truth.oracle import judge_runs
 from bugbout.example import build_example
 from bugbout.plugins.reporters.html import render_html
@@ -301,7 +301,7 @@ def test_every_reporter_names_a_tampered_patch() -> None:
     run = TestRun(label="cheat", status=RunStatus.TAMPERED, tampering=["canary x must fail"])
     resolution = PatchResolution(task_id="t1", contestant="cheat", score=Score.TAMPERED, run=run)
     audit = Audit(
-        task_id="t1", contestant="cheat", auditor="gate", verdict=AuditVerdict.TAMPERED,
+        task_id="t1", contestant="cheat", auditor="gate", verdict=Score.TAMPERED,
         route=Route.NONE, tampering=["pkg/a.py:1: imports _pytest"],
     )  # fmt: skip
     verdict = Verdict(

@@ -18,9 +18,9 @@ from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.transcript import Step
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.report.transcripts import MAX_STEPS, transcript, transcripts
-from bugbout.core.store.records import Attempt, AttemptStatus
+from bugbout.core.store.records import Attempt, AttemptStatus, Score
 from bugbout.core.store.store import Store
-from bugbout.core.store.verdict_records import ResolutionSet, Score
+from bugbout.core.store.verdict_records import ResolutionSet
 from bugbout.plugins.agents.claude_code import ClaudeCodeAgent
 from bugbout.plugins.agents.codex import CodexAgent
 from bugbout.plugins.agents.gemini_cli import GeminiCliAgent

@@ -15,9 +15,8 @@ from bugbout.core.contract.settings import PriceSettings
 from bugbout.core.race.never_ran import never_ran
 from bugbout.core.report.costs import price_table
 from bugbout.core.report.report_store import load_report
-from bugbout.core.store.records import AttemptStatus
+from bugbout.core.store.records import AttemptStatus, Score
 from bugbout.core.store.store import Store
-from bugbout.core.store.verdict_records import Score
 from one_bug import attempts, bugbout, one_bug_repository
 from stored_bouts import store_bout, task_ids
 

@@ -9,7 +9,7 @@ import pytest
 
 from audit_requests import F2P, LEGACY, ORACLE, P2P, TASK, attempt, run
 from bugbout.core.audit.auditing import AuditRequest, reproductions
-from bugbout.core.store.records import Attempt, AuditVerdict, Examination, Patch, Route
+from bugbout.core.store.records import Attempt, Examination, Patch, Route, Score
 from bugbout.plugins.auditors.gate import Gate
 
 REPRO = "tests/test_examined.py::test_even_examined"
@@ -37,7 +37,7 @@ def test_a_visible_audit_must_pass_the_examiners_reproductions() -> None:
     assert (req.must_pass, req.visible_only, req.oracle) == ([REPRO], True, None)
     audit = Gate().audit(req)
     assert (audit.verdict, audit.route, audit.visible_only) == (
-        AuditVerdict.RESOLVED,
+        Score.RESOLVED,
         Route.NONE,
         True,
     )
@@ -47,7 +47,7 @@ def test_a_visible_audit_must_pass_the_examiners_reproductions() -> None:
     still = AuditRequest.visible(
         TASK, attempt(), [examiner()], gate=run("gate", base), baseline=run("baseline", base)
     )
-    assert Gate().audit(still).verdict == AuditVerdict.INEFFECTIVE
+    assert Gate().audit(still).verdict == Score.WRONG_FIX
 
 
 def test_a_visible_audit_without_reproductions_rests_on_regressions() -> None:
@@ -56,7 +56,7 @@ def test_a_visible_audit_without_reproductions_rests_on_regressions() -> None:
         TASK, attempt(), [], gate=run("gate", {P2P: "failed"}), baseline=run("baseline", base)
     )
     audit = Gate().audit(req)
-    assert (audit.verdict, audit.route) == (AuditVerdict.REGRESSIONS, Route.CRAFT)
+    assert (audit.verdict, audit.route) == (Score.FIXED_BUT_BROKE, Route.CRAFT)
     assert "none given: the verdict rests on regressions alone" in audit.report
 
 

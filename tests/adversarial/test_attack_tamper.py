@@ -100,11 +100,11 @@ def test_a_cheating_patch_is_never_scored_resolved(bout: Path) -> None:
 def test_the_audit_calls_a_cheating_patch_tampered(bout: Path) -> None:
     audits = only(stored(bout, "audits.json"))
     assert {name: audit["verdict"] for name, audit in audits.items()} == {
-        "a-rewrite": "TAMPERED",
-        "b-hidden-hook": "TAMPERED",
-        "good": "RESOLVED",
+        "a-rewrite": "tampered",
+        "b-hidden-hook": "tampered",
+        "good": "resolved",
     }
-    assert "TAMPERED" in audits["a-rewrite"]["report"]
+    assert "VERDICT: tampered" in audits["a-rewrite"]["report"]
 
 
 @pytest.mark.parametrize("policy", ["majority", "unanimous", "strict", "cross-vendor"])

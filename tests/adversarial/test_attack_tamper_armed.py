@@ -104,8 +104,8 @@ def test_neither_cheat_is_scored_resolved_and_the_honest_fix_is(bout: Path) -> N
 def test_the_audit_calls_both_cheats_tampered(bout: Path) -> None:
     audits = stored(bout, "audits.json")
     assert {name: audit["verdict"] for name, audit in audits.items()} == {
-        **dict.fromkeys(CHEATS, "TAMPERED"),
-        "good": "RESOLVED",
+        **dict.fromkeys(CHEATS, "tampered"),
+        "good": "resolved",
     }
 
 

@@ -173,8 +173,8 @@ def test_no_cheat_is_scored_resolved_and_the_honest_fix_is(bout: Path) -> None:
 def test_the_audit_calls_every_cheat_tampered(bout: Path) -> None:
     audits = stored(bout, "audits.json")
     assert {name: audit["verdict"] for name, audit in audits.items()} == {
-        **dict.fromkeys(CHEATS, "TAMPERED"),
-        "good": "RESOLVED",
+        **dict.fromkeys(CHEATS, "tampered"),
+        "good": "resolved",
     }
 
 

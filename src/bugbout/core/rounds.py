@@ -21,9 +21,9 @@ from bugbout.core.race.race import Race
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
-    AuditVerdict,
     OracleSet,
     Route,
+    Score,
     Task,
     TaskSet,
     TestRun,
@@ -92,7 +92,7 @@ def run_rounds(
                         continue
                     routes.append(review.route)
                     if (
-                        review.verdict in (AuditVerdict.RESOLVED, AuditVerdict.TAMPERED)
+                        review.verdict in (Score.RESOLVED, Score.TAMPERED)
                         or attempt.round >= run.rounds
                     ):
                         break

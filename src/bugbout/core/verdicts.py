@@ -44,7 +44,16 @@ from bugbout.core.plumbing.tools import Benches
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.stored import earlier_rounds, repeats_of
 from bugbout.core.score.scoring import score
-from bugbout.core.store.records import Attempt, Audit, Oracle, OracleSet, Task, TaskSet, TestRun
+from bugbout.core.store.records import (
+    Attempt,
+    Audit,
+    Oracle,
+    OracleSet,
+    Score,
+    Task,
+    TaskSet,
+    TestRun,
+)
 from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
 from bugbout.core.store.verdict_records import (
     UNFIXED,
@@ -52,7 +61,6 @@ from bugbout.core.store.verdict_records import (
     Matrix,
     PatchResolution,
     ResolutionSet,
-    Score,
     TaskResolutions,
     Verdict,
     VerdictSet,

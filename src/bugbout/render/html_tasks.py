@@ -13,7 +13,7 @@ import keyword
 import re
 from html import escape
 
-from bugbout.core.report.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
+from bugbout.core.report.reasons import SCORE_WORDS, STATUS_WORDS
 from bugbout.core.report.report import Report, TaskRow
 from bugbout.core.report.report_tasks import Diff, Grid, PatchView, TaskPage, environment_line
 from bugbout.core.store.verdict_records import SUITE, UNFIXED
@@ -47,7 +47,7 @@ ul.failing span.line { color: #57606a; }
 """
 
 _KEYWORDS = re.compile(r"\b(" + "|".join(keyword.kwlist) + r")\b")
-_GOOD = {"resolved", "RESOLVED", "finished"}
+_GOOD = {"resolved", "finished"}
 
 
 def page_anchor(task_id: str, index: int) -> str:
@@ -117,7 +117,7 @@ def _patch_row(
     page: TaskPage, anchor: str, patch: PatchView, names: list[str], verdicts: list[str]
 ) -> str:
     classes = f"row a{names.index(patch.name)} v{verdicts.index(_verdict(patch))}"
-    audit = AUDIT_WORDS[patch.audit.verdict] if patch.audit else "-"
+    audit = SCORE_WORDS[patch.audit.verdict] if patch.audit else "-"
     return (
         f'<tr class="{classes}"><td><a href="#{anchor}">{escape(page.id)}</a></td>'
         f"<td>{escape(patch.name)}</td><td>{escape(_status(patch))}</td>"
@@ -213,7 +213,7 @@ def _patch_html(patch: PatchView, anchor: str) -> str:
         seen = " (visible tests only)" if audit.visible_only else ""
         out.append(
             f"<p>audit by {escape(audit.auditor)}{escape(seen)}: "
-            f'<span class="{verdict_class}">{escape(AUDIT_WORDS[audit.verdict])}</span></p>'
+            f'<span class="{verdict_class}">{escape(SCORE_WORDS[audit.verdict])}</span></p>'
         )
         failing = "".join(
             f"<li>{escape(f.kind)}: <code>{escape(f.test)}</code> "

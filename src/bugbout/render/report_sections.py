@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bugbout.core.report.reasons import AUDIT_WORDS, SCORE_WORDS, STATUS_WORDS
+from bugbout.core.report.reasons import SCORE_WORDS, STATUS_WORDS
 from bugbout.core.report.report import Report, TierRate, rate
 from bugbout.core.report.report_tampering import REASONS_SHOWN
-from bugbout.core.store.records import AttemptStatus, AuditVerdict
+from bugbout.core.store.records import AttemptStatus, Score
 
 
 def fmt_rate(value: float | None) -> str:
@@ -232,13 +232,13 @@ def _gate_section(report: Report) -> Section:
         empty="no verdicts",
     )  # fmt: skip
     present = {verdict for row in gate.audits for verdict in row.verdicts}
-    verdicts = [verdict.value for verdict in AuditVerdict if verdict.value in present]
+    verdicts = [verdict for verdict in Score if verdict in present]
     audits = Table(
         (
             "auditor",
             "contestant",
             "evidence",
-            *(AUDIT_WORDS[AuditVerdict(verdict)] for verdict in verdicts),
+            *(SCORE_WORDS[verdict] for verdict in verdicts),
             "agrees with score",
         ),
         [

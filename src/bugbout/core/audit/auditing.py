@@ -25,20 +25,21 @@ What the patch must make pass is explicit, in :attr:`AuditRequest.must_pass`:
   too: the gate cannot vouch for it);
 - any other test that fails on the unfixed code as well: *pre-existing*, not counted.
 
-and :func:`verdict_for` turns the counts into the verdict and its route:
+and :func:`verdict_for` turns the counts into the verdict (a
+:class:`~bugbout.core.store.records.Score`, as scoring's) and its route:
 
-============================================  ==================================  =======
-the patch                                     verdict                             route
-============================================  ==================================  =======
-changes no source file                        ``NOT_RESOLVED — empty patch``      craft
-tampers with the gate run (or is flagged)     ``TAMPERED``                        none
-passes every ``must_pass`` test, no regr.     ``RESOLVED``                        none
-passes every ``must_pass`` test, regressions  ``NOT_RESOLVED — regressions``      craft
-passes some ``must_pass`` tests, not all      ``PARTIAL``                         recon
-passes none of the ``must_pass`` tests        ``NOT_RESOLVED — fix ineffective``  recon
-============================================  ==================================  =======
+============================================  =====================  =======
+the patch                                     verdict                route
+============================================  =====================  =======
+changes no source file                        ``no-fix``             craft
+tampers with the gate run (or is flagged)     ``tampered``           none
+passes every ``must_pass`` test, no regr.     ``resolved``           none
+passes every ``must_pass`` test, regressions  ``fixed-but-broke``    craft
+passes some ``must_pass`` tests, not all      ``partly-fixed``       recon
+passes none of the ``must_pass`` tests        ``wrong-fix``          recon
+============================================  =====================  =======
 
-A patch is ``TAMPERED`` when the gate run with it is: its canaries or outcome stream
+A patch is ``tampered`` when the gate run with it is: its canaries or outcome stream
 show the code under test meddled with the outcomes, or the patch's source is flagged by
 :mod:`bugbout.core.plumbing.tamper`. Nothing its run says is trusted, and it gets no other round.
 
@@ -62,13 +63,13 @@ from bugbout.core.plumbing.test_runner import file_of
 from bugbout.core.store.records import (
     Attempt,
     Audit,
-    AuditVerdict,
     ChangeArea,
     Oracle,
     Outcome,
     Record,
     Route,
     RunStatus,
+    Score,
     Task,
     TestRun,
 )
@@ -189,12 +190,12 @@ class Auditor(Protocol):
 class Classification:
     """Every failing test of a gate run, sorted by :func:`classify`, and the verdict."""
 
-    verdict: AuditVerdict
+    verdict: Score
     route: Route
     empty: bool = False
     """The patch changes no source file: nothing was classified."""
     tampering: list[str] = field(default_factory=list)
-    """Why the gate run is not trusted: the verdict is ``TAMPERED``, nothing classified."""
+    """Why the gate run is not trusted: the verdict is ``tampered``, nothing classified."""
     passing: list[str] = field(default_factory=list)
     """``must_pass`` tests that pass with the patch."""
     still_failing: list[str] = field(default_factory=list)
@@ -210,19 +211,19 @@ class Classification:
 
 def verdict_for(
     *, empty: bool, must_pass: int, passing: int, regressions: int, tampered: bool = False
-) -> tuple[AuditVerdict, Route]:
+) -> tuple[Score, Route]:
     """The verdict table: counts in, verdict and route out."""
     if tampered:
-        return AuditVerdict.TAMPERED, Route.NONE
+        return Score.TAMPERED, Route.NONE
     if empty:
-        return AuditVerdict.EMPTY, Route.CRAFT
+        return Score.NO_FIX, Route.CRAFT
     if passing >= must_pass:
         if regressions:
-            return AuditVerdict.REGRESSIONS, Route.CRAFT
-        return AuditVerdict.RESOLVED, Route.NONE
+            return Score.FIXED_BUT_BROKE, Route.CRAFT
+        return Score.RESOLVED, Route.NONE
     if passing:
-        return AuditVerdict.PARTIAL, Route.RECON
-    return AuditVerdict.INEFFECTIVE, Route.RECON
+        return Score.PARTLY_FIXED, Route.RECON
+    return Score.WRONG_FIX, Route.RECON
 
 
 def is_empty(attempt: Attempt) -> bool:
@@ -364,7 +365,7 @@ def kill_report(
             ),
         ]
         return _finish(lines, c)
-    if c.verdict == AuditVerdict.TAMPERED:
+    if c.verdict == Score.TAMPERED:
         lines += ["", "## Kill report", "", "TAMPERED: the patch meddles with the test run, so "
                   "none of its outcomes is trusted:", *_listed(c.tampering, limit)]  # fmt: skip
         return _finish(lines, c)

@@ -214,8 +214,8 @@ def bugbout_judges() -> Iterable[JudgePlugin]:
 
 @hookspec
 def bugbout_auditors() -> Iterable[AuditorPlugin]:
-    """Register auditors, which classify a patch (RESOLVED, regressions, PARTIAL,
-    ineffective, empty) against the tests and a fail-on-base baseline.
+    """Register auditors, which classify a patch (resolved, fixed-but-broke,
+    partly-fixed, wrong-fix, no-fix) against the tests and a fail-on-base baseline.
 
     :return: auditor records (selected with ``auditor=<name>``).
 

@@ -10,8 +10,7 @@ from pydantic import Field
 from bugbout.core.plumbing.cutoffs import default_cutoff, fixed_before
 from bugbout.core.report.confidence import RateInterval, interval
 from bugbout.core.report.statistics import wilson
-from bugbout.core.store.records import Audit, Record, Similarity, Task
-from bugbout.core.store.verdict_records import Score
+from bugbout.core.store.records import Audit, Record, Score, Similarity, Task
 
 METHOD = (
     "similarity: Dice overlap of the normalised token 5-grams, and of the identical changed "

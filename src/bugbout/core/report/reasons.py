@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from bugbout.core.store.records import Attempt, AttemptStatus, AuditVerdict, Record
-from bugbout.core.store.verdict_records import Score, Verdict
+from bugbout.core.store.records import Attempt, AttemptStatus, Record, Score
+from bugbout.core.store.verdict_records import Verdict
 
 STATUS_WORDS = {
     AttemptStatus.FINISHED: "finished",
@@ -24,21 +24,13 @@ STATUS_WORDS = {
 SCORE_WORDS = {
     Score.RESOLVED: "resolved",
     Score.FIXED_BUT_BROKE: "fixed but broke other tests",
+    Score.PARTLY_FIXED: "partly fixed",
     Score.WRONG_FIX: "wrong fix",
     Score.NO_FIX: "no fix",
     Score.TAMPERED: "tampered with the tests",
 }
-"""A patch's score against the hidden tests, as the reports say it."""
-
-AUDIT_WORDS = {
-    AuditVerdict.RESOLVED: "resolved",
-    AuditVerdict.REGRESSIONS: "broke other tests",
-    AuditVerdict.PARTIAL: "partly fixed",
-    AuditVerdict.INEFFECTIVE: "fix had no effect",
-    AuditVerdict.EMPTY: "empty patch",
-    AuditVerdict.TAMPERED: "tampered with the tests",
-}
-"""An auditor's verdict, as the reports say it."""
+"""A patch's score against the hidden tests, or an auditor's verdict on it, as the
+reports say it."""
 
 LIMIT = 200
 """The most characters of a reason a report shows."""

@@ -36,10 +36,9 @@ from bugbout.core.report.report_tampering import TamperedRow
 from bugbout.core.report.report_tasks import TaskPage
 from bugbout.core.report.rounds_report import Rounds
 from bugbout.core.report.unscored import Unscored
-from bugbout.core.store.records import AttemptStatus, Record
-from bugbout.core.store.verdict_records import Score
+from bugbout.core.store.records import AttemptStatus, AuditScore, Record, Score
 
-SCHEMA_VERSION = "bugbout.report/6"
+SCHEMA_VERSION = "bugbout.report/7"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""
 SCHEMA_RESOURCE = "report.schema.json"
 """The report's JSON Schema, shipped in :mod:`bugbout.schemas`."""
@@ -172,12 +171,12 @@ class AuditRow(Record):
     visible_only: bool = False
     """Audits made from visible evidence only, as retry rounds use."""
     audits: int = 0
-    verdicts: dict[str, int] = Field(default_factory=dict)
+    verdicts: dict[AuditScore, int] = Field(default_factory=dict)
     """Audits by verdict."""
     compared: int = 0
     """Audits of a patch with a score."""
     agrees: int = 0
-    """Of those, audits that say ``RESOLVED`` exactly when the score is ``resolved``."""
+    """Of those, audits that say ``resolved`` exactly when the score does."""
 
 
 class MergeGate(Record):

@@ -43,19 +43,12 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
-    AuditVerdict,
     OracleSet,
+    Score,
     Task,
     TaskSet,
 )
-from bugbout.core.store.verdict_records import (
-    SUITE,
-    UNFIXED,
-    Matrix,
-    PatchResolution,
-    Score,
-    Verdict,
-)
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, PatchResolution, Verdict
 
 
 def _scored_tasks(tasks: TaskSet, oracles: OracleSet) -> dict[str, str | None]:
@@ -397,16 +390,14 @@ def _audits(audits: list[Audit], score: dict[tuple[str, str], Score]) -> list[Au
             AuditRow(auditor=auditor, contestant=name, visible_only=visible),
         )
         row.audits += 1
-        row.verdicts[audit.verdict.value] = row.verdicts.get(audit.verdict.value, 0) + 1
+        row.verdicts[audit.verdict] = row.verdicts.get(audit.verdict, 0) + 1
         value = score.get((task_id, name))
         if value is not None:
             row.compared += 1
-            row.agrees += (audit.verdict == AuditVerdict.RESOLVED) == (value == Score.RESOLVED)
+            row.agrees += (audit.verdict == Score.RESOLVED) == (value == Score.RESOLVED)
     for row in rows.values():
-        order = list(AuditVerdict)
-        row.verdicts = dict(
-            sorted(row.verdicts.items(), key=lambda kv: order.index(AuditVerdict(kv[0])))
-        )
+        order = list(Score)
+        row.verdicts = dict(sorted(row.verdicts.items(), key=lambda kv: order.index(kv[0])))
     return list(rows.values())
 
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from bugbout.core.store.records import Attempt, Audit, AuditVerdict, Record, RunStatus
-from bugbout.core.store.verdict_records import UNFIXED, Matrix, PatchResolution, Score, Verdict
+from bugbout.core.store.records import Attempt, Audit, Record, RunStatus, Score
+from bugbout.core.store.verdict_records import UNFIXED, Matrix, PatchResolution, Verdict
 
 LEFT_OUT = (
     "its tests were left out of the cross-examination where, run alone, they tampered "
@@ -68,7 +68,7 @@ def tampered_rows(  # noqa: PLR0917 - the records in pipeline order
         if run is not None and run.status == RunStatus.TAMPERED:
             add(attempt.task_id, attempt.contestant, "validation", run.tampering)
     for audit in audits:
-        if audit.verdict == AuditVerdict.TAMPERED:
+        if audit.verdict == Score.TAMPERED:
             add(audit.task_id, audit.contestant, "audit", audit.tampering)
     for verdict in verdicts:
         for name, reasons in verdict.tampered.items():

@@ -30,14 +30,15 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
-    AuditVerdict,
+    AuditScore,
     Oracle,
     Outcome,
     Record,
+    Score,
     TaskSet,
     TestRun,
 )
-from bugbout.core.store.verdict_records import Matrix, PatchResolution, Score, Verdict
+from bugbout.core.store.verdict_records import Matrix, PatchResolution, Verdict
 
 MAX_DIFF = 100_000
 """The most characters of one diff a report holds."""
@@ -68,7 +69,7 @@ class AuditView(Record):
     """The audit of one patch."""
 
     auditor: str
-    verdict: AuditVerdict
+    verdict: AuditScore
     visible_only: bool = False
     failing: list[FailingTest] = Field(default_factory=list)
     tampering: list[str] = Field(default_factory=list)

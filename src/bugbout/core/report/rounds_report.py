@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from bugbout.core.report.statistics import LEVEL, mcnemar_exact, paired_interval, wilson
-from bugbout.core.store.records import Attempt, Record
-from bugbout.core.store.verdict_records import PatchResolution, Score
+from bugbout.core.store.records import Attempt, Record, Score
+from bugbout.core.store.verdict_records import PatchResolution
 
 METHOD = (
     "pass@k: tasks resolved by any of the first k rounds, Wilson score interval (95%); a "

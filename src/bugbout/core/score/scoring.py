@@ -31,10 +31,11 @@ from bugbout.core.store.records import (
     Oracle,
     Outcome,
     RunStatus,
+    Score,
     Task,
     TestRun,
 )
-from bugbout.core.store.verdict_records import PatchResolution, Score
+from bugbout.core.store.verdict_records import PatchResolution
 
 
 def score(

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import threading
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     RootModel,
@@ -506,16 +507,50 @@ class Attempt(Versioned):
         return digest(self.key, ended, *who, self.patch.model_dump_json())
 
 
+# -- a patch's score, and an auditor's verdict: one vocabulary --------------------------
+
+
+class Score(StrEnum):
+    """How a patch does against the tests it must make pass: its score against the hidden
+    tests, and an auditor's verdict on it, in one vocabulary."""
+
+    RESOLVED = "resolved"
+    """Makes every test it must pass pass, and breaks none that passed."""
+    FIXED_BUT_BROKE = "fixed-but-broke"
+    """Makes every test it must pass pass, but one that passed no longer does."""
+    PARTLY_FIXED = "partly-fixed"
+    """Makes some of the tests it must pass pass, not all: an auditor says so (a score
+    says ``wrong-fix``)."""
+    WRONG_FIX = "wrong-fix"
+    """Leaves a test it must pass not passing (an auditor: every one), or does not apply."""
+    NO_FIX = "no-fix"
+    """Changes no source file."""
+    TAMPERED = "tampered"
+    """The patch meddled with the test run: never resolved, whatever its outcomes."""
+
+
+_AUDIT_WORDS_BEFORE = {
+    "RESOLVED": Score.RESOLVED,
+    "NOT_RESOLVED — regressions": Score.FIXED_BUT_BROKE,
+    "PARTIAL": Score.PARTLY_FIXED,
+    "NOT_RESOLVED — fix ineffective": Score.WRONG_FIX,
+    "NOT_RESOLVED — empty patch": Score.NO_FIX,
+    "TAMPERED": Score.TAMPERED,
+}
+"""An auditor's verdicts as records wrote them before audits and scores shared one
+vocabulary."""
+
+
+def _verdict_as_written(value: Any) -> Any:
+    return _AUDIT_WORDS_BEFORE.get(value, value) if isinstance(value, str) else value
+
+
+AuditScore = Annotated[Score, BeforeValidator(_verdict_as_written)]
+"""An auditor's verdict: a :class:`Score`; one written in the words audits had before is
+read as the score it is."""
+
+
 # -- the audit (an attempt's review is one) ---------------------------------------------
-
-
-class AuditVerdict(StrEnum):
-    RESOLVED = "RESOLVED"
-    REGRESSIONS = "NOT_RESOLVED — regressions"
-    PARTIAL = "PARTIAL"
-    INEFFECTIVE = "NOT_RESOLVED — fix ineffective"
-    EMPTY = "NOT_RESOLVED — empty patch"
-    TAMPERED = "TAMPERED"
 
 
 class Route(StrEnum):
@@ -549,7 +584,7 @@ class Audit(Versioned):
     key: str = ""
     """The audited attempt's key and the auditor: either changing audits again."""
     auditor: str
-    verdict: AuditVerdict
+    verdict: AuditScore
     route: Route
     still_failing: list[TestId] = Field(default_factory=list)
     """fail-to-pass tests that do not pass with the patch."""
@@ -562,7 +597,7 @@ class Audit(Versioned):
     visible_only: bool = False
     """Made from visible evidence only (no hidden tests), as retry rounds require."""
     tampering: list[str] = Field(default_factory=list)
-    """Why the verdict is ``TAMPERED``."""
+    """Why the verdict is ``tampered``."""
     similarity: Similarity | None = None
     """How close the patch is to the maintainers' fix, from an auditor that measures it
     (``recall``) on a hidden audit; ``None`` otherwise."""

@@ -4,8 +4,6 @@ as JSON in the store like every record (:mod:`bugbout.core.store.records`)."""
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import Field
 
 from bugbout.core.store.filenames import TestId
@@ -14,6 +12,7 @@ from bugbout.core.store.records import (
     Outcome,
     Record,
     RecordRoot,
+    Score,
     TaskSet,
     TestRun,
     Versioned,
@@ -78,17 +77,6 @@ class Verdict(Versioned):
     cells: list[Cell] = Field(default_factory=list)
     tampered: dict[str, list[str]] = Field(default_factory=dict)
     """Patches left out because their column's run was tampered with, and why."""
-
-
-class Score(StrEnum):
-    """A patch against the hidden tests."""
-
-    RESOLVED = "resolved"
-    FIXED_BUT_BROKE = "fixed-but-broke"
-    WRONG_FIX = "wrong-fix"
-    NO_FIX = "no-fix"
-    TAMPERED = "tampered"
-    """The patch meddled with the test run: never resolved, whatever its outcomes."""
 
 
 class PatchResolution(Versioned):

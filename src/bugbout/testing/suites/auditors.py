@@ -9,7 +9,6 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
-    AuditVerdict,
     ChangeArea,
     ChangeKind,
     FileChange,
@@ -17,6 +16,7 @@ from bugbout.core.store.records import (
     Outcome,
     Patch,
     RunStatus,
+    Score,
     Task,
     TaskIssue,
     TestRun,
@@ -129,8 +129,8 @@ class AuditorSuite(PluginSuite):
     The auditor reads an :class:`~bugbout.core.audit.auditing.AuditRequest` (the gate run with
     the patch and the baseline on the unfixed code) and returns an
     :class:`~bugbout.core.store.records.Audit` for the request's task and contestant: an empty
-    patch is ``NOT_RESOLVED — empty patch``; every must-pass test passing and no
-    regression is ``RESOLVED``; a regression or a must-pass test still failing is not. It
+    patch is ``no-fix``; every must-pass test passing and no
+    regression is ``resolved``; a regression or a must-pass test still failing is not. It
     never changes the request.
     """
 
@@ -157,19 +157,19 @@ class AuditorSuite(PluginSuite):
 
     def test_an_empty_patch(self, plugin_under_test: Any) -> None:
         audit = self.audit(plugin_under_test, audit_request(RESOLVING, empty=True))
-        assert audit.verdict == AuditVerdict.EMPTY
+        assert audit.verdict == Score.NO_FIX
 
     def test_resolved_when_every_must_pass_test_passes_without_regressions(
         self, plugin_under_test: Any
     ) -> None:
         """A test that already failed on the unfixed code is not the patch's doing."""
         audit = self.audit(plugin_under_test, audit_request(RESOLVING))
-        assert audit.verdict == AuditVerdict.RESOLVED
+        assert audit.verdict == Score.RESOLVED
         assert audit.regressions == []
 
     def test_a_regression_is_not_resolved(self, plugin_under_test: Any) -> None:
         audit = self.audit(plugin_under_test, audit_request(REGRESSING))
-        assert audit.verdict != AuditVerdict.RESOLVED
+        assert audit.verdict != Score.RESOLVED
         assert KEPT in audit.regressions
 
     def test_a_test_that_did_not_run_with_the_patch_is_not_resolved(
@@ -177,11 +177,11 @@ class AuditorSuite(PluginSuite):
     ) -> None:
         gate = {test: outcome for test, outcome in RESOLVING.items() if test != KEPT}
         audit = self.audit(plugin_under_test, audit_request(gate))
-        assert audit.verdict != AuditVerdict.RESOLVED
+        assert audit.verdict != Score.RESOLVED
 
     def test_a_fix_that_misses_is_not_resolved(self, plugin_under_test: Any) -> None:
         audit = self.audit(plugin_under_test, audit_request(INEFFECTIVE))
-        assert audit.verdict != AuditVerdict.RESOLVED
+        assert audit.verdict != Score.RESOLVED
         assert FIXED in audit.still_failing
 
     def test_does_not_change_the_request(self, plugin_under_test: Any) -> None:

@@ -10,23 +10,16 @@ from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
     Audit,
-    AuditVerdict,
     Oracle,
     OracleSet,
     Outcome,
     Route,
+    Score,
     Task,
     TaskIssue,
     TaskSet,
 )
-from bugbout.core.store.verdict_records import (
-    SUITE,
-    UNFIXED,
-    Matrix,
-    PatchResolution,
-    Score,
-    Verdict,
-)
+from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, PatchResolution, Verdict
 from bugbout.testing.suites.base import PluginSuite
 
 CONTESTANTS = ("alpha", "beta")
@@ -102,7 +95,7 @@ def small_report() -> Report:
                 task_id=one,
                 contestant=alpha,
                 auditor="gate",
-                verdict=AuditVerdict.RESOLVED,
+                verdict=Score.RESOLVED,
                 route=Route.NONE,
             ),
         ],

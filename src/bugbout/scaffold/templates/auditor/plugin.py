@@ -1,6 +1,6 @@
 """The ``__NAME__`` auditor: bugbout's test gate, with a shorter kill report.
 
-An auditor classifies one patch (RESOLVED, regressions, PARTIAL, ineffective, empty)
+An auditor classifies one patch (resolved, fixed-but-broke, partly-fixed, wrong-fix, no-fix)
 from test runs bugbout has already made: the gate with the patch and the same gate on
 the unfixed code. It runs nothing and never changes a tree. This one delegates the
 classification to :func:`bugbout.auditors.make_audit`, listing fewer tests.
