@@ -5,9 +5,10 @@ CPU of each process's whole tree (git included), paired round by round.
 On a shared machine the wall time of a two-second process moves with its neighbours;
 its CPU time does not, so the CPU ratio says what the command costs over the miner when
 the machine's load hides it. Each measure is a separate process, rounds run in rotated
-order after one untimed run of each; the command mines (its kept ``mining.json`` is
-removed before every run) and reuses its composed settings, as a second run does. It is
-a report, not a test: the exit code is 0 whatever the ratios.
+order after one untimed run of each, which writes the bytecode of the modules they import
+(``PYTHONDONTWRITEBYTECODE`` is unset for them); the command mines (its kept
+``mining.json`` is removed before every run) and reuses its composed settings, as a second
+run does. It is a report, not a test: the exit code is 0 whatever the ratios.
 
     python benchmarks/bench_mine_only.py --repo CLICK [--source src/click,click] [--repeat K]
 
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
             f"miner: {{ref: {args.ref}}}\nissue-sources: {{github: null, file: null}}\n"
         )
     env = {**os.environ, "BUGBOUT_HOME": tempfile.mkdtemp(prefix="bugbout-bench-home-")}
+    # bytecode is written by the untimed run, as an installation has it: without it, each
+    # run compiles every module it imports that changed since its bytecode was written
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     measures = commands(args)
     print("warming up (one untimed run of each) ...", flush=True)
     for name, command in measures.items():
