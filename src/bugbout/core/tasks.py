@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import make_plugins
-from bugbout.core.contract.settings import PluginChoice, TasksSettings
+from bugbout.core.contract.settings import DEFAULT_TEST_RUNNER, TasksSettings
 from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.finding import warn_problems
 from bugbout.core.mine.statements import tell_statements
@@ -21,9 +21,6 @@ from bugbout.core.plumbing.unstarted import TestRunNotStarted
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import METHOD, compute_oracle
-
-DEFAULT_RUNNER = PluginChoice(name="pytest")
-"""The test runner a bout runs when none is chosen (``test-runner``)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +36,7 @@ class TruthSpec:
         test runner too, when it is not the default: the keys of oracles computed before
         runners were plugins stay the same)."""
         runner = self.bench.test_runner
-        default = runner == DEFAULT_RUNNER
+        default = runner == DEFAULT_TEST_RUNNER
         return digest(
             task_sha,
             self.bench.environment.model_dump_json(),

@@ -218,6 +218,11 @@ class PluginChoice(Settings):
         return dict(self.model_extra or {})
 
 
+DEFAULT_TEST_RUNNER = PluginChoice(name="pytest")
+"""The test runner when none is chosen (``test-runner``): left out of the keys of
+minings and oracles, so those stored before runners were plugins are found again."""
+
+
 class PriceSettings(Settings):
     """One entry of ``prices:`` — what a model costs, in USD per million tokens."""
 
@@ -264,7 +269,7 @@ class BoutSettings(Settings):
     miner: PluginChoice = PluginChoice(name="git-history")
     environment: PluginChoice = PluginChoice(name="uv")
     """How each task's test environment is built: ``uv``, ``interpreter`` or ``podman``."""
-    test_runner: PluginChoice = PluginChoice(name="pytest")
+    test_runner: PluginChoice = DEFAULT_TEST_RUNNER
     """What runs the project's tests and reports their outcomes: ``pytest``."""
     sandbox: PluginChoice = PluginChoice(name="auto")
     executor: PluginChoice = PluginChoice(name="local")

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
-from bugbout.core.contract.settings import PluginChoice, ProjectSettings
+from bugbout.core.contract.settings import DEFAULT_TEST_RUNNER, PluginChoice, ProjectSettings
 from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.store.records import IssueRef, Record, TaskSet
 
@@ -38,7 +38,7 @@ class MiningRequest(Record):
     project: ProjectSettings
     github: str | None = None
     """``owner/name`` on GitHub, when known: references to other repositories are ignored."""
-    test_runner: PluginChoice = PluginChoice(name="pytest")
+    test_runner: PluginChoice = DEFAULT_TEST_RUNNER
     """The project's test runner (``test-runner``): what a test file is, what tests it
     defines."""
 
@@ -47,7 +47,7 @@ class MiningRequest(Record):
         """The default runner is not written: the keys of minings stored before runners
         were plugins stay the same."""
         data: dict[str, object] = handler(self)
-        if self.test_runner == type(self).model_fields["test_runner"].default:
+        if self.test_runner == DEFAULT_TEST_RUNNER:
             data.pop("test_runner", None)
         return data
 
