@@ -12,7 +12,7 @@ from bugbout.config import compose_settings
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import VerdictsSettings
-from bugbout.core.pipeline import issue_resolver
+from bugbout.core.pipeline import issue_resolver, report_plugins
 from bugbout.core.plumbing.progress import SilentProgress
 from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports
@@ -89,7 +89,7 @@ def test_lists_of_reporters_and_issue_sources_in_bugbout_yaml_still_work(
     }
     root = project(tmp_path, config)
     settings, _ = compose_settings(root, ["reporter.probe.b=line"], probes, notes.append)
-    written = write_reports(Report(), Store(tmp_path / "out"), probes, settings.reporters)
+    written = write_reports(Report(), Store(tmp_path / "out"), report_plugins(settings, probes))
     assert written.files == ["report.json"]
     assert json.loads(written.printed["probe"])["a"] == "file"
     assert json.loads(written.printed["probe"])["b"] == "line"
@@ -120,7 +120,7 @@ def test_lists_of_reporters_and_issue_sources_on_the_command_line_still_work(
     root = project(tmp_path, {"reporters": {"html": {"title": "Mine"}}})
     overrides = ["tasks.issue-sources=[probe,commit]", "reporters=[json,probe]"]
     settings, _ = compose_settings(root, overrides, probes, notes.append)
-    written = write_reports(Report(), Store(tmp_path / "out"), probes, settings.reporters)
+    written = write_reports(Report(), Store(tmp_path / "out"), report_plugins(settings, probes))
     assert (written.files, list(written.printed)) == (["report.json"], ["probe"])
     sources = issue_resolver(settings, probes, SilentProgress()).sources
     assert [name for name, _ in sources] == ["probe", "commit"]

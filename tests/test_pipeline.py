@@ -157,10 +157,9 @@ def test_the_mining_key_made_from_its_spec_is_the_one_made_from_the_whole_settin
     assert keys == ["52b5156b379f3e2f", "61a9fb5c3d4fb408"]
 
 
-STAGES = ["mine", "truth", "race", "crossexam", "judge", "score", "audit", "evidence.py"]
-"""The stages, mining and the making of the contestants included, and the evidence the
-stages after the race share, under ``bugbout/core``. The report is left out: it still
-builds the reporters and reads transcripts through the plugin manager."""
+STAGES = ["mine", "truth", "race", "crossexam", "judge", "score", "audit", "report", "evidence.py"]
+"""The stages, mining, the making of the contestants and the report included, and the
+evidence the stages after the race share, under ``bugbout/core``."""
 ORCHESTRATORS = ["tasks.py", "verdicts.py", "rounds.py"]
 """The orchestrators: ground truth, the stages after the race, the retry rounds."""
 

@@ -57,7 +57,7 @@ def test_reporter_options_from_the_file_and_the_command_line_reach_the_reports(
     """``reporters: {html: {title: ...}}`` in ``bugbout.yaml``, overridden and extended
     on the command line, is what each reporter renders with."""
     from bugbout.config import compose_settings
-    from bugbout.core.pipeline import check_verdict_plugins
+    from bugbout.core.pipeline import check_verdict_plugins, report_plugins
     from bugbout.core.report.reporters import write_reports
     from bugbout.core.store.store import Store
 
@@ -68,13 +68,13 @@ def test_reporter_options_from_the_file_and_the_command_line_reach_the_reports(
     settings, plugins = compose_settings(tmp_path, ["reporters.terminal.color=true"])
     check_verdict_plugins(settings, plugins)
     store = Store(tmp_path / "out")
-    written = write_reports(report, store, plugins, settings.reporters)
+    written = write_reports(report, store, report_plugins(settings, plugins))
     assert written.files == ["report.md", "report.json", "report.html"]
     assert "<title>From the file</title>" in store.path("report.html").read_text()
     assert store.path("report.json").read_text().startswith('{\n    "schema"')
     assert "\x1b[" in written.printed["terminal"]  # in colour, as asked on the command line
     settings, _ = compose_settings(tmp_path, ["reporters.html.title=From the line"], plugins)
-    write_reports(report, store, plugins, settings.reporters)
+    write_reports(report, store, report_plugins(settings, plugins))
     assert "<title>From the line</title>" in store.path("report.html").read_text()
 
 
@@ -82,7 +82,7 @@ def test_two_instances_of_a_reporter_write_a_file_each(report: Report, tmp_path:
     """An instance not named after its plugin writes its own name as the file; two
     that would write one file are a one-line error before any work."""
     from bugbout.config import compose_settings
-    from bugbout.core.pipeline import check_verdict_plugins
+    from bugbout.core.pipeline import check_verdict_plugins, report_plugins
     from bugbout.core.report.reporters import write_reports
     from bugbout.core.store.store import Store
 
@@ -93,7 +93,7 @@ def test_two_instances_of_a_reporter_write_a_file_each(report: Report, tmp_path:
     settings, plugins = compose_settings(tmp_path, [])
     check_verdict_plugins(settings, plugins)
     store = Store(tmp_path / "out")
-    written = write_reports(report, store, plugins, settings.reporters)
+    written = write_reports(report, store, report_plugins(settings, plugins))
     assert written.files == ["report.md", "report.json", "report.html", "short.html"]
     assert "<title>Everything</title>" in store.path("report.html").read_text()
     assert "<title>Short</title>" in store.path("short.html").read_text()
@@ -115,12 +115,13 @@ def test_a_reporter_is_removed_on_the_command_line(
     report: Report, tmp_path: Path, removal: list[str]
 ) -> None:
     from bugbout.config import compose_settings
+    from bugbout.core.pipeline import report_plugins
     from bugbout.core.report.reporters import write_reports
     from bugbout.core.store.store import Store
 
     (tmp_path / "bugbout.yaml").write_text("defaults: [base, _self_]\nproject: {source: src/x}\n")
     settings, plugins = compose_settings(tmp_path, removal)
-    written = write_reports(report, Store(tmp_path / "out"), plugins, settings.reporters)
+    written = write_reports(report, Store(tmp_path / "out"), report_plugins(settings, plugins))
     assert written.files == ["report.md", "report.json"]
     assert not (tmp_path / "out" / "report.html").exists()
 

@@ -15,7 +15,13 @@ from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import KINDS
-from bugbout.core.pipeline import build_contestants, issue_resolver, mine_tasks, verdicts
+from bugbout.core.pipeline import (
+    build_contestants,
+    issue_resolver,
+    mine_tasks,
+    report_plugins,
+    verdicts,
+)
 from bugbout.core.plumbing.executor import make_executor
 from bugbout.core.plumbing.progress import SilentProgress
 from bugbout.core.plumbing.tools import Tools
@@ -121,8 +127,10 @@ def test_a_reporter_gets_its_options_from_the_file_and_the_command_line(
     config = {"reporters": {"probe": {"reporter": "probe", "a": "file", "b": "file"}}}
     root = project(tmp_path, config)
     settings, _ = compose_settings(root, ["reporters.probe.b=command-line"], probes)
-    probe = {"probe": settings.reporters["probe"]}
-    printed = write_reports(Report(), Store(tmp_path / "out"), probes, probe).printed
+    probe = settings.model_copy(update={"reporters": {"probe": settings.reporters["probe"]}})
+    printed = write_reports(
+        Report(), Store(tmp_path / "out"), report_plugins(probe, probes)
+    ).printed
     assert json.loads(printed["probe"])["b"] == "command-line"
     assert json.loads(printed["probe"])["a"] == "file"
 

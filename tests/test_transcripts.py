@@ -16,6 +16,7 @@ from agent_sessions import DATA
 from bugbout import hookimpl
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.transcript import Step
+from bugbout.core.pipeline import TranscriptHook
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.report.transcripts import MAX_STEPS, transcript, transcripts
 from bugbout.core.store.records import Attempt, AttemptStatus, Score
@@ -183,7 +184,7 @@ def test_hook_transcript(tmp_path: Path) -> None:
         )
         for name, agent, logdir in (("a", "my-agent", mine), ("b", "unknown", other))
     ]
-    found = transcripts(attempts, plugins)
+    found = transcripts(attempts, TranscriptHook(plugins))
     ours = found[attempts[0].revision]
     assert [s.text for s in ours.steps] == ["ls", "pytest -q", "pytest -q"]
     assert ours.first_failure == 1 and ours.test_runs == [1, 2]

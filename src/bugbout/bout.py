@@ -197,10 +197,15 @@ class Bout:
             output.write(JOB, job)
             after_race.run(tasks, oracles, self.contestants)
             stop.check()
+            reporting = pipeline.report_plugins(settings, plugins)
             report = load_report(
-                store, output, price_table(settings.prices), repository=settings.repository
+                store,
+                output,
+                price_table(settings.prices),
+                repository=settings.repository,
+                transcript=reporting.transcript,
             )
-            written = write_reports(report, output, plugins, settings.reporters)
+            written = write_reports(report, output, reporting)
             for stale in set(earlier) - set(written.files):
                 output.path(stale).unlink(missing_ok=True)
             job = job.model_copy(
@@ -293,7 +298,8 @@ def read_report(store: str | Path = ".bugbout", job: str | Path | None = None) -
     """The report of the last ``bugbout run`` on ``store``, rebuilt from its records as
     ``bugbout report`` does; of a sweep job, given the job's directory."""
     shared = Store(Path(store))
-    return load_report(shared, Store(Path(job)) if job is not None else None)
+    output = Store(Path(job)) if job is not None else None
+    return load_report(shared, output, transcript=pipeline.TranscriptHook())
 
 
 def pool_reports(repositories: Sequence[str | Path]) -> Report:
@@ -306,7 +312,7 @@ def pool_reports(repositories: Sequence[str | Path]) -> Report:
     for given in map(Path, repositories):
         store = given / ".bugbout" if (given / ".bugbout").is_dir() else given
         stores.append((store.resolve().parent.name, Store(store)))
-    return pooled_report(stores)
+    return pooled_report(stores, transcript=pipeline.TranscriptHook())
 
 
 def _earlier_reports(output: Store) -> list[str]:

@@ -25,6 +25,7 @@ def report_command(args: list[str], console: Console) -> int:
     """``bugbout report [--format NAME] [--job DIR | --sweep DIR] [OVERRIDES]``: re-render
     a report from the store, its costs at the project's prices."""
     from bugbout.core.contract.manager import make_plugins
+    from bugbout.core.pipeline import TranscriptHook
     from bugbout.core.report.costs import price_table
     from bugbout.core.report.report_store import load_report, running
     from bugbout.core.store.store import JOB, TASKS, Store
@@ -86,13 +87,16 @@ def report_command(args: list[str], console: Console) -> int:
     plugins = make_plugins()
     settings, _ = compose_settings(root, options.overrides, plugins, console.warn)
     reporter = _reporter(settings, plugins, options.format)
+    transcript = TranscriptHook(plugins)
     if options.pool:
         from bugbout.core.report.pooling import pooled_report
 
         bouts = [(repo.name, Store(repo / ".bugbout")) for repo in _pooled(root, options.pool)]
-        report = pooled_report(bouts, price_table(settings.prices))
+        report = pooled_report(bouts, price_table(settings.prices), transcript=transcript)
     else:
-        report = load_report(store, output, price_table(settings.prices), repository=root)
+        report = load_report(
+            store, output, price_table(settings.prices), repository=root, transcript=transcript
+        )
     console.out.print(reporter.render(report), markup=False, highlight=False, end="")
     return 0
 

@@ -6,8 +6,9 @@ For each stage it derives a frozen spec, the sections of the settings that stage
 is then called with its spec, its input records and those plugins. Mining
 (:mod:`bugbout.core.pipeline.mining`), ground truth (:mod:`bugbout.core.pipeline.truth`),
 the contestants, the race and the stages after it (:mod:`bugbout.core.pipeline.stages`)
-are wired apart, and each name is imported the first time it is used, so that
-``bugbout tasks --mine-only`` loads the mining modules only.
+and the report (:mod:`bugbout.core.pipeline.report`) are wired apart, and each name is
+imported the first time it is used, so that ``bugbout tasks --mine-only`` loads the
+mining modules only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from bugbout.core.contract.exports import lazy_exports
 
 __all__ = [
+    "TranscriptHook",
     "WorkerBenches",
     "WorkerRace",
     "attempt_spec",
@@ -30,12 +32,14 @@ __all__ = [
     "issue_resolver",
     "make_auditor",
     "make_drafter",
+    "make_reporters",
     "mine_plugins",
     "mine_spec",
     "mine_tasks",
     "race",
     "race_plugins",
     "race_spec",
+    "report_plugins",
     "suite_runner",
     "truth_plugins",
     "truth_spec",
@@ -46,6 +50,7 @@ __all__ = [
 _MINING = "bugbout.core.pipeline.mining"
 _TRUTH = "bugbout.core.pipeline.truth"
 _STAGES = "bugbout.core.pipeline.stages"
+_REPORT = "bugbout.core.pipeline.report"
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -63,13 +68,16 @@ __getattr__, __dir__ = lazy_exports(
         "issue_resolver": _MINING,
         "make_auditor": _STAGES,
         "make_drafter": _TRUTH,
+        "make_reporters": _REPORT,
         "mine_plugins": _MINING,
         "mine_spec": _MINING,
         "mine_tasks": _MINING,
         "race": _STAGES,
         "race_plugins": _STAGES,
         "race_spec": _STAGES,
+        "report_plugins": _REPORT,
         "suite_runner": _MINING,
+        "TranscriptHook": _REPORT,
         "truth_plugins": _TRUTH,
         "truth_spec": _TRUTH,
         "verdicts": _STAGES,
@@ -86,6 +94,7 @@ if TYPE_CHECKING:
         mine_tasks,
         suite_runner,
     )
+    from bugbout.core.pipeline.report import TranscriptHook, make_reporters, report_plugins
     from bugbout.core.pipeline.stages import (
         WorkerBenches,
         WorkerRace,

@@ -14,6 +14,7 @@ from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
 from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin, AuditorPlugin, JudgePlugin
 from bugbout.core.evidence import EvidenceSpec
+from bugbout.core.pipeline.report import make_reporters
 from bugbout.core.plumbing.executor import Executor, make_executor
 from bugbout.core.plumbing.progress import Progress
 from bugbout.core.plumbing.stopping import Stop
@@ -23,7 +24,6 @@ from bugbout.core.race.contestants import Contestant, ContestantsSpec, make_cont
 from bugbout.core.race.examining import Assignment
 from bugbout.core.race.race import Race
 from bugbout.core.race.spec import AttemptSpec, RacePlugins, RaceSpec
-from bugbout.core.report.reporters import build_reporters
 from bugbout.core.store.store import Store
 from bugbout.core.verdicts import Verdicts, VerdictsPlugins, VerdictsSpec
 
@@ -119,7 +119,7 @@ def check_verdict_plugins(settings: BoutSettings, plugins: Plugins) -> None:
     """Fail before any work when the judge, auditor or a reporter is unknown or misconfigured."""
     plugins.get(JudgePlugin, settings.judge.name).spec.parse_options(settings.judge.options)
     plugins.get(AuditorPlugin, settings.auditor.name).spec.parse_options(settings.auditor.options)
-    build_reporters(settings.reporters, plugins)
+    make_reporters(settings, plugins)
 
 
 def make_auditor(plugins: Plugins, auditor: PluginChoice) -> Auditor:

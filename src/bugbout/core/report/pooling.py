@@ -10,9 +10,10 @@ twice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bugbout.core.contract.errors import BugboutError
+from bugbout.core.contract.transcript import Step
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import BoutRecords, read_bout, running
@@ -20,9 +21,15 @@ from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import Store
 
 
-def pooled_report(bouts: Sequence[tuple[str, Store]], prices: PriceTable | None = None) -> Report:
-    """The report over the last bout of each ``(name, store)``; a store whose bout is
-    running, or that holds no bout, is refused in one line."""
+def pooled_report(
+    bouts: Sequence[tuple[str, Store]],
+    prices: PriceTable | None = None,
+    *,
+    transcript: Callable[..., list[Step] | None] | None = None,
+) -> Report:
+    """The report over the last bout of each ``(name, store)``, with the steps
+    ``transcript`` reads from each attempt's logs; a store whose bout is running, or
+    that holds no bout, is refused in one line."""
     if len(bouts) < 2:
         raise BugboutError("pooling needs the bouts of two repositories or more; name them all")
     names = [name for name, _ in bouts]
@@ -33,7 +40,7 @@ def pooled_report(bouts: Sequence[tuple[str, Store]], prices: PriceTable | None 
         busy = running(store)
         if busy is not None:
             raise BugboutError(f"{name}: {busy}; pool it when its bout ends")
-        records = read_bout(store)
+        records = read_bout(store, transcript=transcript)
         if not records.attempts:
             raise BugboutError(f"{name}: no bout in {store.root}; run `bugbout run` there first")
         read.append((name, records))

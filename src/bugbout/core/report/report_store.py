@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from bugbout.core.contract.transcript import Step
 from bugbout.core.evidence import round_scores, stored_scores, with_earlier_rounds
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
@@ -97,12 +98,17 @@ class BoutRecords:
 
 
 def read_bout(
-    store: Store, output: Store | None = None, links_to: Path | None = None
+    store: Store,
+    output: Store | None = None,
+    links_to: Path | None = None,
+    *,
+    transcript: Callable[..., list[Step] | None] | None = None,
 ) -> BoutRecords:
     """The records of the bout in ``output`` (default: the store's own, those of the last
     ``bugbout run``): the tasks its ``job.json`` holds, the shared ground truth, the
     attempts ``job.json`` names, its verdicts; its attempts' files linked relative to
-    ``links_to`` (default: ``output``, where its reports are written)."""
+    ``links_to`` (default: ``output``, where its reports are written), with the steps
+    ``transcript`` reads from their logs (none: the end of what each agent printed)."""
     output = output or store
     job = output.read(JOB, Job)
     # the bout's own tasks, whatever a later bout mined
@@ -136,7 +142,7 @@ def read_bout(
         ],
         round_scores=round_scores(store, tasks, oracles, attempts),
         repeat_scores=stored_scores(store, tasks, oracles, list(last.values())),
-        links=attempt_links(stored, store.root, links_to or output.root),
+        links=attempt_links(stored, store.root, links_to or output.root, transcript),
         cutoffs=job.cutoffs if job is not None else {},
         drafts=[
             draft
@@ -153,13 +159,16 @@ def load_report(
     prices: PriceTable | None = None,
     *,
     repository: Path | None = None,
+    transcript: Callable[..., list[Step] | None] | None = None,
 ) -> Report:
     """The report of the bout whose records are in ``output`` (:func:`read_bout`); its
     costs at ``prices`` (default: the packaged table). Its task pages link each attempt's
-    record and logs relative to ``output`` (where the reports are written) and, given the
-    project's ``repository``, show each fix's diff."""
+    record and logs relative to ``output`` (where the reports are written), show the
+    steps ``transcript`` reads from each attempt's logs and, given the project's
+    ``repository``, each fix's diff."""
     output = output or store
-    report = read_bout(store, output).build(prices, repository=repository)
+    records = read_bout(store, output, transcript=transcript)
+    report = records.build(prices, repository=repository)
     busy = running(output)
     partial = (
         f"{busy[0].upper()}{busy[1:]}: this report holds only what it has finished so far; "

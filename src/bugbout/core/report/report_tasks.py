@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
 from pydantic import Field
 
+from bugbout.core.contract.transcript import Step
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.report.transcripts import Transcript, transcripts
 from bugbout.core.store.records import (
@@ -355,14 +356,17 @@ def fix_diffs(repository: Path, tasks: TaskSet) -> dict[str, str]:
 
 
 def attempt_links(
-    stored: Iterable[tuple[str, Attempt]], store: Path, report_folder: Path
+    stored: Iterable[tuple[str, Attempt]],
+    store: Path,
+    report_folder: Path,
+    transcript: Callable[..., list[Step] | None] | None,
 ) -> dict[str, AttemptLinks]:
     """Each attempt's record (``stored``: its path in the store with the attempt) and
-    logs folder, as links relative to ``report_folder``, and its transcript; logs no
-    longer on disk are left out."""
+    logs folder, as links relative to ``report_folder``, and its transcript (steps as
+    ``transcript`` reads them: :func:`transcripts`); logs no longer on disk are left out."""
     links = {}
     stored = list(stored)
-    read = transcripts(attempt for _, attempt in stored)
+    read = transcripts((attempt for _, attempt in stored), transcript)
     for name, attempt in stored:
         logs = Path(attempt.logdir) if attempt.logdir else None
         links[attempt.revision] = AttemptLinks(

@@ -1,20 +1,20 @@
-"""The reporters of a bout: the instances of ``reporters:``, each built through the
-plugin manager, and the file each writes in the store. An instance named after its
-plugin writes the plugin's file (``html``: ``report.html``); another writes its own
-name with that file's suffix (``short: {reporter: html}``: ``short.html``), so two
-instances of a plugin never overwrite each other."""
+"""The reporters of a bout: the instances of ``reporters:``, each built by the pipeline,
+and the file each writes in the store. An instance named after its plugin writes the
+plugin's file (``html``: ``report.html``); another writes its own name with that file's
+suffix (``short: {reporter: html}``: ``short.html``), so two instances of a plugin never
+overwrite each other."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.instances import Instance, instances
-from bugbout.core.contract.manager import Plugins
+from bugbout.core.contract.transcript import Step
 from bugbout.core.contract.types import ReporterPlugin
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import Reporter
@@ -30,6 +30,8 @@ class Built:
     instance: Instance
     reporter: Reporter
     filename: str | None
+    distribution: str
+    """The distribution its plugin comes from, named when it fails."""
 
 
 @dataclass
@@ -40,15 +42,30 @@ class Written:
     files: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ReportPlugins:
+    """The plugin implementations the report uses, made by the pipeline: the reporters
+    built from ``reporters:``, how an agent's transcript is read, the lifecycle hooks
+    (``notify``) and the problems a broken reporter is noted in."""
+
+    reporters: list[Built]
+    transcript: Callable[..., list[Step] | None]
+    notify: Callable[..., None]
+    problems: list[str]
+
+
 def build_reporters(
-    entries: Mapping[str, Mapping[str, Any] | None], plugins: Plugins
+    entries: Mapping[str, Mapping[str, Any] | None],
+    build: Callable[[Instance], Reporter],
+    distribution: Callable[[str], str],
 ) -> list[Built]:
-    """Every instance of ``entries`` (``reporters:``) built with its options; one line
-    naming the entry when a plugin is unknown, an option wrong or two write one file."""
+    """Every instance of ``entries`` (``reporters:``) made by ``build`` with its options,
+    with the ``distribution`` its plugin comes from; one line naming the entry when a
+    plugin is unknown, an option wrong or two write one file."""
     built: list[Built] = []
     writers: dict[str, str] = {}
     for instance in instances("reporters", ReporterPlugin.kind, entries):
-        reporter = instance.build(plugins, ReporterPlugin)
+        reporter = build(instance)
         filename = output_name(instance, reporter.filename)
         if filename is not None and filename in writers:
             raise ConfigError(
@@ -57,7 +74,7 @@ def build_reporters(
             )
         if filename is not None:
             writers[filename] = instance.name
-        built.append(Built(instance, reporter, filename))
+        built.append(Built(instance, reporter, filename, distribution(instance.plugin)))
     return built
 
 
@@ -74,24 +91,18 @@ def output_name(instance: Instance, filename: str | None) -> str | None:
     return instance.name + "".join(PurePath(filename).suffixes)
 
 
-def write_reports(
-    report: Report,
-    store: Store,
-    plugins: Plugins,
-    entries: Mapping[str, Mapping[str, Any] | None],
-) -> Written:
-    """Render ``report`` with every instance of ``entries`` (``reporters:``); files go
-    to the store. One broken reporter is a problem noted on ``plugins``, not the end."""
+def write_reports(report: Report, store: Store, plugins: ReportPlugins) -> Written:
+    """Render ``report`` with each of ``plugins``' reporters; files go to the store. One
+    broken reporter is a problem noted in ``plugins.problems``, not the end."""
     written = Written()
     plugins.notify("bugbout_before_report", report=report)
-    for built in build_reporters(entries, plugins):
+    for built in plugins.reporters:
         instance = built.instance
         try:
             text = built.reporter.render(report)
         except Exception as exc:  # one broken reporter must not stop the others
-            registered = plugins.get(ReporterPlugin, instance.plugin)
             plugins.problems.append(
-                f"{instance.where} ({instance.plugin} from {registered.distribution}) "
+                f"{instance.where} ({instance.plugin} from {built.distribution}) "
                 f"failed: {type(exc).__name__}: {exc}"
             )
             continue

@@ -5,12 +5,11 @@ tail of what the agent printed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import Field
 
-from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.transcript import Step
 from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted
 from bugbout.core.store.records import Attempt, Record
@@ -39,19 +38,18 @@ class Transcript(Record):
 
 
 def transcripts(
-    attempts: Iterable[Attempt], plugins: Plugins | None = None
+    attempts: Iterable[Attempt], read: Callable[..., list[Step] | None] | None
 ) -> dict[str, Transcript]:
-    """Each attempt's transcript by revision, for those whose log folder is on disk, read
-    by ``plugins`` (default: every installed plugin)."""
+    """Each attempt's transcript by revision, for those whose log folder is on disk, its
+    steps as ``read`` (the ``bugbout_transcript`` hook, made by the pipeline) finds them;
+    with no ``read``, or none for the agent, the end of what the agent printed."""
     found: dict[str, Transcript] = {}
     for attempt in attempts:
         logdir = Path(attempt.logdir) if attempt.logdir else None
         if logdir is None or not logdir.is_dir():
             continue
-        plugins = plugins or make_plugins()
-        hook = plugins.hook
         try:
-            steps = hook.bugbout_transcript(agent=attempt.agent, logdir=logdir)
+            steps = read(agent=attempt.agent, logdir=logdir) if read else None
             found[attempt.revision] = transcript(steps) if steps else raw_transcript(logdir)
         except UntrustedFileError as exc:  # the agent left something unreadable
             found[attempt.revision] = Transcript(raw=str(exc))
