@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 MINING_KINDS = ("miner", "issue-source")
 """The plugin kinds ``bugbout tasks --mine-only`` uses (the others are imported only if
 asked for)."""
-TASK_KINDS = (*MINING_KINDS, "environment", "test-runner", "sandbox", "executor")
-"""The plugin kinds ``bugbout tasks`` uses."""
+TASK_KINDS = (*MINING_KINDS, "environment", "sandbox", "executor")
+"""The plugin kinds ``bugbout tasks`` imports up front; the test runner is imported by
+its name when a test runs (none does when every oracle is kept)."""
 
 USAGE = f"""\
 usage: bugbout [--quiet] COMMAND [ARGS...] [OVERRIDES...]
