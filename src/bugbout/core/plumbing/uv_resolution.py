@@ -10,7 +10,10 @@ the build tools of its era instead. A build tool the requirements need at run ti
 (zope.interface needs setuptools) is held to its era's release
 (:attr:`Resolver.tools_until`): builds are free of the date, what the tests import is not.
 A uv call that times out is named so, and a resolution that left something out because
-of it is not kept: it is tried again.
+of it is not kept: it is tried again. An era whose requirements hold pytest older than the
+oldest bugbout's test runs take (2.7) is resolved again with that pytest as a floor: a
+declared pin of pytest is set aside, and what needs an older pytest is left out, each with
+why (the project's own ``test-dependencies`` are its choice, and stay).
 
 An era's resolution is kept in ``BUGBOUT_HOME/resolutions`` (:class:`EraResolution`); its
 date cap is the first day of the month after the fix (:func:`exclude_newer_date`).
@@ -436,12 +439,16 @@ def checked(
     )
 
 
-def _runner_pins(declared: list[str]) -> list[str]:
-    """The declared test dependencies that constrain pytest's version."""
+RUNNER_FLOOR = f"pytest>={'.'.join(map(str, OLDEST))}"
+"""The requirement that holds an era's pytest to the oldest bugbout's runs take."""
+
+
+def _runner_pins(requirements: list[str]) -> list[str]:
+    """The requirements that constrain pytest's version."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     pins = []
-    for requirement in declared:
+    for requirement in requirements:
         try:
             parsed = Requirement(requirement)
         except InvalidRequirement:
@@ -465,13 +472,12 @@ def _too_old_runner(pinned: list[str]) -> bool:
     return version is not None and version < OLDEST
 
 
-def _too_old_reason(pinned: list[str]) -> str:
-    oldest = ".".join(map(str, OLDEST))
-    now = _runner_version(pinned)
-    instead = f"pytest {'.'.join(map(str, now))}" if now else "no pytest"
+def _too_old_reason(old: list[str], floored: list[str]) -> str:
+    """Why a pin of pytest is set aside: the pytest it gave, and the one that runs."""
+    was, now = (".".join(map(str, _runner_version(pins) or ())) for pins in (old, floored))
     return (
-        f"set aside: it holds pytest below {oldest}, the oldest bugbout's test runs take "
-        f"(no hook wrappers); {instead} runs instead"
+        f"set aside: it holds pytest at {was}, older than {'.'.join(map(str, OLDEST))}, the "
+        f"oldest bugbout's test runs take (no hook wrappers); pytest {now} runs instead"
     )
 
 
@@ -521,15 +527,16 @@ class EraResolution:
         except (OSError, ValueError, KeyError, TypeError):
             pass
         else:
-            if not (_too_old_runner(resolution.pinned) and _runner_pins(self.declared)):
-                return resolution, tools  # else: kept before the pin was set aside
+            if not self._floor_untried(resolution) or stored.get("runner-floor"):
+                return resolution, tools  # else: kept before the floor was tried
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".resolving-", dir=path.parent) as scratch:
             resolution, tools = self._resolve(Path(scratch))
         if not resolution.short:
             handle, kept = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
             with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump({"resolution": resolution.model_dump(mode="json"), "tools": tools}, file)
+                kept_data = {"resolution": resolution.model_dump(mode="json"), "tools": tools}
+                json.dump({**kept_data, "runner-floor": True}, file)
             Path(kept).replace(path)
         return resolution, tools
 
@@ -550,12 +557,9 @@ class EraResolution:
                 call.runner = runner_of(resolver, self.required, tools_date, self.version)
             except UvFailure as failure:
                 raise raised(failure) from None
-        resolution = self._checked(resolver, self.declared)
-        pins = _runner_pins(self.declared)
-        if _too_old_runner(resolution.pinned) and pins:
-            declared = [requirement for requirement in self.declared if requirement not in pins]
-            resolution = self._checked(resolver, declared)
-            resolution.left_out.update(dict.fromkeys(pins, _too_old_reason(resolution.pinned)))
+        resolution = self._checked(resolver, self.required, self.declared)
+        if self._floor_untried(resolution):
+            resolution = self._floored(resolver, resolution)
         resolution = resolution.model_copy(update={"runner": call.runner})
         minor = tuple(int(part) for part in self.version.split(".")[:2])
         if minor >= SETUPTOOLS_BEFORE:
@@ -573,13 +577,34 @@ class EraResolution:
         except UvFailure as failure:
             raise raised(failure) from None
 
-    def _checked(self, resolver: Resolver, declared: list[str]) -> Resolution:
-        """The requirements and as many of ``declared`` as resolve, checked against the
+    def _floor_untried(self, resolution: Resolution) -> bool:
+        """Whether ``resolution`` holds a pytest older than bugbout's runs take, and the
+        project's own requirements leave room for a newer one (its ``test-dependencies``
+        pinning an old pytest are its choice: the runs then say so)."""
+        return _too_old_runner(resolution.pinned) and not _runner_pins(self.required)
+
+    def _floored(self, resolver: Resolver, resolution: Resolution) -> Resolution:
+        """The requirements resolved again with the oldest pytest bugbout runs as a floor:
+        the declared test dependencies that pin pytest below it are set aside, with why,
+        and those that need an older one (``py==1.4.15``) are left out as not resolving
+        with it. ``resolution`` when nothing resolves with the floor."""
+        pins = _runner_pins(self.declared)
+        declared = [requirement for requirement in self.declared if requirement not in pins]
+        try:
+            floored = self._checked(resolver, [*self.required, RUNNER_FLOOR], declared)
+        except EnvironmentFailure:  # uv's failures among them
+            return resolution
+        reason = _too_old_reason(resolution.pinned, floored.pinned)
+        floored.left_out.update(dict.fromkeys(pins, reason))
+        return floored
+
+    def _checked(self, resolver: Resolver, required: list[str], declared: list[str]) -> Resolution:
+        """``required`` and as many of ``declared`` as resolve, checked against the
         index's dates."""
         return checked(
             resolver,
-            resolver.resolve(self.required, declared),
+            resolver.resolve(required, declared),
             index_url=self.index_url,
-            direct=[*self.required, *declared],
+            direct=[*required, *declared],
             python=self.version,
         )
