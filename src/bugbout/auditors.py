@@ -1,6 +1,6 @@
 """The stable API for auditor plugins: their record, ``hookimpl``, ``Options``, and the
-request, the audit it returns, the gate's classification and the similarity to the
-maintainers' fix.
+request, the audit it returns and its verdict (a ``Score``), the gate's classification
+and the similarity to the maintainers' fix.
 
 An auditor plugin imports these names from here; ``bugbout.core`` is private and may
 change in any release. Each name is imported the first time it is used.
@@ -20,6 +20,7 @@ __all__ = [
     "GateOptions",
     "NoOptions",
     "Options",
+    "Score",
     "Similarity",
     "changed_lines",
     "classify",
@@ -43,6 +44,7 @@ __getattr__, __dir__ = lazy_exports(
         "GateOptions": "bugbout.core.audit.gate_options",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
+        "Score": "bugbout.core.store.records",
         "Similarity": "bugbout.core.store.records",
         "changed_lines": "bugbout.core.audit.recall",
         "classify": "bugbout.core.audit.auditing",
@@ -72,4 +74,4 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import AuditorPlugin, NoOptions, Options
-    from bugbout.core.store.records import Audit, Similarity
+    from bugbout.core.store.records import Audit, Score, Similarity
