@@ -123,6 +123,9 @@ def main() -> None:
     options = parser.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     os.environ["BUGBOUT_HOME"] = str(CACHE / "truth-home")
+    # the untimed run writes the bytecode of what bugbout imports, as an installation has
+    # it (test runs, bugbout's and the raw ones, set PYTHONDONTWRITEBYTECODE themselves)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     if options.repo is None:
         options.repo = CACHE / "tally"
         if not options.repo.exists():
