@@ -115,7 +115,7 @@ def test_the_builder_gives_the_pinned_cffi_to_the_others_builds(
     monkeypatch.setattr(uv_resolution, "run_uv", reading)
     tree = make_tree(tmp_path, ["cffi", "crypto"])
     UvBuilder().build(request_for(tree, tmp_path / "home", python="3.12"))
-    assert fake.installs[-1] == ["cffi==1.0", "crypto==1.0", "pytest==1.0"]
+    assert fake.installs[-1] == ["cffi==1.0", "crypto==1.0", "pytest==8.0"]
     assert configurations == [
         '[extra-build-dependencies]\n"crypto" = ["cffi==1.0"]\n"pytest" = ["cffi==1.0"]\n'
     ]

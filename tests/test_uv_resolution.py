@@ -23,10 +23,17 @@ BROKEN_PYTEST = (
 )
 
 
+def _pinned(requirement: str) -> str:
+    if "==" in requirement:
+        return requirement
+    return "pytest==8.0" if requirement == "pytest" else f"{requirement}==1.0"
+
+
 class FakeUv:
-    """Stands in for uv: it resolves each requirement to version 1.0 of its name (a pinned
-    one to its pin), except ``bad`` (it does not resolve), ``slow`` (it times out) and
-    ``unbuildable`` (today's build tools cannot build it)."""
+    """Stands in for uv: it resolves each requirement to version 1.0 of its name (pytest to
+    8.0, a pytest bugbout's runs take; a pinned one to its pin), except ``bad`` (it does
+    not resolve), ``slow`` (it times out) and ``unbuildable`` (today's build tools cannot
+    build it)."""
 
     def __init__(self, bad: str = "", slow: str = "", unbuildable: str = "") -> None:
         self.bad, self.slow, self.unbuildable = bad, slow, unbuildable
@@ -61,7 +68,7 @@ class FakeUv:
                 raise UvFailure(f"{what} timed out after {timeout:.0f} s", "timed out after 9 s")
             if self.bad and self.bad in requirements:
                 raise UvFailure(f"{what} failed: no {self.bad}", f"no {self.bad}")
-            return "".join((r if "==" in r else f"{r}==1.0") + "\n" for r in requirements)
+            return "".join(f"{_pinned(r)}\n" for r in requirements)
         elif args[:2] == ["pip", "install"]:
             pins = [a for a in args if "==" in a and not a.startswith("--")]
             options = [a for a in args[2:] if a not in pins]
@@ -93,7 +100,7 @@ def test_only_what_does_not_resolve_is_left_out(
         ["mock==0.1", "pytest", "six"],
         ["freezegun", "pytest", "six"],
     ]
-    assert fake.installs[-1] == ["freezegun==1.0", "pytest==1.0", "six==1.0"]
+    assert fake.installs[-1] == ["freezegun==1.0", "pytest==8.0", "six==1.0"]
     assert env.description.endswith(
         "deps as of 2021-07-01, without mock==0.1 (did not resolve: no mock==0.1)"
     )
@@ -136,7 +143,7 @@ def test_a_timeout_is_named_so_and_tried_again(
     full = UvBuilder(options).build(request_for(tree, home))
     assert full.left_out == {}
     assert full.key != short.key
-    assert fake.installs[-1] == ["freezegun==1.0", "pytest==1.0", "six==1.0"]
+    assert fake.installs[-1] == ["freezegun==1.0", "pytest==8.0", "six==1.0"]
 
 
 def test_a_timeout_of_what_the_project_needs_names_the_setting(
@@ -171,8 +178,8 @@ def test_a_distribution_todays_build_tools_cannot_build_gets_its_eras(
     tree = make_tree(tmp_path, ["six", "pycrypto"])
     env = UvBuilder().build(request_for(tree, tmp_path / "home", python="3.12"))
     assert fake.installs == [
-        ["pycrypto==1.0", "pytest==1.0", "six==1.0"],
-        ["pytest==1.0", "six==1.0"],
+        ["pycrypto==1.0", "pytest==8.0", "six==1.0"],
+        ["pytest==8.0", "six==1.0"],
         ["pycrypto==1.0"],
     ]
     apart = fake.options[-1]
@@ -230,7 +237,7 @@ def test_an_environment_whose_pytest_does_not_start_names_why(
     fake.pytest = BROKEN_PYTEST
     tree = make_tree(tmp_path, ["six"])
     home = tmp_path / "home"
-    message = r"pytest==1\.0 does not start on Python 3\.9\.\d+ .*cannot import name parse"
+    message = r"pytest==8\.0 does not start on Python 3\.9\.\d+ .*cannot import name parse"
     with pytest.raises(EnvironmentFailure, match=message):
         UvBuilder().build(request_for(tree, home, python="3.9"))
     with pytest.raises(EnvironmentFailure, match=message):  # known: not built again
