@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 StepKind = Literal["message", "command", "edit", "tool", "final"]
 TEST_COMMAND = re.compile(r"\b(pytest|py\.test|unittest|tox|nox)\b|\bmanage\.py test\b")
@@ -52,3 +53,9 @@ def tool_step(
         return Step("edit", str(arguments.get("file_path", name)), output, failed=failed)
     shown = ", ".join(f"{key}={value}" for key, value in arguments.items())
     return Step("tool", f"{name}({shown})", output, failed=failed)
+
+
+class TranscriptReader(Protocol):
+    """Reads an agent's transcript from its log folder (the ``bugbout_transcript`` hook)."""
+
+    def __call__(self, *, agent: str, logdir: Path) -> list[Step] | None: ...

@@ -14,14 +14,13 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.contract.transcript import Step
+from bugbout.core.contract.transcript import Step, TranscriptReader
 from bugbout.core.plumbing.environment import Environment
 from bugbout.core.plumbing.py2_tree import conversion_lines
 from bugbout.core.plumbing.test_runner import TestRunner
 from bugbout.core.plumbing.untrusted import UntrustedFileError
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.instructions import Arm, probe_line
-from bugbout.core.race.spec import TranscriptReader
 from bugbout.sandbox.egress import EgressProxy, plan
 from bugbout.sandbox.identity import hand_over
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
 from bugbout.core.contract.settings import (
@@ -14,7 +13,7 @@ from bugbout.core.contract.settings import (
     RunSettings,
     TasksSettings,
 )
-from bugbout.core.contract.transcript import Step
+from bugbout.core.contract.transcript import TranscriptReader
 from bugbout.core.plumbing.executor import Executor
 from bugbout.core.plumbing.tools import Benches, BenchSpec
 
@@ -44,12 +43,6 @@ class RaceSpec:
     def run(self) -> RunSettings:
         """``run:``, as each attempt reads it."""
         return self.attempt.run
-
-
-class TranscriptReader(Protocol):
-    """Reads an agent's transcript from its log folder (the ``bugbout_transcript`` hook)."""
-
-    def __call__(self, *, agent: str, logdir: Path) -> list[Step] | None: ...
 
 
 class RaceSource(Protocol):

@@ -10,10 +10,10 @@ twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.contract.transcript import Step
+from bugbout.core.contract.transcript import TranscriptReader
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import BoutRecords, read_bout, running
@@ -25,7 +25,7 @@ def pooled_report(
     bouts: Sequence[tuple[str, Store]],
     prices: PriceTable | None = None,
     *,
-    transcript: Callable[..., list[Step] | None] | None = None,
+    transcript: TranscriptReader | None = None,
 ) -> Report:
     """The report over the last bout of each ``(name, store)``, with the steps
     ``transcript`` reads from each attempt's logs; a store whose bout is running, or

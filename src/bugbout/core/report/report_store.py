@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bugbout.core.contract.transcript import Step
+from bugbout.core.contract.transcript import TranscriptReader
 from bugbout.core.evidence import round_scores, stored_scores, with_earlier_rounds
 from bugbout.core.report.costs import PriceTable
 from bugbout.core.report.report import Report
@@ -102,7 +102,7 @@ def read_bout(
     output: Store | None = None,
     links_to: Path | None = None,
     *,
-    transcript: Callable[..., list[Step] | None] | None = None,
+    transcript: TranscriptReader | None = None,
 ) -> BoutRecords:
     """The records of the bout in ``output`` (default: the store's own, those of the last
     ``bugbout run``): the tasks its ``job.json`` holds, the shared ground truth, the
@@ -159,7 +159,7 @@ def load_report(
     prices: PriceTable | None = None,
     *,
     repository: Path | None = None,
-    transcript: Callable[..., list[Step] | None] | None = None,
+    transcript: TranscriptReader | None = None,
 ) -> Report:
     """The report of the bout whose records are in ``output`` (:func:`read_bout`); its
     costs at ``prices`` (default: the packaged table). Its task pages link each attempt's

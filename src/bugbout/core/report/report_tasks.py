@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
 from pydantic import Field
 
-from bugbout.core.contract.transcript import Step
+from bugbout.core.contract.transcript import TranscriptReader
 from bugbout.core.plumbing.git import Git, GitError
 from bugbout.core.report.transcripts import Transcript, transcripts
 from bugbout.core.store.records import (
@@ -359,7 +359,7 @@ def attempt_links(
     stored: Iterable[tuple[str, Attempt]],
     store: Path,
     report_folder: Path,
-    transcript: Callable[..., list[Step] | None] | None,
+    transcript: TranscriptReader | None,
 ) -> dict[str, AttemptLinks]:
     """Each attempt's record (``stored``: its path in the store with the attempt) and
     logs folder, as links relative to ``report_folder``, and its transcript (steps as

@@ -14,7 +14,7 @@ from typing import Any
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.instances import Instance, instances
-from bugbout.core.contract.transcript import Step
+from bugbout.core.contract.transcript import TranscriptReader
 from bugbout.core.contract.types import ReporterPlugin
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_store import Reporter
@@ -49,7 +49,7 @@ class ReportPlugins:
     (``notify``) and the problems a broken reporter is noted in."""
 
     reporters: list[Built]
-    transcript: Callable[..., list[Step] | None]
+    transcript: TranscriptReader
     notify: Callable[..., None]
     problems: list[str]
 

@@ -5,12 +5,12 @@ tail of what the agent printed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import Field
 
-from bugbout.core.contract.transcript import Step
+from bugbout.core.contract.transcript import Step, TranscriptReader
 from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted
 from bugbout.core.store.records import Attempt, Record
 
@@ -38,7 +38,7 @@ class Transcript(Record):
 
 
 def transcripts(
-    attempts: Iterable[Attempt], read: Callable[..., list[Step] | None] | None
+    attempts: Iterable[Attempt], read: TranscriptReader | None
 ) -> dict[str, Transcript]:
     """Each attempt's transcript by revision, for those whose log folder is on disk, its
     steps as ``read`` (the ``bugbout_transcript`` hook, made by the pipeline) finds them;
