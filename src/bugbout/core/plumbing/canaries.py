@@ -326,6 +326,9 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream, output: str =
         "collection_errors": {
             node: message for node, message in run.collection_errors.items() if own(node)
         },
+        "skipped_modules": {
+            node: message for node, message in run.skipped_modules.items() if own(node)
+        },
         "failures": {test: line for test, line in run.failures.items() if own(test)},
     }
     if reasons:

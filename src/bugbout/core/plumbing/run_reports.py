@@ -29,9 +29,12 @@ def summarise(
     phases: dict[str, dict[str, str]] = {}
     failed_subtests: set[str] = set()
     collection_errors: dict[str, str] = {}
+    skipped_modules: dict[str, str] = {}
     failures: dict[str, str] = {}
     for report in reports:
-        if report["when"] == "collect":
+        if report["when"] == "collect" and report["outcome"] == "skipped":
+            skipped_modules[report["nodeid"]] = report.get("message", "")
+        elif report["when"] == "collect":
             collection_errors[report["nodeid"]] = report.get("message", "")
         elif report["when"] != "start":
             if report.get("subtest") == "True":
@@ -62,6 +65,7 @@ def summarise(
         duration=round(duration, 3),
         outcomes=outcomes,
         collection_errors=collection_errors,
+        skipped_modules=skipped_modules,
         failures={nodeid: line for nodeid, line in failures.items() if nodeid in outcomes},
     )
 

@@ -248,6 +248,9 @@ class TestRun(Record):
     outcomes: dict[TestId, Outcome] = Field(default_factory=dict)
     collection_errors: dict[FileName, str] = Field(default_factory=dict)
     """Modules that failed to collect, with the first line of their error."""
+    skipped_modules: dict[FileName, str] = Field(default_factory=dict)
+    """Modules skipped as a whole as they were collected (``pytest.importorskip``, a skip
+    at module level), with the first line of the reason."""
     failures: dict[TestId, str] = Field(default_factory=dict)
     """Tests that failed or errored, with the first line of their error (bounded,
     untrusted: written by the code under test)."""

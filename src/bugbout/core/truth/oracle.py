@@ -340,6 +340,9 @@ def _describe_failure(run: TestRun) -> str:
         module, message = next(iter(run.collection_errors.items()), ("", ""))
         why = _unbuilt_module(message) or stdlib_note(message, run.detail)
         return f"could not collect any test ({module}: {message}){why}"
+    if run.status == RunStatus.NO_TESTS and run.skipped_modules:
+        module, message = next(iter(run.skipped_modules.items()))
+        return f"ran no test: {module} was skipped as a whole ({message or 'no reason given'})"
     if run.status == RunStatus.NO_TESTS:
         return f"ran no test: {first_error(run.detail) or 'pytest collected none'}"
     if len(run.crashes) > CRASH_LIMIT:

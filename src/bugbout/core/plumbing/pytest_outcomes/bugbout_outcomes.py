@@ -469,6 +469,24 @@ def pytest_collectreport(report):
                 "message": _missing_module(report),
             }
         )
+    elif report.skipped and report.nodeid:  # skipped whole: pytest.importorskip, a skip
+        _watch.emit(
+            {
+                "nodeid": modern_nodeid(report.nodeid),
+                "when": "collect",
+                "outcome": "skipped",
+                "message": _skip_reason(report),
+            }
+        )
+
+
+def _skip_reason(report):
+    """Why a module was skipped as a whole: the first line of its skip's reason."""
+    longrepr = report.longrepr
+    text = str(longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr)
+    text = text[len("Skipped: ") :] if text.startswith("Skipped: ") else text
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:300] if lines else ""
 
 
 if os.environ.get(ROOTDIR_VARIABLE):  # only then: a hook pytest 3.5 and later need not run
