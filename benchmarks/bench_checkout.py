@@ -310,7 +310,7 @@ class Scratch:
         return self.root / f"{self.count:04d}-{label}"
 
     def clear(self) -> None:
-        from bugbout.core.plumbing.checkout import remove_tree
+        from bugbout.core.plumbing.trees.checkout import remove_tree
 
         if self.root.exists():
             remove_tree(self.root)
@@ -327,9 +327,9 @@ def _timed(action: Callable[[], Any]) -> float:
 
 def measure_size(size: str, workdir: Path, repeat: int) -> dict[str, Any]:
     """Every measure on the tree of about ``size`` files: rounds, paired ratios, medians."""
-    from bugbout.core.plumbing.checkout import Checkouts, WorkingCopy, choose_method
-    from bugbout.core.plumbing.git import Git
-    from bugbout.core.plumbing.patch import diff_trees
+    from bugbout.core.plumbing.trees.checkout import Checkouts, WorkingCopy, choose_method
+    from bugbout.core.plumbing.trees.git import Git
+    from bugbout.core.plumbing.trees.patch import diff_trees
     from bugbout.sandbox.overlay import enter
 
     repo, info = prepare(workdir, size)
@@ -485,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.output / "checkout.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.output / "checkout.md").write_text(table)
     print("cleaning up ...", flush=True)
-    from bugbout.core.plumbing.checkout import remove_tree
+    from bugbout.core.plumbing.trees.checkout import remove_tree
 
     remove_tree(workdir / "scratch-checkout")
     return 0

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import timing
 
-from bugbout.core.plumbing.testrun import outcomes_plugin_dir
+from bugbout.core.plumbing.testruns.testrun import outcomes_plugin_dir
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "coverage"

@@ -48,15 +48,15 @@ from bugbout.core.crossexam.crossexam import (
     is_column,
     plan_installation,
 )
-from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.patch import apply_patch, diff_trees
-from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
-from bugbout.core.plumbing.tree_files import install_file
+from bugbout.core.plumbing.confinement import confine as confinement
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.test_runner import TestRunner, TestRunRequest
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees
+from bugbout.core.plumbing.trees.tree_files import install_file
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,

@@ -20,7 +20,7 @@ from pathlib import Path
 from timing import measure, paired_ratios, ratio_table, rotations
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Command, EnvironmentRequest
+from bugbout.core.plumbing.environments.environment import Command, EnvironmentRequest
 from bugbout.plugins.environments.interpreter import InterpreterBuilder
 
 OUTPUT = Path(__file__).resolve().parent.parent / ".bench"

@@ -32,7 +32,7 @@ from typing import Any
 from mining_history import prepare
 from timing import pair_ratios, paired_ratios, ratio_table, rotations, run_process
 
-from bugbout.core.plumbing.git import log_command
+from bugbout.core.plumbing.trees.git import log_command
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_WORKDIR = HERE / ".cache"

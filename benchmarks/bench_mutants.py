@@ -41,7 +41,7 @@ from bugbout.core.mine.injection import SuiteRunner, mine_mutants
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.mutation import MutantOptions
 from bugbout.core.pipeline import suite_runner
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 
 CACHE = Path(__file__).parent / ".cache"
 OUTPUT = Path(__file__).parent.parent / ".bench"

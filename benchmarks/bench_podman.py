@@ -5,9 +5,9 @@ Builds a small src-layout project whose suite has ``--tests`` trivial tests, and
 environment twice: with the ``uv`` builder (a virtual environment on the host) and with the
 ``podman`` builder (an image; each run a container with no network, the tree
 bind-mounted). Both builds are untimed. Then, interleaved in rotated order and repeated,
-it times ``bugbout.core.plumbing.testrun.run_tests`` on the same tree and targets with each, exactly
-as ground truth runs them (uv's run switched offline by bubblewrap or unshare, podman's
-contained by its container).
+it times ``bugbout.core.plumbing.testruns.testrun.run_tests`` on the same tree and targets with
+each, exactly as ground truth runs them (uv's run switched offline by bubblewrap or unshare,
+podman's contained by its container).
 
 It reports podman's wall time over uv's in each pair (both runs started by bugbout, each
 in a session of its own), their min / median / max, and podman's overhead per run in
@@ -28,8 +28,8 @@ from pathlib import Path
 from timing import measure, pair_ratios, paired_ratios, ratio_table, rotations, spread
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import RunStatus
 from bugbout.plugins.environments.podman import PodmanBuilder, PodmanOptions
 from bugbout.plugins.environments.uv import UvBuilder

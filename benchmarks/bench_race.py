@@ -38,8 +38,8 @@ from bugbout.core.contract.settings import (
     TasksSettings,
 )
 from bugbout.core.pipeline import compute_oracles, mine_tasks, race
-from bugbout.core.plumbing.git import Git
 from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.store.store import Store
 from bugbout.testing import RepositoryBuilder

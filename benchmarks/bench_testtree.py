@@ -30,10 +30,10 @@ from pathlib import Path
 
 from timing import paired_ratios, rotations
 
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.patch import apply_patch
-from bugbout.core.plumbing.testtree import TestTree, fresh_test_tree
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.patch import apply_patch
+from bugbout.core.plumbing.trees.testtree import TestTree, fresh_test_tree
 from bugbout.sandbox.network import offline
 from bugbout.sandbox.overlay import enter
 from bugbout.testing import RepositoryBuilder

@@ -42,10 +42,10 @@ from raw_pytest import Raw, raw_run, run_raw
 from timing import kind_tables, measure, rotations, run_process, write_result
 
 from bugbout.config import compose_settings
-from bugbout.core.plumbing import repair
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.environments import repair
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
 from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import export_before

@@ -8,7 +8,8 @@ changes one function body. Once, untimed, the base run makes the coverage map an
 patch's selection. Then, interleaved in rotated order and repeated, it times:
 
 - ``raw pytest``: ``python -m pytest -q`` on the whole suite, no bugbout;
-- ``all``: :func:`bugbout.core.plumbing.testrun.run_tests` on the whole suite (bugbout's outcome
+- ``all``: :func:`bugbout.core.plumbing.testruns.testrun.run_tests` on the whole suite (bugbout's
+outcome
   plugin and canaries), as a patch's suite run with ``verdicts.tests=all``;
 - ``affected``: the same with the patch's selection;
 - ``base run (coverage)``: the whole suite with the coverage tracer, made once per task;
@@ -36,10 +37,15 @@ from timing import paired_ratios, ratio_table, rotations, run_process
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.contract.types import TestRunnerPlugin
-from bugbout.core.plumbing.affected import BaseRun, changed_in_functions, read_coverage, select
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.patch import diff_trees
-from bugbout.core.plumbing.testrun import outcomes_plugin_dir, run_tests
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.selection.affected import (
+    BaseRun,
+    changed_in_functions,
+    read_coverage,
+    select,
+)
+from bugbout.core.plumbing.testruns.testrun import outcomes_plugin_dir, run_tests
+from bugbout.core.plumbing.trees.patch import diff_trees
 from bugbout.core.store.records import ChangeArea, RunStatus
 
 HERE = Path(__file__).resolve().parent

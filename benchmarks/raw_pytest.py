@@ -2,7 +2,7 @@
 directly on a prepared tree, with what bugbout's own runs must have and nothing more.
 
 A raw run takes the options the environment's pytest needs for the project
-(:mod:`bugbout.core.plumbing.pytest_era`: the project's ``addopts`` ignored, as bugbout
+(:mod:`bugbout.core.plumbing.environments.pytest_era`: the project's ``addopts`` ignored, as bugbout
 ignores them, the plugins bugbout turns off turned off), ``-q``, and the variables
 bugbout's runs have (a private ``HOME``, ``PYTHONDONTWRITEBYTECODE``: no bytecode kept
 between runs). It runs in a session of its own, confined as bugbout confines its runs
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.environment import Environment
-from bugbout.core.plumbing.pytest_era import pytest_era
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.environments.environment import Environment
+from bugbout.core.plumbing.environments.pytest_era import pytest_era
 
 RAN = (0, 1, 2)
 """pytest's exit statuses once it ran tests: all passed, some failed, a module did not

@@ -24,8 +24,8 @@ import history
 import report_records
 from bugbout.core.contract import hookspecs
 from bugbout.core.contract.manager import Plugins, make_plugins
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap

@@ -38,8 +38,8 @@ from bugbout.core.judge.judging import (
 )
 from bugbout.core.mine.issues import IssueRequest
 from bugbout.core.mine.mining import MiningRequest, TitleLookup
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.test_runner import TestRunner
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
+from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.race.examining import examiner_prompt
 from bugbout.core.report.report import Report
 from bugbout.core.store.records import Audit, Issue, Oracle, OracleSet, Task, TaskSet

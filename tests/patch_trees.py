@@ -7,8 +7,8 @@ import os
 import stat
 from pathlib import Path
 
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.patch import apply_patch, diff_trees, is_ignored
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees, is_ignored
 from bugbout.core.store.records import Patch
 from bugbout.testing import RepositoryBuilder
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.interpreters import available_interpreters, pyenv_root
+from bugbout.core.plumbing.environments.interpreters import available_interpreters, pyenv_root
 
 RUNNING = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _SKIPPED = ("test", "site-packages", "__pycache__", "idlelib", "tkinter", "turtledemo")

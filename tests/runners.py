@@ -7,7 +7,7 @@ import functools
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.types import TestRunnerPlugin
-from bugbout.core.plumbing.test_runner import TestRunner
+from bugbout.core.plumbing.testruns.test_runner import TestRunner
 
 
 @functools.cache

@@ -17,8 +17,10 @@ from bugbout.core.audit.base_run import run_base
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.crossexam.crossexam import cross_examine
-from bugbout.core.plumbing import confine as confinement
-from bugbout.core.plumbing.affected import (
+from bugbout.core.plumbing.bench import Bench
+from bugbout.core.plumbing.confinement import confine as confinement
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.selection.affected import (
     BaseRun,
     CoverageMap,
     Selection,
@@ -27,12 +29,10 @@ from bugbout.core.plumbing.affected import (
     select,
     selections,
 )
-from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.patch import diff_trees
-from bugbout.core.plumbing.timeouts import killed, timeouts
+from bugbout.core.plumbing.testruns.timeouts import killed, timeouts
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.patch import diff_trees
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
@@ -400,7 +400,7 @@ def test_a_test_that_switches_the_tracer_off_is_run_for_every_patch(shop: Shop) 
         "            monitoring.set_events(tool, 0)\n"
         "    assert title('a') == 'A'\n"
     )
-    from bugbout.core.plumbing.testrun import run_tests
+    from bugbout.core.plumbing.testruns.testrun import run_tests
 
     chunks: list[bytes] = []
     run = run_tests(

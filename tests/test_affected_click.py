@@ -13,16 +13,16 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.affected import (
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.selection.affected import (
     BaseRun,
     CoverageMap,
     changed_in_functions,
     read_coverage,
     select,
 )
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.patch import diff_trees
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.plumbing.trees.patch import diff_trees
 from bugbout.core.store.records import ChangeArea, Outcome, RunStatus, TestRun
 from bugbout.testing.breaks import broken
 from runners import pytest_runner

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.confine import readable_paths
-from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.confinement.confine import readable_paths
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
 from bugbout.core.race.agent_setup import run_tests_script
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.sandboxes.bubblewrap import Bubblewrap

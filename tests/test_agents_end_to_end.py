@@ -14,7 +14,7 @@ import pytest
 
 import components
 from agent_sessions import make_session
-from bugbout.core.plumbing.process import run_logged
+from bugbout.core.plumbing.confinement.process import run_logged
 from bugbout.core.race.agents import CodingAgent, Session
 from bugbout.plugins.agents.claude_code import ClaudeCodeAgent
 from bugbout.plugins.agents.codex import CodexAgent

@@ -14,7 +14,7 @@ import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
-from bugbout.core.plumbing.backtrack import (
+from bugbout.core.plumbing.environments.backtrack import (
     PYTHON,
     Backtrack,
     check_era,
@@ -23,10 +23,10 @@ from bugbout.core.plumbing.backtrack import (
     that_matter,
     unrepaired_note,
 )
-from bugbout.core.plumbing.environment import EnvironmentRequest, resolved
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.interpreters import available_interpreters
-from bugbout.core.plumbing.package_index import PackageIndex
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest, resolved
+from bugbout.core.plumbing.environments.interpreters import available_interpreters
+from bugbout.core.plumbing.environments.package_index import PackageIndex
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Exemption, Task, TaskIssue
 from bugbout.core.truth.oracle import compute_oracle
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing import body_twins, canary_twins
-from bugbout.core.plumbing.canaries import Planted, Stream, check_canaries, plant
+from bugbout.core.plumbing.tampering import body_twins, canary_twins
+from bugbout.core.plumbing.tampering.canaries import Planted, Stream, check_canaries, plant
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 CORE = "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.settings import BudgetSettings
-from bugbout.core.plumbing.budget import Budget, not_run_reason
-from bugbout.core.plumbing.prices import price_table
+from bugbout.core.plumbing.models.budget import Budget, not_run_reason
+from bugbout.core.plumbing.models.prices import price_table
 from bugbout.core.report.costs import costs as report_costs
 from bugbout.core.report.unscored import unscored
 from bugbout.core.store.records import Attempt, AttemptStatus

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing import uv_resolution
-from bugbout.core.plumbing.uv_program import uv_binary
-from bugbout.core.plumbing.uv_resolution import build_helpers
+from bugbout.core.plumbing.environments import uv_resolution
+from bugbout.core.plumbing.environments.uv_program import uv_binary
+from bugbout.core.plumbing.environments.uv_resolution import build_helpers
 from bugbout.plugins.environments import uv
 from bugbout.plugins.environments.uv import UvBuilder
 from local_index import Wheel

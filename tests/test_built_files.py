@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.checkout import export
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.checkout import export
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings, ground_truth
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bugbout.core.plumbing.canaries import plant
+from bugbout.core.plumbing.tampering.canaries import plant
 
 TESTS = (
     "from mid.core import middle\n\n\n"

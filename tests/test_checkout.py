@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing import checkout
-from bugbout.core.plumbing.checkout import CheckoutError, Checkouts
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.trees import checkout
+from bugbout.core.plumbing.trees.checkout import CheckoutError, Checkouts
+from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.testing import RepositoryBuilder
 
 FILES = {
@@ -210,8 +210,8 @@ def test_concurrent_base_calls_in_processes(
     cache = tmp_path / "shared-cache"
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from bugbout.core.plumbing.checkout import Checkouts\n"
-        "from bugbout.core.plumbing.git import Git\n"
+        "from bugbout.core.plumbing.trees.checkout import Checkouts\n"
+        "from bugbout.core.plumbing.trees.git import Git\n"
         "print(Checkouts(Git(Path(sys.argv[1])), Path(sys.argv[2])).base(sys.argv[3]))\n"
     )
     processes = [

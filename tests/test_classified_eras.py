@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.interpreters import available_interpreters, era_python
-from bugbout.core.plumbing.project_metadata import declared_classifiers
+from bugbout.core.plumbing.environments.interpreters import available_interpreters, era_python
+from bugbout.core.plumbing.project.project_metadata import declared_classifiers
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions
 
 LOCAL = ["3.6", "3.7", "3.8", "3.9"]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.affected import CoverageMap, read_coverage
-from bugbout.core.plumbing.testrun import outcomes_plugin_dir
+from bugbout.core.plumbing.selection.affected import CoverageMap, read_coverage
+from bugbout.core.plumbing.testruns.testrun import outcomes_plugin_dir
 from local_index import Wheel, serve
 from old_pytests import old_pytest
 from python_mirror import pyenv_python

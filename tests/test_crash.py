@@ -14,8 +14,8 @@ import pytest
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testrun import CRASH_LIMIT, run_tests
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import CRASH_LIMIT, run_tests
 from bugbout.core.store.records import Outcome, RunStatus, Task, TaskIssue
 from bugbout.core.store.store import Store
 from bugbout.core.truth.oracle import judge_runs

@@ -23,7 +23,7 @@ from bugbout.core.mine.drafting import DraftingFailed
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.statements import tell_statements
 from bugbout.core.pipeline import build_contestants, compute_oracles, make_drafter, mine_tasks
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.report.report_build import build_report
 from bugbout.core.store.drafts import DRAFTS, Draft, Drafts
 from bugbout.core.store.records import Oracle, OracleSet, TaskSet

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bugbout.core.plumbing.environment import lacking
+from bugbout.core.plumbing.environments.environment import lacking
 from bugbout.core.store.records import Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.truth.oracle import judge_runs
 

@@ -16,10 +16,10 @@ from bugbout.core.contract import hookspecs
 from bugbout.core.contract.errors import ConfigError, EnvironmentFailure
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Command, EnvironmentRequest
-from bugbout.core.plumbing.interpreters import available_interpreters
-from bugbout.core.plumbing.uv_program import uv_error
-from bugbout.core.plumbing.uv_resolution import exclude_newer_date
+from bugbout.core.plumbing.environments.environment import Command, EnvironmentRequest
+from bugbout.core.plumbing.environments.interpreters import available_interpreters
+from bugbout.core.plumbing.environments.uv_program import uv_error
+from bugbout.core.plumbing.environments.uv_resolution import exclude_newer_date
 from bugbout.plugins.environments import interpreter, uv
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
@@ -219,7 +219,9 @@ def test_uv_build_resolves_as_of_the_fix_and_caches(
     def no_uv() -> str:
         raise AssertionError("a cache hit called uv")
 
-    monkeypatch.setattr("bugbout.core.plumbing.uv_program.uv_binary", no_uv)  # what runs uv
+    monkeypatch.setattr(
+        "bugbout.core.plumbing.environments.uv_program.uv_binary", no_uv
+    )  # what runs uv
     again = UvBuilder().build(request_for(tree, home, date="2021-06-02T08:00:00Z"))
     assert again.key == env.key  # fixes of one month share an environment
     assert (marker.stat().st_mtime_ns, env.path.stat().st_mtime_ns) == before

@@ -23,7 +23,7 @@ from bugbout.core.contract.errors import ConfigError, PluginError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.pipeline import build_contestants
-from bugbout.core.plumbing.executor import Executor, make_executor
+from bugbout.core.plumbing.runtime.executor import Executor, make_executor
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.race import Race

@@ -12,7 +12,7 @@ import pytest
 
 from bugbout.core.mine import reported
 from bugbout.core.mine.reported import fix_only
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Task, TaskIssue
 from bugbout.testing import RepositoryBuilder
 

@@ -21,11 +21,11 @@ from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.plumbing import bench as benches
-from bugbout.core.plumbing import confine as confinement
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.plumbing.confinement import confine as confinement
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.patch import diff_trees
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,

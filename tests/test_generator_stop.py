@@ -7,8 +7,8 @@ from pathlib import Path
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Task, TaskIssue
 from bugbout.core.truth.oracle import judge_runs
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.testing import RepositoryBuilder
 
 MESSAGES = {

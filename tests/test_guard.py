@@ -17,7 +17,7 @@ import pytest
 
 import components
 from bugbout.core.contract.settings import LimitsSettings
-from bugbout.core.plumbing.limits import GUARD, Guard, guard_program
+from bugbout.core.plumbing.confinement.limits import GUARD, Guard, guard_program
 from bugbout.sandbox.guard_build import compiled_guard
 
 SMALL = LimitsSettings(memory=150_000_000, processes=20, disk=30_000_000, files=200)
@@ -159,8 +159,8 @@ BUGBOUT = """
 import os, subprocess, sys, threading, time
 from pathlib import Path
 from bugbout.core.contract.settings import LimitsSettings
-from bugbout.core.plumbing.lifeline import lifeline
-from bugbout.core.plumbing.limits import Guard
+from bugbout.core.plumbing.confinement.lifeline import lifeline
+from bugbout.core.plumbing.confinement.limits import Guard
 
 work, program, argv = Path(sys.argv[1]), sys.argv[2] or None, sys.argv[3:]
 def start():  # from a thread of a pool, which ends at once

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import components
-from bugbout.core.plumbing.limits import Guard
+from bugbout.core.plumbing.confinement.limits import Guard
 from test_guard import SMALL, program  # noqa: F401 (the fixture: both guards)
 
 SHIM = r"""

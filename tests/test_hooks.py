@@ -23,7 +23,7 @@ from bugbout.core.contract.settings import (
     TasksSettings,
 )
 from bugbout.core.judge.judging import JudgeContext
-from bugbout.core.plumbing.executor import make_executor
+from bugbout.core.plumbing.runtime.executor import make_executor
 from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from hook_spies import (

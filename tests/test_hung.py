@@ -11,8 +11,8 @@ import pytest
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.core.store.store import Store
 from bugbout.testing import RepositoryBuilder

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.testrun import outcomes_plugin_dir
+from bugbout.core.plumbing.testruns.testrun import outcomes_plugin_dir
 from old_pytests import old_pytest
 from test_impostors import run_plugin
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.patch import apply_patch
-from bugbout.core.plumbing.testrun import run_tests
-from bugbout.core.plumbing.testtree import fresh_test_tree
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.plumbing.trees.patch import apply_patch
+from bugbout.core.plumbing.trees.testtree import fresh_test_tree
 from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.testing import RepositoryBuilder
 from test_overlay import checkouts_of

@@ -11,9 +11,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bugbout.core.plumbing.canaries import Stream, key_line, read_outcomes
-from bugbout.core.plumbing.impostors import impostors
-from bugbout.core.plumbing.testrun import outcomes_plugin_dir
+from bugbout.core.plumbing.tampering.canaries import Stream, key_line, read_outcomes
+from bugbout.core.plumbing.tampering.impostors import impostors
+from bugbout.core.plumbing.testruns.testrun import outcomes_plugin_dir
 
 PACKAGE = """
 from unittest.mock import ANY

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bugbout.core.plumbing.interpreters import available_interpreters, interpreter_version
-from bugbout.core.plumbing.uv_resolution import EraResolution, Resolution
+from bugbout.core.plumbing.environments.interpreters import (
+    available_interpreters,
+    interpreter_version,
+)
+from bugbout.core.plumbing.environments.uv_resolution import EraResolution, Resolution
 from local_index import Wheel, serve
 
 WHEELS = [

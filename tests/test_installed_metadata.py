@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.dist_info import metadata_folder
+from bugbout.core.plumbing.project.dist_info import metadata_folder
 from bugbout.testing import RepositoryBuilder
 from history import dated_commit, offline_ground_truth
 

@@ -13,7 +13,7 @@ import pytest
 from agent_sessions import make_session
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.transcript import Step
-from bugbout.core.plumbing.checkout import WorkingCopy
+from bugbout.core.plumbing.trees.checkout import WorkingCopy
 from bugbout.core.race.agent_setup import named_files, native_setup
 from bugbout.core.race.instructions import plan_arm
 from bugbout.plugins.agents.claude_code import ClaudeCodeAgent

@@ -14,7 +14,7 @@ import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
 from bugbout.plugins.environments.interpreter import (
     InterpreterBuilder,
     InterpreterOptions,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.core.plumbing.interpreters import (
+from bugbout.core.plumbing.environments.interpreters import (
     available_interpreters,
     choose_python,
     interpreter_version,

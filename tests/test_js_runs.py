@@ -14,9 +14,9 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
-from bugbout.core.plumbing import confine as confinement
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.test_runner import TestRunRequest
+from bugbout.core.plumbing.confinement import confine as confinement
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
+from bugbout.core.plumbing.testruns.test_runner import TestRunRequest
 from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.plugins.environments import npm
 from bugbout.plugins.test_runners.javascript import auto, jest, mocha, node_test, vitest

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bugbout.core.plumbing.stopping import Stop
+from bugbout.core.plumbing.runtime.stopping import Stop
 from bugbout.plugins.test_runners.javascript import node_test
 from test_js_runs import _run, _written
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing import leftovers
-from bugbout.core.plumbing.leftovers import Leftovers
+from bugbout.core.plumbing.confinement import leftovers
+from bugbout.core.plumbing.confinement.leftovers import Leftovers
 
 # The leader starts a member of its own group that outlives it, prints its pid, and exits.
 LEADER = (

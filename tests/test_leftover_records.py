@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from bugbout.core.plumbing.leftovers import Leftovers, end_orphans, started
+from bugbout.core.plumbing.confinement.leftovers import Leftovers, end_orphans, started
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
 

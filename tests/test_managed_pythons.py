@@ -20,8 +20,8 @@ from bugbout.core.contract.settings import (
     PluginChoice,
     ProjectSettings,
 )
-from bugbout.core.plumbing.interpreters import era_python
-from bugbout.core.plumbing.managed_pythons import pythons_directory
+from bugbout.core.plumbing.environments.interpreters import era_python
+from bugbout.core.plumbing.environments.managed_pythons import pythons_directory
 from bugbout.onboarding.doctor.eras import machine_eras
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions
 from bugbout.testing import RepositoryBuilder

@@ -11,7 +11,7 @@ import pytest
 import history
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest, fix_title_pattern, issue_references
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import TaskSet
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.testing import RepositoryBuilder

@@ -16,8 +16,8 @@ from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.store.records import Task, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import export_before

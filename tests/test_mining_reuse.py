@@ -16,7 +16,7 @@ from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import Options
 from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
 from bugbout.core.pipeline import mine_tasks
-from bugbout.core.plumbing.progress import SilentProgress
+from bugbout.core.plumbing.runtime.progress import SilentProgress
 from bugbout.core.store.records import Issue, TaskSet
 from bugbout.core.store.store import MINING, TASKS, Store
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions

@@ -20,8 +20,8 @@ from bugbout.core.contract.settings import (
 )
 from bugbout.core.mine.injection import REF_PREFIX, SuiteRunner
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import Store
 from bugbout.testing import RepositoryBuilder

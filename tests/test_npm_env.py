@@ -13,7 +13,7 @@ import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import EnvironmentRequest, lacking
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest, lacking
 from bugbout.plugins.environments.npm import NpmBuilder, NpmEnvironment, NpmOptions
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires("js-runners")]

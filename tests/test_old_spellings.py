@@ -13,7 +13,7 @@ from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import VerdictsSettings
 from bugbout.core.pipeline import issue_resolver, report_plugins
-from bugbout.core.plumbing.progress import SilentProgress
+from bugbout.core.plumbing.runtime.progress import SilentProgress
 from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports
 from bugbout.core.store.store import Store

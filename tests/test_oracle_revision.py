@@ -15,7 +15,7 @@ from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import PluginChoice
 from bugbout.core.contract.types import EnvironmentPlugin
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
 from bugbout.core.store.records import OracleSet
 from bugbout.core.store.store import Store
 from bugbout.plugins.environments.interpreter import (

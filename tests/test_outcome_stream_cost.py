@@ -17,11 +17,12 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing import canaries, canary_twins, hung
-from bugbout.core.plumbing.canaries import key_line, read_outcomes
-from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
-from bugbout.core.plumbing.pytest_era import pytest_era
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import Command, Environment, EnvironmentRequest
+from bugbout.core.plumbing.environments.pytest_era import pytest_era
+from bugbout.core.plumbing.tampering import canaries, canary_twins
+from bugbout.core.plumbing.tampering.canaries import key_line, read_outcomes
+from bugbout.core.plumbing.testruns import hung
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")

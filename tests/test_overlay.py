@@ -11,11 +11,16 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.settings import LimitsSettings
-from bugbout.core.plumbing import checkout
-from bugbout.core.plumbing.checkout import CheckoutError, Checkouts, WorkingCopy, choose_method
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.patch import apply_patch, diff_trees
-from bugbout.core.plumbing.treewalk import walk_upper
+from bugbout.core.plumbing.trees import checkout
+from bugbout.core.plumbing.trees.checkout import (
+    CheckoutError,
+    Checkouts,
+    WorkingCopy,
+    choose_method,
+)
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees
+from bugbout.core.plumbing.trees.treewalk import walk_upper
 from bugbout.core.store.records import Patch
 from bugbout.sandbox.overlay import enter, overlay_problem
 from bugbout.testing import RepositoryBuilder
@@ -276,7 +281,7 @@ def test_a_forced_method_is_used_and_the_fallback_is_chosen_without_overlays(
 def test_an_overlay_patch_is_held_to_the_files_limit(
     tmp_path: Path, repository: tuple[RepositoryBuilder, str]
 ) -> None:
-    from bugbout.core.plumbing.limits import LimitExceeded
+    from bugbout.core.plumbing.confinement.limits import LimitExceeded
 
     checkouts = checkouts_of(repository, tmp_path / "cache", "overlay")
     copy = checkouts.attempt_copy(repository[1], tmp_path / "attempt")

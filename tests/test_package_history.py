@@ -17,11 +17,11 @@ from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.package_history import PackageHistory, choose, trace_packages
-from bugbout.core.plumbing.affected import read_coverage
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.patch import ChangeArea, classify
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
+from bugbout.core.plumbing.selection.affected import read_coverage
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.patch import ChangeArea, classify
 from bugbout.core.store.records import Outcome
 from bugbout.onboarding.init import find_source
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.patch import PatchError, apply_patch, diff_trees
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.patch import PatchError, apply_patch, diff_trees
 from bugbout.core.store.records import Patch
 from bugbout.testing import RepositoryBuilder
 from patch_trees import SOURCE, TESTS, diff, fresh_copy, round_trip, state

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.settings import LimitsSettings
-from bugbout.core.plumbing import treewalk
-from bugbout.core.plumbing.limits import LimitExceeded
-from bugbout.core.plumbing.patch import diff_trees
+from bugbout.core.plumbing.confinement.limits import LimitExceeded
+from bugbout.core.plumbing.trees import treewalk
+from bugbout.core.plumbing.trees.patch import diff_trees
 from bugbout.core.store.records import Patch
 from patch_trees import SOURCE, TESTS, diff
 

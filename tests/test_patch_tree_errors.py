@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.treewalk import WalkError, WorkTreeError
+from bugbout.core.plumbing.trees.treewalk import WalkError, WorkTreeError
 from deep_trees import nest, remove_tree
 from patch_trees import diff
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.podman import (

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 import components
-from bugbout.core.plumbing.confine import readable_paths
-from bugbout.core.plumbing.process import run_logged
+from bugbout.core.plumbing.confinement.confine import readable_paths
+from bugbout.core.plumbing.confinement.process import run_logged
 from bugbout.core.store.records import Score
 from bugbout.core.store.store import RESOLUTIONS, Store
 from bugbout.core.store.verdict_records import ResolutionSet

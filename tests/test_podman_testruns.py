@@ -19,9 +19,9 @@ import pytest
 import test_podman_env as podman_env
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.settings import BoutSettings, PluginChoice
-from bugbout.core.plumbing import confine as confinement
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.confine import Confine
+from bugbout.core.plumbing.confinement import confine as confinement
+from bugbout.core.plumbing.confinement.confine import Confine
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Outcome, RunStatus, Score
 from bugbout.plugins.environments.podman import PodmanBuilder, PodmanOptions

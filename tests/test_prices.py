@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.settings import PriceSettings
-from bugbout.core.plumbing.prices import (
+from bugbout.core.plumbing.models.prices import (
     LITELLM_FILE,
     litellm_file,
     litellm_prices,

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from bugbout.core.plumbing.process import wait
+from bugbout.core.plumbing.confinement.process import wait
 
 
 def test_wait_gives_the_exit_status_of_a_process_that_ends() -> None:

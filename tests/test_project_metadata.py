@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.project_metadata import (
+from bugbout.core.plumbing.project.project_metadata import (
     declared_dependencies,
     declared_python,
     poetry_specifier,

@@ -13,17 +13,17 @@ from bugbout.core.contract.settings import (
     ProjectSettings,
 )
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.py2_tree import (
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
+from bugbout.core.plumbing.environments.py2_tree import (
     Conversion,
     converted,
     converted_trees,
     declared_conversion,
 )
-from bugbout.core.plumbing.testrun import run_tests
-from bugbout.core.plumbing.testtree import fresh_test_tree
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.testtree import fresh_test_tree
 from bugbout.core.store.records import Outcome
 from bugbout.core.store.store import Store
 from bugbout.testing import RepositoryBuilder

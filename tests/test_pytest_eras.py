@@ -16,9 +16,9 @@ import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
-from bugbout.core.plumbing.pytest_era import pytest_era
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import Command, Environment, EnvironmentRequest
+from bugbout.core.plumbing.environments.pytest_era import pytest_era
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.race.agent_setup import run_tests_script
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.core.truth.oracle import first_error

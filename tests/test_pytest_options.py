@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bugbout.core.plumbing.pytest_options import selecting_options
+from bugbout.core.plumbing.project.pytest_options import selecting_options
 from bugbout.testing import RepositoryBuilder
 
 

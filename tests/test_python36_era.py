@@ -10,9 +10,13 @@ import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import EnvironmentRequest
-from bugbout.core.plumbing.interpreters import available_interpreters, era_python, stand_in
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
+from bugbout.core.plumbing.environments.interpreters import (
+    available_interpreters,
+    era_python,
+    stand_in,
+)
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Oracle, Outcome, RunStatus
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.uv import UvBuilder, UvOptions

@@ -19,7 +19,7 @@ from bugbout.core.audit.recall import (
     tokens,
 )
 from bugbout.core.contract.errors import ConfigError
-from bugbout.core.plumbing.cutoffs import default_cutoff, fixed_before, parse_cutoff
+from bugbout.core.plumbing.models.cutoffs import default_cutoff, fixed_before, parse_cutoff
 from bugbout.core.report.contamination import Contamination, CutoffSplit, PatchSimilarity
 from bugbout.core.report.report import report_schema
 from bugbout.core.report.report_build import build_report

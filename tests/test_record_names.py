@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 import bugbout
 import name_history
-from bugbout.core.plumbing.affected import BaseRun, CoverageMap
+from bugbout.core.plumbing.selection.affected import BaseRun, CoverageMap
 from bugbout.core.report.report import Report
 from bugbout.core.store.filenames import MARK, stored, unstored
 from bugbout.core.store.records import (

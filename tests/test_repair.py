@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings, TasksSettings
-from bugbout.core.plumbing import repair
-from bugbout.core.plumbing.environment import Command, EnvironmentRequest
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.environments import repair
+from bugbout.core.plumbing.environments.environment import Command, EnvironmentRequest
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Oracle, Task, TaskIssue
 from bugbout.core.truth.oracle import compute_oracle
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterEnvironment
@@ -222,7 +222,7 @@ def test_node_ids_never_hold_the_scratch_path(tmp_path: Path) -> None:
 
 
 def test_a_tasks_test_environment_has_what_the_oracle_added_built_once(tmp_path: Path) -> None:
-    from bugbout.core.plumbing.environments import Environments
+    from bugbout.core.plumbing.environments.environments import Environments
     from bugbout.core.store.records import AddedDependency, OracleSet
     from bugbout.core.store.store import ORACLES, Store
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bugbout.bout import Bout, Project
-from bugbout.core.plumbing.environment import EnvironmentRequest
+from bugbout.core.plumbing.environments.environment import EnvironmentRequest
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterEnvironment
 
 pytestmark = pytest.mark.slow

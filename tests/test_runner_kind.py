@@ -13,8 +13,8 @@ from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
 from bugbout.core.crossexam.crossexam import plan_installation
 from bugbout.core.pipeline import truth_spec
-from bugbout.core.plumbing.affected import BaseRun, changed_in_functions, select
-from bugbout.core.plumbing.test_runner import file_of
+from bugbout.core.plumbing.selection.affected import BaseRun, changed_in_functions, select
+from bugbout.core.plumbing.testruns.test_runner import file_of
 from bugbout.core.store.records import (
     ChangeArea,
     ChangeKind,

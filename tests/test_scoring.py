@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.tree_files import install_fix_tests
+from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.score.scoring import score
 from bugbout.core.store.records import Attempt, Outcome, RunStatus, Score
 from bugbout.core.store.verdict_records import PatchResolution

@@ -22,8 +22,8 @@ from bugbout.core.pipeline import (
     report_plugins,
     verdicts,
 )
-from bugbout.core.plumbing.executor import make_executor
-from bugbout.core.plumbing.progress import SilentProgress
+from bugbout.core.plumbing.runtime.executor import make_executor
+from bugbout.core.plumbing.runtime.progress import SilentProgress
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.report.report import Report
 from bugbout.core.report.reporters import write_reports

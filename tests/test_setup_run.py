@@ -14,9 +14,9 @@ import pytest
 from bugbout.core.contract.manager import Plugins, make_plugins
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing import confine as confinement
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.project_metadata import declared_test_dependencies
+from bugbout.core.plumbing.confinement import confine as confinement
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.project.project_metadata import declared_test_dependencies
 from bugbout.core.store.store import Store
 from bugbout.core.truth.oracle import computed_test_dependencies
 from bugbout.core.truth.setup_run import executed_setup_py

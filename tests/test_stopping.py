@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from bugbout.core.plumbing.executor import Executor, run_jobs
-from bugbout.core.plumbing.stopping import Interrupted, Stop, watch
+from bugbout.core.plumbing.runtime.executor import Executor, run_jobs
+from bugbout.core.plumbing.runtime.stopping import Interrupted, Stop, watch
 from bugbout.plugins.executors.local import LocalExecutor
 
 

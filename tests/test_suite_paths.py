@@ -15,9 +15,9 @@ import components
 from bugbout.core.audit.base_run import run_base
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.suite import suite_of, suite_paths, writing_folder
+from bugbout.core.plumbing.testruns.suite import suite_of, suite_paths, writing_folder
 from bugbout.core.plumbing.tools import Tools
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.report.report_tasks import TaskPage, environment_line
 from bugbout.core.store.records import Task, TaskIssue
 from bugbout.core.store.store import Store

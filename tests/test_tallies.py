@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bugbout.core.plumbing.tallies import pytest_tally, tally_mismatch
+from bugbout.core.plumbing.tampering.tallies import pytest_tally, tally_mismatch
 
 TESTS = """
 import pytest

@@ -11,12 +11,12 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.canaries import key_line, read_outcomes
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.patch import diff_trees
-from bugbout.core.plumbing.tamper import inspect_patch, scan
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.tampering.canaries import key_line, read_outcomes
+from bugbout.core.plumbing.tampering.tamper import inspect_patch, scan
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.patch import diff_trees
 from bugbout.core.report.report import report_schema
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_tampering import TamperedRow

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.project_metadata import declared_dependencies, declared_test_dependencies
+from bugbout.core.plumbing.project.project_metadata import (
+    declared_dependencies,
+    declared_test_dependencies,
+)
 from project_files import write
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bugbout.core.plumbing.testmodules import (
+from bugbout.core.plumbing.project.testmodules import (
     added_tests,
     changed_tests,
     defined_tests,
@@ -81,7 +81,7 @@ def test_test_module_names() -> None:
 
 
 def test_statement_memo_gives_the_same_tests_as_a_whole_parse() -> None:
-    from bugbout.core.plumbing.testmodules import defined_tests_memo
+    from bugbout.core.plumbing.project.testmodules import defined_tests_memo
 
     memo: dict[str, dict[str, int | None]] = {}
     tricky = BEFORE + 'DOC = """\ndef test_inside_a_string():\n    pass\n"""\n'
@@ -94,7 +94,7 @@ def test_statement_memo_gives_the_same_tests_as_a_whole_parse() -> None:
 def test_statements_spread_over_lines_are_parsed_once_each() -> None:
     """Multi-line decorators, brackets closed at column 0 and strings holding code keep
     the per-statement memo in use; only the statements a new version changed are parsed."""
-    from bugbout.core.plumbing.testmodules import defined_tests_memo
+    from bugbout.core.plumbing.project.testmodules import defined_tests_memo
 
     module = (
         'CASES = [\n    1,\n]\nTEXT = """\ndef test_in_text(): pass\n"""\n\n'
@@ -117,7 +117,7 @@ def test_a_changed_method_is_parsed_without_its_class() -> None:
     that method alone; lines less indented than the body (comments, code in a string, a
     clause that does not parse there), nested classes and classes that are not tests give
     what a whole parse gives."""
-    from bugbout.core.plumbing.testmodules import defined_tests_memo
+    from bugbout.core.plumbing.project.testmodules import defined_tests_memo
 
     big = (
         "class TestBig(Base):\n    'Doc.'\n\n    X = [\n        1,\n    ]\n"

@@ -12,9 +12,9 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.run_reports import FAILURE_LINE
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.run_reports import FAILURE_LINE
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
@@ -275,7 +275,7 @@ def _confined_run(
 ) -> TestRun:
     """``target`` run in ``tree``, confined in bubblewrap as bugbout confines test runs."""
     from bugbout.core.contract.settings import BoutSettings
-    from bugbout.core.plumbing.confine import masked_paths, test_confinement
+    from bugbout.core.plumbing.confinement.confine import masked_paths, test_confinement
 
     sandbox = plugins.create("sandbox", "bubblewrap")
     settings = BoutSettings(project=project, root=tree / "repo")

@@ -12,12 +12,12 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
-from bugbout.core.plumbing.patch import apply_patch
-from bugbout.core.plumbing.testrun import run_tests
-from bugbout.core.plumbing.testtree import TestTree, fresh_test_tree
-from bugbout.core.plumbing.tree_files import install_file
+from bugbout.core.plumbing.environments.environment import Command, Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.patch import apply_patch
+from bugbout.core.plumbing.trees.testtree import TestTree, fresh_test_tree
+from bugbout.core.plumbing.trees.tree_files import install_file
 from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.sandbox.overlay import enter, is_whiteout
 from bugbout.testing import RepositoryBuilder

@@ -11,7 +11,7 @@ import pytest
 from bugbout.core.mine import statements
 from bugbout.core.mine.reported import Parents, fix_only, told
 from bugbout.core.mine.statements import STATEMENTS, ToldStatements, tell_statements
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.core.store.store import Store
 from bugbout.testing import RepositoryBuilder

@@ -10,8 +10,8 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")

@@ -11,7 +11,7 @@ import pytest
 
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.pipeline import compute_oracles, mine_tasks
-from bugbout.core.plumbing.checkout import remove_later
+from bugbout.core.plumbing.trees.checkout import remove_later
 from bugbout.core.store.store import Store
 from bugbout.testing import RepositoryBuilder
 from history import calc_settings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing.interpreters import available_interpreters
+from bugbout.core.plumbing.environments.interpreters import available_interpreters
 from bugbout.testing import RepositoryBuilder
 from history import dated_commit, offline_ground_truth
 

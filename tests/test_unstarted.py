@@ -13,10 +13,10 @@ import pytest
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings, PluginChoice, ProjectSettings
-from bugbout.core.plumbing import confine as confinement
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.confinement import confine as confinement
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.environments.environment import Command, Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import RunStatus
 
 pytestmark = pytest.mark.requires("bubblewrap")

@@ -11,8 +11,12 @@ from typing import Any
 
 import pytest
 
-from bugbout.core.plumbing.process import Finished
-from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted, read_untrusted_bytes
+from bugbout.core.plumbing.confinement.process import Finished
+from bugbout.core.plumbing.confinement.untrusted import (
+    UntrustedFileError,
+    read_untrusted,
+    read_untrusted_bytes,
+)
 from bugbout.core.race.logs import Captures, conclude, last_line
 from bugbout.core.store.records import AttemptStatus
 from bugbout.plugins.agents.codex import CodexAgent

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.core.plumbing import uv_resolution
-from bugbout.core.plumbing.uv_program import UvFailure
-from bugbout.core.plumbing.uv_resolution import era_tools_date
+from bugbout.core.plumbing.environments import uv_resolution
+from bugbout.core.plumbing.environments.uv_program import UvFailure
+from bugbout.core.plumbing.environments.uv_resolution import era_tools_date
 from bugbout.plugins.environments import uv
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
 from test_environments import make_tree, request_for
@@ -271,7 +271,7 @@ def test_the_install_timeout_is_a_setting() -> None:
 def test_a_reason_names_what_the_environment_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bugbout.core.plumbing.environment import lacking
+    from bugbout.core.plumbing.environments.environment import lacking
 
     FakeUv(bad="mock==0.1").install(monkeypatch)
     tree = make_tree(tmp_path, ["six"], extras={"tests": ["mock==0.1"]})

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.plumbing import uv_program
-from bugbout.core.plumbing.stopping import Stop
-from bugbout.core.plumbing.uv_program import UvFailure, run_uv
+from bugbout.core.plumbing.environments import uv_program
+from bugbout.core.plumbing.environments.uv_program import UvFailure, run_uv
+from bugbout.core.plumbing.runtime.stopping import Stop
 
 
 def _live(marker: str) -> bool:

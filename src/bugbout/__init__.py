@@ -27,14 +27,14 @@ _EXPORTS: dict[str, str] = {
     "read_report": "bugbout.bout",
     "pool_reports": "bugbout.bout",
     "schema": "bugbout.core.schemas:shipped_schema",
-    "ProgressEvent": "bugbout.core.plumbing.progress",
+    "ProgressEvent": "bugbout.core.plumbing.runtime.progress",
     "AgentOptions": "bugbout.core.race.agents",
     "CodingAgent": "bugbout.core.race.agents",
     "Invocation": "bugbout.core.race.agents",
     "Session": "bugbout.core.race.agents",
-    "Command": "bugbout.core.plumbing.environment",
-    "Environment": "bugbout.core.plumbing.environment",
-    "EnvironmentRequest": "bugbout.core.plumbing.environment",
+    "Command": "bugbout.core.plumbing.environments.environment",
+    "Environment": "bugbout.core.plumbing.environments.environment",
+    "EnvironmentRequest": "bugbout.core.plumbing.environments.environment",
     "BugboutError": "bugbout.core.contract.errors",
     "ConfigError": "bugbout.core.contract.errors",
     "EnvironmentFailure": "bugbout.core.contract.errors",
@@ -139,8 +139,12 @@ if TYPE_CHECKING:
     )
     from bugbout.core.mine.issues import IssueRequest, IssueSourceUnavailable
     from bugbout.core.mine.mining import MiningRequest
-    from bugbout.core.plumbing.environment import Command, Environment, EnvironmentRequest
-    from bugbout.core.plumbing.progress import ProgressEvent
+    from bugbout.core.plumbing.environments.environment import (
+        Command,
+        Environment,
+        EnvironmentRequest,
+    )
+    from bugbout.core.plumbing.runtime.progress import ProgressEvent
     from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
     from bugbout.core.schemas import shipped_schema as schema
     from bugbout.core.store.records import Attempt, Issue, Oracle, Task, TaskSet

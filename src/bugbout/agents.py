@@ -53,11 +53,11 @@ __getattr__, __dir__ = lazy_exports(
         "NativeSetup": "bugbout.core.race.native",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
-        "PatchError": "bugbout.core.plumbing.patch",
+        "PatchError": "bugbout.core.plumbing.trees.patch",
         "Session": "bugbout.core.race.agents",
         "Step": "bugbout.core.contract.transcript",
         "add_usage": "bugbout.core.race.agents",
-        "apply_patch": "bugbout.core.plumbing.patch",
+        "apply_patch": "bugbout.core.plumbing.trees.patch",
         "as_dict": "bugbout.core.contract.transcript",
         "as_int": "bugbout.core.race.agents",
         "as_list": "bugbout.core.contract.transcript",
@@ -68,7 +68,7 @@ __getattr__, __dir__ = lazy_exports(
         "json_events": "bugbout.core.race.agents",
         "json_value": "bugbout.core.race.agents",
         "origin": "bugbout.core.race.agents",
-        "read_untrusted": "bugbout.core.plumbing.untrusted",
+        "read_untrusted": "bugbout.core.plumbing.confinement.untrusted",
         "tool_step": "bugbout.core.contract.transcript",
         "usage_tokens": "bugbout.core.race.agents",
     },
@@ -80,8 +80,8 @@ if TYPE_CHECKING:
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.transcript import Step, as_dict, as_list, tool_step
     from bugbout.core.contract.types import AgentPlugin, NoOptions, Options
-    from bugbout.core.plumbing.patch import PatchError, apply_patch
-    from bugbout.core.plumbing.untrusted import read_untrusted
+    from bugbout.core.plumbing.confinement.untrusted import read_untrusted
+    from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
     from bugbout.core.race.agents import (
         AgentOptions,
         CodingAgent,

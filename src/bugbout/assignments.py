@@ -34,7 +34,7 @@ __getattr__, __dir__ = lazy_exports(
         "Options": "bugbout.core.contract.types",
         "PromptAssignment": "bugbout.core.race.examining",
         "Task": "bugbout.core.store.records",
-        "TestStyle": "bugbout.core.plumbing.test_runner",
+        "TestStyle": "bugbout.core.plumbing.testruns.test_runner",
         "create_plugin": "bugbout.core.contract.manager",
         "examiner_prompt": "bugbout.core.race.examining",
         "hookimpl": "bugbout.core.contract.hookspecs",
@@ -45,6 +45,6 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import AssignmentPlugin, NoOptions, Options
-    from bugbout.core.plumbing.test_runner import TestStyle
+    from bugbout.core.plumbing.testruns.test_runner import TestStyle
     from bugbout.core.race.examining import Assignment, PromptAssignment, examiner_prompt
     from bugbout.core.store.records import Task

@@ -31,9 +31,9 @@ from bugbout.core.pipeline import (
     ground_truth,
     verdicts,
 )
-from bugbout.core.plumbing.executor import make_executor
-from bugbout.core.plumbing.progress import LoggedProgress, Progress, ProgressEvent
-from bugbout.core.plumbing.stopping import Stop
+from bugbout.core.plumbing.runtime.executor import make_executor
+from bugbout.core.plumbing.runtime.progress import LoggedProgress, Progress, ProgressEvent
+from bugbout.core.plumbing.runtime.stopping import Stop
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.contestants import Contestant
@@ -104,7 +104,7 @@ class Bout:
     ``job.json`` go to ``output`` (default: the store itself), with ``bout.log``: what the
     bout told through the ``bugbout`` logger (which an application may route too);
     ``progress`` is a :class:`Progress` or a callback taking each
-    :class:`~bugbout.core.plumbing.progress.ProgressEvent`. Tasks, ground truth and
+    :class:`~bugbout.core.plumbing.runtime.progress.ProgressEvent`. Tasks, ground truth and
     attempts are shared by every bout on the store, and reused whenever they are keyed
     alike. ``overrides`` are recorded in ``job.json`` (a sweep job's choices). The jobs of
     one ``sweep`` (its directory) wait for each other's ground truth; any other bout
@@ -143,7 +143,8 @@ class Bout:
 
         In the main thread, Ctrl-C (SIGINT) or SIGTERM stops it: nothing new starts, what
         runs gets ``run.grace`` seconds (a second signal: none) before it is killed, and
-        :class:`~bugbout.core.plumbing.stopping.Interrupted` (a ``KeyboardInterrupt``) is raised."""
+        :class:`~bugbout.core.plumbing.runtime.stopping.Interrupted` (a ``KeyboardInterrupt``) is
+        raised."""
         settings, plugins = self.project.settings, self.project.plugins
         check_plugins(settings, plugins)
         self._check_contestants()

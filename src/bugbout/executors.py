@@ -24,7 +24,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "Executor": "bugbout.core.plumbing.executor",
+        "Executor": "bugbout.core.plumbing.runtime.executor",
         "ExecutorPlugin": "bugbout.core.contract.types",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
@@ -39,4 +39,4 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import ExecutorPlugin, NoOptions, Options
-    from bugbout.core.plumbing.executor import Executor
+    from bugbout.core.plumbing.runtime.executor import Executor

@@ -50,12 +50,12 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "Change": "bugbout.core.plumbing.git",
-        "Commit": "bugbout.core.plumbing.git",
+        "Change": "bugbout.core.plumbing.trees.git",
+        "Commit": "bugbout.core.plumbing.trees.git",
         "ConfigError": "bugbout.core.contract.errors",
-        "Git": "bugbout.core.plumbing.git",
+        "Git": "bugbout.core.plumbing.trees.git",
         "HISTORY_TIERS": "bugbout.core.store.records",
-        "ROOT_TEST_MODULES": "bugbout.core.plumbing.testmodules",
+        "ROOT_TEST_MODULES": "bugbout.core.plumbing.project.testmodules",
         "IssueRef": "bugbout.core.store.records",
         "Miner": "bugbout.core.mine.mining",
         "MinerPlugin": "bugbout.core.contract.types",
@@ -63,23 +63,23 @@ __getattr__, __dir__ = lazy_exports(
         "MutantOptions": "bugbout.core.mine.mutation",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
-        "Progress": "bugbout.core.plumbing.progress",
+        "Progress": "bugbout.core.plumbing.runtime.progress",
         "SuiteRunner": "bugbout.core.mine.injection",
         "Task": "bugbout.core.store.records",
         "TaskIssue": "bugbout.core.store.records",
         "TaskSet": "bugbout.core.store.records",
         "TestingMiner": "bugbout.core.mine.injection",
-        "TestRunner": "bugbout.core.plumbing.test_runner",
+        "TestRunner": "bugbout.core.plumbing.testruns.test_runner",
         "TitleLookup": "bugbout.core.mine.mining",
-        "added_tests": "bugbout.core.plumbing.testmodules",
-        "changed_tests": "bugbout.core.plumbing.testmodules",
+        "added_tests": "bugbout.core.plumbing.project.testmodules",
+        "changed_tests": "bugbout.core.plumbing.project.testmodules",
         "code_changed": "bugbout.core.mine.mining",
         "create_plugin": "bugbout.core.contract.manager",
-        "defined_tests_memo": "bugbout.core.plumbing.testmodules",
+        "defined_tests_memo": "bugbout.core.plumbing.project.testmodules",
         "first_parent_walk": "bugbout.core.mine.walk",
         "fix_title_pattern": "bugbout.core.mine.mining",
         "hookimpl": "bugbout.core.contract.hookspecs",
-        "is_test_module": "bugbout.core.plumbing.testmodules",
+        "is_test_module": "bugbout.core.plumbing.project.testmodules",
         "issue_references": "bugbout.core.mine.mining",
         "mine_mutants": "bugbout.core.mine.injection",
     },
@@ -101,14 +101,14 @@ if TYPE_CHECKING:
     )
     from bugbout.core.mine.mutation import MutantOptions
     from bugbout.core.mine.walk import first_parent_walk
-    from bugbout.core.plumbing.git import Change, Commit, Git
-    from bugbout.core.plumbing.progress import Progress
-    from bugbout.core.plumbing.test_runner import TestRunner
-    from bugbout.core.plumbing.testmodules import (
+    from bugbout.core.plumbing.project.testmodules import (
         ROOT_TEST_MODULES,
         added_tests,
         changed_tests,
         defined_tests_memo,
         is_test_module,
     )
+    from bugbout.core.plumbing.runtime.progress import Progress
+    from bugbout.core.plumbing.testruns.test_runner import TestRunner
+    from bugbout.core.plumbing.trees.git import Change, Commit, Git
     from bugbout.core.store.records import HISTORY_TIERS, IssueRef, Task, TaskIssue, TaskSet

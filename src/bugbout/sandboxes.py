@@ -62,7 +62,7 @@ __getattr__, __dir__ = lazy_exports(
         "Podman": "bugbout.sandbox.podman",
         "Sandbox": "bugbout.sandbox.confinement",
         "SandboxPlugin": "bugbout.core.contract.types",
-        "bugbout_home": "bugbout.core.plumbing.home",
+        "bugbout_home": "bugbout.core.plumbing.runtime.home",
         "closed_folders": "bugbout.sandbox.identity",
         "confined_owner": "bugbout.sandbox.identity",
         "confined_view": "bugbout.sandbox.identity",
@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import NoOptions, Options, SandboxPlugin
-    from bugbout.core.plumbing.home import bugbout_home
+    from bugbout.core.plumbing.runtime.home import bugbout_home
     from bugbout.sandbox.confinement import Confinement, Sandbox
     from bugbout.sandbox.identity import (
         closed_folders,

@@ -49,9 +49,9 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "SEPARATOR": "bugbout.core.plumbing.test_runner",
-        "Confine": "bugbout.core.plumbing.confine",
-        "Environment": "bugbout.core.plumbing.environment",
+        "SEPARATOR": "bugbout.core.plumbing.testruns.test_runner",
+        "Confine": "bugbout.core.plumbing.confinement.confine",
+        "Environment": "bugbout.core.plumbing.environments.environment",
         "FileChange": "bugbout.core.store.records",
         "EnvironmentFailure": "bugbout.core.contract.errors",
         "NoOptions": "bugbout.core.contract.types",
@@ -60,23 +60,23 @@ __getattr__, __dir__ = lazy_exports(
         "ProjectSettings": "bugbout.core.contract.settings",
         "RunStatus": "bugbout.core.store.records",
         "TestRun": "bugbout.core.store.records",
-        "TestRunNotStarted": "bugbout.core.plumbing.unstarted",
-        "TestRunRequest": "bugbout.core.plumbing.test_runner",
-        "TestRunner": "bugbout.core.plumbing.test_runner",
+        "TestRunNotStarted": "bugbout.core.plumbing.testruns.unstarted",
+        "TestRunRequest": "bugbout.core.plumbing.testruns.test_runner",
+        "TestRunner": "bugbout.core.plumbing.testruns.test_runner",
         "TestRunnerPlugin": "bugbout.core.contract.types",
-        "TestStyle": "bugbout.core.plumbing.test_runner",
+        "TestStyle": "bugbout.core.plumbing.testruns.test_runner",
         "changed_functions": "bugbout.core.crossexam.function_spans",
         "create_plugin": "bugbout.core.contract.manager",
-        "defined_tests": "bugbout.core.plumbing.testmodules",
-        "file_of": "bugbout.core.plumbing.test_runner",
+        "defined_tests": "bugbout.core.plumbing.project.testmodules",
+        "file_of": "bugbout.core.plumbing.testruns.test_runner",
         "hookimpl": "bugbout.core.contract.hookspecs",
-        "inspect_patch": "bugbout.core.plumbing.tamper",
-        "is_test_module": "bugbout.core.plumbing.testmodules",
-        "pytest_era": "bugbout.core.plumbing.pytest_era",
-        "run_pytest": "bugbout.core.plumbing.testrun:run_tests",
-        "suite_paths": "bugbout.core.plumbing.suite",
-        "watch": "bugbout.core.plumbing.stopping",
-        "writing_folder": "bugbout.core.plumbing.suite",
+        "inspect_patch": "bugbout.core.plumbing.tampering.tamper",
+        "is_test_module": "bugbout.core.plumbing.project.testmodules",
+        "pytest_era": "bugbout.core.plumbing.environments.pytest_era",
+        "run_pytest": "bugbout.core.plumbing.testruns.testrun:run_tests",
+        "suite_paths": "bugbout.core.plumbing.testruns.suite",
+        "watch": "bugbout.core.plumbing.runtime.stopping",
+        "writing_folder": "bugbout.core.plumbing.testruns.suite",
     },
 )
 
@@ -87,20 +87,20 @@ if TYPE_CHECKING:
     from bugbout.core.contract.settings import ProjectSettings
     from bugbout.core.contract.types import NoOptions, Options, TestRunnerPlugin
     from bugbout.core.crossexam.function_spans import changed_functions
-    from bugbout.core.plumbing.confine import Confine
-    from bugbout.core.plumbing.environment import Environment
-    from bugbout.core.plumbing.pytest_era import pytest_era
-    from bugbout.core.plumbing.stopping import watch
-    from bugbout.core.plumbing.suite import suite_paths, writing_folder
-    from bugbout.core.plumbing.tamper import inspect_patch
-    from bugbout.core.plumbing.test_runner import (
+    from bugbout.core.plumbing.confinement.confine import Confine
+    from bugbout.core.plumbing.environments.environment import Environment
+    from bugbout.core.plumbing.environments.pytest_era import pytest_era
+    from bugbout.core.plumbing.project.testmodules import defined_tests, is_test_module
+    from bugbout.core.plumbing.runtime.stopping import watch
+    from bugbout.core.plumbing.tampering.tamper import inspect_patch
+    from bugbout.core.plumbing.testruns.suite import suite_paths, writing_folder
+    from bugbout.core.plumbing.testruns.test_runner import (
         SEPARATOR,
         TestRunner,
         TestRunRequest,
         TestStyle,
         file_of,
     )
-    from bugbout.core.plumbing.testmodules import defined_tests, is_test_module
-    from bugbout.core.plumbing.testrun import run_tests as run_pytest
-    from bugbout.core.plumbing.unstarted import TestRunNotStarted
+    from bugbout.core.plumbing.testruns.testrun import run_tests as run_pytest
+    from bugbout.core.plumbing.testruns.unstarted import TestRunNotStarted
     from bugbout.core.store.records import FileChange, Outcome, RunStatus, TestRun

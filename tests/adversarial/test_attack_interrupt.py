@@ -342,8 +342,8 @@ def test_a_stop_kills_what_a_ray_worker_runs(tmp_path: Path) -> None:
     """With ``executor=ray`` the agents run in Ray's workers: the kill cancels their jobs,
     and each worker kills the process group it started at once."""
     pytest.importorskip("ray")
-    from bugbout.core.plumbing.process import run_logged
-    from bugbout.core.plumbing.stopping import Interrupted, Stop
+    from bugbout.core.plumbing.confinement.process import run_logged
+    from bugbout.core.plumbing.runtime.stopping import Interrupted, Stop
     from bugbout.plugins.executors.ray import RayExecutor, RayOptions
 
     marker = f"bugbout-interrupt-{uuid.uuid4().hex}"

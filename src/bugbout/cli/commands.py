@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from bugbout.cli.console import Console
     from bugbout.core.contract.manager import Plugins
     from bugbout.core.contract.settings import BoutSettings
-    from bugbout.core.plumbing.progress import Progress
-    from bugbout.core.plumbing.stopping import Stop
+    from bugbout.core.plumbing.runtime.progress import Progress
+    from bugbout.core.plumbing.runtime.stopping import Stop
     from bugbout.core.store.records import OracleSet, TaskSet
     from bugbout.core.store.store import Store
 
@@ -372,7 +372,7 @@ def _tasks(args: list[str], console: Console) -> int:
     args = [arg for arg in args if arg != "--mine-only"]
 
     def job(settings: BoutSettings, plugins: Plugins, hydra_job: HydraJob) -> None:
-        from bugbout.core.plumbing.stopping import Stop
+        from bugbout.core.plumbing.runtime.stopping import Stop
         from bugbout.core.store.records import OracleSet
         from bugbout.core.store.store import ORACLES, TASKS, Store
 
@@ -415,7 +415,7 @@ def _ground_truth(
     from contextlib import closing
 
     from bugbout.core.pipeline import ground_truth
-    from bugbout.core.plumbing.executor import make_executor
+    from bugbout.core.plumbing.runtime.executor import make_executor
 
     with closing(make_executor(settings, plugins)) as made:
         return ground_truth(

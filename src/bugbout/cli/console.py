@@ -255,7 +255,7 @@ def _yield_by_tier(tasks: TaskSet, oracles: OracleSet) -> list[str]:
 def _oracle_cells(oracle: Oracle) -> tuple[str, ...]:
     """A task table's cells of what ground truth found: its tests, its status, its versions
     (the modules that write them are imported only when a task has an oracle)."""
-    from bugbout.core.plumbing.backtrack import compact
+    from bugbout.core.plumbing.environments.backtrack import compact
     from bugbout.core.report.report_tasks import suite_note
 
     return (

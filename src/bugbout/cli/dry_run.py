@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bugbout.core.pipeline import build_contestants
-from bugbout.core.plumbing.prices import PriceTable, attempt_cost, price_table
+from bugbout.core.plumbing.models.prices import PriceTable, attempt_cost, price_table
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.race import race_tasks, to_run
 from bugbout.core.report.power import ALPHA, POWER, detectable_difference

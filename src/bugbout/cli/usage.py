@@ -135,7 +135,7 @@ def plugin_keys(plugins: Plugins, chosen: Mapping[str, Any]) -> Iterator[tuple[s
 
 def _entry_keys(role: str) -> list[str]:
     """The keys a contestant's or examiner's entry takes besides its agent's options."""
-    from bugbout.core.plumbing.cutoffs import KEY
+    from bugbout.core.plumbing.models.cutoffs import KEY
     from bugbout.core.race.contestants import ASSIGNMENT
 
     return [KEY, ASSIGNMENT] if role == "examiner" else [KEY]

@@ -114,7 +114,7 @@ def _unknown_setting(
 
     from bugbout.config.suggest import unknown_setting
     from bugbout.core.contract.instances import ORDER
-    from bugbout.core.plumbing.cutoffs import KEY as CUTOFF_KEY
+    from bugbout.core.plumbing.models.cutoffs import KEY as CUTOFF_KEY
     from bugbout.core.race.contestants import ASSIGNMENT, assignment_of
 
     others = [arg for arg in overrides if arg.split("=", 1)[0] != key]

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bugbout.core.contract.settings import PluginChoice, TestLimitsSettings, VerdictsSettings
-from bugbout.core.plumbing.affected import MAP_VERSION, BaseRun
-from bugbout.core.plumbing.timeouts import killed
+from bugbout.core.plumbing.selection.affected import MAP_VERSION, BaseRun
+from bugbout.core.plumbing.testruns.timeouts import killed
 from bugbout.core.store.records import (
     Attempt,
     Audit,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from bugbout.core.audit.audit_gate import run_gate
 from bugbout.core.audit.auditing import Auditor, AuditRequest, escalate
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.stopping import Interrupted
+from bugbout.core.plumbing.runtime.stopping import Interrupted
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.race import Race
 from bugbout.core.store.records import (

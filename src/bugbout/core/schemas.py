@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bugbout.core.mine.mining import Mining
-from bugbout.core.plumbing.affected import BaseRun
+from bugbout.core.plumbing.selection.affected import BaseRun
 from bugbout.core.store.records import FORMAT, Attempt, Audit, OracleSet, TaskSet
 from bugbout.core.store.verdict_records import (
     AuditSet,

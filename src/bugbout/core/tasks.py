@@ -12,12 +12,12 @@ from bugbout.core.contract.settings import DEFAULT_TEST_RUNNER, TasksSettings
 from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.finding import warn_problems
 from bugbout.core.mine.statements import tell_statements
-from bugbout.core.plumbing.executor import Executor, run_jobs
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.plumbing.stopping import Interrupted, stopping
+from bugbout.core.plumbing.runtime.executor import Executor, run_jobs
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
+from bugbout.core.plumbing.runtime.stopping import Interrupted, stopping
+from bugbout.core.plumbing.testruns.unstarted import TestRunNotStarted
 from bugbout.core.plumbing.tools import Benches, BenchSpec
-from bugbout.core.plumbing.unstarted import TestRunNotStarted
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.truth.oracle import METHOD, compute_oracle

@@ -34,13 +34,13 @@ from bugbout.core.audit.recall import fix_source_diff
 from bugbout.core.crossexam.crossexam import cross_examine
 from bugbout.core.evidence import EvidenceKeys, EvidenceSpec, Shared, ends_alike
 from bugbout.core.judge.judging import Judge, JudgeContext
-from bugbout.core.plumbing.affected import BaseRun, Selection, selections
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.executor import Executor, run_jobs
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.plumbing.timeouts import killed, timeouts
+from bugbout.core.plumbing.runtime.executor import Executor, run_jobs
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
+from bugbout.core.plumbing.selection.affected import BaseRun, Selection, selections
+from bugbout.core.plumbing.testruns.timeouts import killed, timeouts
 from bugbout.core.plumbing.tools import Benches
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.stored import earlier_rounds, repeats_of
 from bugbout.core.score.scoring import score

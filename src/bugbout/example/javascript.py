@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from bugbout.core.contract.manager import Plugins
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.example import demo_settings
 from bugbout.onboarding import javascript
 from bugbout.testing.repository import RepositoryBuilder

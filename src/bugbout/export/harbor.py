@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Oracle
 from bugbout.export.instances import SweBenchInstance
 

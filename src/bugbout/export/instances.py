@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.race.race import race_tasks
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store

@@ -24,9 +24,13 @@ from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import AgentPlugin
 from bugbout.core.mine.package_history import choose, trace_packages
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.pytest_options import selecting_options
-from bugbout.core.plumbing.testmodules import ROOT_TEST_MODULES, defined_tests, is_test_module
+from bugbout.core.plumbing.project.pytest_options import selecting_options
+from bugbout.core.plumbing.project.testmodules import (
+    ROOT_TEST_MODULES,
+    defined_tests,
+    is_test_module,
+)
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.agents import VENDOR_KEYS
 from bugbout.core.store.store import write_atomic
 from bugbout.onboarding import javascript

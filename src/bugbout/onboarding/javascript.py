@@ -15,7 +15,7 @@ from bugbout.config.layout import FoundAgent, find_packages, render_contestants
 from bugbout.core.contract.errors import BugboutError, ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.types import TestRunnerPlugin
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 
 MANIFEST = "package.json"
 PYTHON_PROJECT = ("pyproject.toml", "setup.py", "setup.cfg")

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bugbout.core.audit.auditing import BASELINE_LABEL, GATE_LABEL, is_empty
-from bugbout.core.plumbing.affected import Selection, restrict
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.patch import apply_patch
-from bugbout.core.plumbing.tamper import flag
-from bugbout.core.plumbing.test_runner import TestRunner, file_of
-from bugbout.core.plumbing.testtree import fresh_test_tree
-from bugbout.core.plumbing.tree_files import install_fix_tests
+from bugbout.core.plumbing.selection.affected import Selection, restrict
+from bugbout.core.plumbing.tampering.tamper import flag
+from bugbout.core.plumbing.testruns.test_runner import TestRunner, file_of
+from bugbout.core.plumbing.trees.patch import apply_patch
+from bugbout.core.plumbing.trees.testtree import fresh_test_tree
+from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.store.records import Attempt, ChangeArea, ChangeKind, FileChange, Task, TestRun
 
 
@@ -45,8 +45,8 @@ def run_gate(
     patch that changes no source file the patched tree is the unfixed tree, so the gate
     run is the baseline's. A patch that does not apply raises ``PatchError``.
 
-    A ``selection`` of the repository's tests (:mod:`bugbout.core.plumbing.affected`) runs in
-    place of ``tests``, the fix's and the examiners' test modules whole; the baseline
+    A ``selection`` of the repository's tests (:mod:`bugbout.core.plumbing.selection.affected`) runs
+    in place of ``tests``, the fix's and the examiners' test modules whole; the baseline
     returned holds the outcomes of the same tests.
     """
     runner = bench.runner
@@ -98,7 +98,7 @@ class _GateRunner:
 
     def __call__(self, label: str, source: str, changes: Sequence[FileChange] = ()) -> TestRun:
         """Run the gate on a new tree with the ``source`` diff applied (whose ``changes``
-        are inspected, :mod:`bugbout.core.plumbing.tamper`); remove the tree."""
+        are inspected, :mod:`bugbout.core.plumbing.tampering.tamper`); remove the tree."""
         checkouts = self.bench.checkouts
         tree = fresh_test_tree(checkouts, self.task.parent, self.folder / label)
         try:

@@ -41,7 +41,8 @@ passes none of the ``must_pass`` tests        ``wrong-fix``          recon
 
 A patch is ``tampered`` when the gate run with it is: its canaries or outcome stream
 show the code under test meddled with the outcomes, or the patch's source is flagged by
-:mod:`bugbout.core.plumbing.tamper`. Nothing its run says is trusted, and it gets no other round.
+:mod:`bugbout.core.plumbing.tampering.tamper`. Nothing its run says is trusted, and it gets no other
+round.
 
 With nothing in ``must_pass`` (an examiner-less visible audit) every must-pass test
 trivially passes, and regressions alone decide. A regression is routed to ``craft`` (the
@@ -59,7 +60,7 @@ from typing import Protocol, Self
 
 from pydantic import model_validator
 
-from bugbout.core.plumbing.test_runner import file_of
+from bugbout.core.plumbing.testruns.test_runner import file_of
 from bugbout.core.store.records import (
     Attempt,
     Audit,

@@ -3,8 +3,9 @@
 The base run is the audit's gate on the unfixed code (the repository's tests at the
 task's commit and the fix's test files), made once per task with the runner's coverage
 map when ``verdicts.tests`` is ``affected``: its outcomes are every audit's baseline,
-and its map selects each patch's tests (:func:`bugbout.core.plumbing.affected.selections`). It runs
-on a fresh copy of the unfixed code that holds nothing an agent wrote.
+and its map selects each patch's tests
+(:func:`bugbout.core.plumbing.selection.affected.selections`). It runs on a fresh copy of the
+unfixed code that holds nothing an agent wrote.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from pathlib import Path
 
 from bugbout.core.audit.audit_gate import gate_targets
 from bugbout.core.audit.auditing import BASELINE_LABEL
-from bugbout.core.plumbing.affected import BaseRun, read_coverage
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.testtree import fresh_test_tree
-from bugbout.core.plumbing.tree_files import install_fix_tests
+from bugbout.core.plumbing.selection.affected import BaseRun, read_coverage
+from bugbout.core.plumbing.trees.testtree import fresh_test_tree
+from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.store.records import Task
 
 

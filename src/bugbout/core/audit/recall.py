@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
-from bugbout.core.plumbing.git import Git, diff_lines
+from bugbout.core.plumbing.trees.git import Git, diff_lines
 from bugbout.core.store.records import Task
 
 N = 5

@@ -116,7 +116,7 @@ def bugbout_test_runners() -> Iterable[TestRunnerPlugin]:
     by id (pytest; a JavaScript runner such as Vitest or Jest).
 
     A test runner's implementation follows
-    :class:`bugbout.core.plumbing.test_runner.TestRunner`: what a test file is, the tests
+    :class:`bugbout.core.plumbing.testruns.test_runner.TestRunner`: what a test file is, the tests
     a file defines, where the suite is and where agents write tests, a run of chosen
     files with outcomes by id, and the map of which functions each test runs (or
     ``None``: it cannot tell, and every patch runs the whole suite).
@@ -166,7 +166,7 @@ def bugbout_executors() -> Iterable[ExecutorPlugin]:
     in this process, or processes on a cluster. Quota lanes stay with bugbout.
 
     An executor's implementation has ``submit(job) -> Future`` and ``close()``
-    (:class:`bugbout.core.plumbing.executor.Executor`).
+    (:class:`bugbout.core.plumbing.runtime.executor.Executor`).
 
     :return: executor records (selected with ``executor=<name>``).
 

@@ -26,9 +26,9 @@ if TYPE_CHECKING:  # the kinds' protocols, named as strings in the records' base
     from bugbout.core.judge.judging import Judge  # noqa: F401
     from bugbout.core.mine.issues import IssueSource  # noqa: F401
     from bugbout.core.mine.mining import Miner  # noqa: F401
-    from bugbout.core.plumbing.environment import EnvironmentBuilder  # noqa: F401
-    from bugbout.core.plumbing.executor import Executor  # noqa: F401
-    from bugbout.core.plumbing.test_runner import TestRunner  # noqa: F401
+    from bugbout.core.plumbing.environments.environment import EnvironmentBuilder  # noqa: F401
+    from bugbout.core.plumbing.runtime.executor import Executor  # noqa: F401
+    from bugbout.core.plumbing.testruns.test_runner import TestRunner  # noqa: F401
     from bugbout.core.race.agents import CodingAgent  # noqa: F401
     from bugbout.core.race.examining import Assignment  # noqa: F401
     from bugbout.core.report.report_store import Reporter  # noqa: F401

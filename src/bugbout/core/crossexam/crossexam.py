@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.crossexam.tainting import isolate
-from bugbout.core.plumbing.affected import Selection
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.patch import PatchError, apply_patch
-from bugbout.core.plumbing.tamper import flag
-from bugbout.core.plumbing.test_runner import TestRunner, file_of
-from bugbout.core.plumbing.testtree import fresh_test_tree
-from bugbout.core.plumbing.tree_files import install_file
+from bugbout.core.plumbing.selection.affected import Selection
+from bugbout.core.plumbing.tampering.tamper import flag
+from bugbout.core.plumbing.testruns.test_runner import TestRunner, file_of
+from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
+from bugbout.core.plumbing.trees.testtree import fresh_test_tree
+from bugbout.core.plumbing.trees.tree_files import install_file
 from bugbout.core.store.records import (
     Attempt,
     AttemptStatus,
@@ -88,8 +88,8 @@ def cross_examine(
     that says why, and no outcomes).
 
     ``suite`` holds, by contestant, the suite's tests its patch can affect
-    (:mod:`bugbout.core.plumbing.affected`): a column runs those instead of the whole suite (and
-    holds the unfixed outcome of the others), and the ``UNFIXED`` column runs every test
+    (:mod:`bugbout.core.plumbing.selection.affected`): a column runs those instead of the whole
+    suite (and holds the unfixed outcome of the others), and the ``UNFIXED`` column runs every test
     some column runs. ``jobs`` columns run at once.
 
     Authors whose tests alone taint a column's run are left out (``Matrix.left_out``),
@@ -351,7 +351,7 @@ def _run_column(
 ) -> TestRun:
     """One column: a fresh parent tree, the patch's source changes, every author's modules,
     one pytest process, ``tampered`` when the patch's source is flagged
-    (:mod:`bugbout.core.plumbing.tamper`). The tree is removed afterwards."""
+    (:mod:`bugbout.core.plumbing.tampering.tamper`). The tree is removed afterwards."""
     checkouts = bench.checkouts
     layered = fresh_test_tree(checkouts, task.parent, tree)
     try:

@@ -23,8 +23,8 @@ The rules, as implemented:
    never approved, and when no patch is approved there is no pick.
 5. *A tampered run proves nothing.* A patch whose column's run is ``tampered`` (its
    canaries or outcome stream show the code under test meddled with the outcomes, or its
-   source is flagged: :mod:`bugbout.core.plumbing.tamper`) is no candidate, and its column counts
-   for nobody's quorum: it is listed in the verdict's ``tampered`` with the reasons, and
+   source is flagged: :mod:`bugbout.core.plumbing.tampering.tamper`) is no candidate, and its column
+   counts for nobody's quorum: it is listed in the verdict's ``tampered`` with the reasons, and
    never picked. When the ``UNFIXED`` column itself is tampered (a test meddles), no
    reproduction can be trusted and every policy abstains.
 

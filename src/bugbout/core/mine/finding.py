@@ -17,9 +17,9 @@ from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statem
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
 from bugbout.core.mine.reported import Parents, is_told_by_failures, told
 from bugbout.core.mine.spec import MinePlugins, MineSpec
-from bugbout.core.plumbing.git import Git, GitError
-from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.plumbing.test_runner import TestRunner
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
+from bugbout.core.plumbing.testruns.test_runner import TestRunner
+from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.store.records import TaskSet
 from bugbout.core.store.store import MINING, TASKS, Store
 

@@ -29,13 +29,17 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.mine.mutation import MutantOptions, Mutation, mutations, sample
 from bugbout.core.mine.reported import source_lines, statement
-from bugbout.core.plumbing.affected import CoverageMap, read_coverage
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.environment import Environment, EnvironmentBuilder, EnvironmentRequest
-from bugbout.core.plumbing.git import Git, GitError
-from bugbout.core.plumbing.progress import Progress
-from bugbout.core.plumbing.testmodules import is_test_module
-from bugbout.core.plumbing.testrun import run_tests
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.environments.environment import (
+    Environment,
+    EnvironmentBuilder,
+    EnvironmentRequest,
+)
+from bugbout.core.plumbing.project.testmodules import is_test_module
+from bugbout.core.plumbing.runtime.progress import Progress
+from bugbout.core.plumbing.selection.affected import CoverageMap, read_coverage
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.store.records import (
     FAILING,
     Outcome,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from bugbout.core.mine.reported import fix_only, source_lines
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Task
 
 RUN = 8

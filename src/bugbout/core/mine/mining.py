@@ -13,7 +13,7 @@ from typing import Protocol
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from bugbout.core.contract.settings import DEFAULT_TEST_RUNNER, PluginChoice, ProjectSettings
-from bugbout.core.plumbing.test_runner import TestRunner
+from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.store.records import IssueRef, Record, TaskSet
 
 TitleLookup = Callable[[int], str | None]

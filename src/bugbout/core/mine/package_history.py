@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from bugbout.core.plumbing.git import Change, Commit, Git
-from bugbout.core.plumbing.testmodules import is_test_module
+from bugbout.core.plumbing.project.testmodules import is_test_module
+from bugbout.core.plumbing.trees.git import Change, Commit, Git
 
 MOVED_SHARE = 0.5
 """The share of a directory's Python files a commit must move into the package for the

@@ -18,7 +18,7 @@ import tokenize
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from bugbout.core.plumbing.git import Git, TreeEntry
+from bugbout.core.plumbing.trees.git import Git, TreeEntry
 from bugbout.core.store.records import HISTORY_TIERS, Oracle, Task
 
 SHOWN = 8

@@ -17,7 +17,7 @@ from bugbout.core.contract.types import IssueSourcePlugin
 from bugbout.core.mine.injection import SuiteRunner
 from bugbout.core.mine.issues import IssueSource
 from bugbout.core.mine.mining import Miner, MiningRequest
-from bugbout.core.plumbing.test_runner import TestRunner
+from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.store.records import digest
 
 MINING_FORMAT = "3"

@@ -32,7 +32,7 @@ from bugbout.core.mine.reported import (
     is_told_by_failures,
     told,
 )
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.drafts import DRAFTS, SCRUBBED, Draft, Drafts
 from bugbout.core.store.records import Oracle, OracleSet, Record, RecordRoot, Task, TaskSet, digest
 from bugbout.core.store.store import Store

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import islice
 
-from bugbout.core.plumbing.git import Commit, Git
+from bugbout.core.plumbing.trees.git import Commit, Git
 
 FORWARD_MERGE = "forward-merge"
 """Why a merge of a line merged before is left out: its commits are examined instead."""

@@ -14,7 +14,7 @@ from bugbout.core.mine.finding import claimed, mine
 from bugbout.core.mine.injection import SuiteRunner
 from bugbout.core.mine.issues import IssueResolver, IssueSource
 from bugbout.core.mine.spec import MinePlugins, MineSpec
-from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import TaskSet
 from bugbout.core.store.store import Store

@@ -15,9 +15,9 @@ from bugbout.core.contract.settings import BoutSettings, PluginChoice
 from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin, AuditorPlugin, JudgePlugin
 from bugbout.core.evidence import EvidenceSpec
 from bugbout.core.pipeline.report import make_reporters
-from bugbout.core.plumbing.executor import Executor, make_executor
-from bugbout.core.plumbing.progress import Progress
-from bugbout.core.plumbing.stopping import Stop
+from bugbout.core.plumbing.runtime.executor import Executor, make_executor
+from bugbout.core.plumbing.runtime.progress import Progress
+from bugbout.core.plumbing.runtime.stopping import Stop
 from bugbout.core.plumbing.tools import Benches, BenchSpec
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.contestants import Contestant, ContestantsSpec, make_contestants

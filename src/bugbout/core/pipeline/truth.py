@@ -18,9 +18,9 @@ from bugbout.core.contract.types import (
 from bugbout.core.mine.drafting import Drafter
 from bugbout.core.mine.finding import claimed, party_of
 from bugbout.core.pipeline.mining import mine_spec, mine_tasks
-from bugbout.core.plumbing.environment import revision
-from bugbout.core.plumbing.executor import Executor, make_executor
-from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.environments.environment import revision
+from bugbout.core.plumbing.runtime.executor import Executor, make_executor
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
 from bugbout.core.plumbing.tools import Benches, BenchSpec
 from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, Store

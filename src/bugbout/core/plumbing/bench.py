@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.environment import Environment
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
-from bugbout.core.plumbing.testtree import TestTree
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.environments.environment import Environment
+from bugbout.core.plumbing.testruns.test_runner import TestRunner, TestRunRequest
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.testtree import TestTree
 from bugbout.core.store.records import TestRun
 
 
@@ -31,7 +31,7 @@ class Bench:
     confine: Confine
     suite: tuple[str, ...]
     """The repository's tests at the task's commit
-    (:meth:`~bugbout.core.plumbing.test_runner.TestRunner.suite_paths`): what "the
+    (:meth:`~bugbout.core.plumbing.testruns.test_runner.TestRunner.suite_paths`): what "the
     suite" runs."""
     runner: TestRunner
     """What runs the tests (the bout's ``test-runner``)."""
@@ -50,7 +50,7 @@ class Bench:
         skip: frozenset[str] = frozenset(),
     ) -> TestRun:
         """Run ``targets`` in ``tree`` with the task's runner (see
-        :meth:`bugbout.core.plumbing.test_runner.TestRunner.run`)."""
+        :meth:`bugbout.core.plumbing.testruns.test_runner.TestRunner.run`)."""
         return self.runner.run(self.request(tree, targets, label=label, skip=skip))
 
     def request(

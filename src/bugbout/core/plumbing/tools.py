@@ -20,13 +20,13 @@ from bugbout.core.contract.settings import (
 )
 from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin, TestRunnerPlugin
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.confine import Confine, masked_paths, test_confinement
-from bugbout.core.plumbing.environments import Environments
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.home import bugbout_home
-from bugbout.core.plumbing.limits import guard_program
-from bugbout.core.plumbing.test_runner import TestRunner
+from bugbout.core.plumbing.confinement.confine import Confine, masked_paths, test_confinement
+from bugbout.core.plumbing.confinement.limits import guard_program
+from bugbout.core.plumbing.environments.environments import Environments
+from bugbout.core.plumbing.runtime.home import bugbout_home
+from bugbout.core.plumbing.testruns.test_runner import TestRunner
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Task
 from bugbout.core.store.store import Store
 from bugbout.sandbox.confinement import Sandbox

@@ -12,17 +12,17 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.core.plumbing.checkout import Checkouts, WorkingCopy
-from bugbout.core.plumbing.confine import readable_paths
-from bugbout.core.plumbing.environment import Environment
-from bugbout.core.plumbing.leftovers import VARIABLE, Leftovers
-from bugbout.core.plumbing.lifeline import lifeline
-from bugbout.core.plumbing.limits import Guard, LimitExceeded
-from bugbout.core.plumbing.patch import apply_patch, diff_trees
-from bugbout.core.plumbing.process import Finished, run_logged
-from bugbout.core.plumbing.testtree import fresh_test_tree
+from bugbout.core.plumbing.confinement.confine import readable_paths
+from bugbout.core.plumbing.confinement.leftovers import VARIABLE, Leftovers
+from bugbout.core.plumbing.confinement.lifeline import lifeline
+from bugbout.core.plumbing.confinement.limits import Guard, LimitExceeded
+from bugbout.core.plumbing.confinement.process import Finished, run_logged
+from bugbout.core.plumbing.environments.environment import Environment
 from bugbout.core.plumbing.tools import Benches
-from bugbout.core.plumbing.treewalk import WorkTreeError
+from bugbout.core.plumbing.trees.checkout import Checkouts, WorkingCopy
+from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees
+from bugbout.core.plumbing.trees.testtree import fresh_test_tree
+from bugbout.core.plumbing.trees.treewalk import WorkTreeError
 from bugbout.core.race.agent_setup import (
     agent_transcript,
     named_files,

@@ -15,10 +15,10 @@ from pathlib import Path
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.contract.transcript import Step, TranscriptReader
-from bugbout.core.plumbing.environment import Environment
-from bugbout.core.plumbing.py2_tree import conversion_lines
-from bugbout.core.plumbing.test_runner import TestRunner
-from bugbout.core.plumbing.untrusted import UntrustedFileError
+from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError
+from bugbout.core.plumbing.environments.environment import Environment
+from bugbout.core.plumbing.environments.py2_tree import conversion_lines
+from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.instructions import Arm, probe_line
 from bugbout.sandbox.egress import EgressProxy, plan
@@ -33,11 +33,12 @@ def run_tests_script(
     logdir: Path,
 ) -> str:
     """A script that runs the project's tests exactly as the oracle does, with
-    ``runner``'s arguments (:meth:`~bugbout.core.plumbing.test_runner.TestRunner.script_args`:
-    pytest's set the project's ``addopts`` aside as the environment's pytest allows).
+    ``runner``'s arguments
+    (:meth:`~bugbout.core.plumbing.testruns.test_runner.TestRunner.script_args`: pytest's set the
+    project's ``addopts`` aside as the environment's pytest allows).
 
     A tree its build converts with ``2to3`` is tested as ground truth tests it: on a copy
-    converted on each call, in ``logdir`` (:mod:`~bugbout.core.plumbing.py2_tree`)."""
+    converted on each call, in ``logdir`` (:mod:`~bugbout.core.plumbing.environments.py2_tree`)."""
     copy = logdir / "2to3" / workdir.name
     conversion = conversion_lines(workdir, copy)
     tree = copy if conversion else workdir

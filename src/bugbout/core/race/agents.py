@@ -21,7 +21,7 @@ from pydantic import Field
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.types import Options
-from bugbout.core.plumbing.untrusted import read_untrusted
+from bugbout.core.plumbing.confinement.untrusted import read_untrusted
 from bugbout.core.race.instructions import KEEP, arm_key
 from bugbout.sandbox.confinement import Confinement, Sandbox
 
@@ -304,7 +304,8 @@ def origin(url: str) -> str:
 
 def json_events(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON objects of a JSON-lines log (``--json``, ``stream-json``), skipping any
-    other line; at most its last :data:`~bugbout.core.plumbing.untrusted.READ_LIMIT` bytes."""
+    other line; at most its last :data:`~bugbout.core.plumbing.confinement.untrusted.READ_LIMIT`
+    bytes."""
     text = read_untrusted(path, tail=True) or ""
     for line in text.splitlines():
         if not line.startswith("{"):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.instances import Instance, instance
 from bugbout.core.contract.types import AgentPlugin, AssignmentPlugin
-from bugbout.core.plumbing.cutoffs import KEY, parse_cutoff
+from bugbout.core.plumbing.models.cutoffs import KEY, parse_cutoff
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.examining import Assignment
 from bugbout.core.race.prompt import PROMPT_VERSION, contestant_prompt
@@ -19,7 +19,7 @@ from bugbout.core.store.records import Task, digest
 from bugbout.core.store.store import attempt_path
 
 if TYPE_CHECKING:
-    from bugbout.core.plumbing.test_runner import TestStyle
+    from bugbout.core.plumbing.testruns.test_runner import TestStyle
 
 
 @dataclass(frozen=True)

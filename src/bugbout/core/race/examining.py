@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from bugbout.core.plumbing.test_runner import TestStyle
+    from bugbout.core.plumbing.testruns.test_runner import TestStyle
     from bugbout.core.store.records import Task
 
 

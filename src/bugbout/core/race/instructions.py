@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.transcript import Step
-from bugbout.core.plumbing.checkout import WorkingCopy
+from bugbout.core.plumbing.trees.checkout import WorkingCopy
 
 KEEP, REMOVE = "keep", "remove"
 FILES = frozenset(

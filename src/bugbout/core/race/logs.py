@@ -5,8 +5,8 @@ attempt that the agent can neither see nor write (``streams/``). Once every proc
 the agent has stopped, the two files are moved into its log folder (``logs/``), beside
 the files the agent wrote there itself; anything it left under their names is removed
 and recorded as its doing. Then the adapter reads the folder, each file through
-:func:`~bugbout.core.plumbing.untrusted.read_untrusted`: a file it may not read (a link, a FIFO,
-a device, one too large) makes the attempt an ``agent-error`` saying so, never an
+:func:`~bugbout.core.plumbing.confinement.untrusted.read_untrusted`: a file it may not read (a link,
+a FIFO, a device, one too large) makes the attempt an ``agent-error`` saying so, never an
 ``infra-error`` that ``--retry-failed`` would pay for again.
 """
 
@@ -17,9 +17,14 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from bugbout.core.plumbing.checkout import remove_tree
-from bugbout.core.plumbing.process import Finished
-from bugbout.core.plumbing.untrusted import UntrustedFileError, describe, read_untrusted, shown
+from bugbout.core.plumbing.confinement.process import Finished
+from bugbout.core.plumbing.confinement.untrusted import (
+    UntrustedFileError,
+    describe,
+    read_untrusted,
+    shown,
+)
+from bugbout.core.plumbing.trees.checkout import remove_tree
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.never_ran import never_ran
 from bugbout.core.store.records import AttemptStatus

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from bugbout.core.store.records import Task
 
 if TYPE_CHECKING:
-    from bugbout.core.plumbing.test_runner import TestStyle
+    from bugbout.core.plumbing.testruns.test_runner import TestStyle
 
 PROMPT_VERSION = "1"
 """Changing the prompt's wording changes this, so attempts keyed by it are re-run."""

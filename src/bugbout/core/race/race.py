@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.plumbing.budget import Budget, OverBudget
-from bugbout.core.plumbing.checkout import Checkouts
-from bugbout.core.plumbing.executor import Executor, run_jobs
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.leftovers import Leftovers
-from bugbout.core.plumbing.progress import Progress, SilentProgress
-from bugbout.core.plumbing.stopping import Interrupted, Stop, current_stop
+from bugbout.core.plumbing.confinement.leftovers import Leftovers
+from bugbout.core.plumbing.models.budget import Budget, OverBudget
+from bugbout.core.plumbing.runtime.executor import Executor, run_jobs
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
+from bugbout.core.plumbing.runtime.stopping import Interrupted, Stop, current_stop
+from bugbout.core.plumbing.trees.checkout import Checkouts
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.agent_run import run_agent
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.spec import AttemptSpec, RacePlugins, RaceSource, RaceSpec

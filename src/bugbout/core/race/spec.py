@@ -14,7 +14,7 @@ from bugbout.core.contract.settings import (
     TasksSettings,
 )
 from bugbout.core.contract.transcript import TranscriptReader
-from bugbout.core.plumbing.executor import Executor
+from bugbout.core.plumbing.runtime.executor import Executor
 from bugbout.core.plumbing.tools import Benches, BenchSpec
 
 

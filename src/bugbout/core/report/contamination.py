@@ -1,13 +1,13 @@
 """The report's "How contaminated": how close each resolved patch is to the maintainers'
 own fix (as an auditor that measures it recorded, :mod:`bugbout.core.audit.recall`), and each
 contestant's resolve rate on the bugs fixed before and after its knowledge cutoff
-(:mod:`bugbout.core.plumbing.cutoffs`). Pure, like the rest of the report."""
+(:mod:`bugbout.core.plumbing.models.cutoffs`). Pure, like the rest of the report."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from bugbout.core.plumbing.cutoffs import default_cutoff, fixed_before
+from bugbout.core.plumbing.models.cutoffs import default_cutoff, fixed_before
 from bugbout.core.report.confidence import RateInterval, interval
 from bugbout.core.report.statistics import wilson
 from bugbout.core.store.records import Audit, Record, Score, Similarity, Task

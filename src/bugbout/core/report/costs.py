@@ -1,5 +1,5 @@
 """What a bout cost: each attempt's cost at the price table's prices
-(:mod:`bugbout.core.plumbing.prices`), each agent's cost per resolved bug, and the agents
+(:mod:`bugbout.core.plumbing.models.prices`), each agent's cost per resolved bug, and the agents
 no other is both cheaper and better than; apart from the agents', what drafting its tasks'
 statements cost (``tasks.statement: drafted``).
 
@@ -14,8 +14,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from bugbout.core.plumbing.budget import not_run_reason
-from bugbout.core.plumbing.prices import PriceTable, attempt_cost, packaged_prices, price_table
+from bugbout.core.plumbing.models.budget import not_run_reason
+from bugbout.core.plumbing.models.prices import (
+    PriceTable,
+    attempt_cost,
+    packaged_prices,
+    price_table,
+)
 from bugbout.core.store.drafts import Draft
 from bugbout.core.store.records import RETRYABLE, Attempt, Record
 

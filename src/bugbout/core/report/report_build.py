@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 
-from bugbout.core.plumbing.timeouts import report_timeouts
+from bugbout.core.plumbing.testruns.timeouts import report_timeouts
 from bugbout.core.report.confidence import confidence
 from bugbout.core.report.contamination import contamination
 from bugbout.core.report.costs import PriceTable, costs, price_table

@@ -23,7 +23,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from bugbout.core.contract.transcript import TranscriptReader
-from bugbout.core.plumbing.git import Git, GitError
+from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.report.transcripts import Transcript, transcripts
 from bugbout.core.store.records import (
     FAILING,
@@ -249,7 +249,7 @@ def task_pages(  # noqa: PLR0917 - the records in pipeline order
 def environment_line(page: TaskPage) -> str:
     """What a task's ground truth ran in, in one line: the environment, its versions and
     where the tests were, when not at ``project.tests``."""
-    from bugbout.core.plumbing.backtrack import listing
+    from bugbout.core.plumbing.environments.backtrack import listing
 
     versions = listing(page.versions)
     where = suite_note("", page.suite)

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import Field
 
 from bugbout.core.contract.transcript import Step, TranscriptReader
-from bugbout.core.plumbing.untrusted import UntrustedFileError, read_untrusted
+from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError, read_untrusted
 from bugbout.core.store.records import Attempt, Record
 
 MAX_STEPS = 200

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from bugbout.core.plumbing.budget import not_run_reason
+from bugbout.core.plumbing.models.budget import not_run_reason
 from bugbout.core.store.records import RETRYABLE, Attempt, Record
 
 

@@ -12,7 +12,7 @@ test modules run in one pytest process. Against the oracle:
 - ``no-fix``: no attempt, or one that changed no source;
 - ``tampered``: the run was tampered with (a canary, the outcome stream, pytest changed
   under the tests) or the patch's source does what a fix has no reason to
-  (:mod:`bugbout.core.plumbing.tamper`): never resolved, whatever its outcomes.
+  (:mod:`bugbout.core.plumbing.tampering.tamper`): never resolved, whatever its outcomes.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import tempfile
 from pathlib import Path
 
 from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.patch import PatchError, apply_patch
-from bugbout.core.plumbing.tamper import flag
-from bugbout.core.plumbing.testtree import fresh_test_tree
-from bugbout.core.plumbing.tree_files import install_fix_tests
+from bugbout.core.plumbing.tampering.tamper import flag
+from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
+from bugbout.core.plumbing.trees.testtree import fresh_test_tree
+from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.store.records import (
     Attempt,
     ChangeArea,

@@ -321,7 +321,8 @@ class Oracle(Versioned):
     environment: str = ""
     """The description of the environment the tests ran in."""
     environment_key: str = ""
-    """That environment's key (:attr:`bugbout.core.plumbing.environment.Environment.key`)."""
+    """That environment's key
+    (:attr:`bugbout.core.plumbing.environments.environment.Environment.key`)."""
     revision: str = ""
     """How its builder resolved that environment then: a stored oracle of another revision
     is kept only when the builder resolves the task's environment to the same key now."""
@@ -337,7 +338,7 @@ class Oracle(Versioned):
     """Dependencies exempted from the era's date so that a newer release could resolve."""
     suite: list[FileName] = Field(default_factory=list)
     """Where the repository's tests were at the fix, when not (only) at ``project.tests``
-    (:func:`bugbout.core.plumbing.suite.suite_paths`)."""
+    (:func:`bugbout.core.plumbing.testruns.suite.suite_paths`)."""
     sweep: str = ""
     """The sweep (its directory) whose job computed it; empty outside a sweep. The
     sweep's later jobs take its environment error as it is instead of trying again."""

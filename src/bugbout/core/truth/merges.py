@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bugbout.core.plumbing.git import Git, GitError, diff_lines
+from bugbout.core.plumbing.trees.git import Git, GitError, diff_lines
 from bugbout.core.store.records import Task
 
 

@@ -21,11 +21,9 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings, TasksSettings
-from bugbout.core.plumbing import repair
-from bugbout.core.plumbing.built_files import export_built
-from bugbout.core.plumbing.checkout import remove_later
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.environment import (
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.environments import repair
+from bugbout.core.plumbing.environments.environment import (
     Environment,
     EnvironmentBuilder,
     EnvironmentRequest,
@@ -34,11 +32,13 @@ from bugbout.core.plumbing.environment import (
     revision,
     same_environment,
 )
-from bugbout.core.plumbing.git import Git
-from bugbout.core.plumbing.project_metadata import declared_test_dependencies
-from bugbout.core.plumbing.test_runner import TestRunner, TestRunRequest
-from bugbout.core.plumbing.testrun import CRASH_LIMIT, ending, killed_by
-from bugbout.core.plumbing.tree_files import install_fix_tests
+from bugbout.core.plumbing.project.project_metadata import declared_test_dependencies
+from bugbout.core.plumbing.testruns.test_runner import TestRunner, TestRunRequest
+from bugbout.core.plumbing.testruns.testrun import CRASH_LIMIT, ending, killed_by
+from bugbout.core.plumbing.trees.built_files import export_built
+from bugbout.core.plumbing.trees.checkout import remove_later
+from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.truth.merges import merge_note
 from bugbout.core.truth.no_fail_to_pass import FAILING, no_fail_to_pass_reason, passed
@@ -81,8 +81,8 @@ def compute_oracle(
     the task resolves to now, keep it.
 
     Both runs happen in one directory (and name it relatively: see
-    :meth:`bugbout.core.plumbing.test_runner.TestRunner.run`), so their test ids agree. When a run
-    misses a module the tests import (and ``tasks.repair-imports`` is on), its
+    :meth:`bugbout.core.plumbing.testruns.test_runner.TestRunner.run`), so their test ids agree.
+    When a run misses a module the tests import (and ``tasks.repair-imports`` is on), its
     distribution is added to the environment and the runs are made again (a few rounds:
     an added module may import another). Test
     dependencies that only running ``setup.py`` reveals are added from the start."""

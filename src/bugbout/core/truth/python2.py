@@ -15,7 +15,7 @@ import ast
 import re
 import sys
 
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Task
 
 SWITCH = re.compile(

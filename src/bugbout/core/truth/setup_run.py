@@ -1,6 +1,6 @@
 """Running a ``setup.py`` for its metadata, confined, when reading it is not enough.
 
-:mod:`bugbout.core.plumbing.setup_py` reads literals only; a ``setup.py`` that builds
+:mod:`bugbout.core.plumbing.project.setup_py` reads literals only; a ``setup.py`` that builds
 its extras by code (a comprehension, a helper, a file it reads) keeps them from that
 reader. Here the script runs as ``setup.py`` would, in the test confinement (no
 network, the tree its only writable place, none of your environment variables), with
@@ -15,8 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-from bugbout.core.plumbing.confine import Confine
-from bugbout.core.plumbing.process import run_script
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.confinement.process import run_script
 
 TIMEOUT = 60.0
 """Seconds a ``setup.py`` may take to call ``setup()``."""

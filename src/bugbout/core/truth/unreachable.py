@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from bugbout.core.plumbing.git import Git
+from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Outcome, Task, TestRun
 
 RAISES = frozenset(

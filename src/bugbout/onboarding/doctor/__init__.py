@@ -30,7 +30,7 @@ from itertools import chain
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
 from bugbout.onboarding.doctor.check import Check, Report
 from bugbout.onboarding.doctor.clis import contestant_checks, dummy_session
 from bugbout.onboarding.doctor.dry_run import dry_run_checks

@@ -20,7 +20,7 @@ from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.pipeline import build_contestants
-from bugbout.core.plumbing.progress import Progress, SilentProgress
+from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.onboarding.doctor.check import Check
 from bugbout.onboarding.doctor.clis import build_contestant, install_hint
@@ -220,7 +220,7 @@ def _synthetic_repository(path: Path) -> tuple[Path, Task]:
 
 def _python_with_pytest() -> Path | None:
     """An interpreter that imports pytest (bugbout's own first), for a fast environment."""
-    from bugbout.core.plumbing.interpreters import available_interpreters
+    from bugbout.core.plumbing.environments.interpreters import available_interpreters
 
     candidates = [Path(sys.executable), *reversed(available_interpreters().values())]
     for python in dict.fromkeys(candidates):

@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.plumbing.managed_pythons import ManagedPythons
+from bugbout.core.plumbing.environments.managed_pythons import ManagedPythons
 from bugbout.onboarding.doctor.check import Check
 
 
@@ -58,8 +58,8 @@ class Eras:
 
 def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
     """The eras this machine can test with the chosen environment builder."""
-    from bugbout.core.plumbing.home import bugbout_home
-    from bugbout.core.plumbing.interpreters import available_interpreters, eras
+    from bugbout.core.plumbing.environments.interpreters import available_interpreters, eras
+    from bugbout.core.plumbing.runtime.home import bugbout_home
 
     local = available_interpreters()
     others = [v for v in eras(local) if v not in local]
@@ -80,7 +80,7 @@ def machine_eras(settings: BoutSettings, plugins: Plugins) -> Eras:
 
 def python_check(settings: BoutSettings, plugins: Plugins, *, configured: bool = True) -> Check:
     """The eras test environments can run; a pinned ``project.python`` among them."""
-    from bugbout.core.plumbing.interpreters import pinned_minor
+    from bugbout.core.plumbing.environments.interpreters import pinned_minor
 
     found = machine_eras(settings, plugins)
     pinned = settings.project.python if configured else None

@@ -87,8 +87,8 @@ def sandbox_check(settings: BoutSettings, plugins: Plugins) -> Check:
 def guard_check() -> Check:
     """Which guard holds agents to their limits: guard.c compiled (here, now, if it was
     not yet), or guard.py where it cannot be; both work, the compiled one starts sooner."""
-    from bugbout.core.plumbing.home import bugbout_home
-    from bugbout.core.plumbing.limits import compile_guard
+    from bugbout.core.plumbing.confinement.limits import compile_guard
+    from bugbout.core.plumbing.runtime.home import bugbout_home
     from bugbout.sandbox.guard_build import CompileFailed
 
     try:
@@ -105,8 +105,8 @@ def guard_check() -> Check:
 
 def checkouts_check(settings: BoutSettings, plugins: Plugins) -> Check:
     """How attempts' working copies are made here (``run.checkouts``), and why not better."""
-    from bugbout.core.plumbing.checkout import choose_method
-    from bugbout.core.plumbing.home import bugbout_home
+    from bugbout.core.plumbing.runtime.home import bugbout_home
+    from bugbout.core.plumbing.trees.checkout import choose_method
     from bugbout.sandbox.overlay import overlay_problem
 
     trees = bugbout_home() / "checkouts" / "trees"
@@ -139,7 +139,7 @@ def podman_check(settings: BoutSettings) -> Check:
     ulimits within the hard limits), with the chosen plugin's options; when not, the cause
     and its fix. The base image is checked only for ``environment=podman`` (the sandbox needs
     none). It fails the report only when ``environment=podman`` or ``sandbox=podman`` is chosen."""
-    from bugbout.core.plumbing.home import bugbout_home
+    from bugbout.core.plumbing.runtime.home import bugbout_home
     from bugbout.sandbox.podman import Podman
 
     used = [
@@ -186,7 +186,7 @@ def podman_check(settings: BoutSettings) -> Check:
 
 def repository_checks(settings: BoutSettings) -> Iterator[Check]:
     """The repository is a git repository holding ``project.source`` and ``project.tests``."""
-    from bugbout.core.plumbing.git import Git
+    from bugbout.core.plumbing.trees.git import Git
 
     repository = settings.repository
     with Git(repository) as git:

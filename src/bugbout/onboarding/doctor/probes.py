@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bugbout.core.contract.errors import BugboutError
-from bugbout.core.plumbing.process import run_logged
+from bugbout.core.plumbing.confinement.process import run_logged
 from bugbout.core.race.agents import CodingAgent, Session
 from bugbout.onboarding.doctor.known_agents import SECRET_VARIABLE
 

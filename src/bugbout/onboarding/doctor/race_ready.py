@@ -12,8 +12,8 @@ from pathlib import Path
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.plumbing.confine import masked_paths, readable_paths
-from bugbout.core.plumbing.home import bugbout_home
+from bugbout.core.plumbing.confinement.confine import masked_paths, readable_paths
+from bugbout.core.plumbing.runtime.home import bugbout_home
 from bugbout.core.race.contestants import Contestant
 from bugbout.onboarding.doctor.check import Check
 from bugbout.onboarding.doctor.clis import build_contestant, dummy_session, selected_agents

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.settings import BoutSettings, ProjectSettings
-from bugbout.core.plumbing.environment import Command
+from bugbout.core.plumbing.environments.environment import Command
 from bugbout.sandbox.confinement import Sandbox
 
 TIMEOUT = 120.0
@@ -56,12 +56,12 @@ def pytest_problem(settings: BoutSettings, sandbox: Sandbox) -> str | None:
             "no Python here has pytest to try a test run with: install it where bugbout "
             "runs (pip install pytest)"
         )
-    from bugbout.core.plumbing.checkout import Checkouts, remove_tree
-    from bugbout.core.plumbing.confine import masked_paths, test_confinement
-    from bugbout.core.plumbing.git import Git
-    from bugbout.core.plumbing.home import bugbout_home
-    from bugbout.core.plumbing.testrun import run_tests
-    from bugbout.core.plumbing.testtree import fresh_test_tree
+    from bugbout.core.plumbing.confinement.confine import masked_paths, test_confinement
+    from bugbout.core.plumbing.runtime.home import bugbout_home
+    from bugbout.core.plumbing.testruns.testrun import run_tests
+    from bugbout.core.plumbing.trees.checkout import Checkouts, remove_tree
+    from bugbout.core.plumbing.trees.git import Git
+    from bugbout.core.plumbing.trees.testtree import fresh_test_tree
     from bugbout.core.store.records import Outcome, RunStatus
     from bugbout.testing.repository import RepositoryBuilder
 

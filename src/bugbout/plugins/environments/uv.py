@@ -2,11 +2,11 @@
 
 An era is a Python version and the project's dependencies as they were at a fix: uv
 resolves them with ``--exclude-newer`` set to the first day of the month after the fix
-(:mod:`bugbout.core.plumbing.uv_resolution`). An environment is keyed by what they
+(:mod:`bugbout.core.plumbing.environments.uv_resolution`). An environment is keyed by what they
 resolve to (the interpreter's version and the pinned set), so eras that resolve alike
 share one; environments are cached in ``BUGBOUT_HOME/envs/<key>``, resolutions in
 ``BUGBOUT_HOME/resolutions``. The project itself is never installed; its runs find the
-dist-info that installing it would have written (:mod:`bugbout.core.plumbing.dist_info`).
+dist-info that installing it would have written (:mod:`bugbout.core.plumbing.project.dist_info`).
 
 Besides ``project.test-dependencies`` and the runtime dependencies, the test dependencies
 the project declared at the fix are installed (``test-extras``): those that do not resolve
@@ -14,7 +14,8 @@ are left out, and the description names them. An environment whose pytest does n
 is not used: building it fails with the cause.
 
 A resolution that the date held back further than it should is repaired by exempting the
-blocking dependency from the date (:mod:`bugbout.core.plumbing.backtrack`); the description says so.
+blocking dependency from the date (:mod:`bugbout.core.plumbing.environments.backtrack`); the
+description says so.
 """
 
 from __future__ import annotations
@@ -102,10 +103,11 @@ class UvEnvironment:
     stands_in: str = ""
     """The era's Python version its interpreter stands in for (``""``: it is the era's)."""
     python_lacks: str = ""
-    """What its tests lack then (see :func:`~bugbout.core.plumbing.interpreters.stand_in`)."""
+    """What its tests lack then (see
+    :func:`~bugbout.core.plumbing.environments.interpreters.stand_in`)."""
     metadata: Path | None = field(default=None, hash=False)
     """The folder of the project's dist-info for the tree it was built for
-    (:mod:`~bugbout.core.plumbing.dist_info`): on ``PYTHONPATH`` after the tree."""
+    (:mod:`~bugbout.core.plumbing.project.dist_info`): on ``PYTHONPATH`` after the tree."""
 
     @property
     def python(self) -> Path:
@@ -149,7 +151,8 @@ class UvBuilder:
     resolves to."""
 
     revision = f"layout {LAYOUT}, resolver {RESOLVER}"
-    """How it resolves and builds (:func:`bugbout.core.plumbing.environment.revision`)."""
+    """How it resolves and builds
+    (:func:`bugbout.core.plumbing.environments.environment.revision`)."""
 
     def __init__(self, options: UvOptions | None = None) -> None:
         self.options = options or UvOptions()
@@ -335,7 +338,7 @@ class _Build:
     def _install_pinned(self, venv: Path) -> None:
         """Install the pinned set; a distribution today's build tools cannot build, or
         build into Python 2 code (they skip ``use_2to3``:
-        :mod:`~bugbout.core.plumbing.unconverted`), is installed apart, built with its
+        :mod:`~bugbout.core.plumbing.environments.unconverted`), is installed apart, built with its
         era's, and left out when even those cannot build it."""
         remaining = list(self.resolution.pinned)
         apart: list[str] = []

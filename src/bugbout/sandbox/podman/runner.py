@@ -70,7 +70,7 @@ RUN_DIR = "/.bugbout-run"
 REMOVE_TIMEOUT = 60.0
 CLIENT_GONE_TIMEOUT = 10.0
 LEFTOVERS = "BUGBOUT_LEFTOVERS"
-"""Names a record of what a run started (``bugbout.core.plumbing.leftovers``): the
+"""Names a record of what a run started (``bugbout.core.plumbing.confinement.leftovers``): the
 container is added to it, so that bugbout removes it for sure (when whatever guards the run
 killed this runner and its watcher with it, or bugbout died). Never passed on."""
 

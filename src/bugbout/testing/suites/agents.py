@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from bugbout.core.plumbing.untrusted import UntrustedFileError
+from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError
 from bugbout.core.race.agents import LOCALE_VARIABLES, VENDOR_KEYS, CodingAgent, Invocation, Session
 from bugbout.onboarding.doctor import dummy_session
 from bugbout.testing.suites.base import PluginSuite

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from bugbout.core.plumbing.test_runner import TestStyle
+from bugbout.core.plumbing.testruns.test_runner import TestStyle
 from bugbout.core.store.records import Task, TaskIssue
 from bugbout.testing.suites.base import PluginSuite
 

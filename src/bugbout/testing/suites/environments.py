@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import pytest
 
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environment import Command, EnvironmentRequest
+from bugbout.core.plumbing.environments.environment import Command, EnvironmentRequest
 from bugbout.testing.suites.base import PluginSuite
 
 TIMEOUT = 600.0

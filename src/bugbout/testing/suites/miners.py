@@ -61,7 +61,7 @@ class MinerSuite(RepositorySuite):
         """What ``miner`` finds in ``repository``. A miner that runs the project's tests
         (``mine_tested``) runs them with this interpreter, off the network."""
         from bugbout.core.mine.injection import SuiteRunner, TestingMiner
-        from bugbout.core.plumbing.progress import SilentProgress
+        from bugbout.core.plumbing.runtime.progress import SilentProgress
         from bugbout.sandbox.network import offline
 
         request = repository.mining_request()

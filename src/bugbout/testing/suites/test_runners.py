@@ -10,9 +10,9 @@ import pytest
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.affected import read_coverage
-from bugbout.core.plumbing.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.test_runner import SEPARATOR, TestRunRequest, file_of
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.selection.affected import read_coverage
+from bugbout.core.plumbing.testruns.test_runner import SEPARATOR, TestRunRequest, file_of
 from bugbout.core.store.records import (
     ChangeArea,
     ChangeKind,

@@ -1,0 +1,313 @@
+"""Canaries inside the test files a run targets, named after their neighbours.
+
+A canary module of its own is told apart by its file: a cheat that fakes only the tests
+of the project's own files, or of names that speak of the issue, passes the canaries by.
+So every run of a tree an agent may have touched also writes, into up to ``HOSTS`` of
+the test files it targets (those bugbout wrote first: the hidden tests, an examiner's),
+must-fail tests modelled on the tests beside them: each twin's name is a neighbour's with
+a word of the file put in (``test_even`` gives ``test_even_middle`` or
+``test_middle_even``), the neighbours the tree changed (the hidden tests, for a score)
+taken first, and one more with the first neighbour's very name, in a class named after a
+word of the file (``TestMiddle::test_even``: a cheat that matches the end of a node id,
+or a test's name, passes it too). Each is written on a blank line between two top-level
+statements, at random, so that no line of the file moves (or, when there is none, at its
+end). A cheat that fakes the hidden tests by file, by a word of their names or by
+position fakes a twin too, and gives itself away.
+After the file's end go up to ``BODIES`` body twins: copies of its tests, the ones the
+tree added first, that must fail (:mod:`~bugbout.core.plumbing.tampering.body_twins`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import os
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError, read_untrusted_bytes
+from bugbout.core.plumbing.tampering.body_twins import BODIES, body_twin, copyable, ordered
+
+HOSTS = 2
+"""Test files that get twins, at most, per run."""
+TWINS = 1
+"""Twins per host file named after a neighbour, at most (and one more, in a class, with
+the first neighbour's very name)."""
+READ_LIMIT = 2_000_000
+"""A larger test file hosts no twins."""
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test[A-Za-z0-9_]*)", re.MULTILINE)
+SCAN_LIMIT = 2000
+"""Test files looked at, at most, under one directory the run targets."""
+PARSED = 4
+"""Test files kept parsed (a run plants into at most ``HOSTS``)."""
+
+
+@dataclass(frozen=True)
+class Hosted:
+    """Twins written into one test file: the file, its bytes before, the twins' node ids
+    (its body twins' among them)."""
+
+    module: str
+    original: bytes
+    nodeids: tuple[str, ...]
+    bodies: tuple[str, ...] = ()
+
+
+def _candidates(tree: Path, lower: Path | None, targets: list[str]) -> list[list[str]]:
+    """The test files the targets name or hold (relative paths), in two tiers: those
+    bugbout's edits wrote (the hidden tests, an examiner's), then the others."""
+    edited: list[str] = []
+    others: list[str] = []
+    for target in targets:
+        path = PurePosixPath(target.split("::", 1)[0])
+        if path.is_absolute() or ".." in path.parts:
+            continue
+        if path.suffix == ".py":
+            edited.append(str(path))
+            continue
+        if lower is None:
+            others += _test_files(tree, path)
+            continue
+        edited += [m for m in _test_files(tree, path) if _changed(tree / m, lower / m)]
+        others += _test_files(lower, path)
+    first = list(dict.fromkeys(edited))
+    return [first, [module for module in dict.fromkeys(others) if module not in first]]
+
+
+def _changed(path: Path, before: Path) -> bool:
+    """Whether ``path`` differs from ``before`` (or ``before`` does not exist)."""
+    try:
+        if path.stat().st_size != before.stat().st_size:
+            return True
+    except OSError:
+        return True
+    return read_regular(path) != read_regular(before)
+
+
+def _test_files(root: Path, directory: PurePosixPath) -> list[str]:
+    """Up to ``SCAN_LIMIT`` test modules under ``root/directory`` (links not followed)."""
+    found: list[str] = []
+    for folder, directories, files in os.walk(root / directory):
+        directories[:] = sorted(d for d in directories if not d.startswith((".", "__")))
+        for name in sorted(files):
+            if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                found.append(str(PurePosixPath(Path(folder, name).relative_to(root).as_posix())))
+        if len(found) >= SCAN_LIMIT:
+            break
+    return found
+
+
+def _regular(tree: Path, module: str) -> bool:
+    """Whether ``module`` is a regular file in ``tree``, reached through no symlink."""
+    parts = PurePosixPath(module).parts
+    if any((tree / PurePosixPath(*parts[:n])).is_symlink() for n in range(1, len(parts) + 1)):
+        return False
+    return (tree / module).is_file()
+
+
+def plant_twins(
+    tree: Path,
+    lower: Path | None,
+    targets: list[str],
+    expose: Callable[[str], None],
+) -> list[Hosted]:
+    """Write must-fail twins and body twins into up to ``HOSTS`` of the targets' test files
+    in ``tree`` (``expose(module)`` makes one editable there first); ``lower`` is the tree
+    before bugbout's edits, whose tests are not the hidden ones."""
+    tiers = _candidates(tree, lower, targets)
+    planted: list[Hosted] = []
+    while any(tiers) and len(planted) < HOSTS:
+        candidates = next(tier for tier in tiers if tier)
+        module = candidates.pop(secrets.randbelow(len(candidates)))
+        expose(module)
+        if not _regular(tree, module):
+            continue
+        before = lower / module if lower is not None else None
+        hosted = _plant(tree / module, before, module)
+        if hosted is not None:
+            planted.append(hosted)
+    return planted
+
+
+def restore(tree: Path, planted: list[Hosted]) -> None:
+    """Put every host file back as it was."""
+    for hosted in planted:
+        (tree / hosted.module).write_bytes(hosted.original)
+
+
+def read_regular(path: Path) -> bytes | None:
+    """A regular file's bytes, opened without following a link; ``None`` when it is not
+    one, or is over ``READ_LIMIT``."""
+    try:
+        return read_untrusted_bytes(path, limit=READ_LIMIT)
+    except UntrustedFileError:
+        return None
+
+
+def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
+    original = read_regular(path)
+    if original is None:
+        return None
+    try:
+        text = original.decode("utf-8")
+        parsed = _parsed(text)
+    except (UnicodeDecodeError, SyntaxError, ValueError):
+        return None  # it cannot be collected: no test of it runs
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split(newline)
+    names = _test_names(parsed)
+    old = _old_names(before)
+    models = _models(names, old)
+    words = _words(text, names)
+    blank = _blank_boundaries(parsed, lines)
+    taken = set(IDENTIFIER.findall(text))
+    written: list[tuple[str, str]] = []
+    for model in models or ["test"]:
+        name = _twin_name(model, words, taken)
+        taken.add(name)
+        written.append((f"{module}::{name}", f"def {name}(): assert {_false()}"))
+    if models:  # the first model's own name, in a class of its own
+        holder = _class_name(words, taken)
+        taken.add(holder)
+        throw = f"(_ for _ in ()).throw(AssertionError({f'assert {_false()}'!r}))"
+        line = f"class {holder}: {models[0]} = lambda self: {throw}"
+        written.append((f"{module}::{holder}::{models[0]}", line))
+    for _, line in written:
+        if blank:
+            lines[blank.pop(secrets.randbelow(len(blank)))] = line
+        else:
+            if lines and lines[-1] == "":
+                lines.pop()
+            lines += ["", "", line, ""]
+    copies = _bodies(parsed, text.split(newline), old, words, taken)
+    if copies:
+        if lines and lines[-1] == "":
+            lines.pop()
+        for _, body in copies:
+            lines += ["", "", *body]
+        lines.append("")
+    twins = [nodeid for nodeid, _ in written] + [f"{module}::{end}" for end, _ in copies]
+    path.write_bytes(newline.join(lines).encode("utf-8"))
+    return Hosted(module, original, tuple(twins), tuple(twins[len(written) :]))
+
+
+@functools.lru_cache(maxsize=PARSED)
+def _parsed(text: str) -> ast.Module:
+    """``text`` parsed, once for the last few files: a task's runs plant twins into the
+    same test files again and again (the tree is only read)."""
+    return ast.parse(text)
+
+
+def _bodies(
+    parsed: ast.Module, lines: list[str], old: set[str], words: list[str], taken: set[str]
+) -> list[tuple[str, list[str]]]:
+    """Up to ``BODIES`` body twins of the file's tests: their node ids' ends, their lines."""
+    found: list[tuple[str, list[str]]] = []
+    for test in ordered(copyable(parsed), old):
+        if len(found) == BODIES:
+            break
+        name = _twin_name(test.function.name, words, taken)
+        twin = body_twin(test, lines, name, _false)
+        if twin is not None:
+            taken.add(name)
+            found.append(twin)
+    return found
+
+
+def _test_names(parsed: ast.Module) -> list[str]:
+    """The file's test functions and methods, in order."""
+    found = []
+    for node in parsed.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            found += [
+                item.name
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+    return [name for name in found if name.startswith("test")]
+
+
+def _old_names(before: Path | None) -> set[str]:
+    """The test names ``before`` defines (any ``def test...``: a superset is enough)."""
+    data = read_regular(before) if before is not None else None
+    return set(DEFINED.findall(data.decode("utf-8", "replace"))) if data is not None else set()
+
+
+def _models(names: list[str], old: set[str]) -> list[str]:
+    """Up to ``TWINS`` neighbours to model twins on, the ones the tree added first."""
+    new = [name for name in names if name not in old]
+    rest = [name for name in names if name in old]
+    ordered: list[str] = []
+    for pool in (new, rest):
+        pool = list(dict.fromkeys(pool))
+        while pool and len(ordered) < TWINS:
+            ordered.append(pool.pop(secrets.randbelow(len(pool))))
+    return ordered
+
+
+def _words(text: str, names: list[str]) -> list[str]:
+    """Words the file uses: the parts of its test names and of the names it calls."""
+    found = {part for name in names for part in name.split("_")[1:]}
+    found.update(part for name in CALLED.findall(text) for part in name.split("_"))
+    found.discard("test")
+    return sorted(w for w in found if w.isidentifier() and w.islower() and 2 < len(w) < 16)
+
+
+def _twin_name(model: str, words: list[str], taken: set[str]) -> str:
+    """``model`` with a word put in after ``test``, or at its end; never a taken name."""
+    parts = model.split("_")
+    for _ in range(20):
+        word = secrets.choice(words) if words else _letters()
+        if word in parts:
+            continue
+        at = 1 + secrets.randbelow(len(parts)) if len(parts) > 1 else 1
+        name = "_".join([*parts[:at], word, *parts[at:]])
+        if name not in taken:
+            return name
+    return f"{model}_{_letters()}"
+
+
+def _false() -> str:
+    """An addition that is off by one."""
+    left, right = secrets.randbelow(1000), 1000 + secrets.randbelow(1000)
+    return f"{left} + {right} == {left + right + 1}"
+
+
+def _class_name(words: list[str], taken: set[str]) -> str:
+    """A test class named after a word of the file (``TestMiddle``), not a taken name."""
+    for _ in range(20):
+        name = "Test" + (secrets.choice(words) if words else _letters()).capitalize()
+        if name not in taken:
+            return name
+    return "Test" + _letters().capitalize()
+
+
+def _letters() -> str:
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    return "".join(secrets.choice(alphabet) for _ in range(4 + secrets.randbelow(5)))
+
+
+def _blank_boundaries(parsed: ast.Module, lines: list[str]) -> list[int]:
+    """Indexes of blank lines between two top-level statements (outside both), after
+    the file's imports: a twin written there moves no line of the file."""
+    body = parsed.body
+    start = 0
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            start = node.end_lineno or node.lineno
+    found = []
+    for previous, node in itertools.pairwise(body):
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        end = previous.end_lineno or previous.lineno
+        for number in range(max(end, start) + 1, first):
+            if not lines[number - 1].strip():
+                found.append(number - 1)
+    return found

@@ -1,0 +1,320 @@
+"""Values that may compare equal to anything, for ``bugbout_outcomes``: the classes made
+during a pytest run that give their own ``__eq__``, ``__ne__`` or ``__contains__`` and are
+not a library's, kept from each garbage collection's start to the session's end, and
+probed there with values they have never seen (see ``bugbout.core.plumbing.tampering.impostors``).
+
+It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3.6+).
+"""
+
+import functools
+import gc
+import json
+import os
+import select
+import signal
+import sys
+import types
+import warnings
+import weakref
+
+
+def code_of(value):
+    function = getattr(value, "__func__", value)
+    return getattr(function, "__code__", None)
+
+
+def hookimpl(**options):
+    """A hook implementation's options (``hookwrapper=True``, an old-style wrapper: pytest
+    3 knows no other), marked as the running pytest understands: before 2.8, as the
+    function's attributes."""
+    import pytest
+
+    if hasattr(pytest, "hookimpl"):
+        return pytest.hookimpl(**options)
+
+    def mark(function):
+        for name, value in options.items():
+            setattr(function, name, value)
+        return function
+
+    return mark
+
+
+def modern_nodeid(nodeid):
+    """``nodeid`` as pytest 4 and later write it: pytest 3 puts a ``()`` between a class
+    and its methods (shared by bugbout's pytest plugins, as ``inside`` and ``hookimpl``
+    are)."""
+    return nodeid.replace("::()::", "::")
+
+
+def inside(path, directory):
+    path = _real(path)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+@functools.lru_cache(maxsize=None)
+def _real(path):
+    """``path`` with its links resolved, once a path: a session asks of the same few
+    files hundreds of times (a run's hooks, its classes' modules)."""
+    return os.path.realpath(path)
+
+
+PROBED = ("__eq__", "__ne__", "__contains__")
+"""What a value that matches anything overrides."""
+SAMPLES = (
+    (int, 7, 8),
+    (float, 7.5, 8.5),
+    (complex, 7j, 8j),
+    (str, "seven", "eight"),
+    (bytes, b"seven", b"eight"),
+    (tuple, (7,), (8,)),
+    (frozenset, frozenset([7]), frozenset([8])),
+    (list, [7], [8]),
+    (dict, {7: 7}, {8: 8}),
+    (set, {7}, {8}),
+)
+"""A builtin a class may derive from, a value to make an instance of it with, and
+another value of that builtin."""
+PROBE_SECONDS = 10
+"""How long the probe of one class may take before it is given up."""
+
+
+class Impostors(object):
+    """Classes made during the run whose instances may compare equal to anything, kept
+    alive from each garbage collection's start (a class is freed only by the collector)
+    to the session's end, when each is probed with values it has never seen. A class
+    made and freed between two collections under another class than ``object`` or the
+    builtins is missed."""
+
+    def __init__(self, root):
+        self.root = os.path.realpath(root)
+        self.seen = {}  # id -> a weak reference: a class's own __hash__ is not called
+        self.suspects = []
+        self.roots = [object] + [sample[0] for sample in SAMPLES]
+        self.scan(everything=True)
+
+    def scan(self, everything=False):
+        """Look at the classes not seen yet: in the whole tree of classes (``everything``),
+        else the newest subclasses of ``object`` and of the builtins above (a type lists
+        its subclasses in the order they were made) and all below them."""
+        stack = list(self.roots)
+        while stack:
+            klass = stack.pop()
+            try:
+                subclasses = type.__subclasses__(klass)
+            except TypeError:
+                continue
+            for sub in subclasses if everything else reversed(subclasses):
+                known = self.seen.get(id(sub))
+                if known is not None and known() is sub:
+                    if everything:
+                        stack.append(sub)
+                        continue
+                    break
+                self.seen[id(sub)] = weakref.ref(sub)
+                stack.append(sub)
+                self._consider(sub)
+
+    def _consider(self, klass):
+        """Keep ``klass`` for the probe when it gives its own comparisons and is not a
+        library's."""
+        try:
+            own = any(python_level(vars(klass).get(name)) for name in PROBED)
+            if own and not self._library(klass):
+                self.suspects.append(klass)
+        except Exception:  # a class's own lookups failed: probe it
+            self.suspects.append(klass)
+
+    def on_collection(self, phase, info):
+        """Scan at a collection's start, unless the stack is deep: a scan reaching the
+        recursion limit inside the collector has its error swallowed, and before Python
+        3.9 the recursion then goes on past the limit and aborts the interpreter. A call
+        through a class's slots counts thrice toward the limit, so a quarter of it is
+        deep; the next collection scans."""
+        if phase != "start":
+            return
+        try:
+            sys._getframe(sys.getrecursionlimit() // 4)
+        except ValueError:
+            self.scan()
+
+    def _library(self, klass):
+        """Whether ``klass`` is a library's: defined in a file outside the rootdir, where
+        its module holds it by its name."""
+        if not _named(klass):
+            return False
+        files = [getattr(sys.modules[klass.__module__], "__file__", None)]
+        for name in PROBED:
+            member = vars(klass).get(name)
+            if python_level(member):  # not ``__ne__ = object.__ne__``
+                files.append(getattr(code_of(member), "co_filename", None))
+        return all(f and os.path.isfile(f) and not inside(f, self.root) for f in files)
+
+    def found(self):
+        """The suspects that answer as nothing honest does, one record each."""
+        self.scan(everything=True)
+        left = list(dict((id(k), k) for k in self.suspects).values())
+        records = []
+        while left:
+            answers = _apart(left, self._records)
+            for answer in answers:
+                records.extend(answer)
+            left = left[len(answers) + 1 :]  # the one after: its probe never answered
+        return records
+
+    def _records(self, klass):
+        module = sys.modules.get(klass.__module__)
+        records = []
+        for name, why in _probe(klass):
+            code = code_of(vars(klass).get(name))
+            records.append(
+                {
+                    "class": "%s.%s" % (klass.__module__, klass.__qualname__),
+                    "qualname": klass.__qualname__,
+                    "named": _named(klass),
+                    "method": name,
+                    "why": why,
+                    "file": self._where(getattr(module, "__file__", None)),
+                    "code": self._where(getattr(code, "co_filename", None)),
+                    "filed": os.path.isfile(getattr(code, "co_filename", None) or ""),
+                }
+            )
+        return records
+
+    def _where(self, path):
+        if not path:
+            return None
+        if inside(path, self.root):
+            return os.path.relpath(os.path.realpath(path), self.root).replace(os.sep, "/")
+        return path
+
+
+def _apart(suspects, records):
+    """``records(klass)`` of the suspects in turn, made in a child process, until one
+    kills it or runs past ``PROBE_SECONDS``: an instance made without its class's code
+    may recurse without end (a ``__getattr__`` reading a slot never set), which can
+    abort the interpreter, and no probe may end the run. Made here when no child can
+    be started."""
+    reading, writing = os.pipe()
+    try:
+        with warnings.catch_warnings():  # Python 3.12+ warns of a fork with threads
+            warnings.simplefilter("ignore")
+            pid = os.fork()
+    except OSError:
+        os.close(reading)
+        os.close(writing)
+        return [records(klass) for klass in suspects]
+    if pid == 0:
+        os.close(reading)
+        gc.disable()  # no collector callbacks deep in a probe's recursion
+        silent = os.open(os.devnull, os.O_WRONLY)
+        for stream in (1, 2):  # an abort's report is not the run's output
+            os.dup2(silent, stream)
+        try:
+            for klass in suspects:
+                line = (json.dumps(records(klass)) + "\n").encode()
+                while line:
+                    line = line[os.write(writing, line) :]
+        finally:
+            os._exit(0)
+    os.close(writing)
+    return _answers(pid, reading, len(suspects))
+
+
+def _answers(pid, reading, expected):
+    """The lines the child ``pid`` writes on ``reading``, each within ``PROBE_SECONDS``
+    of the last; the child is killed when it falls silent."""
+    answers, pending = [], b""
+    try:
+        while len(answers) < expected and select.select([reading], [], [], PROBE_SECONDS)[0]:
+            chunk = os.read(reading, 1 << 16)
+            if not chunk:
+                break
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            answers.extend(json.loads(line.decode()) for line in lines)
+    finally:
+        os.close(reading)
+        if len(answers) < expected:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return answers
+
+
+def _named(klass):
+    """Whether ``klass``'s module holds it under its qualified name."""
+    found = sys.modules.get(getattr(klass, "__module__", None) or "")
+    try:
+        for part in klass.__qualname__.split("."):
+            found = getattr(found, part, None)
+    except Exception:
+        return False
+    return found is klass
+
+
+def python_level(member):
+    """Whether ``member`` is code the class itself gives (not a builtin's slot)."""
+    return member is not None and not isinstance(
+        member,
+        (types.BuiltinFunctionType, type(object.__eq__), type(str.join), type(None)),
+    )
+
+
+def _instance(klass):
+    """An instance of ``klass`` made without its own code (raises when there is no such
+    way)."""
+    for base, value, _ in SAMPLES:
+        if issubclass(klass, base):
+            made = base.__new__(klass) if base in (list, dict, set) else base.__new__(klass, value)
+            if base in (list, dict, set):
+                base.__init__(made, value)
+            return made
+    solid = next(b for b in klass.__mro__ if b.__module__ == "builtins")
+    return solid.__new__(klass)
+
+
+def _give_attributes(made, klass):
+    """Set every name the probed methods read on ``made`` to an object of its own, so
+    that ``getattr(self, "key", None) == getattr(other, "key", None)`` is not ``None ==
+    None`` on an instance made without its ``__init__``."""
+    try:
+        attributes = vars(made)
+    except TypeError:
+        return  # no __dict__ (slots, or a builtin's value)
+    for name in PROBED:
+        code = code_of(vars(klass).get(name))
+        if code is None:
+            continue
+        names = list(code.co_names) + [c for c in code.co_consts if isinstance(c, str)]
+        for word in names:
+            if word.isidentifier() and not word.startswith("__"):
+                attributes.setdefault(word, object())
+
+
+def _probe(klass):
+    """``(method, why)`` for each comparison of ``klass`` that answers as nothing honest
+    does: equal to a fresh object or to a value of a builtin it is not made from (every
+    sample's other value), not unequal to one, or holding one."""
+    fresh = type("bugbout_probe_%x" % id(klass), (object,), {})()
+    try:
+        made = _instance(klass)
+        _give_attributes(made, klass)
+    except Exception:
+        return []
+    found = []
+    members = vars(klass)
+    for stranger in [fresh] + [other for _, _, other in SAMPLES]:
+        checks = (
+            ("__eq__", True, "equals %r" % type(stranger).__name__),
+            ("__ne__", False, "is not unequal to %r" % type(stranger).__name__),
+            ("__contains__", True, "holds %r" % type(stranger).__name__),
+        )
+        for name, answer, why in checks:
+            if name not in members or any(n == name for n, _ in found):
+                continue
+            try:
+                if getattr(klass, name)(made, stranger) is answer:
+                    found.append((name, why))
+            except Exception:
+                continue
+    return found
