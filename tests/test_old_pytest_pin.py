@@ -86,3 +86,11 @@ def test_a_resolution_kept_with_the_old_pytest_is_made_again(tmp_path: Path) -> 
         resolution, _ = era(tmp_path, ["pytest==2.3.5"], index.url).resolved()
     assert "pytest==7.4.0" in resolution.pinned
     assert list(resolution.left_out) == ["pytest==2.3.5"]
+
+
+def test_a_pin_of_pytest_that_admits_the_floor_keeps_its_bound(tmp_path: Path) -> None:
+    with serve(WHEELS) as index:
+        declared = ["py==1.4.15", "pytest>=2.3,<4"]
+        resolution, _ = era(tmp_path, declared, index.url).resolved()
+    assert "pytest==3.0.5" in resolution.pinned
+    assert list(resolution.left_out) == ["py==1.4.15"]

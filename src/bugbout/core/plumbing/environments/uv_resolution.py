@@ -586,17 +586,16 @@ class EraResolution:
 
     def _floored(self, resolver: Resolver, resolution: Resolution) -> Resolution:
         """The requirements resolved again with the oldest pytest bugbout runs as a floor:
-        the declared test dependencies that pin pytest below it are set aside, with why,
-        and those that need an older one (``py==1.4.15``) are left out as not resolving
-        with it. ``resolution`` when nothing resolves with the floor."""
-        pins = _runner_pins(self.declared)
-        declared = [requirement for requirement in self.declared if requirement not in pins]
+        the declared test dependencies that do not resolve with it (a pin of an older
+        pytest, ``py==1.4.15``) are left out, a pin of pytest with why. ``resolution``
+        when nothing resolves with the floor."""
         try:
-            floored = self._checked(resolver, [*self.required, RUNNER_FLOOR], declared)
+            floored = self._checked(resolver, [*self.required, RUNNER_FLOOR], self.declared)
         except EnvironmentFailure:  # uv's failures among them
             return resolution
         reason = _too_old_reason(resolution.pinned, floored.pinned)
-        floored.left_out.update(dict.fromkeys(pins, reason))
+        for pin in _runner_pins(list(floored.left_out)):
+            floored.left_out[pin] = reason
         return floored
 
     def _checked(self, resolver: Resolver, required: list[str], declared: list[str]) -> Resolution:
