@@ -20,6 +20,7 @@ from bugbout.core.contract.settings import (
 )
 from bugbout.core.mine.injection import REF_PREFIX, SuiteRunner
 from bugbout.core.pipeline import compute_oracles, mine_tasks
+from bugbout.core.pipeline import mining as pipeline_mining
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import OracleSet, TaskSet
@@ -144,13 +145,13 @@ def mined(
     store = Store(root / ".bugbout")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BUGBOUT_HOME", str(root / "home"))
-        patch.setattr(SuiteRunner, "of", classmethod(_counting))
+        patch.setattr(pipeline_mining, "suite_runner", _counting)
         tasks = mine_tasks(chosen, plugins, store)
         oracles = compute_oracles(chosen, plugins, store, tasks)
     return repo, tasks, oracles, Counting.runs
 
 
-def _counting(cls: type[SuiteRunner], chosen: BoutSettings, plugins: object) -> SuiteRunner:
+def _counting(chosen: BoutSettings, plugins: object) -> SuiteRunner:
     from bugbout.core.plumbing.tools import Tools
 
     tools = Tools.build(chosen, plugins, Store(chosen.store_dir))  # type: ignore[arg-type]
