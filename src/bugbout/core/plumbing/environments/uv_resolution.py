@@ -32,7 +32,13 @@ from pydantic import Field
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.plumbing.environments.backtrack import EraCheck
-from bugbout.core.plumbing.environments.pytest_era import OLDEST
+from bugbout.core.plumbing.environments.pins import (
+    RUNNER_FLOOR,
+    name_of,
+    runner_pins,
+    too_old_reason,
+    too_old_runner,
+)
 from bugbout.core.plumbing.environments.uv_program import (
     UvFailure,
     run_uv,
@@ -91,7 +97,7 @@ class Resolution(Record):
     @property
     def build_tools(self) -> list[str]:
         """The build tools among ``pinned``: what the tests need of them at run time."""
-        return [pin for pin in self.pinned if _name_of(pin) in BUILD_TOOLS]
+        return [pin for pin in self.pinned if name_of(pin) in BUILD_TOOLS]
 
     @property
     def exempt(self) -> list[Exemption]:
@@ -116,7 +122,7 @@ def build_helpers(pins: list[str], pinned: list[str], scratch: Path) -> list[str
     (none when no helper is pinned)."""
     helpers = helpers_of(pinned)
     served = {*BUILD_HELPERS, "pycparser", *BUILD_TOOLS}  # the helpers' own dependencies
-    built = sorted({_name_of(pin) for pin in pins} - served)
+    built = sorted({name_of(pin) for pin in pins} - served)
     if not helpers or not built:
         return []
     table = "".join(f"{json.dumps(each)} = {json.dumps(helpers)}\n" for each in built)
@@ -127,11 +133,7 @@ def build_helpers(pins: list[str], pinned: list[str], scratch: Path) -> list[str
 
 def helpers_of(pinned: list[str]) -> list[str]:
     """The build helpers among ``pinned``."""
-    return [pin for pin in pinned if _name_of(pin) in BUILD_HELPERS]
-
-
-def _name_of(pin: str) -> str:
-    return pin.split("==", 1)[0].strip().lower().replace("_", "-")
+    return [pin for pin in pinned if name_of(pin) in BUILD_HELPERS]
 
 
 def timed_out(failure: UvFailure) -> bool:
@@ -234,7 +236,7 @@ class Resolver:
 
     def _held(self, pinned: list[str]) -> list[str]:
         """The era's releases of the build tools ``pinned`` holds newer ones of."""
-        tools = [_name_of(pin) for pin in pinned if _name_of(pin) in BUILD_TOOLS]
+        tools = [name_of(pin) for pin in pinned if name_of(pin) in BUILD_TOOLS]
         if self.tools_until is None or not tools:
             return []
         missing = [tool for tool in tools if tool not in self.held]
@@ -248,7 +250,7 @@ class Resolver:
             )
             era = Resolver(call, self.interpreter, self.scratch, era_build_tools=True)
             try:
-                found = {_name_of(pin): pin for pin in era.compile(missing)}
+                found = {name_of(pin): pin for pin in era.compile(missing)}
             except UvFailure as failure:
                 if timed_out(failure):
                     raise
@@ -440,48 +442,6 @@ def checked(
     )
 
 
-RUNNER_FLOOR = f"pytest>={'.'.join(map(str, OLDEST))}"
-"""The requirement that holds an era's pytest to the oldest bugbout's runs take."""
-
-
-def _runner_pins(requirements: list[str]) -> list[str]:
-    """The requirements that constrain pytest's version."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    pins = []
-    for requirement in requirements:
-        try:
-            parsed = Requirement(requirement)
-        except InvalidRequirement:
-            continue
-        if _name_of(parsed.name) == "pytest" and parsed.specifier:
-            pins.append(requirement)
-    return pins
-
-
-def _runner_version(pinned: list[str]) -> tuple[int, ...] | None:
-    for pin in pinned:
-        if _name_of(pin) == "pytest":
-            digits = re.findall(r"\d+", pin.split("==", 1)[1])
-            return tuple(int(part) for part in digits[:2])
-    return None
-
-
-def _too_old_runner(pinned: list[str]) -> bool:
-    """Whether ``pinned`` holds a pytest older than the oldest bugbout's runs take."""
-    version = _runner_version(pinned)
-    return version is not None and version < OLDEST
-
-
-def _too_old_reason(old: list[str], floored: list[str]) -> str:
-    """Why a pin of pytest is set aside: the pytest it gave, and the one that runs."""
-    was, now = (".".join(map(str, _runner_version(pins) or ())) for pins in (old, floored))
-    return (
-        f"set aside: it holds pytest at {was}, older than {'.'.join(map(str, OLDEST))}, the "
-        f"oldest bugbout's test runs take (no hook wrappers); pytest {now} runs instead"
-    )
-
-
 def exclude_newer_date(fix_date: str) -> str:
     """The first day of the month after ``fix_date`` (ISO 8601), e.g. ``2021-07-01``."""
     year, month = int(fix_date[:4]), int(fix_date[5:7])
@@ -582,7 +542,7 @@ class EraResolution:
         """Whether ``resolution`` holds a pytest older than bugbout's runs take, and the
         project's own requirements leave room for a newer one (its ``test-dependencies``
         pinning an old pytest are its choice: the runs then say so)."""
-        return _too_old_runner(resolution.pinned) and not _runner_pins(self.required)
+        return too_old_runner(resolution.pinned) and not runner_pins(self.required)
 
     def _floored(self, resolver: Resolver, resolution: Resolution) -> Resolution:
         """The requirements resolved again with the oldest pytest bugbout runs as a floor:
@@ -593,8 +553,8 @@ class EraResolution:
             floored = self._checked(resolver, [*self.required, RUNNER_FLOOR], self.declared)
         except EnvironmentFailure:  # uv's failures among them
             return resolution
-        reason = _too_old_reason(resolution.pinned, floored.pinned)
-        for pin in _runner_pins(list(floored.left_out)):
+        reason = too_old_reason(resolution.pinned, floored.pinned)
+        for pin in runner_pins(list(floored.left_out)):
             floored.left_out[pin] = reason
         return floored
 
