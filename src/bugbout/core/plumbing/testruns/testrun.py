@@ -28,6 +28,7 @@ from bugbout.core.plumbing.confinement.confine import Confine, runs_in_overlays
 from bugbout.core.plumbing.confinement.leftovers import VARIABLE, Leftovers
 from bugbout.core.plumbing.confinement.limits import held_as, run_guard
 from bugbout.core.plumbing.confinement.process import kill_group, wait
+from bugbout.core.plumbing.confinement.scratch import scratch_folder
 from bugbout.core.plumbing.environments.environment import Environment
 from bugbout.core.plumbing.environments.py2_tree import converted
 from bugbout.core.plumbing.environments.pytest_era import pytest_era
@@ -336,17 +337,17 @@ def _pytest_process(
         "-q", *project.pytest_args, "--", *planted.targets(targets),
     ]  # fmt: skip
     command = environment.command(args, tree, [outcomes_plugin_dir()])
+    # A container the guard's kill left, or a bugbout killed with kill -9 (the next one
+    # ends it, then removes the folders it left): kept where a crash does not remove it.
+    leftovers = Leftovers.of_this_process(bugbout_home() / "leftovers")
     with (
-        tempfile.TemporaryDirectory(prefix="bugbout-guard-") as private,
+        scratch_folder("guard") as private,
         tempfile.TemporaryFile() as outcomes,
         tempfile.TemporaryFile() as output,
         tempfile.TemporaryFile() as skipped,
         tempfile.TemporaryFile() as traced,
-        tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
+        scratch_folder("home") as home,
     ):
-        # A container the guard's kill left, or a bugbout killed with kill -9 (the next
-        # one ends it): kept where a crash does not remove it.
-        leftovers = Leftovers.of_this_process(bugbout_home() / "leftovers")
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "LANG": "C.UTF-8",
