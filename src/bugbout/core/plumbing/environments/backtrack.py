@@ -97,17 +97,17 @@ def find_backtracks(
             if version > current
             and (not version.is_prerelease or current.is_prerelease)
             and (allowed is None or allowed.contains(version, prereleases=True))
-            and _before(files, cutoff, python)
+            and files_before(files, cutoff, python)
         ]
         if not candidates:
             continue
         newest = max(candidates)
-        needs = _requirements(index, _before(releases[newest], cutoff, python))
-        blocking = _blocking(index, needs, f"{name} {newest}", cutoff=cutoff, python=python)
+        needs = requirements_of(index, files_before(releases[newest], cutoff, python))
+        blockers = blocking(index, needs, f"{name} {newest}", cutoff=cutoff, python=python)
         backtracks.append(
-            Backtrack(name=name, resolved=resolved, newest=str(newest), blockers=sorted(blocking))
+            Backtrack(name=name, resolved=resolved, newest=str(newest), blockers=sorted(blockers))
         )
-        for exemption in blocking.values():
+        for exemption in blockers.values():
             exemptions.setdefault(exemption.name, exemption)
     return backtracks, list(exemptions.values())
 
@@ -137,7 +137,7 @@ def unrepaired_note(backtracks: Iterable[Backtrack]) -> str:
     return f"older than the date allows: {', '.join(held)}" if held else ""
 
 
-def _requirements(index: PackageIndex, files: list[File]) -> list[Requirement]:
+def requirements_of(index: PackageIndex, files: list[File]) -> list[Requirement]:
     """The requirements of a release, read from one of its ``files`` (a wheel first)."""
     chosen = sorted(files, key=lambda f: (not f.filename.endswith(".whl"), not f.metadata))
     if not chosen:
@@ -145,7 +145,7 @@ def _requirements(index: PackageIndex, files: list[File]) -> list[Requirement]:
     return list(_parsed(index.requirements(chosen[0])))
 
 
-def _blocking(
+def blocking(
     index: PackageIndex,
     requirements: list[Requirement],
     needed_by: str,
@@ -153,12 +153,16 @@ def _blocking(
     cutoff: datetime,
     python: str,
     depth: int = 0,
+    seen: list[tuple[Requirement, str]] | None = None,
 ) -> dict[str, Exemption]:
     """The exemptions ``requirements`` need, with those that the releases they let in
-    need in turn (at most :data:`ROUNDS` deep)."""
+    need in turn (at most :data:`ROUNDS` deep); ``seen`` collects each requirement
+    examined, with the release that needs it."""
     found: dict[str, Exemption] = {}
     for requirement in requirements:
-        exemption = _exemption(index, requirement, needed_by, cutoff, python)
+        if seen is not None:
+            seen.append((requirement, needed_by))
+        exemption = exemption_for(index, requirement, needed_by, cutoff, python)
         if exemption is None or exemption.name in found:
             continue
         found[exemption.name] = exemption
@@ -170,30 +174,31 @@ def _blocking(
             version
             for version, files in releases.items()
             if requirement.specifier.contains(version, prereleases=True)
-            and _before(files, until, python)
+            and files_before(files, until, python)
         ]
         if let_in:
             version = max(let_in)
-            needs = _requirements(index, _before(releases[version], until, python))
-            deeper = _blocking(
+            needs = requirements_of(index, files_before(releases[version], until, python))
+            deeper = blocking(
                 index,
                 needs,
                 f"{exemption.name} {version}",
                 cutoff=cutoff,
                 python=python,
                 depth=depth + 1,
+                seen=seen,
             )
             for name, more in deeper.items():
                 found.setdefault(name, more)
     return found
 
 
-def _exemption(
+def exemption_for(
     index: PackageIndex, requirement: Requirement, needed_by: str, cutoff: datetime, python: str
 ) -> Exemption | None:
     """An exemption for ``requirement`` when every release that fits it is dated after
     ``cutoff``; ``None`` when one fits before (or none fits at all)."""
-    if requirement.marker is not None and not _applies(requirement.marker, python):
+    if requirement.marker is not None and not applies(requirement.marker, python):
         return None
     releases = index.releases(requirement.name)
     fitting = {
@@ -201,7 +206,7 @@ def _exemption(
         for version, files in releases.items()
         if requirement.specifier.contains(version, prereleases=True)
     }
-    if any(_before(files, cutoff, python) for files in fitting.values()):
+    if any(files_before(files, cutoff, python) for files in fitting.values()):
         return None
     dates = [
         f.uploaded
@@ -211,7 +216,7 @@ def _exemption(
     ]
     if not dates:
         return None
-    earlier = any(_before(files, cutoff, python) for files in releases.values())
+    earlier = any(files_before(files, cutoff, python) for files in releases.values())
     wanted = f"{requirement.name}{requirement.specifier}"
     return Exemption(
         name=canonicalize_name(requirement.name),
@@ -223,7 +228,7 @@ def _exemption(
     )
 
 
-def _before(files: list[File], cutoff: datetime, python: str) -> list[File]:
+def files_before(files: list[File], cutoff: datetime, python: str) -> list[File]:
     """The files uploaded before ``cutoff``, not yanked, that ``python`` may install."""
     return [
         f
@@ -232,7 +237,7 @@ def _before(files: list[File], cutoff: datetime, python: str) -> list[File]:
     ]
 
 
-def _applies(marker: Marker, python: str) -> bool:
+def applies(marker: Marker, python: str) -> bool:
     major_minor = ".".join(python.split(".")[:2])
     try:
         return marker.evaluate(

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from packaging.tags import Tag, compatible_tags, cpython_tags, platform_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import Version
 
 from bugbout.core.plumbing.environments.package_index import File, PackageIndex
 from bugbout.core.store.records import Exemption
@@ -42,13 +43,12 @@ def first_installable(
     name: str,
     python: str,
     date: str,
-    needed_by: str,
     *,
     wheels: bool = False,
-) -> Exemption | None:
-    """The exemption that lets ``name`` resolve as of its first release after ``date``
-    (ISO 8601 day) with a file uv installs on Python ``python`` (``wheels``: a wheel, its
-    sources no longer building); ``None`` when none has."""
+) -> tuple[Version, Exemption] | None:
+    """``name``'s first release after ``date`` (ISO 8601 day) with a file uv installs on
+    Python ``python`` (``wheels``: a wheel, its sources no longer building), and the
+    exemption that lets it resolve; ``None`` when none has."""
     cutoff = datetime.fromisoformat(date).replace(tzinfo=UTC)
     tags = _tags(python)
     for version, files in sorted(index.releases(name).items()):
@@ -58,11 +58,11 @@ def first_installable(
         if dates and min(dates) >= cutoff:
             until = (min(dates) + timedelta(days=1)).date().isoformat()
             what = "a wheel for" if wheels else "a file uv installs on"
-            return Exemption(
+            return version, Exemption(
                 name=name,
                 until=until,
                 reason=f"no release before {version} has {what} Python {python}",
-                needed_by=needed_by,
+                needed_by="the requirements",
             )
     return None
 

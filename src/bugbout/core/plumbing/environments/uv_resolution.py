@@ -39,6 +39,7 @@ from bugbout.core.plumbing.environments.pins import (
     too_old_reason,
     too_old_runner,
 )
+from bugbout.core.plumbing.environments.replacements import Replacements
 from bugbout.core.plumbing.environments.uv_program import (
     UvFailure,
     run_uv,
@@ -219,6 +220,8 @@ class Resolver:
     (a constraint of the resolution alone: builds still get the newest)."""
     held: dict[str, str] = field(default_factory=dict)
     """The build tools' releases as of ``tools_until``, by name, once looked up."""
+    replacements: Replacements | None = None
+    """The releases that stand in for their era's, once one does."""
 
     def compile(self, requirements: list[str]) -> list[str]:
         """The pinned set of ``requirements``; with the era's build tools when today's cannot
@@ -259,15 +262,22 @@ class Resolver:
         held = [self.held[tool] for tool in tools if self.held[tool]]
         return [pin for pin in held if pin.lower() not in {p.lower() for p in pinned}]
 
+    def relaxed(self, requirements: list[str]) -> list[str]:
+        """``requirements`` with those a replacement sets aside replaced (see
+        :mod:`bugbout.core.plumbing.environments.replacements`)."""
+        return self.replacements.applied(requirements) if self.replacements else requirements
+
+    def set_aside(self, requirements: list[str]) -> dict[str, str]:
+        """The requirements of ``requirements`` a replacement sets aside, each with why."""
+        return self.replacements.set_aside(requirements) if self.replacements else {}
+
     def _exempted(self, requirements: list[str], held: list[str]) -> list[str]:
         while True:
             try:
-                return self._built(requirements, held)
+                return self._built(self.relaxed(requirements), held)
             except UvFailure as failure:
-                exemption = self._installable(failure)
-                if exemption is None:
+                if not self._replaced(failure):
                     raise
-                self.call.installable.append(exemption)
 
     def _built(self, requirements: list[str], held: list[str]) -> list[str]:
         try:
@@ -278,9 +288,10 @@ class Resolver:
             self.era_build_tools = True
             return self._compile(requirements, held)
 
-    def _installable(self, failure: UvFailure) -> Exemption | None:
-        """The exemption a failure for a refused file name, or for sources that do not
-        build even with the era's build tools, asks for (once per name)."""
+    def _replaced(self, failure: UvFailure) -> bool:
+        """Whether a failure for a refused file name, or for sources that do not build even
+        with the era's build tools, found a later release to stand in (once per name), and
+        exempted it and what it needs from the date."""
         from bugbout.core.plumbing.environments.installable import first_installable, refused
         from bugbout.core.plumbing.environments.package_index import PackageIndex
 
@@ -288,13 +299,20 @@ class Resolver:
         unbuilt = name is None and self.era_build_tools
         if unbuilt:
             name = build_failure(failure)
+        date = self.call.exclude_newer
         known = {e.name for e in self.call.installable}
-        if name is None or name in known or not self.python or not self.call.exclude_newer:
-            return None
+        if name is None or name in known or not self.python or not date:
+            return False
         index = PackageIndex(self.call.index_url)
-        return first_installable(
-            index, name, self.python, self.call.exclude_newer, "the requirements", wheels=unbuilt
-        )
+        found = first_installable(index, name, self.python, date, wheels=unbuilt)
+        if found is None:
+            return False
+        version, exemption = found
+        self.replacements = self.replacements or Replacements(index, self.python, date)
+        known |= {e.name for e in [*self.call.runner, *self.call.exempt, exemption]}
+        needs = self.replacements.add(name, version, exemption.reason, known)
+        self.call.installable += [exemption, *needs]
+        return True
 
     def _compile(self, requirements: list[str], held: list[str]) -> list[str]:
         if not requirements:
@@ -352,8 +370,8 @@ class Resolver:
     ) -> Resolution:
         return Resolution(
             pinned=pinned,
-            requirements=requirements,
-            left_out=left_out,
+            requirements=self.relaxed(requirements),
+            left_out={**left_out, **self.set_aside(requirements)},
             short=short,
             era_build_tools=self.era_build_tools,
             installable=list(self.call.installable),
@@ -411,7 +429,7 @@ def checked(
     def rebuild(exempt: list[Exemption]) -> list[str]:
         call.exempt = list(exempt)
         for requirement, why in list(left_out.items()):  # the exemptions may let it resolve
-            if timed_out_reason(why):
+            if timed_out_reason(why) or resolver.set_aside([requirement, *requirements]):
                 continue
             try:
                 resolver.compile([requirement, *requirements])
@@ -488,8 +506,9 @@ class EraResolution:
         except (OSError, ValueError, KeyError, TypeError):
             pass
         else:
-            if not self._floor_untried(resolution) or stored.get("runner-floor"):
-                return resolution, tools  # else: kept before the floor was tried
+            floored = not self._floor_untried(resolution) or stored.get("runner-floor")
+            if floored and (not resolution.installable or stored.get("replacements")):
+                return resolution, tools  # else: kept before the floor or replacements
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".resolving-", dir=path.parent) as scratch:
             resolution, tools = self._resolve(Path(scratch))
@@ -497,7 +516,7 @@ class EraResolution:
             handle, kept = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 kept_data = {"resolution": resolution.model_dump(mode="json"), "tools": tools}
-                json.dump({**kept_data, "runner-floor": True}, file)
+                json.dump({**kept_data, "runner-floor": True, "replacements": True}, file)
             Path(kept).replace(path)
         return resolution, tools
 
