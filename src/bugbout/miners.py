@@ -1,6 +1,6 @@
 """The stable API for miner plugins: their record, ``hookimpl``, ``Options``, and the
-mining request, the records it returns, git, the project's test modules, and injected
-bugs.
+mining request, the records it returns, git, the project's test modules, how a title is
+read, and injected bugs.
 
 A miner plugin imports these names from here; ``bugbout.core`` is private and may change
 in any release. Each name is imported the first time it is used.
@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING
 from bugbout.core.contract.exports import lazy_exports
 
 __all__ = [
+    "DEFAULT_FIX_WORDS",
+    "DEFAULT_SAME_BEHAVIOUR_TYPES",
+    "DEFAULT_SAME_BEHAVIOUR_WORDS",
     "HISTORY_TIERS",
     "ROOT_TEST_MODULES",
     "Change",
@@ -34,6 +37,7 @@ __all__ = [
     "TestRunner",
     "TestingMiner",
     "TitleLookup",
+    "TitleReading",
     "added_tests",
     "changed_tests",
     "code_changed",
@@ -51,6 +55,9 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "Change": "bugbout.core.plumbing.trees.git",
+        "DEFAULT_FIX_WORDS": "bugbout.core.mine.titles",
+        "DEFAULT_SAME_BEHAVIOUR_TYPES": "bugbout.core.mine.titles",
+        "DEFAULT_SAME_BEHAVIOUR_WORDS": "bugbout.core.mine.titles",
         "Commit": "bugbout.core.plumbing.trees.git",
         "ConfigError": "bugbout.core.contract.errors",
         "Git": "bugbout.core.plumbing.trees.git",
@@ -71,6 +78,7 @@ __getattr__, __dir__ = lazy_exports(
         "TestingMiner": "bugbout.core.mine.injection",
         "TestRunner": "bugbout.core.plumbing.testruns.test_runner",
         "TitleLookup": "bugbout.core.mine.mining",
+        "TitleReading": "bugbout.core.mine.titles",
         "added_tests": "bugbout.core.plumbing.project.testmodules",
         "changed_tests": "bugbout.core.plumbing.project.testmodules",
         "code_changed": "bugbout.core.mine.mining",
@@ -100,6 +108,12 @@ if TYPE_CHECKING:
         issue_references,
     )
     from bugbout.core.mine.mutation import MutantOptions
+    from bugbout.core.mine.titles import (
+        DEFAULT_FIX_WORDS,
+        DEFAULT_SAME_BEHAVIOUR_TYPES,
+        DEFAULT_SAME_BEHAVIOUR_WORDS,
+        TitleReading,
+    )
     from bugbout.core.mine.walk import first_parent_walk
     from bugbout.core.plumbing.project.testmodules import (
         ROOT_TEST_MODULES,

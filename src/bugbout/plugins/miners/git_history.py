@@ -7,7 +7,6 @@ fixes but add tests (``feature``)."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -16,6 +15,9 @@ from pathlib import PurePosixPath
 from pydantic import Field, field_validator
 
 from bugbout.miners import (
+    DEFAULT_FIX_WORDS,
+    DEFAULT_SAME_BEHAVIOUR_TYPES,
+    DEFAULT_SAME_BEHAVIOUR_WORDS,
     HISTORY_TIERS,
     ROOT_TEST_MODULES,
     Change,
@@ -29,12 +31,12 @@ from bugbout.miners import (
     TaskIssue,
     TaskSet,
     TitleLookup,
+    TitleReading,
     added_tests,
     changed_tests,
     code_changed,
     create_plugin,
     first_parent_walk,
-    fix_title_pattern,
     hookimpl,
     issue_references,
 )
@@ -57,17 +59,6 @@ OVER_LIMIT = "over-limit"
 TIER_LEFT_OUT = "tier-left-out"
 
 
-DEFAULT_FIX_WORDS = (
-    "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
-    "fail", "fails", "failed", "failure", "failing", "broken", "incorrect", "wrong",
-)  # fmt: skip
-DEFAULT_SAME_BEHAVIOUR_TYPES = ("refactor", "perf", "test", "style", "docs", "chore", "ci", "build")
-"""Conventional Commits types whose change keeps what the code does: no test fails before
-it and passes after it."""
-_COMMIT_TYPE = r"\s*([A-Za-z]+)(?:\([^)]*\))?:"
-"""A title's Conventional Commits type and scope (``perf(url):``); none with a ``!``."""
-
-
 class GitHistoryOptions(Options):
     """Options of the ``git-history`` miner (``miner:``): which fixes become tasks."""
 
@@ -86,6 +77,11 @@ class GitHistoryOptions(Options):
     same_behaviour_types: tuple[str, ...] = DEFAULT_SAME_BEHAVIOUR_TYPES
     """Conventional Commits types (``refactor: ...``) of titles that are no ``feature``: a
     commit so titled that does not read like a fix is left out (``[]`` keeps them)."""
+    same_behaviour_words: tuple[str, ...] = DEFAULT_SAME_BEHAVIOUR_WORDS
+    """Words that begin a title (or each of its clauses) that says the change keeps what
+    the code does (``Minor refactors``, ``Add tests for ...``): such a commit is no
+    ``feature``, nor a ``fix`` when its fix words are all about the tests (``Fix test
+    commands``); ``[]`` keeps them."""
     source_suffixes: tuple[str, ...] = (".py",)
     """How the package's source files end: a change to another file under its directories
     (data, documentation) is not a change to its source. A JavaScript or TypeScript
@@ -158,7 +154,9 @@ class GitHistoryMiner:
         runner: TestRunner | None = None,
     ) -> TaskSet:
         settings = self.options
-        fix_title = fix_title_pattern(settings.fix_words)
+        reading = TitleReading.of(
+            settings.fix_words, settings.same_behaviour_types, settings.same_behaviour_words
+        )
         if runner is None:
             choice = request.test_runner
             runner = create_plugin(TestRunnerPlugin, choice.name, choice.options)
@@ -172,7 +170,7 @@ class GitHistoryMiner:
             checked = (
                 self._check(
                     commit,
-                    pattern=fix_title,
+                    reading=reading,
                     layout=layout,
                     settings=settings,
                     titles=titles,
@@ -212,7 +210,7 @@ class GitHistoryMiner:
         self,
         commit: Commit,
         *,
-        pattern: re.Pattern[str],
+        reading: TitleReading,
         layout: _Layout,
         settings: GitHistoryOptions,
         titles: TitleLookup | None,
@@ -221,10 +219,10 @@ class GitHistoryMiner:
         """The cheap rules, from the log alone: title, issue, source files (a commit that
         no chosen tier could take is left out here)."""
         pr_title = _pull_request_title(commit) if commit.is_merge else None
-        if pattern.search(commit.subject):  # a title that names a fix keeps its own words
+        if reading.is_fix(commit.subject):  # a title that names a fix keeps its own words
             matched, title = True, commit.subject
         else:
-            matched = bool(pr_title and pattern.search(pr_title))
+            matched = bool(pr_title and reading.is_fix(pr_title))
             title = pr_title or commit.subject
         tiers = settings.tiers
         may_look_up = commit.is_merge and not pr_title and titles is not None
@@ -233,11 +231,11 @@ class GitHistoryMiner:
         refs = issue_references(commit.subject, commit.body, repository=github)
         if not matched and refs and titles is not None:
             looked_up = titles(refs[0].number)
-            if looked_up and pattern.search(looked_up):
+            if looked_up and reading.is_fix(looked_up):
                 matched, title = True, looked_up
         if not matched and "feature" not in tiers:
             return None, NOT_A_FIX
-        if not matched and _commit_type(title) in settings.same_behaviour_types:
+        if reading.keeps_behaviour(title):
             return None, SAME_BEHAVIOUR
         if matched and not refs and not {"fix", "modified-test"} & set(tiers):
             return None, NO_ISSUE_REFERENCE
@@ -356,13 +354,6 @@ def _task_if_tested(
         modified_tests=modified,
     )
     return task, ""
-
-
-def _commit_type(title: str) -> str:
-    """The Conventional Commits type of ``title`` (``perf`` of ``perf(url): ...``), lower
-    case; empty when it has none or marks a breaking change (``refactor!: ...``)."""
-    found = re.match(_COMMIT_TYPE, title)
-    return found[1].lower() if found else ""
 
 
 def _tier(candidate: _Candidate, added: bool) -> str:

@@ -1,0 +1,134 @@
+"""What a commit's title says of its change: whether it reads like a fix, and whether it
+declares that the change keeps what the code does (a speedup, documentation, tests of
+what the code already did), so no test can fail before it and pass after it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bugbout.core.mine.mining import INFLECTIONS, fix_title_pattern
+
+DEFAULT_FIX_WORDS = (
+    "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
+    "fail", "fails", "failed", "failure", "failing", "broken", "incorrect", "wrong",
+)  # fmt: skip
+DEFAULT_SAME_BEHAVIOUR_TYPES = ("refactor", "perf", "test", "style", "docs", "chore", "ci", "build")
+"""Conventional Commits types whose change keeps what the code does: no test fails before
+it and passes after it."""
+DEFAULT_SAME_BEHAVIOUR_WORDS = (
+    "typo", "reformat", "speed up", "optimize", "optimise", "optimization", "optimisation",
+    "performance", "improve performance", "remove unused", "remove dead", "remove unnecessary",
+    "remove redundant", "document", "documentation", "docs", "bump", "update version",
+    "version bump", "more test", "complete test", "better test", "improve test",
+    "update test", "fix test",
+)  # fmt: skip
+"""Words that begin a title, or each of its clauses, when the change keeps what the code
+does (the words of a phrase may be joined: ``speed up`` is ``speedup`` too); a phrase
+ending in ``test`` says the change is about the tests themselves. Left out, as each lost
+more tasks with ground truth than it removed misses (docs/mining.md): ``refactor``,
+``rename``, ``clean up``, ``add test``, ``expand test``."""
+
+_COMMIT_TYPE = r"\s*([A-Za-z]+)(?:\([^)]*\))?:"
+"""A title's Conventional Commits type and scope (``perf(url):``); none with a ``!``."""
+_CLAUSES = re.compile(r"\s*(?:[,;&+]|\.\s|\band\b|\balso\b)\s*", re.IGNORECASE)
+"""Where a title's clauses part: ``Remove dead code and expand tests`` is two changes."""
+_SCOPE = r"(?:[\w./-]+(?:\([^)]*\))?!?:\s*)?+"
+"""A scope or type before the clause (``stdlib: ...``, ``refactor!: ...``): the words
+after it say what the change is."""
+_QUALIFIERS = (
+    "a", "an", "the", "some", "more", "minor", "small", "tiny", "little", "few", "further",
+    "general", "better", "complete", "additional", "extra", "code", "internal", "various",
+)  # fmt: skip
+"""Words that may come before the phrase: ``Minor typos``, ``More complete tests``."""
+_TOOL_NOUNS = (
+    "runner", "client", "utility", "utilities", "util", "utils", "helper", "harness", "mode",
+    "framework", "tool", "support", "server", "app", "application",
+)  # fmt: skip
+"""Words after ``test`` that make it name something the project ships (``Fix test runner
+...``, ``Add testing utilities``), not its tests."""
+_TEST = "test"
+
+
+def commit_type(title: str) -> str:
+    """The Conventional Commits type of ``title`` (``perf`` of ``perf(url): ...``), lower
+    case; empty when it has none or marks a breaking change (``refactor!: ...``)."""
+    found = re.match(_COMMIT_TYPE, title)
+    return found[1].lower() if found else ""
+
+
+@dataclass(frozen=True)
+class TitleReading:
+    """How titles are read: the fix words, and what declares the same behaviour (the
+    Conventional Commits types, the words a clause begins with)."""
+
+    fix: re.Pattern[str]
+    same_behaviour_types: frozenset[str]
+    same_behaviour: re.Pattern[str] | None
+    """A clause that begins with a same-behaviour phrase; group ``test`` when it ends in
+    ``test``. ``None``: no words."""
+
+    @classmethod
+    def of(
+        cls,
+        fix_words: Iterable[str],
+        same_behaviour_types: Iterable[str] = DEFAULT_SAME_BEHAVIOUR_TYPES,
+        same_behaviour_words: Iterable[str] = DEFAULT_SAME_BEHAVIOUR_WORDS,
+    ) -> TitleReading:
+        """The reading of these settings (``miner.fix-words`` and the two below it)."""
+        words = tuple(same_behaviour_words)
+        return cls(
+            fix=fix_title_pattern(fix_words),
+            same_behaviour_types=frozenset(same_behaviour_types),
+            same_behaviour=_clause_pattern(words) if words else None,
+        )
+
+    def is_fix(self, title: str) -> bool:
+        """Whether ``title`` contains a fix word."""
+        return bool(self.fix.search(title))
+
+    def keeps_behaviour(self, title: str) -> bool:
+        """Whether ``title`` declares a change that keeps what the code does: a title
+        with no fix word by its Conventional Commits type, or when each of its clauses
+        begins with a same-behaviour phrase; a title with fix words only when each of
+        them is in a clause about the tests (``Fix test commands``)."""
+        fix = self.is_fix(title)
+        if not fix and commit_type(title) in self.same_behaviour_types:
+            return True
+        if self.same_behaviour is None:
+            return False
+        clauses = [part for part in _CLAUSES.split(title.strip()) if part]
+        matches = [self.same_behaviour.match(clause) for clause in clauses]
+        if not clauses or not all(matches):
+            return False
+        return not fix or all(
+            match is not None and match.groupdict().get("test") is not None
+            for clause, match in zip(clauses, matches, strict=True)
+            if self.is_fix(clause)
+        )
+
+
+def _clause_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A clause that begins, after a scope and qualifiers, with one of ``words`` (each
+    word of a phrase with one of the :data:`INFLECTIONS`); a phrase ending in ``test``
+    not followed by one of the :data:`_TOOL_NOUNS` is captured as ``test``."""
+    endings = "|".join(INFLECTIONS)
+
+    def phrase(words: list[str]) -> str:
+        return r"[\s-]*".join(rf"{re.escape(word)}(?:{endings})?" for word in words)
+
+    split = sorted((w.lower().split() for w in words), key=lambda p: -len(" ".join(p)))
+    tests = [p for p in split if p[-1] == _TEST]
+    others = [p for p in split if p[-1] != _TEST]
+    qualifiers = "|".join(_QUALIFIERS)
+    tools = "|".join(_TOOL_NOUNS)
+    alternatives = []
+    if tests:
+        about_tests = "|".join(phrase(p) for p in tests)
+        alternatives.append(rf"(?P<test>(?:{about_tests})\b(?!\s+(?:{tools})s?\b))")
+    if others:
+        alternatives.append(rf"(?:{'|'.join(phrase(p) for p in others)})\b")
+    return re.compile(
+        rf"{_SCOPE}(?:(?:{qualifiers})\s+)*(?:{'|'.join(alternatives)})", re.IGNORECASE
+    )
