@@ -356,3 +356,56 @@ def test_a_title_that_declares_the_same_behaviour_is_no_feature(tmp_path: Path) 
     assert found.excluded == {"same-behaviour": 3, "root-commit": 1}
     every = _mine(repo.path, same_behaviour_types=[])
     assert len(every.tasks) == 6
+
+
+def test_a_plain_title_that_declares_the_same_behaviour_is_no_task(tmp_path: Path) -> None:
+    """In plain words: a title that says the change keeps what the code does (unused code
+    removed, more tests, a speedup) is no ``feature``, and one whose fix words are all
+    about the tests is no ``fix``; a fix and a feature with the same words stay, and
+    ``same-behaviour-words: []`` keeps every one."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial commit",
+        {
+            "src/calc/__init__.py": "",
+            "src/calc/scale.py": "def double(x):\n    return x + x\n",
+            "tests/test_scale.py": "from calc.scale import double\n\n\ndef test_double():\n"
+            "    assert double(2) == 4\n",
+        },
+    )
+    sha: dict[str, str] = {}
+    source = "def double(x):\n    return x + x\n"
+    titles = [
+        "Remove unused functions",
+        "More complete tests for required field",
+        "Speed up double for large numbers",
+        "Fix test commands",
+        "Update tests for the error on empty input",
+        "Document and remove dead code",
+        "Fix crash when removing unused handler",
+        "Fix test runner losing the caller's environment",
+        "Warn about unused arguments",
+        "Remove unused arguments and add a strict mode",
+    ]
+    for number, title in enumerate(titles):
+        source += f"\n\ndef times_{number}(x):\n    return x * {number}\n"
+        sha[title] = repo.commit(
+            title,
+            {
+                "src/calc/scale.py": source,
+                f"tests/test_more_{number}.py": "from calc.scale import double\n\n\n"
+                f"def test_case_{number}():\n    assert double(-1) == -2\n",
+            },
+        )
+    found = _mine(repo.path)
+    kept = {task.sha: task.tier for task in found.tasks}
+    assert kept == {
+        sha["Remove unused arguments and add a strict mode"]: "feature",
+        sha["Warn about unused arguments"]: "feature",
+        sha["Fix test runner losing the caller's environment"]: "fix",
+        sha["Fix crash when removing unused handler"]: "fix",
+    }
+    assert found.excluded == {"same-behaviour": 6, "root-commit": 1}
+    every = _mine(repo.path, same_behaviour_words=[])
+    assert len(every.tasks) == len(titles)
+    assert [task.tier for task in every.tasks if task.sha == sha["Fix test commands"]] == ["fix"]
