@@ -24,6 +24,8 @@ READING = TitleReading.of(DEFAULT_FIX_WORDS)
         "Document the pager, bump version",
         "Fix test commands",
         "Update tests for the error on empty input",
+        "Update version number and add tests",
+        "Document and test FormattedString field",
         "perf: multiply",
     ],
 )
@@ -42,6 +44,8 @@ def test_a_title_that_declares_the_same_behaviour(title: str) -> None:
         "Remove unused arguments and add a strict mode",
         "Warn about unused arguments",
         "Added tests for styling",
+        "Test the new strict mode",
+        "Document the pager and add a test runner",
         "refactor!: take keywords",
         "perf: fix the slow path for zero",
     ],

@@ -49,6 +49,14 @@ _TOOL_NOUNS = (
 """Words after ``test`` that make it name something the project ships (``Fix test runner
 ...``, ``Add testing utilities``), not its tests."""
 _TEST = "test"
+_ALONGSIDE = re.compile(
+    rf"(?:add(?:s|ed|ing)?\s+(?:(?:{'|'.join(_QUALIFIERS)}|new|unit|regression)\s+)*)?"
+    rf"test(?:s|ed|ing)?\b(?!\s+(?:{'|'.join(_TOOL_NOUNS)})s?\b)",
+    re.IGNORECASE,
+)
+"""Tests added alongside a change that keeps behaviour, in a clause after its first
+(``Update version number and add tests``, ``Document and test FormattedString``); as
+the first clause they are no declaration (``Added tests for styling`` fixed a bug)."""
 
 
 def commit_type(title: str) -> str:
@@ -90,22 +98,32 @@ class TitleReading:
 
     def keeps_behaviour(self, title: str) -> bool:
         """Whether ``title`` declares a change that keeps what the code does: a title
-        with no fix word by its Conventional Commits type, or when each of its clauses
-        begins with a same-behaviour phrase; a title with fix words only when each of
-        them is in a clause about the tests (``Fix test commands``)."""
+        with no fix word by its Conventional Commits type, or when its first clause
+        begins with a same-behaviour phrase and each other clause too or adds tests; a
+        title with fix words only when each is in a clause about the tests (``Fix test
+        commands``)."""
         fix = self.is_fix(title)
         if not fix and commit_type(title) in self.same_behaviour_types:
             return True
         if self.same_behaviour is None:
             return False
         clauses = [part for part in _CLAUSES.split(title.strip()) if part]
-        matches = [self.same_behaviour.match(clause) for clause in clauses]
-        if not clauses or not all(matches):
-            return False
-        return not fix or all(
-            match is not None and match.groupdict().get("test") is not None
-            for clause, match in zip(clauses, matches, strict=True)
-            if self.is_fix(clause)
+        about_tests: list[bool] = []
+        for index, clause in enumerate(clauses):
+            match = self.same_behaviour.match(clause)
+            if match is None and index and _ALONGSIDE.match(clause):
+                about_tests.append(True)
+            elif match is None:
+                return False
+            else:
+                about_tests.append(match.groupdict().get("test") is not None)
+        return bool(clauses) and (
+            not fix
+            or all(
+                tests
+                for clause, tests in zip(clauses, about_tests, strict=True)
+                if self.is_fix(clause)
+            )
         )
 
 
