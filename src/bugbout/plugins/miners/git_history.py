@@ -44,7 +44,6 @@ from bugbout.test_runners import ProjectSettings, TestRunner, TestRunnerPlugin
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"
-SAME_BEHAVIOUR = "same-behaviour"
 NO_ISSUE_REFERENCE = "no-issue-reference"
 ROOT_COMMIT = "root-commit"
 NO_SOURCE_CHANGE = "no-source-change"
@@ -55,6 +54,7 @@ DEFAULT_TIERS = ("issue-fix", "fix", "feature")
 edit tests turn out to have no test that fails before them (docs/mining.md#tiers)."""
 NO_TEST_ADDED = "no-test-added"
 DUPLICATE_ISSUE = "duplicate-issue"
+SAME_BEHAVIOUR = "same-behaviour"
 OVER_LIMIT = "over-limit"
 TIER_LEFT_OUT = "tier-left-out"
 
@@ -198,6 +198,9 @@ class GitHistoryMiner:
                 if not over and not _code_changed(candidate):
                     result.exclude(NO_CODE_CHANGE)  # its issue stays free for an older fix
                     continue
+                if reading.keeps_behaviour(task.title):
+                    result.exclude(SAME_BEHAVIOUR)
+                    continue
                 if task.issue.number:
                     claimed.add(task.issue.number)
                 if over:
@@ -235,8 +238,6 @@ class GitHistoryMiner:
                 matched, title = True, looked_up
         if not matched and "feature" not in tiers:
             return None, NOT_A_FIX
-        if reading.keeps_behaviour(title):
-            return None, SAME_BEHAVIOUR
         if matched and not refs and not {"fix", "modified-test"} & set(tiers):
             return None, NO_ISSUE_REFERENCE
         if not commit.parents:
