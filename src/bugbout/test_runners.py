@@ -3,7 +3,9 @@ runners' contract (:class:`TestRunner`, :class:`TestRunRequest`, :class:`TestSty
 the run records they return, and the helpers the built-in ``pytest`` runner is made of
 (its runs, with their canaries and tally checks, the tests a module defines, where a
 suite is, the pytest of an environment's era, which functions a change lies in), and
-``watch``, which hands a process group a run starts to the bout's stop.
+``watch``, which hands a process group a run starts to the bout's stop, and
+``scratch_folder``, a folder a run writes in that the next bugbout removes when this one
+is killed.
 
 A test-runner plugin imports these names from here; ``bugbout.core`` is private and may
 change in any release. Each name is imported the first time it is used.
@@ -41,6 +43,7 @@ __all__ = [
     "is_test_module",
     "pytest_era",
     "run_pytest",
+    "scratch_folder",
     "suite_paths",
     "watch",
     "writing_folder",
@@ -74,6 +77,7 @@ __getattr__, __dir__ = lazy_exports(
         "is_test_module": "bugbout.core.plumbing.project.testmodules",
         "pytest_era": "bugbout.core.plumbing.environments.pytest_era",
         "run_pytest": "bugbout.core.plumbing.testruns.testrun:run_tests",
+        "scratch_folder": "bugbout.core.plumbing.confinement.scratch",
         "suite_paths": "bugbout.core.plumbing.testruns.suite",
         "watch": "bugbout.core.plumbing.runtime.stopping",
         "writing_folder": "bugbout.core.plumbing.testruns.suite",
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
     from bugbout.core.contract.types import NoOptions, Options, TestRunnerPlugin
     from bugbout.core.crossexam.function_spans import changed_functions
     from bugbout.core.plumbing.confinement.confine import Confine
+    from bugbout.core.plumbing.confinement.scratch import scratch_folder
     from bugbout.core.plumbing.environments.environment import Environment
     from bugbout.core.plumbing.environments.pytest_era import pytest_era
     from bugbout.core.plumbing.project.testmodules import defined_tests, is_test_module

@@ -28,7 +28,15 @@ from typing import Protocol
 from bugbout.plugins.test_runners.javascript import compiled, script
 from bugbout.plugins.test_runners.javascript.building import build
 from bugbout.plugins.test_runners.javascript.reports import RunReport, read_report, test_id
-from bugbout.test_runners import Outcome, RunStatus, TestRun, TestRunRequest, file_of, watch
+from bugbout.test_runners import (
+    Outcome,
+    RunStatus,
+    TestRun,
+    TestRunRequest,
+    file_of,
+    scratch_folder,
+    watch,
+)
 
 DETAIL_LIMIT = 4000
 POLL = 1.0
@@ -238,7 +246,7 @@ def _process(
         tempfile.TemporaryFile() as keys,
         tempfile.TemporaryFile() as channel,
         tempfile.TemporaryFile() as output,
-        tempfile.TemporaryDirectory(prefix="bugbout-home-") as home,
+        scratch_folder("home") as home,
     ):
         root = Path(home, "tree")
         root.symlink_to(tree, target_is_directory=True)
