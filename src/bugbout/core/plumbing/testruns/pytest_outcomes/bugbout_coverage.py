@@ -39,7 +39,7 @@ import os
 import sys
 
 from bugbout_imports import MARKS, Finder
-from bugbout_impostors import hookimpl, inside, modern_nodeid
+from bugbout_shared import hookimpl, inside, modern_nodeid
 
 FD_VARIABLE = "BUGBOUT_COVERAGE_FD"
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"

@@ -6,58 +6,16 @@ probed there with values they have never seen (see ``bugbout.core.plumbing.tampe
 It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3.6+).
 """
 
-import functools
 import gc
 import json
 import os
 import select
 import signal
 import sys
-import types
 import warnings
 import weakref
 
-
-def code_of(value):
-    function = getattr(value, "__func__", value)
-    return getattr(function, "__code__", None)
-
-
-def hookimpl(**options):
-    """A hook implementation's options (``hookwrapper=True``, an old-style wrapper: pytest
-    3 knows no other), marked as the running pytest understands: before 2.8, as the
-    function's attributes."""
-    import pytest
-
-    if hasattr(pytest, "hookimpl"):
-        return pytest.hookimpl(**options)
-
-    def mark(function):
-        for name, value in options.items():
-            setattr(function, name, value)
-        return function
-
-    return mark
-
-
-def modern_nodeid(nodeid):
-    """``nodeid`` as pytest 4 and later write it: pytest 3 puts a ``()`` between a class
-    and its methods (shared by bugbout's pytest plugins, as ``inside`` and ``hookimpl``
-    are)."""
-    return nodeid.replace("::()::", "::")
-
-
-def inside(path, directory):
-    path = _real(path)
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
-
-
-@functools.lru_cache(maxsize=None)
-def _real(path):
-    """``path`` with its links resolved, once a path: a session asks of the same few
-    files hundreds of times (a run's hooks, its classes' modules)."""
-    return os.path.realpath(path)
-
+from bugbout_shared import code_of, inside, python_level
 
 PROBED = ("__eq__", "__ne__", "__contains__")
 """What a value that matches anything overrides."""
@@ -250,14 +208,6 @@ def _named(klass):
     except Exception:
         return False
     return found is klass
-
-
-def python_level(member):
-    """Whether ``member`` is code the class itself gives (not a builtin's slot)."""
-    return member is not None and not isinstance(
-        member,
-        (types.BuiltinFunctionType, type(object.__eq__), type(str.join), type(None)),
-    )
 
 
 def _instance(klass):

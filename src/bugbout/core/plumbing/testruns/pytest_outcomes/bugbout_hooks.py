@@ -1,0 +1,248 @@
+"""The hooks of ``bugbout_outcomes`` (its module says what they report, and how), and
+the authenticated stream they write: kept apart from the module pytest loads by name,
+whose whole source pytest parses again to rewrite its assertions in every run.
+
+It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3.6+,
+pytest 3+).
+"""
+
+import gc
+import hashlib
+import hmac
+import json
+import os
+
+from bugbout_cache import give_cache
+from bugbout_ignored import left_out
+from bugbout_shared import hookimpl, modern_nodeid
+from bugbout_watch import Watch
+
+FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
+ROOTDIR_VARIABLE = "BUGBOUT_ROOTDIR"
+ADDOPTS_VARIABLE = "BUGBOUT_DROP_ADDOPTS"
+IMPOSTORS_VARIABLE = "BUGBOUT_IMPOSTORS"
+SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
+"""pytest 9's class of a subtest's report, and the ``pytest-subtests`` plugin's."""
+KEY_PREFIX = b"bugbout-key "
+_ENCODE = json.JSONEncoder(sort_keys=True).encode
+"""``json.dumps(record, sort_keys=True)``, without making an encoder for every line."""
+_DIGEST = getattr(hmac, "digest", None)
+"""HMAC in one call (Python 3.7+): no object made per line."""
+
+
+def _read_key(fd):
+    """The key bugbout wrote at the start of the outcome file, blanked once read."""
+    try:
+        line = os.pread(fd, 256, 0).split(b"\n", 1)[0]
+        if not line.startswith(KEY_PREFIX):
+            return None
+        os.pwrite(fd, b" " * len(line), 0)
+    except OSError:  # not a file: the lines go unsigned, and bugbout rejects them
+        return None
+    return line[len(KEY_PREFIX) :]
+
+
+class _Stream(object):
+    """The lines written to the outcome file: each numbered, then signed under the key
+    (without a key they go unsigned, and bugbout rejects them)."""
+
+    def __init__(self, fd, key):
+        self.fd = fd
+        self.key = key
+        self.sequence = 0
+        self.started = False
+
+    def emit(self, record):
+        """Write ``record`` (a dict of its own) as one line, whole, before returning."""
+        record["seq"] = self.sequence
+        self.sequence += 1
+        line = _ENCODE(record)
+        if self.key is not None:  # the signature last: the body is the line without it
+            line = line[:-1] + ', "mac": "' + _mac(self.key, line.encode("utf-8")) + '"}'
+        if not self.started:  # after the key's line bugbout wrote
+            os.lseek(self.fd, 0, os.SEEK_END)
+            self.started = True
+        data = (line + "\n").encode("utf-8")
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+def _mac(key, body):
+    """``body``'s HMAC-SHA256 under ``key``, in hex."""
+    if _DIGEST is not None:
+        return _DIGEST(key, body, "sha256").hex()
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def _first_line(report, last=True):
+    """The report's error line (an ``E`` line: the last for a collection error, the first
+    for a failing test), else its last line; at most 500 characters."""
+    text = str(getattr(report, "longrepr", "") or "")
+    lines = [line for line in text.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if errors:
+        return (errors[-1] if last else errors[0])[:500]
+    return (lines[-1] if lines else "").strip()[:500]
+
+
+def _missing_module(report):
+    """A collection error's first line; for a missing module, with the file that imports
+    it (``... No module named 'yaml' (tests/base.py:3)``), relative to the rootdir."""
+    message = _first_line(report)
+    if "No module named" not in message:
+        return message
+    frames = [
+        line.split(": in ", 1)[0]
+        for line in str(getattr(report, "longrepr", "") or "").splitlines()
+        if ".py:" in line and ": in " in line and not line.startswith(" ")
+    ]
+    if not frames:
+        return message
+    where = frames[-1]
+    here = os.getcwd() + os.sep
+    return "%s (%s)" % (message, where[len(here) :] if where.startswith(here) else where)
+
+
+def _read_skipped():
+    """The node ids listed in the file ``BUGBOUT_SKIP_FD`` names (none when unreadable)."""
+    try:
+        fd = int(os.environ.get("BUGBOUT_SKIP_FD", ""))
+    except ValueError:
+        return frozenset()
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        with os.fdopen(fd, "rb") as stream:
+            names = json.loads(stream.read().decode("utf-8") or "[]")
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(name for name in names if isinstance(name, str))
+
+
+_fd = int(os.environ[FD_VARIABLE])
+_stream = _Stream(_fd, _read_key(_fd))
+_watch = Watch()
+_skipped = _read_skipped()
+_probing = os.environ.get(IMPOSTORS_VARIABLE) == "1"  # read before any conftest runs
+_impostors = None
+del _fd
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _stream.emit({"nodeid": modern_nodeid(nodeid), "when": "start"})
+
+
+@hookimpl(tryfirst=True)
+def pytest_collection(session):
+    for name, why in left_out(session):
+        _stream.emit({"nodeid": name, "when": "collect", "outcome": "ignored", "message": why})
+
+
+def pytest_collection_modifyitems(config, items):
+    names = _skipped | set(json.loads(os.environ.get("BUGBOUT_DESELECT") or "[]"))
+    kept, deselected, seen = [], [], set()
+    for item in items:  # pytest before 3.10 collects a file named twice twice
+        name = modern_nodeid(item.nodeid)
+        if name in names:
+            deselected.append(item)
+        elif name not in seen:
+            seen.add(name)
+            kept.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+    items[:] = kept
+
+
+def pytest_runtest_logreport(report):
+    outcome = report.outcome
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    record = {"nodeid": modern_nodeid(report.nodeid), "when": report.when, "outcome": outcome}
+    if type(report).__name__ in SUBTEST_REPORTS:
+        record["subtest"] = True
+    if report.failed:
+        record["message"] = _first_line(report, last=False)
+    _stream.emit(record)
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _stream.emit(
+            {
+                "nodeid": modern_nodeid(report.nodeid),
+                "when": "collect",
+                "outcome": "error",
+                "message": _missing_module(report),
+            }
+        )
+    elif report.skipped and report.nodeid:  # skipped whole: pytest.importorskip, a skip
+        _stream.emit(
+            {
+                "nodeid": modern_nodeid(report.nodeid),
+                "when": "collect",
+                "outcome": "skipped",
+                "message": _skip_reason(report),
+            }
+        )
+
+
+def _skip_reason(report):
+    """Why a module was skipped as a whole: the first line of its skip's reason."""
+    longrepr = report.longrepr
+    text = str(longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr)
+    text = text[len("Skipped: ") :] if text.startswith("Skipped: ") else text
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:300] if lines else ""
+
+
+if os.environ.get(ROOTDIR_VARIABLE):  # only then: a hook pytest 3.5 and later need not run
+
+    def pytest_load_initial_conftests(early_config):
+        import py
+
+        early_config.rootdir = py.path.local(os.getcwd())
+
+
+if os.environ.get(ADDOPTS_VARIABLE):  # only then: pytest 8 has no such hook
+
+    def pytest_cmdline_preparse(config, args):
+        addopts = list(config.getini("addopts"))
+        if args[: len(addopts)] == addopts:
+            del args[: len(addopts)]
+
+
+@hookimpl(tryfirst=True)
+def pytest_configure(config):
+    global _impostors
+    give_cache(config)  # before any plugin configures: pytest-randomly reads it then
+    if _probing:  # only then: the probe's module is not even imported
+        from bugbout_impostors import Impostors
+
+        _impostors = Impostors(str(getattr(config, "rootpath", None) or config.rootdir))
+        gc.callbacks.append(_impostors.on_collection)
+    for hook_name in (
+        "pytest_runtest_logstart",
+        "pytest_collection",
+        "pytest_runtest_logreport",
+        "pytest_collectreport",
+        "pytest_collection_modifyitems",
+        "pytest_sessionfinish",
+    ):
+        _watch.functions[hook_name] = globals()[hook_name]
+
+
+def pytest_sessionfinish(session):
+    if _probing and (_impostors is None or _impostors.on_collection not in gc.callbacks):
+        _watch.extra.append("bugbout's garbage collection callback was removed")
+    _stream.emit(
+        {
+            "summary": {
+                "reports": _stream.sequence,
+                "changes": _watch.changes(session.config) + _watch.extra,
+                "impostors": _impostors.found() if _impostors is not None else [],
+            }
+        }
+    )
+
+
+__all__ = [name for name in list(globals()) if name.startswith("pytest_")]
+"""The hooks this run defines, which ``bugbout_outcomes`` takes."""
