@@ -27,8 +27,8 @@ DEFAULT_SAME_BEHAVIOUR_WORDS = (
 """Words that begin a title, or each of its clauses, when the change keeps what the code
 does (the words of a phrase may be joined: ``speed up`` is ``speedup`` too); a phrase
 ending in ``test`` says the change is about the tests themselves. Left out, as each lost
-more tasks with ground truth than it removed misses (docs/mining.md): ``refactor``,
-``rename``, ``clean up``, ``add test``, ``expand test``."""
+as many tasks with ground truth as it removed misses, or more (docs/mining.md):
+``refactor``, ``rename``, ``add test`` (as a first clause), ``expand test``."""
 
 _COMMIT_TYPE = r"\s*([A-Za-z]+)(?:\([^)]*\))?:"
 """A title's Conventional Commits type and scope (``perf(url):``); none with a ``!``."""
