@@ -26,6 +26,7 @@ READING = TitleReading.of(DEFAULT_FIX_WORDS)
         "Update tests for the error on empty input",
         "Update version number and add tests",
         "Document and test FormattedString field",
+        "Remove dead code and expand test coverage",
         "perf: multiply",
     ],
 )
@@ -44,6 +45,7 @@ def test_a_title_that_declares_the_same_behaviour(title: str) -> None:
         "Remove unused arguments and add a strict mode",
         "Warn about unused arguments",
         "Added tests for styling",
+        "Expand test coverage",
         "Test the new strict mode",
         "Document the pager and add a test runner",
         "refactor!: take keywords",

@@ -50,13 +50,14 @@ _TOOL_NOUNS = (
 ...``, ``Add testing utilities``), not its tests."""
 _TEST = "test"
 _ALONGSIDE = re.compile(
-    rf"(?:add(?:s|ed|ing)?\s+(?:(?:{'|'.join(_QUALIFIERS)}|new|unit|regression)\s+)*)?"
+    rf"(?:(?:add|expand|extend|improve|increase|update)(?:s|es|ed|d|ing)?\s+"
+    rf"(?:(?:{'|'.join(_QUALIFIERS)}|new|unit|regression)\s+)*)?"
     rf"test(?:s|ed|ing)?\b(?!\s+(?:{'|'.join(_TOOL_NOUNS)})s?\b)",
     re.IGNORECASE,
 )
 """Tests added alongside a change that keeps behaviour, in a clause after its first
-(``Update version number and add tests``, ``Document and test FormattedString``); as
-the first clause they are no declaration (``Added tests for styling`` fixed a bug)."""
+(``Update version number and add tests``, ``Remove dead code and expand test coverage``);
+as the first clause they are no declaration (``Added tests for styling`` fixed a bug)."""
 
 
 def commit_type(title: str) -> str:
