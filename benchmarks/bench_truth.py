@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Ground truth against the raw pytest runs it needs, on real tasks of a real project.
 
-    python benchmarks/bench_truth.py [--repo PATH] [--tasks N] [--repeat K]
+    python benchmarks/bench_truth.py [--repo PATH] [--tasks N] [--repeat K] [--against SRC]
 
 The repository (by default the demo's, ``bugbout.example``, whose tests run on this
 interpreter) is copied into ``benchmarks/.cache/`` with its ``bugbout.yaml`` (or one
@@ -23,6 +23,12 @@ truth. Then, paired in rotated order, each round times:
   session of its own, as bugbout's are, with the options and variables bugbout's runs
   must have (``raw_pytest.py``).
 
+With ``--against SRC`` (another bugbout's source folder, such as a worktree's ``src``
+at an older commit), each round also times **ground truth by SRC**: ``bugbout tasks``
+run by that code (``PYTHONPATH=SRC``) on a copy of the repository of its own (so the two
+stores never mix), so a change is measured against the code before it on the same
+machine at the same moment, and against the same floor.
+
 Wall time and CPU time (from a cgroup, which counts what runs in a sandbox's pid
 namespace) are both reported as ground truth over raw, per pair, then min / median /
 max. Writes ``.bench/truth.json`` and ``.bench/truth.md``. A report, not a test.
@@ -35,11 +41,12 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from raw_pytest import Raw, raw_run, run_raw
-from timing import kind_tables, measure, rotations, run_process, write_result
+from timing import Finished, Sample, kind_tables, measure, rotations, run_process, write_result
 
 from bugbout.config import compose_settings
 from bugbout.core.plumbing.environments import repair
@@ -58,12 +65,13 @@ BASELINE = "raw pytest"
 TRUTH = "ground truth"
 KEPT = "the command kept"
 MARGINAL = "ground truth - the command kept"
+AGAINST = "ground truth by {}"
 
 
-def clone(repo: Path, source: str, tests: str) -> Path:
+def clone(repo: Path, source: str, tests: str, suffix: str = "") -> Path:
     """A copy of ``repo`` in the cache (its untracked files too: ``bugbout.yaml``, an
-    issues file), without its store, with a ``bugbout.yaml``."""
-    target = CACHE / f"truth-{repo.resolve().name}"
+    issues file), without its store, with a ``bugbout.yaml``; ``suffix`` ends its name."""
+    target = CACHE / f"truth-{repo.resolve().name}{suffix}"
     if not target.exists():
         shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".bugbout"))
     config = target / "bugbout.yaml"
@@ -74,10 +82,12 @@ def clone(repo: Path, source: str, tests: str) -> Path:
     return target
 
 
-def bugbout_tasks(repo: Path, overrides: list[str]) -> Any:
-    """``bugbout tasks`` as a whole process: its finished run."""
+def bugbout_tasks(repo: Path, overrides: list[str], source: Path | None = None) -> Finished:
+    """``bugbout tasks`` as a whole process (by the bugbout in ``source`` when given):
+    its finished run."""
     argv = [sys.executable, "-m", "bugbout", "--quiet", "tasks", *overrides]
-    return run_process(argv, cwd=repo)
+    env = {**os.environ, "PYTHONPATH": str(source)} if source is not None else None
+    return run_process(argv, cwd=repo, env=env)
 
 
 def prepared_runs(repo: Path, overrides: list[str], scratch: Path) -> list[Raw]:
@@ -120,6 +130,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--against", type=Path, help="another bugbout's source folder")
     options = parser.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     os.environ["BUGBOUT_HOME"] = str(CACHE / "truth-home")
@@ -133,31 +144,47 @@ def main() -> None:
     repo = clone(options.repo, options.source, options.tests)
     overrides = [f"miner.limit={options.tasks}", "issue-sources.github=null"]
     bugbout_tasks(repo, overrides)  # builds the environments, warms every cache
+    other = None
+    if options.against is not None:
+        other = clone(options.repo, options.source, options.tests, "-against")
+        bugbout_tasks(other, overrides, options.against)
     with tempfile.TemporaryDirectory(dir=CACHE, prefix="truth-trees-") as scratch:
         runs = prepared_runs(repo, overrides, Path(scratch))
         if not runs:
             print("no task of this repository has an environment: nothing to compare")
             sys.exit(0)
-        walls: list[dict[str, float]] = []
-        cpus: list[dict[str, float]] = []
-        for order in rotations([TRUTH, KEPT, BASELINE], options.repeat):
-            wall: dict[str, float] = {}
-            cpu: dict[str, float] = {}
-            for name in order:
-                if name == TRUTH:
-                    (repo / ".bugbout" / ORACLES).unlink()
-                    sample = bugbout_tasks(repo, overrides).sample
-                elif name == KEPT:
-                    sample = bugbout_tasks(repo, overrides).sample
-                else:
-                    sample, _ = measure(lambda: run_raw(runs))
-                wall[name] = sample.wall
-                if sample.cpu is not None:
-                    cpu[name] = sample.cpu
-            walls.append(marginal(wall))
-            if len(cpu) == len(wall):
-                cpus.append(marginal(cpu))
+        actions = {
+            TRUTH: lambda: ground_truth(repo, overrides),
+            KEPT: lambda: bugbout_tasks(repo, overrides).sample,
+            BASELINE: lambda: measure(lambda: run_raw(runs))[0],
+        }
+        if other is not None:
+            actions[AGAINST.format(options.against)] = lambda: ground_truth(
+                other, overrides, options.against
+            )
+        walls, cpus = timed_rounds(actions, options.repeat)
     report(options, runs, walls, cpus)
+
+
+def ground_truth(repo: Path, overrides: list[str], source: Path | None = None) -> Sample:
+    """``bugbout tasks`` with every oracle removed first (by the bugbout in ``source``)."""
+    (repo / ".bugbout" / ORACLES).unlink()
+    return bugbout_tasks(repo, overrides, source).sample
+
+
+def timed_rounds(
+    actions: dict[str, Callable[[], Sample]], repeat: int
+) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """``repeat`` rounds of every action in rotated order: each round's wall times and,
+    where a cgroup gave them, its CPU times (with ground truth's marginal cost)."""
+    walls: list[dict[str, float]] = []
+    cpus: list[dict[str, float]] = []
+    for order in rotations(list(actions), repeat):
+        samples = {name: actions[name]() for name in order}
+        walls.append(marginal({name: sample.wall for name, sample in samples.items()}))
+        if all(sample.cpu is not None for sample in samples.values()):
+            cpus.append(marginal({name: sample.cpu or 0.0 for name, sample in samples.items()}))
+    return walls, cpus
 
 
 def marginal(round_: dict[str, float]) -> dict[str, float]:
@@ -178,6 +205,7 @@ def report(
         "repository": str(options.repo),
         "tasks": options.tasks,
         "raw_runs": len(runs),
+        "against": str(options.against) if options.against else None,
         "wall_rounds_s": walls,
         "cpu_rounds_s": cpus,
     }
