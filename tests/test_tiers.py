@@ -380,7 +380,7 @@ def test_a_plain_title_that_declares_the_same_behaviour_is_no_task(tmp_path: Pat
         "More complete tests for required field",
         "Speed up double for large numbers",
         "Fix test commands",
-        "Update tests for the error on empty input",
+        "Improve tests for the error on empty input",
         "Document and remove dead code",
         "Bump version and add tests",
         "Fix crash when removing unused handler",

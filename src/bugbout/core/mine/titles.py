@@ -21,8 +21,7 @@ DEFAULT_SAME_BEHAVIOUR_WORDS = (
     "typo", "reformat", "speed up", "optimize", "optimise", "optimization", "optimisation",
     "performance", "improve performance", "remove unused", "remove dead", "remove unnecessary",
     "remove redundant", "document", "documentation", "docs", "bump", "update version",
-    "version bump", "more test", "complete test", "better test", "improve test",
-    "update test", "fix test",
+    "version bump", "more test", "complete test", "better test", "improve test", "fix test",
 )  # fmt: skip
 """Words that begin a title, or each of its clauses, when the change keeps what the code
 does (the words of a phrase may be joined: ``speed up`` is ``speedup`` too); a phrase
