@@ -59,9 +59,11 @@ def test_a_title_that_does_not(title: str) -> None:
 
 def test_the_words_are_a_setting() -> None:
     """Empty, only the Conventional Commits types are read; other words replace them."""
-    plain = TitleReading.of(DEFAULT_FIX_WORDS, same_behaviour_words=[])
-    assert not plain.keeps_behaviour("Remove unused functions")
-    assert plain.keeps_behaviour("refactor: one expression")
+    for nothing in ([], ["", " "]):
+        plain = TitleReading.of(DEFAULT_FIX_WORDS, same_behaviour_words=nothing)
+        assert not plain.keeps_behaviour("Remove unused functions")
+        assert not plain.keeps_behaviour("Add a strict mode")
+        assert plain.keeps_behaviour("refactor: one expression")
     own = TitleReading.of(DEFAULT_FIX_WORDS, same_behaviour_words=["refactor", "add test"])
     assert own.keeps_behaviour("Minor refactors")
     assert own.keeps_behaviour("Added tests for styling")

@@ -85,7 +85,7 @@ class TitleReading:
         same_behaviour_words: Iterable[str] = DEFAULT_SAME_BEHAVIOUR_WORDS,
     ) -> TitleReading:
         """The reading of these settings (``miner.fix-words`` and the two below it)."""
-        words = tuple(same_behaviour_words)
+        words = tuple(word for word in same_behaviour_words if word.split())
         return cls(
             fix=fix_title_pattern(fix_words),
             same_behaviour_types=frozenset(same_behaviour_types),
@@ -133,8 +133,8 @@ def _clause_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     not followed by one of the :data:`_TOOL_NOUNS` is captured as ``test``."""
     endings = "|".join(INFLECTIONS)
 
-    def phrase(words: list[str]) -> str:
-        return r"[\s-]*".join(rf"{re.escape(word)}(?:{endings})?" for word in words)
+    def phrase(parts: list[str]) -> str:
+        return r"[\s-]*".join(rf"{re.escape(part)}(?:{endings})?" for part in parts)
 
     split = sorted((w.lower().split() for w in words), key=lambda p: -len(" ".join(p)))
     tests = [p for p in split if p[-1] == _TEST]
