@@ -10,7 +10,8 @@ import pytest
 
 import history
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.mine.mining import MiningRequest, fix_title_pattern, issue_references
+from bugbout.core.mine.mining import MiningRequest, issue_references
+from bugbout.core.mine.titles import fix_title_pattern
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import TaskSet
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions

@@ -85,7 +85,7 @@ __getattr__, __dir__ = lazy_exports(
         "create_plugin": "bugbout.core.contract.manager",
         "defined_tests_memo": "bugbout.core.plumbing.project.testmodules",
         "first_parent_walk": "bugbout.core.mine.walk",
-        "fix_title_pattern": "bugbout.core.mine.mining",
+        "fix_title_pattern": "bugbout.core.mine.titles",
         "hookimpl": "bugbout.core.contract.hookspecs",
         "is_test_module": "bugbout.core.plumbing.project.testmodules",
         "issue_references": "bugbout.core.mine.mining",
@@ -104,7 +104,6 @@ if TYPE_CHECKING:
         MiningRequest,
         TitleLookup,
         code_changed,
-        fix_title_pattern,
         issue_references,
     )
     from bugbout.core.mine.mutation import MutantOptions
@@ -113,6 +112,7 @@ if TYPE_CHECKING:
         DEFAULT_SAME_BEHAVIOUR_TYPES,
         DEFAULT_SAME_BEHAVIOUR_WORDS,
         TitleReading,
+        fix_title_pattern,
     )
     from bugbout.core.mine.walk import first_parent_walk
     from bugbout.core.plumbing.project.testmodules import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
 from typing import Protocol
@@ -89,10 +89,6 @@ class Mining(Record):
     """Those tasks with their issues' text, when every issue source answered."""
 
 
-INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")
-"""Endings a fix word may take and still match: errors, crashes, incorrectly."""
-
-
 def code_changed(before: bytes | None, after: bytes | None) -> bool:
     """Whether a Python module's code differs from ``before`` to ``after`` (``None``: the
     module is absent), its docstrings, comments and layout aside: a change to those alone
@@ -159,14 +155,6 @@ def _same_code(old: CodeType, new: CodeType) -> bool:
         else type(a) is type(b) and repr(a) == repr(b)
         for a, b in zip(old.co_consts, new.co_consts, strict=True)
     )
-
-
-def fix_title_pattern(words: Iterable[str]) -> re.Pattern[str]:
-    """A case-insensitive, word-boundary match on any of ``words``, or a word with one of
-    the :data:`INFLECTIONS`."""
-    alternatives = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
-    endings = "|".join(INFLECTIONS)
-    return re.compile(rf"\b(?:{alternatives})(?:{endings})?\b", re.IGNORECASE)
 
 
 def issue_references(*texts: str, repository: str | None = None) -> list[IssueRef]:

@@ -8,7 +8,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bugbout.core.mine.mining import INFLECTIONS, fix_title_pattern
+INFLECTIONS = ("s", "es", "ed", "d", "ing", "ly")
+"""Endings a fix word may take and still match: errors, crashes, incorrectly."""
+
 
 DEFAULT_FIX_WORDS = (
     "fix", "fixes", "fixed", "fixing", "bug", "bugfix", "crash", "regression", "error",
@@ -57,6 +59,14 @@ _ALONGSIDE = re.compile(
 """Tests added alongside a change that keeps behaviour, in a clause after its first
 (``Update version number and add tests``, ``Remove dead code and expand test coverage``);
 as the first clause they are no declaration (``Added tests for styling`` fixed a bug)."""
+
+
+def fix_title_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    """A case-insensitive, word-boundary match on any of ``words``, or a word with one of
+    the :data:`INFLECTIONS`."""
+    alternatives = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+    endings = "|".join(INFLECTIONS)
+    return re.compile(rf"\b(?:{alternatives})(?:{endings})?\b", re.IGNORECASE)
 
 
 def commit_type(title: str) -> str:
