@@ -43,6 +43,7 @@ from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStat
 from bugbout.core.truth.merges import merge_note
 from bugbout.core.truth.no_fail_to_pass import FAILING, no_fail_to_pass_reason, passed
 from bugbout.core.truth.python2 import python2_note, stdlib_note
+from bugbout.core.truth.setup_cache import cached_setup_py
 from bugbout.core.truth.setup_run import executed_setup_py
 from bugbout.core.truth.unreachable import unreachable_note
 
@@ -54,6 +55,8 @@ BROKEN_BEFORE = (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.TAMPERED)
 """A before run that ended so is no evidence (one that cannot collect a module is: the
 new tests often import what only the fix adds)."""
 BROKEN_RUN = (*BROKEN_BEFORE, RunStatus.COLLECTION_FAILED)
+SETUP_CACHE = "setup-py"
+"""Where in ``BUGBOUT_HOME`` what a ``setup.py`` declared when it ran is kept."""
 
 
 def export_before(git: Git, task: Task, destination: Path) -> None:
@@ -96,7 +99,9 @@ def compute_oracle(
             kept := _still(stored, task, builder=builder, project=project, home=home, tree=tree)
         ):
             return kept.model_copy(update={"key": key})
-        declared = computed_test_dependencies(tree.with_name("after"), confine)
+        declared = computed_test_dependencies(
+            tree.with_name("after"), confine, cache=home / SETUP_CACHE
+        )
         installed, repaired = repair.with_added(project, declared), list[AddedDependency]()
         rounds = 0
         while True:
@@ -175,12 +180,18 @@ def _still(
     )
 
 
-def computed_test_dependencies(tree: Path, confine: Confine) -> list[AddedDependency]:
+def computed_test_dependencies(
+    tree: Path, confine: Confine, *, cache: Path | None = None
+) -> list[AddedDependency]:
     """The test dependencies ``setup.py`` declares only when it runs (extras built by
-    code), found by running it confined, beyond what reading the tree finds."""
+    code), found by running it confined (or, with ``cache``, kept from a run that read
+    the same: :mod:`bugbout.core.truth.setup_cache`), beyond what reading the tree finds."""
     if not (tree / "setup.py").is_file():
         return []
-    executed = executed_setup_py(tree, confine)
+    if cache is not None:
+        executed = cached_setup_py(tree, confine, cache)
+    else:
+        executed = executed_setup_py(tree, confine)
     if executed is None:
         return []
     read = {r.lower() for r in declared_test_dependencies(tree)}
