@@ -46,7 +46,17 @@ from pathlib import Path
 from typing import Any
 
 from raw_pytest import Raw, raw_run, run_raw
-from timing import Finished, Sample, kind_tables, measure, rotations, run_process, write_result
+from timing import (
+    Finished,
+    Sample,
+    kind_tables,
+    measure,
+    pair_ratios,
+    rotations,
+    run_process,
+    spread,
+    write_result,
+)
 
 from bugbout.config import compose_settings
 from bugbout.core.plumbing.environments import repair
@@ -210,12 +220,27 @@ def report(
         "cpu_rounds_s": cpus,
     }
     tables, ratios = kind_tables({"wall": walls, "cpu": cpus}, BASELINE)
+    against = []
+    if options.against is not None:
+        other = AGAINST.format(options.against)
+        for kind, rounds in (("wall", walls), ("cpu", cpus)):
+            if not rounds:
+                continue
+            paired = pair_ratios([{TRUTH: r[TRUTH], other: r[other]} for r in rounds], other)
+            found = {"per_pair": paired[TRUTH], **spread(paired[TRUTH])}
+            ratios[f"{kind}_over_against"] = found
+            against.append(
+                f"{kind}: ground truth over {other}, per pair "
+                f"{' '.join(f'{r:.2f}' for r in paired[TRUTH])}; min / median / max "
+                f"{found['min']:.2f} / {found['median']:.2f} / {found['max']:.2f}"
+            )
     table = "\n".join(
         [
             f"Ground truth (`bugbout tasks`, whole process) over the raw confined pytest runs "
             f"of the same trees ({len(runs)} runs), {options.repo.name}, {len(walls)} pairs.",
             "",
             *tables,
+            *against,
         ]
     ).rstrip()
     write_result(options.output, "truth", {**result, **ratios}, table)
