@@ -26,6 +26,9 @@ WHEELS = [
     Wheel("helper", "1.5", "2021-05-01T12:00:00Z"),
     Wheel("other", "1.0", "2013-02-01T12:00:00Z"),
     Wheel("other", "2.0", "2016-02-01T12:00:00Z"),
+    Wheel("plug", "1.0", "2013-01-01T12:00:00Z"),
+    Wheel("plug", "1.1", "2013-05-01T12:00:00Z", requires=("late>=1",)),
+    Wheel("late", "1.0", "2014-01-01T12:00:00Z"),
 ]
 DATE = "2013-07-01"
 
@@ -57,6 +60,17 @@ def test_the_replacement_and_what_it_needs_resolve_with_the_era_pins(tmp_path: P
     )
     assert exempt["helper"] == ("2015-05-02", "needed by oldlib 2.0: all releases after the date")
     assert "helper as of 2015-05-02 (needed by oldlib 2.0" in resolution.note
+
+
+def test_a_pin_set_aside_stays_so_when_the_era_check_resolves_again(tmp_path: Path) -> None:
+    """plug 1.1 needs late, all of whose releases came after the date: the era check
+    exempts it and resolves again, and the pin set aside is not taken back then."""
+    resolution = _resolved(tmp_path, ["oldlib", "dep==1.0", "plug"])
+    assert resolution.era is not None and [e.name for e in resolution.era.exempt] == ["late"]
+    assert "plug==1.1" in resolution.pinned
+    assert "dep==2.0" in resolution.pinned
+    assert list(resolution.left_out) == ["dep==1.0"]
+    assert "dep==1.0" not in resolution.requirements
 
 
 def test_a_pin_of_the_release_uv_cannot_install_is_set_aside(tmp_path: Path) -> None:

@@ -429,7 +429,8 @@ def checked(
     def rebuild(exempt: list[Exemption]) -> list[str]:
         call.exempt = list(exempt)
         for requirement, why in list(left_out.items()):  # the exemptions may let it resolve
-            if timed_out_reason(why) or resolver.set_aside([requirement, *requirements]):
+            set_aside = resolver.set_aside([requirement, *requirements])
+            if timed_out_reason(why) or requirement in set_aside:
                 continue
             try:
                 resolver.compile([requirement, *requirements])
