@@ -2,13 +2,15 @@
 ``setup.py`` reads the same does not run it again (each run starts an interpreter and
 imports setuptools, confined: a third of a second).
 
-An entry is kept under the digest of the ``setup.py`` it came from, in
-``BUGBOUT_HOME/setup-py/``, with every file the run opened for reading and every folder
-it listed (:mod:`bugbout.core.truth.setup_run`): a file of the tree by the digest of its
-content (a folder by the names in it), any other by its size and modification time (a
-folder by its modification time). A run is reused only when each of them is as it was.
-A run that started a process, opened a file by descriptor, or named a path that is
-neither in the tree nor on this machine (a container's own) is not kept.
+What a run read is every file it opened for reading and every folder it listed
+(:mod:`bugbout.core.truth.setup_run`), each with its fingerprint: a file of the tree by
+the digest of its content (a folder by the names in it), any other by its size and
+modification time (a folder by its modification time). In ``BUGBOUT_HOME/setup-py/``, a
+folder per ``setup.py`` (by its digest) lists the sets of paths its runs read
+(``read.json``), and keeps each run's keywords in a file named by the digest of those
+paths' fingerprints: a tree gets the keywords of a run that read the same paths, each as
+it is in this tree. A run that started a process, opened a file by descriptor, or named
+a path that is neither in the tree nor on this machine (a container's own) is not kept.
 """
 
 from __future__ import annotations
@@ -19,13 +21,12 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from bugbout.core.plumbing.confinement.confine import Confine
 from bugbout.core.truth.setup_run import SetupRun, setup_py_run
 
-ENTRIES = 8
-"""The most entries kept for one ``setup.py``, newest first."""
 LARGEST = 16_000_000
 """The largest file of the tree read to key an entry (a larger one keeps none)."""
 TREE = "tree:"
@@ -37,25 +38,33 @@ Inputs = dict[str, dict[str, object]]
 
 def cached_setup_py(tree: Path, confine: Confine, cache: Path) -> dict[str, object] | None:
     """The keywords ``tree/setup.py`` passes to ``setup()``
-    (:func:`~bugbout.core.truth.setup_run.executed_setup_py`), from an entry in ``cache``
-    whose inputs are all as they were, else from running it (then kept in ``cache``)."""
+    (:func:`~bugbout.core.truth.setup_run.executed_setup_py`), kept in ``cache`` from a
+    run whose inputs were all as they are in ``tree``, else from running it (then kept)."""
     script = tree / "setup.py"
     if not script.is_file():
         return None
-    where = cache / f"{hashlib.sha256(script.read_bytes()).hexdigest()}.json"
-    entries = _entries(where)
-    for entry in entries:
-        inputs = entry.get("inputs")
-        if isinstance(inputs, dict) and _fingerprints(inputs, tree) == inputs:
-            found = entry.get("keywords")
-            return found if isinstance(found, dict) else None
+    folder = cache / hashlib.sha256(script.read_bytes()).hexdigest()
+    shapes = _read(folder / "read.json")
+    for shape in shapes if isinstance(shapes, list) else []:
+        if isinstance(shape, dict):
+            found = _read(folder / f"{_digest(_fingerprints(shape, tree))}.json")
+            if isinstance(found, dict):
+                return found
     run = setup_py_run(tree, confine)
     if run is None:
         return None
     inputs = _inputs(run, tree)
     if inputs is not None:
-        _write(where, [{"inputs": inputs, "keywords": run.keywords}, *entries][:ENTRIES])
+        shape = {kind: sorted(names) for kind, names in inputs.items()}
+        known = shapes if isinstance(shapes, list) else []
+        _write(folder / f"{_digest(inputs)}.json", run.keywords)
+        if shape not in known:
+            _write(folder / "read.json", [*known, shape])
     return run.keywords
+
+
+def _digest(inputs: Inputs) -> str:
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
 def _inputs(run: SetupRun, tree: Path) -> Inputs | None:
@@ -92,16 +101,16 @@ _UNREADABLE = "unreadable"
 """A file of the tree that is not a regular file of a size read here."""
 
 
-def _fingerprints(named: Inputs, tree: Path) -> Inputs:
-    """``named``'s paths (files and folders), each with its fingerprint now (``None``:
-    it does not exist)."""
+def _fingerprints(named: Mapping[str, object], tree: Path) -> Inputs:
+    """``named``'s paths (``files`` and ``folders``, lists or dicts of names), each with
+    its fingerprint now (``None``: it does not exist)."""
     files = named.get("files")
     folders = named.get("folders")
-    if not isinstance(files, dict) or not isinstance(folders, dict):
+    if not isinstance(files, (list, dict)) or not isinstance(folders, (list, dict)):
         return {}
     return {
-        "files": {name: _file(name, tree) for name in files},
-        "folders": {name: _folder(name, tree) for name in folders},
+        "files": {str(name): _file(str(name), tree) for name in files},
+        "folders": {str(name): _folder(str(name), tree) for name in folders},
     }
 
 
@@ -130,23 +139,22 @@ def _folder(name: str, tree: Path) -> object:
         return None
 
 
-def _entries(where: Path) -> list[dict[str, object]]:
-    """The entries kept for one ``setup.py`` (none when unreadable)."""
+def _read(where: Path) -> object:
+    """The JSON kept at ``where`` (``None`` when unreadable)."""
     try:
-        found = json.loads(where.read_text(encoding="utf-8"))
+        return json.loads(where.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
-    return [entry for entry in found if isinstance(entry, dict)] if isinstance(found, list) else []
+        return None
 
 
-def _write(where: Path, entries: list[dict[str, object]]) -> None:
-    """Replace the entries of ``where`` at once (a reader sees the old or the new)."""
+def _write(where: Path, value: object) -> None:
+    """Replace ``where`` with ``value`` at once (a reader sees the old or the new)."""
     where.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=where.parent, prefix=".entries-")
+    handle, name = tempfile.mkstemp(dir=where.parent, prefix=".kept-")
     temporary = Path(name)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(entries, stream)
+            json.dump(value, stream)
         temporary.replace(where)
     finally:
         with contextlib.suppress(FileNotFoundError):
