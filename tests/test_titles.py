@@ -28,6 +28,10 @@ READING = TitleReading.of(DEFAULT_FIX_WORDS)
         "Document and test FormattedString field",
         "Remove dead code and expand test coverage",
         "perf: multiply",
+        "Fix typing in class_registry (#1574)",
+        "Fix type hints of the prompt",
+        "Typing improvements",
+        "Fix mypy errors",
     ],
 )
 def test_a_title_that_declares_the_same_behaviour(title: str) -> None:
@@ -51,6 +55,10 @@ def test_a_title_that_declares_the_same_behaviour(title: str) -> None:
         "Document the pager and add a test runner",
         "refactor!: take keywords",
         "perf: fix the slow path for zero",
+        "Fix TypeError when loading a nested field",
+        "Fix typing.get_type_hints crash on forward references",
+        "Fix crash when typing into the prompt and add type hints",
+        "Bugfix Issue 540 type annotations",
     ],
 )
 def test_a_title_that_does_not(title: str) -> None:

@@ -24,10 +24,13 @@ DEFAULT_SAME_BEHAVIOUR_WORDS = (
     "performance", "improve performance", "remove unused", "remove dead", "remove unnecessary",
     "remove redundant", "document", "documentation", "docs", "bump", "update version",
     "version bump", "more test", "complete test", "better test", "improve test", "fix test",
+    "typing", "type hint", "type annotation", "fix typing", "fix type hint",
+    "fix type annotation", "fix mypy", "fix pyright",
 )  # fmt: skip
 """Words that begin a title, or each of its clauses, when the change keeps what the code
 does (the words of a phrase may be joined: ``speed up`` is ``speedup`` too); a phrase
-ending in ``test`` says the change is about the tests themselves. Left out, as each lost
+ending in one of the :data:`_ASIDE` says the change is about the tests themselves, or
+about what type checkers read (``Fix typing in class_registry``). Left out, as each lost
 as many tasks with ground truth as it removed misses, or more (docs/mining.md):
 ``refactor``, ``rename``, ``add test`` (as a first clause), ``expand test``."""
 
@@ -49,7 +52,9 @@ _TOOL_NOUNS = (
 )  # fmt: skip
 """Words after ``test`` that make it name something the project ships (``Fix test runner
 ...``, ``Add testing utilities``), not its tests."""
-_TEST = "test"
+_ASIDE = ("test", "typing", "hint", "annotation", "mypy", "pyright")
+"""Last words of a phrase about what the code's run does not read: its tests, its type
+hints and their checkers. A fix that is about them alone fixes nothing a test can see."""
 _ALONGSIDE = re.compile(
     rf"(?:(?:add|expand|extend|improve|increase|update)(?:s|es|ed|d|ing)?\s+"
     rf"(?:(?:{'|'.join(_QUALIFIERS)}|new|unit|regression)\s+)*)?"
@@ -84,8 +89,8 @@ class TitleReading:
     fix: re.Pattern[str]
     same_behaviour_types: frozenset[str]
     same_behaviour: re.Pattern[str] | None
-    """A clause that begins with a same-behaviour phrase; group ``test`` when it ends in
-    ``test``. ``None``: no words."""
+    """A clause that begins with a same-behaviour phrase; group ``aside`` when it ends in
+    one of the :data:`_ASIDE`. ``None``: no words."""
 
     @classmethod
     def of(
@@ -110,51 +115,50 @@ class TitleReading:
         """Whether ``title`` declares a change that keeps what the code does: a title
         with no fix word by its Conventional Commits type, or when its first clause
         begins with a same-behaviour phrase and each other clause too or adds tests; a
-        title with fix words only when each is in a clause about the tests (``Fix test
-        commands``)."""
+        title with fix words only when each is in a clause about the tests or the type
+        hints (``Fix test commands``, ``Fix typing in class_registry``)."""
         fix = self.is_fix(title)
         if not fix and commit_type(title) in self.same_behaviour_types:
             return True
         if self.same_behaviour is None:
             return False
         clauses = [part for part in _CLAUSES.split(title.strip()) if part]
-        about_tests: list[bool] = []
+        aside: list[bool] = []
         for index, clause in enumerate(clauses):
             match = self.same_behaviour.match(clause)
             if match is None and index and _ALONGSIDE.match(clause):
-                about_tests.append(True)
+                aside.append(True)
             elif match is None:
                 return False
             else:
-                about_tests.append(match.groupdict().get("test") is not None)
+                aside.append(match.groupdict().get("aside") is not None)
         return bool(clauses) and (
             not fix
             or all(
-                tests
-                for clause, tests in zip(clauses, about_tests, strict=True)
-                if self.is_fix(clause)
+                apart for clause, apart in zip(clauses, aside, strict=True) if self.is_fix(clause)
             )
         )
 
 
 def _clause_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     """A clause that begins, after a scope and qualifiers, with one of ``words`` (each
-    word of a phrase with one of the :data:`INFLECTIONS`); a phrase ending in ``test``
-    not followed by one of the :data:`_TOOL_NOUNS` is captured as ``test``."""
+    word of a phrase with one of the :data:`INFLECTIONS`); a phrase ending in one of the
+    :data:`_ASIDE`, followed by neither one of the :data:`_TOOL_NOUNS` nor a ``.``
+    (``typing.get_type_hints`` is code), is captured as ``aside``."""
     endings = "|".join(INFLECTIONS)
 
     def phrase(parts: list[str]) -> str:
         return r"[\s-]*".join(rf"{re.escape(part)}(?:{endings})?" for part in parts)
 
     split = sorted((w.lower().split() for w in words), key=lambda p: -len(" ".join(p)))
-    tests = [p for p in split if p[-1] == _TEST]
-    others = [p for p in split if p[-1] != _TEST]
+    aside = [p for p in split if p[-1] in _ASIDE]
+    others = [p for p in split if p[-1] not in _ASIDE]
     qualifiers = "|".join(_QUALIFIERS)
     tools = "|".join(_TOOL_NOUNS)
     alternatives = []
-    if tests:
-        about_tests = "|".join(phrase(p) for p in tests)
-        alternatives.append(rf"(?P<test>(?:{about_tests})\b(?!\s+(?:{tools})s?\b))")
+    if aside:
+        about = "|".join(phrase(p) for p in aside)
+        alternatives.append(rf"(?P<aside>(?:{about})\b(?!\s+(?:{tools})s?\b|\.))")
     if others:
         alternatives.append(rf"(?:{'|'.join(phrase(p) for p in others)})\b")
     return re.compile(
