@@ -9,6 +9,8 @@ out, each with why. A source distribution today's build tools cannot build is bu
 the build tools of its era instead. A build tool the requirements need at run time
 (zope.interface needs setuptools) is held to its era's release
 (:attr:`Resolver.tools_until`): builds are free of the date, what the tests import is not.
+A distribution no file of its era installs is resolved as of its first release that has
+one, with what that release needs (:mod:`~bugbout.core.plumbing.environments.replacements`).
 A uv call that times out is named so, and a resolution that left something out because
 of it is not kept: it is tried again. An era whose requirements hold pytest older than the
 oldest bugbout's test runs take (2.7) is resolved again with that pytest as a floor: a
@@ -93,7 +95,8 @@ class Resolution(Record):
     era: EraCheck | None = None
     installable: list[Exemption] = Field(default_factory=list)
     """Distributions whose era had no file uv installs, resolved as of their first release
-    that has one (:mod:`bugbout.core.plumbing.environments.installable`)."""
+    that has one (:mod:`bugbout.core.plumbing.environments.installable`), and what that
+    release needs that its era lacked (:mod:`bugbout.core.plumbing.environments.replacements`)."""
 
     @property
     def build_tools(self) -> list[str]:
@@ -310,8 +313,8 @@ class Resolver:
         version, exemption = found
         self.replacements = self.replacements or Replacements(index, self.python, date)
         known |= {e.name for e in [*self.call.runner, *self.call.exempt, exemption]}
-        needs = self.replacements.add(name, version, exemption.reason, known)
-        self.call.installable += [exemption, *needs]
+        needed = self.replacements.add(name, version, exemption.reason, known)
+        self.call.installable += [exemption, *needed]
         return True
 
     def _compile(self, requirements: list[str], held: list[str]) -> list[str]:
