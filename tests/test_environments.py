@@ -17,9 +17,9 @@ from bugbout.core.contract.errors import ConfigError, EnvironmentFailure
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environments.environment import Command, EnvironmentRequest
+from bugbout.core.plumbing.environments.era_resolution import exclude_newer_date
 from bugbout.core.plumbing.environments.interpreters import available_interpreters
 from bugbout.core.plumbing.environments.uv_program import uv_error
-from bugbout.core.plumbing.environments.uv_resolution import exclude_newer_date
 from bugbout.plugins.environments import interpreter, uv
 from bugbout.plugins.environments.interpreter import InterpreterBuilder, InterpreterOptions
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bugbout.core.plumbing.environments.era_resolution import EraResolution
 from bugbout.core.plumbing.environments.interpreters import (
     available_interpreters,
     interpreter_version,
 )
-from bugbout.core.plumbing.environments.uv_resolution import EraResolution
 from local_index import Wheel, serve
 
 WHEELS = [

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bugbout.core.plumbing.environments.era_resolution import EraResolution
 from bugbout.core.plumbing.environments.interpreters import (
     available_interpreters,
     interpreter_version,
 )
-from bugbout.core.plumbing.environments.uv_resolution import EraResolution, Resolution
+from bugbout.core.plumbing.environments.uv_resolution import Resolution
 from local_index import Wheel, serve
 
 WHEELS = [

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.core.plumbing.environments import uv_resolution
+from bugbout.core.plumbing.environments import era_resolution, uv_resolution
+from bugbout.core.plumbing.environments.era_resolution import era_tools_date
 from bugbout.core.plumbing.environments.uv_program import UvFailure
-from bugbout.core.plumbing.environments.uv_resolution import era_tools_date
 from bugbout.plugins.environments import uv
 from bugbout.plugins.environments.uv import MARKER, UvBuilder, UvOptions
 from test_environments import make_tree, request_for
@@ -48,7 +48,7 @@ class FakeUv:
     def install(self, monkeypatch: pytest.MonkeyPatch) -> FakeUv:
         monkeypatch.setattr(uv_resolution, "run_uv", self)
         monkeypatch.setattr(uv, "run_uv", self)
-        monkeypatch.setattr(uv_resolution, "checked", lambda resolver, resolution, **_: resolution)
+        monkeypatch.setattr(era_resolution, "checked", lambda resolver, resolution, **_: resolution)
         return self
 
     def __call__(self, args: list[str], *, timeout: float, what: str, cwd: Path) -> str:

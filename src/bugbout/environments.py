@@ -78,7 +78,7 @@ __getattr__, __dir__ = lazy_exports(
         "EnvironmentRequest": "bugbout.core.plumbing.environments.environment",
         "EraInterpreter": "bugbout.core.plumbing.environments.managed_pythons",
         "EraCheck": "bugbout.core.plumbing.environments.backtrack",
-        "EraResolution": "bugbout.core.plumbing.environments.uv_resolution",
+        "EraResolution": "bugbout.core.plumbing.environments.era_resolution",
         "Exemption": "bugbout.core.store.records",
         "ManagedPythons": "bugbout.core.plumbing.environments.managed_pythons",
         "Mount": "bugbout.sandbox.podman",
@@ -104,8 +104,8 @@ __getattr__, __dir__ = lazy_exports(
         "declared_test_dependencies": "bugbout.core.plumbing.project.project_metadata",
         "describe": "bugbout.core.plumbing.environments.uv_environment",
         "digest": "bugbout.core.store.records",
-        "era_tools_date": "bugbout.core.plumbing.environments.uv_resolution",
-        "exclude_newer_date": "bugbout.core.plumbing.environments.uv_resolution",
+        "era_tools_date": "bugbout.core.plumbing.environments.era_resolution",
+        "exclude_newer_date": "bugbout.core.plumbing.environments.era_resolution",
         "helpers_of": "bugbout.core.plumbing.environments.uv_resolution",
         "hookimpl": "bugbout.core.contract.hookspecs",
         "interpreter_version": "bugbout.core.plumbing.environments.interpreters",
@@ -135,6 +135,11 @@ if TYPE_CHECKING:
         EnvironmentBuilder,
         EnvironmentRequest,
     )
+    from bugbout.core.plumbing.environments.era_resolution import (
+        EraResolution,
+        era_tools_date,
+        exclude_newer_date,
+    )
     from bugbout.core.plumbing.environments.interpreters import (
         choose_python,
         interpreter_version,
@@ -150,13 +155,10 @@ if TYPE_CHECKING:
     from bugbout.core.plumbing.environments.uv_environment import UvOptions, describe
     from bugbout.core.plumbing.environments.uv_program import UvFailure, run_uv, uv_binary, uv_error
     from bugbout.core.plumbing.environments.uv_resolution import (
-        EraResolution,
         Resolution,
         UvCall,
         build_failure,
         build_helpers,
-        era_tools_date,
-        exclude_newer_date,
         helpers_of,
         raised,
         timed_out,
