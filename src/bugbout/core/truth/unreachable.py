@@ -2,6 +2,9 @@
 ``with pytest.raises(...)`` after the statement that raises never runs, and a test may
 have no other; ``pytest.deprecated_call`` passes on any warning of its kind.
 
+A test whose every assertion tests a constant that is always true (``assert "error", x ==
+y`` tests the string; the comparison is only its message) cannot fail either.
+
 A fix that only changes an error's message, tested so, has no fail-to-pass test when the
 block raised before the fix too: the reason says the test is the cause, not the
 environment. A fix that deprecates something, tested so, has none when the block warned
@@ -15,6 +18,7 @@ import ast
 
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Outcome, Task, TestRun
+from bugbout.core.truth.local_time import local_time_note
 
 RAISES = frozenset(
     ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assert_raises")
@@ -25,46 +29,59 @@ WARNS = frozenset(("deprecated_call", "warns", "assertWarns", "assertWarnsRegex"
 """What expects a block or a call to warn (``pytest.deprecated_call``, ``pytest.warns``,
 ``self.assertWarns``)."""
 WARNED = "it asserts nothing but that a block warns"
+RAISED = ", and the block raised before the fix too (the project's test, not the environment)"
 
 
 def unreachable_note(git: Git, task: Task, before: TestRun) -> str:
-    """What a no-fail-to-pass reason says when every test the fix added or changed passed
-    in the ``before`` run and checks no more than that a block raises (its assertions
-    follow the raising statement inside a ``raises`` block, or it has none) or warns (it
-    has no assertion), empty otherwise."""
+    """What a no-fail-to-pass reason says when the fix's tests passed in the ``before``
+    run for a cause of the project's own: they cannot fail (see :func:`_cannot_fail`), or
+    they pass in the machine's local time zone (see
+    :func:`~bugbout.core.truth.local_time.local_time_note`); empty otherwise."""
+    return _cannot_fail(git, task, before) or local_time_note(git, task, before)
+
+
+def _cannot_fail(git: Git, task: Task, before: TestRun) -> str:
+    """What a reason says when every test the fix added or changed passed in the
+    ``before`` run and checks no more than that a block raises (its assertions follow the
+    raising statement inside a ``raises`` block, or it has none), warns (it has no
+    assertion) or asserts constants that are always true, empty otherwise."""
     named = [*task.added_tests, *task.modified_tests]
-    notes = []
+    notes: list[tuple[str, str]] = []  # what the test checks, and why it passed before
     for test in named:
         cases = {o for name, o in before.outcomes.items() if name.split("[", 1)[0] == test}
         path, _, name = test.partition("::")
         found = git.blob(task.sha, path) if cases == {Outcome.PASSED} else None
         scope = _test_node(found[1], name.split("::")) if found else None
         line = _unreachable_assert(scope) if scope else None
-        if line is not None:
+        constants = _constant_asserts(scope) if scope else []
+        if constants:
+            notes.append((_always_true(constants, path), ", on any Python"))
+        elif line is not None:
             notes.append(
-                f"its only assertion (line {line} of {path}) follows the statement that "
-                "raises inside a `raises` block, so it never runs, on any Python"
-                if line
-                else "it asserts nothing but that a block raises"
+                (
+                    f"its only assertion (line {line} of {path}) follows the statement that "
+                    "raises inside a `raises` block, so it never runs, on any Python"
+                    if line
+                    else "it asserts nothing but that a block raises",
+                    RAISED,
+                )
             )
         elif scope and _only_warns(scope):
-            notes.append(WARNED)
+            notes.append((WARNED, _WARNED_BEFORE))
         else:
             return ""
     if not notes:
         return ""
     more = f" (and {len(named) - 1} more alike)" if len(named) > 1 else ""
-    if notes[0] == WARNED:
-        return (
-            f"; {named[0]}{more} cannot fail before the fix: {WARNED}, and the block warned "
-            "before the fix too: another warning of that kind satisfies it (the project's "
-            "elsewhere, a library's, or the interpreter's: a Python newer than the fix's "
-            "deprecates more)"
-        )
-    return (
-        f"; {named[0]}{more} cannot fail before the fix: {notes[0]}, and the block raised "
-        "before the fix too (the project's test, not the environment)"
-    )
+    checks, why = notes[0]
+    return f"; {named[0]}{more} cannot fail before the fix: {checks}{why}"
+
+
+_WARNED_BEFORE = (
+    ", and the block warned before the fix too: another warning of that kind satisfies it "
+    "(the project's elsewhere, a library's, or the interpreter's: a Python newer than the "
+    "fix's deprecates more)"
+)
 
 
 def _test_node(source: bytes, names: list[str]) -> ast.AST | None:
@@ -109,6 +126,52 @@ def _unreachable_assert(scope: ast.AST) -> int | None:
     if not raising or asserted != unreached:
         return None
     return min(asserted, default=0)
+
+
+def _constant_asserts(scope: ast.AST) -> list[ast.Assert]:
+    """For a test (``scope``) whose every assertion tests a constant that is always true
+    and that checks nothing else: its assertions; empty otherwise."""
+    asserts = []
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assert):
+            if not _always_truthy(node.test):
+                return []
+            asserts.append(node)
+        elif isinstance(node, ast.Call) and (
+            _name(node.func) in RAISES | WARNS or _name(node.func).startswith("assert")
+        ):
+            return []  # a check that runs, or a block expected to raise or warn
+    return asserts
+
+
+def _always_truthy(test: ast.expr) -> bool:
+    """Whether ``test`` is a literal that is true whatever runs: a non-empty string,
+    bytes or non-zero number, a non-empty tuple, list, set or dict."""
+    if isinstance(test, ast.Constant):
+        return test.value is not None and bool(test.value)
+    if isinstance(test, ast.Tuple | ast.List | ast.Set):
+        return bool(test.elts)
+    return isinstance(test, ast.Dict) and bool(test.keys)
+
+
+def _always_true(asserts: list[ast.Assert], path: str) -> str:
+    """What a reason says of a test whose ``asserts`` (in ``path``) test constants."""
+    lines = ", ".join(str(node.lineno) for node in asserts)
+    shown = ", ".join(dict.fromkeys(ast.unparse(node.test)[:40] for node in asserts))
+    message = (
+        " (what follows its comma is the message, read only when the assertion fails)"
+        if any(node.msg is not None for node in asserts)
+        else ""
+    )
+    if len(asserts) == 1:
+        return (
+            f"its only assertion (line {lines} of {path}) tests the constant {shown}, always "
+            f"true{message}"
+        )
+    return (
+        f"each of its assertions (lines {lines} of {path}) tests a constant ({shown}), always "
+        f"true{message}"
+    )
 
 
 def _only_warns(scope: ast.AST) -> bool:
