@@ -130,3 +130,20 @@ def test_a_setup_py_that_starts_a_process_is_never_kept(tmp_path: Path, confine:
     for expected in (1, 2):
         assert _names(computed_test_dependencies(tree, counted, cache=cache)) == ["mock"]
         assert counted.runs == expected
+
+
+def test_a_run_that_saw_the_tree_elsewhere_is_never_kept(tmp_path: Path) -> None:
+    """As a container shows it: its paths are not this machine's."""
+    elsewhere = tmp_path / "elsewhere"
+
+    def moved(argv: list[str], tree: Path, writable: tuple[Path, ...]) -> list[str]:
+        script = f'rm -rf "{elsewhere}" && cp -r . "{elsewhere}" && cd "{elsewhere}" && exec "$@"'
+        return ["bash", "-c", script, "bash", *argv]
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("hypothesis\n")
+    counted, cache = Counted(moved), tmp_path / "home" / "setup-py"
+    tree = _tree(tmp_path / "tree", outside)
+    for expected in (1, 2):
+        assert "hypothesis" in _names(computed_test_dependencies(tree, counted, cache=cache))
+        assert counted.runs == expected

@@ -9,8 +9,9 @@ modification time (a folder by its modification time). In ``BUGBOUT_HOME/setup-p
 folder per ``setup.py`` (by its digest) lists the sets of paths its runs read
 (``read.json``), and keeps each run's keywords in a file named by the digest of those
 paths' fingerprints: a tree gets the keywords of a run that read the same paths, each as
-it is in this tree. A run that started a process, opened a file by descriptor, or named
-a path that is neither in the tree nor on this machine (a container's own) is not kept.
+it is in this tree. A run that started a process, opened a file by descriptor, saw the
+tree at another path, or named a path that is neither in the tree nor on this machine (a
+container's own) is not kept.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def _inputs(run: SetupRun, tree: Path) -> Inputs | None:
     cannot be keyed."""
     if run.spawned or None in run.read or None in run.listed:
         return None
+    if run.cwd is None or os.path.normpath(run.cwd) != os.path.realpath(tree):
+        return None  # it saw the tree elsewhere: its paths are not this machine's
     named: Inputs = {
         "files": {_name(path, tree): None for path in run.read if path is not None},
         "folders": {_name(path, tree): None for path in run.listed if path is not None},

@@ -86,7 +86,7 @@ def plain(value):
 if captured:
     found = {{k: plain(captured.get(k)) for k in {KEYWORDS!r}}}
     inputs = {{"read": sorted(read, key=str), "listed": sorted(listed, key=str),
-              "spawned": bool(spawned)}}
+              "spawned": bool(spawned), "cwd": os.getcwd()}}
     sys.stdout.write("\\n{MARK}" + json.dumps({{"keywords": found, "inputs": inputs}}) + "\\n")
 """
 
@@ -104,6 +104,8 @@ class SetupRun:
     """The absolute paths of the folders it listed (``None``: by descriptor)."""
     spawned: bool
     """Whether it started a process (whose reads nothing here saw)."""
+    cwd: str | None
+    """Where it saw the tree (a container may show it elsewhere)."""
 
 
 def executed_setup_py(tree: Path, confine: Confine) -> dict[str, object] | None:
@@ -138,6 +140,7 @@ def setup_py_run(tree: Path, confine: Confine) -> SetupRun | None:
         read=_paths(inputs.get("read")),
         listed=_paths(inputs.get("listed")),
         spawned=inputs.get("spawned") is not False,
+        cwd=inputs["cwd"] if isinstance(inputs.get("cwd"), str) else None,
     )
 
 
