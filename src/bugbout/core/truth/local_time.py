@@ -1,19 +1,30 @@
 """Fixes of what the code does in the local time zone: ``astimezone()`` with no zone,
 ``time.localtime``, ``datetime.now()`` without one, ``time.tzname``, ``mktime``. Their
-tests fail before the fix only where the local zone is not UTC. Test runs set no ``TZ``
-(a project's ``env`` may), so their zone is this machine's (``/etc/localtime``, UTC when
-absent); on a UTC machine such a fix's tests pass before it, and the reason says why."""
+tests may fail before the fix only where the local zone is not UTC. Test runs set no
+``TZ`` (a project's ``env`` may), so their zone is this machine's (``/etc/localtime``,
+UTC when absent). On a UTC machine, when such a fix's tests pass before it, the before
+tree runs once more under another zone: when they fail there, the reason says so."""
 
 from __future__ import annotations
 
 import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.environments.environment import Environment
+from bugbout.core.plumbing.testruns.test_runner import TestRunner, TestRunRequest
+from bugbout.core.plumbing.trees.built_files import export_built
+from bugbout.core.plumbing.trees.checkout import remove_later
 from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.store.records import Task, TestRun
-from bugbout.core.truth.no_fail_to_pass import passed
+from bugbout.core.truth.no_fail_to_pass import FAILING, passed
 
 LOCAL_TIME = re.compile(
     r"\.astimezone\(\s*\)|\blocaltime\b|\bmktime\b|\btzname\b|\baltzone\b|\bdaylight\b"
@@ -21,22 +32,80 @@ LOCAL_TIME = re.compile(
 )
 """What reads the local time zone, in the code's lines."""
 ZONE_FILE = Path("/etc/localtime")
+ELSEWHERE = "Asia/Kolkata"
+"""The zone the before tree runs in again: UTC+05:30 all year, never UTC's time."""
 
 
-def local_time_note(git: Git, task: Task, before: TestRun, zone_file: Path = ZONE_FILE) -> str:
+@dataclass(frozen=True)
+class ZoneRerun:
+    """The before tree (the fix's parent with its tests) run once more, in ``environment``
+    as ground truth ran it, with ``TZ`` set to the zone it is called with."""
+
+    git: Git
+    task: Task
+    environment: Environment
+    runner: TestRunner
+    project: ProjectSettings
+    timeout: float
+    confine: Confine
+    work: Path
+    """Where the tree is exported (and removed from later)."""
+
+    def __call__(self, zone: str) -> TestRun:
+        tree = Path(tempfile.mkdtemp(prefix=f"{self.task.id}-zone-", dir=self.work)) / "tree"
+        try:
+            export_built(self.git, self.task.parent, tree)
+            install_fix_tests(self.task, self.git, tree)
+            return self.runner.run(
+                TestRunRequest(
+                    environment=self.environment,
+                    tree=tree,
+                    targets=tuple(self.task.test_files),
+                    project=self.project.model_copy(
+                        update={"env": {**self.project.env, "TZ": zone}}
+                    ),
+                    label=f"before-tz-{zone}",
+                    timeout=self.timeout,
+                    confine=self.confine,
+                    hostile=False,
+                )
+            )
+        finally:
+            remove_later(tree.parent, self.work)
+
+
+def local_time_note(
+    git: Git,
+    task: Task,
+    before: TestRun,
+    rerun: Callable[[str], TestRun],
+    zone_file: Path = ZONE_FILE,
+) -> str:
     """What a no-fail-to-pass reason says when the fix's tests passed ``before`` it, the
-    code it changes (its hunks, with their context) reads the local time zone, and that
-    zone (``zone_file``'s) is UTC at the fix's date: empty otherwise."""
+    code it changes (its hunks, with their context) reads the local time zone, that zone
+    (``zone_file``'s) is UTC at the fix's date, and the before tree run again by
+    ``rerun`` in another zone fails a test the fix added or changed: empty otherwise."""
     if not passed(task, before) or not task.source_files:
         return ""
     line = _reading_line(git, task)
-    zone = _utc_name(zone_file, task.date)
-    if not line or not zone:
+    zone = _utc_name(zone_file, task.date) if line else ""
+    if not zone:
         return ""
+    named = {*task.added_tests, *task.modified_tests}
+    elsewhere = rerun(ELSEWHERE)
+    failed = [
+        test
+        for test, outcome in elsewhere.outcomes.items()
+        if test.split("[", 1)[0] in named and outcome in FAILING
+    ]
+    if not failed:
+        return ""
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
     return (
         f"; the code the fix changes reads the local time zone ({line}), and its tests' "
-        f"result depends on that zone: the runs set no TZ, so theirs is this machine's, "
-        f"{zone}, where the local time is UTC and a fix of what happens elsewhere shows nothing"
+        f"result depends on that zone: before the fix, {failed[0]}{more} fails with "
+        f"TZ={ELSEWHERE}, and passes in this machine's zone, {zone}, the runs' (they set no "
+        "TZ): a fix of what happens outside UTC shows nothing here"
     )
 
 

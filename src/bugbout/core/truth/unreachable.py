@@ -18,7 +18,6 @@ import ast
 
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Outcome, Task, TestRun
-from bugbout.core.truth.local_time import local_time_note
 
 RAISES = frozenset(
     ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assert_raises")
@@ -33,18 +32,10 @@ RAISED = ", and the block raised before the fix too (the project's test, not the
 
 
 def unreachable_note(git: Git, task: Task, before: TestRun) -> str:
-    """What a no-fail-to-pass reason says when the fix's tests passed in the ``before``
-    run for a cause of the project's own: they cannot fail (see :func:`_cannot_fail`), or
-    they pass in the machine's local time zone (see
-    :func:`~bugbout.core.truth.local_time.local_time_note`); empty otherwise."""
-    return _cannot_fail(git, task, before) or local_time_note(git, task, before)
-
-
-def _cannot_fail(git: Git, task: Task, before: TestRun) -> str:
-    """What a reason says when every test the fix added or changed passed in the
-    ``before`` run and checks no more than that a block raises (its assertions follow the
-    raising statement inside a ``raises`` block, or it has none), warns (it has no
-    assertion) or asserts constants that are always true, empty otherwise."""
+    """What a no-fail-to-pass reason says when every test the fix added or changed passed
+    in the ``before`` run and checks no more than that a block raises (its assertions
+    follow the raising statement inside a ``raises`` block, or it has none), warns (it
+    has no assertion) or asserts constants that are always true, empty otherwise."""
     named = [*task.added_tests, *task.modified_tests]
     notes: list[tuple[str, str]] = []  # what the test checks, and why it passed before
     for test in named:
