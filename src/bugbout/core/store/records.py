@@ -254,6 +254,9 @@ class TestRun(Record):
     failures: dict[TestId, str] = Field(default_factory=dict)
     """Tests that failed or errored, with the first line of their error (bounded,
     untrusted: written by the code under test)."""
+    skips: dict[TestId, str] = Field(default_factory=dict)
+    """Tests that skipped themselves, with the first line of pytest's reason (untrusted:
+    written by the code under test)."""
     crashes: dict[PlainTestId, str] = Field(default_factory=dict)
     """Tests that killed pytest, with how (``crashed (signal 11)``): each is ``failed`` in
     ``outcomes``, and the other tests were run again without it."""

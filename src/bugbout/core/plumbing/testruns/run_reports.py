@@ -31,6 +31,7 @@ def summarise(
     collection_errors: dict[str, str] = {}
     skipped_modules: dict[str, str] = {}
     failures: dict[str, str] = {}
+    skips: dict[str, str] = {}
     for report in reports:
         if report["when"] == "collect" and report["outcome"] == "skipped":
             skipped_modules[report["nodeid"]] = report.get("message", "")
@@ -44,6 +45,8 @@ def summarise(
                 phases.setdefault(report["nodeid"], {})[report["when"]] = report["outcome"]
             if report["outcome"] == "failed" and report["nodeid"] not in failures:
                 failures[report["nodeid"]] = first_line(report.get("message", ""))
+            elif report["outcome"] == "skipped" and report["nodeid"] not in skips:
+                skips[report["nodeid"]] = first_line(report.get("message", ""))
     outcomes = {nodeid: _outcome(by_phase) for nodeid, by_phase in phases.items()}
     for nodeid in failed_subtests & set(outcomes):
         if outcomes[nodeid] == Outcome.PASSED:
@@ -67,6 +70,11 @@ def summarise(
         collection_errors=collection_errors,
         skipped_modules=skipped_modules,
         failures={nodeid: line for nodeid, line in failures.items() if nodeid in outcomes},
+        skips={
+            nodeid: line
+            for nodeid, line in skips.items()
+            if outcomes.get(nodeid) == Outcome.SKIPPED
+        },
     )
 
 

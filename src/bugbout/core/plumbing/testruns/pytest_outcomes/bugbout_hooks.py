@@ -161,6 +161,8 @@ def pytest_runtest_logreport(report):
         record["subtest"] = True
     if report.failed:
         record["message"] = _first_line(report, last=False)
+    elif outcome == "skipped":
+        record["message"] = _skip_reason(report)
     _stream.emit(record)
 
 
@@ -186,7 +188,7 @@ def pytest_collectreport(report):
 
 
 def _skip_reason(report):
-    """Why a module was skipped as a whole: the first line of its skip's reason."""
+    """Why a module or a test was skipped: the first line of its skip's reason."""
     longrepr = report.longrepr
     text = str(longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr)
     text = text[len("Skipped: ") :] if text.startswith("Skipped: ") else text
