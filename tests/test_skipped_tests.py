@@ -48,7 +48,7 @@ def test_a_fix_whose_test_skips_itself_says_so(tmp_path: Path) -> None:
     assert oracle.status == "no-fail-to-pass"
     assert oracle.reason == (
         "no test failed before the fix and passed after it: the test the fix added or changed "
-        "(tests/test_shout.py::test_shout_checked) skipped itself after the fix: its skip "
-        "condition holds in this environment (a tool, platform or Python it lacks), so "
-        "nothing it checks ran"
+        "(tests/test_shout.py::test_shout_checked) skipped itself after the fix, saying "
+        "'needs no-such-checker': its skip condition holds in this environment, so nothing "
+        "it checks ran"
     ), oracle.reason

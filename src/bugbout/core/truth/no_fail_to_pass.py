@@ -43,17 +43,30 @@ def _passed_before(task: Task, before: TestRun, after: TestRun) -> str:
 
 def _skipped(task: Task, after: TestRun) -> str:
     """What a reason says when every test the fix added or changed that ran after it was
-    skipped: its skip condition holds here (a tool or a Python this machine lacks), so
-    nothing it checks ran."""
+    skipped: its skip condition holds here, so nothing it checks ran; with pytest's
+    reasons when the run recorded them (at most two, quoted)."""
     named = {*task.added_tests, *task.modified_tests}
     ran = [test for test in after.outcomes if test.split("[", 1)[0] in named]
     if not ran or any(after.outcomes[test] != Outcome.SKIPPED for test in ran):
         return ""
-    tests = "test" if len(ran) == 1 else f"{len(ran)} tests"
+    said = list(dict.fromkeys(after.skips[test] for test in ran if after.skips.get(test)))
+    saying = (
+        f", saying {'; '.join(repr(reason) for reason in said[:2])}"
+        + (f" (and {len(said) - 2} more)" if len(said) > 2 else "")
+        if said
+        else ""
+    )
+    guess = "" if said else " (a tool, platform or Python it lacks)"
+    if len(ran) == 1:
+        return (
+            f": the test the fix added or changed ({ran[0]}) skipped itself after the fix"
+            f"{saying}: its skip condition holds in this environment{guess}, so nothing it "
+            "checks ran"
+        )
     return (
-        f": the {tests} the fix added or changed ({', '.join(ran[:3])}) skipped itself after "
-        "the fix: its skip condition holds in this environment (a tool, platform or Python it "
-        "lacks), so nothing it checks ran"
+        f": the {len(ran)} tests the fix added or changed ({', '.join(ran[:3])}) skipped "
+        f"themselves after the fix{saying}: their skip conditions hold in this environment"
+        f"{guess}, so nothing they check ran"
     )
 
 
