@@ -40,7 +40,9 @@ from bugbout.core.plumbing.trees.checkout import remove_later
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
+from bugbout.core.truth.local_time import ZoneRerun, local_time_note
 from bugbout.core.truth.merges import merge_note
+from bugbout.core.truth.moves import moved_note
 from bugbout.core.truth.no_fail_to_pass import FAILING, no_fail_to_pass_reason, passed
 from bugbout.core.truth.python2 import python2_note, stdlib_note
 from bugbout.core.truth.setup_cache import cached_setup_py
@@ -144,11 +146,18 @@ def compute_oracle(
     if oracle.reason is not None and missing:
         oracle.reason += repair.unrepaired(missing, repaired, tasks.repair_imports)
     if oracle.status == "no-fail-to-pass" and oracle.reason is not None:
-        if project_own := unreachable_note(git, task, runs[0]):
+        rerun = ZoneRerun(
+            git=git, task=task, environment=environment, runner=runner, project=project,
+            timeout=tasks.timeout, confine=confine, work=work,
+        )  # fmt: skip
+        if project_own := unreachable_note(git, task, runs[0]) or local_time_note(
+            git, task, runs[0], rerun
+        ):
             oracle.reason += project_own  # not the environment's doing
             return oracle
         oracle.reason += python2_note(git, task)
-        oracle.reason += merge_note(git, task) if passed(task, runs[0]) else ""
+        if passed(task, runs[0]):
+            oracle.reason += moved_note(git, task) + merge_note(git, task)
     if oracle.reason is not None:
         oracle.reason += lacking(environment)
     return oracle
