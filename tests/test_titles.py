@@ -32,6 +32,8 @@ READING = TitleReading.of(DEFAULT_FIX_WORDS)
         "Fix type hints of the prompt",
         "Typing improvements",
         "Fix mypy errors",
+        "Issue 871: Add a fast path for sliding_window",
+        "Get coverage to 100%",
     ],
 )
 def test_a_title_that_declares_the_same_behaviour(title: str) -> None:
@@ -59,6 +61,8 @@ def test_a_title_that_declares_the_same_behaviour(title: str) -> None:
         "Fix typing.get_type_hints crash on forward references",
         "Fix crash when typing into the prompt and add type hints",
         "Bugfix Issue 540 type annotations",
+        "Issue 12: Fix crash on empty input",
+        "Issue 870: counts parameter for sample",
     ],
 )
 def test_a_title_that_does_not(title: str) -> None:

@@ -25,7 +25,8 @@ DEFAULT_SAME_BEHAVIOUR_WORDS = (
     "remove redundant", "document", "documentation", "docs", "bump", "update version",
     "version bump", "more test", "complete test", "better test", "improve test", "fix test",
     "typing", "type hint", "type annotation", "fix typing", "fix type hint",
-    "fix type annotation", "fix mypy", "fix pyright",
+    "fix type annotation", "fix mypy", "fix pyright", "fast path", "add a fast path",
+    "get coverage", "increase coverage", "improve coverage", "full coverage",
 )  # fmt: skip
 """Words that begin a title, or each of its clauses, when the change keeps what the code
 does (the words of a phrase may be joined: ``speed up`` is ``speedup`` too); a phrase
@@ -38,9 +39,9 @@ _COMMIT_TYPE = r"\s*([A-Za-z]+)(?:\([^)]*\))?:"
 """A title's Conventional Commits type and scope (``perf(url):``); none with a ``!``."""
 _CLAUSES = re.compile(r"\s*(?:[,;&+]|\.\s|\band\b|\balso\b)\s*", re.IGNORECASE)
 """Where a title's clauses part: ``Remove dead code and expand tests`` is two changes."""
-_SCOPE = r"(?:[\w./-]+(?:\([^)]*\))?!?:\s*)?+"
-"""A scope or type before the clause (``stdlib: ...``, ``refactor!: ...``): the words
-after it say what the change is."""
+_SCOPE = r"(?:[\w./#-]+(?:\s[\w./#-]+)?(?:\([^)]*\))?!?:\s*)?+"
+"""A scope or type of one or two words before the clause (``stdlib: ...``, ``refactor!:
+...``, ``Issue 871: ...``): the words after it say what the change is."""
 _QUALIFIERS = (
     "a", "an", "the", "some", "more", "minor", "small", "tiny", "little", "few", "further",
     "general", "better", "complete", "additional", "extra", "code", "internal", "various",
