@@ -21,7 +21,7 @@ from bugbout.core.plumbing.environments.environment import Environment
 from bugbout.core.plumbing.testruns.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.trees.built_files import export_built
 from bugbout.core.plumbing.trees.checkout import remove_later
-from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.git import Git, diff_lines
 from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.store.records import Task, TestRun
 from bugbout.core.truth.no_fail_to_pass import FAILING, passed
@@ -116,16 +116,10 @@ def _reading_line(git: Git, task: Task) -> str:
         "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U3", task.parent, task.sha,
         "--", *(f":(literal){path}" for path in task.source_files),
     )  # fmt: skip
-    in_hunk = False
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            in_hunk = False
-        elif line.startswith("@@"):
-            in_hunk = True
-        elif in_hunk and line[:1] in ("+", "-", " ") and LOCAL_TIME.search(line[1:]):
-            code = line[1:].strip()
-            if not code.startswith("#"):
-                return code[:80]
+    for line in diff_lines(diff, context=True):
+        code = line[1:].strip()
+        if LOCAL_TIME.search(code) and not code.startswith("#"):
+            return code[:80]
     return ""
 
 

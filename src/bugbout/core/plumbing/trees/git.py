@@ -430,14 +430,15 @@ def _blob_id(mode: bytes, object_id: bytes) -> str | None:
     return object_id.decode()
 
 
-def diff_lines(diff: str) -> Iterator[str]:
+def diff_lines(diff: str, *, context: bool = False) -> Iterator[str]:
     """The lines a unified diff adds and removes, each with its ``+`` or ``-``, in order
-    (its file headers left out)."""
+    (its file headers left out); with ``context``, the hunks' unchanged lines too (``" "``)."""
+    kept = ("+", "-", " ") if context else ("+", "-")
     in_hunk = False
     for line in diff.splitlines():
         if line.startswith("diff --git "):
             in_hunk = False
         elif line.startswith("@@"):
             in_hunk = True
-        elif in_hunk and line[:1] in ("+", "-"):
+        elif in_hunk and line[:1] in kept:
             yield line
