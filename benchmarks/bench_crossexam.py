@@ -57,14 +57,8 @@ from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees
 from bugbout.core.plumbing.trees.tree_files import install_file
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    RunStatus,
-    Task,
-    TaskIssue,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus
+from bugbout.core.store.records import RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from bugbout.testing import RepositoryBuilder
 

@@ -46,7 +46,8 @@ from bugbout.core.plumbing.selection.affected import (
 )
 from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.plumbing.trees.patch import diff_trees
-from bugbout.core.store.records import ChangeArea, Outcome, RunStatus, TestRun
+from bugbout.core.store.race_records import ChangeArea
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.testing.breaks import HOW, breakable, broken
 
 HERE = Path(__file__).resolve().parent

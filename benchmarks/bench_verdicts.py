@@ -46,7 +46,8 @@ from bugbout.core.plumbing.selection.affected import (
 )
 from bugbout.core.plumbing.testruns.testrun import outcomes_plugin_dir, run_tests
 from bugbout.core.plumbing.trees.patch import diff_trees
-from bugbout.core.store.records import ChangeArea, RunStatus
+from bugbout.core.store.race_records import ChangeArea
+from bugbout.core.store.records import RunStatus
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "verdicts"

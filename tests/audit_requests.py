@@ -4,19 +4,15 @@ on them."""
 from __future__ import annotations
 
 from bugbout.core.audit.auditing import AuditRequest
-from bugbout.core.store.records import (
+from bugbout.core.store.race_records import (
     Attempt,
     AttemptStatus,
     ChangeArea,
     ChangeKind,
     FileChange,
-    Oracle,
     Patch,
-    RunStatus,
-    Task,
-    TaskIssue,
-    TestRun,
 )
+from bugbout.core.store.records import Oracle, RunStatus, Task, TaskIssue, TestRun
 
 F2P = ["tests/test_core.py::test_even", "tests/test_core.py::test_pair"]
 P2P = "tests/test_core.py::test_odd"

@@ -42,7 +42,8 @@ from bugbout.core.plumbing.environments.environment import EnvironmentRequest
 from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.race.examining import examiner_prompt
 from bugbout.core.report.report import Report
-from bugbout.core.store.records import Audit, Issue, Oracle, OracleSet, Task, TaskSet
+from bugbout.core.store.race_records import Audit
+from bugbout.core.store.records import Issue, Oracle, OracleSet, Task, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store
 from bugbout.core.store.verdict_records import Matrix, Verdict
 from bugbout.plugins.auditors.gate import Gate

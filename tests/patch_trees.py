@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees, is_ignored
-from bugbout.core.store.records import Patch
+from bugbout.core.store.race_records import Patch
 from bugbout.testing import RepositoryBuilder
 
 SOURCE, TESTS = "src/pkg", "tests"

@@ -20,21 +20,8 @@ from html.parser import HTMLParser
 import pytest
 
 from bugbout.core.report.report import report_schema
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    Audit,
-    Oracle,
-    OracleSet,
-    Outcome,
-    Patch,
-    Route,
-    Score,
-    Task,
-    TaskIssue,
-    TaskSet,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Audit, Patch, Route, Score
+from bugbout.core.store.records import Oracle, OracleSet, Outcome, Task, TaskIssue, TaskSet, TestRun
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, PatchResolution, Verdict
 
 P, F, E = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR

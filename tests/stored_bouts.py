@@ -6,16 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    Oracle,
-    OracleSet,
-    Score,
-    Task,
-    TaskIssue,
-    TaskSet,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Score
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import (
     Job,

@@ -33,17 +33,8 @@ from bugbout.core.plumbing.testruns.timeouts import killed, timeouts
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.patch import diff_trees
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    ChangeArea,
-    Oracle,
-    Outcome,
-    RunStatus,
-    Task,
-    TaskIssue,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, ChangeArea
+from bugbout.core.store.records import Oracle, Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.store.verdict_records import SUITE, UNFIXED
 from bugbout.testing import RepositoryBuilder
 from runners import pytest_runner

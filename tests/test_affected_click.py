@@ -23,7 +23,8 @@ from bugbout.core.plumbing.selection.affected import (
 )
 from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.plumbing.trees.patch import diff_trees
-from bugbout.core.store.records import ChangeArea, Outcome, RunStatus, TestRun
+from bugbout.core.store.race_records import ChangeArea
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.testing.breaks import broken
 from runners import pytest_runner
 

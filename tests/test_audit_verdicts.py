@@ -7,15 +7,8 @@ import pytest
 
 from audit_requests import BASE, F2P, LEGACY, ORACLE, OTHER, P2P, PATCH, TASK, attempt, request, run
 from bugbout.core.audit.auditing import AuditRequest, classify, verdict_for
-from bugbout.core.store.records import (
-    ChangeArea,
-    ChangeKind,
-    FileChange,
-    Patch,
-    Route,
-    RunStatus,
-    Score,
-)
+from bugbout.core.store.race_records import ChangeArea, ChangeKind, FileChange, Patch, Route, Score
+from bugbout.core.store.records import RunStatus
 
 # -- the verdict table, row by row -------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from bugbout.core.plumbing.models.budget import Budget, not_run_reason
 from bugbout.core.plumbing.models.prices import price_table
 from bugbout.core.report.costs import costs as report_costs
 from bugbout.core.report.unscored import unscored
-from bugbout.core.store.records import Attempt, AttemptStatus
+from bugbout.core.store.race_records import Attempt, AttemptStatus
 from cli_runs import bugbout
 from one_bug import one_bug_repository, write_agent
 from plugin_sites import install_distribution

@@ -15,7 +15,8 @@ import pytest
 
 from bugbout.compare.pairing import BoutChange, compare_schema
 from bugbout.core.report.report_store import load_report
-from bugbout.core.store.records import AttemptStatus, OracleSet, Score
+from bugbout.core.store.race_records import AttemptStatus, Score
+from bugbout.core.store.records import OracleSet
 from bugbout.core.store.store import Store
 from cli_runs import bugbout
 from stored_bouts import Outcome, store_bout, task_ids

@@ -20,16 +20,8 @@ from bugbout.core.report.costs import (
     price_table,
 )
 from bugbout.core.report.report_build import build_report
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    Oracle,
-    OracleSet,
-    Score,
-    Task,
-    TaskIssue,
-    TaskSet,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Score
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import (
     Job,

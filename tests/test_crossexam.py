@@ -31,19 +31,8 @@ from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.patch import PatchError, diff_trees
 from bugbout.core.plumbing.trees.tree_files import install_file
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    ChangeArea,
-    Examination,
-    Oracle,
-    Outcome,
-    Patch,
-    RunStatus,
-    Task,
-    TaskIssue,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, ChangeArea, Examination, Patch
+from bugbout.core.store.records import Oracle, Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 from bugbout.core.truth.oracle import compute_oracle
 from bugbout.testing import RepositoryBuilder

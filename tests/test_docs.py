@@ -23,16 +23,8 @@ from bugbout.core.contract.types import KINDS
 from bugbout.core.judge.judging import JudgeContext
 from bugbout.core.mine.issues import IssueRequest
 from bugbout.core.report.report import AgentRow, Report
-from bugbout.core.store.records import (
-    Attempt,
-    Audit,
-    Oracle,
-    Patch,
-    Task,
-    TaskIssue,
-    TaskSet,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, Audit, Patch
+from bugbout.core.store.records import Oracle, Task, TaskIssue, TaskSet, TestRun
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, Verdict
 from runners import pytest_runner
 

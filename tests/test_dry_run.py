@@ -12,7 +12,7 @@ import pytest
 
 from bugbout.config.kept import FILE
 from bugbout.core.report.power import detectable_difference
-from bugbout.core.store.records import Attempt, AttemptStatus, Score
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Score
 from cli_runs import bugbout
 from stored_bouts import store_bout, task_ids
 

@@ -27,7 +27,8 @@ from bugbout.core.plumbing.runtime.executor import Executor, make_executor
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.race import Race
-from bugbout.core.store.records import Attempt, AttemptStatus, Task, TaskIssue
+from bugbout.core.store.race_records import Attempt, AttemptStatus
+from bugbout.core.store.records import Task, TaskIssue
 from bugbout.core.store.store import Store
 from bugbout.plugins.executors.local import LocalExecutor, LocalOptions
 from bugbout.plugins.executors.ray import MISSING, RayExecutor, RayOptions

@@ -26,18 +26,8 @@ from bugbout.core.plumbing.environments.environment import Environment, Environm
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.patch import diff_trees
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    Examination,
-    Oracle,
-    Outcome,
-    Route,
-    Score,
-    Task,
-    TaskIssue,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Examination, Route, Score
+from bugbout.core.store.records import Oracle, Outcome, Task, TaskIssue, TestRun
 from bugbout.plugins.auditors import gate as gate_module
 from bugbout.plugins.auditors.gate import Gate, GateOptions
 from bugbout.testing import RepositoryBuilder

@@ -14,7 +14,7 @@ import pytest
 from bugbout.core.contract.settings import PluginChoice, ProjectSettings
 from bugbout.core.mine.mining import MiningRequest
 from bugbout.core.plumbing.trees.patch import diff_trees
-from bugbout.core.store.records import ChangeArea
+from bugbout.core.store.race_records import ChangeArea
 from bugbout.plugins.miners.git_history import GitHistoryMiner, GitHistoryOptions
 from bugbout.plugins.test_runners.javascript.files import (
     SOURCE_SUFFIXES,

@@ -10,7 +10,8 @@ import yaml
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.judge.judging import Judge, JudgeContext, gather
-from bugbout.core.store.records import Attempt, AttemptStatus, Outcome, RunStatus, TestRun
+from bugbout.core.store.race_records import Attempt, AttemptStatus
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.core.store.verdict_records import UNFIXED
 from judge_matrices import POLICIES, cells, context, judge, make
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from audit_requests import BASE, F2P, LEGACY, OTHER, P2P, request
 from bugbout.core.audit.auditing import classify, escalate, kill_report
-from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, Patch, Route
+from bugbout.core.store.race_records import ChangeArea, ChangeKind, FileChange, Patch, Route
 
 
 def test_kill_report_for_a_regression_routes_to_craft_with_the_evidence() -> None:

@@ -21,7 +21,7 @@ from bugbout.core.plumbing.trees.checkout import (
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees
 from bugbout.core.plumbing.trees.treewalk import walk_upper
-from bugbout.core.store.records import Patch
+from bugbout.core.store.race_records import Patch
 from bugbout.sandbox.overlay import enter, overlay_problem
 from bugbout.testing import RepositoryBuilder
 

@@ -11,7 +11,7 @@ import pytest
 
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.patch import PatchError, apply_patch, diff_trees
-from bugbout.core.store.records import Patch
+from bugbout.core.store.race_records import Patch
 from bugbout.testing import RepositoryBuilder
 from patch_trees import SOURCE, TESTS, diff, fresh_copy, round_trip, state
 

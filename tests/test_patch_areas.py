@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.plumbing.trees.patch import classify
-from bugbout.core.store.records import ChangeArea
+from bugbout.core.store.race_records import ChangeArea
 from patch_trees import SOURCE, TESTS, diff
 
 

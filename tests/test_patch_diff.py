@@ -13,7 +13,7 @@ import pytest
 
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.treewalk import Entry
-from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, Patch
+from bugbout.core.store.race_records import ChangeArea, ChangeKind, FileChange, Patch
 from bugbout.testing import RepositoryBuilder
 from patch_trees import diff, round_trip, state
 

@@ -13,7 +13,7 @@ from bugbout.core.contract.settings import LimitsSettings
 from bugbout.core.plumbing.confinement.limits import LimitExceeded
 from bugbout.core.plumbing.trees import treewalk
 from bugbout.core.plumbing.trees.patch import diff_trees
-from bugbout.core.store.records import Patch
+from bugbout.core.store.race_records import Patch
 from patch_trees import SOURCE, TESTS, diff
 
 

@@ -28,7 +28,8 @@ from bugbout.core.pipeline import (
 )
 from bugbout.core.plumbing.tools import Tools
 from bugbout.core.race.race import RemoteAttempt
-from bugbout.core.store.records import Attempt, AttemptStatus, Oracle, Task, TaskIssue
+from bugbout.core.store.race_records import Attempt, AttemptStatus
+from bugbout.core.store.records import Oracle, Task, TaskIssue
 from bugbout.core.store.store import Store
 from bugbout.core.tasks import OracleJob
 

@@ -28,7 +28,7 @@ import pytest
 import components
 from bugbout.core.plumbing.confinement.confine import readable_paths
 from bugbout.core.plumbing.confinement.process import run_logged
-from bugbout.core.store.records import Score
+from bugbout.core.store.race_records import Score
 from bugbout.core.store.store import RESOLUTIONS, Store
 from bugbout.core.store.verdict_records import ResolutionSet
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions

@@ -23,7 +23,8 @@ from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.confinement import confine as confinement
 from bugbout.core.plumbing.confinement.confine import Confine
 from bugbout.core.score.scoring import score
-from bugbout.core.store.records import Outcome, RunStatus, Score
+from bugbout.core.store.race_records import Score
+from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.plugins.environments.podman import PodmanBuilder, PodmanOptions
 from bugbout.plugins.sandboxes.podman import PodmanSandbox, PodmanSandboxOptions
 from runners import pytest_runner

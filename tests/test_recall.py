@@ -24,18 +24,16 @@ from bugbout.core.report.contamination import Contamination, CutoffSplit, PatchS
 from bugbout.core.report.report import report_schema
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.statistics import wilson
-from bugbout.core.store.records import (
+from bugbout.core.store.race_records import (
     Attempt,
     AttemptStatus,
     Audit,
-    Oracle,
-    OracleSet,
     Patch,
     Route,
     Score,
     Similarity,
-    TaskSet,
 )
+from bugbout.core.store.records import Oracle, OracleSet, TaskSet
 from bugbout.core.store.verdict_records import PatchResolution
 from bugbout.plugins.auditors.recall import Recall, RecallOptions
 from bugbout.plugins.reporters.html import HtmlReporter

@@ -19,20 +19,8 @@ import name_history
 from bugbout.core.plumbing.selection.affected import BaseRun, CoverageMap
 from bugbout.core.report.report import Report
 from bugbout.core.store.filenames import MARK, stored, unstored
-from bugbout.core.store.records import (
-    Attempt,
-    Audit,
-    Examination,
-    FileChange,
-    Oracle,
-    OracleSet,
-    Patch,
-    Score,
-    Task,
-    TaskIssue,
-    TaskSet,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, Audit, Examination, FileChange, Patch, Score
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet, TestRun
 from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import (
     AuditSet,

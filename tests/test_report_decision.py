@@ -12,7 +12,7 @@ import pytest
 
 from browser import _chromium
 from bugbout.core.report.report import Report
-from bugbout.core.store.records import AttemptStatus, Score
+from bugbout.core.store.race_records import AttemptStatus, Score
 from bugbout.core.store.store import Store
 from bugbout.plugins.reporters.html import render_html
 from cli_runs import bugbout

@@ -24,7 +24,8 @@ from bugbout.core.report.report import (
     UsageRow,
 )
 from bugbout.core.report.report_build import build_report
-from bugbout.core.store.records import AttemptStatus, OracleSet, Score, TaskSet
+from bugbout.core.store.race_records import AttemptStatus, Score
+from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.verdict_records import SUITE
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json

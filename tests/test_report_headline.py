@@ -13,7 +13,7 @@ import pytest
 from bugbout.cli import main
 from bugbout.core.report.confidence import Confidence
 from bugbout.core.report.report_store import load_report
-from bugbout.core.store.records import AttemptStatus, Score
+from bugbout.core.store.race_records import AttemptStatus, Score
 from bugbout.core.store.store import Store
 from cli_runs import bugbout
 from stored_bouts import Outcome, store_bout, task_ids

@@ -13,7 +13,7 @@ from bugbout.core.report.report_tasks import (
     TaskPage,
     bounded,
 )
-from bugbout.core.store.records import AttemptStatus, Score
+from bugbout.core.store.race_records import AttemptStatus, Score
 from bugbout.core.store.verdict_records import SUITE, UNFIXED
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json

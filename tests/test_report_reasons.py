@@ -12,16 +12,8 @@ from bugbout.core.report.reasons import attempt_reason, one_line
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.rounds_report import RoundRow, gain_sentence
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    Oracle,
-    OracleSet,
-    Score,
-    Task,
-    TaskIssue,
-    TaskSet,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Score
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskIssue, TaskSet
 from bugbout.core.store.verdict_records import PatchResolution, Verdict
 from bugbout.plugins.reporters.html import render_html
 from bugbout.plugins.reporters.json import render_json

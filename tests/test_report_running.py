@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from bugbout.core.report.report_store import load_report
-from bugbout.core.store.records import Score
+from bugbout.core.store.race_records import Score
 from bugbout.core.store.store import Store
 from cli_runs import bugbout
 from stored_bouts import store_bout, task_ids

@@ -39,7 +39,7 @@ from bugbout.core.report.report_tasks import (
     TaskPage,
 )
 from bugbout.core.report.rounds_report import AgentRounds, RoundRow, Rounds
-from bugbout.core.store.records import AttemptStatus, Score
+from bugbout.core.store.race_records import AttemptStatus, Score
 from bugbout.plugins.reporters.json import render_json
 from report_records import _validate
 

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from bugbout.core.report.report_store import load_report
-from bugbout.core.store.records import RunStatus, Score, TestRun
+from bugbout.core.store.race_records import Score
+from bugbout.core.store.records import RunStatus, TestRun
 from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import UNFIXED, Job, Matrix, ResolutionSet
 from cli_runs import bugbout

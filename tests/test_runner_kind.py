@@ -15,14 +15,8 @@ from bugbout.core.crossexam.crossexam import plan_installation
 from bugbout.core.pipeline import truth_spec
 from bugbout.core.plumbing.selection.affected import BaseRun, changed_in_functions, select
 from bugbout.core.plumbing.testruns.test_runner import file_of
-from bugbout.core.store.records import (
-    ChangeArea,
-    ChangeKind,
-    FileChange,
-    Outcome,
-    RunStatus,
-    TestRun,
-)
+from bugbout.core.store.race_records import ChangeArea, ChangeKind, FileChange
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from runners import pytest_runner
 
 SHA = "a" * 40

@@ -10,7 +10,8 @@ import pytest
 from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.trees.tree_files import install_fix_tests
 from bugbout.core.score.scoring import score
-from bugbout.core.store.records import Attempt, Outcome, RunStatus, Score
+from bugbout.core.store.race_records import Attempt, Score
+from bugbout.core.store.records import Outcome, RunStatus
 from bugbout.core.store.verdict_records import PatchResolution
 from runners import pytest_runner
 from test_crossexam import FIX_TESTS, FIXED, PROJECT, WRONG, World, build_world

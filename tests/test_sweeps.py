@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.store.records import Attempt, OracleSet, TaskSet
+from bugbout.core.store.race_records import Attempt
+from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.verdict_records import Job
 from bugbout.example import build_example
 

@@ -20,16 +20,11 @@ from bugbout.core.plumbing.trees.patch import diff_trees
 from bugbout.core.report.report import report_schema
 from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_tampering import TamperedRow
+from bugbout.core.store.race_records import Audit, ChangeArea, ChangeKind, FileChange, Route, Score
 from bugbout.core.store.records import (
-    Audit,
-    ChangeArea,
-    ChangeKind,
-    FileChange,
     OracleSet,
     Outcome,
-    Route,
     RunStatus,
-    Score,
     Task,
     TaskIssue,
     TaskSet,

@@ -19,7 +19,7 @@ from bugbout.core.contract.transcript import Step
 from bugbout.core.pipeline import TranscriptHook
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.report.transcripts import MAX_STEPS, transcript, transcripts
-from bugbout.core.store.records import Attempt, AttemptStatus, Score
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Score
 from bugbout.core.store.store import Store
 from bugbout.core.store.verdict_records import ResolutionSet
 from bugbout.plugins.agents.claude_code import ClaudeCodeAgent

@@ -15,7 +15,7 @@ from bugbout.core.contract.settings import PriceSettings
 from bugbout.core.race.never_ran import never_ran
 from bugbout.core.report.costs import price_table
 from bugbout.core.report.report_store import load_report
-from bugbout.core.store.records import AttemptStatus, Score
+from bugbout.core.store.race_records import AttemptStatus, Score
 from bugbout.core.store.store import Store
 from one_bug import attempts, bugbout, one_bug_repository
 from stored_bouts import store_bout, task_ids

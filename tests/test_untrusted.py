@@ -18,7 +18,7 @@ from bugbout.core.plumbing.confinement.untrusted import (
     read_untrusted_bytes,
 )
 from bugbout.core.race.logs import Captures, conclude, last_line
-from bugbout.core.store.records import AttemptStatus
+from bugbout.core.store.race_records import AttemptStatus
 from bugbout.plugins.agents.codex import CodexAgent
 from bugbout.plugins.agents.command import CommandAgent
 from bugbout.plugins.agents.mini_swe_agent import MiniSweAgent

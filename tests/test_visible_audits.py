@@ -9,7 +9,7 @@ import pytest
 
 from audit_requests import F2P, LEGACY, ORACLE, P2P, TASK, attempt, run
 from bugbout.core.audit.auditing import AuditRequest, reproductions
-from bugbout.core.store.records import Attempt, Examination, Patch, Route, Score
+from bugbout.core.store.race_records import Attempt, Examination, Patch, Route, Score
 from bugbout.plugins.auditors.gate import Gate
 
 REPRO = "tests/test_examined.py::test_even_examined"

@@ -42,7 +42,7 @@ _EXPORTS: dict[str, str] = {
     "IssueRequest": "bugbout.core.mine.issues",
     "IssueSourceUnavailable": "bugbout.core.mine.issues",
     "MiningRequest": "bugbout.core.mine.mining",
-    "Attempt": "bugbout.core.store.records",
+    "Attempt": "bugbout.core.store.race_records",
     "Issue": "bugbout.core.store.records",
     "Oracle": "bugbout.core.store.records",
     "Task": "bugbout.core.store.records",
@@ -147,4 +147,5 @@ if TYPE_CHECKING:
     from bugbout.core.plumbing.runtime.progress import ProgressEvent
     from bugbout.core.race.agents import AgentOptions, CodingAgent, Invocation, Session
     from bugbout.core.schemas import shipped_schema as schema
-    from bugbout.core.store.records import Attempt, Issue, Oracle, Task, TaskSet
+    from bugbout.core.store.race_records import Attempt
+    from bugbout.core.store.records import Issue, Oracle, Task, TaskSet

@@ -37,15 +37,15 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "Audit": "bugbout.core.store.records",
+        "Audit": "bugbout.core.store.race_records",
         "AuditRequest": "bugbout.core.audit.auditing",
         "Auditor": "bugbout.core.audit.auditing",
         "AuditorPlugin": "bugbout.core.contract.types",
         "GateOptions": "bugbout.core.audit.gate_options",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
-        "Score": "bugbout.core.store.records",
-        "Similarity": "bugbout.core.store.records",
+        "Score": "bugbout.core.store.race_records",
+        "Similarity": "bugbout.core.store.race_records",
         "changed_lines": "bugbout.core.audit.recall",
         "classify": "bugbout.core.audit.auditing",
         "create_plugin": "bugbout.core.contract.manager",
@@ -74,4 +74,4 @@ if TYPE_CHECKING:
     from bugbout.core.contract.hookspecs import hookimpl
     from bugbout.core.contract.manager import create_plugin
     from bugbout.core.contract.types import AuditorPlugin, NoOptions, Options
-    from bugbout.core.store.records import Audit, Score, Similarity
+    from bugbout.core.store.race_records import Audit, Score, Similarity

@@ -43,7 +43,8 @@ from bugbout.core.report.report_store import load_report
 from bugbout.core.report.reporters import write_reports
 from bugbout.core.report.unscored import too_many
 from bugbout.core.rounds import run_rounds
-from bugbout.core.store.records import Attempt, OracleSet, TaskSet
+from bugbout.core.store.race_records import Attempt
+from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import JOB, Store
 from bugbout.core.store.verdict_records import Job
 

@@ -55,7 +55,7 @@ __getattr__, __dir__ = lazy_exports(
         "SEPARATOR": "bugbout.core.plumbing.testruns.test_runner",
         "Confine": "bugbout.core.plumbing.confinement.confine",
         "Environment": "bugbout.core.plumbing.environments.environment",
-        "FileChange": "bugbout.core.store.records",
+        "FileChange": "bugbout.core.store.race_records",
         "EnvironmentFailure": "bugbout.core.contract.errors",
         "NoOptions": "bugbout.core.contract.types",
         "Options": "bugbout.core.contract.types",
@@ -108,4 +108,5 @@ if TYPE_CHECKING:
     )
     from bugbout.core.plumbing.testruns.testrun import run_tests as run_pytest
     from bugbout.core.plumbing.testruns.unstarted import TestRunNotStarted
-    from bugbout.core.store.records import FileChange, Outcome, RunStatus, TestRun
+    from bugbout.core.store.race_records import FileChange
+    from bugbout.core.store.records import Outcome, RunStatus, TestRun

@@ -41,7 +41,8 @@ from effects import survivors
 from pydantic import BaseModel, ValidationError
 
 from bugbout.core.report.report import Report
-from bugbout.core.store.records import Attempt, OracleSet, TaskSet
+from bugbout.core.store.race_records import Attempt
+from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.verdict_records import AuditSet, Job, Matrix, ResolutionSet, VerdictSet
 from bugbout.testing.fixtures import build_fixed_bug_repository
 

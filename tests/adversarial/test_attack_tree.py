@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.store.records import Attempt, AttemptStatus, ChangeArea
+from bugbout.core.store.race_records import Attempt, AttemptStatus, ChangeArea
 from bugbout.core.store.store import Store
 from deep_trees import remove_tree
 from one_bug import FIXED, attempts, one_bug_repository, write_agent

@@ -13,7 +13,7 @@ from pathlib import Path
 import chaos
 import pytest
 
-from bugbout.core.store.records import Attempt, AttemptStatus
+from bugbout.core.store.race_records import Attempt, AttemptStatus
 
 
 @pytest.mark.slow

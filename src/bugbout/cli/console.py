@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from bugbout.core.contract.manager import RegisteredPlugin
-    from bugbout.core.store.records import Attempt, Oracle, OracleSet, TaskSet
+    from bugbout.core.store.race_records import Attempt
+    from bugbout.core.store.records import Oracle, OracleSet, TaskSet
 
 
 class Console:
@@ -113,7 +114,7 @@ class Console:
         with the decision; each attempt is on its task's page), then why each that did
         not finish stopped."""
         from bugbout.core.report.reasons import attempt_reason
-        from bugbout.core.store.records import AttemptStatus
+        from bugbout.core.store.race_records import AttemptStatus
 
         if not attempts:
             self.out.print("no new attempts: every contestant has finished every task")

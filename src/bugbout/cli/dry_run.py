@@ -20,7 +20,8 @@ from bugbout.core.plumbing.models.prices import PriceTable, attempt_cost, price_
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.race import race_tasks, to_run
 from bugbout.core.report.power import ALPHA, POWER, detectable_difference
-from bugbout.core.store.records import Attempt, OracleSet, TaskSet
+from bugbout.core.store.race_records import Attempt
+from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import ORACLES, TASKS, Store, attempt_path
 from bugbout.render.report_costs import fmt_usd
 

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 
 from bugbout.core.contract.errors import ConfigError
 from bugbout.core.report.report import Report
-from bugbout.core.store.records import OracleSet, Score
+from bugbout.core.store.race_records import Score
+from bugbout.core.store.records import OracleSet
 from bugbout.core.store.store import JOB, ORACLES, Store
 
 REPORT = "report.json"

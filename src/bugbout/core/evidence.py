@@ -12,16 +12,8 @@ from typing import TypeVar
 from bugbout.core.contract.settings import PluginChoice, TestLimitsSettings, VerdictsSettings
 from bugbout.core.plumbing.selection.affected import MAP_VERSION, BaseRun
 from bugbout.core.plumbing.testruns.timeouts import killed
-from bugbout.core.store.records import (
-    Attempt,
-    Audit,
-    Oracle,
-    OracleSet,
-    Task,
-    TaskSet,
-    TestRun,
-    digest,
-)
+from bugbout.core.store.race_records import Attempt, Audit
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, TestRun, digest
 from bugbout.core.store.store import EVIDENCE, Store
 from bugbout.core.store.verdict_records import Matrix, PatchResolution
 

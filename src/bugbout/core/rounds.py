@@ -18,16 +18,8 @@ from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.race import Race
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    OracleSet,
-    Route,
-    Score,
-    Task,
-    TaskSet,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Route, Score
+from bugbout.core.store.records import OracleSet, Task, TaskSet, TestRun
 from bugbout.core.store.store import attempt_path
 
 ADVICE = {

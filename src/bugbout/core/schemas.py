@@ -19,7 +19,8 @@ from pydantic import BaseModel
 
 from bugbout.core.mine.mining import Mining
 from bugbout.core.plumbing.selection.affected import BaseRun
-from bugbout.core.store.records import FORMAT, Attempt, Audit, OracleSet, TaskSet
+from bugbout.core.store.race_records import Attempt, Audit
+from bugbout.core.store.records import FORMAT, OracleSet, TaskSet
 from bugbout.core.store.verdict_records import (
     AuditSet,
     Job,

@@ -44,16 +44,8 @@ from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.stored import earlier_rounds, repeats_of
 from bugbout.core.score.scoring import score
-from bugbout.core.store.records import (
-    Attempt,
-    Audit,
-    Oracle,
-    OracleSet,
-    Score,
-    Task,
-    TaskSet,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, Audit, Score
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, TestRun
 from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
 from bugbout.core.store.verdict_records import (
     UNFIXED,

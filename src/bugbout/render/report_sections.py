@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from bugbout.core.report.reasons import SCORE_WORDS, STATUS_WORDS
 from bugbout.core.report.report import Report, TierRate, rate
 from bugbout.core.report.report_tampering import REASONS_SHOWN
-from bugbout.core.store.records import AttemptStatus, Score
+from bugbout.core.store.race_records import AttemptStatus, Score
 
 
 def fmt_rate(value: float | None) -> str:

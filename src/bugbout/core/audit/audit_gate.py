@@ -17,7 +17,8 @@ from bugbout.core.plumbing.testruns.test_runner import TestRunner, file_of
 from bugbout.core.plumbing.trees.patch import apply_patch
 from bugbout.core.plumbing.trees.testtree import fresh_test_tree
 from bugbout.core.plumbing.trees.tree_files import install_fix_tests
-from bugbout.core.store.records import Attempt, ChangeArea, ChangeKind, FileChange, Task, TestRun
+from bugbout.core.store.race_records import Attempt, ChangeArea, ChangeKind, FileChange
+from bugbout.core.store.records import Task, TestRun
 
 
 def run_gate(

@@ -1,7 +1,8 @@
 """Auditing: the full test gate run on a patch, every failure classified against a
 baseline captured on the unfixed code, and a verdict with the route a retry re-enters by.
 
-An auditor reads an :class:`AuditRequest` and returns an :class:`~bugbout.core.store.records.Audit`.
+An auditor reads an :class:`AuditRequest` and returns an
+:class:`~bugbout.core.store.race_records.Audit`.
 It never changes a tree: :func:`run_gate` runs the gate on two trees it makes for the
 purpose (the unfixed code, and the same with the patch's source changes) and removes them.
 
@@ -26,7 +27,7 @@ What the patch must make pass is explicit, in :attr:`AuditRequest.must_pass`:
 - any other test that fails on the unfixed code as well: *pre-existing*, not counted.
 
 and :func:`verdict_for` turns the counts into the verdict (a
-:class:`~bugbout.core.store.records.Score`, as scoring's) and its route:
+:class:`~bugbout.core.store.race_records.Score`, as scoring's) and its route:
 
 ============================================  =====================  =======
 the patch                                     verdict                route
@@ -61,19 +62,8 @@ from typing import Protocol, Self
 from pydantic import model_validator
 
 from bugbout.core.plumbing.testruns.test_runner import file_of
-from bugbout.core.store.records import (
-    Attempt,
-    Audit,
-    ChangeArea,
-    Oracle,
-    Outcome,
-    Record,
-    Route,
-    RunStatus,
-    Score,
-    Task,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, Audit, ChangeArea, Route, Score
+from bugbout.core.store.records import Oracle, Outcome, Record, RunStatus, Task, TestRun
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)
 """Outcomes that count as a failure (a skipped or expected failure does not)."""

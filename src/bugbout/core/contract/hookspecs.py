@@ -38,7 +38,8 @@ if TYPE_CHECKING:
         TestRunnerPlugin,
     )
     from bugbout.core.report.report import Report
-    from bugbout.core.store.records import Attempt, Audit, Oracle, OracleSet, Task, TaskSet
+    from bugbout.core.store.race_records import Attempt, Audit
+    from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet
     from bugbout.core.store.verdict_records import Matrix, PatchResolution, Verdict
 
 PROJECT_NAME = "bugbout"

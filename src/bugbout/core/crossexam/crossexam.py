@@ -44,16 +44,8 @@ from bugbout.core.plumbing.testruns.test_runner import TestRunner, file_of
 from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
 from bugbout.core.plumbing.trees.testtree import fresh_test_tree
 from bugbout.core.plumbing.trees.tree_files import install_file
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    ChangeArea,
-    ChangeKind,
-    Outcome,
-    RunStatus,
-    Task,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, ChangeArea, ChangeKind
+from bugbout.core.store.records import Outcome, RunStatus, Task, TestRun
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")

@@ -48,7 +48,8 @@ from fractions import Fraction
 
 from pydantic import Field
 
-from bugbout.core.store.records import Attempt, Outcome, Record, RunStatus
+from bugbout.core.store.race_records import Attempt
+from bugbout.core.store.records import Outcome, Record, RunStatus
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 
 FAILING = (Outcome.FAILED, Outcome.ERROR)

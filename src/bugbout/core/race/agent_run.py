@@ -37,16 +37,15 @@ from bugbout.core.race.examining import Assignment
 from bugbout.core.race.instructions import plan_arm
 from bugbout.core.race.logs import Captures, Ending, conclude
 from bugbout.core.race.spec import AttemptSpec, RacePlugins
-from bugbout.core.store.records import (
+from bugbout.core.store.race_records import (
     Attempt,
     AttemptStatus,
     ChangeArea,
     ChangeKind,
     Examination,
-    Outcome,
     Patch,
-    Task,
 )
+from bugbout.core.store.records import Outcome, Task
 from bugbout.sandbox.confinement import Confinement
 from bugbout.sandbox.overlay import enter
 

@@ -27,7 +27,7 @@ from bugbout.core.plumbing.confinement.untrusted import (
 from bugbout.core.plumbing.trees.checkout import remove_tree
 from bugbout.core.race.agents import CodingAgent
 from bugbout.core.race.never_ran import never_ran
-from bugbout.core.store.records import AttemptStatus
+from bugbout.core.store.race_records import AttemptStatus
 
 STREAMS = ("stdout.log", "stderr.log")
 """The files bugbout writes: what the agent printed."""

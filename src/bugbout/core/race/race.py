@@ -31,7 +31,8 @@ from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.race.agent_run import run_agent
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.spec import AttemptSpec, RacePlugins, RaceSource, RaceSpec
-from bugbout.core.store.records import RETRYABLE, Attempt, AttemptStatus, OracleSet, Task, TaskSet
+from bugbout.core.store.race_records import RETRYABLE, Attempt, AttemptStatus
+from bugbout.core.store.records import OracleSet, Task, TaskSet
 from bugbout.core.store.store import safe_name
 from bugbout.core.store.verdict_records import JobAttempt
 

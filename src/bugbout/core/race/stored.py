@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from bugbout.core.evidence import with_earlier_rounds
 from bugbout.core.race.contestants import Contestant, with_repeats
-from bugbout.core.store.records import Attempt, Task
+from bugbout.core.store.race_records import Attempt
+from bugbout.core.store.records import Task
 from bugbout.core.store.store import Store
 
 

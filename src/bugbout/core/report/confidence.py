@@ -12,7 +12,8 @@ from pydantic import Field
 
 from bugbout.core.report.headline import headline, leaders, ranking
 from bugbout.core.report.statistics import Comparison, Rate, adjusted, compare, wilson
-from bugbout.core.store.records import Record, Score
+from bugbout.core.store.race_records import Score
+from bugbout.core.store.records import Record
 from bugbout.core.store.verdict_records import Verdict
 
 METHOD = (

@@ -10,7 +10,8 @@ from pydantic import Field
 from bugbout.core.plumbing.models.cutoffs import default_cutoff, fixed_before
 from bugbout.core.report.confidence import RateInterval, interval
 from bugbout.core.report.statistics import wilson
-from bugbout.core.store.records import Audit, Record, Score, Similarity, Task
+from bugbout.core.store.race_records import Audit, Score, Similarity
+from bugbout.core.store.records import Record, Task
 
 METHOD = (
     "similarity: Dice overlap of the normalised token 5-grams, and of the identical changed "

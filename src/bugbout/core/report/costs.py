@@ -22,7 +22,8 @@ from bugbout.core.plumbing.models.prices import (
     price_table,
 )
 from bugbout.core.store.drafts import Draft
-from bugbout.core.store.records import RETRYABLE, Attempt, Record
+from bugbout.core.store.race_records import RETRYABLE, Attempt
+from bugbout.core.store.records import Record
 
 if TYPE_CHECKING:
     from bugbout.core.report.report import AgentRow

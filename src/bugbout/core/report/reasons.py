@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from bugbout.core.store.records import Attempt, AttemptStatus, Record, Score
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Score
+from bugbout.core.store.records import Record
 from bugbout.core.store.verdict_records import Verdict
 
 STATUS_WORDS = {

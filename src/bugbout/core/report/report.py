@@ -36,7 +36,8 @@ from bugbout.core.report.report_tampering import TamperedRow
 from bugbout.core.report.report_tasks import TaskPage
 from bugbout.core.report.rounds_report import Rounds
 from bugbout.core.report.unscored import Unscored
-from bugbout.core.store.records import AttemptStatus, AuditScore, Record, Score
+from bugbout.core.store.race_records import AttemptStatus, AuditScore, Score
+from bugbout.core.store.records import Record
 
 SCHEMA_VERSION = "bugbout.report/7"
 """The value of a JSON report's ``schema`` key; it changes when the report's shape does."""

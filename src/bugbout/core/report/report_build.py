@@ -37,17 +37,8 @@ from bugbout.core.report.report_tasks import AttemptLinks, task_pages
 from bugbout.core.report.rounds_report import rounds_report
 from bugbout.core.report.unscored import unscored
 from bugbout.core.store.drafts import Draft
-from bugbout.core.store.records import (
-    FAILING,
-    RETRYABLE,
-    Attempt,
-    AttemptStatus,
-    Audit,
-    OracleSet,
-    Score,
-    Task,
-    TaskSet,
-)
+from bugbout.core.store.race_records import RETRYABLE, Attempt, AttemptStatus, Audit, Score
+from bugbout.core.store.records import FAILING, OracleSet, Task, TaskSet
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, PatchResolution, Verdict
 
 

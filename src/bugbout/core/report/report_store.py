@@ -16,7 +16,8 @@ from bugbout.core.report.report_build import build_report
 from bugbout.core.report.report_tasks import AttemptLinks, attempt_links, fix_diffs
 from bugbout.core.store.drafts import DRAFTS, Draft, Drafts
 from bugbout.core.store.locks import held_by
-from bugbout.core.store.records import Attempt, Audit, OracleSet, TaskSet
+from bugbout.core.store.race_records import Attempt, Audit
+from bugbout.core.store.records import OracleSet, TaskSet
 from bugbout.core.store.store import (
     AUDITS,
     JOB,

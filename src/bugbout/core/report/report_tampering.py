@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from bugbout.core.store.records import Attempt, Audit, Record, RunStatus, Score
+from bugbout.core.store.race_records import Attempt, Audit, Score
+from bugbout.core.store.records import Record, RunStatus
 from bugbout.core.store.verdict_records import UNFIXED, Matrix, PatchResolution, Verdict
 
 LEFT_OUT = (

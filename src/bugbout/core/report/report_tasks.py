@@ -25,20 +25,15 @@ from pydantic import Field
 from bugbout.core.contract.transcript import TranscriptReader
 from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.report.transcripts import Transcript, transcripts
-from bugbout.core.store.records import (
-    FAILING,
+from bugbout.core.store.race_records import (
     RETRYABLE,
     Attempt,
     AttemptStatus,
     Audit,
     AuditScore,
-    Oracle,
-    Outcome,
-    Record,
     Score,
-    TaskSet,
-    TestRun,
 )
+from bugbout.core.store.records import FAILING, Oracle, Outcome, Record, TaskSet, TestRun
 from bugbout.core.store.verdict_records import Matrix, PatchResolution, Verdict
 
 MAX_DIFF = 100_000

@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from bugbout.core.report.statistics import LEVEL, mcnemar_exact, paired_interval, wilson
-from bugbout.core.store.records import Attempt, Record, Score
+from bugbout.core.store.race_records import Attempt, Score
+from bugbout.core.store.records import Record
 from bugbout.core.store.verdict_records import PatchResolution
 
 METHOD = (

@@ -12,7 +12,8 @@ from pydantic import Field
 
 from bugbout.core.contract.transcript import Step, TranscriptReader
 from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError, read_untrusted
-from bugbout.core.store.records import Attempt, Record
+from bugbout.core.store.race_records import Attempt
+from bugbout.core.store.records import Record
 
 MAX_STEPS = 200
 """Steps kept per transcript: the first half and the last half of that many."""

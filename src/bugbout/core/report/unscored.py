@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from bugbout.core.plumbing.models.budget import not_run_reason
-from bugbout.core.store.records import RETRYABLE, Attempt, Record
+from bugbout.core.store.race_records import RETRYABLE, Attempt
+from bugbout.core.store.records import Record
 
 
 class Unscored(Record):

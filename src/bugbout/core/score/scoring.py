@@ -25,16 +25,8 @@ from bugbout.core.plumbing.tampering.tamper import flag
 from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
 from bugbout.core.plumbing.trees.testtree import fresh_test_tree
 from bugbout.core.plumbing.trees.tree_files import install_fix_tests
-from bugbout.core.store.records import (
-    Attempt,
-    ChangeArea,
-    Oracle,
-    Outcome,
-    RunStatus,
-    Score,
-    Task,
-    TestRun,
-)
+from bugbout.core.store.race_records import Attempt, ChangeArea, Score
+from bugbout.core.store.records import Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.store.verdict_records import PatchResolution
 
 

@@ -7,16 +7,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from bugbout.core.store.filenames import TestId
-from bugbout.core.store.records import (
-    Audit,
-    Outcome,
-    Record,
-    RecordRoot,
-    Score,
-    TaskSet,
-    TestRun,
-    Versioned,
-)
+from bugbout.core.store.race_records import Audit, Score
+from bugbout.core.store.records import Outcome, Record, RecordRoot, TaskSet, TestRun, Versioned
 
 UNFIXED = "(unfixed)"
 """The matrix column of the code before the fix, with no patch applied."""

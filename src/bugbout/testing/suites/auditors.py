@@ -5,22 +5,17 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from bugbout.core.audit.auditing import AuditRequest
-from bugbout.core.store.records import (
+from bugbout.core.store.race_records import (
     Attempt,
     AttemptStatus,
     Audit,
     ChangeArea,
     ChangeKind,
     FileChange,
-    Oracle,
-    Outcome,
     Patch,
-    RunStatus,
     Score,
-    Task,
-    TaskIssue,
-    TestRun,
 )
+from bugbout.core.store.records import Oracle, Outcome, RunStatus, Task, TaskIssue, TestRun
 from bugbout.testing.suites.base import PluginSuite
 
 TASK_ID = "conformance-task"
@@ -128,7 +123,7 @@ class AuditorSuite(PluginSuite):
 
     The auditor reads an :class:`~bugbout.core.audit.auditing.AuditRequest` (the gate run with
     the patch and the baseline on the unfixed code) and returns an
-    :class:`~bugbout.core.store.records.Audit` for the request's task and contestant: an empty
+    :class:`~bugbout.core.store.race_records.Audit` for the request's task and contestant: an empty
     patch is ``no-fix``; every must-pass test passing and no
     regression is ``resolved``; a regression or a must-pass test still failing is not. It
     never changes the request.

@@ -6,19 +6,8 @@ from typing import Any, ClassVar
 
 from bugbout.core.report.report import Report
 from bugbout.core.report.report_build import build_report
-from bugbout.core.store.records import (
-    Attempt,
-    AttemptStatus,
-    Audit,
-    Oracle,
-    OracleSet,
-    Outcome,
-    Route,
-    Score,
-    Task,
-    TaskIssue,
-    TaskSet,
-)
+from bugbout.core.store.race_records import Attempt, AttemptStatus, Audit, Route, Score
+from bugbout.core.store.records import Oracle, OracleSet, Outcome, Task, TaskIssue, TaskSet
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix, PatchResolution, Verdict
 from bugbout.testing.suites.base import PluginSuite
 

@@ -13,14 +13,8 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
 from bugbout.core.plumbing.selection.affected import read_coverage
 from bugbout.core.plumbing.testruns.test_runner import SEPARATOR, TestRunRequest, file_of
-from bugbout.core.store.records import (
-    ChangeArea,
-    ChangeKind,
-    FileChange,
-    Outcome,
-    RunStatus,
-    TestRun,
-)
+from bugbout.core.store.race_records import ChangeArea, ChangeKind, FileChange
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from bugbout.testing.suites.base import PluginSuite
 
 TIMEOUT = 600.0

@@ -15,7 +15,7 @@ from bugbout.core.contract.settings import BudgetSettings, PriceSettings
 from bugbout.core.plumbing.models.prices import PriceTable, attempt_cost, price_table
 from bugbout.core.plumbing.runtime.executor import Executor
 from bugbout.core.plumbing.runtime.stopping import Interrupted
-from bugbout.core.store.records import Attempt
+from bugbout.core.store.race_records import Attempt
 
 NOT_RUN = "not run: the budget"
 """How the error of an attempt the budget kept from starting begins."""

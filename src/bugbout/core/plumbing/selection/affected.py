@@ -38,18 +38,8 @@ from pydantic import Field
 from bugbout.core.plumbing.testruns.test_runner import TestRunner, file_of
 from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
 from bugbout.core.store.filenames import FileName, TestId
-from bugbout.core.store.records import (
-    Attempt,
-    ChangeArea,
-    ChangeKind,
-    FileChange,
-    Oracle,
-    Outcome,
-    Record,
-    RunStatus,
-    TestRun,
-    Versioned,
-)
+from bugbout.core.store.race_records import Attempt, ChangeArea, ChangeKind, FileChange
+from bugbout.core.store.records import Oracle, Outcome, Record, RunStatus, TestRun, Versioned
 
 MAP_VERSION = "2"
 """The coverage map's format, in the base run's key: a map of another format is never read."""

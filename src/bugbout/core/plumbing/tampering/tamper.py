@@ -37,7 +37,8 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError, read_untrusted
 from bugbout.core.plumbing.tampering.folding import Folder
-from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, RunStatus, TestRun
+from bugbout.core.store.race_records import ChangeArea, ChangeKind, FileChange
+from bugbout.core.store.records import RunStatus, TestRun
 
 READ_LIMIT = 5 * 1024 * 1024
 """The largest file inspected; a larger one is flagged as not inspected."""

@@ -35,7 +35,8 @@ from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.confinement.confine import Confine
 from bugbout.core.plumbing.environments.environment import Environment
 from bugbout.core.plumbing.trees.testtree import TestTree
-from bugbout.core.store.records import FileChange, TestRun
+from bugbout.core.store.race_records import FileChange
+from bugbout.core.store.records import TestRun
 from bugbout.sandbox.network import offline
 
 SEPARATOR = "::"

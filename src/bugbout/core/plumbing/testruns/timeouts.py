@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bugbout.core.store.records import Audit, RunStatus, TestRun
+from bugbout.core.store.race_records import Audit
+from bugbout.core.store.records import RunStatus, TestRun
 from bugbout.core.store.verdict_records import UNFIXED, Matrix
 
 _KILLED = re.compile(r"killed after ([0-9.e+]+) s")

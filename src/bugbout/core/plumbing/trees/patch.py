@@ -40,7 +40,7 @@ from bugbout.core.plumbing.confinement.limits import LimitExceeded, exceeded
 from bugbout.core.plumbing.project.testmodules import is_test_module
 from bugbout.core.plumbing.trees.testtree import TestTree
 from bugbout.core.plumbing.trees.treewalk import SYMLINK, Entry, walk, walk_upper
-from bugbout.core.store.records import ChangeArea, ChangeKind, FileChange, Patch
+from bugbout.core.store.race_records import ChangeArea, ChangeKind, FileChange, Patch
 
 IGNORED_DIRECTORIES = frozenset(
     {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox",
