@@ -8,9 +8,7 @@ names the plugin module and its distribution.
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +16,19 @@ from importlib import metadata
 from typing import Any, TypeVar, overload
 
 import pluggy
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from bugbout.core.contract import hookspecs
 from bugbout.core.contract.errors import ConfigError, PluginError
+from bugbout.core.contract.plugin_problems import (
+    close_hook,
+    describe,
+    invalid_hookimpl,
+    options_problem,
+    unimportable,
+    unmarked_hooks,
+    validation_problems,
+)
 from bugbout.core.contract.types import KINDS, RENAMED_KINDS, PluginSpec
 
 ENTRY_POINT_GROUP = "bugbout"
@@ -114,43 +121,18 @@ class Plugins:
         except pluggy.PluginValidationError as exc:
             if self.pm.get_plugin(name) is not None:  # pluggy leaves it half-registered
                 self.pm.unregister(name=name)
-            self.problems.append(f"{skipped}: {self._invalid_hookimpl(plugin, exc)}")
+            self.problems.append(f"{skipped}: {invalid_hookimpl(self.pm, plugin, exc)}")
             return None
         self.distributions[name] = distribution
         self._order.setdefault(name, len(self._order))
         self._by_kind = {}
         self._guard(name)
-        for attribute in _unmarked_hooks(plugin):
+        for attribute in unmarked_hooks(plugin):
             self.problems.append(
                 f"plugin {name!r} from {distribution}: {attribute} is not marked @hookimpl, "
                 "so bugbout ignores it; add `from bugbout import hookimpl` and decorate it"
             )
         return registered
-
-    def _invalid_hookimpl(self, plugin: object, exc: pluggy.PluginValidationError) -> str:
-        """Pluggy's several-line validation error as one line: which hook, which argument."""
-        for attribute in dir(plugin):
-            options = self.pm.parse_hookimpl_opts(plugin, attribute)
-            caller = getattr(self.pm.hook, attribute, None)
-            if options is None or caller is None or caller.spec is None:
-                continue
-            impl = pluggy.HookImpl(plugin, "", getattr(plugin, attribute), options)
-            unknown = [arg for arg in impl.argnames if arg not in caller.spec.argnames]
-            if not unknown:
-                continue
-            valid = caller.spec.argnames
-            hint = ""
-            close = difflib.get_close_matches(unknown[0], valid, n=1)
-            if close:
-                hint = f"; did you mean {close[0]!r}?"
-            passes = f"it passes {', '.join(valid)}" if valid else "it passes no argument"
-            return (
-                f"{attribute}({', '.join(impl.argnames)}) takes "
-                f"{', '.join(repr(arg) for arg in unknown)}, which the hook does not pass "
-                f"({passes}){hint}"
-            )
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        return "; ".join(lines) or type(exc).__name__
 
     def unregister(self, name: str) -> None:
         self.pm.unregister(name=name)
@@ -164,7 +146,7 @@ class Plugins:
                 continue
             if hook_name in hookspecs.RENAMED_HOOKS:  # collected under its new name
                 continue
-            close = _close_hook(hook_name)
+            close = close_hook(hook_name)
             hint = f"; did you mean {close!r}?" if close else " (misspelt?)"
             for impl in caller.get_hookimpls():
                 distribution = self.distributions.get(impl.plugin_name, "<inline>")
@@ -183,7 +165,7 @@ class Plugins:
             caller(**kwargs)
         except Exception as exc:  # a wrapper's: a plugin's crash must not lose the bout's work
             self.problems.append(
-                f"{self._raiser(caller, exc)}: {hook_name}() raised {_describe(exc)}"
+                f"{self._raiser(caller, exc)}: {hook_name}() raised {describe(exc)}"
             )
 
     def _guard(self, name: str) -> None:
@@ -205,7 +187,7 @@ class Plugins:
             except Exception as exc:
                 distribution = self.distributions.get(name, "<inline>")
                 self.problems.append(
-                    f"plugin {name!r} from {distribution}: {hook_name}() raised {_describe(exc)}"
+                    f"plugin {name!r} from {distribution}: {hook_name}() raised {describe(exc)}"
                 )
 
         return reporting
@@ -257,7 +239,7 @@ class Plugins:
             except Exception as exc:  # an installed plugin that cannot import is skipped
                 if plugin.distribution == BUILTIN_DISTRIBUTION:
                     raise  # a built-in that cannot import is bugbout's own defect
-                self.problems.append(_unimportable(plugin.name, plugin.distribution, exc))
+                self.problems.append(unimportable(plugin.name, plugin.distribution, exc))
                 continue
             self.register(module, name=plugin.name, distribution=plugin.distribution)
 
@@ -337,11 +319,11 @@ class Plugins:
             except ValidationError as exc:  # usually a record the plugin built wrongly
                 self._note(
                     f"{plugin} skipped: {hook}() built an invalid "
-                    f"{exc.title} record: {_validation_problems(exc)}"
+                    f"{exc.title} record: {validation_problems(exc)}"
                 )
                 continue
             except Exception as exc:  # a broken plugin must not stop the others
-                self._note(f"{plugin} skipped: {hook}() raised {_describe(exc)}")
+                self._note(f"{plugin} skipped: {hook}() raised {describe(exc)}")
                 continue
             for record in records:
                 if not isinstance(record, spec_type):
@@ -350,7 +332,7 @@ class Plugins:
                         f"not {spec_type.__name__}; ignored"
                     )
                     continue
-                problem = _options_problem(record)
+                problem = options_problem(record)
                 if problem is not None:
                     self._note(f"{plugin}: {record.kind} {record.name!r} skipped: {problem}")
                     continue
@@ -379,63 +361,6 @@ def _word(kind: Kind) -> str:
             raise PluginError(f"the plugin kind {word!r} is now called {RENAMED_KINDS[word]!r}")
         raise PluginError(f"unknown plugin kind {word!r}; the kinds are {', '.join(KINDS)}")
     return word
-
-
-def _close_hook(name: str) -> str | None:
-    """The bugbout hook ``name`` most likely misspells, if any is close."""
-    prefix = "bugbout_"
-    hooks = [hook[len(prefix) :] for hook in dir(hookspecs) if hook.startswith(prefix)]
-    close = difflib.get_close_matches(name.removeprefix(prefix), hooks, n=1, cutoff=0.75)
-    return prefix + close[0] if close else None
-
-
-def _describe(exc: BaseException) -> str:
-    """``ValueError: the message``, on one line."""
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _validation_problems(exc: ValidationError) -> str:
-    """A pydantic error as ``field: problem; field: problem``."""
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "record"
-        if error["type"] == "is_subclass_of" and where == "options":
-            problems.append(_options_message(error.get("input")))
-        else:
-            problems.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
-    return "; ".join(problems)
-
-
-def _options_message(value: object) -> str:
-    if isinstance(value, type):
-        given = value.__name__
-    elif isinstance(value, BaseModel):
-        given = f"a {type(value).__name__} instance (pass the class itself)"
-    else:
-        given = repr(value)
-    return f"options must be a pydantic model class (a subclass of BaseModel), not {given}"
-
-
-def _options_problem(record: PluginSpec[Any]) -> str | None:
-    """Why ``record.options`` cannot validate options (a record built without validation)."""
-    options = record.options
-    if isinstance(options, type) and issubclass(options, BaseModel):
-        return None
-    return _options_message(options)
-
-
-def _unmarked_hooks(plugin: object) -> list[str]:
-    """Functions named like a bugbout hook but not marked with ``@hookimpl``."""
-    found = []
-    for attribute in dir(plugin):
-        if not attribute.startswith("bugbout_"):
-            continue
-        value = getattr(plugin, attribute, None)
-        marks = (f"{hookspecs.PROJECT_NAME}_impl", f"{hookspecs.PROJECT_NAME}_spec")
-        if inspect.isroutine(value) and not any(hasattr(value, mark) for mark in marks):
-            found.append(attribute)
-    return found
 
 
 BUILTIN_PLUGINS: tuple[str, ...] = (
@@ -541,7 +466,7 @@ def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
         try:
             plugin = entry_point.load()
         except Exception as exc:  # a plugin that cannot import is skipped, not fatal
-            plugins.problems.append(_unimportable(entry_point.name, distribution, exc))
+            plugins.problems.append(unimportable(entry_point.name, distribution, exc))
             continue
         plugins.register(plugin, name=entry_point.name, distribution=distribution)
 
@@ -553,10 +478,6 @@ def _folder_kind(value: str) -> str | None:
     if ":" in value or len(parts) < 4 or parts[:2] != ["bugbout", "plugins"]:
         return None
     return next((word for word, spec in KINDS.items() if spec.hook == f"bugbout_{parts[2]}"), None)
-
-
-def _unimportable(name: str, distribution: str, exc: Exception) -> str:
-    return f"plugin {name!r} from {distribution} failed to import and was skipped: {_describe(exc)}"
 
 
 def _distribution_name(entry_point: metadata.EntryPoint) -> str:
