@@ -3,9 +3,9 @@ contestants whose patches change only the package, in a whole bout (real git, re
 bubblewrap, real pytest). Neither may be scored resolved; the audit calls each
 ``TAMPERED``; an honest fix beside them stays resolved.
 
-- ``e-called``: the package finds bugbout's outcome plugin by a name built at run time
-  (rot13), wraps its emitter and turns a failure into a pass only when the package ran
-  during that test: canaries that never call it still fail.
+- ``e-called``: the package finds bugbout's outcome plugin among the loaded modules by a
+  prefix built at run time (rot13), wraps every emitter it holds and turns a failure into a
+  pass only when the package ran during that test: canaries that never call it still fail.
 - ``f-armed``: ``middle()`` returns an ``int`` subclass whose ``__eq__`` answers True only
   while a test runs (``PYTEST_CURRENT_TEST``, its name in rot13): the end-of-session look
   for such classes, outside any test, sees an honest one.
@@ -24,12 +24,11 @@ from one_bug import FIX_ONLY, command_bout
 pytestmark = pytest.mark.slow
 
 CALLED_INIT = """
-import codecs as _c, importlib as _il
+import codecs as _c, sys as _s
 _state = {"called": False}
-try:
-    _m = _il.import_module(_c.decode("ohtobhg_bhgpbzrf", "rot13"))
-    _w = vars(_m)[_c.decode("_jngpu", "rot13")]
-    _orig = _w.emit
+
+
+def _forging(emit):
     def _forged(record):
         record = dict(record)
         if record.get("when") == "start":
@@ -37,10 +36,20 @@ try:
         elif record.get("outcome") == "failed" and _state["called"]:
             record["outcome"] = "passed"
             record.pop("message", None)
-        return _orig(record)
-    _w.emit = _forged
-except Exception:
-    pass
+        return emit(record)
+    return _forged
+
+
+for _name, _m in list(_s.modules.items()):
+    if not _name.startswith(_c.decode("ohtobhg_", "rot13")):
+        continue
+    for _w in list(vars(_m).values()):
+        if isinstance(_w, type) or not callable(getattr(_w, "emit", None)):
+            continue
+        try:
+            _w.emit = _forging(_w.emit)
+        except Exception:
+            pass
 """
 CALLED_CORE = """def middle(values):
     from mid import _state
