@@ -92,18 +92,9 @@ def _pep621_dependencies(tree: Path, pyproject: Mapping[str, Any]) -> list[str] 
 
 def _poetry_dependencies(pyproject: Mapping[str, Any]) -> list[str] | None:
     poetry = toml_table(pyproject, "tool", "poetry")
-    dependencies = poetry.get("dependencies")
-    if not isinstance(dependencies, dict):
+    if not isinstance(poetry.get("dependencies"), dict):
         return None
-    found: list[str] = []
-    for name, value in dependencies.items():
-        if name.lower() == "python":
-            continue
-        for constraint in value if isinstance(value, list) else [value]:
-            requirement = _poetry_requirement(name, constraint)
-            if requirement:
-                found.append(requirement)
-    return found
+    return _poetry_group(poetry)  # its main dependencies are laid out as a group's
 
 
 def _poetry_requirement(name: str, value: Any) -> str | None:
