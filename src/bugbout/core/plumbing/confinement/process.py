@@ -19,10 +19,12 @@ from typing import IO
 from bugbout.core.plumbing.confinement.leftovers import Leftovers
 from bugbout.core.plumbing.runtime.stopping import watch
 
-_LONGEST_POLL = 0.05
+_LONGEST_POLL = 0.25
 """Seconds one ``poll`` waits at most: an interrupt raised from another thread (a Ray
 worker's cancel, ``_thread.interrupt_main``) sends no signal that would end the call, and
-is only handled once it returns. The end of the process still wakes it at once."""
+is only handled once it returns. The end of the process still wakes it at once. Each
+wake-up costs the waiting process CPU (about 50 us here): a one-second test run woke
+20 times at 0.05 s, 4 times now."""
 _CAPTURE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
