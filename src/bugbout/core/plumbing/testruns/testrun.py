@@ -43,6 +43,8 @@ from bugbout.core.plumbing.tampering.canaries import (
     read_outcomes,
 )
 from bugbout.core.plumbing.testruns.hung import HangWatch
+from bugbout.core.plumbing.testruns.plugin_code import VARIABLE as CODE_VARIABLE
+from bugbout.core.plumbing.testruns.plugin_code import plugin_code, sealed
 from bugbout.core.plumbing.testruns.run_reports import running_test, summarise
 from bugbout.core.plumbing.testruns.unstarted import PAUSE, TRIES, TestRunNotStarted, never_started
 from bugbout.core.plumbing.trees.testtree import TestTree
@@ -336,7 +338,8 @@ def _pytest_process(
         "-p", "bugbout_outcomes", *tracing, "-p", "no:cacheprovider", *era.options(tree),
         "-q", *project.pytest_args, "--", *planted.targets(targets),
     ]  # fmt: skip
-    command = environment.command(args, tree, [outcomes_plugin_dir()])
+    plugin = outcomes_plugin_dir()
+    command = environment.command(args, tree, [plugin])
     # A container the guard's kill left, or a bugbout killed with kill -9 (the next one
     # ends it, then removes the folders it left): kept where a crash does not remove it.
     leftovers = Leftovers.of_this_process(bugbout_home() / "leftovers")
@@ -347,6 +350,7 @@ def _pytest_process(
         tempfile.TemporaryFile() as skipped,
         tempfile.TemporaryFile() as traced,
         scratch_folder("home") as home,
+        sealed(plugin_code(command, plugin, bugbout_home())) as code,
     ):
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
@@ -366,6 +370,7 @@ def _pytest_process(
             "BUGBOUT_IMPOSTORS": "1" if planted.lower is not None else "",  # read on edits only
             **era.variables(),
             VARIABLE: str(leftovers.path),
+            CODE_VARIABLE: str(code) if code is not None else "",
         }
         if coverage is not None:
             env["BUGBOUT_COVERAGE_FD"] = str(traced.fileno())
@@ -388,7 +393,7 @@ def _pytest_process(
             stderr=subprocess.STDOUT,
             pass_fds=(
                 outcomes.fileno(), skipped.fileno(), traced.fileno(),
-                *(guard.fds if guard is not None else ()),
+                *(guard.fds if guard is not None else ()), *([code] if code is not None else []),
             ),
             start_new_session=True,
         )  # fmt: skip

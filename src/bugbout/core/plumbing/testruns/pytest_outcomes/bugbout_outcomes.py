@@ -53,7 +53,76 @@ canary tests are the ground check (see ``bugbout.core.plumbing.tampering.canarie
 The hooks live in ``bugbout_hooks``, what is watched in pytest in ``bugbout_watch``, and
 the impostor probe's module is imported only for a run that probes: pytest parses the
 whole source of a module it loads with ``-p`` again in every run, to rewrite its
-assertions, so this one holds only its documentation.
+assertions, so this one holds only its documentation and how the others are loaded.
+
+Those modules come compiled, when bugbout could compile them for this interpreter
+(``bugbout.core.plumbing.testruns.plugin_code``): the sealed memory file open as
+``BUGBOUT_CODE_FD`` holds their code, which this module reads and closes on import and
+uses only when it was made by an interpreter of its own magic number; else they are
+compiled from source, as any module is.
 """
 
-from bugbout_hooks import *  # noqa: F403  (the hooks this run defines)
+import os
+import sys
+
+CODE_VARIABLE = "BUGBOUT_CODE_FD"
+CODE_FORMAT = b"bugbout-plugin-code 1 "
+
+
+def _compiled():
+    """The code of the plugin's other modules by name, from ``BUGBOUT_CODE_FD`` (read,
+    then closed); none without it or when another kind of interpreter compiled it."""
+    try:
+        fd = int(os.environ.get(CODE_VARIABLE, ""))
+    except ValueError:
+        return {}
+    try:
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        os.close(fd)
+    except OSError:
+        return {}
+    from importlib.util import MAGIC_NUMBER
+
+    parts = data.split(b"\n", 2)
+    if len(parts) < 3 or not parts[0].startswith(CODE_FORMAT):
+        return {}
+    if parts[1] != MAGIC_NUMBER.hex().encode():
+        return {}
+    import marshal
+
+    return marshal.loads(parts[2])
+
+
+class _Compiled(object):
+    """Imports the plugin's modules from their compiled code, while this module loads."""
+
+    def __init__(self, codes):
+        self.codes = codes
+
+    def find_spec(self, name, path=None, target=None):
+        code = self.codes.get(name)
+        if code is None:
+            return None
+        from importlib.util import spec_from_file_location
+
+        return spec_from_file_location(name, code.co_filename, loader=self)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        exec(self.codes[module.__name__], module.__dict__)
+
+
+_finder = _Compiled(_compiled())
+sys.meta_path.insert(0, _finder)
+try:
+    from bugbout_hooks import *  # noqa: F403  (the hooks this run defines)
+
+    if os.environ.get("BUGBOUT_IMPOSTORS") == "1":  # before any conftest can stand in
+        import bugbout_impostors  # noqa: F401
+    if os.environ.get("BUGBOUT_COVERAGE_FD"):  # for bugbout_coverage, loaded next
+        import bugbout_imports  # noqa: F401
+finally:
+    sys.meta_path.remove(_finder)
+del _finder

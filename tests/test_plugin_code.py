@@ -1,0 +1,197 @@
+"""The outcome plugin compiled once per interpreter and kept in ``BUGBOUT_HOME``
+(:mod:`bugbout.core.plumbing.testruns.plugin_code`): runs compile none of its modules
+but the one pytest loads, the kept code is bugbout's alone, and code that is not
+bugbout's, or not for this interpreter, is never run."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import shutil
+import stat
+import sys
+from importlib.util import MAGIC_NUMBER
+from pathlib import Path
+
+import pytest
+
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environments.environment import (
+    Command,
+    Environment,
+    EnvironmentRequest,
+)
+from bugbout.core.plumbing.testruns import plugin_code, testrun
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
+
+PROJECT = ProjectSettings(source="pkg", tests="tests")
+TESTS = """\
+def test_passes():
+    assert 1 + 1 == 2
+
+
+def test_fails():
+    assert 1 + 1 == 3
+"""
+EXPECTED = {
+    "tests/test_x.py::test_passes": Outcome.PASSED,
+    "tests/test_x.py::test_fails": Outcome.FAILED,
+}
+AUDITED = """\
+import runpy, sys
+
+def hook(event, args):
+    if event == "compile" and isinstance(args[1], str) and args[1].startswith({folder!r}):
+        with open({log!r}, "a") as log:
+            log.write(args[1].rsplit("/", 1)[-1] + "\\n")
+
+sys.addaudithook(hook)
+runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+"""
+"""``python -m pytest``, noting each file of the plugin's folder that is compiled."""
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the plugin's folder with no bytecode beside it (as for an interpreter
+    whose bytecode the package does not ship), used by every run; a fresh ``BUGBOUT_HOME``."""
+    folder = tmp_path / "plugin"
+    shutil.copytree(
+        testrun.outcomes_plugin_dir(), folder, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.setattr(testrun, "outcomes_plugin_dir", lambda: folder)
+    monkeypatch.setenv("BUGBOUT_HOME", str(tmp_path / "home"))
+    plugin_code._kept.cache_clear()
+    return folder
+
+
+def _environment(tree: Path, home: Path) -> Environment:
+    return (
+        make_plugins(entry_points=False)
+        .create("environment", "interpreter")
+        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=home))
+    )
+
+
+def _tree(root: Path, conftest: str = "") -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_x.py").write_text(TESTS)
+    if conftest:
+        (root / "tests" / "conftest.py").write_text(conftest)
+    return root
+
+
+def _run(tree: Path, home: Path, **options: object) -> TestRun:
+    run = run_tests(
+        _environment(tree, home), tree, ["tests"], project=PROJECT, label="r", timeout=120,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert run.status == RunStatus.OK, run.tampering or run.detail
+    assert run.outcomes == EXPECTED, run.failures
+    return run
+
+
+def _kept(home: Path) -> list[Path]:
+    return sorted((home / plugin_code.FOLDER).glob("[!.]*"))
+
+
+def test_a_run_compiles_no_module_of_the_plugin_but_the_one_pytest_loads(
+    plugin: Path, tmp_path: Path
+) -> None:
+    tree = _tree(tmp_path / "tree")
+    log = tmp_path / "compiled.log"
+    script = tmp_path / "audited.py"
+    script.write_text(AUDITED.format(folder=str(plugin), log=str(log)))
+
+    def audited(argv: list[str], where: Path, writable: tuple[Path, ...]) -> list[str]:
+        assert argv[1:3] == ["-m", "pytest"]
+        return [argv[0], str(script), *argv[3:]]
+
+    for _ in range(2):
+        _run(tree, tmp_path / "home", confine=audited)
+
+    compiled = log.read_text().split()
+    assert compiled == ["bugbout_outcomes.py"] * 2, compiled
+    assert len(_kept(tmp_path / "home")) == 1
+
+
+def test_the_kept_code_is_bugbouts_alone_and_each_runs_copy_is_sealed(
+    plugin: Path, tmp_path: Path
+) -> None:
+    tree = _tree(tmp_path / "tree")
+    _run(tree, tmp_path / "home")
+    [kept] = _kept(tmp_path / "home")
+    mode = kept.stat().st_mode
+    assert not mode & (stat.S_IWGRP | stat.S_IWOTH) and kept.stat().st_uid == os.geteuid()
+
+    with plugin_code.sealed(kept.read_bytes()) as descriptor:
+        assert descriptor is not None
+        with pytest.raises(PermissionError):
+            os.pwrite(descriptor, b"poison", 0)
+        with pytest.raises(PermissionError), open(f"/proc/self/fd/{descriptor}", "r+b") as again:
+            again.write(b"poison")
+        with pytest.raises(PermissionError):
+            os.ftruncate(descriptor, 0)
+        assert os.pread(descriptor, 64, 0) == kept.read_bytes()[:64]
+
+
+POISON = "raise RuntimeError('the poisoned kept code ran')\n"
+
+
+def _poisoned(first_line: bytes, magic: bytes = MAGIC_NUMBER) -> bytes:
+    codes = {"bugbout_hooks": compile(POISON, "poison.py", "exec")}
+    return first_line + b"\n" + magic.hex().encode() + b"\n" + marshal.dumps(codes)
+
+
+@pytest.mark.parametrize("why", ["writable by others", "another hash"])
+def test_a_kept_file_that_is_not_bugbouts_is_made_again_never_run(
+    plugin: Path, tmp_path: Path, why: str
+) -> None:
+    tree = _tree(tmp_path / "tree")
+    _run(tree, tmp_path / "home")
+    [kept] = _kept(tmp_path / "home")
+    first = kept.read_bytes().split(b"\n", 1)[0]
+    if why == "another hash":
+        kept.write_bytes(_poisoned(plugin_code.FORMAT + b" " + b"0" * 64))
+    else:
+        kept.write_bytes(_poisoned(first))
+        kept.chmod(0o666)
+    plugin_code._kept.cache_clear()  # as a new bugbout process finds it
+
+    _run(tree, tmp_path / "home")
+
+    assert b"poisoned" not in kept.read_bytes()
+    assert not kept.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def test_code_another_interpreter_compiled_is_not_run(
+    plugin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _tree(tmp_path / "tree")
+    other = bytes([MAGIC_NUMBER[0] ^ 1, *MAGIC_NUMBER[1:]])
+    monkeypatch.setattr(testrun, "plugin_code", lambda *given: _poisoned(
+        plugin_code.FORMAT + b" " + b"0" * 64, other
+    ))  # fmt: skip
+
+    _run(tree, tmp_path / "home")
+
+
+def test_an_interpreter_that_cannot_compile_it_runs_as_before(plugin: Path, tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    found = plugin_code.plugin_code(
+        Command(argv=[str(fake), "-m", "pytest"], cwd=tmp_path), plugin, tmp_path / "home"
+    )
+    contained = plugin_code.plugin_code(
+        Command(argv=[sys.executable, "-m", "pytest"], cwd=tmp_path, contained=True),
+        plugin,
+        tmp_path / "home",
+    )
+
+    assert found is None and contained is None
+    assert _kept(tmp_path / "home") == []
