@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -128,6 +126,9 @@ class Drafter:
 
     def draft(self, reported: str) -> tuple[str, dict[str, int]]:
         """The model's statement drafted from ``reported``, and the tokens it took."""
+        import urllib.error
+        import urllib.request
+
         url, headers, body = self._request(reported)
         request = urllib.request.Request(
             url,

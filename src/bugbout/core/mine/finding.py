@@ -9,19 +9,22 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeGuard
 
 from bugbout.core.contract.errors import ConfigError, StoreError
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.mine.injection import TestingMiner
 from bugbout.core.mine.issues import IssueRequest, IssueResolver, problem_statement
 from bugbout.core.mine.mining import Miner, Mining, MiningRequest, head_of
 from bugbout.core.mine.reported import Parents, is_told_by_failures, told
 from bugbout.core.mine.spec import MinePlugins, MineSpec
 from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
-from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.store.records import TaskSet
 from bugbout.core.store.store import MINING, TASKS, Store
+
+if TYPE_CHECKING:
+    from bugbout.core.mine.injection import TestingMiner
+    from bugbout.core.plumbing.testruns.test_runner import TestRunner
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
@@ -66,7 +69,7 @@ def mine(
         stored = _stored(store, key, progress) if key else None
         if stored is not None and stored.tasks is not None:
             found = stored.tasks
-        elif isinstance(miner, TestingMiner):  # its tasks name no issue: it writes their text
+        elif _runs_tests(miner):  # its tasks name no issue: it writes their text
             found = miner.mine_tested(request, plugins.suite(), progress)
         else:
             resolver = IssueResolver(plugins.sources(), warn=progress.warn)
@@ -82,6 +85,14 @@ def mine(
     plugins.notify("bugbout_after_mine", tasks=found)
     warn_problems(plugins.problems, progress)
     return found
+
+
+def _runs_tests(miner: Miner) -> TypeGuard[TestingMiner]:
+    """Whether ``miner`` runs the suite to mine: the modules of test runs are imported
+    only when a mining is not reused."""
+    from bugbout.core.mine.injection import TestingMiner
+
+    return isinstance(miner, TestingMiner)
 
 
 def _stored(store: Store, key: str, progress: Progress) -> Mining | None:

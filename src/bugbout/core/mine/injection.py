@@ -42,6 +42,7 @@ from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.plumbing.trees.git import Git, GitError
 from bugbout.core.store.records import (
     FAILING,
+    INJECTED_TIER,
     Outcome,
     RunStatus,
     Task,
@@ -51,7 +52,6 @@ from bugbout.core.store.records import (
 )
 
 REF_PREFIX = "refs/bugbout/mutants/"
-TIER = "injected"
 # Why a tried mutation was left out.
 SURVIVED = "survived"
 BROKE_THE_RUN = "broke-the-run"
@@ -272,7 +272,7 @@ def _task(
     count = len(failing)
     return Task(
         id=Task.id_for(fix),
-        tier=TIER,
+        tier=INJECTED_TIER,
         sha=fix,
         parent=mutant,
         date=writer.date,

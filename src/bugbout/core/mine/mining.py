@@ -8,13 +8,15 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from bugbout.core.contract.settings import DEFAULT_TEST_RUNNER, PluginChoice, ProjectSettings
-from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.store.records import IssueRef, Record, TaskSet
+
+if TYPE_CHECKING:
+    from bugbout.core.plumbing.testruns.test_runner import TestRunner
 
 TitleLookup = Callable[[int], str | None]
 """Gives the title of a pull request or issue by number, when a source knows it."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
@@ -14,11 +14,13 @@ from bugbout import __version__
 from bugbout.core.contract.instances import Instance, instances
 from bugbout.core.contract.settings import PluginChoice, ProjectSettings
 from bugbout.core.contract.types import IssueSourcePlugin
-from bugbout.core.mine.injection import SuiteRunner
-from bugbout.core.mine.issues import IssueSource
-from bugbout.core.mine.mining import Miner, MiningRequest
-from bugbout.core.plumbing.testruns.test_runner import TestRunner
 from bugbout.core.store.records import digest
+
+if TYPE_CHECKING:
+    from bugbout.core.mine.injection import SuiteRunner
+    from bugbout.core.mine.issues import IssueSource
+    from bugbout.core.mine.mining import Miner, MiningRequest
+    from bugbout.core.plumbing.testruns.test_runner import TestRunner
 
 MINING_FORMAT = "3"
 """Changes when what mining stores, or a rule of the built-in miner, changes: a result of

@@ -23,7 +23,6 @@ from pydantic import Field
 
 from bugbout import __version__
 from bugbout.core.mine.drafting import Drafter, DraftingFailed
-from bugbout.core.mine.injection import TIER as INJECTED
 from bugbout.core.mine.leaks import Secrets, leak
 from bugbout.core.mine.reported import (
     Parents,
@@ -34,7 +33,16 @@ from bugbout.core.mine.reported import (
 )
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.drafts import DRAFTS, SCRUBBED, Draft, Drafts
-from bugbout.core.store.records import Oracle, OracleSet, Record, RecordRoot, Task, TaskSet, digest
+from bugbout.core.store.records import (
+    INJECTED_TIER,
+    Oracle,
+    OracleSet,
+    Record,
+    RecordRoot,
+    Task,
+    TaskSet,
+    digest,
+)
 from bugbout.core.store.store import Store
 
 GIVE_UP = 3
@@ -200,4 +208,4 @@ def _use(task: Task, draft: Draft) -> None:
 
 
 def _injected(task: Task) -> bool:
-    return task.tier == INJECTED
+    return task.tier == INJECTED_TIER

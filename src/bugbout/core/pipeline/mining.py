@@ -5,19 +5,21 @@ manager, and the mining run on them. It imports only what mining needs (``bugbou
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bugbout.core.contract.errors import BugboutError
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.contract.types import IssueSourcePlugin, MinerPlugin, TestRunnerPlugin
 from bugbout.core.mine.finding import claimed, mine
-from bugbout.core.mine.injection import SuiteRunner
 from bugbout.core.mine.issues import IssueResolver, IssueSource
 from bugbout.core.mine.spec import MinePlugins, MineSpec
 from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
-from bugbout.core.plumbing.tools import Tools
 from bugbout.core.store.records import TaskSet
 from bugbout.core.store.store import Store
+
+if TYPE_CHECKING:
+    from bugbout.core.mine.injection import SuiteRunner
 
 
 def mine_spec(settings: BoutSettings) -> MineSpec:
@@ -64,6 +66,9 @@ def issue_resolver(settings: BoutSettings, plugins: Plugins, progress: Progress)
 def suite_runner(settings: BoutSettings, plugins: Plugins) -> SuiteRunner:
     """What a miner that runs the suite is given: the bout's environment builder and its
     tests' confinement (:class:`~bugbout.core.plumbing.tools.Tools`), ``tasks.timeout``."""
+    from bugbout.core.mine.injection import SuiteRunner
+    from bugbout.core.plumbing.tools import Tools
+
     tools = Tools.build(settings, plugins, Store(settings.store_dir))
     problem = tools.sandbox.problem()
     if problem:

@@ -140,7 +140,8 @@ class TaskIssue(Record):
 
 
 HISTORY_TIERS = ("issue-fix", "fix", "modified-test", "feature")
-TIERS = (*HISTORY_TIERS, "injected")
+INJECTED_TIER = "injected"
+TIERS = (*HISTORY_TIERS, INJECTED_TIER)
 """Where tasks come from (a task's ``tier``): from the history, ``issue-fix``, a fix that
 names an issue and adds a test, ``fix``, one that names none, ``modified-test``, a fix that
 changes existing tests, ``feature``, a change that is not a fix but adds tests;

@@ -29,25 +29,12 @@ from typing import TYPE_CHECKING
 from bugbout.environments import (
     EnvironmentFailure,
     EnvironmentPlugin,
-    EraResolution,
-    ManagedPythons,
-    Resolution,
-    UvCall,
     UvFailure,
     UvOptions,
-    build_failure,
-    build_helpers,
     describe,
-    era_tools_date,
-    exclude_newer_date,
-    helpers_of,
     hookimpl,
     locked,
-    metadata_folder,
-    pythons_directory,
-    raised,
     run_uv,
-    timed_out,
     unconverted,
     uv_binary,
     uv_error,
@@ -62,6 +49,8 @@ if TYPE_CHECKING:
         EraCheck,
         EraInterpreter,
         Exemption,
+        ManagedPythons,
+        Resolution,
     )
 
 DISTS = "dists"
@@ -163,7 +152,7 @@ class UvBuilder:
         """The environment for ``request``'s era, resolved once per era and built once per
         resolution, its runs finding the dist-info of the project in ``request.tree``. Its
         failure on a Python that stands in for the era's says so."""
-        from bugbout.environments import declared_classifiers, declared_python
+        from bugbout.environments import declared_classifiers, declared_python, metadata_folder
 
         chosen = self.pythons(request.home).interpreter(
             declared_python(request.tree),
@@ -189,9 +178,12 @@ class UvBuilder:
     def _build(self, request: EnvironmentRequest, chosen: EraInterpreter) -> UvEnvironment:
         from bugbout.environments import (
             EraCheck,
+            EraResolution,
             declared_dependencies,
             declared_test_dependencies,
             digest,
+            exclude_newer_date,
+            helpers_of,
             interpreter_version,
         )
 
@@ -270,6 +262,8 @@ class UvBuilder:
 
     def pythons(self, home: Path) -> ManagedPythons:
         """The Pythons uv provides under ``home`` for eras this machine lacks."""
+        from bugbout.environments import ManagedPythons, pythons_directory
+
         if home not in self._pythons:
             self._pythons[home] = ManagedPythons(
                 uv_binary(), pythons_directory(home), uv_error, self.options.python_downloads
@@ -326,6 +320,8 @@ class _Build:
                 shutil.rmtree(scratch, ignore_errors=True)
 
     def _create(self, venv: Path) -> None:
+        from bugbout.environments import era_tools_date
+
         self._uv(
             ["venv", "--no-project", "--relocatable", "--python", str(self.interpreter), str(venv)],
             timeout=VENV_TIMEOUT,
@@ -340,6 +336,8 @@ class _Build:
         build into Python 2 code (they skip ``use_2to3``:
         :mod:`~bugbout.core.plumbing.environments.unconverted`), is installed apart, built with its
         era's, and left out when even those cannot build it."""
+        from bugbout.environments import build_failure, raised, timed_out
+
         remaining = list(self.resolution.pinned)
         apart: list[str] = []
         while True:
@@ -377,6 +375,8 @@ class _Build:
         """Install ``pins`` as they are (their dependencies are among the pins), capped at
         ``exclude_newer`` (default: the environment's era); ``again``: built anew and
         installed in place of what is there."""
+        from bugbout.environments import UvCall, build_helpers
+
         if not pins:
             return
         call = UvCall(

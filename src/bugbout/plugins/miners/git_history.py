@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
 
@@ -40,7 +41,10 @@ from bugbout.miners import (
     hookimpl,
     issue_references,
 )
-from bugbout.test_runners import ProjectSettings, TestRunner, TestRunnerPlugin
+from bugbout.test_runners import TestRunnerPlugin
+
+if TYPE_CHECKING:
+    from bugbout.test_runners import ProjectSettings, TestRunner
 
 # Why an examined commit was left out, in the order the rules are checked.
 NOT_A_FIX = "not-a-fix"

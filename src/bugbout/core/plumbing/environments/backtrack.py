@@ -13,17 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from packaging.markers import Marker, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
 from bugbout.core.contract.errors import EnvironmentFailure
-from bugbout.core.plumbing.environments.package_index import File, PackageIndex
 from bugbout.core.store.records import Exemption, Record
+
+if TYPE_CHECKING:
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    from bugbout.core.plumbing.environments.package_index import File, PackageIndex
 
 ROUNDS = 3
 """The most repairs of one environment: a repaired release may need another exemption."""
@@ -45,6 +47,8 @@ class Backtrack(Record):
 
 def installed(freeze: Iterable[str]) -> dict[str, str]:
     """``pip freeze`` lines as canonical name -> version (other lines are left out)."""
+    from packaging.utils import canonicalize_name
+
     versions: dict[str, str] = {}
     for line in freeze:
         name, separator, version = line.strip().partition("==")
@@ -76,6 +80,9 @@ def find_backtracks(
     """The packages of ``versions`` resolved older than the newest release at ``date``
     (ISO 8601 day) that the ``direct`` requirements allow, and the exemptions that would
     let that release resolve, one per blocking dependency."""
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
     cutoff = datetime.fromisoformat(date).replace(tzinfo=UTC)
     specifiers: dict[str, SpecifierSet] = {}
     for requirement in _parsed(direct):
@@ -198,6 +205,8 @@ def exemption_for(
 ) -> Exemption | None:
     """An exemption for ``requirement`` when every release that fits it is dated after
     ``cutoff``; ``None`` when one fits before (or none fits at all)."""
+    from packaging.utils import canonicalize_name
+
     if requirement.marker is not None and not applies(requirement.marker, python):
         return None
     releases = index.releases(requirement.name)
@@ -238,6 +247,8 @@ def files_before(files: list[File], cutoff: datetime, python: str) -> list[File]
 
 
 def applies(marker: Marker, python: str) -> bool:
+    from packaging.markers import UndefinedEnvironmentName
+
     major_minor = ".".join(python.split(".")[:2])
     try:
         return marker.evaluate(
@@ -248,6 +259,8 @@ def applies(marker: Marker, python: str) -> bool:
 
 
 def _parsed(requirements: Iterable[str]) -> Iterable[Requirement]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
     for text in requirements:
         try:
             yield Requirement(text)
@@ -256,6 +269,9 @@ def _parsed(requirements: Iterable[str]) -> Iterable[Requirement]:
 
 
 def _name(requirement: str) -> str | None:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
     try:
         return canonicalize_name(Requirement(requirement).name)
     except InvalidRequirement:
