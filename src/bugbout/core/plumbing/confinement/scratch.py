@@ -5,7 +5,9 @@ next bugbout removes those a dead one left.
 A folder is made in the system's temporary folder as ``bugbout-<use>-<pid>-<start>-<random>``
 (``bugbout-home-4242-981234-k2j1x0aa``): the pid of the bugbout that made it and when that
 process started (:func:`~bugbout.core.plumbing.confinement.leftovers.started`). It is
-removed when the run is over. A bugbout killed with ``kill -9`` leaves it: once per
+removed when the run is over, by a thread of its own while bugbout goes on (the files a
+test suite leaves in its HOME take tens of milliseconds to remove on a slow disk; bugbout
+waits for the thread before it exits). A bugbout killed with ``kill -9`` leaves it: once per
 process, before its first folder, bugbout removes every such folder whose process is gone
 (no process has the pid, or one that started at another time), never a live one's.
 """
@@ -18,6 +20,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -37,8 +40,11 @@ def scratch_folder(use: str) -> Iterator[str]:
     folder = Path(tempfile.gettempdir())
     _sweep_once(folder)
     me = os.getpid()
-    with tempfile.TemporaryDirectory(prefix=f"bugbout-{use}-{me}-{started(me)}-") as made:
+    made = tempfile.mkdtemp(prefix=f"bugbout-{use}-{me}-{started(me)}-")
+    try:
         yield made
+    finally:
+        threading.Thread(target=_remove, args=(Path(made),), name=f"remove {made}").start()
 
 
 def sweep(folder: Path) -> None:
