@@ -9,7 +9,9 @@ pytest 3+).
 """
 
 import fnmatch
+import itertools
 import json
+import operator
 import os
 import sys
 import types
@@ -54,6 +56,10 @@ GROWING = ("builtins",)
 BUILTINS = (object, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, bool)
 COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__")
 
+_vars, _list, _map, _getattr, _all, _len = vars, list, map, getattr, all, len
+_repeat, _is = itertools.repeat, operator.is_
+"""What the watch reads modules with, held as they were when it was imported: code under
+test that replaces a builtin (``vars``, ``all``) or ``operator.is_`` does not blind it."""
 CALLABLES = (
     types.FunctionType,
     types.BuiltinFunctionType,
@@ -79,25 +85,68 @@ def _origin(value):
     class of its own that it says is the builtins'.)"""
     if isinstance(value, type):
         found = getattr(sys.modules.get(value.__module__), "__file__", None)
-        methods = [m for m in vars(value).values() if isinstance(m, types.FunctionType)]
+        methods = [m for m in _vars(value).values() if isinstance(m, types.FunctionType)]
         files = {getattr(code_of(m), "co_filename", None) for m in methods}
         return found or (files.pop() if len(files) == 1 else None)
     files = [getattr(code, "co_filename", None) for code in _codes(value)]
     return files[0] if files and all(files) else None
 
 
+def _holders(value):
+    """What ``value``'s code objects are read from (:func:`_codes`): a function, a
+    method's function, a property's accessors."""
+    if isinstance(value, property):
+        return [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+    if isinstance(value, type):
+        return []
+    return [getattr(value, "__func__", value)]
+
+
 def _snapshot(module):
     """Every function and class of ``module`` and every method and property of its
     classes, with the code objects behind them: what a monkeypatch changes."""
     seen = {}
-    for name, value in list(vars(module).items()):
+    for name, value in _list(_vars(module).items()):
         if isinstance(value, CALLABLES):
             seen[name] = (value, _codes(value))
         if isinstance(value, type) and value.__module__ == module.__name__:
-            for attribute, member in list(vars(value).items()):
+            for attribute, member in _list(_vars(value).items()):
                 if isinstance(member, CALLABLES):
                     seen[name + "." + attribute] = (member, _codes(member))
     return seen
+
+
+class _Print(object):
+    """A module's namespace, its own classes' and the code of every function they hold,
+    as a list of the objects themselves: taken and compared (by identity) in C, so a
+    module nothing changed needs no :func:`_snapshot` at the end. It holds them, so no
+    object's identity can be reused meanwhile."""
+
+    def __init__(self, module, seen):
+        self.module = module
+        self.classes = [
+            value
+            for value in _vars(module).values()
+            if isinstance(value, type) and value.__module__ == module.__name__
+        ]
+        self.holders = [holder for value, _ in seen.values() for holder in _holders(value)]
+        self.objects = self.now()
+
+    def now(self):
+        namespace = _vars(self.module)
+        found = _list(namespace)
+        found.extend(namespace.values())
+        for klass in self.classes:
+            members = _vars(klass)
+            found.extend(members)
+            found.extend(members.values())
+        found.extend(_map(_getattr, self.holders, _repeat("__code__"), _repeat(None)))
+        return found
+
+    def same(self):
+        """Whether every object is still the one it was."""
+        now = self.now()
+        return _len(now) == _len(self.objects) and _all(_map(_is, now, self.objects))
 
 
 def _same(old, new):
@@ -143,7 +192,7 @@ def _hookimpls(caller):
 def _callers(config):
     """Each hook's name and caller, from ``config.hook``."""
     found = []
-    for name in sorted(vars(config.hook)):
+    for name in sorted(_vars(config.hook)):
         caller = getattr(config.hook, name)
         if any(hasattr(caller, a) for a in ("get_hookimpls", "_nonwrappers", "methods")):
             found.append((name, caller))
@@ -161,7 +210,8 @@ class Watch(object):
             except ImportError:
                 continue
             module = sys.modules[name]
-            self.modules[name] = (module, _snapshot(module))
+            seen = _snapshot(module)
+            self.modules[name] = (module, seen, _Print(module, seen))
         self.functions = {}
         self.extra = []
 
@@ -169,9 +219,11 @@ class Watch(object):
         """What changed in pytest since import, one sentence each."""
         found = []
         own = _own_directories()
-        for name, (module, before) in sorted(self.modules.items()):
+        for name, (module, before, printed) in sorted(self.modules.items()):
             if sys.modules.get(name) is not module:
                 found.append("module %s was replaced in sys.modules" % name)
+                continue
+            if printed.same():
                 continue
             after = _snapshot(module)
             pytests = set()  # classes pytest replaced: the old one's members are gone
@@ -214,7 +266,7 @@ def _builtin_comparisons():
         "builtins.%s.%s was replaced" % (klass.__name__, name)
         for klass in BUILTINS
         for name in COMPARISONS
-        if python_level(vars(klass).get(name))
+        if python_level(_vars(klass).get(name))
     ]
 
 
@@ -239,7 +291,7 @@ def _attributes(holder):
     """An object's own attributes, in its ``__dict__`` and its classes' ``__slots__``."""
     names = set(getattr(holder, "__dict__", {}))
     for klass in type(holder).__mro__:
-        slots = vars(klass).get("__slots__", ())
+        slots = _vars(klass).get("__slots__", ())
         names.update([slots] if isinstance(slots, str) else slots)
     found = []
     for name in sorted(names):
@@ -259,21 +311,31 @@ def _foreign_hooks(config):
     sources = [os.path.realpath(os.path.join(root, path)) for path in relative]
     tests = os.path.realpath(os.path.join(root, os.environ.get(TESTS_VARIABLE) or "tests"))
     found = []
+    judged = {}  # most hooks of a session are implemented by the same few files
     for hook_name, caller in _callers(config):
         for impl in _hookimpls(caller):
             code = code_of(impl.function)
             module = sys.modules.get(getattr(impl.function, "__module__", None) or "")
-            files = [getattr(code, "co_filename", "") or "", getattr(module, "__file__", "") or ""]
-            if code is None:
-                files.append("(no Python code)")
-            if all(_is_test_file(f, tests) for f in files if f):
-                continue
-            if any(f and (f.startswith("(") or any(inside(f, s) for s in sources)) for f in files):
+            files = (
+                str(getattr(code, "co_filename", "") or ""),
+                str(getattr(module, "__file__", "") or ""),
+            ) + (("(no Python code)",) if code is None else ())
+            if files not in judged:
+                judged[files] = _in_package(files, tests, sources)
+            if judged[files]:
                 found.append(
                     "%s is implemented in the package under test (%s)"
                     % (hook_name, next(f for f in files if f))
                 )
     return found
+
+
+def _in_package(files, tests, sources):
+    """Whether a hook whose code and module lie in ``files`` is the package's: none of
+    them a test file, one of them in the package (or with no Python code)."""
+    if all(_is_test_file(f, tests) for f in files if f):
+        return False
+    return any(f and (f.startswith("(") or any(inside(f, s) for s in sources)) for f in files)
 
 
 def _is_test_file(path, tests):
