@@ -454,10 +454,12 @@ def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
     folders (``bugbout.plugins.test_runners...``) is deferred to its kind, as a built-in
     is, and to its name (:attr:`Deferred.named`); any other is imported now, since nothing
     else says its kind."""
+    names: dict[int, str] = {}  # a distribution's metadata is parsed once, not per entry point
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry_point.name in blocked:
             continue
-        distribution = _distribution_name(entry_point)
+        dist = id(entry_point.dist)
+        distribution = names[dist] = names.get(dist) or _distribution_name(entry_point)
         kind = _folder_kind(entry_point.value)
         if kind is not None:
             deferred = Deferred(entry_point.value, entry_point.name, distribution, named=True)
@@ -484,4 +486,5 @@ def _distribution_name(entry_point: metadata.EntryPoint) -> str:
     dist = entry_point.dist
     if dist is None:
         return "<unknown distribution>"
-    return f"{dist.metadata['Name']} {dist.version}"
+    about = dist.metadata
+    return f"{about['Name']} {about['Version']}"
