@@ -24,10 +24,29 @@ IMPOSTORS_VARIABLE = "BUGBOUT_IMPOSTORS"
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 """pytest 9's class of a subtest's report, and the ``pytest-subtests`` plugin's."""
 KEY_PREFIX = b"bugbout-key "
-_ENCODE = json.JSONEncoder(sort_keys=True).encode
-"""``json.dumps(record, sort_keys=True)``, without making an encoder for every line."""
-_DIGEST = getattr(hmac, "digest", None)
-"""HMAC in one call (Python 3.7+): no object made per line."""
+FLUSHED = frozenset(["start", "teardown", "collect"])
+"""The lines written as soon as they are made; a test's setup and call wait for its
+teardown (or for whatever is written next), so a test costs two writes, not four."""
+
+
+def _no_default(value):
+    raise TypeError("%r is not JSON serializable" % (value,))
+
+
+def _encoder():
+    """``json.dumps(record, sort_keys=True)``: json's C encoder made once, not for every
+    line, where Python has it."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.JSONEncoder(sort_keys=True).encode
+    encode = make(
+        None, _no_default, json.encoder.encode_basestring_ascii, None, ": ", ", ", True,
+        False, True,
+    )  # fmt: skip
+    return lambda record: "".join(encode(record, 0))
+
+
+_ENCODE = _encoder()
 
 
 def _read_key(fd):
@@ -48,30 +67,35 @@ class _Stream(object):
 
     def __init__(self, fd, key):
         self.fd = fd
-        self.key = key
+        self.signer = hmac.new(key, digestmod=hashlib.sha256) if key is not None else None
+        """The key's HMAC, copied for each line: the key is hashed once."""
         self.sequence = 0
         self.started = False
+        self.waiting = []
 
     def emit(self, record):
-        """Write ``record`` (a dict of its own) as one line, whole, before returning."""
+        """Write ``record`` (a dict of its own) as one line, whole, before returning; a
+        test's setup and call with its teardown (``FLUSHED``)."""
         record["seq"] = self.sequence
         self.sequence += 1
-        line = _ENCODE(record)
-        if self.key is not None:  # the signature last: the body is the line without it
-            line = line[:-1] + ', "mac": "' + _mac(self.key, line.encode("utf-8")) + '"}'
+        line = _ENCODE(record).encode("utf-8")
+        if self.signer is not None:  # the signature last: the body is the line without it
+            mac = self.signer.copy()
+            mac.update(line)
+            line = line[:-1] + b', "mac": "' + mac.hexdigest().encode() + b'"}'
+        self.waiting.append(line + b"\n")
+        if record.get("when") in FLUSHED or "summary" in record:
+            self.flush()
+
+    def flush(self):
+        """Write the lines made so far, whole."""
         if not self.started:  # after the key's line bugbout wrote
             os.lseek(self.fd, 0, os.SEEK_END)
             self.started = True
-        data = (line + "\n").encode("utf-8")
+        data = b"".join(self.waiting)
+        del self.waiting[:]
         while data:
             data = data[os.write(self.fd, data) :]
-
-
-def _mac(key, body):
-    """``body``'s HMAC-SHA256 under ``key``, in hex."""
-    if _DIGEST is not None:
-        return _DIGEST(key, body, "sha256").hex()
-    return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def _first_line(report, last=True):

@@ -42,10 +42,12 @@ A path named on the command line that the project's own run leaves out (a
 ``conftest.py``'s ``collect_ignore``, ``bugbout_ignored``) is not collected: it is reported
 as a ``collect`` line whose outcome is ``ignored``, with why.
 
-A ``start`` line before each test tells which one was running if pytest dies; the node
-ids in ``BUGBOUT_DESELECT`` (a JSON list: tests that crashed pytest in an earlier run)
-are deselected, exactly, and so are those listed in the file open as ``BUGBOUT_SKIP_FD``
-(a JSON list: tests a patch cannot affect), read and closed on import.
+A ``start`` line before each test tells which one was running if pytest dies: it is
+written as the test starts, and the test's setup and call lines with its teardown's (two
+writes a test, each of whole lines). The node ids in ``BUGBOUT_DESELECT`` (a JSON list:
+tests that crashed pytest in an earlier run) are deselected, exactly, and so are those
+listed in the file open as ``BUGBOUT_SKIP_FD`` (a JSON list: tests a patch cannot
+affect), read and closed on import.
 
 The code under test runs in this process and can defeat any check made here; bugbout's
 canary tests are the ground check (see ``bugbout.core.plumbing.tampering.canaries``).
