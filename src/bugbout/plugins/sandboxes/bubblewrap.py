@@ -168,9 +168,10 @@ class Bubblewrap:
         them; each is added to ``made``."""
         if self.owner is None:
             return []
+        inside = set(empty)
         options: list[str] = []
         for folder in reversed(path.parents):
-            if folder not in made and any(folder.is_relative_to(e) and folder != e for e in empty):
+            if folder not in made and not inside.isdisjoint(folder.parents):
                 options += ["--perms", "0755", "--dir", str(folder)]
                 made.add(folder)
         return options

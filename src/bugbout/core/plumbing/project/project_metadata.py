@@ -8,6 +8,8 @@ runs them is :mod:`bugbout.core.plumbing.environments.interpreters`'s.
 from __future__ import annotations
 
 import configparser
+import copy
+import functools
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -204,6 +206,19 @@ def read_setup_cfg(path: Path) -> configparser.RawConfigParser | None:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
+    """``path``'s TOML, ``{}`` when it cannot be read or parsed: parsed once while the file
+    stays the same (a task's environment is looked up from one ``pyproject.toml`` many
+    times), a copy of its own each time."""
+    try:
+        info = path.stat()
+    except OSError:
+        return {}
+    return copy.deepcopy(_parsed_toml(path, info.st_ino, info.st_size, info.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_toml(path: Path, inode: int, size: int, modified: int) -> dict[str, Any]:
+    """``path``'s TOML as the file identified by ``inode``, ``size`` and ``modified`` holds it."""
     try:
         with path.open("rb") as file:
             return tomllib.load(file)
