@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, Self
+from typing import TYPE_CHECKING, Literal, Self
 
 from bugbout.core.contract.manager import Plugins
 from bugbout.core.contract.settings import (
@@ -19,17 +19,17 @@ from bugbout.core.contract.settings import (
     TestLimitsSettings,
 )
 from bugbout.core.contract.types import EnvironmentPlugin, SandboxPlugin, TestRunnerPlugin
-from bugbout.core.plumbing.bench import Bench
-from bugbout.core.plumbing.confinement.confine import Confine, masked_paths, test_confinement
-from bugbout.core.plumbing.confinement.limits import guard_program
-from bugbout.core.plumbing.environments.environments import Environments
-from bugbout.core.plumbing.runtime.home import bugbout_home
-from bugbout.core.plumbing.testruns.test_runner import TestRunner
-from bugbout.core.plumbing.trees.checkout import Checkouts
-from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Task
 from bugbout.core.store.store import Store
-from bugbout.sandbox.confinement import Sandbox
+
+if TYPE_CHECKING:
+    from bugbout.core.plumbing.bench import Bench
+    from bugbout.core.plumbing.confinement.confine import Confine
+    from bugbout.core.plumbing.environments.environments import Environments
+    from bugbout.core.plumbing.testruns.test_runner import TestRunner
+    from bugbout.core.plumbing.trees.checkout import Checkouts
+    from bugbout.core.plumbing.trees.git import Git
+    from bugbout.sandbox.confinement import Sandbox
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,10 @@ class Benches:
     @classmethod
     def make(cls, spec: BenchSpec, plugins: Plugins, store: Store) -> Self:
         """The benches ``spec`` selects, made by ``plugins``."""
+        from bugbout.core.plumbing.confinement.confine import masked_paths, test_confinement
+        from bugbout.core.plumbing.environments.environments import Environments
+        from bugbout.core.plumbing.runtime.home import bugbout_home
+
         home = bugbout_home()
         sandbox = plugins.create(SandboxPlugin, spec.sandbox.name, spec.sandbox.options)
         builder = plugins.create(EnvironmentPlugin, spec.environment.name, spec.environment.options)
@@ -113,14 +117,20 @@ class Benches:
     def guard(self) -> Path | None:
         """The compiled guard the attempts run under (:func:`guard_program`), compiled at
         the first; ``None``: guard.py."""
+        from bugbout.core.plumbing.confinement.limits import guard_program
+
         return guard_program(self.home)
 
     def checkouts(self, git: Git) -> Checkouts:
         """The bout's cached trees and working copies, made as ``run.checkouts`` says."""
+        from bugbout.core.plumbing.trees.checkout import Checkouts
+
         return Checkouts(git, self.home / "checkouts", self.checkout_method)
 
     def bench(self, task: Task, checkouts: Checkouts, timeout: float) -> Bench:
         """``task``'s test bench: its environment, its suite at its commit, ``timeout``."""
+        from bugbout.core.plumbing.bench import Bench
+
         return Bench(
             checkouts=checkouts,
             environment=self.environments.of(task, checkouts),
