@@ -99,5 +99,5 @@ def test_a_library_class_assigning_a_builtin_slot_is_not_a_suspect(
     import bugbout_probe_lib
 
     found.scan()
-    assert bugbout_probe_lib.Map not in found.suspects
+    assert bugbout_probe_lib.Map not in found.probed()
     monkeypatch.delitem(sys.modules, "bugbout_probe_lib")

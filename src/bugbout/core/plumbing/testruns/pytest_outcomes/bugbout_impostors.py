@@ -1,7 +1,9 @@
 """Values that may compare equal to anything, for ``bugbout_outcomes``: the classes made
-during a pytest run that give their own ``__eq__``, ``__ne__`` or ``__contains__`` and are
-not a library's, kept from each garbage collection's start to the session's end, and
-probed there with values they have never seen (see ``bugbout.core.plumbing.tampering.impostors``).
+during a pytest run that give their own ``__eq__``, ``__ne__`` or ``__contains__``, kept
+from each garbage collection's start to the session's end, and probed there with values
+they have never seen, those whose answers could count against the run (not a library's:
+see ``bugbout.core.plumbing.tampering.impostors``). A run whose classes are all a
+library's starts no probe.
 
 It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3.6+).
 """
@@ -74,13 +76,11 @@ class Impostors(object):
                 self._consider(sub)
 
     def _consider(self, klass):
-        """Keep ``klass`` for the probe when it gives its own comparisons and is not a
-        library's."""
+        """Keep ``klass`` when it gives its own comparisons."""
         try:
-            own = any(python_level(vars(klass).get(name)) for name in PROBED)
-            if own and not self._library(klass):
+            if any(python_level(vars(klass).get(name)) for name in PROBED):
                 self.suspects.append(klass)
-        except Exception:  # a class's own lookups failed: probe it
+        except Exception:  # a class's own lookups failed: keep it
             self.suspects.append(klass)
 
     def on_collection(self, phase, info):
@@ -96,22 +96,33 @@ class Impostors(object):
         except ValueError:
             self.scan()
 
-    def _library(self, klass):
-        """Whether ``klass`` is a library's: defined in a file outside the rootdir, where
-        its module holds it by its name."""
-        if not _named(klass):
-            return False
-        files = [getattr(sys.modules[klass.__module__], "__file__", None)]
-        for name in PROBED:
-            member = vars(klass).get(name)
-            if python_level(member):  # not ``__ne__ = object.__ne__``
-                files.append(getattr(code_of(member), "co_filename", None))
-        return all(f and os.path.isfile(f) and not inside(f, self.root) for f in files)
+    def probed(self):
+        """The suspects worth a probe: those whose records could count against the run,
+        as they are now (the session's end), once each."""
+        kept = dict((id(klass), klass) for klass in self.suspects).values()
+        return [klass for klass in kept if self._could_count(klass)]
+
+    def _could_count(self, klass):
+        """Whether a record of ``klass`` could count against the run: bugbout counts a
+        class whose module's file, or a comparison's code, lies in the rootdir, or one
+        its module does not hold by name whose comparison has no file
+        (``bugbout.core.plumbing.tampering.impostors``). A library's class (its files
+        outside the rootdir, comparisons made from a string as dataclasses and attrs
+        make them included) never can, and is not probed."""
+        try:
+            members = [vars(klass).get(name) for name in PROBED if name in vars(klass)]
+            codes = [getattr(code_of(member), "co_filename", None) for member in members]
+            module = getattr(sys.modules.get(klass.__module__), "__file__", None)
+            if any(_local(self._where(path)) for path in [module] + codes):
+                return True
+            return not _named(klass) and not all(path and os.path.isfile(path) for path in codes)
+        except Exception:  # a class's own lookups failed: probe it
+            return True
 
     def found(self):
         """The suspects that answer as nothing honest does, one record each."""
         self.scan(everything=True)
-        left = list(dict((id(k), k) for k in self.suspects).values())
+        left = self.probed()
         records = []
         while left:
             answers = _apart(left, self._records)
@@ -199,15 +210,29 @@ def _answers(pid, reading, expected):
     return answers
 
 
+def _local(where):
+    """Whether a path as ``_where`` gives it is a file of the rootdir, as bugbout reads
+    the records: relative, not going up, not a ``<string>``."""
+    if not where or os.path.isabs(where) or where.startswith("<"):
+        return False
+    return ".." not in where.replace(os.sep, "/").split("/")
+
+
 def _named(klass):
-    """Whether ``klass``'s module holds it under its qualified name."""
+    """Whether ``klass``'s module holds it under its qualified name, or holds there a
+    class with the very same comparisons (a dataclass made with ``slots=True`` is a copy
+    of the class first made, which shares its methods and is left unnamed)."""
     found = sys.modules.get(getattr(klass, "__module__", None) or "")
     try:
         for part in klass.__qualname__.split("."):
             found = getattr(found, part, None)
     except Exception:
         return False
-    return found is klass
+    if found is klass or not isinstance(found, type):
+        return found is klass
+    own, held = vars(klass), vars(found)
+    compared = [name for name in PROBED if name in own]
+    return bool(compared) and all(held.get(name) is own[name] for name in compared)
 
 
 def _instance(klass):
