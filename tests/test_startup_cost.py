@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bugbout.core.contract.manager import BUILTIN_PLUGINS
 from bugbout.example import build_example
 
 PROBE = """
@@ -29,6 +30,8 @@ NOT_NEEDED = (
     "packaging.requirements",
     "packaging.markers",
     "urllib.request",
+    "bugbout.sandbox.podman",  # the podman sandbox, not chosen
+    "bugbout.plugins.environments.podman",
     "hydra",
     "omegaconf",
 )
@@ -68,3 +71,26 @@ def test_tasks_with_every_result_kept_imports_only_what_reads_them(tmp_path: Pat
     assert loaded == []
     # what it reads is shown as when it was computed
     assert done.stdout.splitlines()[:-1] == first.stdout.splitlines()
+
+
+ASKED = """
+import json, sys
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.types import EnvironmentPlugin
+plugins = make_plugins(entry_points=False, kinds=())
+made = plugins.get(EnvironmentPlugin, "interpreter").name
+by_name = sorted(m for m in sys.modules if m.startswith("bugbout.plugins.environments."))
+every = sorted(plugins.of_kind(EnvironmentPlugin))
+print(json.dumps({"made": made, "by_name": by_name, "every": every}))
+"""
+
+
+def test_a_builtin_is_imported_when_its_plugin_is_asked_for_by_name() -> None:
+    """Not the other modules of its kind: they are imported when the kind is listed."""
+    done = subprocess.run([sys.executable, "-c", ASKED], capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout)
+    assert found["made"] == "interpreter"
+    assert found["by_name"] == ["bugbout.plugins.environments.interpreter"]
+    shipped = [m for m in BUILTIN_PLUGINS if m.startswith("bugbout.plugins.environments.")]
+    assert len(shipped) > 1
+    assert len(found["every"]) == len(shipped)

@@ -27,12 +27,11 @@ if TYPE_CHECKING:
     from bugbout.core.store.records import OracleSet, TaskSet
     from bugbout.core.store.store import Store
 
-MINING_KINDS = ("miner", "issue-source")
-"""The plugin kinds ``bugbout tasks --mine-only`` uses (the others are imported only if
-asked for)."""
-TASK_KINDS = (*MINING_KINDS, "environment", "sandbox", "executor")
-"""The plugin kinds ``bugbout tasks`` imports up front; the test runner is imported by
-its name when a test runs (none does when every oracle is kept)."""
+TASK_KINDS: tuple[str, ...] = ()
+"""The plugin kinds ``bugbout tasks`` imports up front: none; each plugin it uses is
+imported when it is asked for by name (the miner and issue sources chosen; with ground
+truth, the environment, sandbox and executor; the test runner when a test runs, none
+when every oracle is kept)."""
 
 USAGE = f"""\
 usage: bugbout [--quiet] COMMAND [ARGS...] [OVERRIDES...]
@@ -398,8 +397,7 @@ def _tasks(args: list[str], console: Console) -> int:
         written = [TASKS] if mine_only else [TASKS, ORACLES]
         console.info(f"wrote {' and '.join(str(store.path(name)) for name in written)}")
 
-    kinds = MINING_KINDS if mine_only else TASK_KINDS
-    return run_with_hydra("tasks", args, console, job, kinds=kinds)
+    return run_with_hydra("tasks", args, console, job, kinds=TASK_KINDS)
 
 
 def _ground_truth(

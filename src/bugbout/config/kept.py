@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from bugbout import __version__
 from bugbout.config.compose import job_settings, settings_of
 from bugbout.config.groups import GROUPS
+from bugbout.core.contract.errors import ConfigError
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -91,7 +92,9 @@ def kept(store_dir: Path, key: str, plugins: Plugins) -> Composition | None:
     if found is None:
         return None
     for kind, name in found.plugins:
-        if name not in plugins.of_kind(kind):
+        try:
+            plugins.get(kind, name)  # imports that plugin's module, not its kind's
+        except ConfigError:
             return None
     return Composition(
         config=found.config,

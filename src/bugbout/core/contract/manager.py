@@ -68,10 +68,11 @@ class Deferred:
     name: str
     """The name it is registered under (a built-in's is its module's)."""
     distribution: str
-    named: bool = False
-    """Whether it registers one plugin, called ``name``: a module of bugbout's plugin
-    folders installed as an entry point is named after the plugin it registers, so
-    asking its kind for another plugin does not import it."""
+    registers: str = ""
+    """The one plugin it registers, when its name says: a built-in's module is named after
+    its plugin (``git_history``: ``git-history``), and a module of bugbout's plugin folders
+    installed as an entry point is installed under its plugin's name; asking its kind for
+    another plugin does not import it."""
 
 
 @dataclass
@@ -216,19 +217,21 @@ class Plugins:
 
     def defer(self, modules: Sequence[str]) -> None:
         """Register the built-in plugin ``modules`` in this order, each imported when its
-        kind is first asked for."""
+        kind or its plugin is first asked for."""
         for module in modules:
-            self._defer(builtin_kind(module), Deferred(module, module, BUILTIN_DISTRIBUTION))
+            plugin = module.rsplit(".", 1)[-1].replace("_", "-")
+            deferred = Deferred(module, module, BUILTIN_DISTRIBUTION, registers=plugin)
+            self._defer(builtin_kind(module), deferred)
 
     def _defer(self, kind: str, plugin: Deferred) -> None:
         self._order.setdefault(plugin.name, len(self._order))
         self.deferred.setdefault(kind, []).append(plugin)
 
     def _import_deferred(self, kind: str, name: str | None = None) -> None:
-        """Import the deferred modules of ``kind``; given ``name``, not those
-        :attr:`~Deferred.named` after another plugin (they wait for their kind)."""
+        """Import the deferred modules of ``kind``; given ``name``, not those that
+        :attr:`~Deferred.registers` another plugin (they wait for their kind)."""
         waiting = self.deferred.pop(kind, [])
-        later = [plugin for plugin in waiting if name and plugin.named and plugin.name != name]
+        later = [p for p in waiting if name and p.registers and p.registers != name]
         if later:
             self.deferred[kind] = later
         for plugin in waiting:
@@ -452,7 +455,7 @@ def create_plugin(
 def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
     """Register every entry point not ``blocked``: one naming a module of bugbout's plugin
     folders (``bugbout.plugins.test_runners...``) is deferred to its kind, as a built-in
-    is, and to its name (:attr:`Deferred.named`); any other is imported now, since nothing
+    is, and to its name (:attr:`Deferred.registers`); any other is imported now, since nothing
     else says its kind."""
     names: dict[int, str] = {}  # a distribution's metadata is parsed once, not per entry point
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
@@ -462,7 +465,9 @@ def _load_entry_points(plugins: Plugins, blocked: set[str]) -> None:
         distribution = names[dist] = names.get(dist) or _distribution_name(entry_point)
         kind = _folder_kind(entry_point.value)
         if kind is not None:
-            deferred = Deferred(entry_point.value, entry_point.name, distribution, named=True)
+            deferred = Deferred(
+                entry_point.value, entry_point.name, distribution, registers=entry_point.name
+            )
             plugins._defer(kind, deferred)
             continue
         try:
