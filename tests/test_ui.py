@@ -156,3 +156,20 @@ def test_a_task_table_without_ground_truth_imports_nothing_of_it() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert shown == ["True", "[]"]
+
+
+def test_a_title_is_shown_as_written_not_as_markup() -> None:
+    """An issue's title is the reporter's text: ``[/x]`` would stop rich's markup parser,
+    ``[bold]`` and ``:smile:`` would be rendered."""
+    from bugbout.core.store.records import OracleSet, Task, TaskIssue, TaskSet
+
+    title = "Fix [/x] in [bold]parse[/bold] :smile:"
+    task = Task(
+        id="a", sha="a", parent="p", date="2024-01-01T00:00:00+00:00",
+        title=title, issue=TaskIssue(number=7), source_files=[], test_files=[],
+    )  # fmt: skip
+    console = Console()
+    stream = io.StringIO()
+    console.out = RichConsole(file=stream, highlight=False, width=200)
+    console.task_table(TaskSet(examined=1, tasks=[task]), OracleSet())
+    assert title in stream.getvalue()

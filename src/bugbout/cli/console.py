@@ -18,6 +18,7 @@ from rich.console import Console as RichConsole
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
+    from rich.text import Text
 
     from bugbout.core.contract.manager import RegisteredPlugin
     from bugbout.core.store.race_records import Attempt
@@ -81,7 +82,9 @@ class Console:
 
         table = Table("kind", "name", "distribution", "description", box=None)
         for plugin in plugins:
-            table.add_row(plugin.kind, plugin.name, plugin.distribution, plugin.spec.description)
+            table.add_row(
+                *_plain(plugin.kind, plugin.name, plugin.distribution, plugin.spec.description)
+            )
         self.out.print(table)
 
     def task_table(self, tasks: TaskSet, oracles: OracleSet) -> None:
@@ -99,10 +102,12 @@ class Console:
         for task in tasks.tasks:
             oracle = oracles.root.get(task.id)
             table.add_row(
-                task.id,
-                f"#{task.issue.number}" if task.issue.number else task.tier,
-                task.title[:60],
-                *(_oracle_cells(oracle) if oracle else ("-", "-", "-", "not computed", "-")),
+                *_plain(
+                    task.id,
+                    f"#{task.issue.number}" if task.issue.number else task.tier,
+                    task.title[:60],
+                    *(_oracle_cells(oracle) if oracle else ("-", "-", "-", "not computed", "-")),
+                )
             )
         self.out.print(table)
         summary = ground_truth_yield(tasks, oracles)
@@ -251,6 +256,14 @@ def _yield_by_tier(tasks: TaskSet, oracles: OracleSet) -> list[str]:
         for tier, (good, total) in sorted(tiers.items())
     )
     return [f"  by tier: {shown}"]
+
+
+def _plain(*cells: str) -> list[Text]:
+    """Cells shown as written: a title or a plugin's description is not rich markup (a
+    ``[/x]`` in an issue's title would stop the command) nor emoji codes."""
+    from rich.text import Text
+
+    return [Text(cell) for cell in cells]
 
 
 def _oracle_cells(oracle: Oracle) -> tuple[str, ...]:
