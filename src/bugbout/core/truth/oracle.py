@@ -15,6 +15,7 @@ A test that kills pytest (a segfault) is failed in that run, the others run with
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -38,7 +39,9 @@ from bugbout.core.plumbing.testruns.testrun import CRASH_LIMIT, ending, killed_b
 from bugbout.core.plumbing.trees.built_files import export_built
 from bugbout.core.plumbing.trees.checkout import remove_later
 from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.tree_diff import Differing, differing
 from bugbout.core.plumbing.trees.tree_files import install_fix_tests
+from bugbout.core.plumbing.trees.tree_turn import Snapshot, exact, snapshot, turn
 from bugbout.core.store.records import AddedDependency, Oracle, Outcome, RunStatus, Task, TestRun
 from bugbout.core.truth.local_time import ZoneRerun, local_time_note
 from bugbout.core.truth.merges import merge_note
@@ -238,12 +241,15 @@ def _run_all(
         return [], str(exc)
     work = home / "work"  # trees removed later go there, out of the scratch folder
     remove_later(tree, work)
-    export_before(git, task, tree)
+    turned = _before_from_after(git, task, after, tree)
     runs = []
     for side in ("before", "after"):
-        if side == "after":  # the after tree takes the before tree's place: no copy
+        if side == "after" and not (turned is not None and _after_again(git, task, tree, *turned)):
             remove_later(tree, work)
-            after.rename(tree)
+            if after.exists():  # the after tree takes the before tree's place: no copy
+                after.rename(tree)
+            else:  # the before runs wrote in the tree they shared with it
+                export_built(git, task.sha, tree)
         for number in range(1, tasks.reruns + 1):
             label = f"{side}-{number}"
             try:
@@ -261,6 +267,35 @@ def _run_all(
             except EnvironmentFailure as exc:  # its test runner is too old to run
                 return [], str(exc)
     return runs, environment
+
+
+def _before_from_after(
+    git: Git, task: Task, after: Path, tree: Path
+) -> tuple[list[Differing], Snapshot] | None:
+    """The before tree at ``tree``, made from the export ``after`` in place where that is
+    exact (:mod:`~bugbout.core.plumbing.trees.tree_turn`): the changes it was turned by
+    and what it holds; else exported (``None``, ``after`` left as it is)."""
+    changes = differing(git, task.parent, task.sha)
+    named = {os.fsdecode(change.path) for change in changes}
+    fix_tests = {*task.changed_test_files, *task.deleted_test_files}
+    if not exact(changes, after) or not fix_tests <= named:  # the fix's own: turned back too
+        export_before(git, task, tree)
+        return None
+    after.rename(tree)
+    turn(git, tree, task.parent, changes, old=True)
+    install_fix_tests(task, git, tree)
+    return changes, snapshot(tree)
+
+
+def _after_again(
+    git: Git, task: Task, tree: Path, changes: list[Differing], before: Snapshot
+) -> bool:
+    """The before tree ``tree`` turned back into the after tree, when its runs left it as
+    ``before`` says it was; ``False`` (nothing done) when they did not."""
+    if snapshot(tree) != before:
+        return False
+    turn(git, tree, task.sha, changes, old=False)
+    return True
 
 
 def judge_runs(task: Task, runs: list[TestRun], *, key: str = "", environment: str = "") -> Oracle:

@@ -36,7 +36,7 @@ def write_version_modules(tree: Path) -> list[str]:
     """Write into ``tree`` each version module its build writes that it lacks; the paths
     written (relative to ``tree``)."""
     written = []
-    for path in _declared(tree):
+    for path in declared_version_modules(tree):
         target = tree / path
         if target.exists() or target.is_symlink() or not target.parent.is_dir():
             continue
@@ -55,7 +55,8 @@ def write_version_modules(tree: Path) -> list[str]:
     return written
 
 
-def _declared(tree: Path) -> list[str]:
+def declared_version_modules(tree: Path) -> list[str]:
+    """The version modules the build of the project in ``tree`` declares it writes."""
     found: list[str] = []
     for name in CONFIGURATION:
         try:

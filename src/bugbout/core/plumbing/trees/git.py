@@ -259,23 +259,27 @@ class Git:
                     found[name] = _tree_entries(tree, len(name) // 2)
         return found
 
-    def export(self, rev: str, destination: Path) -> None:
-        """Write the tree of ``rev`` into ``destination`` (no ``.git``).
+    def export(self, rev: str, destination: Path, paths: Iterable[bytes] | None = None) -> None:
+        """Write the tree of ``rev`` into ``destination`` (no ``.git``); with ``paths``,
+        only those of its files (each written as the whole export writes it).
 
         Through a private index and ``checkout-index``, not ``git archive``: the tree's
         ``export-ignore`` and ``export-subst`` attributes (some projects mark ``tests/``)
         must not change what the tests see.
         """
         destination.mkdir(parents=True, exist_ok=True)
+        which = ["--all"] if paths is None else ["-z", "--stdin"]
+        named = b"".join(path + b"\0" for path in paths or ())
         with tempfile.TemporaryDirectory(prefix="bugbout-index-") as scratch:
             env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
-            for args in (
-                ["read-tree", rev],
-                ["checkout-index", "--all", "--force", f"--prefix={destination}/"],
+            for args, given in (
+                (["read-tree", rev], b""),
+                (["checkout-index", *which, "--force", f"--prefix={destination}/"], named),
             ):
                 result = subprocess.run(
                     ["git", "-C", str(self.repository), *args],
                     env=env,
+                    input=given,
                     capture_output=True,
                     check=False,
                 )
