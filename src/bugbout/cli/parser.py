@@ -3,17 +3,21 @@ with the nearest known option when one was mistyped."""
 
 from __future__ import annotations
 
-import argparse
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from bugbout.core.contract.errors import ConfigError
+
+if TYPE_CHECKING:
+    import argparse
 
 UNRECOGNIZED = "unrecognized arguments: "
 """How argparse begins its error for options it does not know."""
 
 
 def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """A subcommand's parser whose usage errors are one line, as every other error."""
+    """A subcommand's parser whose usage errors are one line, as every other error
+    (argparse is imported by the subcommands that parse flags, not by every command)."""
+    import argparse
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:

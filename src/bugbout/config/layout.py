@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +60,8 @@ def detect_tests(root: Path, source: str) -> str:
 
 def project_name(root: Path) -> str | None:
     """The project's name in ``pyproject.toml``, as a package would spell it."""
+    import tomllib
+
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text())
     except (OSError, tomllib.TOMLDecodeError):

@@ -4,7 +4,6 @@ plugin's options."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,8 @@ from pydantic import BaseModel
 
 def closest(word: str, candidates: Iterable[str]) -> str | None:
     """The candidate nearest ``word`` in spelling, if any is near enough."""
+    import difflib
+
     found = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
     return found[0] if found else None
 

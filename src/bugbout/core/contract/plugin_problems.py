@@ -5,7 +5,6 @@ plugin module and its distribution."""
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from typing import Any
 
@@ -18,6 +17,8 @@ from bugbout.core.contract.types import PluginSpec
 
 def close_hook(name: str) -> str | None:
     """The bugbout hook ``name`` most likely misspells, if any is close."""
+    import difflib  # only for a plugin's mistake
+
     prefix = "bugbout_"
     hooks = [hook[len(prefix) :] for hook in dir(hookspecs) if hook.startswith(prefix)]
     close = difflib.get_close_matches(name.removeprefix(prefix), hooks, n=1, cutoff=0.75)
@@ -83,6 +84,8 @@ def invalid_hookimpl(
 ) -> str:
     """Pluggy's several-line validation error of ``plugin`` (in ``pm``) as one line:
     which hook, which argument."""
+    import difflib  # only for a plugin's mistake
+
     for attribute in dir(plugin):
         options = pm.parse_hookimpl_opts(plugin, attribute)
         caller = getattr(pm.hook, attribute, None)
