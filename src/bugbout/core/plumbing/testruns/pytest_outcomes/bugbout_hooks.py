@@ -174,6 +174,29 @@ def pytest_collection_modifyitems(config, items):
     if deselected:
         config.hook.pytest_deselected(items=deselected)
     items[:] = kept
+    _known_to_inspect(kept)
+
+
+def _known_to_inspect(items):
+    """Tell ``inspect`` which module each test module's file is, as its first look for
+    a file's module would find (``inspect.getmodule``, which pytest asks when it shows
+    a failure's source): a test that fails in its own module then costs no look at every
+    loaded module (10 ms on Python 3.13 for the canary that must fail, in a run nothing
+    else fails)."""
+    import inspect
+
+    modules = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        modules[id(module)] = module
+    for module in modules.values():
+        path = getattr(module, "__file__", None)
+        name = getattr(module, "__name__", None)
+        if not isinstance(path, str) or not isinstance(name, str):
+            continue
+        found = os.path.normcase(os.path.abspath(path))
+        inspect.modulesbyfile.setdefault(found, name)
+        inspect.modulesbyfile.setdefault(os.path.realpath(found), name)
 
 
 def pytest_runtest_logreport(report):
