@@ -136,15 +136,20 @@ def test_files_that_came_and_went_leave_the_tree_turned_back(
     assert oracle._after_again(git, task, tree, *found)  # type: ignore[arg-type]
 
 
-def test_a_fix_that_changes_the_build_configuration_is_exported_whole(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"pyproject.toml": BASE["pyproject.toml"].replace('"calc"', '"calc"\nversion = "2"')},
+        {"src/calc/.gitattributes": "*.py eol=crlf\n"},  # how git writes the files kept
+    ],
+)
+def test_a_fix_that_changes_how_the_tree_is_written_is_exported_whole(
+    tmp_path: Path, changed: dict[str, str]
+) -> None:
     repo = RepositoryBuilder(tmp_path / "repo")
     parent = repo.commit("Initial commit", BASE)
     sha = repo.commit(
-        "Fix add (#1)",
-        {
-            "pyproject.toml": BASE["pyproject.toml"].replace('"calc"', '"calc"\nversion = "2"'),
-            "src/calc/ops.py": "def add(a, b):\n    return a + b\n",
-        },
+        "Fix add (#1)", {**changed, "src/calc/ops.py": "def add(a, b):\n    return a + b\n"}
     )
     task = _task(parent, sha).model_copy(
         update={"changed_test_files": [], "deleted_test_files": []}
@@ -153,7 +158,8 @@ def test_a_fix_that_changes_the_build_configuration_is_exported_whole(tmp_path: 
         export_built(git, sha, tmp_path / "after")
         assert oracle._before_from_after(git, task, tmp_path / "after", tmp_path / "tree") is None
         assert (tmp_path / "after").is_dir()  # left for the after runs
-        assert _held(tmp_path / "tree")["src/calc/ops.py"][2].endswith(b"a - b\n")
+        export_before(git, task, tmp_path / "before-export")
+        assert _held(tmp_path / "tree") == _held(tmp_path / "before-export")
 
 
 LEAKS = """\

@@ -29,12 +29,16 @@ _LINKS = (b"120000", b"160000")
 
 def exact(changes: list[Differing], tree: Path) -> bool:
     """Whether turning ``tree`` (an export) by ``changes`` gives what an export of the
-    other commit would: no symlink or submodule changes, nor a file the export's version
-    modules depend on (:mod:`~bugbout.core.plumbing.trees.built_files`: a tree that
-    declares any is exported whole)."""
+    other commit would: no symlink or submodule changes, no ``.gitattributes`` (how git
+    writes the files it does not rewrite), nor a file the export's version modules depend
+    on (:mod:`~bugbout.core.plumbing.trees.built_files`: a tree that declares any is
+    exported whole)."""
     for change in changes:
         modes = [entry.mode for entry in (change.old, change.new) if entry is not None]
-        if any(mode in _LINKS for mode in modes) or os.fsdecode(change.path) in CONFIGURATION:
+        path = os.fsdecode(change.path)
+        if any(mode in _LINKS for mode in modes) or path in CONFIGURATION:
+            return False
+        if path.rsplit("/", 1)[-1] == ".gitattributes":
             return False
     return not declared_version_modules(tree)
 
