@@ -270,7 +270,7 @@ def _oracle_cells(oracle: Oracle) -> tuple[str, ...]:
     """A task table's cells of what ground truth found: its tests, its status, its versions
     (the modules that write them are imported only when a task has an oracle)."""
     from bugbout.core.plumbing.environments.backtrack import compact
-    from bugbout.core.report.report_tasks import suite_note
+    from bugbout.core.store.records import suite_note
 
     return (
         str(len(oracle.fail_to_pass)),

@@ -33,7 +33,15 @@ from bugbout.core.store.race_records import (
     AuditScore,
     Score,
 )
-from bugbout.core.store.records import FAILING, Oracle, Outcome, Record, TaskSet, TestRun
+from bugbout.core.store.records import (
+    FAILING,
+    Oracle,
+    Outcome,
+    Record,
+    TaskSet,
+    TestRun,
+    suite_note,
+)
 from bugbout.core.store.verdict_records import Matrix, PatchResolution, Verdict
 
 MAX_DIFF = 100_000
@@ -251,12 +259,6 @@ def environment_line(page: TaskPage) -> str:
     return "; ".join(
         part for part in (page.environment, versions and f"versions: {versions}", where) if part
     )
-
-
-def suite_note(status: str, suite: list[str]) -> str:
-    """``status`` with where the task's tests were, when not at ``project.tests``."""
-    where = f"tests in {', '.join(suite)}" if suite else ""
-    return ", ".join(part for part in (status, where) if part)
 
 
 def bounded(text: str) -> Diff:

@@ -349,6 +349,13 @@ class Oracle(Versioned):
     sweep's later jobs take its environment error as it is instead of trying again."""
 
 
+def suite_note(status: str, suite: list[str]) -> str:
+    """``status`` with where the task's tests were, when not at ``project.tests``
+    (:attr:`Oracle.suite`)."""
+    where = f"tests in {', '.join(suite)}" if suite else ""
+    return ", ".join(part for part in (status, where) if part)
+
+
 class OracleSet(RecordRoot[dict[str, Oracle]]):
     """Every task's oracle, by task id, as stored in ``oracles.json``."""
 
