@@ -15,12 +15,14 @@ from bugbout.core.mine.statements import tell_statements
 from bugbout.core.plumbing.runtime.executor import Executor, run_jobs
 from bugbout.core.plumbing.runtime.progress import Progress, SilentProgress
 from bugbout.core.plumbing.runtime.stopping import Interrupted, stopping
-from bugbout.core.plumbing.testruns.unstarted import TestRunNotStarted
 from bugbout.core.plumbing.tools import Benches, BenchSpec
-from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, digest
 from bugbout.core.store.store import ORACLES, TASKS, Store
-from bugbout.core.truth.oracle import METHOD, compute_oracle
+
+METHOD = 2
+"""How ground truth is computed, in every oracle's key: an oracle computed otherwise (1:
+the before tree ran once, so a test flaky before the fix could pass for fixed) is computed
+again."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ def _dispatch(
 ) -> Iterator[Oracle]:
     """Compute the oracles of ``todo``, ``tasks.jobs`` at a time, on ``local`` benches
     when the executor runs jobs here; each as it is done."""
+    from bugbout.core.plumbing.testruns.unstarted import TestRunNotStarted
+
     local = _confining(local) if local is not None else None
     jobs = [OracleJob(spec, task, key, local, stored) for task, key, stored in todo]
     for job, future in run_jobs(executor, jobs, spec.tasks.jobs):
@@ -191,6 +195,9 @@ class OracleJob:
     """Its oracle of another environment revision, kept if its environment is the same."""
 
     def __call__(self) -> Oracle:
+        from bugbout.core.plumbing.trees.git import Git
+        from bugbout.core.truth.oracle import compute_oracle
+
         bench = self.spec.bench
         tools = self.tools or _confining(
             Benches.make(bench, make_plugins(), Store(bench.store_dir))

@@ -52,10 +52,6 @@ from bugbout.core.truth.setup_cache import cached_setup_py
 from bugbout.core.truth.setup_run import executed_setup_py
 from bugbout.core.truth.unreachable import unreachable_note
 
-METHOD = 2
-"""How ground truth is computed, in every oracle's key: an oracle computed otherwise (1:
-the before tree ran once, so a test flaky before the fix could pass for fixed) is computed
-again."""
 BROKEN_BEFORE = (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.TAMPERED)
 """A before run that ended so is no evidence (one that cannot collect a module is: the
 new tests often import what only the fix adds)."""
