@@ -419,10 +419,13 @@ _SUMMARY = re.compile(r" (create|delete) mode (\d{6}) (.+)| mode change \d{6} =>
 
 
 def _touched(tree: Path, data: bytes) -> _Touched:
-    numstat = _git_apply(tree, data, "--numstat", "-z")
-    if numstat.returncode:
-        raise PatchError(_apply_failure(numstat.stderr.decode(errors="replace"), tree))
-    tokens = numstat.stdout.decode("utf-8", "surrogateescape").split("\0")
+    """What the patch touches, from one ``git apply --numstat --summary -z``: its numstat
+    records end with a NUL each (a path never holds one), its summary's lines follow."""
+    read = _git_apply(tree, data, "--numstat", "--summary", "-z")
+    if read.returncode:
+        raise PatchError(_apply_failure(read.stderr.decode(errors="replace"), tree))
+    numstat, _, summary = read.stdout.rpartition(b"\0")
+    tokens = numstat.decode("utf-8", "surrogateescape").split("\0")
     touched = _Touched(set(), set(), set())
     index = 0
     while index < len(tokens):
@@ -438,8 +441,7 @@ def _touched(tree: Path, data: bytes) -> _Touched:
         else:  # a rename or copy: its old and new paths follow
             touched.paths.update(tokens[index : index + 2])
             index += 2
-    summary = _git_apply(tree, data, "--summary")
-    for line in summary.stdout.decode("utf-8", "surrogateescape").splitlines():
+    for line in summary.decode("utf-8", "surrogateescape").splitlines():
         match = _SUMMARY.fullmatch(line)
         if match is None:
             continue
