@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import BoutSettings
 from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.plumbing.trees.built_files import export_built
 from bugbout.core.plumbing.trees.git import Git
+from bugbout.core.plumbing.trees.tree_turn import snapshot
 from bugbout.core.store.records import Task, TaskIssue
 from bugbout.core.store.store import Store
 from bugbout.core.truth import oracle
@@ -86,7 +88,8 @@ def turned(tmp_path: Path) -> tuple[Git, Task, Path, tuple[object, ...]]:
     task = _task(*_fix(repo))
     git = Git(repo.path)
     export_built(git, task.sha, tmp_path / "after")
-    found = oracle._before_from_after(git, task, tmp_path / "after", tmp_path / "tree")
+    exported = snapshot(tmp_path / "after")
+    found = oracle._before_from_after(git, task, tmp_path / "after", tmp_path / "tree", exported)
     assert found is not None, "the turn was not made"
     yield git, task, tmp_path / "tree", found
     git.close()
@@ -156,10 +159,32 @@ def test_a_fix_that_changes_how_the_tree_is_written_is_exported_whole(
     )
     with Git(repo.path) as git:
         export_built(git, sha, tmp_path / "after")
-        assert oracle._before_from_after(git, task, tmp_path / "after", tmp_path / "tree") is None
+        exported = snapshot(tmp_path / "after")
+        after, tree = tmp_path / "after", tmp_path / "tree"
+        assert oracle._before_from_after(git, task, after, tree, exported) is None
         assert (tmp_path / "after").is_dir()  # left for the after runs
         export_before(git, task, tmp_path / "before-export")
         assert _held(tmp_path / "tree") == _held(tmp_path / "before-export")
+
+
+@pytest.mark.parametrize("writer", ["setup.py's run", "the environment's build"])
+def test_an_after_tree_written_in_since_its_export_is_not_turned(
+    tmp_path: Path, writer: str
+) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    task = _task(*_fix(repo))
+    after, tree = tmp_path / "after", tmp_path / "tree"
+    with Git(repo.path) as git:
+        export_built(git, task.sha, after)
+        exported = snapshot(after)
+        if writer == "setup.py's run":  # a module generated from the fixed code
+            (after / "src/calc/_built.py").write_text("def add(a, b):\n    return a + b\n")
+        else:
+            (after / "src/calc/ops.py").chmod(0o700)
+        assert oracle._before_from_after(git, task, after, tree, exported) is None
+        assert after.is_dir()  # left for the after runs
+        export_before(git, task, tmp_path / "before-export")
+        assert _held(tree) == _held(tmp_path / "before-export")
 
 
 LEAKS = """\
@@ -246,10 +271,7 @@ def test_ground_truth_of_a_fix_whose_runs_write_nothing_exports_once(
             exports.append(rev)
         real(self, rev, destination, *([] if paths is None else [paths]))  # type: ignore[arg-type]
 
-    settings = calc_settings(repo.path)
-    # pytest-benchmark, in this interpreter, makes a folder in the tree it runs in
-    project = settings.project.model_copy(update={"pytest_args": ("-p", "no:benchmark")})
-    settings = settings.model_copy(update={"project": project})
+    settings = _turning(calc_settings(repo.path))
     store = Store(tmp_path / ".bugbout")
     plugins = make_plugins(entry_points=False)
     tasks = mine_tasks(settings, plugins, store)
@@ -259,3 +281,101 @@ def test_ground_truth_of_a_fix_whose_runs_write_nothing_exports_once(
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_fixed.py::test_fixed"]
     assert exports == [task.sha]  # the before tree was turned from it, and turned back
+
+
+def _turning(settings: BoutSettings) -> BoutSettings:
+    """``settings`` whose runs write nothing in their tree when the tests do not (the
+    before tree is then turned back into the after tree, not exported again):
+    pytest-benchmark, in this interpreter, makes a folder in the tree it runs in."""
+    project = settings.project.model_copy(update={"pytest_args": ("-p", "no:benchmark")})
+    return settings.model_copy(update={"project": project})
+
+
+GENERATED = (
+    "open('src/calc/_built.py', 'w').write(open('src/calc/ops.py').read())  # a build step\n"
+    "from setuptools import setup\nsetup(name='calc', version='1', tests_require=[])\n"
+)
+BUILT_FIRST = (
+    "try:\n    from calc._built import add\nexcept ImportError:\n    from calc.ops import add\n"
+)
+
+
+@pytest.mark.slow
+def test_what_setup_py_writes_in_the_after_tree_never_reaches_the_before_runs(
+    tmp_path: Path,
+) -> None:
+    """setup.py runs (for its test dependencies) in the after tree before the before tree
+    is made: a module it generates from the fixed code must not be turned into the before
+    tree, where it would make the fix's test pass before the fix."""
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "1"\n',
+            ".gitignore": "_built.py\n",
+            "setup.py": GENERATED,
+            "src/calc/__init__.py": BUILT_FIRST,
+            "src/calc/ops.py": "def add(a, b):\n    return a - b\n",
+        },
+    )
+    repo.commit(
+        "Fix add (#1)",
+        {
+            "src/calc/ops.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_ops.py": (
+                "from calc import add\n\n\ndef test_add():\n    assert add(1, 1) == 2\n"
+            ),
+        },
+    )
+    settings = _turning(calc_settings(repo.path))
+    plugins = make_plugins(entry_points=False)
+    store = Store(tmp_path / ".bugbout")
+    tasks = mine_tasks(settings, plugins, store)
+    (task,) = tasks.tasks
+    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
+    assert found.status == "ok", found.reason
+    assert found.fail_to_pass == ["tests/test_ops.py::test_add"]
+
+
+LOCKS = (
+    "import os\nfrom calc.ops import add\n\n\ndef test_locks():\n"
+    "    if add(1, 1) != 2:  # the unfixed code locks the folder it runs in\n"
+    "        os.chmod('.', 0o555)\n"
+)
+WRITES = (
+    "import os\nfrom calc.ops import add\n\n\ndef test_add():\n"
+    "    with open('scratch.txt', 'w') as f:\n        f.write('x')\n    os.remove('scratch.txt')\n"
+    "    assert add(1, 1) == 2\n"
+)
+
+
+@pytest.mark.slow
+def test_a_before_run_that_changes_the_tree_s_own_folder_never_reaches_after(
+    tmp_path: Path,
+) -> None:
+    repo = RepositoryBuilder(tmp_path / "repo")
+    repo.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "1"\n',
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_zlocks.py": LOCKS,
+        },
+    )
+    repo.commit(
+        "Fix add (#1)",
+        {
+            "src/calc/ops.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_ops.py": WRITES,
+            "tests/test_zlocks.py": f"{LOCKS}\n# run by the task\n",
+        },
+    )
+    settings = _turning(calc_settings(repo.path))
+    plugins = make_plugins(entry_points=False)
+    store = Store(tmp_path / ".bugbout")
+    tasks = mine_tasks(settings, plugins, store)
+    (task,) = tasks.tasks
+    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
+    assert found.status == "ok", found.reason
+    assert found.fail_to_pass == ["tests/test_ops.py::test_add"]

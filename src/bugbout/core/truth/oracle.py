@@ -96,6 +96,7 @@ def compute_oracle(
     try:
         tree = scratch / "tree"
         export_built(git, task.sha, tree.with_name("after"))
+        exported: Snapshot | None = snapshot(tree.with_name("after"))  # setup.py may write
         if stored is not None and (
             kept := _still(stored, task, builder=builder, project=project, home=home, tree=tree)
         ):
@@ -117,7 +118,9 @@ def compute_oracle(
                 home=home,
                 tree=tree,
                 confine=confine,
+                exported=exported,
             )
+            exported = None  # the after tree was used: a next round exports it again
             if isinstance(environment, str):
                 if repaired:
                     environment += (
@@ -222,13 +225,16 @@ def _run_all(
     home: Path,
     tree: Path,
     confine: Confine,
+    exported: Snapshot | None,
 ) -> tuple[list[TestRun], Environment | str]:
     """The before runs and the after runs, all in ``tree``, with the environment they ran
     in (``installed``: the project with the test dependencies added); or why the
-    environment could not be built."""
+    environment could not be built. ``exported``: the after tree as it was exported, when
+    it is already there."""
     after = tree.with_name("after")
     if not after.exists():
         export_built(git, task.sha, after)
+        exported = snapshot(after)
     try:
         environment = builder.build(
             EnvironmentRequest(project=installed, tree=after, date=task.date, home=home)
@@ -237,7 +243,7 @@ def _run_all(
         return [], str(exc)
     work = home / "work"  # trees removed later go there, out of the scratch folder
     remove_later(tree, work)
-    turned = _before_from_after(git, task, after, tree)
+    turned = _before_from_after(git, task, after, tree, exported)
     runs = []
     for side in ("before", "after"):
         if side == "after" and not (turned is not None and _after_again(git, task, tree, *turned)):
@@ -266,15 +272,18 @@ def _run_all(
 
 
 def _before_from_after(
-    git: Git, task: Task, after: Path, tree: Path
+    git: Git, task: Task, after: Path, tree: Path, exported: Snapshot | None
 ) -> tuple[list[Differing], Snapshot] | None:
     """The before tree at ``tree``, made from the export ``after`` in place where that is
-    exact (:mod:`~bugbout.core.plumbing.trees.tree_turn`): the changes it was turned by
-    and what it holds; else exported (``None``, ``after`` left as it is)."""
+    exact (:mod:`~bugbout.core.plumbing.trees.tree_turn`) and ``after`` is still as it was
+    exported (``exported``: running ``setup.py`` or building the environment may write in
+    it, from the fixed code): the changes it was turned by and what it holds; else
+    exported (``None``, ``after`` left as it is)."""
     changes = differing(git, task.parent, task.sha)
     named = {os.fsdecode(change.path) for change in changes}
     fix_tests = {*task.changed_test_files, *task.deleted_test_files}
-    if not exact(changes, after) or not fix_tests <= named:  # the fix's own: turned back too
+    untouched = exported is not None and snapshot(after) == exported
+    if not untouched or not exact(changes, after) or not fix_tests <= named:  # fix's own too
         export_before(git, task, tree)
         return None
     after.rename(tree)

@@ -56,12 +56,13 @@ def turn(git: Git, tree: Path, rev: str, changes: list[Differing], *, old: bool)
 
 
 def snapshot(tree: Path) -> Snapshot:
-    """What a test run could change in ``tree``: each folder's mode and owner, each
-    other entry's mode, inode and change time (which a write, a rename or ``utime``
-    moves), by path. ``tree`` is handed to the confined user first (:func:`hand_over`),
-    so that the runs' own hand-over changes nothing."""
+    """What a test run could change in ``tree``: each folder's mode and owner (``tree``'s
+    own too), each other entry's mode, inode and change time (which a write, a rename or
+    ``utime`` moves), by path. ``tree`` is handed to the confined user first
+    (:func:`hand_over`), so that the runs' own hand-over changes nothing."""
     hand_over(tree)
-    seen: Snapshot = {}
+    top = os.lstat(tree)
+    seen: Snapshot = {str(tree): (top.st_mode, top.st_uid, top.st_gid)}
     folders = [str(tree)]
     while folders:
         with os.scandir(folders.pop()) as entries:
