@@ -99,8 +99,9 @@ def _kept(home: Path) -> list[Path]:
     return sorted((home / plugin_code.FOLDER).glob("[!.]*"))
 
 
-def test_a_run_compiles_no_module_of_the_plugin_but_the_one_pytest_loads(
-    plugin: Path, tmp_path: Path
+@pytest.mark.parametrize("traced", [False, True], ids=["outcomes", "coverage"])
+def test_a_run_compiles_no_module_of_the_plugin_but_those_pytest_loads(
+    plugin: Path, tmp_path: Path, traced: bool
 ) -> None:
     tree = _tree(tmp_path / "tree")
     log = tmp_path / "compiled.log"
@@ -112,10 +113,11 @@ def test_a_run_compiles_no_module_of_the_plugin_but_the_one_pytest_loads(
         return [argv[0], str(script), *argv[3:]]
 
     for _ in range(2):
-        _run(tree, tmp_path / "home", confine=audited)
+        _run(tree, tmp_path / "home", confine=audited, coverage=[] if traced else None)
 
     compiled = log.read_text().split()
-    assert compiled == ["bugbout_outcomes.py"] * 2, compiled
+    loaded = ["bugbout_outcomes.py", *(["bugbout_coverage.py"] if traced else [])]
+    assert compiled == loaded * 2, compiled
     assert len(_kept(tmp_path / "home")) == 1
 
 

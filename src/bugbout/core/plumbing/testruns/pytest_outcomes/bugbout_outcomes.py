@@ -61,7 +61,8 @@ Those modules come compiled, when bugbout could compile them for this interprete
 (``bugbout.core.plumbing.testruns.plugin_code``): the sealed memory file open as
 ``BUGBOUT_CODE_FD`` holds their code, which this module reads and closes on import and
 uses only when it was made by an interpreter of its own magic number; else they are
-compiled from source, as any module is.
+compiled from source, as any module is. This module has no assertion for pytest to
+rewrite: PYTEST_DONT_REWRITE.
 """
 
 import os
@@ -124,7 +125,7 @@ try:
     if os.environ.get("BUGBOUT_IMPOSTORS") == "1":  # before any conftest can stand in
         import bugbout_impostors  # noqa: F401
     if os.environ.get("BUGBOUT_COVERAGE_FD"):  # for bugbout_coverage, loaded next
-        import bugbout_imports  # noqa: F401
+        import bugbout_tracing  # noqa: F401
 finally:
     sys.meta_path.remove(_finder)
 del _finder
