@@ -28,12 +28,6 @@ from dataclasses import dataclass
 
 BODIES = 2
 """Body twins per host file, at most."""
-HIDDEN = "__tracebackhide__"
-"""The name that hides a frame from pytest's traceback (a failure then shows no source,
-and pytest parses no file for it)."""
-HIDE = f'{HIDDEN}=__import__("pytest").__version__>="3"'
-"""A twin's frames hidden, under pytest 3 and later: pytest 2 ends its session when
-every frame of a failure is hidden (from 3.0 to 7.3 pytest shows the last one anyway)."""
 EQUALITIES = ("assertEqual", "assertEquals", "failUnlessEqual")
 """``unittest``'s assertions that two values are equal."""
 
@@ -132,7 +126,6 @@ def body_twin(
         _splice(chunk, first, node, replacement.encode("utf-8"))
     else:
         _append(chunk, first, function, false())
-    _hide(chunk, first, function)
     named = _renamed(chunk, function.lineno - first, function.name, name)
     if named is None:
         return None
@@ -222,19 +215,6 @@ def _append(chunk: list[bytes], first: int, function: ast.FunctionDef, false: st
         return
     indent = chunk[body.lineno - first][: body.col_offset]
     chunk.append(indent + f"assert {false}".encode())
-
-
-def _hide(chunk: list[bytes], first: int, function: ast.FunctionDef) -> None:
-    """``HIDE`` as the first statement of the body: on a line of its own before it, or
-    before it on its line when the body starts beside the ``def``."""
-    body = function.body[0]
-    at = body.lineno - first
-    line = chunk[at]
-    head = line[: body.col_offset]
-    if head.strip():
-        chunk[at] = head + f"{HIDE}; ".encode() + line[body.col_offset :]
-    else:
-        chunk.insert(at, head + HIDE.encode())
 
 
 def _renamed(chunk: list[bytes], at: int, old: str, new: str) -> list[bytes] | None:

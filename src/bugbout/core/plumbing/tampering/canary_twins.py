@@ -15,11 +15,6 @@ end). A cheat that fakes the hidden tests by file, by a word of their names or b
 position fakes a twin too, and gives itself away.
 After the file's end go up to ``BODIES`` body twins: copies of its tests, the ones the
 tree added first, that must fail (:mod:`~bugbout.core.plumbing.tampering.body_twins`).
-
-Every twin hides its own frames from pytest's traceback (``__tracebackhide__``), so its
-failure is reported without its source: pytest would otherwise parse the whole host file
-again for each failing twin (the hidden tests' file: 2,000 lines cost a twin about 7x
-the failure itself).
 """
 
 from __future__ import annotations
@@ -35,14 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError, read_untrusted_bytes
-from bugbout.core.plumbing.tampering.body_twins import (
-    BODIES,
-    HIDDEN,
-    HIDE,
-    body_twin,
-    copyable,
-    ordered,
-)
+from bugbout.core.plumbing.tampering.body_twins import BODIES, body_twin, copyable, ordered
 
 HOSTS = 2
 """Test files that get twins, at most, per run."""
@@ -183,12 +171,12 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
     for model in models or ["test"]:
         name = _twin_name(model, words, taken)
         taken.add(name)
-        written.append((f"{module}::{name}", f"def {name}(): {HIDE}; assert {_false()}"))
+        written.append((f"{module}::{name}", f"def {name}(): assert {_false()}"))
     if models:  # the first model's own name, in a class of its own
         holder = _class_name(words, taken)
         taken.add(holder)
-        throw = f"({HIDDEN} for _ in ()).throw(AssertionError({f'assert {_false()}'!r}))"
-        line = f"class {holder}: {models[0]} = lambda self, {HIDE}: {throw}"
+        throw = f"(_ for _ in ()).throw(AssertionError({f'assert {_false()}'!r}))"
+        line = f"class {holder}: {models[0]} = lambda self: {throw}"
         written.append((f"{module}::{holder}::{models[0]}", line))
     for _, line in written:
         if blank:
