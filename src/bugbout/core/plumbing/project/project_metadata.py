@@ -206,23 +206,22 @@ def read_setup_cfg(path: Path) -> configparser.RawConfigParser | None:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """``path``'s TOML, ``{}`` when it cannot be read or parsed: parsed once while the file
-    stays the same (a task's environment is looked up from one ``pyproject.toml`` many
-    times), a copy of its own each time."""
+    """``path``'s TOML, ``{}`` when it cannot be read or parsed: the same bytes are parsed
+    once (a task's environment is looked up from one ``pyproject.toml`` many times), a
+    copy of its own each time."""
     try:
-        info = path.stat()
+        data = path.read_bytes()
     except OSError:
         return {}
-    return copy.deepcopy(_parsed_toml(path, info.st_ino, info.st_size, info.st_mtime_ns))
+    return copy.deepcopy(_parsed_toml(data))
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed_toml(path: Path, inode: int, size: int, modified: int) -> dict[str, Any]:
-    """``path``'s TOML as the file identified by ``inode``, ``size`` and ``modified`` holds it."""
+def _parsed_toml(data: bytes) -> dict[str, Any]:
+    """``data`` parsed as TOML; ``{}`` when it is not."""
     try:
-        with path.open("rb") as file:
-            return tomllib.load(file)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return tomllib.loads(data.decode())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return {}
 
 
