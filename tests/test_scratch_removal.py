@@ -54,3 +54,18 @@ def test_a_bugbout_that_ends_leaves_no_scratch_folder(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     subprocess.run([sys.executable, "-c", program], env=env, check=True, timeout=120)
     assert not any(tmp_path.iterdir()), sorted(tmp_path.iterdir())
+
+
+def test_a_folder_no_thread_can_remove_is_removed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(scratch.tempfile, "tempdir", None)
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    with scratch_folder("home") as home:
+        Path(home, "file").write_text("x")
+    assert not Path(home).exists()

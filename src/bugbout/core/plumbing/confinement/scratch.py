@@ -44,7 +44,11 @@ def scratch_folder(use: str) -> Iterator[str]:
     try:
         yield made
     finally:
-        threading.Thread(target=_remove, args=(Path(made),), name=f"remove {made}").start()
+        remover = threading.Thread(target=_remove, args=(Path(made),), name=f"remove {made}")
+        try:
+            remover.start()
+        except RuntimeError:  # no thread to be had (the interpreter is ending): here, then
+            _remove(Path(made))
 
 
 def sweep(folder: Path) -> None:
