@@ -9,6 +9,7 @@ import marshal
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
@@ -197,3 +198,26 @@ def test_an_interpreter_that_cannot_compile_it_runs_as_before(plugin: Path, tmp_
 
     assert found is None and contained is None
     assert _kept(tmp_path / "home") == []
+
+
+def test_a_descriptor_that_holds_no_code_of_bugbouts_is_left_open(tmp_path: Path) -> None:
+    """A sandbox that numbers descriptors anew may give ``BUGBOUT_CODE_FD``'s number to
+    another file, the outcome file itself: the plugin reads it, and neither uses nor
+    closes it."""
+    outcomes = tmp_path / "outcomes"
+    outcomes.write_bytes(b"bugbout-key " + b"ab" * 32 + b"\n")
+    check = (
+        "import os, sys; import bugbout_outcomes; os.fstat(int(sys.argv[1]));"
+        " print(type(sys.modules['bugbout_hooks'].__loader__).__name__)"
+    )
+    with open(outcomes, "r+b") as handle:
+        fd = str(handle.fileno())
+        done = subprocess.run(
+            [sys.executable, "-c", check, fd],
+            env={**os.environ, "PYTHONPATH": str(testrun.outcomes_plugin_dir()),
+                 "BUGBOUT_OUTCOMES_FD": fd, plugin_code.VARIABLE: fd},
+            pass_fds=(handle.fileno(),), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "SourceFileLoader"

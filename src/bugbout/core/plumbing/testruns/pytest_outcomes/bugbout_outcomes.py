@@ -74,20 +74,24 @@ CODE_FORMAT = b"bugbout-plugin-code 1 "
 
 def _compiled():
     """The code of the plugin's other modules by name, from ``BUGBOUT_CODE_FD`` (read,
-    then closed); none without it or when another kind of interpreter compiled it."""
+    then closed); none without it or when another kind of interpreter compiled it. A
+    descriptor that does not hold bugbout's code (a sandbox that numbers descriptors
+    anew) is left as it is."""
     try:
         fd = int(os.environ.get(CODE_VARIABLE, ""))
     except ValueError:
         return {}
     try:
         data = os.pread(fd, os.fstat(fd).st_size, 0)
-        os.close(fd)
     except OSError:
         return {}
+    if not data.startswith(CODE_FORMAT):
+        return {}
+    os.close(fd)
     from importlib.util import MAGIC_NUMBER
 
     parts = data.split(b"\n", 2)
-    if len(parts) < 3 or not parts[0].startswith(CODE_FORMAT):
+    if len(parts) < 3:
         return {}
     if parts[1] != MAGIC_NUMBER.hex().encode():
         return {}
