@@ -221,3 +221,55 @@ def test_a_descriptor_that_holds_no_code_of_bugbouts_is_left_open(tmp_path: Path
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "SourceFileLoader"
+
+
+OUT_OF_REACH = """\
+import os
+
+KEPT = {kept!r}
+
+
+def test_the_kept_code_is_out_of_reach():
+    try:
+        with open(KEPT, "wb") as handle:
+            handle.write(b"poison")
+    except OSError:
+        pass
+    assert not os.path.exists(KEPT)
+"""
+
+
+def test_a_sandboxed_run_can_neither_see_nor_write_the_kept_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bugbout.core.contract.settings import TestLimitsSettings
+    from bugbout.core.plumbing.confinement import confine
+
+    home = tmp_path / "home"  # the plugin is bugbout's own: a copy in /tmp is hidden
+    monkeypatch.setenv("BUGBOUT_HOME", str(home))
+    plugin_code._kept.cache_clear()
+    for folder in ("repo", "store"):
+        (tmp_path / folder).mkdir()
+    confined = confine.test_confinement(
+        TestLimitsSettings(),
+        make_plugins(entry_points=False).create("sandbox", "bubblewrap"),
+        home,
+        confine.masked_paths(tmp_path / "repo", tmp_path / "store", home),
+    )
+    tree = _tree(tmp_path / "tree")
+    _run(tree, home, confine=confined)
+    [kept] = _kept(home)
+    made = kept.read_bytes()
+    (tree / "tests" / "test_reach.py").write_text(OUT_OF_REACH.format(kept=str(kept)))
+
+    run = run_tests(
+        _environment(tree, home), tree, ["tests"], project=PROJECT, label="r", timeout=120,
+        confine=confined,
+    )  # fmt: skip
+
+    assert run.status == RunStatus.OK, run.tampering or run.detail
+    assert run.outcomes == {
+        **EXPECTED,
+        "tests/test_reach.py::test_the_kept_code_is_out_of_reach": Outcome.PASSED,
+    }, run.failures
+    assert kept.read_bytes() == made
