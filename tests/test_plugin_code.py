@@ -1,23 +1,28 @@
-"""The outcome plugin compiled once per interpreter and kept in ``BUGBOUT_HOME``
-(:mod:`bugbout.core.plumbing.testruns.plugin_code`): runs compile none of its modules
-but the one pytest loads, the kept code is bugbout's alone, and code that is not
-bugbout's, or not for this interpreter, is never run."""
+"""The outcome plugin compiled once per interpreter, in the runs' sandbox, and kept in
+``BUGBOUT_HOME`` (:mod:`bugbout.core.plumbing.testruns.plugin_code`): sandboxed runs
+compile none of its modules but the one pytest loads, the kept code is bugbout's alone,
+code that is not bugbout's, not whole, or not for this interpreter is never run, and
+runs that are not sandboxed neither keep nor read it."""
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 
 import pytest
 
 from bugbout.core.contract.manager import make_plugins
-from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.contract.settings import ProjectSettings, TestLimitsSettings
+from bugbout.core.plumbing.confinement import confine
+from bugbout.core.plumbing.confinement.confine import Confine
 from bugbout.core.plumbing.environments.environment import (
     Command,
     Environment,
@@ -26,6 +31,7 @@ from bugbout.core.plumbing.environments.environment import (
 from bugbout.core.plumbing.testruns import plugin_code, testrun
 from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
+from bugbout.sandbox.confinement import Confinement, Sandbox
 
 PROJECT = ProjectSettings(source="pkg", tests="tests")
 TESTS = """\
@@ -68,6 +74,48 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+class _Showing:
+    """The bubblewrap sandbox showing the test's own folders too (the plugin's copy,
+    readable; ``writable``), and running pytest as ``rewrite`` says."""
+
+    name = "bubblewrap"
+
+    def __init__(
+        self,
+        readable: tuple[Path, ...],
+        writable: tuple[Path, ...] = (),
+        rewrite: Callable[[list[str]], list[str]] = list,
+    ) -> None:
+        self.inner: Sandbox = make_plugins(entry_points=False).create("sandbox", "bubblewrap")
+        self.readable, self.writable, self.rewrite = readable, writable, rewrite
+
+    def problem(self) -> str | None:
+        return self.inner.problem()
+
+    def wrap(self, argv: list[str], confinement: Confinement) -> list[str]:
+        if argv[1:3] == ["-m", "pytest"]:
+            argv = self.rewrite(argv)
+        shown = confinement.model_copy(update={
+            "readable": (*confinement.readable, *self.readable),
+            "writable": (*confinement.writable, *self.writable),
+        })  # fmt: skip
+        return self.inner.wrap(argv, shown)
+
+
+def _confined(home: Path, sandbox: Sandbox) -> Confine:
+    """How bugbout confines test runs in ``sandbox``, ``home`` hidden."""
+    for folder in ("repo", "store"):
+        (home.parent / folder).mkdir(exist_ok=True)
+    masked = confine.masked_paths(home.parent / "repo", home.parent / "store", home)
+    return confine.test_confinement(TestLimitsSettings(), sandbox, home, masked)
+
+
+@pytest.fixture
+def sandboxed(plugin: Path, tmp_path: Path) -> Confine:
+    """Test runs in bubblewrap that see the plugin's copy."""
+    return _confined(tmp_path / "home", _Showing((plugin,)))
+
+
 def _environment(tree: Path, home: Path) -> Environment:
     return (
         make_plugins(entry_points=False)
@@ -108,10 +156,9 @@ def test_a_run_compiles_no_module_of_the_plugin_but_those_pytest_loads(
     log = tmp_path / "compiled.log"
     script = tmp_path / "audited.py"
     script.write_text(AUDITED.format(folder=str(plugin), log=str(log)))
-
-    def audited(argv: list[str], where: Path, writable: tuple[Path, ...]) -> list[str]:
-        assert argv[1:3] == ["-m", "pytest"]
-        return [argv[0], str(script), *argv[3:]]
+    log.touch()
+    showing = _Showing((plugin, script), (log,), lambda argv: [argv[0], str(script), *argv[3:]])
+    audited = _confined(tmp_path / "home", showing)
 
     for _ in range(2):
         _run(tree, tmp_path / "home", confine=audited, coverage=[] if traced else None)
@@ -123,10 +170,10 @@ def test_a_run_compiles_no_module_of_the_plugin_but_those_pytest_loads(
 
 
 def test_the_kept_code_is_bugbouts_alone_and_each_runs_copy_is_sealed(
-    plugin: Path, tmp_path: Path
+    sandboxed: Confine, tmp_path: Path
 ) -> None:
     tree = _tree(tmp_path / "tree")
-    _run(tree, tmp_path / "home")
+    _run(tree, tmp_path / "home", confine=sandboxed)
     [kept] = _kept(tmp_path / "home")
     mode = kept.stat().st_mode
     assert not mode & (stat.S_IWGRP | stat.S_IWOTH) and kept.stat().st_uid == os.geteuid()
@@ -150,22 +197,27 @@ def _poisoned(first_line: bytes, magic: bytes = MAGIC_NUMBER) -> bytes:
     return first_line + b"\n" + magic.hex().encode() + b"\n" + marshal.dumps(codes)
 
 
+def _signed(payload: bytes) -> bytes:
+    """``payload`` as a kept file holds it: its SHA-256 follows it."""
+    return payload + hashlib.sha256(payload).digest()
+
+
 @pytest.mark.parametrize("why", ["writable by others", "another hash"])
 def test_a_kept_file_that_is_not_bugbouts_is_made_again_never_run(
-    plugin: Path, tmp_path: Path, why: str
+    sandboxed: Confine, tmp_path: Path, why: str
 ) -> None:
     tree = _tree(tmp_path / "tree")
-    _run(tree, tmp_path / "home")
+    _run(tree, tmp_path / "home", confine=sandboxed)
     [kept] = _kept(tmp_path / "home")
     first = kept.read_bytes().split(b"\n", 1)[0]
     if why == "another hash":
-        kept.write_bytes(_poisoned(plugin_code.FORMAT + b" " + b"0" * 64))
+        kept.write_bytes(_signed(_poisoned(plugin_code.FORMAT + b" " + b"0" * 64)))
     else:
-        kept.write_bytes(_poisoned(first))
+        kept.write_bytes(_signed(_poisoned(first)))
         kept.chmod(0o666)
     plugin_code._kept.cache_clear()  # as a new bugbout process finds it
 
-    _run(tree, tmp_path / "home")
+    _run(tree, tmp_path / "home", confine=sandboxed)
 
     assert b"poisoned" not in kept.read_bytes()
     assert not kept.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
@@ -188,16 +240,21 @@ def test_an_interpreter_that_cannot_compile_it_runs_as_before(plugin: Path, tmp_
     fake.write_text("#!/bin/sh\nexit 3\n")
     fake.chmod(0o755)
     found = plugin_code.plugin_code(
-        Command(argv=[str(fake), "-m", "pytest"], cwd=tmp_path), plugin, tmp_path / "home"
+        Command(argv=[str(fake), "-m", "pytest"], cwd=tmp_path), plugin, tmp_path / "home", _as_is
     )
     contained = plugin_code.plugin_code(
         Command(argv=[sys.executable, "-m", "pytest"], cwd=tmp_path, contained=True),
         plugin,
         tmp_path / "home",
+        _as_is,
     )
 
     assert found is None and contained is None
     assert _kept(tmp_path / "home") == []
+
+
+def _as_is(argv: list[str], where: Path, writable: tuple[Path, ...]) -> list[str]:
+    return argv
 
 
 def test_a_descriptor_that_holds_no_code_of_bugbouts_is_left_open(tmp_path: Path) -> None:

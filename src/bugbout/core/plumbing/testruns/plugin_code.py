@@ -1,23 +1,26 @@
 """The outcome plugin's modules compiled once for an environment's interpreter, kept in
-``BUGBOUT_HOME`` and handed to every test run read-only.
+``BUGBOUT_HOME`` and handed to every sandboxed test run read-only.
 
 Test runs set ``PYTHONDONTWRITEBYTECODE`` and bugbout's package holds no bytecode for the
 environment's Python, so each run would compile the plugin's modules from source again
 (about 6 ms of CPU a run on Python 3.13). Instead bugbout has the environment's
 interpreter compile them once (``python -I -S``: the standard library alone, no site
-and no code of the project), outside any run, and keeps what it wrote in
-``BUGBOUT_HOME/plugin-code``, under a name made of the sources' hash and the
-interpreter's file. Each run gets a copy in a sealed memory file (nothing can write it)
-open as ``BUGBOUT_CODE_FD``; the plugin reads and closes it before any conftest runs,
-and uses it only when it was compiled by its own kind of interpreter (the same magic
-number), else compiles from source as before.
+and no code of the project), in the runs' sandbox (it writes only a scratch folder; the
+code comes back on its output), and keeps what it wrote in ``BUGBOUT_HOME/plugin-code``,
+under a name made of the sources' hash and the interpreter's file, followed by the
+SHA-256 of what it holds (written whole: synced, then renamed). Each run gets a copy in
+a sealed memory file (nothing can write it) open as ``BUGBOUT_CODE_FD``; the plugin reads
+and closes it before any conftest runs, and uses it only when it was compiled by its own
+kind of interpreter (the same magic number) and unmarshals whole, else compiles from
+source as before.
 
 Code under test never writes or chooses the kept code: it is made before the run by
 bugbout, in a folder the sandbox hides, and a kept file that is not bugbout's (another
-owner, writable by others, not a regular file, another hash in its first line) is made
-again, never used. A command that confines itself (the podman environment's container)
-and an interpreter that cannot compile it (Python 2) get none: their runs compile the
-plugin as before.
+owner, writable by others, not a regular file, another hash in its first line, a digest
+that does not match: cut short) is made again, never used. Runs that are not sandboxed
+(``sandbox=none``) could write that folder, so theirs neither keep nor read it. A command
+that confines itself (the podman environment's container) and an interpreter that
+cannot compile it (Python 2) get none: their runs compile the plugin as before.
 """
 
 from __future__ import annotations
@@ -30,9 +33,12 @@ import os
 import secrets
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bugbout.core.plumbing.confinement.confine import Confine
 from bugbout.core.plumbing.environments.environment import Command
 
 FOLDER = "plugin-code"
@@ -60,16 +66,26 @@ _COMPILE = (
 )
 """What the environment's interpreter runs: the first line it is given, its magic
 number in hex, then its code of each module by name, marshalled."""
-_SEALS = 0x0001 | 0x0002 | 0x0004 | 0x0008
-"""``F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE``: the copy never changes."""
+DIGEST = hashlib.sha256().digest_size
+"""The bytes of the SHA-256 that ends a kept file."""
 
 
-def plugin_code(command: Command, plugin: Path, home: Path) -> bytes | None:
+@dataclass(frozen=True)
+class _Sandbox:
+    """The sandbox the compile runs in: what it makes does not depend on which."""
+
+    confine: Confine = field(compare=False)
+
+
+def plugin_code(
+    command: Command, plugin: Path, home: Path, confine: Confine | None
+) -> bytes | None:
     """The compiled modules of the plugin in folder ``plugin`` for the interpreter that
-    runs ``command`` (``<python> -m pytest ...``), kept in ``home``; ``None`` when the
-    command runs no interpreter bugbout can call (one that confines itself, a wrapper)
-    or the interpreter cannot compile them."""
-    if command.contained or command.argv[1:3] != ["-m", "pytest"]:
+    runs ``command`` (``<python> -m pytest ...``), kept in ``home`` and compiled in
+    ``confine``'s sandbox; ``None`` when runs are not sandboxed (``confine`` is ``None``),
+    the command runs no interpreter bugbout can call (one that confines itself, a
+    wrapper) or the interpreter cannot compile them."""
+    if confine is None or command.contained or command.argv[1:3] != ["-m", "pytest"]:
         return None
     python = Path(command.argv[0])
     if not python.is_absolute():
@@ -90,16 +106,19 @@ def plugin_code(command: Command, plugin: Path, home: Path) -> bytes | None:
         interpreter.st_size,
         interpreter.st_mtime_ns,
     )
-    return _kept(sources, identity, home)
+    return _kept(sources, identity, home, _Sandbox(confine))
 
 
 @functools.lru_cache(maxsize=32)
 def _kept(
-    sources: tuple[tuple[Path, int, int], ...], interpreter: tuple[object, ...], home: Path
+    sources: tuple[tuple[Path, int, int], ...],
+    interpreter: tuple[object, ...],
+    home: Path,
+    sandbox: _Sandbox,
 ) -> bytes | None:
     """The compiled plugin for these sources (path, mtime, size) and this interpreter
-    (its resolved path and file's identity), read from ``home`` or made there: once a
-    process."""
+    (its resolved path and file's identity), read from ``home`` or made there in
+    ``sandbox``: once a process."""
     digest = hashlib.sha256()
     for path, _, _ in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -107,11 +126,13 @@ def _kept(
     key = hashlib.sha256(repr(interpreter).encode()).hexdigest()[:16]
     kept = home / FOLDER / f"{digest.hexdigest()[:16]}-{key}"
     found = _read(kept)
-    if found is not None and found.split(b"\n", 1)[0] == first:
-        return found
-    made = _compile(str(interpreter[0]), first, [path for path, _, _ in sources])
+    if found is not None:
+        payload, check = found[:-DIGEST], found[-DIGEST:]
+        if payload.split(b"\n", 1)[0] == first and hashlib.sha256(payload).digest() == check:
+            return payload
+    made = _compile(str(interpreter[0]), first, [path for path, _, _ in sources], sandbox)
     if made is not None:
-        _keep(kept, made)
+        _keep(kept, made + hashlib.sha256(made).digest())
     return made
 
 
@@ -130,18 +151,22 @@ def _read(kept: Path) -> bytes | None:
         return handle.read(LIMIT)
 
 
-def _compile(python: str, first: bytes, sources: list[Path]) -> bytes | None:
-    """The plugin compiled by ``python``, isolated from its site and environment;
-    ``None`` when it cannot (Python 2, no ``-I``, a crash, a timeout)."""
+def _compile(python: str, first: bytes, sources: list[Path], sandbox: _Sandbox) -> bytes | None:
+    """The plugin compiled by ``python`` in ``sandbox`` (writing only a scratch folder),
+    isolated from its site and environment; ``None`` when it cannot (Python 2, no ``-I``,
+    a crash, a timeout)."""
     try:
-        done = subprocess.run(
-            [python, "-I", "-S", "-c", _COMPILE, first.decode(), *map(str, sources)],
-            env={"PATH": os.defpath, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=COMPILE_TIMEOUT,
-            check=False,
-        )
+        with tempfile.TemporaryDirectory(prefix="bugbout-compile-") as scratch:
+            argv = [python, "-I", "-S", "-c", _COMPILE, first.decode(), *map(str, sources)]
+            done = subprocess.run(
+                sandbox.confine(argv, Path(scratch), ()),
+                cwd=scratch,
+                env={"PATH": os.defpath, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": scratch},
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=COMPILE_TIMEOUT,
+                check=False,
+            )
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0 or not done.stdout.startswith(first + b"\n"):
@@ -150,8 +175,9 @@ def _compile(python: str, first: bytes, sources: list[Path]) -> bytes | None:
 
 
 def _keep(kept: Path, made: bytes) -> None:
-    """Write ``made`` to ``kept`` whole (a temporary name, renamed), readable by all and
-    writable by this user alone; where ``home`` cannot be written it is not kept."""
+    """Write ``made`` to ``kept`` whole (a temporary name, synced to disk, renamed),
+    readable by all and writable by this user alone; where ``home`` cannot be written it
+    is not kept."""
     temporary = kept.with_name(f".{kept.name}.{os.getpid()}.{secrets.token_hex(4)}")
     with contextlib.suppress(OSError):
         kept.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -159,6 +185,8 @@ def _keep(kept: Path, made: bytes) -> None:
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(made)
+                handle.flush()
+                os.fsync(handle.fileno())
             temporary.replace(kept)
         finally:
             temporary.unlink(missing_ok=True)
@@ -180,7 +208,8 @@ def sealed(code: bytes | None) -> Iterator[int | None]:
         view = memoryview(code)
         while view:
             view = view[os.write(descriptor, view) :]
-        fcntl.fcntl(descriptor, fcntl.F_ADD_SEALS, _SEALS)
+        seals = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+        fcntl.fcntl(descriptor, fcntl.F_ADD_SEALS, seals)
     except OSError:
         os.close(descriptor)
         yield None

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from bugbout.core.contract.errors import EnvironmentFailure
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.confinement.confine import Confine, runs_in_overlays
+from bugbout.core.plumbing.confinement.confine import Confine, SandboxConfine, runs_in_overlays
 from bugbout.core.plumbing.confinement.leftovers import VARIABLE, Leftovers
-from bugbout.core.plumbing.confinement.limits import held_as, run_guard
+from bugbout.core.plumbing.confinement.limits import HeldConfine, held_as, run_guard
 from bugbout.core.plumbing.confinement.process import kill_group, wait
 from bugbout.core.plumbing.confinement.scratch import scratch_folder
 from bugbout.core.plumbing.environments.environment import Environment
@@ -161,11 +161,20 @@ def _run_on(
     try:
         run = _isolating_crashes(
             environment, where, targets, planted, project=project, label=label,
-            timeout=timeout, confine=_entering(layered, confine), skip=skip, coverage=coverage,
+            timeout=timeout, confine=_entering(layered, confine), compiler=_sandboxed(confine),
+            skip=skip, coverage=coverage,
         )  # fmt: skip
     finally:
         planted.remove()
     return relative_to_tree(run, where)
+
+
+def _sandboxed(confine: Confine) -> Confine | None:
+    """``confine`` when it runs commands in a sandbox, which then compiles the kept
+    plugin code (:mod:`~bugbout.core.plumbing.testruns.plugin_code`); ``None`` when it
+    does not (``sandbox=none``): such a run could write that code, so none is kept."""
+    inner = confine.confine if isinstance(confine, HeldConfine) else confine
+    return confine if isinstance(inner, SandboxConfine) else None
 
 
 def _no_op(module: str) -> None:
@@ -237,19 +246,20 @@ def _isolating_crashes(
     label: str,
     timeout: float,
     confine: Confine,
+    compiler: Confine | None,
     skip: frozenset[str],
     coverage: list[bytes] | None,
 ) -> TestRun:
     """pytest on ``targets``, again without each test that killed it, as :func:`run_tests`
-    says."""
+    says; ``compiler`` compiles the kept plugin code (``None``: none is kept)."""
     crashes: dict[str, str] = {}
     twins: list[str] = []  # a twin that killed pytest failed, as it must: not the run's
     spent = 0.0
     while True:
         run, running, killed = _started(label, functools.partial(
             _pytest_process, environment, tree, targets, planted, project=project,
-            label=label, timeout=timeout, confine=confine, deselect=[*crashes, *twins],
-            skip=skip, coverage=coverage,
+            label=label, timeout=timeout, confine=confine, compiler=compiler,
+            deselect=[*crashes, *twins], skip=skip, coverage=coverage,
         ))  # fmt: skip
         spent += run.duration
         seen = running in crashes or running in twins
@@ -322,6 +332,7 @@ def _pytest_process(
     label: str,
     timeout: float,
     confine: Confine,
+    compiler: Confine | None,
     deselect: list[str],
     skip: frozenset[str],
     coverage: list[bytes] | None,
@@ -350,7 +361,7 @@ def _pytest_process(
         tempfile.TemporaryFile() as skipped,
         tempfile.TemporaryFile() as traced,
         scratch_folder("home") as home,
-        sealed(plugin_code(command, plugin, bugbout_home())) as code,
+        sealed(plugin_code(command, plugin, bugbout_home(), compiler)) as code,
     ):
         env = {
             "PATH": os.environ.get("PATH", os.defpath),

@@ -60,9 +60,9 @@ assertions, so this one holds only its documentation and how the others are load
 Those modules come compiled, when bugbout could compile them for this interpreter
 (``bugbout.core.plumbing.testruns.plugin_code``): the sealed memory file open as
 ``BUGBOUT_CODE_FD`` holds their code, which this module reads and closes on import and
-uses only when it was made by an interpreter of its own magic number; else they are
-compiled from source, as any module is. This module has no assertion for pytest to
-rewrite: PYTEST_DONT_REWRITE.
+uses only when it was made by an interpreter of its own magic number and unmarshals
+whole; else they are compiled from source, as any module is. This module has no
+assertion for pytest to rewrite: PYTEST_DONT_REWRITE.
 """
 
 import os
@@ -74,9 +74,9 @@ CODE_FORMAT = b"bugbout-plugin-code 1 "
 
 def _compiled():
     """The code of the plugin's other modules by name, from ``BUGBOUT_CODE_FD`` (read,
-    then closed); none without it or when another kind of interpreter compiled it. A
-    descriptor that does not hold bugbout's code (a sandbox that numbers descriptors
-    anew) is left as it is."""
+    then closed); none without it, when another kind of interpreter compiled it or it
+    does not unmarshal (cut short). A descriptor that does not hold bugbout's code (a
+    sandbox that numbers descriptors anew) is left as it is."""
     try:
         fd = int(os.environ.get(CODE_VARIABLE, ""))
     except ValueError:
@@ -97,7 +97,11 @@ def _compiled():
         return {}
     import marshal
 
-    return marshal.loads(parts[2])
+    try:
+        codes = marshal.loads(parts[2])
+    except Exception:  # damaged (bugbout checks its digest): compile from source
+        return {}
+    return codes if isinstance(codes, dict) else {}
 
 
 class _Compiled(object):
