@@ -330,3 +330,117 @@ def test_a_sandboxed_run_can_neither_see_nor_write_the_kept_code(
         "tests/test_reach.py::test_the_kept_code_is_out_of_reach": Outcome.PASSED,
     }, run.failures
     assert kept.read_bytes() == made
+
+
+def test_a_kept_file_cut_short_is_made_again_and_the_runs_report(
+    sandboxed: Confine, tmp_path: Path
+) -> None:
+    """A crash after a rename the disk had not written can leave the kept file cut short."""
+    tree = _tree(tmp_path / "tree")
+    _run(tree, tmp_path / "home", confine=sandboxed)
+    [kept] = _kept(tmp_path / "home")
+    whole = kept.read_bytes()
+    kept.write_bytes(whole[: len(whole) // 2])
+    plugin_code._kept.cache_clear()  # as a new bugbout process finds it
+
+    _run(tree, tmp_path / "home", confine=sandboxed)
+
+    assert kept.read_bytes() == whole
+
+
+def test_the_plugin_compiles_from_source_what_does_not_unmarshal(tmp_path: Path) -> None:
+    whole = _poisoned(plugin_code.FORMAT + b" " + b"0" * 64)
+    check = (
+        "import sys; import bugbout_outcomes;"
+        " print(type(sys.modules['bugbout_hooks'].__loader__).__name__)"
+    )
+    outcomes = tmp_path / "outcomes"
+    outcomes.write_bytes(b"bugbout-key " + b"ab" * 32 + b"\n")
+    with (
+        plugin_code.sealed(whole[: len(whole) - 20]) as descriptor,
+        open(outcomes, "r+b") as handle,
+    ):
+        assert descriptor is not None
+        done = subprocess.run(
+            [sys.executable, "-c", check],
+            env={**os.environ, "PYTHONPATH": str(testrun.outcomes_plugin_dir()),
+                 "BUGBOUT_OUTCOMES_FD": str(handle.fileno()),
+                 plugin_code.VARIABLE: str(descriptor)},
+            pass_fds=(descriptor, handle.fileno()), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "SourceFileLoader"
+
+
+PLANT = """\
+import os
+
+KEPT, POISON = {kept!r}, {poison!r}
+
+
+def test_plants_code_in_the_kept_folder():
+    os.makedirs(os.path.dirname(KEPT), exist_ok=True)
+    with open(POISON, "rb") as source, open(KEPT, "wb") as kept:
+        kept.write(source.read())
+    os.chmod(KEPT, 0o644)
+"""
+
+
+def test_runs_that_are_not_sandboxed_neither_keep_nor_read_kept_code(
+    plugin: Path, sandboxed: Confine, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    unsandboxed = _confined(home, make_plugins(entry_points=False).create("sandbox", "none"))
+    tree = _tree(tmp_path / "tree")
+    _run(tree, home, confine=unsandboxed)
+    assert _kept(home) == []
+    _run(tree, home, confine=sandboxed)  # to learn the kept file's name
+    [kept] = _kept(home)
+    poison = tmp_path / "poison"
+    poison.write_bytes(_signed(_poisoned(kept.read_bytes().split(b"\n", 1)[0])))
+    planting = _tree(tmp_path / "planting")
+    (planting / "tests" / "test_x.py").unlink()
+    (planting / "tests" / "test_plant.py").write_text(
+        PLANT.format(kept=str(kept), poison=str(poison))
+    )
+    planted = run_tests(
+        _environment(planting, home), planting, ["tests"], project=PROJECT, label="r",
+        timeout=120, confine=unsandboxed,
+    )  # fmt: skip
+    assert planted.outcomes == {
+        "tests/test_plant.py::test_plants_code_in_the_kept_folder": Outcome.PASSED
+    }, planted.detail
+    assert kept.read_bytes() == poison.read_bytes()
+    plugin_code._kept.cache_clear()  # as a new bugbout process finds it
+
+    _run(tree, home, confine=unsandboxed)
+
+
+ESCAPING = """\
+#!/bin/sh
+echo escaped > {outside}
+exec {python} "$@"
+"""
+"""An interpreter that writes outside its scratch folder, then compiles."""
+
+
+def test_the_compile_runs_in_the_sandbox(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    outside = tmp_path / "escaped"
+    python.write_text(ESCAPING.format(outside=outside, python=sys.executable))
+    python.chmod(0o755)
+    sandbox = make_plugins(entry_points=False).create("sandbox", "bubblewrap")
+
+    code = plugin_code.plugin_code(
+        Command(argv=[str(python), "-m", "pytest"], cwd=tmp_path),
+        testrun.outcomes_plugin_dir(),
+        home,
+        _confined(home, sandbox),
+    )
+
+    assert code is not None and code.startswith(plugin_code.FORMAT)
+    assert not outside.exists()
+    assert len(_kept(home)) == 1
