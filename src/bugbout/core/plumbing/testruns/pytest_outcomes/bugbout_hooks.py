@@ -11,6 +11,7 @@ import json
 import os
 
 from bugbout_cache import give_cache
+from bugbout_failures import briefly
 from bugbout_ignored import left_out
 from bugbout_shared import hookimpl, modern_nodeid
 from bugbout_watch import Watch
@@ -228,6 +229,16 @@ def _known_to_inspect(items):
         inspect.modulesbyfile.setdefault(os.path.realpath(found), name)
 
 
+@hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    shown = briefly(item, call)  # a failure's report without its traceback
+    try:
+        yield
+    finally:
+        if shown:
+            del item.repr_failure
+
+
 def pytest_runtest_logreport(report):
     outcome = report.outcome
     if hasattr(report, "wasxfail"):
@@ -301,6 +312,7 @@ def pytest_configure(config):
         "pytest_runtest_logstart",
         "pytest_collection",
         "pytest_runtest_logreport",
+        "pytest_runtest_makereport",
         "pytest_collectreport",
         "pytest_collection_modifyitems",
         "pytest_sessionfinish",

@@ -1,0 +1,104 @@
+"""A failing test is reported without its traceback: bugbout keeps one line of it, the
+line pytest's traceback held, and pytest no longer parses the test's module to show
+source nobody reads (``bugbout_failures``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bugbout.core.contract.manager import make_plugins
+from bugbout.core.contract.settings import ProjectSettings
+from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.testruns.testrun import run_tests
+from bugbout.core.store.records import Outcome, RunStatus
+
+PROJECT = ProjectSettings(source="pkg", tests="tests")
+COUNTED = """
+import ast
+
+_parse = ast.parse
+
+
+def _counted(source, *args, **kwargs):
+    if isinstance(source, str) and "def test_raised" in source:
+        with open({mark!r}, "a") as mark:
+            mark.write("parse\\n")
+    return _parse(source, *args, **kwargs)
+
+
+ast.parse = _counted
+"""
+FAILING = """
+import pytest
+
+
+def double(x):
+    return x + x + 1
+
+
+def test_asserted():
+    assert double(1) == 2
+
+
+def test_raised():
+    raise ValueError("bad value\\nsecond line")
+
+
+def test_chained():
+    try:
+        {}["k"]
+    except KeyError as error:
+        raise RuntimeError("wrapped") from error
+
+
+def test_failed():
+    pytest.fail("failed on purpose")
+
+
+def test_plain_failed():
+    pytest.fail("said plainly", pytrace=False)
+
+
+class TestGroup:
+    def test_in_class(self):
+        assert [1, 2] == [1, 3]
+"""
+PASSING = "".join(
+    f"\n\ndef test_fine_{n}():\n    assert sorted([{n}, 1]) == [1, {n}]\n" for n in range(2, 200)
+)
+
+
+def _environment(tree: Path, home: Path) -> Environment:
+    return (
+        make_plugins(entry_points=False)
+        .create("environment", "interpreter")
+        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=home))
+    )
+
+
+def test_a_failure_keeps_its_line_and_costs_no_parse_of_its_module(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "tests").mkdir()
+    mark = tmp_path / "parses"
+    (tree / "tests" / "conftest.py").write_text(COUNTED.format(mark=str(mark)))
+    (tree / "tests" / "test_long.py").write_text(FAILING + PASSING)
+
+    run = run_tests(
+        _environment(tree, tmp_path / "home"), tree, ["tests"], project=PROJECT, label="r",
+        timeout=120, hostile=False,
+    )  # fmt: skip
+
+    assert run.status == RunStatus.OK, run.tampering or run.detail
+    failed = {test for test, outcome in run.outcomes.items() if outcome == Outcome.FAILED}
+    assert len(failed) == 6 and len(run.outcomes) == 6 + 198, run.outcomes
+    assert run.failures == {
+        "tests/test_long.py::test_asserted": "assert 3 == 2",
+        "tests/test_long.py::test_raised": "ValueError: bad value",
+        "tests/test_long.py::test_chained": "KeyError: 'k'",
+        "tests/test_long.py::test_failed": "Failed: failed on purpose",
+        "tests/test_long.py::test_plain_failed": "said plainly",
+        "tests/test_long.py::TestGroup::test_in_class": "assert [1, 2] == [1, 3]",
+    }
+    assert not mark.exists(), mark.read_text()  # before: a parse of it per failing test
