@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bugbout.core.contract.manager import make_plugins
-from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
+from small_runs import run_small
 
-PROJECT = ProjectSettings(source="pkg", tests="tests")
 COUNTED = """
 import ast
 
@@ -68,27 +64,11 @@ PASSING = "".join(
 )
 
 
-def _environment(tree: Path, home: Path) -> Environment:
-    return (
-        make_plugins(entry_points=False)
-        .create("environment", "interpreter")
-        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=home))
-    )
-
-
 def test_a_failure_keeps_its_line_and_costs_no_parse_of_its_module(tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    (tree / "tests").mkdir()
     mark = tmp_path / "parses"
-    (tree / "tests" / "conftest.py").write_text(COUNTED.format(mark=str(mark)))
-    (tree / "tests" / "test_long.py").write_text(FAILING + PASSING)
-
-    run = run_tests(
-        _environment(tree, tmp_path / "home"), tree, ["tests"], project=PROJECT, label="r",
-        timeout=120, hostile=False,
-    )  # fmt: skip
+    conftest = COUNTED.format(mark=str(mark))
+    files = {"conftest.py": conftest, "test_long.py": FAILING + PASSING}
+    run = run_small(tmp_path, files, hostile=False)
 
     assert run.status == RunStatus.OK, run.tampering or run.detail
     failed = {test for test, outcome in run.outcomes.items() if outcome == Outcome.FAILED}

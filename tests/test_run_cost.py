@@ -7,13 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bugbout.core.contract.manager import make_plugins
-from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
+from small_runs import run_small
 
-PROJECT = ProjectSettings(source="pkg", tests="tests")
 LOADED = """\
 import sys
 
@@ -34,23 +30,8 @@ def test_the_loaded_plugin_holds_no_code():
 """
 
 
-def _environment(tree: Path, home: Path) -> Environment:
-    return (
-        make_plugins(entry_points=False)
-        .create("environment", "interpreter")
-        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=home))
-    )
-
-
 def test_a_run_imports_what_it_uses_and_pytest_rewrites_no_plugin_code(tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    (tree / "tests").mkdir()
-    (tree / "tests" / "test_loaded.py").write_text(LOADED)
-    environment = _environment(tree, tmp_path / "home")
-
-    run = run_tests(environment, tree, ["tests"], project=PROJECT, label="r", timeout=120)
+    run = run_small(tmp_path, {"test_loaded.py": LOADED})
 
     assert run.status == RunStatus.OK, run.tampering or run.detail
     assert run.outcomes == {

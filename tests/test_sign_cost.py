@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
-from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
-from bugbout.core.plumbing.testruns.testrun import run_tests
 from bugbout.core.store.records import Outcome, RunStatus
+from small_runs import run_small
 
 PROJECT = ProjectSettings(
     source="pkg", tests="tests", env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
@@ -29,25 +27,8 @@ def test_fails():
 """
 
 
-def _environment(tree: Path, home: Path) -> Environment:
-    return (
-        make_plugins(entry_points=False)
-        .create("environment", "interpreter")
-        .build(EnvironmentRequest(project=PROJECT, tree=tree, home=home))
-    )
-
-
 def test_a_run_signs_its_lines_without_openssl(tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "pkg" / "__init__.py").write_text("")
-    (tree / "tests").mkdir()
-    (tree / "tests" / "test_it.py").write_text(TESTS)
-
-    run = run_tests(
-        _environment(tree, tmp_path / "home"), tree, ["tests"], project=PROJECT, label="r",
-        timeout=120,
-    )  # fmt: skip
+    run = run_small(tmp_path, {"test_it.py": TESTS}, project=PROJECT)
 
     assert run.status == RunStatus.OK, run.tampering or run.detail
     assert run.outcomes == {
