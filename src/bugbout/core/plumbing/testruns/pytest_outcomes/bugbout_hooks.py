@@ -36,12 +36,13 @@ def _encoder():
     """``json.dumps(record, sort_keys=True)``: json's C encoder made once, not for every
     line, where Python has it."""
     make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
+    try:
+        encode = make(
+            None, _no_default, json.encoder.encode_basestring_ascii, None, ": ", ", ", True,
+            False, True,
+        )  # fmt: skip
+    except TypeError:  # none, or one that takes other arguments (it is json's own)
         return json.JSONEncoder(sort_keys=True).encode
-    encode = make(
-        None, _no_default, json.encoder.encode_basestring_ascii, None, ": ", ", ", True,
-        False, True,
-    )  # fmt: skip
     return lambda record: "".join(encode(record, 0))
 
 
