@@ -484,7 +484,7 @@ def test_model_server(model_server: Callable[..., ModelServer]) -> None:
 
 def test_bugbout_home(bugbout_home: Path) -> None:
 
-    from bugbout.core.plumbing.tools import bugbout_home as configured
+    from bugbout.core.plumbing.runtime.home import bugbout_home as configured
 
     assert configured() == bugbout_home
     assert os.environ["BUGBOUT_HOME"] == str(bugbout_home)
