@@ -16,7 +16,7 @@ from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.plumbing.trees.built_files import export_built
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.tree_turn import snapshot
-from bugbout.core.store.records import Task, TaskIssue
+from bugbout.core.store.records import Oracle, Task, TaskIssue
 from bugbout.core.store.store import Store
 from bugbout.core.truth import oracle
 from bugbout.core.truth.oracle import export_before
@@ -201,6 +201,28 @@ def test_nothing_left_from_before():
 """
 
 
+def _computed(
+    repo: RepositoryBuilder, settings: BoutSettings, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Oracle, Task, list[str]]:
+    """The oracle of ``repo``'s one task computed with ``settings``, the task, and the
+    commits whose whole tree was exported while it was computed."""
+    plugins = make_plugins(entry_points=False)
+    store = Store(repo.path.parent / ".bugbout")
+    tasks = mine_tasks(settings, plugins, store)
+    (task,) = tasks.tasks
+    exports: list[str] = []
+    real = Git.export
+
+    def export(self: Git, rev: str, destination: Path, paths: object = None) -> None:
+        if paths is None:
+            exports.append(rev)
+        real(self, rev, destination, *([] if paths is None else [paths]))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "export", export)
+    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
+    return found, task, exports
+
+
 @pytest.mark.slow
 def test_ground_truth_exports_once_and_a_before_run_s_writes_never_reach_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -223,22 +245,7 @@ def test_ground_truth_exports_once_and_a_before_run_s_writes_never_reach_after(
             "tests/test_writes.py": f"# run by the task\n{LEAKS}",
         },
     )
-    exports: list[str] = []
-    real = Git.export
-
-    def export(self: Git, rev: str, destination: Path, paths: object = None) -> None:
-        if paths is None:
-            exports.append(rev)
-        real(self, rev, destination, *([] if paths is None else [paths]))  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Git, "export", export)
-    settings = calc_settings(repo.path)
-    store = Store(tmp_path / ".bugbout")
-    plugins = make_plugins(entry_points=False)
-    tasks = mine_tasks(settings, plugins, store)
-    (task,) = tasks.tasks
-    exports.clear()
-    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
+    found, task, exports = _computed(repo, calc_settings(repo.path), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_fixed.py::test_fixed"]
     assert "tests/test_writes.py::test_nothing_left_from_before" in found.pass_to_pass
@@ -263,21 +270,7 @@ def test_ground_truth_of_a_fix_whose_runs_write_nothing_exports_once(
             "def test_fixed():\n    assert fixed() == 1\n",
         },
     )
-    exports: list[str] = []
-    real = Git.export
-
-    def export(self: Git, rev: str, destination: Path, paths: object = None) -> None:
-        if paths is None:
-            exports.append(rev)
-        real(self, rev, destination, *([] if paths is None else [paths]))  # type: ignore[arg-type]
-
-    settings = _turning(calc_settings(repo.path))
-    store = Store(tmp_path / ".bugbout")
-    plugins = make_plugins(entry_points=False)
-    tasks = mine_tasks(settings, plugins, store)
-    (task,) = tasks.tasks
-    monkeypatch.setattr(Git, "export", export)
-    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
+    found, task, exports = _computed(repo, _turning(calc_settings(repo.path)), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_fixed.py::test_fixed"]
     assert exports == [task.sha]  # the before tree was turned from it, and turned back
@@ -302,7 +295,7 @@ BUILT_FIRST = (
 
 @pytest.mark.slow
 def test_what_setup_py_writes_in_the_after_tree_never_reaches_the_before_runs(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """setup.py runs (for its test dependencies) in the after tree before the before tree
     is made: a module it generates from the fixed code must not be turned into the before
@@ -327,12 +320,7 @@ def test_what_setup_py_writes_in_the_after_tree_never_reaches_the_before_runs(
             ),
         },
     )
-    settings = _turning(calc_settings(repo.path))
-    plugins = make_plugins(entry_points=False)
-    store = Store(tmp_path / ".bugbout")
-    tasks = mine_tasks(settings, plugins, store)
-    (task,) = tasks.tasks
-    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
+    found, _, _ = _computed(repo, _turning(calc_settings(repo.path)), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_ops.py::test_add"]
 
@@ -351,7 +339,7 @@ WRITES = (
 
 @pytest.mark.slow
 def test_a_before_run_that_changes_the_tree_s_own_folder_never_reaches_after(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = RepositoryBuilder(tmp_path / "repo")
     repo.commit(
@@ -371,11 +359,6 @@ def test_a_before_run_that_changes_the_tree_s_own_folder_never_reaches_after(
             "tests/test_zlocks.py": f"{LOCKS}\n# run by the task\n",
         },
     )
-    settings = _turning(calc_settings(repo.path))
-    plugins = make_plugins(entry_points=False)
-    store = Store(tmp_path / ".bugbout")
-    tasks = mine_tasks(settings, plugins, store)
-    (task,) = tasks.tasks
-    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
+    found, _, _ = _computed(repo, _turning(calc_settings(repo.path)), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_ops.py::test_add"]
