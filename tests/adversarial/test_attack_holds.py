@@ -19,7 +19,9 @@ from harness import SANDBOXES, Bout, Listener, run_bout
 pytestmark = pytest.mark.slow  # one whole bout per sandbox, shared by every test here
 
 LOG_LIMIT = 1_000_000
-TIMEOUT = 30
+TIMEOUT = 60
+"""Each attempt's seconds: the slowest reader (every file under HOME, in a podman
+container on a loaded machine) ends well within it; the hanging agent waits it out."""
 MEMORY_BOUND = 256 << 20
 """bugbout's own peak memory with a 400 MB flood and everything else going on."""
 
