@@ -10,18 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import BoutSettings
-from bugbout.core.pipeline import compute_oracles, mine_tasks
 from bugbout.core.plumbing.trees.built_files import export_built
 from bugbout.core.plumbing.trees.git import Git
 from bugbout.core.plumbing.trees.tree_turn import snapshot
 from bugbout.core.store.records import Oracle, Task, TaskIssue
-from bugbout.core.store.store import Store
 from bugbout.core.truth import oracle
 from bugbout.core.truth.oracle import export_before
 from bugbout.testing import RepositoryBuilder
-from history import calc_settings
+from history import calc_settings, ground_truth
 
 BASE = {
     "pyproject.toml": '[project]\nname = "calc"\nrequires-python = ">=3.9"\n',
@@ -201,15 +198,9 @@ def test_nothing_left_from_before():
 """
 
 
-def _computed(
-    repo: RepositoryBuilder, settings: BoutSettings, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Oracle, Task, list[str]]:
-    """The oracle of ``repo``'s one task computed with ``settings``, the task, and the
-    commits whose whole tree was exported while it was computed."""
-    plugins = make_plugins(entry_points=False)
-    store = Store(repo.path.parent / ".bugbout")
-    tasks = mine_tasks(settings, plugins, store)
-    (task,) = tasks.tasks
+def _computed(settings: BoutSettings, monkeypatch: pytest.MonkeyPatch) -> tuple[Oracle, list[str]]:
+    """The oracle of the one task of ``settings``' repository (:func:`history.ground_truth`)
+    and the commits whose whole tree was exported while it was computed."""
     exports: list[str] = []
     real = Git.export
 
@@ -219,8 +210,8 @@ def _computed(
         real(self, rev, destination, *([] if paths is None else [paths]))  # type: ignore[arg-type]
 
     monkeypatch.setattr(Git, "export", export)
-    found = compute_oracles(settings, plugins, store, tasks).root[task.id]
-    return found, task, exports
+    (found,) = ground_truth(settings).root.values()
+    return found, exports
 
 
 @pytest.mark.slow
@@ -236,7 +227,7 @@ def test_ground_truth_exports_once_and_a_before_run_s_writes_never_reach_after(
             "tests/test_writes.py": LEAKS,
         },
     )
-    repo.commit(
+    fix = repo.commit(
         "Add fixed (#2)",
         {
             "src/calc/fixed.py": "def fixed():\n    return 1\n",
@@ -245,12 +236,12 @@ def test_ground_truth_exports_once_and_a_before_run_s_writes_never_reach_after(
             "tests/test_writes.py": f"# run by the task\n{LEAKS}",
         },
     )
-    found, task, exports = _computed(repo, calc_settings(repo.path), monkeypatch)
+    found, exports = _computed(calc_settings(repo.path), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_fixed.py::test_fixed"]
     assert "tests/test_writes.py::test_nothing_left_from_before" in found.pass_to_pass
     # the after tree, then again after the before runs wrote in the tree they shared
-    assert exports == [task.sha, task.sha]
+    assert exports == [fix, fix]
 
 
 @pytest.mark.slow
@@ -262,7 +253,7 @@ def test_ground_truth_of_a_fix_whose_runs_write_nothing_exports_once(
         "Initial commit",
         {"pyproject.toml": BASE["pyproject.toml"], "src/calc/__init__.py": ""},
     )
-    repo.commit(
+    fix = repo.commit(
         "Add fixed (#2)",
         {
             "src/calc/fixed.py": "def fixed():\n    return 1\n",
@@ -270,10 +261,10 @@ def test_ground_truth_of_a_fix_whose_runs_write_nothing_exports_once(
             "def test_fixed():\n    assert fixed() == 1\n",
         },
     )
-    found, task, exports = _computed(repo, _turning(calc_settings(repo.path)), monkeypatch)
+    found, exports = _computed(_turning(calc_settings(repo.path)), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_fixed.py::test_fixed"]
-    assert exports == [task.sha]  # the before tree was turned from it, and turned back
+    assert exports == [fix]  # the before tree was turned from it, and turned back
 
 
 def _turning(settings: BoutSettings) -> BoutSettings:
@@ -320,7 +311,7 @@ def test_what_setup_py_writes_in_the_after_tree_never_reaches_the_before_runs(
             ),
         },
     )
-    found, _, _ = _computed(repo, _turning(calc_settings(repo.path)), monkeypatch)
+    found, _ = _computed(_turning(calc_settings(repo.path)), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_ops.py::test_add"]
 
@@ -359,6 +350,6 @@ def test_a_before_run_that_changes_the_tree_s_own_folder_never_reaches_after(
             "tests/test_zlocks.py": f"{LOCKS}\n# run by the task\n",
         },
     )
-    found, _, _ = _computed(repo, _turning(calc_settings(repo.path)), monkeypatch)
+    found, _ = _computed(_turning(calc_settings(repo.path)), monkeypatch)
     assert found.status == "ok", found.reason
     assert found.fail_to_pass == ["tests/test_ops.py::test_add"]
