@@ -41,6 +41,7 @@ from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.selection.affected import Selection
 from bugbout.core.plumbing.tampering.tamper import flag
 from bugbout.core.plumbing.testruns.test_runner import TestRunner, file_of
+from bugbout.core.plumbing.trees.added_files import added_files
 from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
 from bugbout.core.plumbing.trees.testtree import fresh_test_tree
 from bugbout.core.plumbing.trees.tree_files import install_file
@@ -257,11 +258,16 @@ def _slug(name: str) -> str:
 def _read_modules(
     attempt: Attempt, base: Path, scratch: Path, runner: TestRunner
 ) -> dict[str, bytes]:
-    """The content of each test module the attempt wrote: its test changes applied to a
-    scratch tree holding only the base files they touch. Empty when they do not apply."""
+    """The content of each test module the attempt wrote: read from its test changes when
+    they only add text files, else those changes applied to a scratch tree holding only
+    the base files they touch. Empty when they do not apply."""
     modules = written_modules(attempt, runner)
+    changes = attempt.patch.area(ChangeArea.TEST)
+    added = added_files(attempt.patch.tests, changes)
+    if added is not None:
+        return {path: added[path] for path in modules if path in added}
     scratch.mkdir(parents=True)
-    for change in attempt.patch.area(ChangeArea.TEST):
+    for change in changes:
         if change.kind == ChangeKind.ADDED:
             continue
         source, target = base / change.path, scratch / change.path

@@ -216,10 +216,10 @@ def _diff(
 ) -> tuple[str, bool]:
     """One ``diff --git`` section, as ``git diff --binary --full-index`` writes it; and
     whether it is a binary patch. Empty when nothing differs."""
-    a_name, b_name = _quote(f"a/{path}"), _quote(f"b/{path}")
+    a_name, b_name = quote_path(f"a/{path}"), quote_path(f"b/{path}")
     lines = [f"diff --git {a_name} {b_name}\n"]
-    old_oid = _oid(old) if old is not None else NULL_OID
-    new_oid = _oid(new) if new is not None else NULL_OID
+    old_oid = blob_id(old) if old is not None else NULL_OID
+    new_oid = blob_id(new) if new is not None else NULL_OID
     if old_mode is None:
         lines.append(f"new file mode {new_mode}\n")
     elif new_mode is None:
@@ -243,7 +243,7 @@ def _diff(
     return "".join(lines), False
 
 
-def _oid(data: bytes) -> str:
+def blob_id(data: bytes) -> str:
     """The git blob id (SHA-1) of ``data``."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
@@ -324,7 +324,7 @@ _ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\
             '"': '"', "\\": "\\"}  # fmt: skip
 
 
-def _quote(name: str) -> str:
+def quote_path(name: str) -> str:
     """``name`` as git writes it in a diff header: C-quoted when it holds a quote, a
     backslash, a control character or a byte that is not UTF-8 (``os.fsdecode``'s lone
     surrogate, written as the byte's octal escape); other characters, UTF-8 included,
@@ -452,8 +452,9 @@ def _touched(tree: Path, data: bytes) -> _Touched:
     return touched
 
 
-def _check_inside(tree: Path, path: str, touched: _Touched) -> None:
-    """Refuse a path that could write outside ``tree`` or into a ``.git``."""
+def check_name(path: str) -> None:
+    """Refuse a path that is not relative and inside its tree, or that lies in a ``.git``
+    (whatever the tree holds)."""
     parts = path.split("/")
     if (
         not path
@@ -464,6 +465,12 @@ def _check_inside(tree: Path, path: str, touched: _Touched) -> None:
         raise PatchError(f"refusing the patch: {path!r} is not a path inside the tree")
     if any(part.lower() == ".git" for part in parts):
         raise PatchError(f"refusing the patch: {path!r} is inside a .git directory")
+
+
+def _check_inside(tree: Path, path: str, touched: _Touched) -> None:
+    """Refuse a path that could write outside ``tree`` or into a ``.git``."""
+    check_name(path)
+    parts = path.split("/")
     for depth in range(1, len(parts)):
         prefix = "/".join(parts[:depth])
         location = tree / prefix
