@@ -49,7 +49,9 @@ def added_files(diff: str, changes: Sequence[FileChange]) -> dict[str, bytes] | 
         if number < len(sections) - 1:
             lines[-1] += "\n"
         path = paths.get(lines[0])
-        content = _added(lines, path) if path is not None and path not in found else None
+        if path is None or path in found:
+            return None
+        content = _added(lines, path)
         if content is None:
             return None
         found[path] = content
