@@ -11,8 +11,9 @@ repeated, it times:
 - the raw pytest runs it needs: the same trees (parent, source changes, installed author
   modules) prepared beforehand and untimed, and ``python -m pytest`` started directly on
   each, with the same targets and the options and variables bugbout's runs must have
-  (``raw_pytest.py``), one after the other - plainly, and wrapped by the same sandbox (so
-  the sandbox's own cost is apart from bugbout's).
+  (``raw_pytest.py``), one after the other - plainly, wrapped by the same sandbox (so
+  the sandbox's own cost is apart from bugbout's), and wrapped by the sandbox and held
+  by the guard to the same limits (``limits.tests``), as each of bugbout's runs is.
 
 Every raw run starts in a session of its own, as bugbout's test runs do (the kernel's
 autogroups would favour one side else). It reports the pytest processes per task
@@ -128,6 +129,10 @@ def build(root: Path, modules: int, tests: int) -> tuple[RepositoryBuilder, Task
 
 
 REGRESSION = "tests/test_regression.py"
+FLOORS = ("raw", "raw_confined", "raw_held")
+"""The raw runs cross-examination is measured against: plain, confined by the sandbox,
+and confined by the sandbox and held by the guard to ``limits.tests`` (bugbout's runs
+are both)."""
 
 
 def regression(expected: str) -> str:
@@ -221,15 +226,19 @@ def raw_runs(
     prepared: list[tuple[str, Path, list[str]]],
     confine: Confine | None,
     folder: Path,
+    held: bool = False,
 ) -> list[Raw]:
-    """``python -m pytest`` on each prepared tree (``confine``: wrapped by the sandbox),
-    as ``raw_pytest`` makes a floor run; each its own HOME in ``folder``."""
+    """``python -m pytest`` on each prepared tree (``confine``: wrapped by the sandbox;
+    ``held``: also held by the guard to its limits), as ``raw_pytest`` makes a floor run;
+    each its own HOME in ``folder``."""
     runs = []
     for number, (_, tree, targets) in enumerate(prepared):
         home = folder / f"home-{number}"
         home.mkdir(parents=True)
         runs.append(
-            raw_run(environment, tree, targets, project=PROJECT, home=home, confine=confine)
+            raw_run(
+                environment, tree, targets, project=PROJECT, home=home, confine=confine, held=held
+            )
         )
     return runs
 
@@ -288,10 +297,12 @@ def measure(
         prepared = prepare_raw(task, found, checkouts, root / "raw", runner)
         plain = raw_runs(environment, prepared, None, root / "homes-raw")
         confined = raw_runs(environment, prepared, confine, root / "homes-confined")
+        held = raw_runs(environment, prepared, confine, root / "homes-held", held=True)
         actions = {
             "crossexam": examine,
             "raw": lambda: run_raw(plain),
             "raw_confined": lambda: run_raw(confined),
+            "raw_held": lambda: run_raw(held),
         }
         rounds = [
             {name: timing.measure(actions[name])[0] for name in order}
@@ -339,8 +350,8 @@ def main() -> None:
         "repeat": options.repeat,
         "wall_rounds_s": walls,
         "cpu_rounds_s": measured,
-        "wall": {raw: _over(walls, raw) for raw in ("raw", "raw_confined")},
-        "cpu": {raw: _over(measured, raw) for raw in ("raw", "raw_confined")} if measured else None,
+        "wall": {raw: _over(walls, raw) for raw in FLOORS},
+        "cpu": {raw: _over(measured, raw) for raw in FLOORS} if measured else None,
     }
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     report(result)
@@ -368,7 +379,10 @@ def report(result: dict[str, Any]) -> None:
         f"pytest processes per task:    {result['pytest_processes_per_task']}  "
         f"(one per author and column: {result['pytest_processes_one_per_cell']})"
     )
-    print(f"{result['repeat']} rounds; raw confined by {result['sandbox']}")
+    print(
+        f"{result['repeat']} rounds; raw confined by {result['sandbox']}, raw held also by "
+        "the guard"
+    )
     for time_kind in ("wall", "cpu"):
         for raw, ratio in (result[time_kind] or {}).items():
             pairs = " ".join(f"{r:.2f}" for r in ratio["per_pair"])

@@ -6,7 +6,9 @@ A raw run takes the options the environment's pytest needs for the project
 ignores them, the plugins bugbout turns off turned off), ``-q``, and the variables
 bugbout's runs have (a private ``HOME``, ``PYTHONDONTWRITEBYTECODE``: no bytecode kept
 between runs). It runs in a session of its own, confined as bugbout confines its runs
-when a confinement is given. A raw run that ran no test stops the benchmark: its time
+when a confinement is given: by the sandbox alone, or also held by the guard to the
+confinement's limits (``limits.tests``: memory, processes, disk, files), as every one of
+bugbout's test runs is. A raw run that ran no test stops the benchmark: its time
 would be no floor.
 """
 
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.confinement.confine import Confine
+from bugbout.core.plumbing.confinement.limits import run_guard
 from bugbout.core.plumbing.environments.environment import Environment
 from bugbout.core.plumbing.environments.pytest_era import pytest_era
 
@@ -35,6 +38,8 @@ class Raw:
     argv: list[str]
     tree: Path
     env: dict[str, str]
+    fds: tuple[int, ...] = ()
+    """The descriptors it must inherit (the guard's lifeline)."""
 
 
 def raw_run(
@@ -45,9 +50,12 @@ def raw_run(
     project: ProjectSettings,
     home: Path,
     confine: Confine | None,
+    held: bool = False,
 ) -> Raw:
     """``targets`` run by the environment's pytest in ``tree`` (``home`` its private
-    HOME and TMPDIR, which must exist), wrapped by ``confine`` when given."""
+    HOME and TMPDIR, which must exist), wrapped by ``confine`` when given; ``held``: also
+    held by the guard to ``confine``'s limits (``limits.tests``), as bugbout's runs are,
+    watching ``tree`` and ``home``."""
     era = pytest_era(environment)
     args = [
         "-p", "no:cacheprovider", *era.options(tree), "-q", *project.pytest_args,
@@ -55,6 +63,13 @@ def raw_run(
     ]  # fmt: skip
     command = environment.command(args, tree, [])
     argv = confine(command.argv, tree, (home,)) if confine else command.argv
+    fds: tuple[int, ...] = ()
+    if held:
+        report = home.with_name(f"{home.name}-limits.json")
+        guard = run_guard(confine, (tree, home), report) if confine is not None else None
+        if guard is None:
+            sys.exit("a held raw run needs a confinement with limits (test_confinement's)")
+        argv, fds = guard.wrap(argv), guard.fds
     env = {
         "PATH": os.environ.get("PATH", os.defpath),
         "LANG": "C.UTF-8",
@@ -67,7 +82,7 @@ def raw_run(
         **command.env,
         **era.variables(),
     }
-    return Raw(argv, tree, env)
+    return Raw(argv, tree, env, fds)
 
 
 def run_raw(runs: list[Raw]) -> None:
@@ -82,6 +97,7 @@ def run_raw(runs: list[Raw]) -> None:
             stderr=subprocess.STDOUT,
             check=False,
             start_new_session=True,
+            pass_fds=run.fds,
         )
         if done.returncode not in RAN:
             tail = done.stdout.decode(errors="replace").strip().splitlines()[-3:]
