@@ -107,6 +107,8 @@ class Bubblewrap:
         self._problem: str | None = None
         self._sized = False
         """Whether this bwrap sizes a tmpfs (``--size``, bubblewrap 0.8 and later)."""
+        self._bases: dict[tuple[bool, int | None], tuple[list[str], list[Path]]] = {}
+        """:meth:`_base` by its arguments: the machine's folders it looks at stay put."""
         self._filter_lock = threading.Lock()
         self._filter: Path | None = None
         """The seccomp filter's file, written on the first :meth:`wrap`; ``None`` where
@@ -137,7 +139,7 @@ class Bubblewrap:
         if self.owner is not None:
             confinement = confined_view(confinement, self.owner)
         # empty: the folders made empty, where bwrap makes the mount points it needs
-        command, empty = self._base(confinement.network, confinement.tmp_size)
+        command, empty = self._kept_base(confinement.network, confinement.tmp_size)
         read_only: list[str] = []
         bound: set[Path] = set()
         for layer in layers(confinement):
@@ -170,10 +172,12 @@ class Bubblewrap:
             return []
         inside = set(empty)
         options: list[str] = []
+        below = False  # whether a folder above this one is made empty
         for folder in reversed(path.parents):
-            if folder not in made and not inside.isdisjoint(folder.parents):
+            if below and folder not in made:
                 options += ["--perms", "0755", "--dir", str(folder)]
                 made.add(folder)
+            below = below or folder in inside
         return options
 
     def _filtered(self, command: list[str]) -> list[str]:
@@ -195,6 +199,15 @@ class Bubblewrap:
 
                 self._filter = _written(bugbout_home() / "seccomp", program)
             return self._filter
+
+    def _kept_base(self, network: bool, tmp_size: int | None) -> tuple[list[str], list[Path]]:
+        """:meth:`_base`, worked out once per network and size (after the probe), a copy
+        each call."""
+        with self._lock:
+            kept = self._bases.get((network, tmp_size))
+            if kept is None:
+                kept = self._bases[network, tmp_size] = self._base(network, tmp_size)
+        return list(kept[0]), list(kept[1])
 
     def _base(self, network: bool, tmp_size: int | None = None) -> tuple[list[str], list[Path]]:
         """bwrap and the options every sandbox has: the machine read-only, private
