@@ -63,6 +63,13 @@ _MOUNT_THEN_RUN = (
 """The shell run in the new namespaces: mount, enter the mount (a working directory
 below its mount point would still be the directory under it), then become the command
 (one process)."""
+_MOUNT_THEN_EVAL = (
+    'mount -t overlay overlay -o "$1" -- "$2" && cd -- "$2" || exit 125; shift 2; '
+    'eval "shift; $1"'
+)  # fmt: skip
+""":data:`_MOUNT_THEN_RUN` for a command that is a script of this same shell
+(``sh -c SCRIPT NAME ARGS...``): the script runs in it, named as the command names it,
+with the command's arguments, where starting the shell again would cost a process."""
 
 
 def enter(overlay: Overlay, argv: list[str]) -> list[str]:
@@ -84,10 +91,32 @@ def enter(overlay: Overlay, argv: list[str]) -> list[str]:
         nested = [
             unshare, "--user", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}", "--",
         ]  # fmt: skip
+    if not nested and _script_of(argv, mount_shell):
+        return [
+            *private, mount_shell, "-c", _MOUNT_THEN_EVAL, argv[3], overlay.options(),
+            str(overlay.target), argv[2], *argv[4:],
+        ]  # fmt: skip
     return [
         *private, mount_shell, "-c", _MOUNT_THEN_RUN, "sh", overlay.options(),
         str(overlay.target), *nested, *argv,
     ]  # fmt: skip
+
+
+def _script_of(argv: list[str], shell: str) -> bool:
+    """Whether ``argv`` runs a script, named, in ``shell`` itself (``/bin/sh -c SCRIPT
+    NAME ARGS...``, the program given by its path)."""
+    return (
+        len(argv) >= 4
+        and argv[1] == "-c"
+        and Path(argv[0]).is_absolute()
+        and _program(argv[0]) == _program(shell)
+    )
+
+
+@functools.cache
+def _program(path: str) -> str:
+    """The file a program's path leads to (looked up once per process)."""
+    return os.path.realpath(path)
 
 
 @functools.cache
