@@ -25,12 +25,12 @@ import itertools
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bugbout.core.plumbing.confinement.untrusted import UntrustedFileError, read_untrusted_bytes
-from bugbout.core.plumbing.tampering.body_twins import BODIES, body_twin, copyable, ordered
+from bugbout.core.plumbing.tampering.body_twins import BODIES, Test, body_twin, copyable, ordered
 
 HOSTS = 2
 """Test files that get twins, at most, per run."""
@@ -161,12 +161,11 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
         return None  # it cannot be collected: no test of it runs
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.split(newline)
-    names = _test_names(parsed)
     old = _old_names(before)
-    models = _models(names, old)
-    words = _words(text, names)
-    blank = _blank_boundaries(parsed, lines)
-    taken = set(IDENTIFIER.findall(text))
+    models = _models(parsed.names, old)
+    words = parsed.words
+    blank = list(parsed.blank)
+    taken = set(parsed.taken)
     written: list[tuple[str, str]] = []
     for model in models or ["test"]:
         name = _twin_name(model, words, taken)
@@ -185,7 +184,7 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
             if lines and lines[-1] == "":
                 lines.pop()
             lines += ["", "", line, ""]
-    copies = _bodies(parsed, text.split(newline), old, words, taken)
+    copies = _bodies(parsed.copyable, text.split(newline), old, words, taken)
     if copies:
         if lines and lines[-1] == "":
             lines.pop()
@@ -197,19 +196,50 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
     return Hosted(module, original, tuple(twins), tuple(twins[len(written) :]))
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """What planting reads of one text of a test file; none of it is drawn at random."""
+
+    names: tuple[str, ...]
+    """Its test functions and methods, in order."""
+    words: tuple[str, ...]
+    """The words twins' names are made of (:func:`_words`)."""
+    taken: frozenset[str]
+    """Every identifier in it: no twin takes one."""
+    blank: tuple[int, ...]
+    """The blank lines a twin may be written on (:func:`_blank_boundaries`)."""
+    copyable: tuple[Test, ...]
+    """The tests a body twin can copy."""
+
+
 @functools.lru_cache(maxsize=PARSED)
-def _parsed(text: str) -> ast.Module:
-    """``text`` parsed, once for the last few files: a task's runs plant twins into the
-    same test files again and again (the tree is only read)."""
-    return ast.parse(text)
+def _parsed(text: str) -> _Parsed:
+    """``text`` parsed and read, once for the last few texts: a task's runs plant twins
+    into the same test files again and again (the tree is only read); ``SyntaxError`` or
+    ``ValueError`` when it does not parse."""
+    module = ast.parse(text)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    names = _test_names(module)
+    return _Parsed(
+        names=tuple(names),
+        words=tuple(_words(text, names)),
+        taken=frozenset(IDENTIFIER.findall(text)),
+        blank=tuple(_blank_boundaries(module, text.split(newline))),
+        copyable=tuple(copyable(module)),
+    )
 
 
 def _bodies(
-    parsed: ast.Module, lines: list[str], old: set[str], words: list[str], taken: set[str]
+    tests: tuple[Test, ...],
+    lines: list[str],
+    old: set[str],
+    words: tuple[str, ...],
+    taken: set[str],
 ) -> list[tuple[str, list[str]]]:
-    """Up to ``BODIES`` body twins of the file's tests: their node ids' ends, their lines."""
+    """Up to ``BODIES`` body twins of the file's ``tests``: their node ids' ends, their
+    lines."""
     found: list[tuple[str, list[str]]] = []
-    for test in ordered(copyable(parsed), old):
+    for test in ordered(list(tests), old):
         if len(found) == BODIES:
             break
         name = _twin_name(test.function.name, words, taken)
@@ -238,10 +268,16 @@ def _test_names(parsed: ast.Module) -> list[str]:
 def _old_names(before: Path | None) -> set[str]:
     """The test names ``before`` defines (any ``def test...``: a superset is enough)."""
     data = read_regular(before) if before is not None else None
-    return set(DEFINED.findall(data.decode("utf-8", "replace"))) if data is not None else set()
+    return set(_defined(data)) if data is not None else set()
 
 
-def _models(names: list[str], old: set[str]) -> list[str]:
+@functools.lru_cache(maxsize=PARSED)
+def _defined(data: bytes) -> frozenset[str]:
+    """:func:`_old_names` of a file's bytes, found once for the last few."""
+    return frozenset(DEFINED.findall(data.decode("utf-8", "replace")))
+
+
+def _models(names: Sequence[str], old: set[str]) -> list[str]:
     """Up to ``TWINS`` neighbours to model twins on, the ones the tree added first."""
     new = [name for name in names if name not in old]
     rest = [name for name in names if name in old]
@@ -261,7 +297,7 @@ def _words(text: str, names: list[str]) -> list[str]:
     return sorted(w for w in found if w.isidentifier() and w.islower() and 2 < len(w) < 16)
 
 
-def _twin_name(model: str, words: list[str], taken: set[str]) -> str:
+def _twin_name(model: str, words: Sequence[str], taken: set[str]) -> str:
     """``model`` with a word put in after ``test``, or at its end; never a taken name."""
     parts = model.split("_")
     for _ in range(20):
@@ -281,7 +317,7 @@ def _false() -> str:
     return f"{left} + {right} == {left + right + 1}"
 
 
-def _class_name(words: list[str], taken: set[str]) -> str:
+def _class_name(words: Sequence[str], taken: set[str]) -> str:
     """A test class named after a word of the file (``TestMiddle``), not a taken name."""
     for _ in range(20):
         name = "Test" + (secrets.choice(words) if words else _letters()).capitalize()
