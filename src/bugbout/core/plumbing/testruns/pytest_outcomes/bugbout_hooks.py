@@ -9,6 +9,7 @@ pytest 3+).
 import gc
 import json
 import os
+import sys
 
 from bugbout_cache import give_cache
 from bugbout_failures import briefly
@@ -64,8 +65,10 @@ def _read_key(fd):
 def _sha256():
     """SHA-256 from the interpreter's own module: ``hashlib`` and ``hmac`` load OpenSSL,
     4 ms of a run's CPU on Python 3.13, which pytest never needs (hashlib's where the
-    interpreter was built without its own)."""
-    for name in ("_sha2", "_sha256"):  # Python 3.12 and later, then before
+    interpreter was built without its own). Its name is asked first: a module not found
+    is looked for in every folder of the path."""
+    modern = sys.version_info >= (3, 12)
+    for name in ("_sha2", "_sha256") if modern else ("_sha256", "_sha2"):
         try:
             return __import__(name).sha256
         except (ImportError, AttributeError):

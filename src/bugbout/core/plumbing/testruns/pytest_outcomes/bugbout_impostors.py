@@ -17,7 +17,7 @@ import sys
 import warnings
 import weakref
 
-from bugbout_shared import code_of, inside, python_level
+from bugbout_shared import code_of, inside, python_level, real
 
 PROBED = ("__eq__", "__ne__", "__contains__")
 """What a value that matches anything overrides."""
@@ -76,9 +76,12 @@ class Impostors(object):
                 self._consider(sub)
 
     def _consider(self, klass):
-        """Keep ``klass`` when it gives its own comparisons."""
+        """Keep ``klass`` when it gives its own comparisons (most classes name none)."""
         try:
-            if any(python_level(vars(klass).get(name)) for name in PROBED):
+            members = vars(klass)
+            if members.keys().isdisjoint(PROBED):
+                return
+            if any(python_level(members.get(name)) for name in PROBED):
                 self.suspects.append(klass)
         except Exception:  # a class's own lookups failed: keep it
             self.suspects.append(klass)
@@ -154,7 +157,7 @@ class Impostors(object):
         if not path:
             return None
         if inside(path, self.root):
-            return os.path.relpath(os.path.realpath(path), self.root).replace(os.sep, "/")
+            return os.path.relpath(real(path), self.root).replace(os.sep, "/")
         return path
 
 

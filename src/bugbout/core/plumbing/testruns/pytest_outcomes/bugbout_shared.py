@@ -5,6 +5,7 @@ It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3
 
 import functools
 import os
+import stat
 import types
 
 
@@ -37,15 +38,24 @@ def modern_nodeid(nodeid):
 
 
 def inside(path, directory):
-    path = _real(path)
+    path = real(path)
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 @functools.lru_cache(maxsize=None)
-def _real(path):
-    """``path`` with its links resolved, once a path: a session asks of the same few
-    files hundreds of times (a run's hooks, its classes' modules)."""
-    return os.path.realpath(path)
+def real(path):
+    """``os.path.realpath(path)``, once a path: a session asks of the same few files
+    hundreds of times (a run's hooks, its classes' modules). A file that is no link is
+    its folder's real path and its name, and a folder is resolved once: a session's
+    files lie in a few folders, and ``realpath`` looks at every part of a path anew."""
+    folder, name = os.path.split(path)
+    if not folder or name in ("", ".", ".."):
+        return os.path.realpath(path)
+    try:
+        linked = stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):  # missing, or not a path the system takes
+        return os.path.realpath(path)
+    return os.path.realpath(path) if linked else os.path.join(real(folder), name)
 
 
 def python_level(member):

@@ -248,9 +248,10 @@ class Watch(object):
                             origin or "code without a file",
                         )
                     )
+        callers = _callers(config)
         found.extend(_builtin_comparisons())
-        found.extend(_foreign_hooks(config))
-        found.extend(_overridden(config, own))
+        found.extend(_foreign_hooks(config, callers))
+        found.extend(_overridden(config, callers, own))
         for hook_name, function in sorted(self.functions.items()):
             caller = getattr(config.hook, hook_name, None)
             impls = _hookimpls(caller) if caller is not None else []
@@ -270,11 +271,11 @@ def _builtin_comparisons():
     ]
 
 
-def _overridden(config, own):
+def _overridden(config, callers, own):
     """Functions set on the plugin manager or a hook caller itself (not on their class)
     by anything but pytest's and pluggy's own code: how a hook call can be diverted."""
     found = []
-    holders = [("pluginmanager", config.pluginmanager)] + _callers(config)
+    holders = [("pluginmanager", config.pluginmanager)] + callers
     for label, holder in holders:
         for attribute, value in _attributes(holder):
             if not isinstance(value, (types.FunctionType, types.MethodType)):
@@ -302,8 +303,9 @@ def _attributes(holder):
     return found
 
 
-def _foreign_hooks(config):
-    """Hook implementations whose code lies in the package under test."""
+def _foreign_hooks(config, callers):
+    """Hook implementations whose code lies in the package under test (``callers``: each
+    hook's name and caller)."""
     relative = json.loads(os.environ.get(SOURCE_VARIABLE) or "[]")
     if not relative:
         return []
@@ -312,7 +314,7 @@ def _foreign_hooks(config):
     tests = os.path.realpath(os.path.join(root, os.environ.get(TESTS_VARIABLE) or "tests"))
     found = []
     judged = {}  # most hooks of a session are implemented by the same few files
-    for hook_name, caller in _callers(config):
+    for hook_name, caller in callers:
         for impl in _hookimpls(caller):
             code = code_of(impl.function)
             module = sys.modules.get(getattr(impl.function, "__module__", None) or "")
