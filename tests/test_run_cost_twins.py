@@ -108,3 +108,45 @@ def test_a_changed_file_is_read_again(tmp_path: Path) -> None:
         canary_twins.restore(tree, hosts)
 
     assert any("added" in nodeid for nodeid in twins), twins  # the new test is a model
+
+
+def _suite(root: Path) -> tuple[Path, Path]:
+    """A tree whose edits wrote ``test_new.py`` and changed ``test_host.py``, over a lower
+    tree with two more test files."""
+    tree, lower = _trees(root)
+    (tree / "tests" / "test_new.py").write_text(HOST.replace("test_", "test_new_"))
+    for name in ("test_other.py", "test_more.py"):
+        (lower / "tests" / name).write_text(HOST)
+    return tree, lower
+
+
+def test_the_other_test_files_are_not_looked_for_when_the_written_ones_suffice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree, lower = _suite(tmp_path)
+    walked: list[Path] = []
+    real = canary_twins._test_files
+    monkeypatch.setattr(
+        canary_twins, "_test_files", lambda root, path: walked.append(root) or real(root, path)
+    )
+
+    hosts = canary_twins.plant_twins(tree, lower, ["tests"], lambda m: None)
+    canary_twins.restore(tree, hosts)
+
+    assert sorted(h.module for h in hosts) == ["tests/test_host.py", "tests/test_new.py"]
+    assert lower not in walked
+
+
+def test_the_other_test_files_host_a_twin_when_the_written_ones_run_out(tmp_path: Path) -> None:
+    tree, lower = _suite(tmp_path)
+    (tree / "tests" / "test_new.py").unlink()
+    seen = set()
+    for _ in range(20):
+        (tree / "tests" / "test_other.py").write_text(HOST)  # exposed, as an overlay would
+        (tree / "tests" / "test_more.py").write_text(HOST)
+        hosts = canary_twins.plant_twins(tree, lower, ["tests"], lambda m: None)
+        canary_twins.restore(tree, hosts)
+        assert hosts[0].module == "tests/test_host.py"
+        seen.update(h.module for h in hosts[1:])
+
+    assert seen == {"tests/test_other.py", "tests/test_more.py"}

@@ -25,7 +25,7 @@ import itertools
 import os
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -59,11 +59,12 @@ class Hosted:
     bodies: tuple[str, ...] = ()
 
 
-def _candidates(tree: Path, lower: Path | None, targets: list[str]) -> list[list[str]]:
+def _candidates(tree: Path, lower: Path | None, targets: list[str]) -> Iterator[list[str]]:
     """The test files the targets name or hold (relative paths), in two tiers: those
-    bugbout's edits wrote (the hidden tests, an examiner's), then the others."""
+    bugbout's edits wrote (the hidden tests, an examiner's), then the others, looked for
+    only once the first is used up."""
     edited: list[str] = []
-    others: list[str] = []
+    directories: list[PurePosixPath] = []
     for target in targets:
         path = PurePosixPath(target.split("::", 1)[0])
         if path.is_absolute() or ".." in path.parts:
@@ -71,13 +72,14 @@ def _candidates(tree: Path, lower: Path | None, targets: list[str]) -> list[list
         if path.suffix == ".py":
             edited.append(str(path))
             continue
-        if lower is None:
-            others += _test_files(tree, path)
-            continue
-        edited += [m for m in _test_files(tree, path) if _changed(tree / m, lower / m)]
-        others += _test_files(lower, path)
+        directories.append(path)
+        if lower is not None:
+            edited += [m for m in _test_files(tree, path) if _changed(tree / m, lower / m)]
     first = list(dict.fromkeys(edited))
-    return [first, [module for module in dict.fromkeys(others) if module not in first]]
+    yield list(first)  # the caller takes its files out of it
+    root = lower if lower is not None else tree
+    others = [m for path in directories for m in _test_files(root, path)]
+    yield [module for module in dict.fromkeys(others) if module not in first]
 
 
 def _changed(path: Path, before: Path) -> bool:
@@ -120,18 +122,19 @@ def plant_twins(
     """Write must-fail twins and body twins into up to ``HOSTS`` of the targets' test files
     in ``tree`` (``expose(module)`` makes one editable there first); ``lower`` is the tree
     before bugbout's edits, whose tests are not the hidden ones."""
-    tiers = _candidates(tree, lower, targets)
     planted: list[Hosted] = []
-    while any(tiers) and len(planted) < HOSTS:
-        candidates = next(tier for tier in tiers if tier)
-        module = candidates.pop(secrets.randbelow(len(candidates)))
-        expose(module)
-        if not _regular(tree, module):
-            continue
-        before = lower / module if lower is not None else None
-        hosted = _plant(tree / module, before, module)
-        if hosted is not None:
-            planted.append(hosted)
+    for candidates in _candidates(tree, lower, targets):
+        while candidates and len(planted) < HOSTS:
+            module = candidates.pop(secrets.randbelow(len(candidates)))
+            expose(module)
+            if not _regular(tree, module):
+                continue
+            before = lower / module if lower is not None else None
+            hosted = _plant(tree / module, before, module)
+            if hosted is not None:
+                planted.append(hosted)
+        if len(planted) == HOSTS:
+            break
     return planted
 
 
