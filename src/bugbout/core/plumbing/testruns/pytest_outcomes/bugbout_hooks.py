@@ -24,6 +24,8 @@ IMPOSTORS_VARIABLE = "BUGBOUT_IMPOSTORS"
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 """pytest 9's class of a subtest's report, and the ``pytest-subtests`` plugin's."""
 KEY_PREFIX = b"bugbout-key "
+_PLAIN = (str, type(None))
+"""An outcome ``_Stream.report`` lays out itself: a string, or none."""
 FLUSHED = frozenset(["start", "teardown", "collect"])
 """The lines written as soon as they are made; a test's setup and call wait for its
 teardown (or for whatever is written next), so a test costs two writes, not four."""
@@ -48,6 +50,8 @@ def _encoder():
 
 
 _ENCODE = _encoder()
+_STRING = json.encoder.encode_basestring_ascii
+"""A string as ``_ENCODE`` writes it (json's C function, where Python has it)."""
 
 
 def _read_key(fd):
@@ -113,12 +117,37 @@ class _Stream(object):
         """Write ``record`` (a dict of its own) as one line, whole, before returning; a
         test's setup and call with its teardown (``FLUSHED``)."""
         record["seq"] = self.sequence
+        self._add(_ENCODE(record), record.get("when") in FLUSHED or "summary" in record)
+
+    def report(self, nodeid, when, outcome=None):
+        """``emit({"nodeid": nodeid, "when": when, "outcome": outcome})`` (no outcome:
+        none), the line laid out here as ``_ENCODE`` lays it out: a test's plain
+        reports, four a test, need no walk of a dictionary. Values that are not strings
+        are left to ``emit``."""
+        if type(nodeid) is not str or type(when) is not str or type(outcome) not in _PLAIN:
+            record = {"nodeid": nodeid, "when": when}
+            if outcome is not None:
+                record["outcome"] = outcome
+            return self.emit(record)
+        if outcome is None:
+            body = '{"nodeid": %s, "seq": %d, "when": %s}' % (
+                _STRING(nodeid), self.sequence, _STRING(when),
+            )  # fmt: skip
+        else:
+            body = '{"nodeid": %s, "outcome": %s, "seq": %d, "when": %s}' % (
+                _STRING(nodeid), _STRING(outcome), self.sequence, _STRING(when),
+            )  # fmt: skip
+        return self._add(body, when in FLUSHED)
+
+    def _add(self, body, now):
+        """Number, sign and keep the line ``body`` (the record with its sequence number);
+        write what is kept ``now``."""
         self.sequence += 1
-        line = _ENCODE(record).encode("utf-8")
+        line = body.encode("utf-8")
         if self.signer is not None:  # the signature last: the body is the line without it
             line = line[:-1] + b', "mac": "' + self.signer.hexdigest(line).encode() + b'"}'
         self.waiting.append(line + b"\n")
-        if record.get("when") in FLUSHED or "summary" in record:
+        if now:
             self.flush()
 
     def flush(self):
@@ -186,7 +215,7 @@ del _fd
 
 
 def pytest_runtest_logstart(nodeid, location):
-    _stream.emit({"nodeid": modern_nodeid(nodeid), "when": "start"})
+    _stream.report(modern_nodeid(nodeid), "start")
 
 
 @hookimpl(tryfirst=True)
@@ -247,13 +276,21 @@ def pytest_runtest_logreport(report):
     outcome = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
-    record = {"nodeid": modern_nodeid(report.nodeid), "when": report.when, "outcome": outcome}
-    if type(report).__name__ in SUBTEST_REPORTS:
-        record["subtest"] = True
+    nodeid = modern_nodeid(report.nodeid)
+    subtest = type(report).__name__ in SUBTEST_REPORTS
     if report.failed:
-        record["message"] = _first_line(report, last=False)
+        message = _first_line(report, last=False)
     elif outcome == "skipped":
-        record["message"] = _skip_reason(report)
+        message = _skip_reason(report)
+    elif not subtest and type(outcome) is str:  # a plain report: most of a run's
+        return _stream.report(nodeid, report.when, outcome)
+    else:
+        message = None
+    record = {"nodeid": nodeid, "when": report.when, "outcome": outcome}
+    if subtest:
+        record["subtest"] = True
+    if message is not None:
+        record["message"] = message
     _stream.emit(record)
 
 

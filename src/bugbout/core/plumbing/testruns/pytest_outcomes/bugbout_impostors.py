@@ -154,10 +154,12 @@ class Impostors(object):
         return records
 
     def _where(self, path):
+        """``path`` relative to the rootdir when it lies there (links resolved), else as
+        it is."""
         if not path:
             return None
         if inside(path, self.root):
-            return os.path.relpath(real(path), self.root).replace(os.sep, "/")
+            return real(path)[len(self.root) :].lstrip(os.sep).replace(os.sep, "/") or "."
         return path
 
 
