@@ -14,8 +14,15 @@ from bugbout.core.crossexam import crossexam
 from bugbout.core.plumbing.trees import patch as patch_module
 from bugbout.core.plumbing.trees.added_files import added_files
 from bugbout.core.plumbing.trees.checkout import Checkouts
-from bugbout.core.plumbing.trees.patch import apply_patch
-from bugbout.core.store.race_records import Attempt, AttemptStatus, ChangeArea, Patch
+from bugbout.core.plumbing.trees.patch import apply_patch, blob_id, file_section
+from bugbout.core.store.race_records import (
+    Attempt,
+    AttemptStatus,
+    ChangeArea,
+    ChangeKind,
+    FileChange,
+    Patch,
+)
 from bugbout.plugins.test_runners.pytest import Pytest
 from bugbout.testing import RepositoryBuilder
 from patch_trees import diff, fresh_copy, state
@@ -152,3 +159,28 @@ def test_an_author_who_changed_a_test_file_gets_git_apply(
         "tests/test_new.py": b"def test_new():\n    pass\n",
         "tests/test_core.py": b"def test_add():\n    assert 3\n",
     }
+
+
+def _sections(files: dict[str, bytes]) -> tuple[str, list[FileChange]]:
+    """A diff adding ``files`` as ``diff_trees`` writes each section, and its changes."""
+    text = "".join(
+        file_section(path, None, "100644", None, data)[0] for path, data in files.items()
+    )
+    changes = [FileChange(path=path, kind=ChangeKind.ADDED, area=ChangeArea.TEST) for path in files]
+    return text, changes
+
+
+def test_a_hand_made_diff_is_read_only_when_written_as_diff_trees_writes_it() -> None:
+    files = {"tests/test_a.py": b"a\n", "tests/test_b.py": b"b\n"}
+    text, changes = _sections(files)
+    assert added_files(text, changes) == files
+    # a blank line between sections: git apply writes b"a\n", the index line says b"a\n\n"
+    blank = text.replace("\ndiff --git", "\n\ndiff --git", 1)
+    blank = blank.replace(blob_id(b"a\n"), blob_id(b"a\n\n")).replace("+1 @@", "+1,2 @@", 1)
+    assert added_files(blank, changes) is None
+
+
+def test_a_file_where_another_is_a_folder_is_left_to_git() -> None:
+    """``git apply`` refuses both (a tree cannot hold them); reading them would install one."""
+    text, changes = _sections({"tests/x": b"x\n", "tests/x/test_a.py": b"a\n"})
+    assert added_files(text, changes) is None

@@ -1,36 +1,31 @@
 """The files a patch's diff adds, read from the diff itself, without ``git apply``.
 
 Reading an author's new test modules needs no tree: a text file the diff adds is its
-``+`` lines. Each file's bytes are trusted only when their git blob id is the one the
-diff's ``index`` line names (``diff_trees`` writes it from the file it read), so a diff
-this reader does not follow exactly gives ``None``, and the caller applies it with
-``git apply`` as before.
+``+`` lines. A file's bytes are kept only when the diff's section for it is, to the
+byte, the section ``diff_trees`` writes for those bytes (its blob id included); any
+other diff, or files a tree could not hold together, give ``None``, and the caller
+applies the diff with ``git apply`` as before.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from bugbout.core.plumbing.trees.patch import (
-    NULL_OID,
-    PatchError,
-    blob_id,
-    check_name,
-    quote_path,
-)
+from bugbout.core.plumbing.trees.patch import PatchError, check_name, file_section, quote_path
 from bugbout.core.store.race_records import ChangeKind, FileChange
 
-_INDEX = re.compile(rf"index {NULL_OID}\.\.([0-9a-f]{{40}})\n")
-_HUNK = re.compile(r"@@ -0,0 \+1(?:,(\d+))? @@\n")
 _NO_NEWLINE = "\\ No newline at end of file\n"
 _MODES = ("100644", "100755")
 """A regular file's modes (a symlink or a submodule is left to ``git apply``)."""
+_HEAD = 6
+"""A non-empty added file's section opens with six lines: ``diff --git``, its mode, its
+``index``, ``---``, ``+++`` and its one hunk's ``@@``."""
 
 
 def added_files(diff: str, changes: Sequence[FileChange]) -> dict[str, bytes] | None:
     """The content of each file of ``changes`` (every file ``diff`` changes), when each is
-    a text file the diff adds, at a path inside the tree; else ``None``."""
+    a text file the diff adds, at a path inside the tree, none in another's place; else
+    ``None``."""
     if (
         not changes
         or not diff.endswith("\n")
@@ -40,18 +35,20 @@ def added_files(diff: str, changes: Sequence[FileChange]) -> dict[str, bytes] | 
     ):
         return None
     sections = diff.split("\ndiff --git ")
-    if len(sections) != len(changes):
+    folders = {
+        "/".join(c.path.split("/")[:n]) for c in changes for n in range(1, c.path.count("/") + 1)
+    }
+    if len(sections) != len(changes) or any(change.path in folders for change in changes):
         return None
     paths = {_header(change.path): change.path for change in changes}
     found: dict[str, bytes] = {}
     for number, section in enumerate(sections):
-        lines = _lines(section if number == 0 else "diff --git " + section)
-        if number < len(sections) - 1:
-            lines[-1] += "\n"
-        path = paths.get(lines[0])
+        text = section if number == 0 else "diff --git " + section
+        text += "\n" if number < len(sections) - 1 else ""
+        path = paths.get(text.partition("\n")[0] + "\n")
         if path is None or path in found:
             return None
-        content = _added(lines, path)
+        content = _added(text, path)
         if content is None:
             return None
         found[path] = content
@@ -62,44 +59,23 @@ def _header(path: str) -> str:
     return f"diff --git {quote_path(f'a/{path}')} {quote_path(f'b/{path}')}\n"
 
 
-def _lines(text: str) -> list[str]:
-    """``text``'s lines, each with its ``\\n`` (split at ``\\n`` only, as ``git apply`` does)."""
-    lines = [line + "\n" for line in text.split("\n")]
-    lines[-1] = lines[-1][:-1]
-    return lines if lines[-1] else lines[:-1]
-
-
-def _added(lines: list[str], path: str) -> bytes | None:
-    """The content one ``diff --git`` section (its lines) adds at ``path``, checked
-    against its blob id."""
+def _added(text: str, path: str) -> bytes | None:
+    """The content one ``diff --git`` section adds at ``path``, when the section is what
+    ``diff_trees`` writes for it."""
     try:
         check_name(path)
     except PatchError:
         return None
-    if len(lines) < 3 or lines[1][:-1] not in _new_modes():
+    lines = [line + "\n" for line in text.split("\n")][:-1]  # text ends with a newline
+    mode = lines[1].removeprefix("new file mode ").rstrip("\n") if len(lines) > 1 else ""
+    if mode not in _MODES:
         return None
-    index = _INDEX.fullmatch(lines[2])
-    if index is None:
-        return None
-    body = lines[3:]
-    if body:
-        tab = "\t" if " " in path else ""
-        expected = ["--- /dev/null" + tab + "\n", f"+++ {quote_path(f'b/{path}')}{tab}\n"]
-        hunk = _HUNK.fullmatch(body[2]) if len(body) > 2 else None
-        if body[:2] != expected or hunk is None:
-            return None
-        body = body[3:]
-        if len(body) - (body[-1:] == [_NO_NEWLINE]) != int(hunk[1] or 1):
-            return None
     try:
-        content = _joined(body).encode("utf-8")
+        content = _joined(lines[_HEAD:]).encode("utf-8")
     except (ValueError, UnicodeEncodeError):
         return None
-    return content if blob_id(content) == index[1] else None
-
-
-def _new_modes() -> tuple[str, ...]:
-    return tuple(f"new file mode {mode}" for mode in _MODES)
+    written, binary = file_section(path, None, mode, None, content)
+    return content if not binary and written == text else None
 
 
 def _joined(body: list[str]) -> str:

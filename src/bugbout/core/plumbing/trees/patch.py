@@ -182,11 +182,11 @@ def _file_diff(
     new_data = new.content() if new is not None else None
     if old is not None and new is not None and old.symlink != new.symlink:
         assert old_data is not None and new_data is not None
-        removed, removed_binary = _diff(path, old.mode, None, old_data, None)
-        added, added_binary = _diff(path, None, new.mode, None, new_data)
+        removed, removed_binary = file_section(path, old.mode, None, old_data, None)
+        added, added_binary = file_section(path, None, new.mode, None, new_data)
         text, binary, kind = removed + added, removed_binary or added_binary, ChangeKind.MODIFIED
     else:
-        text, binary = _diff(
+        text, binary = file_section(
             path,
             old.mode if old is not None else None,
             new.mode if new is not None else None,
@@ -207,7 +207,7 @@ def _file_diff(
 # -- writing diffs -------------------------------------------------------------------------
 
 
-def _diff(
+def file_section(
     path: str,
     old_mode: str | None,
     new_mode: str | None,
