@@ -51,6 +51,21 @@ WATCHED_MODULES = (
 """Where pytest makes, reports and logs a test's outcome, and what the tests compare
 with (``approx``, ``raises``, ``assertEqual``, ``isclose``, the builtins): the modules
 that exist in the running versions are watched."""
+PLUGIN_SYSTEM = (
+    "pluggy",
+    "_pytest.vendored_packages",
+    "_pytest.vendored_packages.pluggy",
+    "pluggy._callers",
+    "pluggy._hooks",
+    "pluggy._manager",
+    "pluggy.callers",
+    "pluggy.hooks",
+    "pluggy.manager",
+)
+"""pluggy's modules, vendored or not, in its versions' names: pytest imports its plugin
+system before it loads any plugin, so those it runs on are loaded by then, and the
+others (another version's names) are not looked for (a module not found is looked for
+in every folder it could be in)."""
 GROWING = ("builtins",)
 """Watched modules that may gain names (``gettext.install`` adds ``_``)."""
 BUILTINS = (object, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, bool)
@@ -205,6 +220,8 @@ class Watch(object):
     def __init__(self):
         self.modules = {}
         for name in WATCHED_MODULES:
+            if name in PLUGIN_SYSTEM and name not in sys.modules:
+                continue
             try:
                 __import__(name)
             except ImportError:
