@@ -93,3 +93,31 @@ def test_the_pluggy_pytest_runs_on_is_watched(
     assert run.status == RunStatus.TAMPERED, run.detail
     found = ".".join(part for part in (module, holder, name) if part) + " was replaced"
     assert any(found in why for why in run.tampering), run.tampering
+
+
+SWAPPED = """
+import builtins
+
+import _pytest.runner
+
+VALUE = 1
+builtins.all = lambda values: True
+_function = _pytest.runner.call_and_report
+_function.__code__ = _function.__code__.replace(co_filename=__file__)  # a copy, made here
+"""
+"""Swaps the code of one of pytest's functions for a copy made in the package, with
+``all`` made to say yes to anything."""
+
+
+def test_a_swapped_code_is_found_when_all_says_yes_to_anything(tmp_path: Path) -> None:
+    tree = write(
+        tmp_path,
+        {
+            "pkg/__init__.py": SWAPPED,
+            "tests/test_it.py": "import pkg\n\n\ndef test_value():\n    assert pkg.VALUE == 1\n",
+        },
+    )
+    run = _run(HOST, tree, ["tests/test_it.py"])
+    assert run.status == RunStatus.TAMPERED, run.detail
+    found = "_pytest.runner.call_and_report was replaced"
+    assert any(found in why for why in run.tampering), run.tampering

@@ -165,11 +165,8 @@ class _Print(object):
 
 
 def _same(old, new):
-    return (
-        old[0] is new[0]
-        and len(old[1]) == len(new[1])
-        and all(a is new[1][i] for i, a in enumerate(old[1]))
-    )
+    """Whether a snapshot's entry is the object it was, with the same code objects."""
+    return old[0] is new[0] and _len(old[1]) == _len(new[1]) and _all(_map(_is, old[1], new[1]))
 
 
 def _own_directories():
