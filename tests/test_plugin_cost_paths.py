@@ -138,3 +138,42 @@ def _every_class() -> list[type]:
                 found[id(sub)] = sub
                 stack.append(sub)
     return list(found.values())
+
+
+def test_test_modules_are_told_to_inspect_by_their_real_files_each_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import inspect
+    import tempfile
+    import types
+
+    from bugbout.core.plumbing.tampering.canaries import key_line
+
+    monkeypatch.syspath_prepend(str(outcomes_plugin_dir()))
+    for name in ("bugbout_shared", "bugbout_hooks"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    deep = tmp_path.joinpath("a", "b", "c", "d", "tests")
+    deep.mkdir(parents=True)
+    (tmp_path / "hop").symlink_to(deep)
+    items = []
+    for index in range(20):
+        (deep / f"test_m{index}.py").write_text("")
+        module = types.ModuleType(f"bugbout_probe_m{index}")
+        module.__file__ = str(tmp_path / "hop" / f"test_m{index}.py")
+        items.append(types.SimpleNamespace(module=module))
+    monkeypatch.setattr(inspect, "modulesbyfile", {})
+    with tempfile.TemporaryFile() as outcomes:
+        outcomes.write(key_line("k" * 64))
+        outcomes.flush()
+        monkeypatch.setenv("BUGBOUT_OUTCOMES_FD", str(outcomes.fileno()))
+        import bugbout_hooks
+
+        asked = _lstats(monkeypatch)
+        bugbout_hooks._known_to_inspect(items)
+    del sys.modules["bugbout_hooks"]  # it writes to a file closed now
+    # one look at each file, the folders above once, and the link's target once
+    assert len(asked) <= len(items) + 2 * len(deep.parts), len(asked)
+    for index, item in enumerate(items):
+        real = os.path.realpath(item.module.__file__)
+        assert inspect.modulesbyfile[real] == f"bugbout_probe_m{index}"
+        assert inspect.modulesbyfile[item.module.__file__] == f"bugbout_probe_m{index}"

@@ -14,7 +14,7 @@ import sys
 from bugbout_cache import give_cache
 from bugbout_failures import briefly
 from bugbout_ignored import left_out
-from bugbout_shared import hookimpl, modern_nodeid
+from bugbout_shared import hookimpl, modern_nodeid, real
 from bugbout_watch import Watch
 
 FD_VARIABLE = "BUGBOUT_OUTCOMES_FD"
@@ -259,7 +259,7 @@ def _known_to_inspect(items):
             continue
         found = os.path.normcase(os.path.abspath(path))
         inspect.modulesbyfile.setdefault(found, name)
-        inspect.modulesbyfile.setdefault(os.path.realpath(found), name)
+        inspect.modulesbyfile.setdefault(real(found), name)
 
 
 @hookimpl(hookwrapper=True)
