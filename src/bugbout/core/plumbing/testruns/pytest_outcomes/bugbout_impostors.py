@@ -44,7 +44,8 @@ class Impostors(object):
     alive from each garbage collection's start (a class is freed only by the collector)
     to the session's end, when each is probed with values it has never seen. A class
     made and freed between two collections under another class than ``object`` or the
-    builtins is missed."""
+    builtins is missed; one given its comparisons after it was first seen is looked at
+    again at the end (so one that drops them before then is missed too)."""
 
     def __init__(self, root):
         self.root = os.path.realpath(root)
@@ -54,9 +55,11 @@ class Impostors(object):
         self.scan(everything=True)
 
     def scan(self, everything=False):
-        """Look at the classes not seen yet: in the whole tree of classes (``everything``),
-        else the newest subclasses of ``object`` and of the builtins above (a type lists
-        its subclasses in the order they were made) and all below them."""
+        """Look at the classes not seen yet: in the whole tree of classes (``everything``,
+        where the classes seen before are looked at again: one may have been given its
+        comparisons since), else the newest subclasses of ``object`` and of the builtins
+        above (a type lists its subclasses in the order they were made) and all below
+        them."""
         stack = list(self.roots)
         while stack:
             klass = stack.pop()
@@ -69,6 +72,7 @@ class Impostors(object):
                 if known is not None and known() is sub:
                     if everything:
                         stack.append(sub)
+                        self._consider(sub)
                         continue
                     break
                 self.seen[id(sub)] = weakref.ref(sub)
