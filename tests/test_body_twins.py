@@ -192,10 +192,10 @@ def test_shapes_honest_code_fails_every_twin_and_equal_to_anything_passes_them(
     # the method whose decorator reads its class's attribute, coroutines, generators (pytest
     # refuses them) and early returns get none
     assert models == ["TestHeld::test_method", "test_cases", "test_one_liner", "test_raises"]
-    assert not body_twins.copyable(ast.parse("def test_generator():\n    yield 1\n"))
+    assert not _copyable("def test_generator():\n    yield 1\n")
     searched = "@given(integers())\ndef test_a(x):\n    pass\n"
-    assert not body_twins.copyable(ast.parse(searched))
-    assert not body_twins.copyable(ast.parse(searched.replace("given", "hypothesis.given")))
+    assert not _copyable(searched)
+    assert not _copyable(searched.replace("given", "hypothesis.given"))
     outcomes = _outcomes(tree)
     cases = [test for test in outcomes if _case(test) in twins]
     assert len(cases) == 5  # both cases of the parametrized test, each failing
@@ -265,11 +265,11 @@ def test_the_twinned_files_parse_on_python_3_6(
 
 def test_a_one_liner_gets_its_assert_on_its_line_and_a_split_def_no_twin() -> None:
     source = "def test_one(): pass  # a comment\n"
-    (test,) = body_twins.copyable(ast.parse(source))
+    (test,) = _copyable(source)
     twin = body_twins.body_twin(test, source.split("\n"), "test_b", lambda: "1 == 2")
     assert twin == ("test_b", ["def test_b(): pass; assert 1 == 2"])
     split = "def \\\ntest_one(): pass\n"
-    (test,) = body_twins.copyable(ast.parse(split))
+    (test,) = _copyable(split)
     assert body_twins.body_twin(test, split.split("\n"), "test_b", lambda: "1 == 2") is None
 
 
@@ -306,3 +306,8 @@ def test_a_unittest_equality_is_changed_too(
         armed
     )
     planted.remove()
+
+
+def _copyable(source: str) -> list[body_twins.Test]:
+    """The tests of ``source`` a body twin can copy."""
+    return [test for test in body_twins.tests(ast.parse(source)) if body_twins.copyable(test)]

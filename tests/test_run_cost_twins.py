@@ -1,7 +1,8 @@
 """What planting twins costs bugbout's own process: what a test file's text holds (its
-tests, its words, its identifiers, the blank lines between its statements, the tests a
-body twin can copy) is read once for the runs of a task, and the old tree's test names
-once per file; every run still draws its own twins from it."""
+tests, its words, its identifiers, the blank lines between its statements) is read once
+for the runs of a task, and the old tree's test names once per file; whether a body twin
+can copy a test is asked only of the tests a run draws; every run still draws its own
+twins."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_a_test_file_is_read_once_for_the_twins_of_many_runs(
     tree, lower = _trees(tmp_path)
     host = tree / "tests" / "test_host.py"
     reads: list[str] = []
-    for name in ("copyable", "_words", "_blank_boundaries", "_test_names"):
+    for name in ("tests", "_words", "_blank_boundaries", "_test_names"):
         real = getattr(canary_twins, name)
         monkeypatch.setattr(
             canary_twins, name, lambda *a, real=real, name=name: reads.append(name) or real(*a)
@@ -78,7 +79,7 @@ def test_a_test_file_is_read_once_for_the_twins_of_many_runs(
         assert host.read_text() == HOST
     monkeypatch.undo()
 
-    assert sorted(reads) == ["_blank_boundaries", "_test_names", "_words", "copyable"]
+    assert sorted(reads) == ["_blank_boundaries", "_test_names", "_words", "tests"]
     assert sorted(patterns) == ["DEFINED", "IDENTIFIER"]
     assert len(planted_texts) > 1, "every run drew the same twins"
 
@@ -150,3 +151,25 @@ def test_the_other_test_files_host_a_twin_when_the_written_ones_run_out(tmp_path
         seen.update(h.module for h in hosts[1:])
 
     assert seen == {"tests/test_other.py", "tests/test_more.py"}
+
+
+def test_only_the_tests_a_run_draws_are_asked_whether_a_twin_can_copy_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary_twins._parsed.cache_clear()
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    many = "".join(f"def test_{n}():\n    assert {n} == {n}\n\n\n" for n in range(40))
+    (tree / "tests" / "test_many.py").write_text("def test_gen():\n    yield 1\n\n\n" + many)
+    asked: list[str] = []
+    real = canary_twins.copyable
+    monkeypatch.setattr(
+        canary_twins, "copyable", lambda test: asked.append(test.function.name) or real(test)
+    )
+
+    for _ in range(6):
+        asked.clear()
+        hosts = canary_twins.plant_twins(tree, None, ["tests/test_many.py"], lambda m: None)
+        canary_twins.restore(tree, hosts)
+        assert len(hosts[0].bodies) == canary_twins.BODIES
+        assert len(asked) <= canary_twins.BODIES + 1, asked

@@ -40,24 +40,25 @@ class Test:
     holder: ast.ClassDef | None
 
 
-def copyable(parsed: ast.Module) -> list[Test]:
-    """The file's tests (functions, and methods of its top-level classes) a twin can copy."""
+def tests(parsed: ast.Module) -> list[Test]:
+    """The file's tests a twin may copy: its test functions, and the test methods of its
+    top-level classes (coroutines aside); :func:`copyable` says which it can."""
     found: list[Test] = []
     for node in parsed.body:
         if isinstance(node, ast.FunctionDef):
             found.append(Test(node, None))
         elif isinstance(node, ast.ClassDef):
-            own = _bound(node)
-            found += [
-                Test(item, node)
-                for item in node.body
-                if isinstance(item, ast.FunctionDef) and not (_referenced(item) & own)
-            ]
-    return [
-        test
-        for test in found
-        if test.function.name.startswith("test") and _straight(test) and not _searched(test)
-    ]
+            found += [Test(item, node) for item in node.body if isinstance(item, ast.FunctionDef)]
+    return [test for test in found if test.function.name.startswith("test")]
+
+
+def copyable(test: Test) -> bool:
+    """Whether a twin can copy ``test``: its body runs to its end, no library searches its
+    inputs, and (a method) its decorators and defaults read none of its class's names.
+    Asked only of the tests a run draws: a file's tests are many, its body twins few."""
+    if test.holder is not None and _referenced(test.function) & _bound(test.holder):
+        return False
+    return _straight(test) and not _searched(test)
 
 
 def _searched(test: Test) -> bool:
