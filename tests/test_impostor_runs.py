@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bugbout.core.contract.manager import make_plugins
 from bugbout.core.contract.settings import ProjectSettings
 from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
@@ -41,6 +43,14 @@ diff --git a/src/pkg/core.py b/src/pkg/core.py
 """
 
 
+HIDDEN = CHEAT.replace(
+    "@@ -1,2 +1,9 @@\n+class Sum(int):",
+    "@@ -1,2 +1,15 @@\n+class Hiding(type):\n+    @property\n+    def __dict__(cls):\n"
+    "+        return {}\n+\n+\n+class Sum(int, metaclass=Hiding):",
+)
+"""The same cheat, its class's namespace hidden from ``vars`` by its metaclass."""
+
+
 def _environment(tree: Path, home: Path) -> Environment:
     return (
         make_plugins(entry_points=False)
@@ -49,15 +59,16 @@ def _environment(tree: Path, home: Path) -> Environment:
     )
 
 
+@pytest.mark.parametrize("cheat", [CHEAT, HIDDEN], ids=["plain", "metaclass-hides-dict"])
 def test_a_patch_s_impostor_is_found_and_the_maintainers_tree_is_not_probed(
-    tmp_path: Path,
+    tmp_path: Path, cheat: str
 ) -> None:
     repo = RepositoryBuilder(tmp_path / "repo")
     rev = repo.commit("Initial", CODE)
     checkouts = checkouts_of((repo, rev), tmp_path / "cache", "copy")
     environment = _environment(checkouts.base(rev), tmp_path / "home")
     tree = fresh_test_tree(checkouts, rev, tmp_path / "tree")
-    apply_patch(tree, CHEAT)
+    apply_patch(tree, cheat)
     run = run_tests(environment, tree, ["tests"], project=PROJECT, label="patch", timeout=120)
     assert run.status == RunStatus.TAMPERED
     assert any(

@@ -82,7 +82,7 @@ class Impostors(object):
     def _consider(self, klass):
         """Keep ``klass`` when it gives its own comparisons (most classes name none)."""
         try:
-            members = vars(klass)
+            members = _members(klass)
             if members.keys().isdisjoint(PROBED):
                 return
             if any(python_level(members.get(name)) for name in PROBED):
@@ -117,7 +117,8 @@ class Impostors(object):
         outside the rootdir, comparisons made from a string as dataclasses and attrs
         make them included) never can, and is not probed."""
         try:
-            members = [vars(klass).get(name) for name in PROBED if name in vars(klass)]
+            own = _members(klass)
+            members = [own.get(name) for name in PROBED if name in own]
             codes = [getattr(code_of(member), "co_filename", None) for member in members]
             module = getattr(sys.modules.get(klass.__module__), "__file__", None)
             if any(_local(self._where(path)) for path in [module] + codes):
@@ -142,7 +143,7 @@ class Impostors(object):
         module = sys.modules.get(klass.__module__)
         records = []
         for name, why in _probe(klass):
-            code = code_of(vars(klass).get(name))
+            code = code_of(_members(klass).get(name))
             records.append(
                 {
                     "class": "%s.%s" % (klass.__module__, klass.__qualname__),
@@ -239,9 +240,15 @@ def _named(klass):
         return False
     if found is klass or not isinstance(found, type):
         return found is klass
-    own, held = vars(klass), vars(found)
+    own, held = _members(klass), _members(found)
     compared = [name for name in PROBED if name in own]
     return bool(compared) and all(held.get(name) is own[name] for name in compared)
+
+
+def _members(klass):
+    """A class's own namespace as the interpreter reads it (type's own ``__dict__``), not
+    what a metaclass's ``__dict__`` says it is."""
+    return type.__dict__["__dict__"].__get__(klass)
 
 
 def _instance(klass):
@@ -266,7 +273,7 @@ def _give_attributes(made, klass):
     except TypeError:
         return  # no __dict__ (slots, or a builtin's value)
     for name in PROBED:
-        code = code_of(vars(klass).get(name))
+        code = code_of(_members(klass).get(name))
         if code is None:
             continue
         names = list(code.co_names) + [c for c in code.co_consts if isinstance(c, str)]
@@ -286,7 +293,7 @@ def _probe(klass):
     except Exception:
         return []
     found = []
-    members = vars(klass)
+    members = _members(klass)
     for stranger in [fresh] + [other for _, _, other in SAMPLES]:
         checks = (
             ("__eq__", True, "equals %r" % type(stranger).__name__),
