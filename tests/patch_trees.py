@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from bugbout.core.plumbing.trees import patch as patch_module
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.patch import apply_patch, diff_trees, is_ignored
 from bugbout.core.store.race_records import Patch
@@ -67,3 +72,16 @@ def round_trip(
     for text in (patch.source, patch.tests, patch.other):
         apply_patch(fresh, text)
     return fresh
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every command ``patch`` runs from now on, recorded (and run)."""
+    started: list[list[str]] = []
+    real = subprocess.run
+
+    def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
+        started.append(list(argv))
+        return real(argv, **options)
+
+    monkeypatch.setattr(patch_module.subprocess, "run", run)
+    return started

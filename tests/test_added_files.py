@@ -4,14 +4,11 @@ diff that does not match its blob ids, is left to ``git apply``."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bugbout.core.crossexam import crossexam
-from bugbout.core.plumbing.trees import patch as patch_module
 from bugbout.core.plumbing.trees.added_files import added_files
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.patch import apply_patch, blob_id, file_section
@@ -25,7 +22,7 @@ from bugbout.core.store.race_records import (
 )
 from bugbout.plugins.test_runners.pytest import Pytest
 from bugbout.testing import RepositoryBuilder
-from patch_trees import diff, fresh_copy, state
+from patch_trees import counting, diff, fresh_copy, state
 
 NEW_FILES = {
     "tests/test_new.py": b"def test_new():\n    assert True\n",
@@ -43,19 +40,6 @@ def _written(work: Path, files: dict[str, bytes]) -> None:
     for path, content in files.items():
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_bytes(content)
-
-
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every command ``patch`` runs, recorded (and run)."""
-    started: list[list[str]] = []
-    real = subprocess.run
-
-    def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
-        started.append(list(argv))
-        return real(argv, **options)
-
-    monkeypatch.setattr(patch_module.subprocess, "run", run)
-    return started
 
 
 def test_added_text_files_are_read_as_git_apply_writes_them(
@@ -132,7 +116,7 @@ def test_an_authors_new_modules_are_read_without_git(
     base, work = trees
     _written(work, NEW_FILES)
     attempt = _attempt(diff(base, work))
-    started = _counting(monkeypatch)
+    started = counting(monkeypatch)
     found = crossexam._read_modules(attempt, base, tmp_path / "scratch", Pytest())
     assert started == []  # before: two git processes per author
     assert found == {
@@ -152,7 +136,7 @@ def test_an_author_who_changed_a_test_file_gets_git_apply(
     _written(work, {"tests/test_new.py": b"def test_new():\n    pass\n"})
     (work / "tests/test_core.py").write_text("def test_add():\n    assert 3\n")
     attempt = _attempt(diff(base, work))
-    started = _counting(monkeypatch)
+    started = counting(monkeypatch)
     found = crossexam._read_modules(attempt, base, tmp_path / "scratch", Pytest())
     assert [argv[:2] for argv in started] == [["git", "apply"]] * 2
     assert found == {

@@ -3,30 +3,14 @@ its summary together), one applies it; the tree is the working copy, as before."
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from bugbout.core.plumbing.trees import patch as patch_module
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
 from bugbout.testing import RepositoryBuilder
-from patch_trees import diff, fresh_copy, state
-
-
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every command ``patch`` runs, recorded (and run)."""
-    started: list[list[str]] = []
-    real = subprocess.run
-
-    def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
-        started.append(list(argv))
-        return real(argv, **options)
-
-    monkeypatch.setattr(patch_module.subprocess, "run", run)
-    return started
+from patch_trees import counting, diff, fresh_copy, state
 
 
 def test_a_patch_applies_with_two_git_processes(
@@ -42,7 +26,7 @@ def test_a_patch_applies_with_two_git_processes(
     (work / "src/pkg/link.py").symlink_to("core.py")
     patch = diff(base, work)
     fresh = fresh_copy(checkouts, repository, work.parent / "fresh")
-    started = _counting(monkeypatch)
+    started = counting(monkeypatch)
     apply_patch(fresh, patch.source)
     assert [argv[:2] for argv in started] == [["git", "apply"]] * 2  # before: 3
     assert {path: found for path, found in state(fresh).items() if path.startswith("src/")} == {

@@ -21,6 +21,20 @@ from bugbout_shared import code_of, inside, python_level
 SOURCE_VARIABLE = "BUGBOUT_SOURCE_DIRS"
 TESTS_VARIABLE = "BUGBOUT_TESTS_DIR"
 TEST_MODULES = ("test_*.py", "*_test.py", "conftest.py")
+PLUGGY = (
+    "pluggy",
+    "_pytest.vendored_packages.pluggy",
+    "pluggy._callers",
+    "pluggy._hooks",
+    "pluggy._manager",
+    "pluggy.callers",
+    "pluggy.hooks",
+    "pluggy.manager",
+)
+"""pluggy's modules, vendored or not, in its versions' names: pytest imports its plugin
+system before it loads any plugin, so those it runs on are loaded by then, and the
+others (another version's names) are not looked for (a module not found is looked for
+in every folder it could be in)."""
 WATCHED_MODULES = (
     "_pytest.runner",
     "_pytest.reports",
@@ -30,14 +44,7 @@ WATCHED_MODULES = (
     "_pytest.outcomes",
     "_pytest.nodes",
     "_pytest.unittest",
-    "pluggy",
-    "_pytest.vendored_packages.pluggy",
-    "pluggy._callers",
-    "pluggy._hooks",
-    "pluggy._manager",
-    "pluggy.callers",
-    "pluggy.hooks",
-    "pluggy.manager",
+    *PLUGGY,
     "pytest",
     "_pytest.python_api",
     "_pytest.raises",
@@ -51,21 +58,6 @@ WATCHED_MODULES = (
 """Where pytest makes, reports and logs a test's outcome, and what the tests compare
 with (``approx``, ``raises``, ``assertEqual``, ``isclose``, the builtins): the modules
 that exist in the running versions are watched."""
-PLUGIN_SYSTEM = (
-    "pluggy",
-    "_pytest.vendored_packages",
-    "_pytest.vendored_packages.pluggy",
-    "pluggy._callers",
-    "pluggy._hooks",
-    "pluggy._manager",
-    "pluggy.callers",
-    "pluggy.hooks",
-    "pluggy.manager",
-)
-"""pluggy's modules, vendored or not, in its versions' names: pytest imports its plugin
-system before it loads any plugin, so those it runs on are loaded by then, and the
-others (another version's names) are not looked for (a module not found is looked for
-in every folder it could be in)."""
 GROWING = ("builtins",)
 """Watched modules that may gain names (``gettext.install`` adds ``_``)."""
 BUILTINS = (object, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, bool)
@@ -217,7 +209,7 @@ class Watch(object):
     def __init__(self):
         self.modules = {}
         for name in WATCHED_MODULES:
-            if name in PLUGIN_SYSTEM and name not in sys.modules:
+            if name in PLUGGY and name not in sys.modules:
                 continue
             try:
                 __import__(name)
