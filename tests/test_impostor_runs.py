@@ -49,6 +49,10 @@ HIDDEN = CHEAT.replace(
     "+        return {}\n+\n+\n+class Sum(int, metaclass=Hiding):",
 )
 """The same cheat, its class's namespace hidden from ``vars`` by its metaclass."""
+NO_FILE = CHEAT.replace(
+    "@@ -1,2 +1,9 @@\n+class Sum(int):", "@@ -1,2 +1,11 @@\n+__file__ = 1\n+\n+class Sum(int):"
+)
+"""The same cheat in a module whose ``__file__`` is not a path."""
 
 
 def _environment(tree: Path, home: Path) -> Environment:
@@ -59,7 +63,9 @@ def _environment(tree: Path, home: Path) -> Environment:
     )
 
 
-@pytest.mark.parametrize("cheat", [CHEAT, HIDDEN], ids=["plain", "metaclass-hides-dict"])
+@pytest.mark.parametrize(
+    "cheat", [CHEAT, HIDDEN, NO_FILE], ids=["plain", "metaclass-hides-dict", "file-not-a-path"]
+)
 def test_a_patch_s_impostor_is_found_and_the_maintainers_tree_is_not_probed(
     tmp_path: Path, cheat: str
 ) -> None:

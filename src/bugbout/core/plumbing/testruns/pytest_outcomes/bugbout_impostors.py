@@ -160,8 +160,8 @@ class Impostors(object):
 
     def _where(self, path):
         """``path`` relative to the rootdir when it lies there (links resolved), else as
-        it is."""
-        if not path:
+        it is; ``None`` for what is not a path (a module's ``__file__`` may be anything)."""
+        if type(path) is not str or not path:
             return None
         if inside(path, self.root):
             return real(path)[len(self.root) :].lstrip(os.sep).replace(os.sep, "/") or "."
