@@ -83,6 +83,28 @@ def test_a_path_is_resolved_as_realpath_does_each_folder_once(
 
 
 @pytest.mark.usefixtures("plugin")
+def test_a_file_deeper_than_the_recursion_limit_is_resolved(tmp_path: Path) -> None:
+    """A legal path of 1,500 folders: a module a patch puts there is still where
+    ``realpath`` says (a folder resolved through its parent's recursed past the limit)."""
+    import bugbout_shared
+
+    deep = tmp_path
+    for _ in range(1500):  # one folder at a time: pathlib's and os's recurse too
+        deep /= "a"
+        deep.mkdir()
+    module = deep / "m.py"
+    module.write_text("")
+    try:
+        assert bugbout_shared.real(str(module)) == os.path.realpath(module)
+        assert bugbout_shared.inside(str(module), str(tmp_path))
+    finally:  # removed a folder at a time: a removal of the tree would recurse
+        module.unlink()
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
+
+
+@pytest.mark.usefixtures("plugin")
 def test_only_a_class_naming_a_comparison_is_looked_at_and_the_suspects_stay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

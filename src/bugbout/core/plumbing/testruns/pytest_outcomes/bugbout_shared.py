@@ -47,7 +47,7 @@ def real(path):
     """``os.path.realpath(path)``, once a path: a session asks of the same few files
     hundreds of times (a run's hooks, its classes' modules). A file that is no link is
     its folder's real path and its name, and a folder is resolved once: a session's
-    files lie in a few folders, and ``realpath`` looks at every part of a path anew."""
+    files lie in a few folders."""
     folder, name = os.path.split(path)
     if not folder or name in ("", ".", ".."):
         return os.path.realpath(path)
@@ -55,7 +55,12 @@ def real(path):
         linked = stat.S_ISLNK(os.lstat(path).st_mode)
     except (OSError, ValueError):  # missing, or not a path the system takes
         return os.path.realpath(path)
-    return os.path.realpath(path) if linked else os.path.join(real(folder), name)
+    return os.path.realpath(path) if linked else os.path.join(_folder(folder), name)
+
+
+@functools.lru_cache(maxsize=None)
+def _folder(folder):
+    return os.path.realpath(folder)
 
 
 def python_level(member):
