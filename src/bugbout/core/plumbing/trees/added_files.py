@@ -35,9 +35,8 @@ def added_files(diff: str, changes: Sequence[FileChange]) -> dict[str, bytes] | 
     ):
         return None
     sections = diff.split("\ndiff --git ")
-    folders = {
-        "/".join(c.path.split("/")[:n]) for c in changes for n in range(1, c.path.count("/") + 1)
-    }
+    parts = [change.path.split("/") for change in changes]
+    folders = {"/".join(path[:depth]) for path in parts for depth in range(1, len(path))}
     if len(sections) != len(changes) or any(change.path in folders for change in changes):
         return None
     paths = {_header(change.path): change.path for change in changes}
