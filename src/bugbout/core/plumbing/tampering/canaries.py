@@ -278,6 +278,10 @@ def _as_written(lines: list[bytes], secret: bytes) -> list[dict[str, object] | N
     return records  # type: ignore[no-any-return]
 
 
+_BLOCK = 64
+"""SHA-256's block size in bytes: what an HMAC key is padded to."""
+
+
 def _macs(secret: bytes, bodies: list[bytes]) -> bytes:
     """The HMAC-SHA256 of each body under ``secret`` (RFC 2104, as :func:`hmac.new`),
     joined: the padded key is hashed once, and each body's two hashes start from copies
@@ -296,8 +300,6 @@ def _macs(secret: bytes, bodies: list[bytes]) -> bytes:
     return b"".join(macs)
 
 
-_BLOCK = 64
-"""SHA-256's block size in bytes: what an HMAC key is padded to."""
 _MAC = re.compile(rb'"mac": "([0-9a-f]{64})"')
 """The signature in a line as the plugin writes it: put last, after the record it signs
 (``json.dumps`` with sorted keys)."""
