@@ -82,3 +82,25 @@ def test_a_failure_keeps_its_line_and_costs_no_parse_of_its_module(tmp_path: Pat
         "tests/test_long.py::TestGroup::test_in_class": "assert [1, 2] == [1, 3]",
     }
     assert not mark.exists(), mark.read_text()  # before: a parse of it per failing test
+
+
+AFTER = """
+def test_fails():
+    assert 1 == 2
+
+
+def test_looks_back(request):
+    failed = request.session.items[0]
+    assert "repr_failure" not in vars(failed)  # pytest's own once its report is made
+"""
+
+
+def test_a_failed_item_is_pytest_s_own_again_once_its_report_is_made(tmp_path: Path) -> None:
+    run = run_small(tmp_path, {"test_after.py": AFTER}, hostile=False)
+
+    assert run.status == RunStatus.OK, run.tampering or run.detail
+    assert run.outcomes == {
+        "tests/test_after.py::test_fails": Outcome.FAILED,
+        "tests/test_after.py::test_looks_back": Outcome.PASSED,
+    }
+    assert run.failures == {"tests/test_after.py::test_fails": "assert 1 == 2"}

@@ -12,7 +12,7 @@ import os
 import sys
 
 from bugbout_cache import give_cache
-from bugbout_failures import briefly
+from bugbout_failures import brief, briefly
 from bugbout_ignored import left_out
 from bugbout_shared import hookimpl, modern_nodeid, real
 from bugbout_watch import Watch
@@ -262,17 +262,26 @@ def _known_to_inspect(items):
         inspect.modulesbyfile.setdefault(real(found), name)
 
 
-@hookimpl(hookwrapper=True)
+_briefed = []
+"""The item whose failing call's report is being made briefly (``briefly``): a plain
+hook and a look at the next report cost less than a wrapper of every phase's report."""
+
+
+@hookimpl(tryfirst=True)
 def pytest_runtest_makereport(item, call):
-    shown = briefly(item, call)  # a failure's report without its traceback
-    try:
-        yield
-    finally:
-        if shown:
-            del item.repr_failure
+    if call.when == "call" and call.excinfo is not None and briefly(item, call):
+        _briefed.append(item)
 
 
 def pytest_runtest_logreport(report):
+    while _briefed:  # the report is made: pytest's own way is back
+        item = _briefed.pop()
+        if vars(item).get("repr_failure") is brief:
+            del item.repr_failure
+    _log(report)
+
+
+def _log(report):
     outcome = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
