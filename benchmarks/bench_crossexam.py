@@ -13,7 +13,10 @@ repeated, it times:
   each, with the same targets and the options and variables bugbout's runs must have
   (``raw_pytest.py``), one after the other - plainly, wrapped by the same sandbox (so
   the sandbox's own cost is apart from bugbout's), and wrapped by the sandbox and held
-  by the guard to the same limits (``limits.tests``), as each of bugbout's runs is.
+  by the guard to the same limits (``limits.tests``), as each of bugbout's runs is;
+  and, apart, held so on trees where a run's canaries were planted beforehand (canary
+  modules, twins, body twins), so that what bugbout's machinery costs is told from
+  what the tests of its tamper evidence cost.
 
 Every raw run starts in a session of its own, as bugbout's test runs do (the kernel's
 autogroups would favour one side else). It reports the pytest processes per task
@@ -53,6 +56,7 @@ from bugbout.core.plumbing.bench import Bench
 from bugbout.core.plumbing.confinement import confine as confinement
 from bugbout.core.plumbing.confinement.confine import Confine
 from bugbout.core.plumbing.environments.environment import Environment, EnvironmentRequest
+from bugbout.core.plumbing.tampering.canaries import plant
 from bugbout.core.plumbing.testruns.test_runner import TestRunner, TestRunRequest
 from bugbout.core.plumbing.trees.checkout import Checkouts
 from bugbout.core.plumbing.trees.git import Git
@@ -129,10 +133,12 @@ def build(root: Path, modules: int, tests: int) -> tuple[RepositoryBuilder, Task
 
 
 REGRESSION = "tests/test_regression.py"
-FLOORS = ("raw", "raw_confined", "raw_held")
+FLOORS = ("raw", "raw_confined", "raw_held", "raw_planted")
 """The raw runs cross-examination is measured against: plain, confined by the sandbox,
 and confined by the sandbox and held by the guard to ``limits.tests`` (bugbout's runs
-are both)."""
+are both); and, apart, held so on trees with a run's canaries planted (canary modules,
+twins, body twins): what is left over it is bugbout's machinery, not the tests of its
+tamper evidence."""
 
 
 def regression(expected: str) -> str:
@@ -208,6 +214,18 @@ def prepare_raw(
             install_file(tree, module.path, module.content)
         prepared.append((name, tree, targets))
     return prepared
+
+
+def plant_raw(
+    prepared: list[tuple[str, Path, list[str]]], base: Path
+) -> list[tuple[str, Path, list[str]]]:
+    """The prepared trees with a run's canaries planted as bugbout plants them (``base``:
+    the tree before the edits, which tells the authors' test files apart), each with its
+    targets as the run names them."""
+    return [
+        (name, tree, plant(tree, targets, lower=base).targets(targets))
+        for name, tree, targets in prepared
+    ]
 
 
 def written_source(
@@ -286,6 +304,7 @@ def measure(
             EnvironmentRequest(project=PROJECT, tree=checkouts.base(task.sha), home=home)
         )
         found = attempts(task, checkouts)
+        base = checkouts.base(task.parent)
 
         def examine() -> Matrix:
             bench = Bench(checkouts, environment, PROJECT, 600, confine, ("tests",), runner)
@@ -298,11 +317,14 @@ def measure(
         plain = raw_runs(environment, prepared, None, root / "homes-raw")
         confined = raw_runs(environment, prepared, confine, root / "homes-confined")
         held = raw_runs(environment, prepared, confine, root / "homes-held", held=True)
+        planted = plant_raw(prepare_raw(task, found, checkouts, root / "planted", runner), base)
+        with_canaries = raw_runs(environment, planted, confine, root / "homes-planted", held=True)
         actions = {
             "crossexam": examine,
             "raw": lambda: run_raw(plain),
             "raw_confined": lambda: run_raw(confined),
             "raw_held": lambda: run_raw(held),
+            "raw_planted": lambda: run_raw(with_canaries),
         }
         rounds = [
             {name: timing.measure(actions[name])[0] for name in order}
@@ -381,7 +403,7 @@ def report(result: dict[str, Any]) -> None:
     )
     print(
         f"{result['repeat']} rounds; raw confined by {result['sandbox']}, raw held also by "
-        "the guard"
+        "the guard, raw planted held so with a run's canaries"
     )
     for time_kind in ("wall", "cpu"):
         for raw, ratio in (result[time_kind] or {}).items():
