@@ -1,7 +1,8 @@
 """What the outcome plugin's end-of-session checks cost in the run's pytest process:
 where a class or a hook's code lies is resolved as ``os.path.realpath`` resolves it,
 each folder once (a session's files lie in a few), and the impostor scan looks for
-Python comparisons only in the classes that name one."""
+Python comparisons only in the classes that name one, at each class once however many
+parents it has (a lattice of classes once cost a look per path down to each)."""
 
 from __future__ import annotations
 
@@ -143,6 +144,64 @@ def test_only_a_class_naming_a_comparison_is_looked_at_and_the_suspects_stay(
     assert {id(k) for k in found.suspects} == {id(k) for k in expected}
     assert Cheat in found.suspects
     assert Plain not in found.suspects and Slot not in found.suspects
+
+
+@pytest.mark.usefixtures("plugin")
+def test_a_full_scan_looks_at_each_class_once_however_many_its_parents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bugbout_impostors
+
+    found = bugbout_impostors.Impostors(str(tmp_path))
+    top: type = type("Top", (), {})
+    lattice = [top]
+    for depth in range(16):  # each joins two children of the one above: 2 ** 16 paths down
+        left = type(f"Left{depth}", (top,), {})
+        right = type(f"Right{depth}", (top,), {})
+        top = type(f"Join{depth}", (left, right), {"__eq__": lambda self, other: True})
+        lattice += [left, right, top]
+    looked: dict[int, int] = {}
+    consider = bugbout_impostors.Impostors._consider
+
+    def counted(self: object, klass: type) -> None:
+        looked[id(klass)] = looked.get(id(klass), 0) + 1
+        consider(self, klass)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bugbout_impostors.Impostors, "_consider", counted)
+    found.scan(everything=True)
+    assert max(looked.values()) == 1  # walked once: a path each would be 65,536 looks
+    joins = [klass for klass in lattice if klass.__name__.startswith("Join")]
+    assert all(looked.get(id(klass)) == 1 for klass in joins)
+    assert all(id(klass) in found.seen for klass in lattice)
+    assert {id(k) for k in joins} <= {id(k) for k in found.suspects}
+
+
+@pytest.mark.usefixtures("plugin")
+def test_a_collection_s_scan_finds_a_new_class_beside_one_with_two_parents(
+    tmp_path: Path,
+) -> None:
+    import bugbout_impostors
+
+    found = bugbout_impostors.Impostors(str(tmp_path))
+
+    class Left:
+        pass
+
+    class Right:
+        pass
+
+    class Cheat(Right):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = object.__hash__
+
+    class Join(Left, Right):  # met under Left first, then newest under Right
+        pass
+
+    found.scan()  # as at a collection's start: Cheat may be freed before the end
+    assert all(id(klass) in found.seen for klass in (Left, Right, Cheat, Join))
+    assert Cheat in found.suspects
 
 
 def _every_class() -> list[type]:

@@ -9,7 +9,9 @@ It runs in the project's own environment, as ``bugbout_outcomes`` does (Python 3
 """
 
 import gc
+import itertools
 import json
+import operator
 import os
 import select
 import signal
@@ -37,6 +39,13 @@ SAMPLES = (
 another value of that builtin."""
 PROBE_SECONDS = 10
 """How long the probe of one class may take before it is given up."""
+_namespace = type.__dict__["__dict__"].__get__
+_subclasses, _keys = type.__subclasses__, operator.methodcaller("keys")
+_apart_from_probed = operator.methodcaller("isdisjoint", PROBED)
+_map, _list, _not = map, list, operator.not_
+_chain, _compress = itertools.chain.from_iterable, itertools.compress
+"""What the walk of the classes reads them with, held as they were when it was imported
+(code under test that replaces ``map`` or ``list`` does not blind it)."""
 
 
 class Impostors(object):
@@ -60,24 +69,46 @@ class Impostors(object):
         comparisons since), else the newest subclasses of ``object`` and of the builtins
         above (a type lists its subclasses in the order they were made) and all below
         them."""
-        stack = list(self.roots)
-        while stack:
-            klass = stack.pop()
-            try:
-                subclasses = type.__subclasses__(klass)
-            except TypeError:
-                continue
-            for sub in subclasses if everything else reversed(subclasses):
-                known = self.seen.get(id(sub))
-                if known is not None and known() is sub:
-                    if everything:
-                        stack.append(sub)
-                        self._consider(sub)
-                        continue
-                    break
-                self.seen[id(sub)] = weakref.ref(sub)
+        if everything:
+            return self._scan_all()
+        stack = []
+        for root in self.roots:
+            for sub in reversed(type.__subclasses__(root)):
+                if self._known(sub):
+                    break  # and so is every older one
                 stack.append(sub)
-                self._consider(sub)
+        while stack:  # new classes, and below them: classes newer still, or met before
+            klass = stack.pop()
+            if self._known(klass):
+                continue  # a class with two parents, met under the other
+            self.seen[id(klass)] = weakref.ref(klass)
+            self._consider(klass)
+            stack.extend(type.__subclasses__(klass))
+
+    def _known(self, klass):
+        known = self.seen.get(id(klass))
+        return known is not None and known() is klass
+
+    def _scan_all(self):
+        """The roots and every class below them, a generation of subclasses at a time,
+        each once (by identity: a class with two parents is not walked twice, nor all
+        below it), marked seen; those naming a comparison are considered. The walk and
+        the look at each namespace's names run in C: a session has thousands of classes,
+        and few name a comparison."""
+        visited = dict(zip(_map(id, self.roots), self.roots))
+        level = self.roots
+        while level:
+            below = _list(_chain(_map(_subclasses, level)))
+            fresh = dict(zip(_map(id, below), below))
+            for known in visited.keys() & fresh.keys():
+                del fresh[known]
+            visited.update(fresh)
+            level = _list(fresh.values())
+        found = _list(visited.values())  # the roots too: their comparisons are C
+        self.seen.update(zip(visited, _map(weakref.ref, found)))
+        names = _map(_keys, _map(_namespace, found))
+        for klass in _compress(found, _map(_not, _map(_apart_from_probed, names))):
+            self._consider(klass)
 
     def _consider(self, klass):
         """Keep ``klass`` when it gives its own comparisons (most classes name none)."""
@@ -248,7 +279,7 @@ def _named(klass):
 def _members(klass):
     """A class's own namespace as the interpreter reads it (type's own ``__dict__``), not
     what a metaclass's ``__dict__`` says it is."""
-    return type.__dict__["__dict__"].__get__(klass)
+    return _namespace(klass)
 
 
 def _instance(klass):
