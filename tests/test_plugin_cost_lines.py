@@ -94,6 +94,10 @@ def test_a_plain_report_is_the_line_json_would_write(
             encoded.emit(record if outcome is None else {**record, "outcome": outcome})
         laid.report(nodeid, "setup", 7)  # not a string: json's
         encoded.emit({"nodeid": nodeid, "when": "setup", "outcome": 7})
+        for outcome in ("passed", None, 7):  # a subtest's
+            laid.report(nodeid, "call", outcome, True)
+            record = {"nodeid": nodeid, "when": "call", "subtest": True}
+            encoded.emit(record if outcome is None else {**record, "outcome": outcome})
         for stream in (laid, encoded):
             stream.flush()
         first.seek(0)
@@ -101,6 +105,6 @@ def test_a_plain_report_is_the_line_json_would_write(
         written, expected = first.read(), second.read()
     assert written.split(b"\n", 1)[1] == expected.split(b"\n", 1)[1]
     lines = expected.split(b"\n", 1)[1].splitlines()
-    assert [json.loads(line)["nodeid"] for line in lines] == [nodeid] * 4
+    assert [json.loads(line)["nodeid"] for line in lines] == [nodeid] * 7
     assert not read_outcomes(b"\n" + b"\n".join(lines) + b"\n", key).tampering
     del sys.modules["bugbout_hooks"]  # it writes to a file closed now

@@ -119,23 +119,26 @@ class _Stream(object):
         record["seq"] = self.sequence
         self._add(_ENCODE(record), record.get("when") in FLUSHED or "summary" in record)
 
-    def report(self, nodeid, when, outcome=None):
+    def report(self, nodeid, when, outcome=None, subtest=False):
         """``emit({"nodeid": nodeid, "when": when, "outcome": outcome})`` (no outcome:
-        none), the line laid out here as ``_ENCODE`` lays it out: a test's plain
-        reports, four a test, need no walk of a dictionary. Values that are not strings
-        are left to ``emit``."""
+        none; a subtest's marked ``"subtest": true``), the line laid out here as
+        ``_ENCODE`` lays it out: a test's plain reports, four a test, and a subtest's,
+        need no walk of a dictionary. Values that are not strings are left to ``emit``."""
         if type(nodeid) is not str or type(when) is not str or type(outcome) not in _PLAIN:
             record = {"nodeid": nodeid, "when": when}
             if outcome is not None:
                 record["outcome"] = outcome
+            if subtest:
+                record["subtest"] = True
             return self.emit(record)
+        marked = ', "subtest": true' if subtest else ""
         if outcome is None:
-            body = '{"nodeid": %s, "seq": %d, "when": %s}' % (
-                _STRING(nodeid), self.sequence, _STRING(when),
+            body = '{"nodeid": %s, "seq": %d%s, "when": %s}' % (
+                _STRING(nodeid), self.sequence, marked, _STRING(when),
             )  # fmt: skip
         else:
-            body = '{"nodeid": %s, "outcome": %s, "seq": %d, "when": %s}' % (
-                _STRING(nodeid), _STRING(outcome), self.sequence, _STRING(when),
+            body = '{"nodeid": %s, "outcome": %s, "seq": %d%s, "when": %s}' % (
+                _STRING(nodeid), _STRING(outcome), self.sequence, marked, _STRING(when),
             )  # fmt: skip
         return self._add(body, when in FLUSHED)
 
@@ -291,8 +294,8 @@ def _log(report):
         message = _first_line(report, last=False)
     elif outcome == "skipped":
         message = _skip_reason(report)
-    elif not subtest and type(outcome) is str:  # a plain report: most of a run's
-        return _stream.report(nodeid, report.when, outcome)
+    elif type(outcome) is str:  # a plain report: most of a run's
+        return _stream.report(nodeid, report.when, outcome, subtest)
     else:
         message = None
     record = {"nodeid": nodeid, "when": report.when, "outcome": outcome}
