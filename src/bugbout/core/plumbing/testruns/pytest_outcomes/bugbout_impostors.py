@@ -39,13 +39,15 @@ SAMPLES = (
 another value of that builtin."""
 PROBE_SECONDS = 10
 """How long the probe of one class may take before it is given up."""
-_namespace = type.__dict__["__dict__"].__get__
+_members = type.__dict__["__dict__"].__get__
+"""A class's own namespace as the interpreter reads it (type's own ``__dict__``), not
+what a metaclass's ``__dict__`` says it is."""
 _subclasses, _keys = type.__subclasses__, operator.methodcaller("keys")
 _apart_from_probed = operator.methodcaller("isdisjoint", PROBED)
-_map, _list, _not = map, list, operator.not_
+_map, _list, _not, _dict, _zip, _id = map, list, operator.not_, dict, zip, id
 _chain, _compress = itertools.chain.from_iterable, itertools.compress
 """What the walk of the classes reads them with, held as they were when it was imported
-(code under test that replaces ``map`` or ``list`` does not blind it)."""
+(code under test that replaces ``map`` or ``zip`` does not blind it)."""
 
 
 class Impostors(object):
@@ -86,6 +88,7 @@ class Impostors(object):
             stack.extend(type.__subclasses__(klass))
 
     def _known(self, klass):
+        """Whether ``klass`` was seen: the very class (an id may be a freed one's)."""
         known = self.seen.get(id(klass))
         return known is not None and known() is klass
 
@@ -95,18 +98,18 @@ class Impostors(object):
         below it), marked seen; those naming a comparison are considered. The walk and
         the look at each namespace's names run in C: a session has thousands of classes,
         and few name a comparison."""
-        visited = dict(zip(_map(id, self.roots), self.roots))
+        visited = _dict(_zip(_map(_id, self.roots), self.roots))
         level = self.roots
         while level:
             below = _list(_chain(_map(_subclasses, level)))
-            fresh = dict(zip(_map(id, below), below))
+            fresh = _dict(_zip(_map(_id, below), below))
             for known in visited.keys() & fresh.keys():
                 del fresh[known]
             visited.update(fresh)
             level = _list(fresh.values())
         found = _list(visited.values())  # the roots too: their comparisons are C
-        self.seen.update(zip(visited, _map(weakref.ref, found)))
-        names = _map(_keys, _map(_namespace, found))
+        self.seen.update(_zip(visited, _map(weakref.ref, found)))
+        names = _map(_keys, _map(_members, found))
         for klass in _compress(found, _map(_not, _map(_apart_from_probed, names))):
             self._consider(klass)
 
@@ -274,12 +277,6 @@ def _named(klass):
     own, held = _members(klass), _members(found)
     compared = [name for name in PROBED if name in own]
     return bool(compared) and all(held.get(name) is own[name] for name in compared)
-
-
-def _members(klass):
-    """A class's own namespace as the interpreter reads it (type's own ``__dict__``), not
-    what a metaclass's ``__dict__`` says it is."""
-    return _namespace(klass)
 
 
 def _instance(klass):
