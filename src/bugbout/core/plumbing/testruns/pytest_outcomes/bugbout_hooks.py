@@ -266,8 +266,9 @@ def _known_to_inspect(items):
 
 
 _briefed = []
-"""The item whose failing call's report is being made briefly (``briefly``): a plain
-hook and a look at the next report cost less than a wrapper of every phase's report."""
+"""The items whose failing call's report is being made briefly (``briefly``), until the
+next report is logged: a plain hook and that look cost less than a wrapper of every
+phase's report."""
 
 
 @hookimpl(tryfirst=True)

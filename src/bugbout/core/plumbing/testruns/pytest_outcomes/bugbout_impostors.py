@@ -46,8 +46,8 @@ _subclasses, _keys = type.__subclasses__, operator.methodcaller("keys")
 _apart_from_probed = operator.methodcaller("isdisjoint", PROBED)
 _map, _list, _not, _dict, _zip, _id = map, list, operator.not_, dict, zip, id
 _chain, _compress = itertools.chain.from_iterable, itertools.compress
-"""What the walk of the classes reads them with, held as they were when it was imported
-(code under test that replaces ``map`` or ``zip`` does not blind it)."""
+"""What the walks of the classes read them with, held as they were when it was imported
+(code under test that replaces ``map`` or ``zip`` does not blind them)."""
 
 
 class Impostors(object):
@@ -75,7 +75,7 @@ class Impostors(object):
             return self._scan_all()
         stack = []
         for root in self.roots:
-            for sub in reversed(type.__subclasses__(root)):
+            for sub in reversed(_subclasses(root)):
                 if self._known(sub):
                     break  # and so is every older one
                 stack.append(sub)
@@ -85,7 +85,7 @@ class Impostors(object):
                 continue  # a class with two parents, met under the other
             self.seen[id(klass)] = weakref.ref(klass)
             self._consider(klass)
-            stack.extend(type.__subclasses__(klass))
+            stack.extend(_subclasses(klass))
 
     def _known(self, klass):
         """Whether ``klass`` was seen: the very class (an id may be a freed one's)."""
