@@ -36,9 +36,10 @@ from bugbout.test_runners import (
 
 NAME = "pytest"
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
-NOT_PLAIN = frozenset({"__init__.py", "conftest.py", "sitecustomize.py", "usercustomize.py"})
-"""Module names whose mere presence changes what other code sees: a change to one may
-reach any test."""
+NOT_PLAIN = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
+"""Module names that pytest or the interpreter runs of its own accord (hooks, start-up
+code): a change to one may reach any test. A package's ``__init__.py`` is plain: its
+functions run when called, as any module's, and the tracer sees them."""
 
 
 class Pytest:
