@@ -308,6 +308,64 @@ def test_a_unittest_equality_is_changed_too(
     planted.remove()
 
 
+INHERITED = """import unittest
+
+from mid import middle
+
+
+class MiddleMixin:
+    def test_inherited(self):
+        self.assertEqual(middle([3, 1, 2]), 2)
+
+
+class TestBase:
+    def test_based(self):
+        assert middle([3, 1, 2]) == 2
+
+
+class TestDerived(TestBase):
+    pass
+
+
+class FirstTest(unittest.TestCase, MiddleMixin):
+    pass
+
+
+class SecondTest(unittest.TestCase, MiddleMixin):
+    pass
+
+
+class TestLeaf:
+    def test_leaf(self):
+        assert middle([3, 1, 2]) == 2
+"""
+
+
+def test_no_twin_is_inherited_as_a_test_of_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _tree(tmp_path, INHERITED)
+    planted = _plant_all(tree, monkeypatch)
+    (twin,) = _twins(planted)  # neither the mixin's method nor the base class's
+    assert twin.startswith("tests/test_core.py::TestLeaf::test_leaf_twin")
+    outcomes = _outcomes(tree)
+    own = {
+        f"tests/test_core.py::{test}"
+        for test in (
+            "TestBase::test_based",
+            "TestDerived::test_based",
+            "FirstTest::test_inherited",
+            "SecondTest::test_inherited",
+            "TestLeaf::test_leaf",
+        )
+    }
+    ran = {test for test in outcomes if test.startswith("tests/test_core.py::")}
+    assert ran - planted.nodeids() == own  # no twin under another class's name
+    assert {outcomes[test] for test in own} == {"PASSED"}
+    assert outcomes[twin] == "FAILED"
+    planted.remove()
+
+
 def _copyable(source: str) -> list[body_twins.Test]:
     """The tests of ``source`` a body twin can copy."""
     return [test for test in body_twins.tests(ast.parse(source)) if body_twins.copyable(test)]

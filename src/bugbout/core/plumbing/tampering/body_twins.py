@@ -11,10 +11,13 @@ suffix, a tuple or a list one element longer), or, when it has none, with a must
 every case of it; a cheat that fakes the test passes it, and gives itself away.
 
 A twin is written after the file's end (no line of the file moves); a method's twin is
-set on its class there. Coroutines, generators, tests that may return before their
-last statement and tests whose inputs hypothesis searches get none, nor a method whose
-decorators or defaults name its class's own attributes (they would not resolve outside
-it).
+set on its class there, so only a class that pytest collects itself and that no class of
+the file derives from holds one: a twin set on a mixin, or on a base class, would be
+inherited and run as the project's own test under every class that derives from it
+(cachetools' decorator tests are a mixin's, run by five ``TestCase`` classes).
+Coroutines, generators, tests that may return before their last statement and tests
+whose inputs hypothesis searches get none, nor a method whose decorators or defaults name
+its class's own attributes (they would not resolve outside it).
 """
 
 from __future__ import annotations
@@ -42,14 +45,32 @@ class Test:
 
 def tests(parsed: ast.Module) -> list[Test]:
     """The file's tests a twin may copy: its test functions, and the test methods of its
-    top-level classes (coroutines aside); :func:`copyable` says which it can."""
+    top-level classes that pytest collects and none of the file's classes derives from
+    (coroutines aside); :func:`copyable` says which it can."""
+    classes = [node for node in parsed.body if isinstance(node, ast.ClassDef)]
+    bases = {_name(base) for node in classes for base in node.bases}
     found: list[Test] = []
     for node in parsed.body:
         if isinstance(node, ast.FunctionDef):
             found.append(Test(node, None))
-        elif isinstance(node, ast.ClassDef):
+        elif isinstance(node, ast.ClassDef) and _collected(node) and node.name not in bases:
             found += [Test(item, node) for item in node.body if isinstance(item, ast.FunctionDef)]
     return [test for test in found if test.function.name.startswith("test")]
+
+
+def _collected(holder: ast.ClassDef) -> bool:
+    """Whether pytest collects ``holder`` itself: a ``Test`` class, or a ``TestCase``'s."""
+    return holder.name.startswith("Test") or any(
+        _name(base).endswith("TestCase") for base in holder.bases
+    )
+
+
+def _name(node: ast.expr) -> str:
+    """The name an expression of a class's bases ends with (``unittest.TestCase``:
+    ``TestCase``); empty for another expression."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def copyable(test: Test) -> bool:
