@@ -15,6 +15,7 @@ import pytest
 
 from bugbout.core.plumbing.tampering import body_twins, canary_twins
 from bugbout.core.plumbing.tampering.canaries import Planted, Stream, check_canaries, plant
+from bugbout.core.plumbing.tampering.naming import Naming
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 CORE = "def middle(values):\n    ordered = sorted(values)\n    return ordered[len(ordered) // 2]\n"
@@ -114,7 +115,7 @@ def _plant_all(tree: Path, monkeypatch: pytest.MonkeyPatch) -> Planted:
     """Every test of the file body-twinned, each twin named ``<model>_twin<n>``."""
     monkeypatch.setattr(canary_twins, "BODIES", 50)
     monkeypatch.setattr(
-        canary_twins, "_twin_name", lambda model, words, taken: f"{model}_twin{len(taken)}"
+        canary_twins, "_twin_name", lambda model, words, taken, *_: f"{model}_twin{len(taken)}"
     )
     return plant(tree, ["tests/test_core.py"])
 
@@ -368,4 +369,5 @@ def test_no_twin_is_inherited_as_a_test_of_the_project(
 
 def _copyable(source: str) -> list[body_twins.Test]:
     """The tests of ``source`` a body twin can copy."""
-    return [test for test in body_twins.tests(ast.parse(source)) if body_twins.copyable(test)]
+    parsed = ast.parse(source)
+    return [test for test in body_twins.tests(parsed, Naming()) if body_twins.copyable(test)]

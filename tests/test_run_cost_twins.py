@@ -128,7 +128,7 @@ def test_the_other_test_files_are_not_looked_for_when_the_written_ones_suffice(
     walked: list[Path] = []
     real = canary_twins._test_files
     monkeypatch.setattr(
-        canary_twins, "_test_files", lambda root, path: walked.append(root) or real(root, path)
+        canary_twins, "_test_files", lambda root, *rest: walked.append(root) or real(root, *rest)
     )
 
     hosts = canary_twins.plant_twins(tree, lower, ["tests"], lambda m: None)

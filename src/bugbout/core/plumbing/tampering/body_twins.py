@@ -29,6 +29,8 @@ import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from bugbout.core.plumbing.tampering.naming import Naming
+
 BODIES = 2
 """Body twins per host file, at most."""
 EQUALITIES = ("assertEqual", "assertEquals", "failUnlessEqual")
@@ -43,26 +45,35 @@ class Test:
     holder: ast.ClassDef | None
 
 
-def tests(parsed: ast.Module) -> list[Test]:
+def tests(parsed: ast.Module, naming: Naming) -> list[Test]:
     """The file's tests a twin may copy: its test functions, and the test methods of its
     top-level classes that pytest collects and none of the file's classes derives from
-    (coroutines aside); :func:`copyable` says which it can."""
+    (coroutines aside), as the project's ``naming`` has them; :func:`copyable` says which
+    it can."""
     classes = [node for node in parsed.body if isinstance(node, ast.ClassDef)]
     bases = {_name(base) for node in classes for base in node.bases}
     found: list[Test] = []
     for node in parsed.body:
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, ast.FunctionDef) and naming.is_function(node.name):
             found.append(Test(node, None))
-        elif isinstance(node, ast.ClassDef) and _collected(node) and node.name not in bases:
-            found += [Test(item, node) for item in node.body if isinstance(item, ast.FunctionDef)]
-    return [test for test in found if test.function.name.startswith("test")]
+        elif isinstance(node, ast.ClassDef) and node.name not in bases:
+            methods = [item for item in node.body if isinstance(item, ast.FunctionDef)]
+            if is_case(node):
+                found += [Test(item, node) for item in methods if unittest_name(item.name)]
+            elif naming.is_class(node.name):
+                found += [Test(item, node) for item in methods if naming.is_function(item.name)]
+    return found
 
 
-def _collected(holder: ast.ClassDef) -> bool:
-    """Whether pytest collects ``holder`` itself: a ``Test`` class, or a ``TestCase``'s."""
-    return holder.name.startswith("Test") or any(
-        _name(base).endswith("TestCase") for base in holder.bases
-    )
+def is_case(holder: ast.ClassDef) -> bool:
+    """Whether ``holder`` is a ``unittest`` case (a base named ``...TestCase``), whose
+    tests pytest takes as ``unittest`` does: by their ``test`` prefix."""
+    return any(_name(base).endswith("TestCase") for base in holder.bases)
+
+
+def unittest_name(name: str) -> bool:
+    """Whether ``unittest`` runs a method named ``name`` of a case."""
+    return name.startswith("test")
 
 
 def _name(node: ast.expr) -> str:

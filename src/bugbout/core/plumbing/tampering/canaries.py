@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from bugbout.core.plumbing.tampering.canary_twins import Hosted, plant_twins, restore
 from bugbout.core.plumbing.tampering.impostors import impostors
+from bugbout.core.plumbing.tampering.naming import Naming
 from bugbout.core.plumbing.tampering.tallies import tally_mismatch
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
@@ -111,12 +112,13 @@ def _word() -> str:
 
 
 def _module_text(passing: str, failing: str) -> tuple[str, str]:
-    """A canary module with one passing and one failing test, and the failure's nonce."""
+    """A canary module with a passing and a failing test (their names), and the failure's
+    nonce."""
     nonce = secrets.token_hex(8)
     left, right = secrets.randbelow(1000), 1000 + secrets.randbelow(1000)
     text = (
-        f"def test_{passing}():\n    assert {left} + {right} == {left + right}\n\n\n"
-        f"def test_{failing}():\n    assert {left} == {right}, {nonce!r}\n"
+        f"def {passing}():\n    assert {left} + {right} == {left + right}\n\n\n"
+        f"def {failing}():\n    assert {left} == {right}, {nonce!r}\n"
     )
     return text, nonce
 
@@ -149,15 +151,18 @@ def plant(
     lower: Path | None = None,
     expose: Callable[[str], None] = lambda module: None,
     twins: bool = True,
+    naming: Naming | None = None,
 ) -> Planted:
     """Write this run's canary modules beside the first target, and, with ``twins``, twins
     into the test files it targets
     (:func:`~bugbout.core.plumbing.tampering.canary_twins.plant_twins`, with ``lower`` and
-    ``expose``); nothing when no target exists (the run then has no canaries, and says nothing of
-    them)."""
+    ``expose``), their tests named as the project's ``naming`` collects; nothing when no
+    target exists (the run then has no canaries, and says nothing of them); ``None``:
+    pytest's default names."""
+    naming = naming or Naming()
     planted = Planted(tree, lower=lower)
     if twins:
-        planted.hosts = plant_twins(tree, lower, list(targets), expose)
+        planted.hosts = plant_twins(tree, lower, list(targets), expose, naming)
     planted.canaries += [
         Canary(nodeid, must_pass=False, hosted=True, optional=nodeid in hosted.bodies)
         for hosted in planted.hosts
@@ -167,10 +172,10 @@ def plant(
     if directory is None:
         return planted
     for _ in range(CANARY_MODULES):
-        stem, passing, failing = _word(), _word(), _word()
+        stem, passing, failing = _word(), naming.function(_word()), naming.function(_word())
         while failing == passing:
-            failing = _word()
-        module = str(PurePosixPath(directory, f"test_{stem}.py"))
+            failing = naming.function(_word())
+        module = str(PurePosixPath(directory, naming.module(stem)))
         if module in planted.files or (tree / module).exists():
             continue
         text, _ = _module_text(passing, failing)
@@ -178,8 +183,8 @@ def plant(
             handle.write(text)
         planted.files.append(module)
         planted.canaries += [
-            Canary(f"{module}::test_{passing}", must_pass=True),
-            Canary(f"{module}::test_{failing}", must_pass=False),
+            Canary(f"{module}::{passing}", must_pass=True),
+            Canary(f"{module}::{failing}", must_pass=False),
         ]
     return planted
 

@@ -35,9 +35,12 @@ from bugbout.core.plumbing.tampering.body_twins import (
     Test,
     body_twin,
     copyable,
+    is_case,
     ordered,
     tests,
+    unittest_name,
 )
+from bugbout.core.plumbing.tampering.naming import Naming
 
 HOSTS = 2
 """Test files that get twins, at most, per run."""
@@ -68,7 +71,9 @@ class Hosted:
     bodies: tuple[str, ...] = ()
 
 
-def _candidates(tree: Path, lower: Path | None, targets: list[str]) -> Iterator[list[str]]:
+def _candidates(
+    tree: Path, lower: Path | None, targets: list[str], naming: Naming
+) -> Iterator[list[str]]:
     """The test files the targets name or hold (relative paths), in two tiers: those
     bugbout's edits wrote (the hidden tests, an examiner's), then the others, looked for
     only once the first is used up."""
@@ -83,11 +88,12 @@ def _candidates(tree: Path, lower: Path | None, targets: list[str]) -> Iterator[
             continue
         directories.append(path)
         if lower is not None:
-            edited += [m for m in _test_files(tree, path) if _changed(tree / m, lower / m)]
+            found = _test_files(tree, path, naming)
+            edited += [m for m in found if _changed(tree / m, lower / m)]
     first = list(dict.fromkeys(edited))
     yield list(first)  # the caller takes its files out of it
     root = lower if lower is not None else tree
-    others = [m for path in directories for m in _test_files(root, path)]
+    others = [m for path in directories for m in _test_files(root, path, naming)]
     yield [module for module in dict.fromkeys(others) if module not in first]
 
 
@@ -101,13 +107,13 @@ def _changed(path: Path, before: Path) -> bool:
     return read_regular(path) != read_regular(before)
 
 
-def _test_files(root: Path, directory: PurePosixPath) -> list[str]:
+def _test_files(root: Path, directory: PurePosixPath, naming: Naming) -> list[str]:
     """Up to ``SCAN_LIMIT`` test modules under ``root/directory`` (links not followed)."""
     found: list[str] = []
     for folder, directories, files in os.walk(root / directory):
         directories[:] = sorted(d for d in directories if not d.startswith((".", "__")))
         for name in sorted(files):
-            if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+            if naming.is_module(name):
                 found.append(str(PurePosixPath(Path(folder, name).relative_to(root).as_posix())))
         if len(found) >= SCAN_LIMIT:
             break
@@ -127,19 +133,22 @@ def plant_twins(
     lower: Path | None,
     targets: list[str],
     expose: Callable[[str], None],
+    naming: Naming | None = None,
 ) -> list[Hosted]:
     """Write must-fail twins and body twins into up to ``HOSTS`` of the targets' test files
-    in ``tree`` (``expose(module)`` makes one editable there first); ``lower`` is the tree
-    before bugbout's edits, whose tests are not the hidden ones."""
+    in ``tree`` (``expose(module)`` makes one editable there first), named as the
+    project's ``naming`` collects; ``lower`` is the tree before bugbout's edits, whose
+    tests are not the hidden ones (``naming``: pytest's default names when ``None``)."""
+    naming = naming or Naming()
     planted: list[Hosted] = []
-    for candidates in _candidates(tree, lower, targets):
+    for candidates in _candidates(tree, lower, targets, naming):
         while candidates and len(planted) < HOSTS:
             module = candidates.pop(secrets.randbelow(len(candidates)))
             expose(module)
             if not _regular(tree, module):
                 continue
             before = lower / module if lower is not None else None
-            hosted = _plant(tree / module, before, module)
+            hosted = _plant(tree / module, before, module, naming)
             if hosted is not None:
                 planted.append(hosted)
         if len(planted) == HOSTS:
@@ -162,13 +171,13 @@ def read_regular(path: Path) -> bytes | None:
         return None
 
 
-def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
+def _plant(path: Path, before: Path | None, module: str, naming: Naming) -> Hosted | None:
     original = read_regular(path)
     if original is None:
         return None
     try:
         text = original.decode("utf-8")
-        parsed = _parsed(text)
+        parsed = _parsed(text, naming)
     except (UnicodeDecodeError, SyntaxError, ValueError):
         return None  # it cannot be collected: no test of it runs
     newline = "\r\n" if "\r\n" in text else "\n"
@@ -179,12 +188,12 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
     blank = list(parsed.blank)
     taken = set(parsed.taken)
     written: list[tuple[str, str]] = []
-    for model in models or ["test"]:
-        name = _twin_name(model, words, taken)
+    for model in models or [""]:
+        name = _twin_name(model, words, taken, naming.is_function, naming.function)
         taken.add(name)
         written.append((f"{module}::{name}", f"def {name}(): assert {_false()}"))
     if models:  # the first model's own name, in a class of its own
-        holder = _class_name(words, taken)
+        holder = _class_name(words, taken, naming)
         taken.add(holder)
         throw = f"(_ for _ in ()).throw(AssertionError({f'assert {_false()}'!r}))"
         line = f"class {holder}: {models[0]} = lambda self: {throw}"
@@ -196,7 +205,7 @@ def _plant(path: Path, before: Path | None, module: str) -> Hosted | None:
             if lines and lines[-1] == "":
                 lines.pop()
             lines += ["", "", line, ""]
-    copies = _bodies(parsed.tests, text.split(newline), old, words, taken)
+    copies = _bodies(parsed.tests, text.split(newline), old, words, taken, naming=naming)
     if copies:
         if lines and lines[-1] == "":
             lines.pop()
@@ -226,19 +235,19 @@ class _Parsed:
 
 
 @functools.lru_cache(maxsize=PARSED)
-def _parsed(text: str) -> _Parsed:
+def _parsed(text: str, naming: Naming) -> _Parsed:
     """``text`` parsed and read, once for the last few texts: a task's runs plant twins
     into the same test files again and again (the tree is only read); ``SyntaxError`` or
     ``ValueError`` when it does not parse."""
     module = ast.parse(text)
     newline = "\r\n" if "\r\n" in text else "\n"
-    names = _test_names(module)
+    names = _test_names(module, naming)
     return _Parsed(
         names=tuple(names),
         words=tuple(_words(text, names)),
         taken=frozenset(IDENTIFIER.findall(text)),
         blank=tuple(_blank_boundaries(module, text.split(newline))),
-        tests=tuple(tests(module)),
+        tests=tuple(tests(module, naming)),
     )
 
 
@@ -248,6 +257,8 @@ def _bodies(
     old: set[str],
     words: tuple[str, ...],
     taken: set[str],
+    *,
+    naming: Naming,
 ) -> list[tuple[str, list[str]]]:
     """Up to ``BODIES`` body twins of ``candidates`` (the file's tests), drawn at random
     among those a twin can copy: their node ids' ends, their lines."""
@@ -257,7 +268,9 @@ def _bodies(
             break
         if not copyable(test):
             continue
-        name = _twin_name(test.function.name, words, taken)
+        case = test.holder is not None and is_case(test.holder)
+        collected = unittest_name if case else naming.is_function
+        name = _twin_name(test.function.name, words, taken, collected, naming.function)
         twin = body_twin(test, lines, name, _false)
         if twin is not None:
             taken.add(name)
@@ -265,7 +278,7 @@ def _bodies(
     return found
 
 
-def _test_names(parsed: ast.Module) -> list[str]:
+def _test_names(parsed: ast.Module, naming: Naming) -> list[str]:
     """The file's test functions and methods, in order."""
     found = []
     for node in parsed.body:
@@ -277,7 +290,7 @@ def _test_names(parsed: ast.Module) -> list[str]:
                 for item in node.body
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
             ]
-    return [name for name in found if name.startswith("test")]
+    return [name for name in found if naming.is_function(name)]
 
 
 def _old_names(before: Path | None) -> set[str]:
@@ -312,18 +325,26 @@ def _words(text: str, names: list[str]) -> list[str]:
     return sorted(w for w in found if w.isidentifier() and w.islower() and 2 < len(w) < 16)
 
 
-def _twin_name(model: str, words: Sequence[str], taken: set[str]) -> str:
-    """``model`` with a word put in after ``test``, or at its end; never a taken name."""
+def _twin_name(
+    model: str,
+    words: Sequence[str],
+    taken: set[str],
+    collected: Callable[[str], bool],
+    fresh: Callable[[str], str],
+) -> str:
+    """``model`` with a word put in after its first part, or at its end (no ``model``: a
+    name ``fresh`` makes of a word), that pytest collects (``collected``); never a taken
+    name."""
     parts = model.split("_")
     for _ in range(20):
         word = secrets.choice(words) if words else _letters()
         if word in parts:
             continue
         at = 1 + secrets.randbelow(len(parts)) if len(parts) > 1 else 1
-        name = "_".join([*parts[:at], word, *parts[at:]])
-        if name not in taken:
+        name = "_".join([*parts[:at], word, *parts[at:]]) if model else fresh(word)
+        if name not in taken and collected(name):
             return name
-    return f"{model}_{_letters()}"
+    return f"{model}_{_letters()}" if model else fresh(_letters())
 
 
 def _false() -> str:
@@ -332,13 +353,14 @@ def _false() -> str:
     return f"{left} + {right} == {left + right + 1}"
 
 
-def _class_name(words: Sequence[str], taken: set[str]) -> str:
-    """A test class named after a word of the file (``TestMiddle``), not a taken name."""
+def _class_name(words: Sequence[str], taken: set[str], naming: Naming) -> str:
+    """A test class named after a word of the file (``TestMiddle``) that pytest
+    collects, not a taken name."""
     for _ in range(20):
-        name = "Test" + (secrets.choice(words) if words else _letters()).capitalize()
+        name = naming.test_class(secrets.choice(words) if words else _letters())
         if name not in taken:
             return name
-    return "Test" + _letters().capitalize()
+    return naming.test_class(_letters())
 
 
 def _letters() -> str:

@@ -32,6 +32,7 @@ from bugbout.core.plumbing.confinement.scratch import scratch_folder
 from bugbout.core.plumbing.environments.environment import Environment
 from bugbout.core.plumbing.environments.py2_tree import converted
 from bugbout.core.plumbing.environments.pytest_era import pytest_era
+from bugbout.core.plumbing.project.pytest_options import collected_names
 from bugbout.core.plumbing.runtime.home import bugbout_home
 from bugbout.core.plumbing.runtime.stopping import stopping, watch
 from bugbout.core.plumbing.tampering.canaries import (
@@ -42,6 +43,7 @@ from bugbout.core.plumbing.tampering.canaries import (
     plant,
     read_outcomes,
 )
+from bugbout.core.plumbing.tampering.naming import naming
 from bugbout.core.plumbing.testruns.hung import HangWatch
 from bugbout.core.plumbing.testruns.plugin_code import VARIABLE as CODE_VARIABLE
 from bugbout.core.plumbing.testruns.plugin_code import plugin_code, sealed
@@ -157,6 +159,7 @@ def _run_on(
         lower=layered.lower if layered is not None else None,
         expose=(lambda module: layered.expose([module])) if layered is not None else _no_op,
         twins=hostile,
+        naming=naming(*collected_names(layered.locate if layered is not None else where.joinpath)),
     )
     try:
         run = _isolating_crashes(

@@ -54,6 +54,15 @@ class TestTree:
     def overlay(self) -> Overlay | None:
         return self.copy.overlay
 
+    def locate(self, name: str) -> Path:
+        """Where the run finds ``name`` (a path relative to the tree), as the host reads
+        it: among the edits when they hold it (a whiteout there: it was deleted), else in
+        the cached tree."""
+        edited = self.edits / name
+        if self.overlay is None or os.path.lexists(edited):
+            return edited
+        return self.lower / name
+
     def expose(self, paths: list[str] | set[str] | tuple[str, ...]) -> None:
         """Make each of ``paths`` (relative, ``/``-separated) read and edit in ``edits`` as
         it would in a copy: its directories made, the file copied up. A path that goes
