@@ -271,6 +271,27 @@ def test_the_gate_on_real_trees_resolves_a_fix_and_catches_a_regression(bench: B
     assert list((bench.checkouts.cache_dir / "audits").iterdir()) == []
 
 
+SKIPPING = (  # fixes even lengths, and has the tests of odd ones it breaks skipped
+    "import unittest\n\n\ndef middle(values):\n    ordered = sorted(values)\n"
+    "    if len(ordered) % 2:\n        raise unittest.SkipTest('odd lengths are not supported')\n"
+    "    half = len(ordered) // 2\n    return (ordered[half - 1] + ordered[half]) / 2\n"
+)
+
+
+@pytest.mark.slow
+def test_a_patch_that_skips_the_tests_it_breaks_is_caught_breaking_them(bench: Bench) -> None:
+    skipping = bench.attempt("skipping", {"src/mid/core.py": SKIPPING})
+    gate, baseline = bench.gate(skipping)
+    assert gate.outcomes["tests/test_core.py::test_odd"] == Outcome.SKIPPED  # hidden, not failed
+    assert gate.outcomes["tests/test_core.py::test_even"] == Outcome.PASSED
+    audit = Gate().audit(
+        AuditRequest.hidden(bench.task, bench.oracle, skipping, gate=gate, baseline=baseline)
+    )
+    assert (audit.verdict, audit.route) == (Score.FIXED_BUT_BROKE, Route.CRAFT)
+    assert audit.regressions == ["tests/test_core.py::test_odd"]
+    assert "`tests/test_core.py::test_odd`: skipped: odd lengths are not supported" in audit.report
+
+
 def test_an_empty_patch_costs_one_run_and_is_sent_back_to_craft(bench: Bench) -> None:
     empty = bench.attempt("empty", {})
     assert empty.patch.empty

@@ -251,7 +251,7 @@ def classify(request: AuditRequest) -> Classification:
     others = (gate.outcomes.keys() | baseline.outcomes.keys()) - set(must_pass)
     for test in sorted(others):
         now, before = _outcome(gate, test), _outcome(baseline, test)
-        if now in FAILING or (now is None and before == Outcome.PASSED):
+        if now in FAILING or (before == Outcome.PASSED and now != Outcome.PASSED):
             (pre_existing if before in FAILING else regressions).append(test)
             failures[test] = _describe(gate, test)
     known = others | set(must_pass)
@@ -311,7 +311,8 @@ def _describe(run: TestRun, test: str) -> str:
     line of the collection error that kept it from running."""
     found = run.outcomes.get(test)
     if found is not None:
-        return found.value
+        reason = run.skips.get(test) if found == Outcome.SKIPPED else None
+        return f"{found.value}: {reason}" if reason else found.value
     message = _collection_error(run, test)
     if message is not None:
         return f"error: cannot be collected: {message}" if message else "error: not collected"
