@@ -7,8 +7,8 @@ tests out are another matter. A project that keeps its stress or slow tests out 
 ``addopts = "-m 'not stress'"`` would have them run in every test run of a bout, which
 can turn minutes into hours. ``bugbout init`` carries them into ``project.pytest-args``.
 
-``python_functions`` and ``python_classes`` say which names pytest collects as tests:
-the canaries of each run are named so that pytest collects them
+``python_files``, ``python_functions`` and ``python_classes`` say which names pytest
+collects as tests: the canaries of each run are named so that pytest collects them
 (:mod:`bugbout.core.plumbing.tampering.naming`).
 """
 

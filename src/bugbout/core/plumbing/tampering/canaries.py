@@ -156,9 +156,9 @@ def plant(
     """Write this run's canary modules beside the first target, and, with ``twins``, twins
     into the test files it targets
     (:func:`~bugbout.core.plumbing.tampering.canary_twins.plant_twins`, with ``lower`` and
-    ``expose``), their tests named as the project's ``naming`` collects; nothing when no
-    target exists (the run then has no canaries, and says nothing of them); ``None``:
-    pytest's default names."""
+    ``expose``), their tests named as the project's ``naming`` collects (``None``: pytest's
+    default names); nothing when no target exists (the run then has no canaries, and says
+    nothing of them)."""
     naming = naming or Naming()
     planted = Planted(tree, lower=lower)
     if twins:
