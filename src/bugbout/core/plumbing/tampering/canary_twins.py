@@ -188,16 +188,19 @@ def _plant(path: Path, before: Path | None, module: str, naming: Naming) -> Host
     blank = list(parsed.blank)
     taken = set(parsed.taken)
     written: list[tuple[str, str]] = []
-    for model in models or [""]:
-        name = _twin_name(model, words, taken, naming.is_function, naming.function)
-        taken.add(name)
-        written.append((f"{module}::{name}", f"def {name}(): assert {_false()}"))
-    if models:  # the first model's own name, in a class of its own
-        holder = _class_name(words, taken, naming)
-        taken.add(holder)
-        throw = f"(_ for _ in ()).throw(AssertionError({f'assert {_false()}'!r}))"
-        line = f"class {holder}: {models[0]} = lambda self: {throw}"
-        written.append((f"{module}::{holder}::{models[0]}", line))
+    if parsed.marked is not None:
+        arguments = ", ".join(parsed.marked)
+        for model in models or [""]:
+            name = _twin_name(model, words, taken, naming.is_function, naming.function)
+            taken.add(name)
+            written.append((f"{module}::{name}", f"def {name}({arguments}): assert {_false()}"))
+        if models:  # the first model's own name, in a class of its own
+            holder = _class_name(words, taken, naming)
+            taken.add(holder)
+            throw = f"(_ for _ in ()).throw(AssertionError({f'assert {_false()}'!r}))"
+            method = ", ".join(["self", *parsed.marked])
+            line = f"class {holder}: {models[0]} = lambda {method}: {throw}"
+            written.append((f"{module}::{holder}::{models[0]}", line))
     for _, line in written:
         if blank:
             lines[blank.pop(secrets.randbelow(len(blank)))] = line
@@ -232,6 +235,10 @@ class _Parsed:
     tests: tuple[Test, ...]
     """The tests a body twin may copy
     (:func:`~bugbout.core.plumbing.tampering.body_twins.tests`)."""
+    marked: tuple[str, ...] | None
+    """The arguments the module's own ``pytestmark`` parametrizes every test of it with,
+    which a twin takes too (pytest refuses to collect the module else); ``None`` when
+    they cannot be read: the file gets body twins only."""
 
 
 @functools.lru_cache(maxsize=PARSED)
@@ -248,7 +255,44 @@ def _parsed(text: str, naming: Naming) -> _Parsed:
         taken=frozenset(IDENTIFIER.findall(text)),
         blank=tuple(_blank_boundaries(module, text.split(newline))),
         tests=tuple(tests(module, naming)),
+        marked=_marked(module),
     )
+
+
+def _marked(module: ast.Module) -> tuple[str, ...] | None:
+    """The argument names the ``parametrize`` marks of the module's ``pytestmark`` give
+    every test of it, in order; ``None`` when a mark's names are not written out."""
+    names: list[str] = []
+    for statement in module.body:
+        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        if not any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
+            continue
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call) or _called(node.func) != "parametrize":
+                continue
+            given = [k.value for k in node.keywords if k.arg == "argnames"] + node.args[:1]
+            found = _argnames(given[0]) if given else None
+            if found is None:
+                return None
+            names += [name for name in found if name not in names]
+    return tuple(names)
+
+
+def _called(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def _argnames(node: ast.expr) -> list[str] | None:
+    """A ``parametrize`` mark's argument names as written (``"a, b"`` or ``("a", "b")``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        found = [part.strip() for part in node.value.split(",") if part.strip()]
+    elif isinstance(node, ast.List | ast.Tuple):
+        found = [e.value for e in node.elts if isinstance(e, ast.Constant) and type(e.value) is str]
+        if len(found) != len(node.elts):
+            return None
+    else:
+        return None
+    return found if all(name.isidentifier() for name in found) else None
 
 
 def _bodies(
