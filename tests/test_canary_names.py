@@ -60,8 +60,8 @@ CHEAT = """
 """
 
 
-def _tree(root: Path, conftest: str = "") -> Path:
-    files = {"pytest.ini": CONFIGURATION, "pkg/__init__.py": "VALUE = 1\n"}
+def _tree(root: Path, conftest: str = "", where: str = "pytest.ini") -> Path:
+    files = {where: CONFIGURATION, "pkg/__init__.py": "VALUE = 1\n"}
     files |= {"tests/checks_value.py": CHECKS, "tests/conftest.py": conftest}
     return write(root, files)
 
@@ -84,6 +84,17 @@ def test_a_project_s_own_test_names_get_honest_runs(
         "checks_value.py",
         "conftest.py",
     ]  # the canaries were collected, and removed
+
+
+def test_the_names_are_read_where_pytest_finds_its_configuration(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", where="tests/pytest.ini")  # found before the root's
+    (tree / "pyproject.toml").write_text('[tool.pytest.ini_options]\npython_files = ["x_*.py"]\n')
+    run = run_tests(
+        environment(HOST, tree), tree, ["tests"], project=PROJECT, label="t", timeout=120,
+        hostile=True,
+    )  # fmt: skip
+    assert run.status == RunStatus.OK, (run.tampering, run.detail)
+    assert run.outcomes == OWN
 
 
 def test_a_cheat_is_still_caught_under_the_project_s_names(tmp_path: Path) -> None:
@@ -130,9 +141,49 @@ def test_names_are_made_to_match_the_project_s_patterns() -> None:
 )
 def test_the_names_are_read_where_pytest_reads_them(name: str, text: str, tmp_path: Path) -> None:
     (tmp_path / name).write_text(text)
-    assert collected_names(tmp_path.joinpath) == [None, ["check_*", "verify_*"], None]
+    assert collected_names(tmp_path.joinpath, ["tests"]) == [None, ["check_*", "verify_*"], None]
     (tmp_path / name).unlink()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.write_text(text)
     os.symlink(elsewhere, tmp_path / name)  # a link an agent made: not followed
-    assert collected_names(tmp_path.joinpath) == [None, None, None]
+    assert collected_names(tmp_path.joinpath, ["tests"]) == [None, None, None]
+
+
+FUNCTIONS = "[pytest]\npython_functions = check_*\n"
+TOOL = '[tool.pytest.ini_options]\npython_functions = ["check_*"]\n'
+CFG = "[tool:pytest]\npython_functions = c_*\n"
+PROJECT_ONLY = "[project]\nname = 'x'\n"
+NATIVE = '[pytest]\npython_functions = ["e_*"]\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # the folder of the targets first, then the ones above it
+        ({"tests/tox.ini": "[pytest]\npython_classes = Check\n", "pytest.ini": FUNCTIONS}, None),
+        # a pytest.ini is pytest's configuration even without a [pytest] section
+        ({"pytest.ini": "[other]\n", "pyproject.toml": TOOL}, None),
+        # a tox.ini or a setup.cfg without one is not, nor a pyproject.toml without its table
+        ({"tox.ini": "[other]\n", "setup.cfg": CFG}, ["c_*"]),
+        (
+            {
+                "pyproject.toml": "[project]\nname = 'x'\n",
+                "tox.ini": "[pytest]\npython_functions = d\n",
+            },
+            ["d"],
+        ),
+        # pytest 9's own files, and the native table in pyproject.toml
+        (
+            {"pytest.toml": '[pytest]\npython_functions = ["e_*"]\n', "pytest.ini": FUNCTIONS},
+            ["e_*"],
+        ),
+        ({"pyproject.toml": '[tool.pytest]\npython_functions = ["f_*"]\n'}, ["f_*"]),
+    ],
+)
+def test_the_first_configuration_pytest_takes_names_the_tests(
+    files: dict[str, str], expected: list[str] | None, tmp_path: Path
+) -> None:
+    (tmp_path / "tests").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert collected_names(tmp_path.joinpath, ["tests/test_a.py", "tests"])[1] == expected

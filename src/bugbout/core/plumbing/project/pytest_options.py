@@ -19,19 +19,23 @@ import os
 import shlex
 import stat
 import tomllib
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePosixPath
 
 SELECTING = ("-m", "-k", "--ignore", "--ignore-glob", "--deselect")
 """The options that leave tests out; each takes one value."""
 CONFIGURATIONS = (
-    ("pytest.ini", "pytest"),
-    ("pyproject.toml", None),
-    ("tox.ini", "pytest"),
-    ("setup.cfg", "tool:pytest"),
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
 )
-"""The files pytest takes its configuration from, in the order it looks for them, and
-their section (``None``: ``[tool.pytest.ini_options]``)."""
+"""The files pytest takes its configuration from, in the order it looks for them in a
+folder: the first that holds pytest's settings is taken (a ``pytest.toml`` or a
+``pytest.ini`` always does)."""
 COLLECTED = ("python_files", "python_functions", "python_classes")
 """The settings that name what pytest collects as tests."""
 READ_LIMIT = 1_000_000
@@ -41,11 +45,12 @@ READ_LIMIT = 1_000_000
 def selecting_options(root: Path) -> list[str]:
     """The test-selecting options in the ``addopts`` of the pytest configuration pytest
     would read at ``root``; empty when there is none or it cannot be read."""
-    addopts = _setting(root.joinpath, "addopts")
-    if addopts is None:
-        return []
+    addopts = _setting(root.joinpath, [""], "addopts")
     try:
-        tokens = shlex.split(addopts) if isinstance(addopts, str) else [str(a) for a in addopts]
+        if isinstance(addopts, str):
+            tokens = shlex.split(addopts)
+        else:
+            tokens = [str(a) for a in addopts] if isinstance(addopts, list) else []
     except ValueError:
         return []
     kept: list[str] = []
@@ -64,44 +69,75 @@ def selecting_options(root: Path) -> list[str]:
     return kept
 
 
-def collected_names(locate: Callable[[str], Path]) -> list[list[str] | None]:
+def collected_names(
+    locate: Callable[[str], Path], targets: Sequence[str]
+) -> list[list[str] | None]:
     """The ``python_files``, ``python_functions`` and ``python_classes`` patterns of the
-    configuration pytest would read, each ``None`` when it is not set; ``locate(name)`` is
-    where a file of the tree's top folder lies (an overlay's may be above or below it)."""
-    return [_patterns(_setting(locate, key)) for key in COLLECTED]
+    configuration pytest would read for a run of ``targets``, each ``None`` when it is not
+    set; ``locate(path)`` is where a file of the tree lies (an overlay's may be above or
+    below it)."""
+    folders = _searched(targets)
+    return [_patterns(_setting(locate, folders, key)) for key in COLLECTED]
 
 
-def _patterns(value: str | list[object] | None) -> list[str] | None:
-    if value is None:
-        return None
-    return value.split() if isinstance(value, str) else [str(item) for item in value]
-
-
-def _setting(locate: Callable[[str], Path], key: str) -> str | list[object] | None:
-    """``key`` from the first configuration file pytest takes in the folder ``locate``
-    finds its files in."""
-    for name, section in CONFIGURATIONS:
-        text = _read(locate(name))
-        if text is None:
+def _searched(targets: Sequence[str]) -> list[str]:
+    """The folders pytest looks for its configuration in, in order, for a run of
+    ``targets``: their common folder, then each above it, up to the tree's own."""
+    folders = []
+    for target in targets:
+        path = PurePosixPath(target.split("::", 1)[0])
+        if path.is_absolute() or ".." in path.parts:
             continue
-        if section is None:
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError:
-                continue
-            options = data.get("tool", {}).get("pytest", {}).get("ini_options")
-            if isinstance(options, dict):
-                value = options.get(key)
-                return value if isinstance(value, str | list) else None
-            continue
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
-            continue
-        if parser.has_section(section):
-            return parser.get(section, key, fallback=None)
+        folders.append(path.parent if path.suffix == ".py" else path)
+    common = PurePosixPath(os.path.commonpath(folders)) if folders else PurePosixPath()
+    return [str(folder) for folder in (common, *common.parents) if str(folder) != "."] + [""]
+
+
+def _patterns(value: object) -> list[str] | None:
+    if isinstance(value, str):
+        return value.split()
+    return [str(item) for item in value] if isinstance(value, list) else None
+
+
+def _setting(locate: Callable[[str], Path], folders: Sequence[str], key: str) -> object:
+    """``key`` from the first file of pytest's configuration in ``folders`` (relative,
+    searched in order; ``locate`` finds their files); ``None`` when it is not set."""
+    for folder in folders:
+        for name in CONFIGURATIONS:
+            text = _read(locate(str(PurePosixPath(folder, name))))
+            table = _table(name, text) if text is not None else None
+            if table is not None:
+                return table.get(key)
     return None
+
+
+def _table(name: str, text: str) -> dict[str, object] | None:
+    """pytest's settings in a configuration file named ``name``; ``None`` when it holds
+    none (and pytest looks further)."""
+    if name.endswith(".toml"):
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+        if name != "pyproject.toml":
+            table = data.get("pytest")
+            return table if isinstance(table, dict) else {}
+        tool = data.get("tool")
+        found = tool.get("pytest") if isinstance(tool, dict) else None
+        if not isinstance(found, dict):
+            return None
+        native = {key: value for key, value in found.items() if key != "ini_options"}
+        options = found.get("ini_options")
+        return native or (options if isinstance(options, dict) else None)
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    section = "tool:pytest" if name == "setup.cfg" else "pytest"
+    if parser.has_section(section):
+        return dict(parser.items(section))
+    return {} if name in ("pytest.ini", ".pytest.ini") else None
 
 
 def _read(path: Path) -> str | None:

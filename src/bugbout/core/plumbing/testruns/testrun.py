@@ -159,7 +159,7 @@ def _run_on(
         lower=layered.lower if layered is not None else None,
         expose=(lambda module: layered.expose([module])) if layered is not None else _no_op,
         twins=hostile,
-        naming=naming(*collected_names(layered.locate if layered is not None else where.joinpath)),
+        naming=naming(*collected_names(layered.locate if layered else where.joinpath, targets)),
     )
     try:
         run = _isolating_crashes(
