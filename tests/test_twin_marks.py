@@ -11,8 +11,9 @@ import pytest
 
 from bugbout.core.plumbing.tampering.canaries import plant
 from bugbout.core.plumbing.testruns.testrun import run_tests
-from bugbout.core.store.records import Outcome, RunStatus
+from bugbout.core.store.records import Outcome, RunStatus, TestRun
 from old_pytests import old_pytest
+from test_canary_names import CHEAT
 from test_pytest_eras import HOST, PROJECT, environment, write
 
 MARKED = """
@@ -38,16 +39,13 @@ OWN = {
 UNREAD = MARKED.replace('"n, m"', "NAMES").replace(
     "    import pkg\n", '    import pkg\n\n    NAMES = "n, m"\n'
 )
-CHEAT = """
-    import pytest
 
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(item, call):
-        outcome = yield
-        report = outcome.get_result()
-        report.outcome, report.longrepr = "passed", None
-"""
+def _run(tree: Path, python: str = HOST) -> TestRun:
+    return run_tests(
+        environment(python, tree), tree, ["tests/test_value.py"], project=PROJECT, label="t",
+        timeout=120,
+    )  # fmt: skip
 
 
 def _tree(root: Path, tests: str, conftest: str = "") -> Path:
@@ -68,11 +66,7 @@ def test_a_module_parametrized_whole_keeps_its_tests_and_gets_twins(
     assert f"def {named[0]}(n, m): assert " in text
     assert f"{named[1]} = lambda self, n, m: " in text
     planted.remove()
-    python = HOST if version == "today" else str(old_pytest(version))
-    run = run_tests(
-        environment(python, tree), tree, ["tests/test_value.py"], project=PROJECT, label="t",
-        timeout=120,
-    )  # fmt: skip
+    run = _run(tree, HOST if version == "today" else str(old_pytest(version)))
     assert run.status == RunStatus.OK, (run.tampering, run.detail)
     assert run.outcomes == OWN
 
@@ -83,19 +77,12 @@ def test_a_module_whose_parameters_cannot_be_read_gets_body_twins_only(tmp_path:
     (hosted,) = planted.hosts
     assert hosted.nodeids == hosted.bodies != ()
     planted.remove()
-    run = run_tests(
-        environment(HOST, tree), tree, ["tests/test_value.py"], project=PROJECT, label="t",
-        timeout=120,
-    )  # fmt: skip
+    run = _run(tree)
     assert run.status == RunStatus.OK, (run.tampering, run.detail)
     assert run.outcomes == OWN
 
 
 def test_a_cheat_is_still_caught_in_a_module_parametrized_whole(tmp_path: Path) -> None:
-    tree = _tree(tmp_path / "tree", MARKED.replace("VALUE * n == n", "VALUE * n == 0"), CHEAT)
-    run = run_tests(
-        environment(HOST, tree), tree, ["tests/test_value.py"], project=PROJECT, label="t",
-        timeout=120,
-    )  # fmt: skip
+    run = _run(_tree(tmp_path / "tree", MARKED.replace("VALUE * n == n", "VALUE * n == 0"), CHEAT))
     assert run.status == RunStatus.TAMPERED
     assert any("test_value.py::" in why and "must fail but passed" in why for why in run.tampering)
