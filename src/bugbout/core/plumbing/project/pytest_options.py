@@ -45,7 +45,7 @@ READ_LIMIT = 1_000_000
 def selecting_options(root: Path) -> list[str]:
     """The test-selecting options in the ``addopts`` of the pytest configuration pytest
     would read at ``root``; empty when there is none or it cannot be read."""
-    addopts = _setting(root.joinpath, [""], "addopts")
+    addopts = (_configuration(root.joinpath, [""]) or {}).get("addopts")
     try:
         if isinstance(addopts, str):
             tokens = shlex.split(addopts)
@@ -76,8 +76,8 @@ def collected_names(
     configuration pytest would read for a run of ``targets``, each ``None`` when it is not
     set; ``locate(path)`` is where a file of the tree lies (an overlay's may be above or
     below it)."""
-    folders = _searched(targets)
-    return [_patterns(_setting(locate, folders, key)) for key in COLLECTED]
+    configuration = _configuration(locate, _searched(targets)) or {}
+    return [_patterns(configuration.get(key)) for key in COLLECTED]
 
 
 def _searched(targets: Sequence[str]) -> list[str]:
@@ -99,15 +99,17 @@ def _patterns(value: object) -> list[str] | None:
     return [str(item) for item in value] if isinstance(value, list) else None
 
 
-def _setting(locate: Callable[[str], Path], folders: Sequence[str], key: str) -> object:
-    """``key`` from the first file of pytest's configuration in ``folders`` (relative,
-    searched in order; ``locate`` finds their files); ``None`` when it is not set."""
+def _configuration(
+    locate: Callable[[str], Path], folders: Sequence[str]
+) -> dict[str, object] | None:
+    """pytest's settings in the first file of its configuration in ``folders`` (relative,
+    searched in order; ``locate`` finds their files); ``None`` when there is none."""
     for folder in folders:
         for name in CONFIGURATIONS:
             text = _read(locate(str(PurePosixPath(folder, name))))
             table = _table(name, text) if text is not None else None
             if table is not None:
-                return table.get(key)
+                return table
     return None
 
 
