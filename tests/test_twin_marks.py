@@ -41,6 +41,11 @@ UNREAD = MARKED.replace('"n, m"', "NAMES").replace(
 )
 
 
+ELSEWHERE = MARKED.replace("pytestmark = [", "MARKS = [").replace(
+    "\n\n\n    def test_value", "\n    pytestmark = MARKS\n\n\n    def test_value", 1
+)
+
+
 def _run(tree: Path, python: str = HOST) -> TestRun:
     return run_tests(
         environment(python, tree), tree, ["tests/test_value.py"], project=PROJECT, label="t",
@@ -71,8 +76,11 @@ def test_a_module_parametrized_whole_keeps_its_tests_and_gets_twins(
     assert run.outcomes == OWN
 
 
-def test_a_module_whose_parameters_cannot_be_read_gets_body_twins_only(tmp_path: Path) -> None:
-    tree = _tree(tmp_path / "tree", UNREAD)
+@pytest.mark.parametrize("tests", [UNREAD, ELSEWHERE])
+def test_a_module_whose_parameters_cannot_be_read_gets_body_twins_only(
+    tests: str, tmp_path: Path
+) -> None:
+    tree = _tree(tmp_path / "tree", tests)
     planted = plant(tree, ["tests/test_value.py"])
     (hosted,) = planted.hosts
     assert hosted.nodeids == hosted.bodies != ()

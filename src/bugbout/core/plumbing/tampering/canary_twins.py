@@ -261,12 +261,17 @@ def _parsed(text: str, naming: Naming) -> _Parsed:
 
 def _marked(module: ast.Module) -> tuple[str, ...] | None:
     """The argument names the ``parametrize`` marks of the module's ``pytestmark`` give
-    every test of it, in order; ``None`` when a mark's names are not written out."""
+    every test of it, in order; ``None`` when a mark is not written out there (a name
+    bound elsewhere), nor its names."""
     names: list[str] = []
     for statement in module.body:
         targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
         if not any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
             continue
+        value = getattr(statement, "value", None)
+        marks = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+        if not all(isinstance(mark, ast.Call | ast.Attribute) for mark in marks):
+            return None
         for node in ast.walk(statement):
             if not isinstance(node, ast.Call) or _called(node.func) != "parametrize":
                 continue
