@@ -35,7 +35,7 @@ from pathlib import Path, PurePosixPath
 from bugbout.core.plumbing.tampering.canary_twins import Hosted, plant_twins, restore
 from bugbout.core.plumbing.tampering.impostors import impostors
 from bugbout.core.plumbing.tampering.naming import Naming
-from bugbout.core.plumbing.tampering.tallies import tally_mismatch
+from bugbout.core.plumbing.tampering.tallies import pytest_tally, tally_mismatch
 from bugbout.core.store.records import Outcome, RunStatus, TestRun
 
 KEY_PREFIX = b"bugbout-key "
@@ -44,6 +44,8 @@ CANARY_MODULES = 2
 PASSING = (Outcome.PASSED,)
 PYTEST_ENDED = (0, 1)
 """Exit statuses pytest gives only after its session finished (and the plugin summed up)."""
+EXCEPTION = re.compile(r"^[\w.]*(?:Error|Exception)\b")
+"""The last line of the interpreter's report of an exception nothing caught."""
 
 
 @dataclass(frozen=True)
@@ -358,16 +360,22 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream, output: str =
     A run that timed out, or whose pytest died before its session ended (killed, crashed),
     is not judged on its canaries: they may simply not have run. A pytest that exited as
     if it had finished (status 0 or 1) without the plugin's summary was cut short by the
-    code under test."""
+    code under test, unless no test started, pytest counted none and its output ends with
+    an exception nothing caught: then it died before its session began (the code under
+    test cannot be imported where a plugin loads it, as a ``SyntaxError`` does), and the
+    run ``crashed``: nothing of it was judged, so there was nothing to fake."""
     reasons = list(stream.tampering)
     if planted.lower is not None:
         reasons += impostors(stream.impostors, planted.tree, planted.lower)
     finished = stream.summary is not None
+    early = False
     if not finished and run.exit_code in PYTEST_ENDED and run.status != RunStatus.TIMEOUT:
-        reasons.append(
-            f"pytest exited with status {run.exit_code} without finishing its session "
-            "(the code under test ended it, or removed bugbout's plugin)"
-        )
+        early = not stream.reports and pytest_tally(output) is None and _raised(output)
+        if not early:
+            reasons.append(
+                f"pytest exited with status {run.exit_code} without finishing its session "
+                "(the code under test ended it, or removed bugbout's plugin)"
+            )
     twins = planted.nodeids()
     modules = planted.modules()
 
@@ -393,9 +401,17 @@ def check_canaries(run: TestRun, planted: Planted, stream: Stream, output: str =
         "failures": {test: line for test, line in run.failures.items() if own(test)},
         "skips": {test: line for test, line in run.skips.items() if own(test)},
     }
+    if early:
+        update["status"] = RunStatus.CRASHED
     if reasons:
         update |= {"status": RunStatus.TAMPERED, "tampering": reasons}
     return run.model_copy(update=update)
+
+
+def _raised(output: str) -> bool:
+    """Whether ``output`` ends with the report of an exception nothing caught."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    return bool(lines) and EXCEPTION.match(lines[-1]) is not None
 
 
 def _cases(
