@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -45,7 +44,7 @@ from bugbout.core.race.contestants import Contestant
 from bugbout.core.race.stored import earlier_rounds, repeats_of
 from bugbout.core.score.scoring import score
 from bugbout.core.store.race_records import Attempt, Audit, Score
-from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, TestRun
+from bugbout.core.store.records import Oracle, OracleSet, Task, TaskSet, TestRun, record_threads
 from bugbout.core.store.store import AUDITS, RESOLUTIONS, VERDICTS, Store, matrix_path
 from bugbout.core.store.verdict_records import (
     UNFIXED,
@@ -362,7 +361,7 @@ class _Runs:
         evidence.tally(made)
         if made:
             self.timed += list(matrix.runs.items())
-        with ThreadPoolExecutor(max_workers=self.job.jobs) as pool:  # jobs at a time
+        with record_threads(self.job.jobs) as pool:  # jobs at a time
             found = list(pool.map(self._patch_runs, self.contestants))
         for attempt, ((resolution, scored), (audit, audited)) in zip(
             self.contestants, found, strict=True

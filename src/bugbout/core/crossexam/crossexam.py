@@ -32,7 +32,6 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +45,7 @@ from bugbout.core.plumbing.trees.patch import PatchError, apply_patch
 from bugbout.core.plumbing.trees.testtree import fresh_test_tree
 from bugbout.core.plumbing.trees.tree_files import install_file
 from bugbout.core.store.race_records import Attempt, AttemptStatus, ChangeArea, ChangeKind
-from bugbout.core.store.records import Outcome, RunStatus, Task, TestRun
+from bugbout.core.store.records import Outcome, RunStatus, Task, TestRun, record_threads
 from bugbout.core.store.verdict_records import SUITE, UNFIXED, Matrix
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
@@ -130,7 +129,7 @@ def cross_examine(
                     skip=skip,
                 )
 
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            with record_threads(jobs) as pool:
                 return dict(zip(excluded, pool.map(run, excluded), strict=True))
 
         def alone(column: str, author: str) -> TestRun:

@@ -23,10 +23,9 @@ The columns concerned run again without them. Tampering that no author's tests s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from bugbout.core.store.records import RunStatus, TestRun
+from bugbout.core.store.records import RunStatus, TestRun, record_threads
 from bugbout.core.store.verdict_records import UNFIXED
 
 Alone = Callable[[str, str], TestRun]
@@ -106,7 +105,7 @@ def culprits(
 ) -> dict[str, list[str]]:
     """The authors whose tests, run alone (``alone(author)``), make the run tampered, with
     its reasons; ``jobs`` runs at once."""
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with record_threads(jobs) as pool:
         runs = dict(zip(authors, pool.map(alone, authors), strict=True))
     return {
         author: list(run.tampering) or ["its run was tampered with"]

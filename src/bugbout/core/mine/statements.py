@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from bugbout.core.store.records import (
     Task,
     TaskSet,
     digest,
+    record_threads,
 )
 from bugbout.core.store.store import Store
 
@@ -154,7 +155,7 @@ class _Drafting:
             else:
                 waiting.append((task, key))
         waiting.reverse()  # popped from the end: in the tasks' order
-        with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="drafting") as pool:
+        with record_threads(at_once, "drafting") as pool:
             asked: dict[Future[tuple[str, dict[str, int]]], tuple[Task, str]] = {}
             while waiting or asked:
                 while waiting and len(asked) < at_once and len(self.failed) < GIVE_UP:

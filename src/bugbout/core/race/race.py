@@ -16,7 +16,6 @@ import traceback
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -32,7 +31,7 @@ from bugbout.core.race.agent_run import run_agent
 from bugbout.core.race.contestants import Contestant, with_repeats
 from bugbout.core.race.spec import AttemptSpec, RacePlugins, RaceSource, RaceSpec
 from bugbout.core.store.race_records import RETRYABLE, Attempt, AttemptStatus
-from bugbout.core.store.records import OracleSet, Task, TaskSet
+from bugbout.core.store.records import OracleSet, Task, TaskSet, record_threads
 from bugbout.core.store.store import safe_name
 from bugbout.core.store.verdict_records import JobAttempt
 
@@ -129,7 +128,7 @@ class Race:
             attempts = self.budget.executor(self.stop.executor(executor, "attempt"))
             with Git(self.benches.repository) as git:
                 checkouts = self.benches.checkouts(git)
-                with ThreadPoolExecutor(max_workers=max(len(lanes), 1)) as lanes_pool:
+                with record_threads(len(lanes)) as lanes_pool:
                     futures = [
                         lanes_pool.submit(self._run_lane, lane, jobs, checkouts, finished, attempts)
                         for lane, jobs in lanes.items()

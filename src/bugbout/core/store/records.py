@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -65,6 +66,27 @@ class _BuiltOneAtATime(_Model):
                 _parent_namespace_depth=_parent_namespace_depth + 1,
                 _types_namespace=_types_namespace,
             )
+
+
+def record_threads(workers: int, prefix: str = "") -> ThreadPoolExecutor:
+    """A pool of ``workers`` threads that may make records: every record class imported
+    so far is built first (:func:`build_records`)."""
+    build_records()
+    return ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=prefix)
+
+
+def build_records() -> None:
+    """Build the validator of every record class imported so far that is not built yet,
+    before threads make records: a class built on first use while another thread makes
+    one of it, or of a record that holds it, is seen half built (its validator taken from
+    its base, its schema missing), and the record is lost."""
+    pending: list[type[BaseModel]] = [Record, RecordRoot]
+    with _REBUILDING:
+        while pending:
+            for subclass in pending.pop().__subclasses__():
+                pending.append(subclass)
+                if not subclass.__pydantic_complete__:
+                    subclass.model_rebuild(raise_errors=False)
 
 
 class Record(_BuiltOneAtATime, BaseModel):
