@@ -51,7 +51,7 @@ def tests(parsed: ast.Module, naming: Naming) -> list[Test]:
     (coroutines aside), as the project's ``naming`` has them; :func:`copyable` says which
     it can."""
     classes = [node for node in parsed.body if isinstance(node, ast.ClassDef)]
-    bases = {_name(base) for node in classes for base in node.bases}
+    bases = {name_of(base) for node in classes for base in node.bases}
     found: list[Test] = []
     for node in parsed.body:
         if isinstance(node, ast.FunctionDef) and naming.is_function(node.name):
@@ -68,7 +68,7 @@ def tests(parsed: ast.Module, naming: Naming) -> list[Test]:
 def is_case(holder: ast.ClassDef) -> bool:
     """Whether ``holder`` is a ``unittest`` case (a base named ``...TestCase``), whose
     tests pytest takes as ``unittest`` does: by their ``test`` prefix."""
-    return any(_name(base).endswith("TestCase") for base in holder.bases)
+    return any(name_of(base).endswith("TestCase") for base in holder.bases)
 
 
 def unittest_name(name: str) -> bool:
@@ -76,9 +76,9 @@ def unittest_name(name: str) -> bool:
     return name.startswith("test")
 
 
-def _name(node: ast.expr) -> str:
-    """The name an expression of a class's bases ends with (``unittest.TestCase``:
-    ``TestCase``); empty for another expression."""
+def name_of(node: ast.expr) -> str:
+    """The name an expression ends with (``unittest.TestCase``: ``TestCase``), empty for
+    one that is neither a name nor an attribute."""
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else ""

@@ -36,6 +36,7 @@ from bugbout.core.plumbing.tampering.body_twins import (
     body_twin,
     copyable,
     is_case,
+    name_of,
     ordered,
     tests,
     unittest_name,
@@ -273,7 +274,7 @@ def _marked(module: ast.Module) -> tuple[str, ...] | None:
         if not all(isinstance(mark, ast.Call | ast.Attribute) for mark in marks):
             return None
         for node in ast.walk(statement):
-            if not isinstance(node, ast.Call) or _called(node.func) != "parametrize":
+            if not isinstance(node, ast.Call) or name_of(node.func) != "parametrize":
                 continue
             given = [k.value for k in node.keywords if k.arg == "argnames"] + node.args[:1]
             found = _argnames(given[0]) if given else None
@@ -281,10 +282,6 @@ def _marked(module: ast.Module) -> tuple[str, ...] | None:
                 return None
             names += [name for name in found if name not in names]
     return tuple(names)
-
-
-def _called(node: ast.expr) -> str:
-    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
 def _argnames(node: ast.expr) -> list[str] | None:

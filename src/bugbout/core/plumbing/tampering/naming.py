@@ -21,7 +21,7 @@ GLOB = ("*", "?", "[")
 
 @dataclass(frozen=True)
 class Naming:
-    """A project's ``python_functions`` and ``python_classes``."""
+    """A project's ``python_files``, ``python_functions`` and ``python_classes``."""
 
     files: tuple[str, ...] = ("test_*.py", "*_test.py")
     functions: tuple[str, ...] = ("test",)
